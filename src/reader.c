@@ -1,0 +1,716 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The reader: events opened on a target, one ring per CPU, one poll fd.
+ *
+ * Process targets get one event per (thread, CPU), opened with inherit so
+ * threads and children created later are followed; every event of a CPU is
+ * redirected into that CPU's ring with PERF_EVENT_IOC_SET_OUTPUT, so there
+ * is exactly one ring to drain per CPU whatever the thread count.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+enum target_kind { TARGET_PIDS, TARGET_CPUS, TARGET_COMMAND };
+
+struct pr_evfd {
+	int fd;
+	int tid;         /* -1 for CPU-wide events */
+	bool polled;     /* still in the epoll set (not hung up) */
+};
+
+struct pr_reader {
+	struct pr_logger lg;
+	enum target_kind kind;
+	struct perf_event_attr attr;
+	struct pr_parse_cfg cfg;
+	unsigned int attr_flags;
+	bool kernel_requested;
+	uint32_t ring_pages;
+
+	struct pr_ring *rings;
+	size_t nr_rings;
+	struct pr_evfd *evs;
+	size_t nr_evs, cap_evs;
+	int epfd;
+	size_t nr_live;          /* events not hung up */
+	struct pr_command cmd;
+	const char *cmd_name;
+	bool enabled;
+
+	/* Pull cursor: the ring being drained, and the record handed out by
+	 * the last pr_reader_read() (released on the next call). */
+	size_t cur;
+	struct pr_ring *pending;
+	size_t pending_size;
+};
+
+/* The most consecutive /proc/PID/task scans while threads keep appearing;
+ * a process spawning threads faster than we open events for them is still
+ * covered by inherit from the threads already opened. */
+#define MAX_THREAD_SCANS 64
+
+static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *opts)
+{
+	const struct pr_event_opts *ev = PR_OPTS_HAS(opts, event) ? opts->event : NULL;
+	uint32_t pages = PR_OPTS_GET(opts, ring_pages, PR_DEFAULT_RING_PAGES);
+	uint64_t freq = PR_OPTS_GET(ev, freq, PR_DEFAULT_FREQ);
+	long max_rate;
+
+	if (!PR_OPTS_VALID(opts)) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"pr_reader_opts: sz is wrong or unknown fields are set");
+		return -EINVAL;
+	}
+	if (pages & (pages - 1) || pages > PR_MAX_RING_PAGES) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"ring size of %u pages is invalid: use a power of two up to %u",
+			pages, PR_MAX_RING_PAGES);
+		return -EINVAL;
+	}
+	r->ring_pages = pages;
+	max_rate = pr__read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", -1);
+	if (!PR_OPTS_GET(ev, period, 0) && max_rate > 0 && freq > (uint64_t)max_rate) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"sampling at %llu Hz exceeds kernel.perf_event_max_sample_rate (%ld); "
+			"lower the frequency or raise the limit with "
+			"'sysctl -w kernel.perf_event_max_sample_rate=%llu'",
+			(unsigned long long)freq, max_rate, (unsigned long long)freq);
+		return -EINVAL;
+	}
+	r->kernel_requested = PR_OPTS_HAS(ev, kernel_callchain) && ev->kernel_callchain;
+	return 0;
+}
+
+static int build_attr(struct pr_reader *r, const struct pr_reader_opts *opts)
+{
+	const struct pr_event_opts *ev = PR_OPTS_HAS(opts, event) ? opts->event : NULL;
+	int source, err;
+
+	source = pr_event_probe(ev, r->lg.fn, r->lg.ctx);
+	if (source < 0)
+		return source;
+	err = pr_event_attr(ev, (enum pr_event_source)source, r->attr_flags,
+			    &r->attr, r->lg.fn, r->lg.ctx);
+	if (err)
+		return err;
+	pr__parse_cfg_from_attr(&r->cfg, &r->attr);
+	return 0;
+}
+
+static int add_evfd(struct pr_reader *r, int fd, int tid)
+{
+	if (r->nr_evs == r->cap_evs) {
+		size_t cap = r->cap_evs ? r->cap_evs * 2 : 16;
+		struct pr_evfd *v = realloc(r->evs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->evs = v;
+		r->cap_evs = cap;
+	}
+	r->evs[r->nr_evs++] = (struct pr_evfd){ .fd = fd, .tid = tid };
+	return 0;
+}
+
+/* Under perf_event_paranoid >= 2 an unprivileged user may sample only user
+ * mode.  Unless kernel call chains were asked for, accept that rather than
+ * fail: the user stacks are what this library is for. */
+static bool retry_user_only(struct pr_reader *r, int err)
+{
+	if ((err != EACCES && err != EPERM) || r->nr_evs ||
+	    (r->attr_flags & PR_ATTR_USER_ONLY) || r->kernel_requested ||
+	    r->kind == TARGET_CPUS)
+		return false;
+	r->attr_flags |= PR_ATTR_USER_ONLY;
+	r->attr.exclude_kernel = 1;
+	pr__log(&r->lg, PR_LOG_INFO,
+		"kernel.perf_event_paranoid is %ld: sampling user mode only",
+		pr__read_sysctl("/proc/sys/kernel/perf_event_paranoid", -1));
+	return true;
+}
+
+/*
+ * Open one event on ring `ri`'s CPU and connect it to the ring: the first
+ * event of a CPU owns the mapping, later ones are redirected into it.
+ * Returns 0 or a negative errno; the fd, once opened, is tracked and will be
+ * closed by the caller's cleanup whatever happens next.
+ */
+static int open_event(struct pr_reader *r, pid_t tid, size_t ri)
+{
+	struct pr_ring *ring = &r->rings[ri];
+	int fd, err;
+
+	for (;;) {
+		fd = pr__perf_event_open(&r->attr, tid, ring->cpu, -1,
+					 PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0 || !retry_user_only(r, -fd))
+			break;
+	}
+	if (fd < 0) {
+		/* A thread that exited, or a CPU that went offline, is for
+		 * the caller to skip. */
+		bool vanished = fd == -ESRCH || (tid == -1 && fd == -ENODEV);
+
+		if (!vanished)
+			pr__explain_open_error(&r->lg, -fd, &r->attr, tid, ring->cpu);
+		return fd;
+	}
+	err = add_evfd(r, fd, tid);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	if (ring->fd < 0)
+		return pr__ring_mmap(ring, fd, ring->cpu, r->ring_pages, &r->lg);
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd)) {
+		err = -errno;
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"redirecting thread %d's event into the ring of CPU %d failed: %s",
+			(int)tid, ring->cpu, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int setup_rings(struct pr_reader *r, const struct pr_intlist *cpus)
+{
+	r->rings = calloc(cpus->n, sizeof(*r->rings));
+	if (!r->rings)
+		return -ENOMEM;
+	r->nr_rings = cpus->n;
+	for (size_t i = 0; i < cpus->n; i++) {
+		r->rings[i].fd = -1;
+		r->rings[i].cpu = cpus->v[i];
+	}
+	return 0;
+}
+
+/* Open the events of one thread on every CPU.  A thread that exits on us
+ * (ESRCH) is simply not sampled. */
+static int open_thread(struct pr_reader *r, pid_t tid)
+{
+	for (size_t i = 0; i < r->nr_rings; i++) {
+		int err = open_event(r, tid, i);
+
+		if (err == -ESRCH)
+			return 0;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int open_pid(struct pr_reader *r, pid_t pid, struct pr_intlist *tids)
+{
+	size_t done = tids->n;
+	int n;
+
+	for (int scan = 0; scan < MAX_THREAD_SCANS; scan++) {
+		n = pr__list_threads(pid, tids);
+		if (n == -ESRCH && scan == 0) {
+			pr__log(&r->lg, PR_LOG_ERROR,
+				"no process with PID %d: check the PID (ps -p %d) and that "
+				"it is still running", (int)pid, (int)pid);
+			return -ESRCH;
+		}
+		if (n <= 0)
+			return n == -ESRCH ? 0 : n;
+		/* Threads born between the scan and the opens are inherited
+		 * from their creator's event if it was already open; a rescan
+		 * catches those created by threads not yet opened. */
+		for (; done < tids->n; done++) {
+			int err = open_thread(r, tids->v[done]);
+
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int open_cpus(struct pr_reader *r)
+{
+	for (size_t i = 0; i < r->nr_rings; i++) {
+		int err = open_event(r, -1, i);
+
+		/* CPU went offline between listing and opening. */
+		if (err == -ESRCH || err == -ENODEV) {
+			pr__log(&r->lg, PR_LOG_DEBUG, "CPU %d is offline, skipped",
+				r->rings[i].cpu);
+			continue;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Drop rings no event was opened on (offline CPUs, vanished threads). */
+static void compact_rings(struct pr_reader *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nr_rings; i++)
+		if (r->rings[i].fd >= 0)
+			r->rings[n++] = r->rings[i];
+	r->nr_rings = n;
+}
+
+static int setup_poll(struct pr_reader *r)
+{
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (r->epfd < 0)
+		return -errno;
+	for (size_t i = 0; i < r->nr_evs; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = i };
+
+		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->evs[i].fd, &ev))
+			return -errno;
+		r->evs[i].polled = true;
+		r->nr_live++;
+	}
+	return 0;
+}
+
+static struct pr_reader *reader_alloc(enum target_kind kind,
+				      const struct pr_reader_opts *opts)
+{
+	struct pr_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->kind = kind;
+	r->epfd = -1;
+	r->cmd.pid = -1;
+	r->cmd.go_fd = r->cmd.err_fd = -1;
+	if (PR_OPTS_HAS(opts, log_ctx)) {
+		r->lg.fn = opts->log;
+		r->lg.ctx = opts->log_ctx;
+	}
+	return r;
+}
+
+/* Common tail of every constructor: poll set, then either a reader or
+ * nothing at all. */
+static struct pr_reader *reader_finish(struct pr_reader *r, int err)
+{
+	if (!err) {
+		compact_rings(r);
+		if (!r->nr_evs) {
+			pr__log(&r->lg, PR_LOG_ERROR,
+				"no event could be opened: every CPU is offline or every thread exited");
+			err = -ENODEV;
+		}
+	}
+	if (!err)
+		err = setup_poll(r);
+	if (err) {
+		pr_reader_close(r);
+		errno = -err;
+		return NULL;
+	}
+	return r;
+}
+
+struct pr_reader *pr__reader_from_rings(struct pr_ring *rings, size_t nr,
+					 const struct perf_event_attr *attr,
+					 const struct pr_logger *lg)
+{
+	struct pr_reader *r = reader_alloc(TARGET_CPUS, NULL);
+
+	if (!r)
+		return NULL;
+	if (lg)
+		r->lg = *lg;
+	r->attr = *attr;
+	pr__parse_cfg_from_attr(&r->cfg, attr);
+	r->rings = calloc(nr ? nr : 1, sizeof(*r->rings));
+	if (!r->rings) {
+		free(r);
+		return NULL;
+	}
+	memcpy(r->rings, rings, nr * sizeof(*rings));
+	r->nr_rings = nr;
+	return r;
+}
+
+struct pr_reader *pr_reader_open_pids(const pid_t *pids, size_t nr_pids,
+				      const struct pr_reader_opts *opts)
+{
+	struct pr_intlist cpus = { 0 }, tids = { 0 };
+	struct pr_reader *r = reader_alloc(TARGET_PIDS, opts);
+	int err;
+
+	if (!r)
+		return NULL;
+	r->attr_flags = PR_ATTR_INHERIT | PR_ATTR_SHARED_RING;
+	err = nr_pids && pids ? 0 : -EINVAL;
+	if (err)
+		pr__log(&r->lg, PR_LOG_ERROR, "no process to sample");
+	if (!err)
+		err = check_reader_opts(r, opts);
+	if (!err)
+		err = build_attr(r, opts);
+	if (!err)
+		err = pr__online_cpus(&cpus);
+	if (!err)
+		err = setup_rings(r, &cpus);
+	for (size_t i = 0; !err && i < nr_pids; i++) {
+		if (pids[i] <= 0) {
+			pr__log(&r->lg, PR_LOG_ERROR, "invalid PID %d", (int)pids[i]);
+			err = -EINVAL;
+		} else {
+			err = open_pid(r, pids[i], &tids);
+		}
+	}
+	pr__intlist_free(&cpus);
+	pr__intlist_free(&tids);
+	return reader_finish(r, err);
+}
+
+/* Requested CPUs that exist but are offline are skipped; CPUs that do not
+ * exist are an error. */
+static int select_cpus(struct pr_reader *r, const int *want, size_t n,
+		       struct pr_intlist *out)
+{
+	struct pr_intlist online = { 0 };
+	long configured = sysconf(_SC_NPROCESSORS_CONF);
+	int err = pr__online_cpus(&online);
+
+	for (size_t i = 0; !err && i < n; i++) {
+		if (want[i] < 0 || (configured > 0 && want[i] >= configured)) {
+			pr__log(&r->lg, PR_LOG_ERROR,
+				"CPU %d does not exist: this machine has CPUs 0-%ld",
+				want[i], configured - 1);
+			err = -EINVAL;
+		} else if (!pr__intlist_has(&online, want[i])) {
+			pr__log(&r->lg, PR_LOG_INFO, "CPU %d is offline, skipped", want[i]);
+		} else if (!pr__intlist_has(out, want[i])) {
+			err = pr__intlist_add(out, want[i]);
+		}
+	}
+	if (!err && !want) {
+		*out = online;
+		return 0;
+	}
+	pr__intlist_free(&online);
+	return err;
+}
+
+struct pr_reader *pr_reader_open_cpus(const int *cpus, size_t nr_cpus,
+				      const struct pr_reader_opts *opts)
+{
+	struct pr_intlist list = { 0 };
+	struct pr_reader *r = reader_alloc(TARGET_CPUS, opts);
+	int err;
+
+	if (!r)
+		return NULL;
+	r->attr_flags = 0;
+	err = check_reader_opts(r, opts);
+	if (!err)
+		err = build_attr(r, opts);
+	if (!err)
+		err = select_cpus(r, cpus, cpus ? nr_cpus : 0, &list);
+	if (!err)
+		err = setup_rings(r, &list);
+	if (!err)
+		err = open_cpus(r);
+	pr__intlist_free(&list);
+	return reader_finish(r, err);
+}
+
+struct pr_reader *pr_reader_open_command(char *const argv[],
+					 const struct pr_reader_opts *opts)
+{
+	struct pr_intlist cpus = { 0 };
+	struct pr_reader *r = reader_alloc(TARGET_COMMAND, opts);
+	int err;
+
+	if (!r)
+		return NULL;
+	/* One top-level event per CPU: rings are not shared, and the child's
+	 * own threads inherit into their parent event's ring. */
+	r->attr_flags = PR_ATTR_INHERIT | PR_ATTR_ENABLE_ON_EXEC;
+	err = check_reader_opts(r, opts);
+	if (!err)
+		err = build_attr(r, opts);
+	if (!err)
+		err = pr__online_cpus(&cpus);
+	if (!err)
+		err = setup_rings(r, &cpus);
+	if (!err)
+		err = pr__command_fork(&r->cmd, argv, &r->lg);
+	if (!err) {
+		r->cmd_name = argv[0];
+		err = open_thread(r, r->cmd.pid);
+	}
+	pr__intlist_free(&cpus);
+	return reader_finish(r, err);
+}
+
+void pr_reader_close(struct pr_reader *r)
+{
+	if (!r)
+		return;
+	if (r->enabled)
+		pr_reader_disable(r);
+	for (size_t i = 0; i < r->nr_rings; i++)
+		pr__ring_release(&r->rings[i]);
+	for (size_t i = 0; i < r->nr_evs; i++)
+		close(r->evs[i].fd);
+	if (r->epfd >= 0)
+		close(r->epfd);
+	pr__command_release(&r->cmd);
+	free(r->rings);
+	free(r->evs);
+	free(r);
+}
+
+static int ioctl_all(struct pr_reader *r, unsigned long req)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->nr_evs; i++)
+		if (ioctl(r->evs[i].fd, req, 0) && !err)
+			err = -errno;
+	return err;
+}
+
+int pr_reader_enable(struct pr_reader *r)
+{
+	int err;
+
+	if (!r)
+		return -EINVAL;
+	if (r->kind == TARGET_COMMAND) {
+		/* enable_on_exec does it, so the profiler's own code between
+		 * fork and exec is never sampled. */
+		err = pr__command_start(&r->cmd, r->cmd_name, &r->lg);
+	} else {
+		err = ioctl_all(r, PERF_EVENT_IOC_ENABLE);
+		if (err)
+			pr__log(&r->lg, PR_LOG_ERROR, "enabling the events failed: %s",
+				strerror(-err));
+	}
+	if (!err)
+		r->enabled = true;
+	return err;
+}
+
+int pr_reader_disable(struct pr_reader *r)
+{
+	if (!r)
+		return -EINVAL;
+	r->enabled = false;
+	return ioctl_all(r, PERF_EVENT_IOC_DISABLE);
+}
+
+int pr_reader_fd(const struct pr_reader *r)
+{
+	return r ? r->epfd : -EINVAL;
+}
+
+/* An event reports EPOLLHUP once its task and every task that inherited it
+ * have exited; it stays readable-with-HUP forever, so it leaves the set. */
+static void drop_hung_up(struct pr_reader *r, const struct epoll_event *ev)
+{
+	struct pr_evfd *e = &r->evs[ev->data.u64];
+
+	if (!e->polled)
+		return;
+	epoll_ctl(r->epfd, EPOLL_CTL_DEL, e->fd, NULL);
+	e->polled = false;
+	r->nr_live--;
+}
+
+/* One epoll_wait: returns the number of events seen (hang-ups included),
+ * the readable ones through *ready. */
+static int wait_events(struct pr_reader *r, int timeout_ms, int *ready)
+{
+	struct epoll_event evs[64];
+	int n;
+
+	*ready = 0;
+	if (r->kind != TARGET_CPUS && r->nr_live == 0)
+		return 0;
+	n = epoll_wait(r->epfd, evs, (int)PR_ARRAY_SIZE(evs), timeout_ms);
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		if (evs[i].events & (EPOLLHUP | EPOLLERR))
+			drop_hung_up(r, &evs[i]);
+		else if (evs[i].events & EPOLLIN)
+			(*ready)++;
+	}
+	return n;
+}
+
+int pr_reader_wait(struct pr_reader *r, int timeout_ms)
+{
+	int ready, n;
+
+	if (!r)
+		return -EINVAL;
+	n = wait_events(r, timeout_ms, &ready);
+	return n < 0 ? n : ready;
+}
+
+bool pr_reader_done(struct pr_reader *r)
+{
+	int ready;
+
+	if (!r || r->kind == TARGET_CPUS)
+		return false;
+	/* Collect hang-ups without sleeping, so the answer is current even
+	 * for callers that never wait. */
+	while (r->nr_live && wait_events(r, 0, &ready) > 0)
+		;
+	return r->nr_live == 0;
+}
+
+/* Take the next record of `ring`'s snapshot into `rec`: 1, 0 when drained,
+ * or -EBADMSG (logged; the bad bytes are skipped). */
+static int take_record(struct pr_reader *r, struct pr_ring *ring,
+		       struct pr_record *rec, size_t *size)
+{
+	const void *p;
+	const char *why = NULL;
+	int n;
+
+	n = pr__ring_peek(ring, &p, size, &r->lg);
+	if (n <= 0)
+		return n;
+	if (pr__record_parse(&r->cfg, p, *size, rec, &why)) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"corrupt %s record on CPU %d at ring offset %llu: %s; record skipped",
+			pr_record_type_name(rec->type), ring->cpu,
+			(unsigned long long)(ring->tail & (ring->data_size - 1)), why);
+		pr__ring_count_corrupt(ring, *size);
+		pr__ring_advance(ring, *size);
+		return -EBADMSG;
+	}
+	rec->ring_cpu = ring->cpu;
+	pr__ring_count(ring, rec);
+	return 1;
+}
+
+static void release_pending(struct pr_reader *r)
+{
+	if (r->pending) {
+		pr__ring_advance(r->pending, r->pending_size);
+		r->pending = NULL;
+	}
+}
+
+int pr_reader_consume(struct pr_reader *r, pr_record_fn cb, void *ctx)
+{
+	struct pr_record rec;
+	int count = 0, bad = 0;
+
+	if (!r || !cb)
+		return -EINVAL;
+	release_pending(r);
+	for (size_t i = 0; i < r->nr_rings; i++) {
+		struct pr_ring *ring = &r->rings[i];
+		size_t size;
+		int n;
+
+		pr__ring_refresh(ring);
+		while ((n = take_record(r, ring, &rec, &size)) != 0) {
+			if (n == -EBADMSG) {
+				bad = n;
+				continue;
+			}
+			if (n < 0)
+				return n;
+			n = cb(&rec, ctx);
+			pr__ring_advance(ring, size);
+			count++;
+			if (n < 0)
+				return n;
+		}
+	}
+	return bad ? bad : count;
+}
+
+int pr_reader_poll(struct pr_reader *r, int timeout_ms, pr_record_fn cb,
+		   void *ctx)
+{
+	int err = pr_reader_wait(r, timeout_ms);
+
+	if (err < 0 && err != -EINTR)
+		return err;
+	return pr_reader_consume(r, cb, ctx);
+}
+
+int pr_reader_read(struct pr_reader *r, struct pr_record *rec)
+{
+	if (!r || !rec)
+		return -EINVAL;
+	release_pending(r);
+	if (!r->nr_rings)
+		return 0;
+	/* Drain the current ring's snapshot, then move on and take a fresh
+	 * snapshot of the next: every ring gets its turn under load. */
+	for (size_t visited = 0; visited <= r->nr_rings; visited++) {
+		struct pr_ring *ring = &r->rings[r->cur];
+		size_t size;
+		int n = take_record(r, ring, rec, &size);
+
+		if (n > 0) {
+			r->pending = ring;
+			r->pending_size = size;
+			return 1;
+		}
+		if (n < 0)
+			return n;
+		r->cur = (r->cur + 1) % r->nr_rings;
+		pr__ring_refresh(&r->rings[r->cur]);
+	}
+	return 0;
+}
+
+pid_t pr_reader_child(const struct pr_reader *r)
+{
+	return r && r->kind == TARGET_COMMAND ? r->cmd.pid : -1;
+}
+
+const struct perf_event_attr *pr_reader_attr(const struct pr_reader *r)
+{
+	return r ? &r->attr : NULL;
+}
+
+size_t pr_reader_nr_rings(const struct pr_reader *r)
+{
+	return r ? r->nr_rings : 0;
+}
+
+int pr_reader_ring_cpu(const struct pr_reader *r, size_t idx)
+{
+	return r && idx < r->nr_rings ? r->rings[idx].cpu : -EINVAL;
+}
+
+int pr_reader_ring_stats(const struct pr_reader *r, size_t idx,
+			 struct pr_ring_stats *st)
+{
+	if (!r || idx >= r->nr_rings || !st || st->sz < sizeof(size_t))
+		return -EINVAL;
+	pr__ring_stats_load(&r->rings[idx], st);
+	return 0;
+}
+
+uint64_t pr_reader_lost(const struct pr_reader *r)
+{
+	uint64_t lost = 0;
+
+	for (size_t i = 0; r && i < r->nr_rings; i++)
+		lost += __atomic_load_n(&r->rings[i].stats.lost, __ATOMIC_RELAXED);
+	return lost;
+}

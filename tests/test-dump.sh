@@ -1,0 +1,73 @@
+#!/bin/sh
+# `dwarfsample dump` end to end: a launched command prints its records and
+# the summary; bad flags and missing targets fail with a message.
+# usage: test-dump.sh DWARFSAMPLE WORKLOAD
+set -u
+ds=$1
+workload=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { # description, command...
+	desc=$1; shift
+	if "$@"; then echo "ok - $desc"; else echo "not ok - $desc"; fail=1; fi
+}
+
+"$ds" dump -F 199 -- "$workload" spin 0.5 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if grep -q "refuses perf_event_open\|perf_event_paranoid" "$tmp/err" && [ $rc -ne 0 ]; then
+	echo "SKIP: the kernel refuses perf_event_open:"; cat "$tmp/err"; exit 77
+fi
+check "dump of a command exits 0" test $rc -eq 0
+check "it prints the exec COMM of the command" grep -q "COMM .* exec workload" "$tmp/out"
+check "it prints the MMAP2 of the command's executable" grep -q "MMAP2 .* r-xp .*workload" "$tmp/out"
+check "it prints samples with user registers and stacks" \
+	grep -q "SAMPLE .* user period .* sp 0x.* regs 17/abi64 stack [0-9]*/8192" "$tmp/out"
+check "it prints the EXIT of the command" grep -q "EXIT " "$tmp/out"
+check "the summary lists samples per CPU" grep -q "^#   cpu   0: *[0-9]* samples" "$tmp/out"
+n=$(grep -c "\] SAMPLE " "$tmp/out")
+check "the summary total matches the sample lines ($n)" \
+	grep -q "^#   total: $n samples, 0 lost" "$tmp/out"
+check "the summary counts records by type" grep -q "^#   records:.* SAMPLE $n" "$tmp/out"
+
+"$ds" dump -q -d 0.3 -a >"$tmp/out" 2>"$tmp/err"
+check "system-wide quiet dump prints only the summary" \
+	sh -c "! grep -q '\] SAMPLE ' '$tmp/out' && grep -q '^#   total:' '$tmp/out'"
+
+"$ds" dump -p 2147483000 >"$tmp/out" 2>"$tmp/err"
+check "a missing PID fails" test $? -ne 0
+check "and says so" grep -q "no process with PID 2147483000" "$tmp/err"
+
+"$ds" dump --stack-size 100 -- true >"$tmp/out" 2>"$tmp/err"
+check "a bad stack size fails" test $? -eq 2
+check "and says it must be a multiple of 8" grep -q "multiple of 8" "$tmp/err"
+
+"$ds" dump -F 0 -- true >"$tmp/out" 2>"$tmp/err"
+check "a zero frequency is refused" grep -q "invalid frequency" "$tmp/err"
+
+"$ds" dump >"$tmp/out" 2>"$tmp/err"
+check "no target fails with what to give" grep -q "nothing to sample" "$tmp/err"
+
+"$ds" dump -p 1 -a >"$tmp/out" 2>"$tmp/err"
+check "two targets fail" grep -q "only one target" "$tmp/err"
+
+"$ds" dump --bogus >"$tmp/out" 2>"$tmp/err"
+check "an unknown flag fails with a hint" grep -q "dwarfsample dump --help" "$tmp/err"
+
+"$ds" dump -- /nonexistent/cmd >"$tmp/out" 2>"$tmp/err"
+check "a command that does not exist fails" grep -q "cannot run '/nonexistent/cmd'" "$tmp/err"
+
+"$ds" dump --help >"$tmp/out" 2>&1
+check "--help documents every capture flag" \
+	sh -c "for f in --pid --all-cpus --cpu --freq --duration --stack-size --ring-pages --hw-cycles --kernel --quiet; do grep -q -- \"\$f\" '$tmp/out' || exit 1; done"
+
+# SIGINT ends the capture and still prints the summary.
+"$ds" dump -q -- "$workload" spin 5 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+sleep 1
+kill -INT $pid
+wait $pid
+check "Ctrl-C stops the capture cleanly" test $? -eq 0
+check "and the summary is printed" grep -q "^#   total: [1-9][0-9]* samples" "$tmp/out"
+
+exit $fail

@@ -1,0 +1,271 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The event specification and option validation, without a kernel. */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+static struct perf_event_attr build(const struct pr_event_opts *o,
+				    enum pr_event_source src, unsigned int flags)
+{
+	struct perf_event_attr a;
+
+	ck_assert_int_eq(pr_event_attr(o, src, flags, &a, NULL, NULL), 0);
+	return a;
+}
+
+START_TEST(default_attr_samples_cpu_clock_at_99_hz_with_dwarf_registers)
+{
+	struct perf_event_attr a = build(NULL, PR_SOURCE_CPU_CLOCK, 0);
+
+	ck_assert_uint_eq(a.size, sizeof(a));
+	ck_assert_uint_eq(a.type, PERF_TYPE_SOFTWARE);
+	ck_assert_uint_eq(a.config, PERF_COUNT_SW_CPU_CLOCK);
+	ck_assert_uint_eq(a.freq, 1);
+	ck_assert_uint_eq(a.sample_freq, 99);
+	ck_assert_uint_eq(a.sample_type,
+			  PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			  PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+			  PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER);
+	/* AX..IP and R8..R15; no flags, no segment registers. */
+	ck_assert_uint_eq(a.sample_regs_user, 0xff01ffull);
+	ck_assert_uint_eq(a.sample_regs_user, PR_REGS_DWARF);
+	ck_assert_uint_eq(a.sample_stack_user, 8192);
+	ck_assert_uint_eq(a.exclude_callchain_user, 1);
+	ck_assert_uint_eq(a.exclude_callchain_kernel, 1);
+	ck_assert_uint_eq(a.exclude_kernel, 0);
+	ck_assert_uint_eq(a.mmap, 1);
+	ck_assert_uint_eq(a.mmap2, 1);
+	ck_assert_uint_eq(a.comm, 1);
+	ck_assert_uint_eq(a.comm_exec, 1);
+	ck_assert_uint_eq(a.task, 1);
+	ck_assert_uint_eq(a.sample_id_all, 1);
+	ck_assert_uint_eq(a.disabled, 1);
+	ck_assert_uint_eq(a.inherit, 0);
+	ck_assert_uint_eq(a.enable_on_exec, 0);
+}
+END_TEST
+
+START_TEST(target_flags_shape_the_attr)
+{
+	struct perf_event_attr a = build(NULL, PR_SOURCE_CPU_CLOCK,
+					 PR_ATTR_INHERIT | PR_ATTR_SHARED_RING |
+					 PR_ATTR_ENABLE_ON_EXEC | PR_ATTR_USER_ONLY);
+
+	ck_assert(a.sample_type & PERF_SAMPLE_IDENTIFIER);
+	ck_assert_uint_eq(a.inherit, 1);
+	ck_assert_uint_eq(a.enable_on_exec, 1);
+	ck_assert_uint_eq(a.exclude_kernel, 1);
+	ck_assert_uint_eq(a.disabled, 1);
+}
+END_TEST
+
+START_TEST(options_set_rate_period_stack_and_kernel_chains)
+{
+	PR_OPTS(pr_event_opts, o, .freq = 997, .stack_size = 16384,
+		.kernel_callchain = true, .wakeup_bytes = 4096);
+	PR_OPTS(pr_event_opts, p, .period = 250000);
+	struct perf_event_attr a = build(&o, PR_SOURCE_HW_CYCLES, 0);
+	struct perf_event_attr b = build(&p, PR_SOURCE_CPU_CLOCK, 0);
+
+	ck_assert_uint_eq(a.type, PERF_TYPE_HARDWARE);
+	ck_assert_uint_eq(a.config, PERF_COUNT_HW_CPU_CYCLES);
+	ck_assert_uint_eq(a.sample_freq, 997);
+	ck_assert_uint_eq(a.sample_stack_user, 16384);
+	ck_assert_uint_eq(a.exclude_callchain_kernel, 0);
+	ck_assert_uint_eq(a.exclude_callchain_user, 1);
+	ck_assert_uint_eq(a.watermark, 1);
+	ck_assert_uint_eq(a.wakeup_watermark, 4096);
+	ck_assert_uint_eq(b.freq, 0);
+	ck_assert_uint_eq(b.sample_period, 250000);
+}
+END_TEST
+
+static char last_log[1024];
+
+static void keep_log(enum pr_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)ctx;
+	snprintf(last_log, sizeof(last_log), "%s", msg);
+}
+
+static int attr_err(const struct pr_event_opts *o)
+{
+	struct perf_event_attr a;
+
+	last_log[0] = 0;
+	return pr_event_attr(o, PR_SOURCE_CPU_CLOCK, 0, &a, keep_log, NULL);
+}
+
+START_TEST(stack_size_must_be_a_multiple_of_8_up_to_65528)
+{
+	static const uint32_t bad[] = { 4, 12, 8191, 65529, 65536, 1u << 20 };
+	static const uint32_t good[] = { 8, 512, 8192, 32000, 65528 };
+
+	for (size_t i = 0; i < PR_ARRAY_SIZE(bad); i++) {
+		PR_OPTS(pr_event_opts, o, .stack_size = bad[i]);
+
+		ck_assert_int_eq(attr_err(&o), -EINVAL);
+		ck_assert_msg(strstr(last_log, "multiple of 8"), "%s", last_log);
+	}
+	for (size_t i = 0; i < PR_ARRAY_SIZE(good); i++) {
+		PR_OPTS(pr_event_opts, o, .stack_size = good[i]);
+
+		ck_assert_int_eq(attr_err(&o), 0);
+	}
+}
+END_TEST
+
+START_TEST(register_mask_must_hold_sp_and_ip)
+{
+	PR_OPTS(pr_event_opts, no_sp, .regs_user = PR_REGS_DWARF & ~(1ull << PR_REG_SP));
+	PR_OPTS(pr_event_opts, high, .regs_user = PR_REGS_DWARF | (1ull << 40));
+	PR_OPTS(pr_event_opts, minimal,
+		.regs_user = (1ull << PR_REG_SP) | (1ull << PR_REG_IP));
+
+	ck_assert_int_eq(attr_err(&no_sp), -EINVAL);
+	ck_assert_int_eq(attr_err(&high), -EINVAL);
+	ck_assert_int_eq(attr_err(&minimal), 0);
+}
+END_TEST
+
+/* libbpf's rule: a caller's larger struct is fine as long as the fields this
+ * library does not know are zero. */
+START_TEST(options_struct_grows_without_breaking_callers)
+{
+	struct {
+		struct pr_event_opts o;
+		uint64_t future_field;
+	} bigger;
+	struct pr_event_opts older;
+
+	memset(&bigger, 0, sizeof(bigger));
+	bigger.o.sz = sizeof(bigger);
+	bigger.o.freq = 123;
+	ck_assert_int_eq(attr_err(&bigger.o), 0);
+	bigger.future_field = 1;
+	ck_assert_int_eq(attr_err(&bigger.o), -EINVAL);
+	ck_assert_msg(strstr(last_log, "unknown fields"), "%s", last_log);
+
+	/* An older caller knows only the first fields: the rest default. */
+	memset(&older, 0xff, sizeof(older));
+	older.sz = offsetof(struct pr_event_opts, period);
+	older.freq = 500;
+	{
+		struct perf_event_attr a;
+
+		ck_assert_int_eq(pr_event_attr(&older, PR_SOURCE_CPU_CLOCK, 0, &a,
+					       NULL, NULL), 0);
+		ck_assert_uint_eq(a.sample_freq, 500);
+		ck_assert_uint_eq(a.sample_stack_user, 8192);
+		ck_assert_uint_eq(a.sample_regs_user, PR_REGS_DWARF);
+	}
+}
+END_TEST
+
+START_TEST(cpu_lists_parse_like_the_kernels)
+{
+	int cpus[16];
+
+	ck_assert_int_eq(pr_parse_cpu_list("0-3,8,10-11", cpus, 16), 7);
+	ck_assert_int_eq(cpus[0], 0);
+	ck_assert_int_eq(cpus[3], 3);
+	ck_assert_int_eq(cpus[4], 8);
+	ck_assert_int_eq(cpus[6], 11);
+	ck_assert_int_eq(pr_parse_cpu_list("3,1,3,2\n", cpus, 16), 3);
+	ck_assert_int_eq(cpus[0], 1);
+	ck_assert_int_eq(cpus[2], 3);
+	ck_assert_int_eq(pr_parse_cpu_list("0-20", cpus, 16), -E2BIG);
+	ck_assert_int_eq(pr_parse_cpu_list("", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_parse_cpu_list("1,", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_parse_cpu_list("3-1", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_parse_cpu_list("a", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_parse_cpu_list("-1", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_parse_cpu_list("99999", cpus, 16), -EINVAL);
+}
+END_TEST
+
+START_TEST(reader_rejects_bad_options_before_opening_anything)
+{
+	PR_OPTS(pr_event_opts, fast, .freq = 100000000);
+	PR_OPTS(pr_reader_opts, too_fast, .event = &fast, .log = keep_log);
+	PR_OPTS(pr_reader_opts, odd_ring, .ring_pages = 3, .log = keep_log);
+	pid_t self = getpid();
+
+	last_log[0] = 0;
+	errno = 0;
+	ck_assert_ptr_null(pr_reader_open_pids(&self, 1, &too_fast));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(last_log, "perf_event_max_sample_rate"), "%s", last_log);
+
+	ck_assert_ptr_null(pr_reader_open_pids(&self, 1, &odd_ring));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(last_log, "power of two"), "%s", last_log);
+
+	ck_assert_ptr_null(pr_reader_open_pids(NULL, 0, NULL));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
+START_TEST(missing_pid_is_reported_with_what_to_check)
+{
+	PR_OPTS(pr_reader_opts, o, .log = keep_log);
+	/* Above the default pid_max of 4194304: never a live process. */
+	pid_t ghost = 0x7ffffff0;
+
+	last_log[0] = 0;
+	ck_assert_ptr_null(pr_reader_open_pids(&ghost, 1, &o));
+	ck_assert_int_eq(errno, ESRCH);
+	ck_assert_msg(strstr(last_log, "no process with PID"), "%s", last_log);
+}
+END_TEST
+
+START_TEST(null_arguments_are_refused_not_crashed_on)
+{
+	struct pr_record rec;
+	char buf[64];
+
+	pr_reader_close(NULL);
+	ck_assert_int_eq(pr_reader_enable(NULL), -EINVAL);
+	ck_assert_int_eq(pr_reader_read(NULL, &rec), -EINVAL);
+	ck_assert_int_eq(pr_reader_consume(NULL, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(pr_reader_wait(NULL, 0), -EINVAL);
+	ck_assert(!pr_reader_done(NULL));
+	ck_assert_uint_eq(pr_reader_lost(NULL), 0);
+	ck_assert_int_eq(pr_sample_reg(NULL, PR_REG_IP, NULL), -ENOENT);
+	ck_assert_str_eq(pr_record_type_name(9999), "UNKNOWN");
+	ck_assert_str_eq(pr_record_type_name(PR_RECORD_MMAP2), "MMAP2");
+	ck_assert_ptr_nonnull(strstr(pr_strerror(-EBADMSG, buf, sizeof(buf)), "corrupt"));
+	ck_assert_ptr_nonnull(strstr(pr_strerror(-ENOENT, buf, sizeof(buf)), "No such"));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("event");
+	TCase *tc = tcase_create("spec");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_test(tc, default_attr_samples_cpu_clock_at_99_hz_with_dwarf_registers);
+	tcase_add_test(tc, target_flags_shape_the_attr);
+	tcase_add_test(tc, options_set_rate_period_stack_and_kernel_chains);
+	tcase_add_test(tc, stack_size_must_be_a_multiple_of_8_up_to_65528);
+	tcase_add_test(tc, register_mask_must_hold_sp_and_ip);
+	tcase_add_test(tc, options_struct_grows_without_breaking_callers);
+	tcase_add_test(tc, cpu_lists_parse_like_the_kernels);
+	tcase_add_test(tc, reader_rejects_bad_options_before_opening_anything);
+	tcase_add_test(tc, missing_pid_is_reported_with_what_to_check);
+	tcase_add_test(tc, null_arguments_are_refused_not_crashed_on);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,525 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The reader against the real kernel: a child workload is sampled and what
+ * arrives is checked against what the child did.  Skips (77) only when the
+ * kernel refuses perf_event_open.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "livecheck.h"
+#include "perfreader.h"
+#include "workload.h"
+
+static const char *workload_path(void)
+{
+	const char *p = getenv("DS_WORKLOAD");
+
+	ck_assert_msg(p && *p, "DS_WORKLOAD must name the test workload");
+	return p;
+}
+
+/* ---- driving `workload serve` ---- */
+
+struct child {
+	pid_t pid;
+	FILE *in;   /* its stdin */
+	FILE *out;  /* its stdout */
+};
+
+static void child_start(struct child *c)
+{
+	int to[2], from[2];
+
+	ck_assert_int_eq(pipe(to), 0);
+	ck_assert_int_eq(pipe(from), 0);
+	c->pid = fork();
+	ck_assert_int_ge(c->pid, 0);
+	if (c->pid == 0) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		close(to[0]);
+		close(to[1]);
+		close(from[0]);
+		close(from[1]);
+		execl(workload_path(), "workload", "serve", (char *)NULL);
+		_exit(127);
+	}
+	close(to[0]);
+	close(from[1]);
+	c->in = fdopen(to[1], "w");
+	c->out = fdopen(from[0], "r");
+	setvbuf(c->in, NULL, _IONBF, 0);
+}
+
+static long child_line(struct child *c)
+{
+	char line[64];
+
+	ck_assert_msg(fgets(line, sizeof(line), c->out), "workload died");
+	if (!strcmp(line, "ok\n"))
+		return 0;
+	return strtol(line, NULL, 10);
+}
+
+/* Send a command and wait for its final "ok"; returns the number the
+ * command answered first, if any. */
+static long child_do(struct child *c, char cmd)
+{
+	long v, first = 0;
+
+	fputc(cmd, c->in);
+	while ((v = child_line(c)) != 0)
+		first = v;
+	return first;
+}
+
+static int child_finish(struct child *c)
+{
+	int status;
+
+	fputc('q', c->in);
+	fclose(c->in);
+	fclose(c->out);
+	ck_assert_int_eq(waitpid(c->pid, &status, 0), c->pid);
+	return status;
+}
+
+/* ---- collecting records ---- */
+
+struct seen {
+	pid_t pid;
+	long samples, samples_of_pid, with_canary, with_regs;
+	long bad_ip, bad_sp;
+	long tid_samples;         /* samples of `watch_tid` */
+	pid_t watch_tid;
+	long pid_samples;         /* samples whose pid is `watch_pid` */
+	pid_t watch_pid;
+	bool fork_of_watch, mmap2_of_exe, comm_renamed, comm_exec, exit_of_pid;
+	long lost_records;
+	uint64_t lost_sum;
+	long cpus_seen[64];
+	/* IP and SP of samples, checked against the maps afterwards. */
+	uint64_t ips[8192], sps[8192];
+	int nr_addrs;
+	uint64_t stack_size;      /* what every sample must have reserved */
+	char exe[PATH_MAX];
+};
+
+static bool has_canary(const struct pr_sample *s)
+{
+	uint64_t want = WORKLOAD_CANARY;
+
+	for (uint64_t off = 0; off + 8 <= s->stack_dyn_size; off += 8)
+		if (!memcmp(s->stack + off, &want, 8))
+			return true;
+	return false;
+}
+
+static int on_record(const struct pr_record *rec, void *arg)
+{
+	struct seen *s = arg;
+
+	switch (rec->type) {
+	case PR_RECORD_SAMPLE: {
+		const struct pr_sample *sm = &rec->u.sample;
+
+		s->samples++;
+		if (rec->cpu < 64)
+			s->cpus_seen[rec->cpu]++;
+		if ((pid_t)rec->pid == s->watch_pid)
+			s->pid_samples++;
+		if (s->watch_tid && (pid_t)rec->tid == s->watch_tid)
+			s->tid_samples++;
+		if ((pid_t)rec->pid != s->pid)
+			break;
+		s->samples_of_pid++;
+		if (sm->regs && sm->regs_abi == PERF_SAMPLE_REGS_ABI_64) {
+			uint64_t ip;
+
+			s->with_regs++;
+			ck_assert_int_eq(pr_sample_reg(sm, PR_REG_IP, &ip), 0);
+			if (s->nr_addrs < 8192) {
+				s->ips[s->nr_addrs] = ip;
+				s->sps[s->nr_addrs++] = sm->stack_addr;
+			}
+			ck_assert_uint_eq(sm->stack_size, s->stack_size);
+			ck_assert_uint_le(sm->stack_dyn_size, sm->stack_size);
+		}
+		if ((pid_t)rec->tid == s->pid && sm->stack && has_canary(sm))
+			s->with_canary++;
+		break;
+	}
+	case PR_RECORD_MMAP2:
+		if ((pid_t)rec->pid == s->pid && (rec->u.mmap.prot & 4) &&
+		    !strcmp(rec->u.mmap.filename, s->exe))
+			s->mmap2_of_exe = true;
+		break;
+	case PR_RECORD_COMM:
+		if ((pid_t)rec->pid == s->pid && !strcmp(rec->u.comm.comm, "ds-renamed") &&
+		    !rec->u.comm.exec)
+			s->comm_renamed = true;
+		if ((pid_t)rec->pid == s->pid && rec->u.comm.exec &&
+		    !strcmp(rec->u.comm.comm, "workload"))
+			s->comm_exec = true;
+		break;
+	case PR_RECORD_FORK:
+		if (s->watch_tid && (pid_t)rec->tid == s->watch_tid)
+			s->fork_of_watch = true;
+		if (s->watch_pid && (pid_t)rec->pid == s->watch_pid)
+			s->fork_of_watch = true;
+		break;
+	case PR_RECORD_EXIT:
+		if ((pid_t)rec->pid == s->pid && rec->tid == rec->pid)
+			s->exit_of_pid = true;
+		break;
+	case PR_RECORD_LOST:
+		s->lost_records++;
+		s->lost_sum += rec->u.lost.lost;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static struct seen *seen_new(pid_t pid)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+
+	ck_assert_ptr_nonnull(s);
+	s->pid = pid;
+	s->stack_size = PR_DEFAULT_STACK_SIZE;
+	ck_assert_ptr_nonnull(realpath(workload_path(), s->exe));
+	return s;
+}
+
+static void drain(struct pr_reader *r, struct seen *s)
+{
+	int n;
+
+	while ((n = pr_reader_consume(r, on_record, s)) > 0)
+		;
+	ck_assert_int_eq(n, 0);
+}
+
+/* Is `addr` inside a mapping of `pid` whose permissions contain `perm`? */
+static bool in_mapping(pid_t pid, uint64_t addr, char perm_pos, char perm)
+{
+	char path[64], line[512];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	ck_assert_ptr_nonnull(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+		char perms[8];
+
+		if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) == 3 &&
+		    addr >= lo && addr < hi && perms[(int)perm_pos] == perm)
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+static struct pr_reader *open_pid(pid_t pid, const struct pr_reader_opts *o)
+{
+	struct pr_reader *r = pr_reader_open_pids(&pid, 1, o);
+
+	ck_assert_msg(r, "open failed: %s", strerror(errno));
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	return r;
+}
+
+START_TEST(samples_hold_ip_and_sp_in_the_childs_maps_and_its_stack_canary)
+{
+	struct child c;
+	struct seen *s;
+	struct pr_reader *r;
+
+	child_start(&c);
+	s = seen_new(c.pid);
+	r = open_pid(c.pid, NULL);
+	child_do(&c, 'c');
+	drain(r, s);
+
+	/* 1 s of spinning at 99 Hz. */
+	ck_assert_int_ge(s->samples_of_pid, 40);
+	ck_assert_int_ge(s->with_regs, 40);
+	for (int i = 0; i < s->nr_addrs; i++) {
+		ck_assert_msg(in_mapping(c.pid, s->ips[i], 2, 'x'),
+			      "ip 0x%llx is in no executable mapping",
+			      (unsigned long long)s->ips[i]);
+		ck_assert_msg(in_mapping(c.pid, s->sps[i], 1, 'w'),
+			      "sp 0x%llx is in no writable mapping",
+			      (unsigned long long)s->sps[i]);
+	}
+	/* All but the few samples taken outside the canary frame (reading
+	 * the command, answering it) hold it. */
+	ck_assert_msg(s->with_canary * 10 >= s->samples_of_pid * 8,
+		      "%ld of %ld samples hold the canary", s->with_canary,
+		      s->samples_of_pid);
+	pr_reader_close(r);
+	ck_assert_int_eq(child_finish(&c), 0);
+	free(s);
+}
+END_TEST
+
+START_TEST(mmap2_comm_and_exit_records_arrive_for_the_child)
+{
+	struct child c;
+	struct seen *s;
+	struct pr_reader *r;
+
+	child_start(&c);
+	s = seen_new(c.pid);
+	r = open_pid(c.pid, NULL);
+	child_do(&c, 'm');
+	child_do(&c, 'n');
+	child_do(&c, 's');
+	ck_assert_int_eq(child_finish(&c), 0);
+	/* The exit makes every event hang up. */
+	for (int i = 0; i < 50 && !pr_reader_done(r); i++)
+		pr_reader_poll(r, 100, on_record, s);
+	ck_assert(pr_reader_done(r));
+	drain(r, s);
+	ck_assert(s->mmap2_of_exe);
+	ck_assert(s->comm_renamed);
+	ck_assert(s->exit_of_pid);
+	ck_assert_int_gt(s->samples_of_pid, 10);
+	pr_reader_close(r);
+	free(s);
+}
+END_TEST
+
+START_TEST(a_thread_created_after_attach_is_sampled)
+{
+	struct child c;
+	struct seen *s;
+	struct pr_reader *r;
+	long tid;
+
+	child_start(&c);
+	s = seen_new(c.pid);
+	r = open_pid(c.pid, NULL);
+	/* The thread does not exist before this command. */
+	fputc('t', c.in);
+	tid = child_line(&c);
+	ck_assert_int_gt(tid, c.pid);
+	s->watch_tid = (pid_t)tid;
+	ck_assert_int_eq(child_line(&c), 0);
+	drain(r, s);
+	ck_assert(s->fork_of_watch);
+	ck_assert_msg(s->tid_samples >= 40, "%ld samples of thread %ld",
+		      s->tid_samples, tid);
+	pr_reader_close(r);
+	ck_assert_int_eq(child_finish(&c), 0);
+	free(s);
+}
+END_TEST
+
+START_TEST(a_child_process_forked_after_attach_is_sampled)
+{
+	struct child c;
+	struct seen *s;
+	struct pr_reader *r;
+	long pid;
+
+	child_start(&c);
+	s = seen_new(c.pid);
+	r = open_pid(c.pid, NULL);
+	fputc('f', c.in);
+	pid = child_line(&c);
+	ck_assert_int_gt(pid, 0);
+	s->watch_pid = (pid_t)pid;
+	ck_assert_int_eq(child_line(&c), 0);
+	drain(r, s);
+	ck_assert(s->fork_of_watch);
+	ck_assert_msg(s->pid_samples >= 20, "%ld samples of process %ld",
+		      s->pid_samples, pid);
+	pr_reader_close(r);
+	ck_assert_int_eq(child_finish(&c), 0);
+	free(s);
+}
+END_TEST
+
+START_TEST(lost_is_counted_when_a_tiny_ring_is_flooded)
+{
+	PR_OPTS(pr_event_opts, ev, .freq = 5000, .stack_size = 1024);
+	PR_OPTS(pr_reader_opts, o, .event = &ev, .ring_pages = 1);
+	struct child c;
+	struct seen *s;
+	struct pr_reader *r;
+
+	child_start(&c);
+	s = seen_new(c.pid);
+	s->stack_size = 1024;
+	r = open_pid(c.pid, &o);
+	/* One page holds three samples; half a second at 5 kHz is far more,
+	 * and nobody drains meanwhile. */
+	child_do(&c, 's');
+	drain(r, s);
+	/* The kernel reports the loss with the first record it can write
+	 * after space frees up: make it sample again. */
+	child_do(&c, 's');
+	drain(r, s);
+	ck_assert_int_gt(s->lost_records, 0);
+	ck_assert_uint_gt(s->lost_sum, 100);
+	ck_assert_uint_eq(pr_reader_lost(r), s->lost_sum);
+	pr_reader_close(r);
+	ck_assert_int_eq(child_finish(&c), 0);
+	free(s);
+}
+END_TEST
+
+START_TEST(a_launched_command_is_sampled_from_its_exec)
+{
+	char *argv[] = { (char *)workload_path(), "spin", "0.5", NULL };
+	struct pr_reader *r = pr_reader_open_command(argv, NULL);
+	struct seen *s;
+	int status;
+
+	ck_assert_ptr_nonnull(r);
+	s = seen_new(pr_reader_child(r));
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	while (!pr_reader_done(r))
+		ck_assert_int_ge(pr_reader_poll(r, 100, on_record, s), 0);
+	drain(r, s);
+	ck_assert_int_eq(waitpid(s->pid, &status, 0), s->pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert(s->comm_exec);
+	ck_assert(s->mmap2_of_exe);
+	ck_assert(s->exit_of_pid);
+	ck_assert_int_ge(s->samples_of_pid, 20);
+	/* Every sample is of the command, none of the profiler's fork. */
+	ck_assert_int_eq(s->samples, s->samples_of_pid);
+	pr_reader_close(r);
+	free(s);
+}
+END_TEST
+
+START_TEST(system_wide_sampling_sees_a_busy_process)
+{
+	char *argv[] = { (char *)workload_path(), "spin", "0.6", NULL };
+	struct pr_reader *r = pr_reader_open_cpus(NULL, 0, NULL);
+	struct seen *s;
+	pid_t pid;
+	int status;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(pr_reader_nr_rings(r), (size_t)sysconf(_SC_NPROCESSORS_ONLN));
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	pid = fork();
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	s = seen_new(pid);
+	s->watch_pid = pid;
+	while (waitpid(pid, &status, WNOHANG) == 0)
+		pr_reader_poll(r, 50, on_record, s);
+	drain(r, s);
+	ck_assert_int_ge(s->pid_samples, 20);
+	ck_assert(!pr_reader_done(r));
+	pr_reader_close(r);
+	free(s);
+}
+END_TEST
+
+START_TEST(a_cpu_list_samples_only_those_cpus)
+{
+	int cpu0 = 0;
+	char *argv[] = { (char *)workload_path(), "spin", "0.4", NULL };
+	struct pr_reader *r = pr_reader_open_cpus(&cpu0, 1, NULL);
+	struct seen *s;
+	pid_t pid;
+	int status;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(pr_reader_nr_rings(r), 1);
+	ck_assert_int_eq(pr_reader_ring_cpu(r, 0), 0);
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	pid = fork();
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	s = seen_new(pid);
+	while (waitpid(pid, &status, WNOHANG) == 0)
+		pr_reader_poll(r, 50, on_record, s);
+	drain(r, s);
+	ck_assert_int_gt(s->samples, 10);
+	ck_assert_int_eq(s->cpus_seen[0], s->samples);
+	pr_reader_close(r);
+	free(s);
+}
+END_TEST
+
+START_TEST(the_poll_fd_wakes_when_a_ring_fills_and_pull_reads_drain_it)
+{
+	PR_OPTS(pr_event_opts, ev, .wakeup_bytes = 1);
+	PR_OPTS(pr_reader_opts, o, .event = &ev);
+	char *argv[] = { (char *)workload_path(), "spin", "0.5", NULL };
+	struct pr_reader *r = pr_reader_open_command(argv, &o);
+	struct pollfd pfd;
+	struct pr_record rec;
+	long samples = 0;
+	int n, status;
+
+	ck_assert_ptr_nonnull(r);
+	pfd.fd = pr_reader_fd(r);
+	pfd.events = POLLIN;
+	ck_assert_int_ge(pfd.fd, 0);
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	ck_assert_int_eq(poll(&pfd, 1, 5000), 1);
+	ck_assert(pfd.revents & POLLIN);
+	while (!pr_reader_done(r)) {
+		pr_reader_wait(r, 100);
+		while ((n = pr_reader_read(r, &rec)) == 1)
+			samples += rec.type == PR_RECORD_SAMPLE;
+		ck_assert_int_eq(n, 0);
+	}
+	while (pr_reader_read(r, &rec) == 1)
+		samples += rec.type == PR_RECORD_SAMPLE;
+	ck_assert_int_ge(samples, 20);
+	waitpid(pr_reader_child(r), &status, 0);
+	pr_reader_close(r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("live");
+	TCase *tc = tcase_create("kernel");
+	SRunner *sr;
+	int failed;
+
+	live_require_perf();
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, samples_hold_ip_and_sp_in_the_childs_maps_and_its_stack_canary);
+	tcase_add_test(tc, mmap2_comm_and_exit_records_arrive_for_the_child);
+	tcase_add_test(tc, a_thread_created_after_attach_is_sampled);
+	tcase_add_test(tc, a_child_process_forked_after_attach_is_sampled);
+	tcase_add_test(tc, lost_is_counted_when_a_tiny_ring_is_flooded);
+	tcase_add_test(tc, a_launched_command_is_sampled_from_its_exec);
+	tcase_add_test(tc, system_wide_sampling_sees_a_busy_process);
+	tcase_add_test(tc, a_cpu_list_samples_only_those_cpus);
+	tcase_add_test(tc, the_poll_fd_wakes_when_a_ring_fills_and_pull_reads_drain_it);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,590 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Opening events, with the kernel interposed: this executable links with
+ * --wrap=syscall,--wrap=mmap64,--wrap=ioctl so a test can make any
+ * perf_event_open, ring mmap or SET_OUTPUT fail, answer for a hardware PMU
+ * this machine does not have, or watch the order of calls.  Everything not
+ * interposed goes to the real kernel, so these tests need perf_event_open
+ * and skip (77) only where the kernel refuses it.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "livecheck.h"
+
+/* ---- interposition ---- */
+
+enum call { CALL_OPEN, CALL_MMAP, CALL_IOCTL };
+
+struct call_log {
+	enum call what;
+	unsigned long req;        /* ioctl request */
+	bool disabled;            /* open: attr->disabled */
+	uint32_t type;            /* open: attr->type */
+};
+
+static struct call_log calls[4096];
+static int nr_calls;
+/* Fail the fallible call with this index (0-based), -1 for none. */
+static int fail_at = -1;
+static int fail_errno = EMFILE;
+static int fallible_seen;
+/* Answer for hardware events: 0 = pass through, > 0 = return a dummy fd,
+ * < 0 = that errno. */
+static int hw_answer;
+/* ESRCH for CPU-wide events on these CPUs (bit mask). */
+static unsigned int esrch_cpus;
+/* EACCES for events that do not exclude the kernel. */
+static bool refuse_kernel;
+
+static void reset_hooks(void)
+{
+	nr_calls = 0;
+	fail_at = -1;
+	fail_errno = EMFILE;
+	fallible_seen = 0;
+	hw_answer = 0;
+	esrch_cpus = 0;
+	refuse_kernel = false;
+}
+
+static bool should_fail(void)
+{
+	return fallible_seen++ == fail_at;
+}
+
+static void note(enum call what, unsigned long req, const struct perf_event_attr *a)
+{
+	if (nr_calls < (int)PR_ARRAY_SIZE(calls))
+		calls[nr_calls++] = (struct call_log){
+			what, req, a ? a->disabled : false, a ? a->type : 0 };
+}
+
+long __real_syscall(long n, ...);
+long __wrap_syscall(long n, ...);
+long __wrap_syscall(long n, ...)
+{
+	va_list ap;
+	long a[5];
+
+	va_start(ap, n);
+	for (int i = 0; i < 5; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (n == __NR_perf_event_open) {
+		struct perf_event_attr *attr = (struct perf_event_attr *)a[0];
+		int cpu = (int)a[2];
+
+		note(CALL_OPEN, 0, attr);
+		if (attr->type == PERF_TYPE_HARDWARE && hw_answer) {
+			if (hw_answer > 0)
+				return open("/dev/null", O_RDONLY | O_CLOEXEC);
+			errno = -hw_answer;
+			return -1;
+		}
+		if ((int)a[1] == -1 && cpu >= 0 && cpu < 32 && (esrch_cpus >> cpu & 1)) {
+			errno = ESRCH;
+			return -1;
+		}
+		if (refuse_kernel && !attr->exclude_kernel) {
+			errno = EACCES;
+			return -1;
+		}
+		if (should_fail()) {
+			errno = fail_errno;
+			return -1;
+		}
+	}
+	return __real_syscall(n, a[0], a[1], a[2], a[3], a[4]);
+}
+
+/* meson builds with _FILE_OFFSET_BITS=64, so the library calls mmap64. */
+void *__real_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
+void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	note(CALL_MMAP, 0, NULL);
+	if (should_fail()) {
+		errno = fail_errno;
+		return MAP_FAILED;
+	}
+	return __real_mmap64(addr, len, prot, flags, fd, off);
+}
+
+int __real_ioctl(int fd, unsigned long req, ...);
+int __wrap_ioctl(int fd, unsigned long req, ...);
+int __wrap_ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	unsigned long arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, unsigned long);
+	va_end(ap);
+	note(CALL_IOCTL, req, NULL);
+	if (req == PERF_EVENT_IOC_SET_OUTPUT && should_fail()) {
+		errno = fail_errno;
+		return -1;
+	}
+	return __real_ioctl(fd, req, arg);
+}
+
+/* ---- resources ---- */
+
+/* Event fds and ring mappings this process holds. */
+static int count_perf_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d))) {
+		char path[300], target[256];
+		ssize_t len;
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
+		len = readlink(path, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = 0;
+			n += strstr(target, "perf_event") != NULL;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+static int count_perf_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+	int n = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, "perf_event") != NULL;
+	fclose(f);
+	return n;
+}
+
+static char logtext[8192];
+
+static void keep_log(enum pr_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)ctx;
+	snprintf(logtext + strlen(logtext), sizeof(logtext) - strlen(logtext),
+		 "%s\n", msg);
+}
+
+/* A process with three threads that just waits. */
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static pid_t spawn_idle_process(void)
+{
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	ck_assert_int_eq(pipe(ready), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		pthread_t t;
+
+		pthread_create(&t, NULL, idle_thread, NULL);
+		pthread_create(&t, NULL, idle_thread, NULL);
+		if (write(ready[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	ck_assert_int_eq(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	close(ready[1]);
+	return pid;
+}
+
+static void stop_process(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+enum target { T_PIDS, T_CPUS, T_COMMAND };
+
+static struct pr_reader *open_target(enum target t, pid_t pid,
+				     const struct pr_reader_opts *o)
+{
+	static char *sleep_argv[] = { "sleep", "30", NULL };
+
+	switch (t) {
+	case T_PIDS:
+		return pr_reader_open_pids(&pid, 1, o);
+	case T_CPUS:
+		return pr_reader_open_cpus(NULL, 0, o);
+	default:
+		return pr_reader_open_command(sleep_argv, o);
+	}
+}
+
+/*
+ * Fail each fallible step in turn: the k-th perf_event_open, ring mmap or
+ * SET_OUTPUT.  After every failure nothing may be left: no event fd, no
+ * ring mapping, no other fd, no child.  Then the unfailed open succeeds and
+ * close releases everything.
+ */
+static void check_no_leak_at_any_failure(enum target t, int min_steps)
+{
+	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log);
+	pid_t pid = t == T_PIDS ? spawn_idle_process() : 0;
+	int fds = count_fds(), perf_fds = count_perf_fds(), maps = count_perf_maps();
+	int k;
+
+	for (k = 0;; k++) {
+		struct pr_reader *r;
+
+		reset_hooks();
+		fail_at = k;
+		fail_errno = k % 2 ? EMFILE : ENOMEM;
+		logtext[0] = 0;
+		r = open_target(t, pid, &o);
+		if (r) {
+			ck_assert_int_eq(fallible_seen, k);
+			ck_assert_int_gt(count_perf_fds(), perf_fds);
+			pr_reader_close(r);
+		} else {
+			ck_assert_int_eq(errno, fail_errno);
+			ck_assert_msg(logtext[0], "failure %d was not explained", k);
+		}
+		ck_assert_int_eq(count_perf_fds(), perf_fds);
+		ck_assert_int_eq(count_perf_maps(), maps);
+		ck_assert_int_eq(count_fds(), fds);
+		if (t == T_COMMAND)
+			ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+		if (r)
+			break;
+	}
+	ck_assert_int_ge(k, min_steps);
+	if (pid)
+		stop_process(pid);
+	reset_hooks();
+}
+
+START_TEST(failure_at_any_step_of_opening_a_process_leaks_nothing)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* Three threads on every CPU: 3 * cpus opens, cpus mmaps and
+	 * 2 * cpus redirections. */
+	check_no_leak_at_any_failure(T_PIDS, (int)(6 * cpus));
+}
+END_TEST
+
+START_TEST(failure_at_any_step_of_opening_all_cpus_leaks_nothing)
+{
+	check_no_leak_at_any_failure(T_CPUS, (int)(2 * sysconf(_SC_NPROCESSORS_ONLN)));
+}
+END_TEST
+
+START_TEST(failure_at_any_step_of_launching_a_command_leaks_nothing_not_even_the_child)
+{
+	check_no_leak_at_any_failure(T_COMMAND, (int)(2 * sysconf(_SC_NPROCESSORS_ONLN)));
+}
+END_TEST
+
+static bool is_enable(const struct call_log *c)
+{
+	return c->what == CALL_IOCTL && c->req == PERF_EVENT_IOC_ENABLE;
+}
+
+START_TEST(events_open_disabled_and_are_enabled_after_every_ring_is_mapped)
+{
+	pid_t pid = spawn_idle_process();
+	struct pr_reader *r;
+	int last_setup = -1, first_enable = -1, opens = 0, mmaps = 0;
+
+	reset_hooks();
+	r = pr_reader_open_pids(&pid, 1, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	for (int i = 0; i < nr_calls; i++) {
+		if (calls[i].what == CALL_OPEN) {
+			ck_assert_msg(calls[i].disabled, "event %d opened enabled", i);
+			opens++;
+		}
+		mmaps += calls[i].what == CALL_MMAP;
+		if (calls[i].what == CALL_OPEN || calls[i].what == CALL_MMAP)
+			last_setup = i;
+		if (is_enable(&calls[i]) && first_enable < 0)
+			first_enable = i;
+	}
+	ck_assert_int_eq(opens, 3 * (int)sysconf(_SC_NPROCESSORS_ONLN));
+	ck_assert_int_eq(mmaps, (int)pr_reader_nr_rings(r));
+	ck_assert_int_gt(first_enable, last_setup);
+	pr_reader_close(r);
+	stop_process(pid);
+}
+END_TEST
+
+START_TEST(a_launched_command_is_enabled_by_its_exec_not_by_ioctl)
+{
+	static char *argv[] = { "true", NULL };
+	struct pr_reader *r;
+	int status;
+
+	reset_hooks();
+	r = pr_reader_open_command(argv, NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(pr_reader_attr(r)->enable_on_exec, 1);
+	ck_assert_uint_eq(pr_reader_attr(r)->disabled, 1);
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	for (int i = 0; i < nr_calls; i++)
+		ck_assert(!is_enable(&calls[i]));
+	ck_assert_int_eq(waitpid(pr_reader_child(r), &status, 0), pr_reader_child(r));
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	pr_reader_close(r);
+}
+END_TEST
+
+START_TEST(a_command_that_cannot_run_is_an_error_naming_it)
+{
+	static char *argv[] = { "/nonexistent/dwarfsample-test", NULL };
+	PR_OPTS(pr_reader_opts, o, .log = keep_log);
+	struct pr_reader *r;
+
+	reset_hooks();
+	logtext[0] = 0;
+	r = pr_reader_open_command(argv, &o);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(pr_reader_enable(r), -ENOENT);
+	ck_assert_msg(strstr(logtext, "cannot run '/nonexistent/dwarfsample-test'"),
+		      "%s", logtext);
+	ck_assert_int_eq(pr_reader_child(r), -1);
+	pr_reader_close(r);
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+}
+END_TEST
+
+START_TEST(offline_cpus_are_skipped_silently)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log);
+	struct pr_reader *r;
+
+	if (n < 2) {
+		/* A one-CPU machine cannot lose one CPU and keep another. */
+		ck_assert_int_ge(n, 1);
+		return;
+	}
+	reset_hooks();
+	esrch_cpus = 1u << 1;
+	logtext[0] = 0;
+	r = pr_reader_open_cpus(NULL, 0, &o);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(pr_reader_nr_rings(r), (size_t)n - 1);
+	for (size_t i = 0; i < pr_reader_nr_rings(r); i++)
+		ck_assert_int_ne(pr_reader_ring_cpu(r, i), 1);
+	ck_assert_ptr_null(strstr(logtext, "error"));
+	pr_reader_close(r);
+	reset_hooks();
+}
+END_TEST
+
+START_TEST(no_cpu_at_all_is_an_error)
+{
+	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log);
+
+	reset_hooks();
+	esrch_cpus = ~0u;
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_reader_open_cpus(NULL, 0, &o));
+	ck_assert_int_eq(errno, ENODEV);
+	ck_assert_msg(strstr(logtext, "no event could be opened"), "%s", logtext);
+	ck_assert_int_eq(count_perf_fds(), 0);
+	reset_hooks();
+}
+END_TEST
+
+START_TEST(hardware_cycles_are_used_when_the_pmu_answers)
+{
+	PR_OPTS(pr_event_opts, ev, .prefer_hw_cycles = true);
+
+	reset_hooks();
+	hw_answer = 1;
+	ck_assert_int_eq(pr_event_probe(&ev, NULL, NULL), PR_SOURCE_HW_CYCLES);
+	/* Without the preference nothing is probed. */
+	nr_calls = 0;
+	ck_assert_int_eq(pr_event_probe(NULL, NULL, NULL), PR_SOURCE_CPU_CLOCK);
+	ck_assert_int_eq(nr_calls, 0);
+	reset_hooks();
+}
+END_TEST
+
+START_TEST(missing_pmu_falls_back_to_cpu_clock)
+{
+	static const int fallbacks[] = { EOPNOTSUPP, ENOENT, ENODEV, EINVAL, EACCES };
+	PR_OPTS(pr_event_opts, ev, .prefer_hw_cycles = true);
+	PR_OPTS(pr_reader_opts, o, .event = &ev, .ring_pages = 4);
+
+	for (size_t i = 0; i < PR_ARRAY_SIZE(fallbacks); i++) {
+		struct pr_reader *r;
+
+		reset_hooks();
+		hw_answer = -fallbacks[i];
+		ck_assert_int_eq(pr_event_probe(&ev, NULL, NULL), PR_SOURCE_CPU_CLOCK);
+		r = pr_reader_open_cpus(NULL, 0, &o);
+		ck_assert_ptr_nonnull(r);
+		ck_assert_uint_eq(pr_reader_attr(r)->type, PERF_TYPE_SOFTWARE);
+		ck_assert_uint_eq(pr_reader_attr(r)->config, PERF_COUNT_SW_CPU_CLOCK);
+		pr_reader_close(r);
+	}
+	reset_hooks();
+}
+END_TEST
+
+START_TEST(other_pmu_errors_propagate)
+{
+	PR_OPTS(pr_event_opts, ev, .prefer_hw_cycles = true);
+	PR_OPTS(pr_reader_opts, o, .event = &ev, .log = keep_log);
+
+	reset_hooks();
+	hw_answer = -EBUSY;
+	ck_assert_int_eq(pr_event_probe(&ev, NULL, NULL), -EBUSY);
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_reader_open_cpus(NULL, 0, &o));
+	ck_assert_int_eq(errno, EBUSY);
+	ck_assert_msg(strstr(logtext, "hardware cpu-cycles"), "%s", logtext);
+	reset_hooks();
+}
+END_TEST
+
+START_TEST(refused_kernel_sampling_falls_back_to_user_mode_for_processes)
+{
+	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log);
+	pid_t pid = spawn_idle_process();
+	struct pr_reader *r;
+
+	reset_hooks();
+	refuse_kernel = true;
+	logtext[0] = 0;
+	r = pr_reader_open_pids(&pid, 1, &o);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(pr_reader_attr(r)->exclude_kernel, 1);
+	ck_assert_msg(strstr(logtext, "user mode only"), "%s", logtext);
+	pr_reader_close(r);
+	stop_process(pid);
+	reset_hooks();
+}
+END_TEST
+
+START_TEST(refused_system_wide_sampling_says_what_to_do)
+{
+	PR_OPTS(pr_reader_opts, o, .log = keep_log);
+
+	reset_hooks();
+	refuse_kernel = true;
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_reader_open_cpus(NULL, 0, &o));
+	ck_assert_int_eq(errno, EACCES);
+	ck_assert_msg(strstr(logtext, "kernel.perf_event_paranoid is"), "%s", logtext);
+	ck_assert_msg(strstr(logtext, "CAP_PERFMON"), "%s", logtext);
+	ck_assert_msg(strstr(logtext, "sysctl -w kernel.perf_event_paranoid=0"), "%s", logtext);
+	reset_hooks();
+}
+END_TEST
+
+START_TEST(refused_ring_mapping_points_at_perf_event_mlock_kb)
+{
+	PR_OPTS(pr_reader_opts, o, .log = keep_log);
+
+	reset_hooks();
+	/* The first fallible step is the first open; the second the mmap. */
+	fail_at = 1;
+	fail_errno = EPERM;
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_reader_open_cpus(NULL, 0, &o));
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_msg(strstr(logtext, "perf_event_mlock_kb"), "%s", logtext);
+	ck_assert_int_eq(count_perf_fds(), 0);
+	reset_hooks();
+}
+END_TEST
+
+START_TEST(too_many_open_files_says_to_raise_the_limit)
+{
+	PR_OPTS(pr_reader_opts, o, .log = keep_log);
+
+	reset_hooks();
+	fail_at = 0;
+	fail_errno = EMFILE;
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_reader_open_cpus(NULL, 0, &o));
+	ck_assert_msg(strstr(logtext, "ulimit -n"), "%s", logtext);
+	reset_hooks();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("open");
+	TCase *tc = tcase_create("interposed");
+	SRunner *sr;
+	int failed;
+
+	live_require_perf();
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, failure_at_any_step_of_opening_a_process_leaks_nothing);
+	tcase_add_test(tc, failure_at_any_step_of_opening_all_cpus_leaks_nothing);
+	tcase_add_test(tc, failure_at_any_step_of_launching_a_command_leaks_nothing_not_even_the_child);
+	tcase_add_test(tc, events_open_disabled_and_are_enabled_after_every_ring_is_mapped);
+	tcase_add_test(tc, a_launched_command_is_enabled_by_its_exec_not_by_ioctl);
+	tcase_add_test(tc, a_command_that_cannot_run_is_an_error_naming_it);
+	tcase_add_test(tc, offline_cpus_are_skipped_silently);
+	tcase_add_test(tc, no_cpu_at_all_is_an_error);
+	tcase_add_test(tc, hardware_cycles_are_used_when_the_pmu_answers);
+	tcase_add_test(tc, missing_pmu_falls_back_to_cpu_clock);
+	tcase_add_test(tc, other_pmu_errors_propagate);
+	tcase_add_test(tc, refused_kernel_sampling_falls_back_to_user_mode_for_processes);
+	tcase_add_test(tc, refused_system_wide_sampling_says_what_to_do);
+	tcase_add_test(tc, refused_ring_mapping_points_at_perf_event_mlock_kb);
+	tcase_add_test(tc, too_many_open_files_says_to_raise_the_limit);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_ENV);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A workload the live tests drive.  `workload spin SECONDS` burns CPU and
+ * exits.  `workload serve` reads one-letter commands on stdin, so a test can
+ * attach first and then make things happen, and answers each with a line on
+ * stdout ("ok", or a number for commands that create a task):
+ *
+ *   c  spin 1 s in a frame holding WORKLOAD_CANARY on the stack
+ *   s  spin 0.5 s
+ *   t  start a thread that spins 1 s; answer its tid, then "ok" once joined
+ *   f  fork a child that spins 0.5 s; answer its pid, then "ok" once reaped
+ *   m  map this executable with PROT_EXEC (an MMAP2 for the test to see)
+ *   n  rename the main thread to "ds-renamed" (a COMM without exec)
+ *   q  exit 0
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+#define NOINLINE __attribute__((noinline))
+
+static volatile uint64_t sink;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+NOINLINE static void spin_inner(double until)
+{
+	while (now() < until)
+		for (int i = 0; i < 10000; i++)
+			sink = sink * 31 + (uint64_t)i;
+}
+
+NOINLINE static void spin(double seconds)
+{
+	spin_inner(now() + seconds);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* The canary lives in this frame while everything below it runs, so every
+ * stack snapshot taken meanwhile holds it a few hundred bytes above SP. */
+NOINLINE static void canary_frame(double seconds)
+{
+	volatile uint64_t canary[4];
+
+	for (int i = 0; i < 4; i++)
+		canary[i] = WORKLOAD_CANARY;
+	spin(seconds);
+	sink += canary[0] ^ canary[3];
+}
+
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	printf("%ld\n", (long)syscall(SYS_gettid));
+	fflush(stdout);
+	spin(1.0);
+	return NULL;
+}
+
+static void map_self(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	void *p;
+
+	if (fd < 0)
+		exit(3);
+	p = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		exit(3);
+	close(fd);
+	/* Left mapped: the test reads /proc/PID/maps afterwards. */
+}
+
+static int serve(void)
+{
+	int c;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((c = getchar()) != EOF) {
+		switch (c) {
+		case 'c':
+			canary_frame(1.0);
+			break;
+		case 's':
+			spin(0.5);
+			break;
+		case 't': {
+			pthread_t t;
+
+			pthread_create(&t, NULL, thread_main, NULL);
+			pthread_join(t, NULL);
+			break;
+		}
+		case 'f': {
+			pid_t pid = fork();
+
+			if (pid == 0) {
+				spin(0.5);
+				_exit(0);
+			}
+			printf("%d\n", (int)pid);
+			waitpid(pid, NULL, 0);
+			break;
+		}
+		case 'm':
+			map_self();
+			break;
+		case 'n':
+			prctl(PR_SET_NAME, "ds-renamed");
+			break;
+		case 'q':
+			return 0;
+		default:
+			continue;
+		}
+		printf("ok\n");
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "spin")) {
+		spin(atof(argv[2]));
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "serve"))
+		return serve();
+	fprintf(stderr, "usage: workload spin SECONDS | workload serve\n");
+	return 2;
+}

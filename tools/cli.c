@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+volatile sig_atomic_t ds_stop;
+
+const char ds_capture_help[] =
+	"Target (exactly one):\n"
+	"  -p, --pid PID[,PID...]   sample these processes, all their threads and\n"
+	"                           the threads and children they create\n"
+	"  -a, --all-cpus           sample every task on every online CPU\n"
+	"  -C, --cpu LIST           with -a: only these CPUs (e.g. 0-3,8)\n"
+	"  -- CMD [ARGS...]         run CMD and sample it from its first instruction\n"
+	"Sampling:\n"
+	"  -F, --freq HZ            samples per second per CPU (default 99)\n"
+	"  -d, --duration SECONDS   stop after this long (default: until Ctrl-C or\n"
+	"                           the target exits)\n"
+	"      --stack-size BYTES   user stack bytes copied per sample, a multiple\n"
+	"                           of 8 up to 65528 (default 8192)\n"
+	"      --ring-pages N       ring buffer pages per CPU, a power of two\n"
+	"                           (default 512)\n"
+	"      --hw-cycles          sample hardware cycles when the CPU has a PMU\n"
+	"                           (falls back to cpu-clock otherwise)\n"
+	"  -k, --kernel             record kernel call chains too\n"
+	"  -v, --verbose            more diagnostics\n";
+
+static int log_verbosity = PR_LOG_WARN;
+
+void ds_log(enum pr_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if ((int)level > log_verbosity)
+		return;
+	fprintf(stderr, "dwarfsample: %s%s\n",
+		level == PR_LOG_ERROR ? "error: " :
+		level == PR_LOG_WARN ? "warning: " : "", msg);
+}
+
+void ds_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("dwarfsample: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int parse_u64(const char *arg, const char *what, uint64_t lo,
+		     uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!*arg || *end || errno || arg[0] == '-' || v < lo || v > hi) {
+		ds_err("invalid %s '%s': expected a number from %llu to %llu",
+		       what, arg, (unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(struct ds_capture *c, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -1;
+	for (char *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t pid;
+
+		if (c->nr_pids == DS_MAX_PIDS) {
+			ds_err("too many PIDs (at most %d)", DS_MAX_PIDS);
+			ret = -1;
+			break;
+		}
+		if (parse_u64(tok, "PID", 1, INT_MAX, &pid)) {
+			ret = -1;
+			break;
+		}
+		c->pids[c->nr_pids++] = (pid_t)pid;
+	}
+	if (!ret && !c->nr_pids) {
+		ds_err("invalid PID list '%s'", arg);
+		ret = -1;
+	}
+	free(copy);
+	return ret;
+}
+
+int ds_capture_option(struct ds_capture *c, int opt, const char *arg)
+{
+	uint64_t v;
+	int n;
+
+	switch (opt) {
+	case 'p':
+		return parse_pids(c, arg) ? -1 : 1;
+	case 'a':
+		c->system_wide = true;
+		return 1;
+	case 'C':
+		n = pr_parse_cpu_list(arg, c->cpus, DS_MAX_CPUS);
+		if (n <= 0) {
+			ds_err("invalid CPU list '%s': use numbers and ranges like 0-3,8", arg);
+			return -1;
+		}
+		c->nr_cpus = (size_t)n;
+		return 1;
+	case 'F':
+		if (parse_u64(arg, "frequency", 1, 1000000, &v))
+			return -1;
+		c->freq = v;
+		return 1;
+	case 'd': {
+		char *end;
+		double d;
+
+		errno = 0;
+		d = strtod(arg, &end);
+		if (!*arg || *end || errno || !isfinite(d) || d <= 0 || d > 1e7) {
+			ds_err("invalid duration '%s': expected seconds above 0", arg);
+			return -1;
+		}
+		c->duration = d;
+		return 1;
+	}
+	case 'k':
+		c->kernel = true;
+		return 1;
+	case 'v':
+		c->verbose++;
+		log_verbosity = PR_LOG_WARN + c->verbose;
+		return 1;
+	case DS_OPT_STACK_SIZE:
+		if (parse_u64(arg, "stack size", 8, PR_MAX_STACK_SIZE, &v))
+			return -1;
+		if (v % 8) {
+			ds_err("invalid stack size %llu: it must be a multiple of 8",
+			       (unsigned long long)v);
+			return -1;
+		}
+		c->stack_size = (uint32_t)v;
+		return 1;
+	case DS_OPT_RING_PAGES:
+		if (parse_u64(arg, "ring size", 1, 1u << 20, &v))
+			return -1;
+		if (v & (v - 1)) {
+			ds_err("invalid ring size %llu pages: use a power of two",
+			       (unsigned long long)v);
+			return -1;
+		}
+		c->ring_pages = (uint32_t)v;
+		return 1;
+	case DS_OPT_HW_CYCLES:
+		c->hw_cycles = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
+{
+	int targets = !!c->nr_pids + !!c->system_wide + (argc > 0);
+
+	if (targets != 1) {
+		ds_err(targets ? "give only one target: -p PID, -a, or -- CMD"
+			       : "nothing to sample: give -p PID, -a, or -- CMD ARGS");
+		return -1;
+	}
+	if (c->nr_cpus && !c->system_wide) {
+		ds_err("-C selects CPUs for system-wide sampling; use it with -a");
+		return -1;
+	}
+	if (argc > 0)
+		c->argv = argv;
+	return 0;
+}
+
+struct pr_reader *ds_capture_open(const struct ds_capture *c)
+{
+	PR_OPTS(pr_event_opts, ev,
+		.freq = c->freq,
+		.stack_size = c->stack_size,
+		.kernel_callchain = c->kernel,
+		.prefer_hw_cycles = c->hw_cycles);
+	PR_OPTS(pr_reader_opts, opts,
+		.event = &ev,
+		.ring_pages = c->ring_pages,
+		.log = ds_log);
+
+	if (c->argv)
+		return pr_reader_open_command(c->argv, &opts);
+	if (c->system_wide)
+		return pr_reader_open_cpus(c->nr_cpus ? c->cpus : NULL,
+					   c->nr_cpus, &opts);
+	return pr_reader_open_pids(c->pids, c->nr_pids, &opts);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	ds_stop = 1;
+}
+
+void ds_capture_signals(void)
+{
+	struct sigaction sa;
+	struct rlimit rl;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	/* One event per thread and CPU: a busy server needs thousands. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+double ds_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Wait for a launched command, terminating it first if it is still
+ * running when the capture ends. */
+static void reap_command(pid_t pid, bool terminate)
+{
+	int status;
+
+	if (pid <= 0)
+		return;
+	if (terminate && waitpid(pid, &status, WNOHANG) == 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, &status, 0);
+		return;
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
+int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
+		   pr_record_fn cb, void *ctx)
+{
+	double deadline = c->duration > 0 ? ds_now() + c->duration : 0;
+	int err = pr_reader_enable(r);
+
+	if (err)
+		return err;
+	while (!ds_stop) {
+		int timeout = 200;
+
+		if (deadline) {
+			double left = deadline - ds_now();
+
+			if (left <= 0)
+				break;
+			if (left * 1000 < timeout)
+				timeout = (int)(left * 1000) + 1;
+		}
+		err = pr_reader_poll(r, timeout, cb, ctx);
+		/* Corrupt records were logged and skipped; keep going. */
+		if (err < 0 && err != -EBADMSG && err != -EINTR)
+			break;
+		err = 0;
+		if (pr_reader_done(r))
+			break;
+	}
+	pr_reader_disable(r);
+	/* What the rings still hold is part of the capture. */
+	while ((err == 0 || err == -EBADMSG) && (err = pr_reader_consume(r, cb, ctx)) > 0)
+		;
+	if (err == -EBADMSG)
+		err = 0;
+	reap_command(pr_reader_child(r), ds_stop || deadline);
+	return err < 0 ? err : 0;
+}

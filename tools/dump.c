@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `dwarfsample dump`: every record of a live capture on one line, then a
+ * summary.  The debugging aid for everything built on the reader.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "dump.h"
+
+static void print_time(FILE *out, const struct pr_record *rec)
+{
+	if (rec->fields & PR_ID_TIME)
+		fprintf(out, "%6" PRIu64 ".%09" PRIu64 " ", rec->time / 1000000000,
+			rec->time % 1000000000);
+	else
+		fprintf(out, "%16s ", "-");
+}
+
+static const char *cpumode(uint16_t misc)
+{
+	switch (misc & PERF_RECORD_MISC_CPUMODE_MASK) {
+	case PERF_RECORD_MISC_KERNEL: return "kernel";
+	case PERF_RECORD_MISC_USER: return "user";
+	case PERF_RECORD_MISC_HYPERVISOR: return "hv";
+	case PERF_RECORD_MISC_GUEST_KERNEL: return "guest-kernel";
+	case PERF_RECORD_MISC_GUEST_USER: return "guest-user";
+	default: return "unknown";
+	}
+}
+
+static void print_sample(FILE *out, const struct pr_record *rec)
+{
+	const struct pr_sample *s = &rec->u.sample;
+
+	fprintf(out, " pid %u tid %u ip 0x%" PRIx64 " %s period %" PRIu64,
+		rec->pid, rec->tid, s->ip, cpumode(rec->misc), s->period);
+	if (s->regs) {
+		uint64_t bp = 0;
+
+		pr_sample_reg(s, PR_REG_BP, &bp);
+		fprintf(out, " sp 0x%" PRIx64 " bp 0x%" PRIx64 " regs %d/abi%d",
+			s->stack_addr, bp, __builtin_popcountll(s->regs_mask),
+			s->regs_abi == PERF_SAMPLE_REGS_ABI_64 ? 64 : 32);
+	} else {
+		fprintf(out, " no-user-regs");
+	}
+	fprintf(out, " stack %" PRIu64 "/%" PRIu64, s->stack_dyn_size, s->stack_size);
+	if (s->nr_callchain)
+		fprintf(out, " callchain %" PRIu64, s->nr_callchain);
+}
+
+void ds_dump_record(FILE *out, const struct pr_record *rec)
+{
+	print_time(out, rec);
+	if (rec->ring_cpu >= 0)
+		fprintf(out, "[%03d] ", rec->ring_cpu);
+	else if (rec->fields & PR_ID_CPU)
+		fprintf(out, "[%03u] ", rec->cpu);
+	fprintf(out, "%-12s", pr_record_type_name(rec->type));
+
+	switch (rec->type) {
+	case PR_RECORD_SAMPLE:
+		print_sample(out, rec);
+		break;
+	case PR_RECORD_MMAP:
+	case PR_RECORD_MMAP2: {
+		const struct pr_mmap *m = &rec->u.mmap;
+
+		fprintf(out, " pid %u tid %u [0x%" PRIx64 "-0x%" PRIx64 ") pgoff 0x%" PRIx64,
+			rec->pid, rec->tid, m->addr, m->addr + m->len, m->pgoff);
+		if (m->is_mmap2) {
+			fprintf(out, " %c%c%c%c",
+				m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-',
+				m->prot & 4 ? 'x' : '-', m->flags & 1 ? 's' : 'p');
+			if (m->has_build_id) {
+				fputs(" build-id ", out);
+				for (unsigned i = 0; i < m->build_id_size; i++)
+					fprintf(out, "%02x", m->build_id[i]);
+			} else {
+				fprintf(out, " %02x:%02x %" PRIu64, m->maj, m->min, m->ino);
+			}
+		}
+		fprintf(out, " %s", m->filename);
+		break;
+	}
+	case PR_RECORD_COMM:
+		fprintf(out, " pid %u tid %u%s %s", rec->pid, rec->tid,
+			rec->u.comm.exec ? " exec" : "", rec->u.comm.comm);
+		break;
+	case PR_RECORD_FORK:
+	case PR_RECORD_EXIT:
+		fprintf(out, " pid %u tid %u ppid %u ptid %u", rec->pid, rec->tid,
+			rec->u.task.ppid, rec->u.task.ptid);
+		break;
+	case PR_RECORD_LOST:
+		fprintf(out, " id %" PRIu64 " lost %" PRIu64, rec->u.lost.id,
+			rec->u.lost.lost);
+		break;
+	case PR_RECORD_LOST_SAMPLES:
+		fprintf(out, " lost %" PRIu64, rec->u.lost.lost);
+		break;
+	case PR_RECORD_THROTTLE:
+	case PR_RECORD_UNTHROTTLE:
+		fprintf(out, " id %" PRIu64 " stream %" PRIu64, rec->u.throttle.id,
+			rec->u.throttle.stream_id);
+		break;
+	default:
+		fprintf(out, " type %u size %u", rec->type, rec->size);
+		break;
+	}
+	fputc('\n', out);
+}
+
+struct dump_ctx {
+	FILE *out;
+	bool quiet;
+};
+
+static int on_record(const struct pr_record *rec, void *arg)
+{
+	struct dump_ctx *d = arg;
+
+	if (!d->quiet)
+		ds_dump_record(d->out, rec);
+	return 0;
+}
+
+void ds_dump_summary(FILE *out, struct pr_reader *r, double seconds)
+{
+	uint64_t by_type[PR_RECORD_KERNEL_MAX] = { 0 };
+	uint64_t samples = 0, lost = 0, corrupt = 0, throttled = 0;
+
+	fprintf(out, "# summary: %.2f s\n", seconds);
+	for (size_t i = 0; i < pr_reader_nr_rings(r); i++) {
+		struct pr_ring_stats st = { .sz = sizeof(st) };
+
+		pr_reader_ring_stats(r, i, &st);
+		fprintf(out, "#   cpu %3d: %8" PRIu64 " samples %8" PRIu64 " lost %6" PRIu64
+			" corrupt %6" PRIu64 " throttled\n", st.cpu, st.samples,
+			st.lost + st.lost_samples, st.corrupt, st.throttled);
+		samples += st.samples;
+		lost += st.lost + st.lost_samples;
+		corrupt += st.corrupt;
+		throttled += st.throttled;
+		for (size_t t = 0; t < PR_RECORD_KERNEL_MAX; t++)
+			by_type[t] += st.by_type[t];
+	}
+	fprintf(out, "#   total: %" PRIu64 " samples, %" PRIu64 " lost (%.2f%%), %"
+		PRIu64 " corrupt, %" PRIu64 " throttled\n", samples, lost,
+		samples + lost ? 100.0 * (double)lost / (double)(samples + lost) : 0.0,
+		corrupt, throttled);
+	fputs("#   records:", out);
+	for (size_t t = 1; t < PR_RECORD_KERNEL_MAX; t++)
+		if (by_type[t])
+			fprintf(out, " %s %" PRIu64, pr_record_type_name((uint32_t)t),
+				by_type[t]);
+	if (by_type[0])
+		fprintf(out, " other %" PRIu64, by_type[0]);
+	fputc('\n', out);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: dwarfsample dump [options] (-p PID[,PID...] | -a [-C LIST] | -- CMD [ARGS...])\n"
+		"\n"
+		"Sample the target and print every record the kernel delivers on one\n"
+		"line, then a summary: samples per CPU, lost samples, records by type.\n"
+		"\n%s"
+		"Output:\n"
+		"  -q, --quiet              print only the summary\n"
+		"  -h, --help               this help\n",
+		ds_capture_help);
+}
+
+int ds_cmd_dump(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		DS_CAPTURE_LONGOPTS,
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct ds_capture *c = calloc(1, sizeof(*c));
+	struct dump_ctx d = { .out = stdout };
+	struct pr_reader *r;
+	double start;
+	int opt, err, ret = 2;
+
+	if (!c)
+		return 1;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+" DS_CAPTURE_SHORTOPTS "qh",
+				  longopts, NULL)) != -1) {
+		int h = ds_capture_option(c, opt, optarg);
+
+		if (h < 0)
+			goto out;
+		if (h)
+			continue;
+		if (opt == 'q') {
+			d.quiet = true;
+		} else if (opt == 'h') {
+			usage(stdout);
+			ret = 0;
+			goto out;
+		} else {
+			fputs("Try 'dwarfsample dump --help'.\n", stderr);
+			goto out;
+		}
+	}
+	if (ds_capture_finish(c, argc - optind, argv + optind))
+		goto out;
+
+	ds_capture_signals();
+	r = ds_capture_open(c);
+	if (!r) {
+		ret = 1;
+		goto out;
+	}
+	start = ds_now();
+	err = ds_capture_run(c, r, on_record, &d);
+	if (err) {
+		char buf[128];
+
+		ds_err("capture failed: %s", pr_strerror(err, buf, sizeof(buf)));
+	}
+	fflush(stdout);
+	ds_dump_summary(stdout, r, ds_now() - start);
+	pr_reader_close(r);
+	ret = err ? 1 : 0;
+out:
+	free(c);
+	return ret;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* dwarfsample: the command-line entry point and its verbs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dump.h"
+
+#ifndef DS_VERSION
+#define DS_VERSION "unknown"
+#endif
+
+static void usage(FILE *out)
+{
+	fputs("usage: dwarfsample <command> [options]\n"
+	      "\n"
+	      "A sampling CPU profiler that unwinds user stacks with DWARF CFI.\n"
+	      "\n"
+	      "Commands:\n"
+	      "  dump     sample a process, a command or the system and print every\n"
+	      "           record the kernel delivers (a debugging aid)\n"
+	      "\n"
+	      "Run 'dwarfsample <command> --help' for the options of a command.\n",
+	      out);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("dwarfsample %s\n", DS_VERSION);
+		return 0;
+	}
+	if (!strcmp(argv[1], "dump"))
+		return ds_cmd_dump(argc - 1, argv + 1);
+	fprintf(stderr, "dwarfsample: unknown command '%s'\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
