@@ -369,8 +369,12 @@ PR_API const char *pr_record_type_name(uint32_t type);
 
 struct pr_reader;
 
-/* Default ring size in pages per CPU (power of two), measured to drop
- * nothing at 4 kHz with 8 KiB stacks on a busy machine (BENCHMARKS.md). */
+/* Default ring size in pages per CPU (power of two): 2 MiB with 4 KiB
+ * pages, measured to drop nothing at 10 kHz with 8 KiB stacks on a busy
+ * machine (BENCHMARKS.md).  Without CAP_IPC_LOCK, under a paranoid setting
+ * the kernel caps locked ring memory at kernel.perf_event_mlock_kb per CPU,
+ * so the default shrinks to fit it (128 pages with the usual 516 KiB), as
+ * perf record's does. */
 #define PR_DEFAULT_RING_PAGES 512
 
 struct pr_reader_opts {
@@ -378,7 +382,8 @@ struct pr_reader_opts {
 	/* The event; NULL for all defaults. */
 	const struct pr_event_opts *event;
 	/* Data pages per CPU ring, a power of two.  Default
-	 * PR_DEFAULT_RING_PAGES. */
+	 * PR_DEFAULT_RING_PAGES, or less to fit perf_event_mlock_kb (see
+	 * there). */
 	uint32_t ring_pages;
 	/* Where diagnostics go; may be NULL (they are dropped). */
 	pr_log_fn log;

@@ -72,6 +72,9 @@ struct pr_parse_cfg {
 	uint64_t regs_intr;
 	uint64_t branch_sample_type;
 	bool sample_id_all;
+	/* Derived once, not per record. */
+	unsigned int nr_regs_user, nr_regs_intr;
+	size_t sample_id_size;
 };
 
 void pr__parse_cfg_from_attr(struct pr_parse_cfg *cfg,

@@ -8,7 +8,9 @@
  * is exactly one ring to drain per CPU whatever the thread count.
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
@@ -55,10 +57,39 @@ struct pr_reader {
  * covered by inherit from the threads already opened. */
 #define MAX_THREAD_SCANS 64
 
+static bool has_cap_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32));
+}
+
+/* The kernel lets a user lock perf_event_mlock_kb per CPU of ring memory
+ * (beyond it, RLIMIT_MEMLOCK) unless the caller has CAP_IPC_LOCK or
+ * perf_event_paranoid is -1.  Default to what fits, like perf record. */
+static uint32_t default_ring_pages(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	long kb;
+	uint32_t pages = PR_DEFAULT_RING_PAGES;
+
+	if (has_cap_ipc_lock() ||
+	    pr__read_sysctl("/proc/sys/kernel/perf_event_paranoid", 2) == -1)
+		return pages;
+	kb = pr__read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", 516);
+	/* One page of each mapping is the control page. */
+	while (pages > 1 && (long)(pages + 1) * page > kb * 1024)
+		pages /= 2;
+	return pages;
+}
+
 static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *opts)
 {
 	const struct pr_event_opts *ev = PR_OPTS_HAS(opts, event) ? opts->event : NULL;
-	uint32_t pages = PR_OPTS_GET(opts, ring_pages, PR_DEFAULT_RING_PAGES);
+	uint32_t pages = PR_OPTS_GET(opts, ring_pages, 0);
 	uint64_t freq = PR_OPTS_GET(ev, freq, PR_DEFAULT_FREQ);
 	long max_rate;
 
@@ -67,6 +98,8 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 			"pr_reader_opts: sz is wrong or unknown fields are set");
 		return -EINVAL;
 	}
+	if (!pages)
+		pages = default_ring_pages();
 	if (pages & (pages - 1) || pages > PR_MAX_RING_PAGES) {
 		pr__log(&r->lg, PR_LOG_ERROR,
 			"ring size of %u pages is invalid: use a power of two up to %u",

@@ -62,20 +62,17 @@ void pr__parse_cfg_from_attr(struct pr_parse_cfg *cfg,
 	cfg->regs_intr = attr->sample_regs_intr;
 	cfg->branch_sample_type = attr->branch_sample_type;
 	cfg->sample_id_all = attr->sample_id_all;
-}
+	cfg->nr_regs_user = (unsigned int)__builtin_popcountll(attr->sample_regs_user);
+	cfg->nr_regs_intr = (unsigned int)__builtin_popcountll(attr->sample_regs_intr);
+	/* The sample_id trailer of non-sample records. */
+	if (attr->sample_id_all) {
+		uint64_t t = attr->sample_type;
 
-/* Size of the sample_id trailer non-sample records carry. */
-static size_t sample_id_size(const struct pr_parse_cfg *cfg)
-{
-	uint64_t t = cfg->sample_type;
-	size_t n = 0;
-
-	if (!cfg->sample_id_all)
-		return 0;
-	n += !!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) +
-	     !!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID) +
-	     !!(t & PERF_SAMPLE_CPU) + !!(t & PERF_SAMPLE_IDENTIFIER);
-	return n * 8;
+		cfg->sample_id_size = 8 * (size_t)(!!(t & PERF_SAMPLE_TID) +
+			!!(t & PERF_SAMPLE_TIME) + !!(t & PERF_SAMPLE_ID) +
+			!!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU) +
+			!!(t & PERF_SAMPLE_IDENTIFIER));
+	}
 }
 
 /* The trailer's order is fixed by the kernel (perf_event__output_id_sample). */
@@ -217,9 +214,7 @@ static int parse_sample(const struct pr_parse_cfg *cfg, struct cursor *c,
 	if (t & PERF_SAMPLE_REGS_USER) {
 		s->regs_abi = take_u64(c, "regs abi");
 		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
-			size_t n = (size_t)__builtin_popcountll(cfg->regs_user);
-
-			if (take(c, n * 8, &v, "user registers")) {
+			if (take(c, cfg->nr_regs_user * 8u, &v, "user registers")) {
 				s->regs = v;
 				s->regs_mask = cfg->regs_user;
 			}
@@ -250,8 +245,7 @@ static int parse_sample(const struct pr_parse_cfg *cfg, struct cursor *c,
 		uint64_t abi = take_u64(c, "intr regs abi");
 
 		if (abi != PERF_SAMPLE_REGS_ABI_NONE)
-			take(c, (size_t)__builtin_popcountll(cfg->regs_intr) * 8,
-			     NULL, "intr registers");
+			take(c, cfg->nr_regs_intr * 8u, NULL, "intr registers");
 	}
 	if (t & PERF_SAMPLE_PHYS_ADDR)
 		take(c, 8, NULL, "phys_addr");
@@ -290,15 +284,17 @@ static const char *take_string(struct cursor *c, const unsigned char *end,
 static int parse_other(const struct pr_parse_cfg *cfg, struct cursor *c,
 		       struct pr_record *rec)
 {
-	/* Fixed-size trailer: the variable part (a file name or comm) ends
-	 * where the trailer begins. */
-	const unsigned char *body_end = c->end - sample_id_size(cfg);
-	struct cursor body = { c->p, body_end, NULL };
+	const unsigned char *body_end;
+	struct cursor body;
 
-	if (body_end < c->p) {
+	if ((size_t)(c->end - c->p) < cfg->sample_id_size) {
 		c->why = "record shorter than its sample_id";
 		return -EBADMSG;
 	}
+	/* Fixed-size trailer: the variable part (a file name or comm) ends
+	 * where the trailer begins. */
+	body_end = c->end - cfg->sample_id_size;
+	body = (struct cursor){ c->p, body_end, NULL };
 
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
