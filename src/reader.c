@@ -329,6 +329,35 @@ static struct pr_reader *reader_alloc(enum target_kind kind,
 	return r;
 }
 
+/* The first steps of every constructor: the reader, its options checked and
+ * its attr built.  Returns NULL only when out of memory; otherwise *err says
+ * whether to go on. */
+static struct pr_reader *reader_new(enum target_kind kind, unsigned int attr_flags,
+				    const struct pr_reader_opts *opts, int *err)
+{
+	struct pr_reader *r = reader_alloc(kind, opts);
+
+	if (!r)
+		return NULL;
+	r->attr_flags = attr_flags;
+	*err = check_reader_opts(r, opts);
+	if (!*err)
+		*err = build_attr(r, opts);
+	return r;
+}
+
+/* One ring, not yet mapped, for every online CPU. */
+static int setup_online_rings(struct pr_reader *r)
+{
+	struct pr_intlist cpus = { 0 };
+	int err = pr__online_cpus(&cpus);
+
+	if (!err)
+		err = setup_rings(r, &cpus);
+	pr__intlist_free(&cpus);
+	return err;
+}
+
 /* Common tail of every constructor: poll set, then either a reader or
  * nothing at all. */
 static struct pr_reader *reader_finish(struct pr_reader *r, int err)
@@ -376,24 +405,19 @@ struct pr_reader *pr__reader_from_rings(struct pr_ring *rings, size_t nr,
 struct pr_reader *pr_reader_open_pids(const pid_t *pids, size_t nr_pids,
 				      const struct pr_reader_opts *opts)
 {
-	struct pr_intlist cpus = { 0 }, tids = { 0 };
-	struct pr_reader *r = reader_alloc(TARGET_PIDS, opts);
+	struct pr_intlist tids = { 0 };
+	struct pr_reader *r;
 	int err;
 
+	r = reader_new(TARGET_PIDS, PR_ATTR_INHERIT | PR_ATTR_SHARED_RING, opts, &err);
 	if (!r)
 		return NULL;
-	r->attr_flags = PR_ATTR_INHERIT | PR_ATTR_SHARED_RING;
-	err = nr_pids && pids ? 0 : -EINVAL;
-	if (err)
+	if (!err && !(nr_pids && pids)) {
 		pr__log(&r->lg, PR_LOG_ERROR, "no process to sample");
+		err = -EINVAL;
+	}
 	if (!err)
-		err = check_reader_opts(r, opts);
-	if (!err)
-		err = build_attr(r, opts);
-	if (!err)
-		err = pr__online_cpus(&cpus);
-	if (!err)
-		err = setup_rings(r, &cpus);
+		err = setup_online_rings(r);
 	for (size_t i = 0; !err && i < nr_pids; i++) {
 		if (pids[i] <= 0) {
 			pr__log(&r->lg, PR_LOG_ERROR, "invalid PID %d", (int)pids[i]);
@@ -402,7 +426,6 @@ struct pr_reader *pr_reader_open_pids(const pid_t *pids, size_t nr_pids,
 			err = open_pid(r, pids[i], &tids);
 		}
 	}
-	pr__intlist_free(&cpus);
 	pr__intlist_free(&tids);
 	return reader_finish(r, err);
 }
@@ -440,15 +463,12 @@ struct pr_reader *pr_reader_open_cpus(const int *cpus, size_t nr_cpus,
 				      const struct pr_reader_opts *opts)
 {
 	struct pr_intlist list = { 0 };
-	struct pr_reader *r = reader_alloc(TARGET_CPUS, opts);
+	struct pr_reader *r;
 	int err;
 
+	r = reader_new(TARGET_CPUS, 0, opts, &err);
 	if (!r)
 		return NULL;
-	r->attr_flags = 0;
-	err = check_reader_opts(r, opts);
-	if (!err)
-		err = build_attr(r, opts);
 	if (!err)
 		err = select_cpus(r, cpus, cpus ? nr_cpus : 0, &list);
 	if (!err)
@@ -462,29 +482,23 @@ struct pr_reader *pr_reader_open_cpus(const int *cpus, size_t nr_cpus,
 struct pr_reader *pr_reader_open_command(char *const argv[],
 					 const struct pr_reader_opts *opts)
 {
-	struct pr_intlist cpus = { 0 };
-	struct pr_reader *r = reader_alloc(TARGET_COMMAND, opts);
+	struct pr_reader *r;
 	int err;
 
-	if (!r)
-		return NULL;
 	/* One top-level event per CPU: rings are not shared, and the child's
 	 * own threads inherit into their parent event's ring. */
-	r->attr_flags = PR_ATTR_INHERIT | PR_ATTR_ENABLE_ON_EXEC;
-	err = check_reader_opts(r, opts);
+	r = reader_new(TARGET_COMMAND, PR_ATTR_INHERIT | PR_ATTR_ENABLE_ON_EXEC,
+		       opts, &err);
+	if (!r)
+		return NULL;
 	if (!err)
-		err = build_attr(r, opts);
-	if (!err)
-		err = pr__online_cpus(&cpus);
-	if (!err)
-		err = setup_rings(r, &cpus);
+		err = setup_online_rings(r);
 	if (!err)
 		err = pr__command_fork(&r->cmd, argv, &r->lg);
 	if (!err) {
 		r->cmd_name = argv[0];
 		err = open_thread(r, r->cmd.pid);
 	}
-	pr__intlist_free(&cpus);
 	return reader_finish(r, err);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkmain.h"
 #include "internal.h"
 
 static struct perf_event_attr build(const struct pr_event_opts *o,
@@ -249,8 +250,6 @@ int main(void)
 {
 	Suite *s = suite_create("event");
 	TCase *tc = tcase_create("spec");
-	SRunner *sr;
-	int failed;
 
 	tcase_add_test(tc, default_attr_samples_cpu_clock_at_99_hz_with_dwarf_registers);
 	tcase_add_test(tc, target_flags_shape_the_attr);
@@ -263,9 +262,5 @@ int main(void)
 	tcase_add_test(tc, missing_pid_is_reported_with_what_to_check);
 	tcase_add_test(tc, null_arguments_are_refused_not_crashed_on);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "checkmain.h"
 #include "livecheck.h"
 #include "perfreader.h"
 #include "workload.h"
@@ -82,6 +83,7 @@ static long child_do(struct child *c, char cmd)
 	return first;
 }
 
+/* Ask the workload to quit (a second 'q' is harmless) and reap it. */
 static int child_finish(struct child *c)
 {
 	int status;
@@ -242,26 +244,46 @@ static struct pr_reader *open_pid(pid_t pid, const struct pr_reader_opts *o)
 	return r;
 }
 
-START_TEST(samples_hold_ip_and_sp_in_the_childs_maps_and_its_stack_canary)
-{
+/* A served workload, sampled from before its first command. */
+struct session {
 	struct child c;
 	struct seen *s;
 	struct pr_reader *r;
+};
 
-	child_start(&c);
-	s = seen_new(c.pid);
-	r = open_pid(c.pid, NULL);
-	child_do(&c, 'c');
-	drain(r, s);
+static void session_start(struct session *ss, const struct pr_reader_opts *o)
+{
+	child_start(&ss->c);
+	ss->s = seen_new(ss->c.pid);
+	ss->r = open_pid(ss->c.pid, o);
+}
+
+/* Close the reader, end the workload (it must exit 0), free. */
+static void session_end(struct session *ss)
+{
+	pr_reader_close(ss->r);
+	ck_assert_int_eq(child_finish(&ss->c), 0);
+	free(ss->s);
+}
+
+START_TEST(samples_hold_ip_and_sp_in_the_childs_maps_and_its_stack_canary)
+{
+	struct session ss;
+	struct seen *s;
+
+	session_start(&ss, NULL);
+	s = ss.s;
+	child_do(&ss.c, 'c');
+	drain(ss.r, s);
 
 	/* 1 s of spinning at 99 Hz. */
 	ck_assert_int_ge(s->samples_of_pid, 40);
 	ck_assert_int_ge(s->with_regs, 40);
 	for (int i = 0; i < s->nr_addrs; i++) {
-		ck_assert_msg(in_mapping(c.pid, s->ips[i], 2, 'x'),
+		ck_assert_msg(in_mapping(s->pid, s->ips[i], 2, 'x'),
 			      "ip 0x%llx is in no executable mapping",
 			      (unsigned long long)s->ips[i]);
-		ck_assert_msg(in_mapping(c.pid, s->sps[i], 1, 'w'),
+		ck_assert_msg(in_mapping(s->pid, s->sps[i], 1, 'w'),
 			      "sp 0x%llx is in no writable mapping",
 			      (unsigned long long)s->sps[i]);
 	}
@@ -270,87 +292,74 @@ START_TEST(samples_hold_ip_and_sp_in_the_childs_maps_and_its_stack_canary)
 	ck_assert_msg(s->with_canary * 10 >= s->samples_of_pid * 8,
 		      "%ld of %ld samples hold the canary", s->with_canary,
 		      s->samples_of_pid);
-	pr_reader_close(r);
-	ck_assert_int_eq(child_finish(&c), 0);
-	free(s);
+	session_end(&ss);
 }
 END_TEST
 
 START_TEST(mmap2_comm_and_exit_records_arrive_for_the_child)
 {
-	struct child c;
+	struct session ss;
 	struct seen *s;
-	struct pr_reader *r;
 
-	child_start(&c);
-	s = seen_new(c.pid);
-	r = open_pid(c.pid, NULL);
-	child_do(&c, 'm');
-	child_do(&c, 'n');
-	child_do(&c, 's');
-	ck_assert_int_eq(child_finish(&c), 0);
+	session_start(&ss, NULL);
+	s = ss.s;
+	child_do(&ss.c, 'm');
+	child_do(&ss.c, 'n');
+	child_do(&ss.c, 's');
+	fputc('q', ss.c.in);
 	/* The exit makes every event hang up. */
-	for (int i = 0; i < 50 && !pr_reader_done(r); i++)
-		pr_reader_poll(r, 100, on_record, s);
-	ck_assert(pr_reader_done(r));
-	drain(r, s);
+	for (int i = 0; i < 50 && !pr_reader_done(ss.r); i++)
+		pr_reader_poll(ss.r, 100, on_record, s);
+	ck_assert(pr_reader_done(ss.r));
+	drain(ss.r, s);
 	ck_assert(s->mmap2_of_exe);
 	ck_assert(s->comm_renamed);
 	ck_assert(s->exit_of_pid);
 	ck_assert_int_gt(s->samples_of_pid, 10);
-	pr_reader_close(r);
-	free(s);
+	session_end(&ss);
 }
 END_TEST
 
 START_TEST(a_thread_created_after_attach_is_sampled)
 {
-	struct child c;
+	struct session ss;
 	struct seen *s;
-	struct pr_reader *r;
 	long tid;
 
-	child_start(&c);
-	s = seen_new(c.pid);
-	r = open_pid(c.pid, NULL);
+	session_start(&ss, NULL);
+	s = ss.s;
 	/* The thread does not exist before this command. */
-	fputc('t', c.in);
-	tid = child_line(&c);
-	ck_assert_int_gt(tid, c.pid);
+	fputc('t', ss.c.in);
+	tid = child_line(&ss.c);
+	ck_assert_int_gt(tid, s->pid);
 	s->watch_tid = (pid_t)tid;
-	ck_assert_int_eq(child_line(&c), 0);
-	drain(r, s);
+	ck_assert_int_eq(child_line(&ss.c), 0);
+	drain(ss.r, s);
 	ck_assert(s->fork_of_watch);
 	ck_assert_msg(s->tid_samples >= 40, "%ld samples of thread %ld",
 		      s->tid_samples, tid);
-	pr_reader_close(r);
-	ck_assert_int_eq(child_finish(&c), 0);
-	free(s);
+	session_end(&ss);
 }
 END_TEST
 
 START_TEST(a_child_process_forked_after_attach_is_sampled)
 {
-	struct child c;
+	struct session ss;
 	struct seen *s;
-	struct pr_reader *r;
 	long pid;
 
-	child_start(&c);
-	s = seen_new(c.pid);
-	r = open_pid(c.pid, NULL);
-	fputc('f', c.in);
-	pid = child_line(&c);
+	session_start(&ss, NULL);
+	s = ss.s;
+	fputc('f', ss.c.in);
+	pid = child_line(&ss.c);
 	ck_assert_int_gt(pid, 0);
 	s->watch_pid = (pid_t)pid;
-	ck_assert_int_eq(child_line(&c), 0);
-	drain(r, s);
+	ck_assert_int_eq(child_line(&ss.c), 0);
+	drain(ss.r, s);
 	ck_assert(s->fork_of_watch);
 	ck_assert_msg(s->pid_samples >= 20, "%ld samples of process %ld",
 		      s->pid_samples, pid);
-	pr_reader_close(r);
-	ck_assert_int_eq(child_finish(&c), 0);
-	free(s);
+	session_end(&ss);
 }
 END_TEST
 
@@ -358,28 +367,24 @@ START_TEST(lost_is_counted_when_a_tiny_ring_is_flooded)
 {
 	PR_OPTS(pr_event_opts, ev, .freq = 5000, .stack_size = 1024);
 	PR_OPTS(pr_reader_opts, o, .event = &ev, .ring_pages = 1);
-	struct child c;
+	struct session ss;
 	struct seen *s;
-	struct pr_reader *r;
 
-	child_start(&c);
-	s = seen_new(c.pid);
+	session_start(&ss, &o);
+	s = ss.s;
 	s->stack_size = 1024;
-	r = open_pid(c.pid, &o);
 	/* One page holds three samples; half a second at 5 kHz is far more,
 	 * and nobody drains meanwhile. */
-	child_do(&c, 's');
-	drain(r, s);
+	child_do(&ss.c, 's');
+	drain(ss.r, s);
 	/* The kernel reports the loss with the first record it can write
 	 * after space frees up: make it sample again. */
-	child_do(&c, 's');
-	drain(r, s);
+	child_do(&ss.c, 's');
+	drain(ss.r, s);
 	ck_assert_int_gt(s->lost_records, 0);
 	ck_assert_uint_gt(s->lost_sum, 100);
-	ck_assert_uint_eq(pr_reader_lost(r), s->lost_sum);
-	pr_reader_close(r);
-	ck_assert_int_eq(child_finish(&c), 0);
-	free(s);
+	ck_assert_uint_eq(pr_reader_lost(ss.r), s->lost_sum);
+	session_end(&ss);
 }
 END_TEST
 
@@ -409,16 +414,15 @@ START_TEST(a_launched_command_is_sampled_from_its_exec)
 }
 END_TEST
 
-START_TEST(system_wide_sampling_sees_a_busy_process)
+/* Run `workload spin SECONDS` as an ordinary child, not through the
+ * reader, while `r` samples; collect what arrives. */
+static struct seen *sample_spinning_child(struct pr_reader *r, const char *seconds)
 {
-	char *argv[] = { (char *)workload_path(), "spin", "0.6", NULL };
-	struct pr_reader *r = pr_reader_open_cpus(NULL, 0, NULL);
+	char *argv[] = { (char *)workload_path(), "spin", (char *)seconds, NULL };
 	struct seen *s;
 	pid_t pid;
 	int status;
 
-	ck_assert_ptr_nonnull(r);
-	ck_assert_uint_eq(pr_reader_nr_rings(r), (size_t)sysconf(_SC_NPROCESSORS_ONLN));
 	ck_assert_int_eq(pr_reader_enable(r), 0);
 	pid = fork();
 	if (pid == 0) {
@@ -430,6 +434,18 @@ START_TEST(system_wide_sampling_sees_a_busy_process)
 	while (waitpid(pid, &status, WNOHANG) == 0)
 		pr_reader_poll(r, 50, on_record, s);
 	drain(r, s);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return s;
+}
+
+START_TEST(system_wide_sampling_sees_a_busy_process)
+{
+	struct pr_reader *r = pr_reader_open_cpus(NULL, 0, NULL);
+	struct seen *s;
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_uint_eq(pr_reader_nr_rings(r), (size_t)sysconf(_SC_NPROCESSORS_ONLN));
+	s = sample_spinning_child(r, "0.6");
 	ck_assert_int_ge(s->pid_samples, 20);
 	ck_assert(!pr_reader_done(r));
 	pr_reader_close(r);
@@ -440,25 +456,13 @@ END_TEST
 START_TEST(a_cpu_list_samples_only_those_cpus)
 {
 	int cpu0 = 0;
-	char *argv[] = { (char *)workload_path(), "spin", "0.4", NULL };
 	struct pr_reader *r = pr_reader_open_cpus(&cpu0, 1, NULL);
 	struct seen *s;
-	pid_t pid;
-	int status;
 
 	ck_assert_ptr_nonnull(r);
 	ck_assert_uint_eq(pr_reader_nr_rings(r), 1);
 	ck_assert_int_eq(pr_reader_ring_cpu(r, 0), 0);
-	ck_assert_int_eq(pr_reader_enable(r), 0);
-	pid = fork();
-	if (pid == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	s = seen_new(pid);
-	while (waitpid(pid, &status, WNOHANG) == 0)
-		pr_reader_poll(r, 50, on_record, s);
-	drain(r, s);
+	s = sample_spinning_child(r, "0.4");
 	ck_assert_int_gt(s->samples, 10);
 	ck_assert_int_eq(s->cpus_seen[0], s->samples);
 	pr_reader_close(r);
@@ -502,10 +506,11 @@ int main(void)
 {
 	Suite *s = suite_create("live");
 	TCase *tc = tcase_create("kernel");
-	SRunner *sr;
-	int failed;
 
 	live_require_perf();
+	/* A workload that already quit must not kill the test that asks it
+	 * to quit again. */
+	signal(SIGPIPE, SIG_IGN);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, samples_hold_ip_and_sp_in_the_childs_maps_and_its_stack_canary);
 	tcase_add_test(tc, mmap2_comm_and_exit_records_arrive_for_the_child);
@@ -517,9 +522,5 @@ int main(void)
 	tcase_add_test(tc, a_cpu_list_samples_only_those_cpus);
 	tcase_add_test(tc, the_poll_fd_wakes_when_a_ring_fills_and_pull_reads_drain_it);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

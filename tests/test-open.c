@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "checkmain.h"
 #include "internal.h"
 #include "livecheck.h"
 
@@ -561,8 +562,6 @@ int main(void)
 {
 	Suite *s = suite_create("open");
 	TCase *tc = tcase_create("interposed");
-	SRunner *sr;
-	int failed;
 
 	live_require_perf();
 	tcase_set_timeout(tc, 120);
@@ -582,9 +581,5 @@ int main(void)
 	tcase_add_test(tc, refused_ring_mapping_points_at_perf_event_mlock_kb);
 	tcase_add_test(tc, too_many_open_files_says_to_raise_the_limit);
 	suite_add_tcase(s, tc);
-	sr = srunner_create(s);
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(s);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "checkmain.h"
 #include "fakering.h"
 #include "synth.h"
 
@@ -652,11 +653,5 @@ static Suite *records_suite(void)
 
 int main(void)
 {
-	SRunner *sr = srunner_create(records_suite());
-	int failed;
-
-	srunner_run_all(sr, CK_ENV);
-	failed = srunner_ntests_failed(sr);
-	srunner_free(sr);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return run_suite(records_suite());
 }

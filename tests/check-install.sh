@@ -1,0 +1,35 @@
+#!/bin/sh
+# `meson install` delivers a usable library: into a scratch DESTDIR, then a
+# program built only from the installed header and pkg-config file links
+# against the installed shared library and runs.
+# usage: check-install.sh BUILD_DIR
+set -eu
+build=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+DESTDIR="$tmp/root" meson install -C "$build" --no-rebuild --quiet >/dev/null
+pc=$(find "$tmp/root" -name perfreader.pc)
+[ -n "$pc" ] || { echo "FAIL: no perfreader.pc installed"; exit 1; }
+find "$tmp/root" -name perfreader.h | grep -q . || { echo "FAIL: no header installed"; exit 1; }
+
+cat >"$tmp/use.c" <<'C'
+#include <perfreader.h>
+#include <stdio.h>
+int main(void)
+{
+	int cpus[8];
+	int n = pr_parse_cpu_list("0-2,5", cpus, 8);
+	printf("%d %d\n", n, cpus[3]);
+	return n == 4 && cpus[3] == 5 ? 0 : 1;
+}
+C
+# The sysroot makes pkg-config point -I and -L into the scratch DESTDIR.
+export PKG_CONFIG_PATH="${pc%/*}" PKG_CONFIG_SYSROOT_DIR="$tmp/root"
+flags=$(pkg-config --cflags --libs perfreader)
+# shellcheck disable=SC2086 # flags are words
+cc -o "$tmp/use" "$tmp/use.c" $flags
+# pkgconf prefixes variables with the sysroot too.
+libdir=$(pkg-config --variable=libdir perfreader)
+LD_LIBRARY_PATH=$libdir "$tmp/use" >/dev/null || { echo "FAIL: the installed library does not work"; exit 1; }
+echo "PASS: installed header, pkg-config file and shared library build and run a program"
