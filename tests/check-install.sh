@@ -27,9 +27,14 @@ C
 # The sysroot makes pkg-config point -I and -L into the scratch DESTDIR.
 export PKG_CONFIG_PATH="${pc%/*}" PKG_CONFIG_SYSROOT_DIR="$tmp/root"
 flags=$(pkg-config --cflags --libs perfreader)
-# shellcheck disable=SC2086 # flags are words
-cc -o "$tmp/use" "$tmp/use.c" $flags
 # pkgconf prefixes variables with the sysroot too.
 libdir=$(pkg-config --variable=libdir perfreader)
+# A sanitizer build installs an instrumented library; its users need the
+# same runtime first in line.
+if readelf -d "$libdir/libperfreader.so" | grep -q 'libasan'; then
+	flags="$flags -fsanitize=address,undefined"
+fi
+# shellcheck disable=SC2086 # flags are words
+cc -o "$tmp/use" "$tmp/use.c" $flags
 LD_LIBRARY_PATH=$libdir "$tmp/use" >/dev/null || { echo "FAIL: the installed library does not work"; exit 1; }
 echo "PASS: installed header, pkg-config file and shared library build and run a program"
