@@ -321,7 +321,8 @@ struct pr_record {
 	uint16_t misc;
 	/* Size of the raw record in bytes. */
 	uint16_t size;
-	/* The CPU whose ring held the record; -1 when read from a file. */
+	/* The CPU whose ring held the record; -1 for records that did not
+	 * come from a ring. */
 	int32_t ring_cpu;
 	/* Identity (PERF_SAMPLE_TID/TIME/ID/STREAM_ID/CPU).  For samples these
 	 * are the sample's own fields; for other records they come from
@@ -393,16 +394,24 @@ struct pr_reader_opts {
 /*
  * Sample processes: every thread each of `pids` has, and every thread or
  * child process they create after the call.  Events are opened per thread and
- * CPU and share one ring per CPU.
+ * CPU and share one ring per CPU.  A thread that appears while the events
+ * are being opened gets events of its own, and samples it would also
+ * deliver through an event inherited from its creator are dropped, so every
+ * thread is sampled exactly once (pr_ring_stats.duplicates counts them).
  *
  * Sample system-wide: every task on the CPUs in `cpus` (all online CPUs when
  * `cpus` is NULL).  CPUs that are offline are skipped.
  *
  * Sample a command: fork `argv` (argv[0] looked up in PATH) stopped before
  * exec; it runs, with sampling from its first instruction, when
- * pr_reader_enable() is called.  The caller reaps the child
- * (pr_reader_child()); if the reader is closed before the command was
- * started, the child is killed and reaped by pr_reader_close().
+ * pr_reader_enable() is called.  `argv` is copied as needed; it need not
+ * outlive the call.  Signals the caller ignores stay ignored in the command
+ * (as with nohup); handlers the caller installed are reset.  The caller
+ * reaps the child (pr_reader_child()); if the reader is closed before the
+ * command was started, the child is killed and reaped by pr_reader_close().
+ * The start handshake relies on close-on-exec: a thread of the caller that
+ * forks without exec'ing while the command starts delays the start until
+ * that child execs or exits.
  *
  * All events are opened disabled, every ring is mapped, then nothing runs
  * until pr_reader_enable().  On failure nothing is left open or mapped and
@@ -424,8 +433,10 @@ PR_API struct pr_reader *pr_reader_open_command(char *const argv[],
 PR_API void pr_reader_close(struct pr_reader *r);
 
 /*
- * Start sampling (for a command: let it exec).  For a command whose exec
- * fails, returns the exec's negative errno.
+ * Start sampling (for a command, the first time: let it exec).  For a
+ * command whose exec fails, returns the exec's negative errno; for one that
+ * died before it could start, -ESRCH.  Enabling again after
+ * pr_reader_disable() resumes sampling.
  */
 PR_API int pr_reader_enable(struct pr_reader *r);
 /* Stop sampling; records already in the rings can still be read. */
@@ -433,14 +444,19 @@ PR_API int pr_reader_disable(struct pr_reader *r);
 
 /*
  * One file descriptor, readable when any ring has data past its wakeup
- * mark, for poll/epoll/select.  Owned by the reader.
+ * mark or a sampled task has exited, for poll/epoll/select.  Owned by the
+ * reader.  When it turns readable, call pr_reader_poll(r, 0, ...) (or
+ * pr_reader_wait(r, 0), then consume): that also retires the events of
+ * exited tasks, without which it would stay readable.
  */
 PR_API int pr_reader_fd(const struct pr_reader *r);
 
 /*
  * Wait up to `timeout_ms` (-1: forever) for data.  Returns the number of
- * rings signalled (0 on timeout), or a negative errno; -EINTR when a signal
- * arrived.  Also notices targets that have exited (pr_reader_done()).
+ * event fds that signalled data (0 on timeout or when only exits were
+ * seen), or a negative errno; -EINTR when a signal arrived.  This is where
+ * exits of sampled tasks are noticed (pr_reader_done()); once every task
+ * has exited it returns 0 at once.
  */
 PR_API int pr_reader_wait(struct pr_reader *r, int timeout_ms);
 
@@ -449,9 +465,11 @@ PR_API int pr_reader_wait(struct pr_reader *r, int timeout_ms);
  * in the order the kernel wrote it.  The record is valid until `cb` returns.
  * A negative return from `cb` stops the drain and is returned (the record
  * counts as consumed).  Returns the number of records handed out, or a
- * negative errno.  A corrupt record is logged with its CPU and ring offset,
- * skipped together with the rest of that ring's pending data, and
- * -EBADMSG is returned; the next call continues with new data.
+ * negative errno.  A corrupt record is logged with its CPU and ring offset
+ * and skipped: one whose header is sound alone, one with a corrupt header
+ * together with the rest of that ring's pending data (no later boundary can
+ * be trusted).  The drain goes on and returns -EBADMSG at the end, unless
+ * `cb` stopped it first; the next call continues with new data.
  */
 typedef int (*pr_record_fn)(const struct pr_record *rec, void *ctx);
 PR_API int pr_reader_consume(struct pr_reader *r, pr_record_fn cb, void *ctx);
@@ -469,10 +487,11 @@ PR_API int pr_reader_read(struct pr_reader *r, struct pr_record *rec);
 
 /*
  * True once every sampled task has exited (process and command targets;
- * never for system-wide sampling).  Records may still be pending: drain
- * them after this turns true.
+ * never for system-wide sampling), as last seen by pr_reader_wait() or
+ * pr_reader_poll().  Records may still be pending: drain them after this
+ * turns true.
  */
-PR_API bool pr_reader_done(struct pr_reader *r);
+PR_API bool pr_reader_done(const struct pr_reader *r);
 
 /* The launched command's pid, or -1 for other targets. */
 PR_API pid_t pr_reader_child(const struct pr_reader *r);
@@ -501,6 +520,9 @@ struct pr_ring_stats {
 	/* Corrupt records seen, and bytes discarded to resynchronise. */
 	uint64_t corrupt;
 	uint64_t discarded_bytes;
+	/* Samples dropped because a thread found while attaching delivered
+	 * them twice (its own event and one inherited from its creator). */
+	uint64_t duplicates;
 	uint64_t bytes;
 	/* Records by type, indexed by enum pr_record_type; others in [0]. */
 	uint64_t by_type[PR_RECORD_KERNEL_MAX];

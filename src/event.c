@@ -136,34 +136,52 @@ static bool is_pmu_unavailable(int err)
 	}
 }
 
+/* Open (and close) a hardware cycles event on ourselves with `flags`. */
+static int try_hw_cycles(const struct pr_event_opts *opts, unsigned int flags,
+			 pr_log_fn log, void *log_ctx)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	pr_event_attr(opts, PR_SOURCE_HW_CYCLES, flags, &attr, log, log_ctx);
+	fd = pr__perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? fd : 0;
+}
+
 int pr_event_probe(const struct pr_event_opts *opts, pr_log_fn log,
 		   void *log_ctx)
 {
 	struct pr_logger lg = { log, log_ctx };
 	struct perf_event_attr attr;
-	int fd, err;
+	int err;
 
+	/* Bad options are the caller's error, not a missing PMU. */
+	err = pr_event_attr(opts, PR_SOURCE_CPU_CLOCK, 0, &attr, log, log_ctx);
+	if (err)
+		return err;
 	if (!(PR_OPTS_HAS(opts, prefer_hw_cycles) && opts->prefer_hw_cycles))
 		return PR_SOURCE_CPU_CLOCK;
 
-	err = pr_event_attr(opts, PR_SOURCE_HW_CYCLES, 0, &attr, log, log_ctx);
-	if (err)
-		return err;
-	fd = pr__perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd >= 0) {
-		close(fd);
+	err = try_hw_cycles(opts, 0, log, log_ctx);
+	/* Under perf_event_paranoid >= 2 only user-mode counting is allowed;
+	 * the reader falls back to that too, so probe what it will open. */
+	if (err == -EACCES || err == -EPERM)
+		err = try_hw_cycles(opts, PR_ATTR_USER_ONLY, log, log_ctx);
+	if (!err) {
 		pr__log(&lg, PR_LOG_INFO, "sampling hardware cpu-cycles");
 		return PR_SOURCE_HW_CYCLES;
 	}
-	if (is_pmu_unavailable(-fd)) {
+	if (is_pmu_unavailable(-err)) {
 		pr__log(&lg, PR_LOG_INFO,
 			"hardware cpu-cycles unavailable (%s); sampling cpu-clock",
-			strerror(-fd));
+			strerror(-err));
 		return PR_SOURCE_CPU_CLOCK;
 	}
-	pr__log(&lg, PR_LOG_ERROR,
-		"probing hardware cpu-cycles failed: %s", strerror(-fd));
-	return fd;
+	pr__log(&lg, PR_LOG_ERROR, "probing hardware cpu-cycles failed: %s",
+		strerror(-err));
+	return err;
 }
 
 void pr__explain_open_error(const struct pr_logger *lg, int err,

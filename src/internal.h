@@ -145,6 +145,9 @@ void pr__ring_count(struct pr_ring *ring, const struct pr_record *rec);
 /* Account a corrupt record: `bytes` were skipped. */
 void pr__ring_count_corrupt(struct pr_ring *ring, uint64_t bytes);
 
+/* Account a sample dropped as a duplicate (see struct pr_late_thread). */
+void pr__ring_count_duplicate(struct pr_ring *ring);
+
 /* Copy counters with atomic loads. */
 void pr__ring_stats_load(const struct pr_ring *ring, struct pr_ring_stats *st);
 
@@ -183,8 +186,8 @@ int pr__list_threads(pid_t pid, struct pr_intlist *tids);
 /* A command forked and held before exec until pr__command_start(). */
 struct pr_command {
 	pid_t pid;
-	int go_fd;     /* write end: one byte lets the child exec */
-	int err_fd;    /* read end: the child's errno if exec failed */
+	int fd;        /* our end: one byte lets the child exec; EOF or its
+			  exec errno comes back */
 	bool started;
 };
 

@@ -16,41 +16,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "reader.h"
 
-enum target_kind { TARGET_PIDS, TARGET_CPUS, TARGET_COMMAND };
-
-struct pr_evfd {
-	int fd;
-	int tid;         /* -1 for CPU-wide events */
-	bool polled;     /* still in the epoll set (not hung up) */
-};
-
-struct pr_reader {
-	struct pr_logger lg;
-	enum target_kind kind;
-	struct perf_event_attr attr;
-	struct pr_parse_cfg cfg;
-	unsigned int attr_flags;
-	bool kernel_requested;
-	uint32_t ring_pages;
-
-	struct pr_ring *rings;
-	size_t nr_rings;
-	struct pr_evfd *evs;
-	size_t nr_evs, cap_evs;
-	int epfd;
-	size_t nr_live;          /* events not hung up */
-	struct pr_command cmd;
-	const char *cmd_name;
-	bool enabled;
-
-	/* Pull cursor: the ring being drained, and the record handed out by
-	 * the last pr_reader_read() (released on the next call). */
-	size_t cur;
-	struct pr_ring *pending;
-	size_t pending_size;
-};
+/* Bytes of a sample besides its stack: header, identity, registers and a
+ * kernel call chain of up to perf_event_max_stack (127) entries. */
+#define MAX_SAMPLE_OVERHEAD 2048
 
 /* The most consecutive /proc/PID/task scans while threads keep appearing;
  * a process spawning threads faster than we open events for them is still
@@ -91,6 +61,7 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 	const struct pr_event_opts *ev = PR_OPTS_HAS(opts, event) ? opts->event : NULL;
 	uint32_t pages = PR_OPTS_GET(opts, ring_pages, 0);
 	uint64_t freq = PR_OPTS_GET(ev, freq, PR_DEFAULT_FREQ);
+	uint32_t stack = PR_OPTS_GET(ev, stack_size, PR_DEFAULT_STACK_SIZE);
 	long max_rate;
 
 	if (!PR_OPTS_VALID(opts)) {
@@ -104,6 +75,15 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 		pr__log(&r->lg, PR_LOG_ERROR,
 			"ring size of %u pages is invalid: use a power of two up to %u",
 			pages, PR_MAX_RING_PAGES);
+		return -EINVAL;
+	}
+	/* A sample that cannot fit is dropped without even a LOST record
+	 * (the kernel writes one only once something fits again). */
+	if ((uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) <
+	    (uint64_t)stack + MAX_SAMPLE_OVERHEAD) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"a ring of %u pages cannot hold one sample with %u-byte stacks; "
+			"use more ring pages or a smaller stack size", pages, stack);
 		return -EINVAL;
 	}
 	r->ring_pages = pages;
@@ -153,19 +133,32 @@ static int add_evfd(struct pr_reader *r, int fd, int tid)
 
 /* Under perf_event_paranoid >= 2 an unprivileged user may sample only user
  * mode.  Unless kernel call chains were asked for, accept that rather than
- * fail: the user stacks are what this library is for. */
-static bool retry_user_only(struct pr_reader *r, int err)
+ * fail: the user stacks are what this library is for.  Decided on the
+ * first event, so every event shares one attr. */
+static bool may_retry_user_only(const struct pr_reader *r, int err)
 {
-	if ((err != EACCES && err != EPERM) || r->nr_evs ||
-	    (r->attr_flags & PR_ATTR_USER_ONLY) || r->kernel_requested ||
-	    r->kind == TARGET_CPUS)
-		return false;
-	r->attr_flags |= PR_ATTR_USER_ONLY;
+	return (err == EACCES || err == EPERM) && !r->nr_evs &&
+	       !(r->attr_flags & PR_ATTR_USER_ONLY) && !r->kernel_requested &&
+	       r->kind != TARGET_CPUS;
+}
+
+static int open_user_only(struct pr_reader *r, pid_t tid, int cpu, int refused)
+{
+	int fd;
+
 	r->attr.exclude_kernel = 1;
+	fd = pr__perf_event_open(&r->attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		/* Refused for another reason (another user's process, say):
+		 * the first refusal is the one to explain. */
+		r->attr.exclude_kernel = 0;
+		return refused;
+	}
+	r->attr_flags |= PR_ATTR_USER_ONLY;
 	pr__log(&r->lg, PR_LOG_INFO,
 		"kernel.perf_event_paranoid is %ld: sampling user mode only",
 		pr__read_sysctl("/proc/sys/kernel/perf_event_paranoid", -1));
-	return true;
+	return fd;
 }
 
 /*
@@ -179,12 +172,9 @@ static int open_event(struct pr_reader *r, pid_t tid, size_t ri)
 	struct pr_ring *ring = &r->rings[ri];
 	int fd, err;
 
-	for (;;) {
-		fd = pr__perf_event_open(&r->attr, tid, ring->cpu, -1,
-					 PERF_FLAG_FD_CLOEXEC);
-		if (fd >= 0 || !retry_user_only(r, -fd))
-			break;
-	}
+	fd = pr__perf_event_open(&r->attr, tid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && may_retry_user_only(r, -fd))
+		fd = open_user_only(r, tid, ring->cpu, fd);
 	if (fd < 0) {
 		/* A thread that exited, or a CPU that went offline, is for
 		 * the caller to skip. */
@@ -224,19 +214,45 @@ static int setup_rings(struct pr_reader *r, const struct pr_intlist *cpus)
 	return 0;
 }
 
-/* Open the events of one thread on every CPU.  A thread that exits on us
- * (ESRCH) is simply not sampled. */
-static int open_thread(struct pr_reader *r, pid_t tid)
+/* Remember a late thread's own events and their ids (struct
+ * pr_late_thread says why). */
+static int add_late_thread(struct pr_reader *r, pid_t tid, size_t first)
 {
+	if (first == r->nr_evs)
+		return 0;
+	if (r->nr_late == r->cap_late) {
+		size_t cap = r->cap_late ? r->cap_late * 2 : 16;
+		struct pr_late_thread *v = realloc(r->late, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->late = v;
+		r->cap_late = cap;
+	}
+	for (size_t i = first; i < r->nr_evs; i++)
+		if (ioctl(r->evs[i].fd, PERF_EVENT_IOC_ID, &r->evs[i].id))
+			return -errno;
+	r->late[r->nr_late++] = (struct pr_late_thread){
+		.tid = tid, .first = first, .n = r->nr_evs - first };
+	return 0;
+}
+
+/* Open the events of one thread on every CPU.  A thread that exits on us
+ * (ESRCH) is simply not sampled.  `late`: events were already open when the
+ * thread was found, so it may have inherited some. */
+static int open_thread(struct pr_reader *r, pid_t tid, bool late)
+{
+	size_t first = r->nr_evs;
+
 	for (size_t i = 0; i < r->nr_rings; i++) {
 		int err = open_event(r, tid, i);
 
 		if (err == -ESRCH)
-			return 0;
+			break;
 		if (err)
 			return err;
 	}
-	return 0;
+	return late ? add_late_thread(r, tid, first) : 0;
 }
 
 static int open_pid(struct pr_reader *r, pid_t pid, struct pr_intlist *tids)
@@ -245,6 +261,8 @@ static int open_pid(struct pr_reader *r, pid_t pid, struct pr_intlist *tids)
 	int n;
 
 	for (int scan = 0; scan < MAX_THREAD_SCANS; scan++) {
+		bool late = r->nr_evs > 0;
+
 		n = pr__list_threads(pid, tids);
 		if (n == -ESRCH && scan == 0) {
 			pr__log(&r->lg, PR_LOG_ERROR,
@@ -254,11 +272,12 @@ static int open_pid(struct pr_reader *r, pid_t pid, struct pr_intlist *tids)
 		}
 		if (n <= 0)
 			return n == -ESRCH ? 0 : n;
-		/* Threads born between the scan and the opens are inherited
-		 * from their creator's event if it was already open; a rescan
-		 * catches those created by threads not yet opened. */
+		/* Threads born between the scan and the opens inherit their
+		 * creator's events if those were already open; a rescan
+		 * catches those created by threads not yet opened, and the
+		 * late-thread filter drops what is then sampled twice. */
 		for (; done < tids->n; done++) {
-			int err = open_thread(r, tids->v[done]);
+			int err = open_thread(r, tids->v[done], late);
 
 			if (err)
 				return err;
@@ -321,7 +340,7 @@ static struct pr_reader *reader_alloc(enum target_kind kind,
 	r->kind = kind;
 	r->epfd = -1;
 	r->cmd.pid = -1;
-	r->cmd.go_fd = r->cmd.err_fd = -1;
+	r->cmd.fd = -1;
 	if (PR_OPTS_HAS(opts, log_ctx)) {
 		r->lg.fn = opts->log;
 		r->lg.ctx = opts->log_ctx;
@@ -372,6 +391,8 @@ static struct pr_reader *reader_finish(struct pr_reader *r, int err)
 	}
 	if (!err)
 		err = setup_poll(r);
+	if (!err)
+		pr__reader_sort_late(r);
 	if (err) {
 		pr_reader_close(r);
 		errno = -err;
@@ -496,8 +517,12 @@ struct pr_reader *pr_reader_open_command(char *const argv[],
 	if (!err)
 		err = pr__command_fork(&r->cmd, argv, &r->lg);
 	if (!err) {
-		r->cmd_name = argv[0];
-		err = open_thread(r, r->cmd.pid);
+		r->cmd_name = strdup(argv[0]);
+		if (!r->cmd_name)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		err = open_thread(r, r->cmd.pid, false);
 	}
 	return reader_finish(r, err);
 }
@@ -517,6 +542,8 @@ void pr_reader_close(struct pr_reader *r)
 	pr__command_release(&r->cmd);
 	free(r->rings);
 	free(r->evs);
+	free(r->late);
+	free(r->cmd_name);
 	free(r);
 }
 
@@ -536,7 +563,7 @@ int pr_reader_enable(struct pr_reader *r)
 
 	if (!r)
 		return -EINVAL;
-	if (r->kind == TARGET_COMMAND) {
+	if (r->kind == TARGET_COMMAND && !r->cmd.started) {
 		/* enable_on_exec does it, so the profiler's own code between
 		 * fork and exec is never sampled. */
 		err = pr__command_start(&r->cmd, r->cmd_name, &r->lg);
@@ -559,171 +586,6 @@ int pr_reader_disable(struct pr_reader *r)
 	return ioctl_all(r, PERF_EVENT_IOC_DISABLE);
 }
 
-int pr_reader_fd(const struct pr_reader *r)
-{
-	return r ? r->epfd : -EINVAL;
-}
-
-/* An event reports EPOLLHUP once its task and every task that inherited it
- * have exited; it stays readable-with-HUP forever, so it leaves the set. */
-static void drop_hung_up(struct pr_reader *r, const struct epoll_event *ev)
-{
-	struct pr_evfd *e = &r->evs[ev->data.u64];
-
-	if (!e->polled)
-		return;
-	epoll_ctl(r->epfd, EPOLL_CTL_DEL, e->fd, NULL);
-	e->polled = false;
-	r->nr_live--;
-}
-
-/* One epoll_wait: returns the number of events seen (hang-ups included),
- * the readable ones through *ready. */
-static int wait_events(struct pr_reader *r, int timeout_ms, int *ready)
-{
-	struct epoll_event evs[64];
-	int n;
-
-	*ready = 0;
-	if (r->kind != TARGET_CPUS && r->nr_live == 0)
-		return 0;
-	n = epoll_wait(r->epfd, evs, (int)PR_ARRAY_SIZE(evs), timeout_ms);
-	if (n < 0)
-		return -errno;
-	for (int i = 0; i < n; i++) {
-		if (evs[i].events & (EPOLLHUP | EPOLLERR))
-			drop_hung_up(r, &evs[i]);
-		else if (evs[i].events & EPOLLIN)
-			(*ready)++;
-	}
-	return n;
-}
-
-int pr_reader_wait(struct pr_reader *r, int timeout_ms)
-{
-	int ready, n;
-
-	if (!r)
-		return -EINVAL;
-	n = wait_events(r, timeout_ms, &ready);
-	return n < 0 ? n : ready;
-}
-
-bool pr_reader_done(struct pr_reader *r)
-{
-	int ready;
-
-	if (!r || r->kind == TARGET_CPUS)
-		return false;
-	/* Collect hang-ups without sleeping, so the answer is current even
-	 * for callers that never wait. */
-	while (r->nr_live && wait_events(r, 0, &ready) > 0)
-		;
-	return r->nr_live == 0;
-}
-
-/* Take the next record of `ring`'s snapshot into `rec`: 1, 0 when drained,
- * or -EBADMSG (logged; the bad bytes are skipped). */
-static int take_record(struct pr_reader *r, struct pr_ring *ring,
-		       struct pr_record *rec, size_t *size)
-{
-	const void *p;
-	const char *why = NULL;
-	int n;
-
-	n = pr__ring_peek(ring, &p, size, &r->lg);
-	if (n <= 0)
-		return n;
-	if (pr__record_parse(&r->cfg, p, *size, rec, &why)) {
-		pr__log(&r->lg, PR_LOG_ERROR,
-			"corrupt %s record on CPU %d at ring offset %llu: %s; record skipped",
-			pr_record_type_name(rec->type), ring->cpu,
-			(unsigned long long)(ring->tail & (ring->data_size - 1)), why);
-		pr__ring_count_corrupt(ring, *size);
-		pr__ring_advance(ring, *size);
-		return -EBADMSG;
-	}
-	rec->ring_cpu = ring->cpu;
-	pr__ring_count(ring, rec);
-	return 1;
-}
-
-static void release_pending(struct pr_reader *r)
-{
-	if (r->pending) {
-		pr__ring_advance(r->pending, r->pending_size);
-		r->pending = NULL;
-	}
-}
-
-int pr_reader_consume(struct pr_reader *r, pr_record_fn cb, void *ctx)
-{
-	struct pr_record rec;
-	int count = 0, bad = 0;
-
-	if (!r || !cb)
-		return -EINVAL;
-	release_pending(r);
-	for (size_t i = 0; i < r->nr_rings; i++) {
-		struct pr_ring *ring = &r->rings[i];
-		size_t size;
-		int n;
-
-		pr__ring_refresh(ring);
-		while ((n = take_record(r, ring, &rec, &size)) != 0) {
-			if (n == -EBADMSG) {
-				bad = n;
-				continue;
-			}
-			if (n < 0)
-				return n;
-			n = cb(&rec, ctx);
-			pr__ring_advance(ring, size);
-			count++;
-			if (n < 0)
-				return n;
-		}
-	}
-	return bad ? bad : count;
-}
-
-int pr_reader_poll(struct pr_reader *r, int timeout_ms, pr_record_fn cb,
-		   void *ctx)
-{
-	int err = pr_reader_wait(r, timeout_ms);
-
-	if (err < 0 && err != -EINTR)
-		return err;
-	return pr_reader_consume(r, cb, ctx);
-}
-
-int pr_reader_read(struct pr_reader *r, struct pr_record *rec)
-{
-	if (!r || !rec)
-		return -EINVAL;
-	release_pending(r);
-	if (!r->nr_rings)
-		return 0;
-	/* Drain the current ring's snapshot, then move on and take a fresh
-	 * snapshot of the next: every ring gets its turn under load. */
-	for (size_t visited = 0; visited <= r->nr_rings; visited++) {
-		struct pr_ring *ring = &r->rings[r->cur];
-		size_t size;
-		int n = take_record(r, ring, rec, &size);
-
-		if (n > 0) {
-			r->pending = ring;
-			r->pending_size = size;
-			return 1;
-		}
-		if (n < 0)
-			return n;
-		r->cur = (r->cur + 1) % r->nr_rings;
-		pr__ring_refresh(&r->rings[r->cur]);
-	}
-	return 0;
-}
-
 pid_t pr_reader_child(const struct pr_reader *r)
 {
 	return r && r->kind == TARGET_COMMAND ? r->cmd.pid : -1;
@@ -744,20 +606,3 @@ int pr_reader_ring_cpu(const struct pr_reader *r, size_t idx)
 	return r && idx < r->nr_rings ? r->rings[idx].cpu : -EINVAL;
 }
 
-int pr_reader_ring_stats(const struct pr_reader *r, size_t idx,
-			 struct pr_ring_stats *st)
-{
-	if (!r || idx >= r->nr_rings || !st || st->sz < sizeof(size_t))
-		return -EINVAL;
-	pr__ring_stats_load(&r->rings[idx], st);
-	return 0;
-}
-
-uint64_t pr_reader_lost(const struct pr_reader *r)
-{
-	uint64_t lost = 0;
-
-	for (size_t i = 0; r && i < r->nr_rings; i++)
-		lost += __atomic_load_n(&r->rings[i].stats.lost, __ATOMIC_RELAXED);
-	return lost;
-}

@@ -195,6 +195,11 @@ void pr__ring_count_corrupt(struct pr_ring *ring, uint64_t bytes)
 	STAT_ADD(ring, discarded_bytes, bytes);
 }
 
+void pr__ring_count_duplicate(struct pr_ring *ring)
+{
+	STAT_ADD(ring, duplicates, 1);
+}
+
 void pr__ring_stats_load(const struct pr_ring *ring, struct pr_ring_stats *st)
 {
 	size_t sz = st->sz;
@@ -210,6 +215,7 @@ void pr__ring_stats_load(const struct pr_ring *ring, struct pr_ring_stats *st)
 	LOAD(throttled);
 	LOAD(corrupt);
 	LOAD(discarded_bytes);
+	LOAD(duplicates);
 	LOAD(bytes);
 	for (size_t i = 0; i < PR_RECORD_KERNEL_MAX; i++)
 		LOAD(by_type[i]);

@@ -5,12 +5,13 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -154,71 +155,105 @@ int pr__list_threads(pid_t pid, struct pr_intlist *tids)
 	return added;
 }
 
+/* Between fork and exec the child would still run the caller's signal
+ * handlers: put the default action back for every handled signal (the
+ * fork happens with every signal blocked, so none can slip in first), so a
+ * Ctrl-C to the terminal ends a child that has not started instead of
+ * running profiler code in it.  Ignored signals stay ignored, as nohup
+ * expects.  Then unblock everything: the caller's mask is not the
+ * command's. */
+static void child_reset_signals(void)
+{
+	sigset_t none;
+
+	for (int sig = 1; sig < NSIG; sig++) {
+		struct sigaction sa;
+
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_IGN &&
+		    sa.sa_handler != SIG_DFL) {
+			sa.sa_handler = SIG_DFL;
+			sa.sa_flags = 0;
+			sigaction(sig, &sa, NULL);
+		}
+	}
+	/* A blocked mask survives exec too. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+static ssize_t read_full(int fd, void *buf, size_t n)
+{
+	ssize_t got;
+
+	do
+		got = read(fd, buf, n);
+	while (got < 0 && errno == EINTR);
+	return got;
+}
+
 /*
- * The child waits on `go` before exec, so every event can be opened on its
- * pid (with enable_on_exec) and every ring mapped first.  `err` is
- * close-on-exec: EOF on it means the exec succeeded, an int means it failed.
+ * The child waits for one byte on a socket before exec, so every event can
+ * be opened on its pid (with enable_on_exec) and every ring mapped first.
+ * The same socket carries the answer: close-on-exec makes EOF mean the
+ * exec succeeded; an int is the errno of an exec that failed.  A socket
+ * rather than a pipe so the start can use MSG_NOSIGNAL: a child that died
+ * meanwhile must not kill the caller with SIGPIPE.
  */
 int pr__command_fork(struct pr_command *cmd, char *const argv[],
 		     const struct pr_logger *lg)
 {
-	int go[2], err[2];
+	sigset_t all, old;
+	int sv[2];
 	pid_t pid;
 
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->pid = -1;
-	cmd->go_fd = cmd->err_fd = -1;
+	cmd->fd = -1;
 	if (!argv || !argv[0]) {
 		pr__log(lg, PR_LOG_ERROR, "no command given to run");
 		return -EINVAL;
 	}
-	if (pipe2(go, O_CLOEXEC))
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	if (pipe2(err, O_CLOEXEC)) {
-		int e = -errno;
-
-		close(go[0]);
-		close(go[1]);
-		return e;
-	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	pid = fork();
+	if (pid != 0)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (pid < 0) {
 		int e = -errno;
 
-		close(go[0]);
-		close(go[1]);
-		close(err[0]);
-		close(err[1]);
+		close(sv[0]);
+		close(sv[1]);
 		pr__log(lg, PR_LOG_ERROR, "cannot fork to run %s: %s", argv[0],
 			strerror(-e));
 		return e;
 	}
 	if (pid == 0) {
-		sigset_t none;
 		char c;
 		int e;
 
-		close(go[1]);
-		close(err[0]);
-		/* A blocked signal mask survives exec; the command should not
-		 * inherit the profiler's. */
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
+		close(sv[0]);
+		child_reset_signals();
 		/* Parent gone or closed without starting us: do not run. */
-		if (read(go[0], &c, 1) != 1)
+		if (read_full(sv[1], &c, 1) != 1)
 			_exit(127);
 		execvp(argv[0], argv);
 		e = errno;
-		if (write(err[1], &e, sizeof(e)) < 0)
+		if (write(sv[1], &e, sizeof(e)) < 0)
 			_exit(127);
 		_exit(127);
 	}
-	close(go[0]);
-	close(err[1]);
+	close(sv[1]);
 	cmd->pid = pid;
-	cmd->go_fd = go[1];
-	cmd->err_fd = err[0];
+	cmd->fd = sv[0];
 	return 0;
+}
+
+static void reap(pid_t pid)
+{
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
 }
 
 int pr__command_start(struct pr_command *cmd, const char *name,
@@ -230,21 +265,22 @@ int pr__command_start(struct pr_command *cmd, const char *name,
 
 	if (cmd->started || cmd->pid <= 0)
 		return 0;
-	if (write(cmd->go_fd, &c, 1) != 1)
-		return -errno;
-	close(cmd->go_fd);
-	cmd->go_fd = -1;
 	cmd->started = true;
-	do
-		n = read(cmd->err_fd, &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(cmd->err_fd);
-	cmd->err_fd = -1;
+	if (send(cmd->fd, &c, 1, MSG_NOSIGNAL) != 1) {
+		pr__log(lg, PR_LOG_ERROR,
+			"'%s' exited before it could start (killed by a signal?)", name);
+		reap(cmd->pid);
+		cmd->pid = -1;
+		return -ESRCH;
+	}
+	n = read_full(cmd->fd, &e, sizeof(e));
+	close(cmd->fd);
+	cmd->fd = -1;
 	if (n == (ssize_t)sizeof(e)) {
 		pr__log(lg, PR_LOG_ERROR, "cannot run '%s': %s", name, strerror(e));
 		/* The child has exited with 127; reap it here, since the caller
 		 * never learns it ran. */
-		waitpid(cmd->pid, NULL, 0);
+		reap(cmd->pid);
 		cmd->pid = -1;
 		return -e;
 	}
@@ -253,16 +289,14 @@ int pr__command_start(struct pr_command *cmd, const char *name,
 
 void pr__command_release(struct pr_command *cmd)
 {
-	if (cmd->go_fd >= 0)
-		close(cmd->go_fd);
-	if (cmd->err_fd >= 0)
-		close(cmd->err_fd);
+	if (cmd->fd >= 0)
+		close(cmd->fd);
 	if (cmd->pid > 0 && !cmd->started) {
-		/* Closing `go` already makes it exit; the kill covers a child
-		 * stopped by a debugger. */
+		/* Closing the socket already makes it exit; the kill covers a
+		 * child stopped by a debugger. */
 		kill(cmd->pid, SIGKILL);
-		waitpid(cmd->pid, NULL, 0);
+		reap(cmd->pid);
 	}
-	cmd->go_fd = cmd->err_fd = -1;
+	cmd->fd = -1;
 	cmd->pid = -1;
 }

@@ -13,12 +13,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checkmain.h"
 #include "livecheck.h"
 #include "perfreader.h"
 #include "workload.h"
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static const char *workload_path(void)
 {
@@ -113,8 +122,28 @@ struct seen {
 	uint64_t ips[8192], sps[8192];
 	int nr_addrs;
 	uint64_t stack_size;      /* what every sample must have reserved */
+	/* (tid, cpu) -> the first event id seen; a second id is a duplicate. */
+	struct { pid_t tid; uint32_t cpu; uint64_t id; } tid_ids[8192];
+	int nr_tid_ids;
+	long twice_sampled;
 	char exe[PATH_MAX];
 };
+
+/* Every (thread, CPU) must be sampled by exactly one event. */
+static void note_event_id(struct seen *s, const struct pr_record *rec)
+{
+	for (int i = 0; i < s->nr_tid_ids; i++) {
+		if (s->tid_ids[i].tid == (pid_t)rec->tid && s->tid_ids[i].cpu == rec->cpu) {
+			s->twice_sampled += s->tid_ids[i].id != rec->id;
+			return;
+		}
+	}
+	if (s->nr_tid_ids < 8192) {
+		s->tid_ids[s->nr_tid_ids].tid = (pid_t)rec->tid;
+		s->tid_ids[s->nr_tid_ids].cpu = rec->cpu;
+		s->tid_ids[s->nr_tid_ids++].id = rec->id;
+	}
+}
 
 static bool has_canary(const struct pr_sample *s)
 {
@@ -135,6 +164,7 @@ static int on_record(const struct pr_record *rec, void *arg)
 		const struct pr_sample *sm = &rec->u.sample;
 
 		s->samples++;
+		note_event_id(s, rec);
 		if (rec->cpu < 64)
 			s->cpus_seen[rec->cpu]++;
 		if ((pid_t)rec->pid == s->watch_pid)
@@ -363,6 +393,87 @@ START_TEST(a_child_process_forked_after_attach_is_sampled)
 }
 END_TEST
 
+/* Attaching while the process creates threads: threads found by the
+ * rescan may also inherit their creator's events; none may be sampled
+ * twice. */
+START_TEST(threads_born_while_attaching_are_sampled_once)
+{
+	PR_OPTS(pr_event_opts, ev, .freq = 4000);
+	PR_OPTS(pr_reader_opts, o, .event = &ev);
+	struct child c;
+	struct seen *s;
+	struct pr_reader *r;
+	pid_t pid;
+
+	child_start(&c);
+	pid = c.pid;
+	s = seen_new(pid);
+	fputc('T', c.in);
+	usleep(5000);
+	r = pr_reader_open_pids(&pid, 1, &o);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	ck_assert_int_eq(child_line(&c), 0);
+	drain(r, s);
+	ck_assert_int_gt(s->nr_tid_ids, 20);
+	ck_assert_msg(s->twice_sampled == 0, "%ld samples came from a second event "
+		      "of the same thread and CPU", s->twice_sampled);
+	pr_reader_close(r);
+	ck_assert_int_eq(child_finish(&c), 0);
+	free(s);
+}
+END_TEST
+
+/* Asking whether the target is done must not eat the wakeup the next wait
+ * is owed. */
+START_TEST(asking_done_does_not_swallow_a_wakeup)
+{
+	PR_OPTS(pr_event_opts, ev, .wakeup_bytes = 1);
+	PR_OPTS(pr_reader_opts, o, .event = &ev);
+	struct session ss;
+	double t0;
+
+	session_start(&ss, &o);
+	child_do(&ss.c, 's');
+	ck_assert(!pr_reader_done(ss.r));
+	t0 = now_seconds();
+	ck_assert_int_gt(pr_reader_wait(ss.r, 3000), 0);
+	ck_assert_msg(now_seconds() - t0 < 1.0, "the wait slept although data was ready");
+	drain(ss.r, ss.s);
+	session_end(&ss);
+}
+END_TEST
+
+START_TEST(a_launched_command_resumes_after_disable_and_enable)
+{
+	char *argv[] = { (char *)workload_path(), "spin", "1.5", NULL };
+	struct pr_reader *r = pr_reader_open_command(argv, NULL);
+	struct seen *s;
+	long before, paused;
+
+	ck_assert_ptr_nonnull(r);
+	s = seen_new(pr_reader_child(r));
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	usleep(300000);
+	ck_assert_int_eq(pr_reader_disable(r), 0);
+	drain(r, s);
+	before = s->samples;
+	ck_assert_int_gt(before, 5);
+	usleep(300000);
+	drain(r, s);
+	paused = s->samples - before;
+	ck_assert_int_le(paused, 1);
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	usleep(300000);
+	drain(r, s);
+	ck_assert_int_gt(s->samples - before - paused, 5);
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, NULL, 0);
+	pr_reader_close(r);
+	free(s);
+}
+END_TEST
+
 START_TEST(lost_is_counted_when_a_tiny_ring_is_flooded)
 {
 	PR_OPTS(pr_event_opts, ev, .freq = 5000, .stack_size = 1024);
@@ -516,6 +627,9 @@ int main(void)
 	tcase_add_test(tc, mmap2_comm_and_exit_records_arrive_for_the_child);
 	tcase_add_test(tc, a_thread_created_after_attach_is_sampled);
 	tcase_add_test(tc, a_child_process_forked_after_attach_is_sampled);
+	tcase_add_test(tc, threads_born_while_attaching_are_sampled_once);
+	tcase_add_test(tc, asking_done_does_not_swallow_a_wakeup);
+	tcase_add_test(tc, a_launched_command_resumes_after_disable_and_enable);
 	tcase_add_test(tc, lost_is_counted_when_a_tiny_ring_is_flooded);
 	tcase_add_test(tc, a_launched_command_is_sampled_from_its_exec);
 	tcase_add_test(tc, system_wide_sampling_sees_a_busy_process);

@@ -51,6 +51,9 @@ static int hw_answer;
 static unsigned int esrch_cpus;
 /* EACCES for events that do not exclude the kernel. */
 static bool refuse_kernel;
+/* Hardware events open only when they exclude the kernel (a PMU under
+ * perf_event_paranoid=2). */
+static bool hw_user_only;
 
 static void reset_hooks(void)
 {
@@ -61,6 +64,7 @@ static void reset_hooks(void)
 	hw_answer = 0;
 	esrch_cpus = 0;
 	refuse_kernel = false;
+	hw_user_only = false;
 }
 
 static bool should_fail(void)
@@ -91,6 +95,12 @@ long __wrap_syscall(long n, ...)
 		int cpu = (int)a[2];
 
 		note(CALL_OPEN, 0, attr);
+		if (attr->type == PERF_TYPE_HARDWARE && hw_user_only) {
+			if (attr->exclude_kernel)
+				return open("/dev/null", O_RDONLY | O_CLOEXEC);
+			errno = EACCES;
+			return -1;
+		}
 		if (attr->type == PERF_TYPE_HARDWARE && hw_answer) {
 			if (hw_answer > 0)
 				return open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -399,6 +409,75 @@ START_TEST(a_command_that_cannot_run_is_an_error_naming_it)
 }
 END_TEST
 
+START_TEST(enabling_a_command_that_died_first_is_an_error_not_a_sigpipe)
+{
+	static char *argv[] = { "sleep", "30", NULL };
+	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log);
+	struct pr_reader *r;
+
+	reset_hooks();
+	logtext[0] = 0;
+	r = pr_reader_open_command(argv, &o);
+	ck_assert_ptr_nonnull(r);
+	kill(pr_reader_child(r), SIGKILL);
+	usleep(100000);
+	/* With a pipe this write would raise SIGPIPE and end the test. */
+	ck_assert_int_eq(pr_reader_enable(r), -ESRCH);
+	ck_assert_msg(strstr(logtext, "exited before it could start"), "%s", logtext);
+	ck_assert_int_eq(pr_reader_child(r), -1);
+	pr_reader_close(r);
+	ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
+}
+END_TEST
+
+static int handler_pipe[2];
+
+static void caller_handler(int sig)
+{
+	(void)sig;
+	if (write(handler_pipe[1], "H", 1) < 0)
+		_exit(3);
+}
+
+/* Between fork and exec the command must not run the caller's handlers:
+ * a signal meant for the profiler ends the waiting child instead. */
+START_TEST(the_callers_signal_handlers_do_not_run_in_the_waiting_command)
+{
+	static char *argv[] = { "sleep", "30", NULL };
+	PR_OPTS(pr_reader_opts, o, .ring_pages = 4);
+	struct sigaction sa;
+	struct pr_reader *r;
+	char c;
+
+	reset_hooks();
+	ck_assert_int_eq(pipe2(handler_pipe, O_NONBLOCK | O_CLOEXEC), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = caller_handler;
+	sigaction(SIGUSR1, &sa, NULL);
+	r = pr_reader_open_command(argv, &o);
+	ck_assert_ptr_nonnull(r);
+	kill(pr_reader_child(r), SIGUSR1);
+	usleep(100000);
+	ck_assert_int_eq(read(handler_pipe[0], &c, 1), -1);
+	ck_assert_int_eq(errno, EAGAIN);
+	ck_assert_int_eq(pr_reader_enable(r), -ESRCH);
+	pr_reader_close(r);
+}
+END_TEST
+
+START_TEST(a_ring_too_small_for_one_sample_is_refused)
+{
+	PR_OPTS(pr_reader_opts, o, .ring_pages = 1, .log = keep_log);
+
+	reset_hooks();
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_reader_open_cpus(NULL, 0, &o));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(logtext, "cannot hold one sample"), "%s", logtext);
+	ck_assert_int_eq(nr_calls, 0);
+}
+END_TEST
+
 START_TEST(offline_cpus_are_skipped_silently)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -450,6 +529,28 @@ START_TEST(hardware_cycles_are_used_when_the_pmu_answers)
 	nr_calls = 0;
 	ck_assert_int_eq(pr_event_probe(NULL, NULL, NULL), PR_SOURCE_CPU_CLOCK);
 	ck_assert_int_eq(nr_calls, 0);
+	reset_hooks();
+}
+END_TEST
+
+START_TEST(a_pmu_open_to_user_mode_only_is_still_used)
+{
+	PR_OPTS(pr_event_opts, ev, .prefer_hw_cycles = true);
+
+	reset_hooks();
+	hw_user_only = true;
+	ck_assert_int_eq(pr_event_probe(&ev, NULL, NULL), PR_SOURCE_HW_CYCLES);
+	reset_hooks();
+}
+END_TEST
+
+START_TEST(bad_options_are_not_mistaken_for_a_missing_pmu)
+{
+	PR_OPTS(pr_event_opts, ev, .prefer_hw_cycles = true, .stack_size = 12);
+
+	reset_hooks();
+	hw_answer = 1;
+	ck_assert_int_eq(pr_event_probe(&ev, NULL, NULL), -EINVAL);
 	reset_hooks();
 }
 END_TEST
@@ -571,9 +672,14 @@ int main(void)
 	tcase_add_test(tc, events_open_disabled_and_are_enabled_after_every_ring_is_mapped);
 	tcase_add_test(tc, a_launched_command_is_enabled_by_its_exec_not_by_ioctl);
 	tcase_add_test(tc, a_command_that_cannot_run_is_an_error_naming_it);
+	tcase_add_test(tc, enabling_a_command_that_died_first_is_an_error_not_a_sigpipe);
+	tcase_add_test(tc, the_callers_signal_handlers_do_not_run_in_the_waiting_command);
+	tcase_add_test(tc, a_ring_too_small_for_one_sample_is_refused);
 	tcase_add_test(tc, offline_cpus_are_skipped_silently);
 	tcase_add_test(tc, no_cpu_at_all_is_an_error);
 	tcase_add_test(tc, hardware_cycles_are_used_when_the_pmu_answers);
+	tcase_add_test(tc, a_pmu_open_to_user_mode_only_is_still_used);
+	tcase_add_test(tc, bad_options_are_not_mistaken_for_a_missing_pmu);
 	tcase_add_test(tc, missing_pmu_falls_back_to_cpu_clock);
 	tcase_add_test(tc, other_pmu_errors_propagate);
 	tcase_add_test(tc, refused_kernel_sampling_falls_back_to_user_mode_for_processes);

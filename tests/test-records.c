@@ -12,6 +12,7 @@
 
 #include "checkmain.h"
 #include "fakering.h"
+#include "reader.h"
 #include "synth.h"
 
 static struct perf_event_attr attr_for(unsigned int flags)
@@ -631,6 +632,48 @@ START_TEST(pull_read_takes_turns_between_rings)
 }
 END_TEST
 
+/* A thread found late (struct pr_late_thread) keeps only the samples of
+ * its own events; other threads are untouched. */
+START_TEST(a_late_thread_keeps_only_its_own_events_samples)
+{
+	struct perf_event_attr attr = attr_for(PR_ATTR_SHARED_RING);
+	static struct synth s;
+	struct collected c = { 0 };
+	struct pr_evfd ev = { .fd = -1, .tid = 55, .id = 100 };
+	struct fakering f;
+	struct pr_reader *r;
+
+	s.len = 0;
+	put_sample(&s, 1, 100, 50, 55, 1, 0, 0x1000, 16, 16, 0);  /* own: kept */
+	put_sample(&s, 1, 7, 50, 55, 2, 0, 0x1000, 16, 16, 0);    /* inherited: dropped */
+	put_sample(&s, 1, 7, 50, 56, 3, 0, 0x1000, 16, 16, 0);    /* another thread: kept */
+	fakering_init(&f, 4096, 0);
+	fakering_put(&f, s.buf, s.len);
+	r = reader_on(&f, &attr, 0);
+	r->evs = malloc(sizeof(ev));
+	r->evs[0] = ev;
+	r->nr_evs = r->cap_evs = 1;
+	r->late = malloc(sizeof(*r->late));
+	r->late[0] = (struct pr_late_thread){ .tid = 55, .first = 0, .n = 1 };
+	r->nr_late = r->cap_late = 1;
+
+	ck_assert_int_eq(pr_reader_consume(r, collect, &c), 2);
+	ck_assert_uint_eq(c.recs[0].time, 1);
+	ck_assert_uint_eq(c.recs[1].time, 3);
+	{
+		struct pr_ring_stats st = { .sz = sizeof(st) };
+
+		pr_reader_ring_stats(r, 0, &st);
+		ck_assert_uint_eq(st.duplicates, 1);
+		ck_assert_uint_eq(st.samples, 2);
+	}
+	/* The reader closes the fds it owns: -1 is not one. */
+	r->nr_evs = 0;
+	pr_reader_close(r);
+	fakering_free(&f);
+}
+END_TEST
+
 static Suite *records_suite(void)
 {
 	Suite *s = suite_create("records");
@@ -647,6 +690,7 @@ static Suite *records_suite(void)
 	tcase_add_test(tc, negative_callback_return_stops_the_drain);
 	tcase_add_test(tc, pull_read_keeps_the_record_until_the_next_call);
 	tcase_add_test(tc, pull_read_takes_turns_between_rings);
+	tcase_add_test(tc, a_late_thread_keeps_only_its_own_events_samples);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,6 +8,8 @@
  *   c  spin 1 s in a frame holding WORKLOAD_CANARY on the stack
  *   s  spin 0.5 s
  *   t  start a thread that spins 1 s; answer its tid, then "ok" once joined
+ *   T  start 400 threads 250 us apart, each living 0.3 s and running
+ *      1 ms in 5 ("ok" once all are joined): a storm to attach in
  *   f  fork a child that spins 0.5 s; answer its pid, then "ok" once reaped
  *   m  map this executable with PROT_EXEC (an MMAP2 for the test to see)
  *   n  rename the main thread to "ds-renamed" (a COMM without exec)
@@ -74,6 +76,33 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/* Mostly asleep, so hundreds can live at once, but on a CPU often enough
+ * to be sampled. */
+static void *storm_thread(void *arg)
+{
+	double until = now() + 0.3;
+
+	(void)arg;
+	while (now() < until) {
+		spin(0.001);
+		usleep(4000);
+	}
+	return NULL;
+}
+
+static void thread_storm(void)
+{
+	enum { N = 400 };
+	static pthread_t t[N];
+
+	for (int i = 0; i < N; i++) {
+		pthread_create(&t[i], NULL, storm_thread, NULL);
+		usleep(250);
+	}
+	for (int i = 0; i < N; i++)
+		pthread_join(t[i], NULL);
+}
+
 static void map_self(void)
 {
 	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
@@ -108,6 +137,9 @@ static int serve(void)
 			pthread_join(t, NULL);
 			break;
 		}
+		case 'T':
+			thread_storm();
+			break;
 		case 'f': {
 			pid_t pid = fork();
 
