@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "../tests/fakering.h"
-#include "../tests/synth.h"
+#include "synth.h"
 
 #define STACK 8192
 

@@ -206,6 +206,9 @@ PR_API int pr_event_probe(const struct pr_event_opts *opts, pr_log_fn log,
  * call on the reader (pull).  Copy what you keep.
  */
 
+/* The longest build-id perf.data can carry (a SHA-1). */
+#define PR_BUILD_ID_MAX 20
+
 /* Values of pr_record.type: the kernel's PERF_RECORD_* numbers. */
 enum pr_record_type {
 	PR_RECORD_MMAP = 1,
@@ -539,6 +542,185 @@ PR_API int pr_reader_ring_stats(const struct pr_reader *r, size_t idx,
 /* Sum over every ring of pr_ring_stats.lost.  Thread-safe like
  * pr_reader_ring_stats(). */
 PR_API uint64_t pr_reader_lost(const struct pr_reader *r);
+
+/*
+ * The kernel ids of the reader's events (what PERF_SAMPLE_IDENTIFIER
+ * carries), for writing files: up to `max` into `ids`.  Returns how many
+ * there are.
+ */
+PR_API size_t pr_reader_ids(const struct pr_reader *r, uint64_t *ids, size_t max);
+
+/* ------------------------------------------------------------------------
+ * Synthesized records: what already existed when sampling started,
+ * described as the kernel describes what happens later.
+ *
+ * Each record is handed to `cb` as a typed record (valid until it
+ * returns) whose raw bytes follow `attr`'s layout: time 0 and, where
+ * `attr` asks for it, a sample_id trailer naming the task and `id`.  A
+ * negative return from `cb` stops and is returned.
+ */
+
+/*
+ * For process `pid`: a COMM for every thread, a FORK for every thread
+ * other than the main one, and an MMAP2 for every executable mapping in
+ * /proc/PID/maps.  Returns 0, -ESRCH when the process is gone, or an error
+ * of `cb`.
+ */
+PR_API int pr_synthesize_process(pid_t pid, const struct perf_event_attr *attr,
+				 uint64_t id, pr_record_fn cb, void *ctx);
+
+/* The same for every process on the system (those that exit meanwhile are
+ * skipped). */
+PR_API int pr_synthesize_system(const struct perf_event_attr *attr, uint64_t id,
+				pr_record_fn cb, void *ctx);
+
+/*
+ * An MMAP of the kernel's text ("[kernel.kallsyms]_text", pid -1), as perf
+ * record writes, so kernel addresses resolve.  Returns 0 without a record
+ * when /proc/kallsyms hides addresses (kernel.kptr_restrict).
+ */
+PR_API int pr_synthesize_kernel(const struct perf_event_attr *attr, uint64_t id,
+				pr_record_fn cb, void *ctx);
+
+/* ------------------------------------------------------------------------
+ * perf.data files
+ */
+
+struct pr_writer;
+
+struct pr_writer_opts {
+	size_t sz;
+	/* The command line recorded in the file (perf's CMDLINE feature). */
+	int argc;
+	char *const *argv;
+	pr_log_fn log;
+	void *log_ctx;
+};
+
+/*
+ * Create `path` (truncating it) as a perf.data file for records of events
+ * opened with `attr`, whose kernel ids are `ids` (pr_reader_ids()).  The
+ * header is written at once, so a recorder killed later leaves a file that
+ * pr_file_open() still reads up to its last complete record.  NULL with
+ * errno set (and a log message) on failure.
+ */
+PR_API struct pr_writer *pr_writer_open(const char *path,
+					const struct perf_event_attr *attr,
+					const uint64_t *ids, size_t nr_ids,
+					const struct pr_writer_opts *opts);
+
+/*
+ * Append a record (its raw bytes).  The writer also follows mappings and
+ * samples, to list in the file the build-id of every mapped file a sample
+ * landed in.  Returns 0 or the negative errno of a failed write (logged
+ * once; later calls return it too).
+ */
+PR_API int pr_writer_write(struct pr_writer *w, const struct pr_record *rec);
+
+/*
+ * Mark the end of a drain of every ring: perf sorts records only within
+ * the rounds these delimit.  Also pushes buffered records to the file.
+ */
+PR_API int pr_writer_finish_round(struct pr_writer *w);
+
+/*
+ * Finish the file: the feature sections (build-ids, host name, OS release,
+ * architecture, CPUs, command line, event description, sample times) and
+ * the final header.  Frees the writer whatever happens; returns 0 or the
+ * first error the writer met.
+ */
+PR_API int pr_writer_close(struct pr_writer *w);
+
+struct pr_file;
+
+struct pr_file_opts {
+	size_t sz;
+	pr_log_fn log;
+	void *log_ctx;
+};
+
+/*
+ * Open a perf.data file written by dwarfsample or by perf record
+ * (little-endian, x86-64; other files are refused with a message saying
+ * why).  Records are handed out in timestamp order.  A file whose recorder
+ * did not finish (data size 0, or truncated) is read up to its last
+ * complete record, with a warning.  A malformed file is refused: NULL, errno
+ * EBADMSG (or the I/O error), and a log message naming the byte offset.
+ * pr_file_open_mem() reads a file already in memory, which must outlive the
+ * pr_file.
+ */
+PR_API struct pr_file *pr_file_open(const char *path, const struct pr_file_opts *opts);
+PR_API struct pr_file *pr_file_open_mem(const void *buf, size_t len,
+					const struct pr_file_opts *opts);
+PR_API void pr_file_close(struct pr_file *f);
+
+/*
+ * Pull the next record in timestamp order (ring_cpu is -1).  Returns 1, 0
+ * at the end, or -EBADMSG for a record whose body does not match its event
+ * (logged with its byte offset and skipped; the next call goes on).  The
+ * record is valid until the file is closed.
+ */
+PR_API int pr_file_read(struct pr_file *f, struct pr_record *rec);
+
+/* Push every remaining record to `cb`, as pr_reader_consume() does for
+ * rings.  Returns the number of records, or the first negative return of
+ * `cb`; -EBADMSG after skipping corrupt records. */
+PR_API int pr_file_consume(struct pr_file *f, pr_record_fn cb, void *ctx);
+
+/* Start again from the first record. */
+PR_API void pr_file_rewind(struct pr_file *f);
+
+/* The events the file holds. */
+PR_API size_t pr_file_nr_attrs(const struct pr_file *f);
+PR_API const struct perf_event_attr *pr_file_attr(const struct pr_file *f,
+						   size_t idx);
+
+enum pr_file_string {
+	PR_FILE_HOSTNAME,
+	PR_FILE_OSRELEASE,
+	PR_FILE_VERSION,
+	PR_FILE_ARCH,
+	PR_FILE_CPUDESC,
+};
+
+/* A string feature of the file, or NULL when it has none. */
+PR_API const char *pr_file_string(const struct pr_file *f, enum pr_file_string which);
+
+/* The CPU counts recorded (NRCPUS); -ENOENT when absent. */
+PR_API int pr_file_nr_cpus(const struct pr_file *f, uint32_t *available,
+			   uint32_t *online);
+
+/* The command line that made the file; returns argc, argv through *argv. */
+PR_API size_t pr_file_cmdline(const struct pr_file *f, const char *const **argv);
+
+/* A build-id the file records for a mapped file (BUILD_ID feature). */
+struct pr_build_id {
+	int32_t pid;              /* -1: the host */
+	uint16_t cpumode;         /* PERF_RECORD_MISC_USER or _KERNEL */
+	uint8_t size;
+	uint8_t id[PR_BUILD_ID_MAX];
+	const char *filename;
+};
+
+PR_API size_t pr_file_nr_build_ids(const struct pr_file *f);
+PR_API const struct pr_build_id *pr_file_build_id(const struct pr_file *f,
+						  size_t idx);
+
+/* Counters over the whole data section, known once the file is open. */
+struct pr_file_stats {
+	size_t sz;
+	uint64_t records;
+	uint64_t samples;
+	/* Sum of PERF_RECORD_LOST.lost. */
+	uint64_t lost;
+	uint64_t first_sample_time, last_sample_time;
+	/* Records by type, indexed by enum pr_record_type; others in [0]. */
+	uint64_t by_type[PR_RECORD_KERNEL_MAX];
+	/* The recorder did not finish: read up to the last complete record. */
+	bool truncated;
+};
+
+PR_API int pr_file_stats(const struct pr_file *f, struct pr_file_stats *st);
 
 #ifdef __cplusplus
 }

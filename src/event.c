@@ -104,9 +104,13 @@ int pr_event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
 	attr->exclude_kernel = !!(flags & PR_ATTR_USER_ONLY);
 	attr->exclude_hv = 1;
 
-	/* Side-band records: enough to rebuild every task's address space. */
+	/* Side-band records: enough to rebuild every task's address space.
+	 * mmap_data too: the read-only segment holding .eh_frame_hdr is not
+	 * executable, and unwinders that read unwind tables through the
+	 * process's mappings (perf's does) need it mapped. */
 	attr->mmap = 1;
 	attr->mmap2 = 1;
+	attr->mmap_data = 1;
 	attr->comm = 1;
 	attr->comm_exec = 1;
 	attr->task = 1;

@@ -160,6 +160,83 @@ struct pr_reader *pr__reader_from_rings(struct pr_ring *rings, size_t nr,
 					 const struct perf_event_attr *attr,
 					 const struct pr_logger *lg);
 
+/* ---- hashmap.c ---- */
+
+struct pr_hashmap_slot {
+	uint64_t key;
+	void *value;      /* NULL: empty slot */
+};
+
+/* u64 -> non-NULL pointer.  Zero-initialised is empty. */
+struct pr_hashmap {
+	struct pr_hashmap_slot *slots;
+	size_t cap, n;
+};
+
+void *pr__hashmap_get(const struct pr_hashmap *m, uint64_t key);
+int pr__hashmap_put(struct pr_hashmap *m, uint64_t key, void *value);
+/* Remove `key`; returns its value or NULL. */
+void *pr__hashmap_del(struct pr_hashmap *m, uint64_t key);
+void pr__hashmap_free(struct pr_hashmap *m);
+
+/* ---- buildid.c ---- */
+
+/* The GNU build-id of an ELF file, of a notes blob, or of the running
+ * kernel: 0 and up to PR_BUILD_ID_MAX bytes in `id`, -ENOENT when there is
+ * none, -EINVAL when the file is not a little-endian ELF, or -errno. */
+int pr__build_id_fd(int fd, uint8_t *id, size_t *id_len);
+int pr__build_id_path(const char *path, uint8_t *id, size_t *id_len);
+int pr__build_id_from_notes(const void *buf, size_t len, uint8_t *id,
+			    size_t *id_len);
+int pr__build_id_kernel(uint8_t *id, size_t *id_len);
+
+/* ---- maps.c ---- */
+
+/* A mapped file, shared by every mapping and process that maps it. */
+struct pr_dso {
+	char *path;
+	uint32_t maj, min;
+	uint64_t ino;
+	uint8_t build_id[PR_BUILD_ID_MAX];
+	uint8_t build_id_size;     /* 0: not known (yet) */
+	bool build_id_tried;       /* looked for it already */
+	bool hit;                  /* a sample landed in it */
+	struct pr_dso *next_same_key;
+};
+
+struct pr_map {
+	uint64_t start, end;       /* [start, end) */
+	uint64_t pgoff;            /* file offset of start */
+	uint32_t prot;
+	struct pr_dso *dso;
+};
+
+/* One process: its mappings sorted by address, never overlapping. */
+struct pr_proc {
+	uint32_t pid;
+	struct pr_map *maps;
+	size_t nr, cap;
+};
+
+struct pr_maps;
+
+struct pr_maps *pr__maps_new(void);
+void pr__maps_free(struct pr_maps *m);
+/* Apply MMAP, MMAP2, FORK, EXIT and COMM-exec records; others are
+ * ignored.  Returns 0 or -ENOMEM. */
+int pr__maps_apply(struct pr_maps *m, const struct pr_record *rec);
+/* The mapping of `pid` holding `addr`, or NULL.  Valid until the next
+ * change to that process. */
+const struct pr_map *pr__maps_find(struct pr_maps *m, uint32_t pid, uint64_t addr);
+struct pr_proc *pr__maps_proc(struct pr_maps *m, uint32_t pid, bool create);
+int pr__proc_insert(struct pr_proc *p, const struct pr_map *nm);
+const struct pr_map *pr__proc_find(const struct pr_proc *p, uint64_t addr);
+/* The DSO for a file, created on first use; NULL when out of memory. */
+struct pr_dso *pr__maps_dso(struct pr_maps *m, const char *path, uint32_t maj,
+			    uint32_t min, uint64_t ino);
+size_t pr__maps_nr_dsos(const struct pr_maps *m);
+struct pr_dso *pr__maps_dso_at(const struct pr_maps *m, size_t i);
+
 /* ---- target.c ---- */
 
 /* A growable list of integers (CPUs, thread ids). */

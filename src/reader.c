@@ -189,6 +189,14 @@ static int open_event(struct pr_reader *r, pid_t tid, size_t ri)
 		close(fd);
 		return err;
 	}
+	/* The id samples carry (PERF_SAMPLE_IDENTIFIER): files list them, and
+	 * the late-thread filter compares them. */
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &r->evs[r->nr_evs - 1].id)) {
+		err = -errno;
+		pr__log(&r->lg, PR_LOG_ERROR, "reading an event's id failed: %s",
+			strerror(-err));
+		return err;
+	}
 	if (ring->fd < 0)
 		return pr__ring_mmap(ring, fd, ring->cpu, r->ring_pages, &r->lg);
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd)) {
@@ -229,9 +237,6 @@ static int add_late_thread(struct pr_reader *r, pid_t tid, size_t first)
 		r->late = v;
 		r->cap_late = cap;
 	}
-	for (size_t i = first; i < r->nr_evs; i++)
-		if (ioctl(r->evs[i].fd, PERF_EVENT_IOC_ID, &r->evs[i].id))
-			return -errno;
 	r->late[r->nr_late++] = (struct pr_late_thread){
 		.tid = tid, .first = first, .n = r->nr_evs - first };
 	return 0;
@@ -594,6 +599,15 @@ pid_t pr_reader_child(const struct pr_reader *r)
 const struct perf_event_attr *pr_reader_attr(const struct pr_reader *r)
 {
 	return r ? &r->attr : NULL;
+}
+
+size_t pr_reader_ids(const struct pr_reader *r, uint64_t *ids, size_t max)
+{
+	if (!r)
+		return 0;
+	for (size_t i = 0; i < r->nr_evs && i < max; i++)
+		ids[i] = r->evs[i].id;
+	return r->nr_evs;
 }
 
 size_t pr_reader_nr_rings(const struct pr_reader *r)

@@ -14,7 +14,7 @@ struct pr_evfd {
 	int fd;
 	int tid;         /* -1 for CPU-wide events */
 	bool polled;     /* still in the epoll set (not hung up) */
-	uint64_t id;     /* the kernel's event id; only fetched for late threads */
+	uint64_t id;     /* the kernel's event id (PERF_EVENT_IOC_ID) */
 };
 
 /*

@@ -7,11 +7,8 @@ ds=$1
 workload=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail=0
-check() { # description, command...
-	desc=$1; shift
-	if "$@"; then echo "ok - $desc"; else echo "not ok - $desc"; fail=1; fi
-}
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 "$ds" dump -F 199 -- "$workload" spin 0.5 >"$tmp/out" 2>"$tmp/err"
 rc=$?

@@ -41,6 +41,7 @@ START_TEST(default_attr_samples_cpu_clock_at_99_hz_with_dwarf_registers)
 	ck_assert_uint_eq(a.exclude_kernel, 0);
 	ck_assert_uint_eq(a.mmap, 1);
 	ck_assert_uint_eq(a.mmap2, 1);
+	ck_assert_uint_eq(a.mmap_data, 1);
 	ck_assert_uint_eq(a.comm, 1);
 	ck_assert_uint_eq(a.comm_exec, 1);
 	ck_assert_uint_eq(a.task, 1);

@@ -147,7 +147,8 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
 	note(CALL_IOCTL, req, NULL);
-	if (req == PERF_EVENT_IOC_SET_OUTPUT && should_fail()) {
+	if ((req == PERF_EVENT_IOC_SET_OUTPUT || req == PERF_EVENT_IOC_ID) &&
+	    should_fail()) {
 		errno = fail_errno;
 		return -1;
 	}
@@ -633,8 +634,8 @@ START_TEST(refused_ring_mapping_points_at_perf_event_mlock_kb)
 	PR_OPTS(pr_reader_opts, o, .log = keep_log);
 
 	reset_hooks();
-	/* The first fallible step is the first open; the second the mmap. */
-	fail_at = 1;
+	/* The fallible steps go: the first open, its id, then the mmap. */
+	fail_at = 2;
 	fail_errno = EPERM;
 	logtext[0] = 0;
 	ck_assert_ptr_null(pr_reader_open_cpus(NULL, 0, &o));

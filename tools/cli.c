@@ -16,6 +16,27 @@
 
 volatile sig_atomic_t ds_stop;
 
+enum {
+	OPT_STACK_SIZE = 1000,
+	OPT_RING_PAGES,
+	OPT_HW_CYCLES,
+};
+
+#define CAPTURE_SHORTOPTS "p:aC:F:d:kv"
+
+static const struct option capture_longopts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "kernel", no_argument, NULL, 'k' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "ring-pages", required_argument, NULL, OPT_RING_PAGES },
+	{ "hw-cycles", no_argument, NULL, OPT_HW_CYCLES },
+};
+
 const char ds_capture_help[] =
 	"Target (exactly one):\n"
 	"  -p, --pid PID[,PID...]   sample these processes, all their threads and\n"
@@ -106,7 +127,9 @@ static int parse_pids(struct ds_capture *c, const char *arg)
 	return ret;
 }
 
-int ds_capture_option(struct ds_capture *c, int opt, const char *arg)
+/* One capture option: 1 when handled, 0 when it is not one, -1 on a bad
+ * value (reported). */
+static int capture_option(struct ds_capture *c, int opt, const char *arg)
 {
 	uint64_t v;
 	int n;
@@ -150,7 +173,7 @@ int ds_capture_option(struct ds_capture *c, int opt, const char *arg)
 		c->verbose++;
 		log_verbosity = PR_LOG_WARN + c->verbose;
 		return 1;
-	case DS_OPT_STACK_SIZE:
+	case OPT_STACK_SIZE:
 		if (parse_u64(arg, "stack size", 8, PR_MAX_STACK_SIZE, &v))
 			return -1;
 		if (v % 8) {
@@ -160,7 +183,7 @@ int ds_capture_option(struct ds_capture *c, int opt, const char *arg)
 		}
 		c->stack_size = (uint32_t)v;
 		return 1;
-	case DS_OPT_RING_PAGES:
+	case OPT_RING_PAGES:
 		if (parse_u64(arg, "ring size", 1, 1u << 20, &v))
 			return -1;
 		if (v & (v - 1)) {
@@ -170,12 +193,57 @@ int ds_capture_option(struct ds_capture *c, int opt, const char *arg)
 		}
 		c->ring_pages = (uint32_t)v;
 		return 1;
-	case DS_OPT_HW_CYCLES:
+	case OPT_HW_CYCLES:
 		c->hw_cycles = true;
 		return 1;
 	default:
 		return 0;
 	}
+}
+
+int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv)
+{
+	struct option all[64];
+	char shortopts[64];
+	size_t n = 0;
+	int opt;
+
+	for (size_t i = 0; i < sizeof(capture_longopts) / sizeof(capture_longopts[0]); i++)
+		all[n++] = capture_longopts[i];
+	for (const struct option *o = v->longopts; o && o->name && n < 62; o++)
+		all[n++] = *o;
+	all[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	all[n] = (struct option){ NULL, 0, NULL, 0 };
+	/* "+": options end at the first non-option, so a command's own
+	 * flags after "--" or its name are left alone. */
+	snprintf(shortopts, sizeof(shortopts), "+%s%sh", CAPTURE_SHORTOPTS,
+		 v->shortopts ? v->shortopts : "");
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
+		int handled = capture_option(c, opt, optarg);
+
+		if (handled < 0)
+			return -1;
+		if (handled)
+			continue;
+		if (opt == 'h') {
+			v->usage(stdout);
+			return -2;
+		}
+		if (opt == '?' || !v->option || v->option(opt, optarg, v->ctx)) {
+			if (opt == '?')
+				fprintf(stderr, "Try 'dwarfsample %s --help'.\n", v->name);
+			return -1;
+		}
+	}
+	return optind;
+}
+
+bool ds_capture_given(const struct ds_capture *c)
+{
+	return c->nr_pids || c->system_wide || c->nr_cpus || c->freq ||
+	       c->duration > 0 || c->stack_size || c->ring_pages || c->hw_cycles ||
+	       c->kernel;
 }
 
 int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
@@ -264,15 +332,34 @@ static void reap_command(pid_t pid, bool terminate)
 		;
 }
 
+/* One drain of every ring; a corrupt record was logged and skipped, which
+ * is no reason to stop. */
+static int drain_once(struct pr_reader *r, int timeout,
+		      const struct ds_capture_hooks *h)
+{
+	int err = timeout >= 0 ? pr_reader_poll(r, timeout, h->record, h->ctx)
+			       : pr_reader_consume(r, h->record, h->ctx);
+
+	if (err == -EBADMSG || err == -EINTR)
+		err = 0;
+	if (err >= 0 && h->round) {
+		int e = h->round(h->ctx);
+
+		if (e < 0)
+			err = e;
+	}
+	return err;
+}
+
 int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
-		   pr_record_fn cb, void *ctx)
+		   const struct ds_capture_hooks *h)
 {
 	double deadline = c->duration > 0 ? ds_now() + c->duration : 0;
 	int err = pr_reader_enable(r);
 
-	if (err)
-		return err;
-	while (!ds_stop) {
+	if (!err && h->started)
+		err = h->started(h->ctx);
+	while (!err && !ds_stop) {
 		int timeout = 200;
 
 		if (deadline) {
@@ -283,20 +370,18 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 			if (left * 1000 < timeout)
 				timeout = (int)(left * 1000) + 1;
 		}
-		err = pr_reader_poll(r, timeout, cb, ctx);
-		/* Corrupt records were logged and skipped; keep going. */
-		if (err < 0 && err != -EBADMSG && err != -EINTR)
-			break;
-		err = 0;
+		err = drain_once(r, timeout, h);
+		if (err > 0)
+			err = 0;
 		if (pr_reader_done(r))
 			break;
 	}
 	pr_reader_disable(r);
 	/* What the rings still hold is part of the capture. */
-	while ((err == 0 || err == -EBADMSG) && (err = pr_reader_consume(r, cb, ctx)) > 0)
-		;
-	if (err == -EBADMSG)
-		err = 0;
+	if (!err) {
+		while ((err = drain_once(r, -1, h)) > 0)
+			;
+	}
 	reap_command(pr_reader_child(r), ds_stop || deadline);
 	return err < 0 ? err : 0;
 }

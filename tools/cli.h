@@ -3,7 +3,9 @@
 #ifndef DS_CLI_H
 #define DS_CLI_H
 
+#include <getopt.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,34 +39,35 @@ extern volatile sig_atomic_t ds_stop;
 void ds_log(enum pr_log_level level, const char *msg, void *ctx);
 __attribute__((format(printf, 1, 2))) void ds_err(const char *fmt, ...);
 
-/* Parse one capture option `opt` (its getopt value) with argument `arg`.
- * Returns 1 when handled, 0 when `opt` is not a capture option, -1 on a
- * bad value (already reported). */
-int ds_capture_option(struct ds_capture *c, int opt, const char *arg);
+
+/* Whether any capture option was given (for verbs that read files). */
+bool ds_capture_given(const struct ds_capture *c);
 
 /* Defaults, and the check that exactly one target was given; called after
  * getopt with the remaining arguments (the command, if any). */
 int ds_capture_finish(struct ds_capture *c, int argc, char **argv);
 
-/* The getopt_long table entries and the help text for capture options. */
-#define DS_CAPTURE_SHORTOPTS "p:aC:F:d:kv"
-enum {
-	DS_OPT_STACK_SIZE = 1000,
-	DS_OPT_RING_PAGES,
-	DS_OPT_HW_CYCLES,
-};
-#define DS_CAPTURE_LONGOPTS                                                   \
-	{ "pid", required_argument, NULL, 'p' },                              \
-	{ "all-cpus", no_argument, NULL, 'a' },                               \
-	{ "cpu", required_argument, NULL, 'C' },                              \
-	{ "freq", required_argument, NULL, 'F' },                             \
-	{ "duration", required_argument, NULL, 'd' },                         \
-	{ "kernel", no_argument, NULL, 'k' },                                 \
-	{ "verbose", no_argument, NULL, 'v' },                                \
-	{ "stack-size", required_argument, NULL, DS_OPT_STACK_SIZE },         \
-	{ "ring-pages", required_argument, NULL, DS_OPT_RING_PAGES },         \
-	{ "hw-cycles", no_argument, NULL, DS_OPT_HW_CYCLES }
+/* The help text for the capture options. */
 extern const char ds_capture_help[];
+
+/* A verb's own options, beside the capture options every verb takes. */
+struct ds_verb {
+	const char *name;               /* for "Try 'dwarfsample NAME --help'" */
+	const char *shortopts;          /* the verb's own getopt letters */
+	const struct option *longopts;  /* the verb's own, NULL-terminated */
+	void (*usage)(FILE *out);
+	/* One of the verb's options: 0, or -1 after reporting the problem. */
+	int (*option)(int opt, const char *arg, void *ctx);
+	void *ctx;
+};
+
+/*
+ * Parse `argv` (argv[0] is the verb): capture options into `c`, the verb's
+ * through its callback, --help through its usage.  Returns the index of the
+ * first argument after the options, -1 on a bad option (reported), or -2
+ * when help was printed.
+ */
+int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv);
 
 /* Open the reader for the capture's target; NULL after reporting why. */
 struct pr_reader *ds_capture_open(const struct ds_capture *c);
@@ -77,13 +80,23 @@ void ds_capture_signals(void);
 /* Seconds on the monotonic clock. */
 double ds_now(void);
 
+/* What a capture does with what it reads.  `started` (may be NULL) runs
+ * once the events are enabled, before the first drain; `round` (may be
+ * NULL) after every drain of all the rings. */
+struct ds_capture_hooks {
+	pr_record_fn record;
+	int (*started)(void *ctx);
+	int (*round)(void *ctx);
+	void *ctx;
+};
+
 /*
- * Drive a capture: enable, then hand every record to `cb` until the
+ * Drive a capture: enable, then hand every record to the hooks until the
  * duration ends, a signal arrives, or every target has exited; disable and
  * drain what is left.  A launched command that outlives the capture gets
  * SIGTERM; it is always reaped.  Returns 0 or a negative errno.
  */
 int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
-		   pr_record_fn cb, void *ctx);
+		   const struct ds_capture_hooks *h);
 
 #endif

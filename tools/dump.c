@@ -3,6 +3,7 @@
  * `dwarfsample dump`: every record of a live capture on one line, then a
  * summary.  The debugging aid for everything built on the reader.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
@@ -38,8 +39,8 @@ static void print_sample(FILE *out, const struct pr_record *rec)
 {
 	const struct pr_sample *s = &rec->u.sample;
 
-	fprintf(out, " pid %u tid %u ip 0x%" PRIx64 " %s period %" PRIu64,
-		rec->pid, rec->tid, s->ip, cpumode(rec->misc), s->period);
+	fprintf(out, " pid %d tid %d ip 0x%" PRIx64 " %s period %" PRIu64,
+		(int)rec->pid, (int)rec->tid, s->ip, cpumode(rec->misc), s->period);
 	if (s->regs) {
 		uint64_t bp = 0;
 
@@ -72,8 +73,8 @@ void ds_dump_record(FILE *out, const struct pr_record *rec)
 	case PR_RECORD_MMAP2: {
 		const struct pr_mmap *m = &rec->u.mmap;
 
-		fprintf(out, " pid %u tid %u [0x%" PRIx64 "-0x%" PRIx64 ") pgoff 0x%" PRIx64,
-			rec->pid, rec->tid, m->addr, m->addr + m->len, m->pgoff);
+		fprintf(out, " pid %d tid %d [0x%" PRIx64 "-0x%" PRIx64 ") pgoff 0x%" PRIx64,
+			(int)rec->pid, (int)rec->tid, m->addr, m->addr + m->len, m->pgoff);
 		if (m->is_mmap2) {
 			fprintf(out, " %c%c%c%c",
 				m->prot & 1 ? 'r' : '-', m->prot & 2 ? 'w' : '-',
@@ -90,13 +91,13 @@ void ds_dump_record(FILE *out, const struct pr_record *rec)
 		break;
 	}
 	case PR_RECORD_COMM:
-		fprintf(out, " pid %u tid %u%s %s", rec->pid, rec->tid,
+		fprintf(out, " pid %d tid %d%s %s", (int)rec->pid, (int)rec->tid,
 			rec->u.comm.exec ? " exec" : "", rec->u.comm.comm);
 		break;
 	case PR_RECORD_FORK:
 	case PR_RECORD_EXIT:
-		fprintf(out, " pid %u tid %u ppid %u ptid %u", rec->pid, rec->tid,
-			rec->u.task.ppid, rec->u.task.ptid);
+		fprintf(out, " pid %d tid %d ppid %d ptid %d", (int)rec->pid, (int)rec->tid,
+			(int)rec->u.task.ppid, (int)rec->u.task.ptid);
 		break;
 	case PR_RECORD_LOST:
 		fprintf(out, " id %" PRIu64 " lost %" PRIu64, rec->u.lost.id,
@@ -169,53 +170,109 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: dwarfsample dump [options] (-p PID[,PID...] | -a [-C LIST] | -- CMD [ARGS...])\n"
+		"       dwarfsample dump [-q] -i FILE\n"
 		"\n"
 		"Sample the target and print every record the kernel delivers on one\n"
 		"line, then a summary: samples per CPU, lost samples, records by type.\n"
+		"With -i, print the records of a perf.data file (dwarfsample record's\n"
+		"or perf record's) in timestamp order the same way.\n"
 		"\n%s"
-		"Output:\n"
+		"Input and output:\n"
+		"  -i, --input FILE         read a perf.data file instead of sampling\n"
 		"  -q, --quiet              print only the summary\n"
 		"  -h, --help               this help\n",
 		ds_capture_help);
 }
 
+/* The file's own counters, in the live summary's shape. */
+static void file_summary(FILE *out, struct pr_file *f)
+{
+	struct pr_file_stats st = { .sz = sizeof(st) };
+	uint64_t all;
+
+	pr_file_stats(f, &st);
+	all = st.samples + st.lost;
+	fprintf(out, "# summary: %.2f s of samples%s\n",
+		st.samples ? (double)(st.last_sample_time - st.first_sample_time) / 1e9 : 0.0,
+		st.truncated ? " (unfinished recording, read to its last complete record)" : "");
+	fprintf(out, "#   total: %" PRIu64 " samples, %" PRIu64 " lost (%.2f%%)\n",
+		st.samples, st.lost, all ? 100.0 * (double)st.lost / (double)all : 0.0);
+	fputs("#   records:", out);
+	for (size_t t = 1; t < PR_RECORD_KERNEL_MAX; t++)
+		if (st.by_type[t])
+			fprintf(out, " %s %" PRIu64, pr_record_type_name((uint32_t)t),
+				st.by_type[t]);
+	if (st.by_type[0])
+		fprintf(out, " other %" PRIu64, st.by_type[0]);
+	fputc('\n', out);
+}
+
+static int dump_file(const char *path, struct dump_ctx *d)
+{
+	PR_OPTS(pr_file_opts, o, .log = ds_log);
+	struct pr_file *f = pr_file_open(path, &o);
+	int n;
+
+	if (!f)
+		return 1;
+	n = pr_file_consume(f, on_record, d);
+	fflush(d->out);
+	file_summary(d->out, f);
+	pr_file_close(f);
+	/* Corrupt records were reported and skipped. */
+	return n < 0 && n != -EBADMSG ? 1 : 0;
+}
+
+struct dump_args {
+	const char *input;
+	struct dump_ctx d;
+};
+
+static int dump_option(int opt, const char *arg, void *ctx)
+{
+	struct dump_args *a = ctx;
+
+	if (opt == 'i')
+		a->input = arg;
+	else if (opt == 'q')
+		a->d.quiet = true;
+	else
+		return -1;
+	return 0;
+}
+
 int ds_cmd_dump(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		DS_CAPTURE_LONGOPTS,
+		{ "input", required_argument, NULL, 'i' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct dump_args args = { .d = { .out = stdout } };
+	const struct ds_verb verb = {
+		"dump", "i:q", longopts, usage, dump_option, &args,
+	};
 	struct ds_capture *c = calloc(1, sizeof(*c));
-	struct dump_ctx d = { .out = stdout };
 	struct pr_reader *r;
 	double start;
-	int opt, err, ret = 2;
+	int first, err, ret = 2;
 
 	if (!c)
 		return 1;
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+" DS_CAPTURE_SHORTOPTS "qh",
-				  longopts, NULL)) != -1) {
-		int h = ds_capture_option(c, opt, optarg);
-
-		if (h < 0)
-			goto out;
-		if (h)
-			continue;
-		if (opt == 'q') {
-			d.quiet = true;
-		} else if (opt == 'h') {
-			usage(stdout);
-			ret = 0;
-			goto out;
-		} else {
-			fputs("Try 'dwarfsample dump --help'.\n", stderr);
+	first = ds_parse(c, &verb, argc, argv);
+	if (first < 0) {
+		ret = first == -2 ? 0 : 2;
+		goto out;
+	}
+	if (args.input) {
+		if (ds_capture_given(c) || first < argc) {
+			ds_err("-i reads a file: give no target or sampling options with it");
 			goto out;
 		}
+		ret = dump_file(args.input, &args.d);
+		goto out;
 	}
-	if (ds_capture_finish(c, argc - optind, argv + optind))
+	if (ds_capture_finish(c, argc - first, argv + first))
 		goto out;
 
 	ds_capture_signals();
@@ -225,7 +282,8 @@ int ds_cmd_dump(int argc, char **argv)
 		goto out;
 	}
 	start = ds_now();
-	err = ds_capture_run(c, r, on_record, &d);
+	err = ds_capture_run(c, r, &(struct ds_capture_hooks){
+		.record = on_record, .ctx = &args.d });
 	if (err) {
 		char buf[128];
 

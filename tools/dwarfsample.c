@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dump.h"
+#include "record.h"
 
 #ifndef DS_VERSION
 #define DS_VERSION "unknown"
@@ -16,8 +17,10 @@ static void usage(FILE *out)
 	      "A sampling CPU profiler that unwinds user stacks with DWARF CFI.\n"
 	      "\n"
 	      "Commands:\n"
-	      "  dump     sample a process, a command or the system and print every\n"
-	      "           record the kernel delivers (a debugging aid)\n"
+	      "  record   sample a process, a command or the system into a perf.data\n"
+	      "           file that dwarfsample and Linux perf both read\n"
+	      "  dump     print every record of a live capture or of a perf.data\n"
+	      "           file (a debugging aid)\n"
 	      "\n"
 	      "Run 'dwarfsample <command> --help' for the options of a command.\n",
 	      out);
@@ -39,6 +42,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "dump"))
 		return ds_cmd_dump(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "record"))
+		return ds_cmd_record(argc - 1, argv + 1);
 	fprintf(stderr, "dwarfsample: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

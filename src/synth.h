@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Building records byte by byte, the way the kernel lays them out, for
- * tests that must not depend on a kernel: fake rings, corrupt headers,
- * every record type.
+ * Building records byte by byte, the way the kernel lays them out: for the
+ * records synthesized from /proc (synth.c), and for tests that must not
+ * depend on a kernel (fake rings, corrupt headers, every record type).
  */
-#ifndef DS_TEST_SYNTH_H
-#define DS_TEST_SYNTH_H
+#ifndef PR_SYNTH_H
+#define PR_SYNTH_H
 
 #include <linux/perf_event.h>
 #include <stddef.h>
@@ -65,17 +65,35 @@ static inline size_t synth_end(struct synth *s)
 	return size;
 }
 
-/* The sample_id trailer for sample_type IP|TID|TIME|CPU|... with
- * IDENTIFIER when `identifier` is set, in the kernel's order. */
+/* The sample_id trailer `sample_type` asks for, in the kernel's order
+ * (perf_event__output_id_sample). */
+static inline void synth_trailer(struct synth *s, uint64_t sample_type,
+				 uint32_t pid, uint32_t tid, uint64_t time,
+				 uint32_t cpu, uint64_t id)
+{
+	if (sample_type & PERF_SAMPLE_TID)
+		synth_u32x2(s, pid, tid);
+	if (sample_type & PERF_SAMPLE_TIME)
+		synth_u64(s, time);
+	if (sample_type & PERF_SAMPLE_ID)
+		synth_u64(s, id);
+	if (sample_type & PERF_SAMPLE_STREAM_ID)
+		synth_u64(s, id);
+	if (sample_type & PERF_SAMPLE_CPU)
+		synth_u32x2(s, cpu, 0);
+	if (sample_type & PERF_SAMPLE_IDENTIFIER)
+		synth_u64(s, id);
+}
+
+/* The trailer of the library's default layout (TID, TIME, CPU), with
+ * IDENTIFIER when `identifier` is set. */
 static inline void synth_sample_id(struct synth *s, uint32_t pid, uint32_t tid,
 				   uint64_t time, uint32_t cpu, uint64_t id,
 				   int identifier)
 {
-	synth_u32x2(s, pid, tid);
-	synth_u64(s, time);
-	synth_u32x2(s, cpu, 0);
-	if (identifier)
-		synth_u64(s, id);
+	synth_trailer(s, PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+			 (identifier ? PERF_SAMPLE_IDENTIFIER : 0),
+		      pid, tid, time, cpu, id);
 }
 
 #endif

@@ -1,0 +1,305 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The process model: each process's mappings, kept current from MMAP,
+ * MMAP2, FORK, EXIT and COMM-exec records applied in order, and the DSOs
+ * (mapped files) they share.  A DSO is one file however many processes and
+ * mappings refer to it, identified by device and inode when the record has
+ * them, by name otherwise.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct pr_maps {
+	struct pr_hashmap procs;      /* pid -> struct pr_proc */
+	struct pr_hashmap dso_index;  /* dso_key() -> struct pr_dso (chained) */
+	struct pr_dso **dsos;
+	size_t nr_dsos, cap_dsos;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = UINT64_C(1469598103934665603);
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+	return h;
+}
+
+static uint64_t dso_key(const char *path, uint32_t maj, uint32_t min, uint64_t ino)
+{
+	uint64_t k = hash_str(path);
+
+	k ^= ino * UINT64_C(0x9e3779b97f4a7c15);
+	k ^= ((uint64_t)maj << 32 | min) * UINT64_C(0xc2b2ae3d27d4eb4f);
+	return k ? k : 1;
+}
+
+struct pr_maps *pr__maps_new(void)
+{
+	return calloc(1, sizeof(struct pr_maps));
+}
+
+static void proc_free(struct pr_proc *p)
+{
+	if (p) {
+		free(p->maps);
+		free(p);
+	}
+}
+
+void pr__maps_free(struct pr_maps *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->procs.cap; i++)
+		if (m->procs.slots[i].value)
+			proc_free(m->procs.slots[i].value);
+	pr__hashmap_free(&m->procs);
+	pr__hashmap_free(&m->dso_index);
+	for (size_t i = 0; i < m->nr_dsos; i++) {
+		free(m->dsos[i]->path);
+		free(m->dsos[i]);
+	}
+	free(m->dsos);
+	free(m);
+}
+
+struct pr_dso *pr__maps_dso(struct pr_maps *m, const char *path, uint32_t maj,
+			    uint32_t min, uint64_t ino)
+{
+	uint64_t key = dso_key(path, maj, min, ino);
+	struct pr_dso *d = pr__hashmap_get(&m->dso_index, key);
+
+	for (; d; d = d->next_same_key)
+		if (d->maj == maj && d->min == min && d->ino == ino &&
+		    !strcmp(d->path, path))
+			return d;
+	if (m->nr_dsos == m->cap_dsos) {
+		size_t cap = m->cap_dsos ? m->cap_dsos * 2 : 64;
+		struct pr_dso **v = realloc(m->dsos, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		m->dsos = v;
+		m->cap_dsos = cap;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->path = strdup(path);
+	if (!d->path) {
+		free(d);
+		return NULL;
+	}
+	d->maj = maj;
+	d->min = min;
+	d->ino = ino;
+	d->next_same_key = pr__hashmap_get(&m->dso_index, key);
+	if (pr__hashmap_put(&m->dso_index, key, d)) {
+		free(d->path);
+		free(d);
+		return NULL;
+	}
+	m->dsos[m->nr_dsos++] = d;
+	return d;
+}
+
+size_t pr__maps_nr_dsos(const struct pr_maps *m)
+{
+	return m->nr_dsos;
+}
+
+struct pr_dso *pr__maps_dso_at(const struct pr_maps *m, size_t i)
+{
+	return i < m->nr_dsos ? m->dsos[i] : NULL;
+}
+
+struct pr_proc *pr__maps_proc(struct pr_maps *m, uint32_t pid, bool create)
+{
+	struct pr_proc *p = pr__hashmap_get(&m->procs, pid);
+
+	if (p || !create)
+		return p;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	if (pr__hashmap_put(&m->procs, pid, p)) {
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static int reserve(struct pr_proc *p, size_t extra)
+{
+	if (p->nr + extra > p->cap) {
+		size_t cap = p->cap ? p->cap * 2 : 16;
+		struct pr_map *v;
+
+		while (cap < p->nr + extra)
+			cap *= 2;
+		v = realloc(p->maps, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->maps = v;
+		p->cap = cap;
+	}
+	return 0;
+}
+
+/* Index of the first mapping that ends after `addr`. */
+static size_t first_ending_after(const struct pr_proc *p, uint64_t addr)
+{
+	size_t lo = 0, hi = p->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Insert `nm`, replacing whatever it overlaps, as the kernel does for a
+ * MAP_FIXED mapping: old mappings are trimmed or split around it.
+ */
+int pr__proc_insert(struct pr_proc *p, const struct pr_map *nm)
+{
+	size_t i, j;
+	struct pr_map head, tail;
+	bool has_head = false, has_tail = false;
+
+	if (nm->end <= nm->start)
+		return -EINVAL;
+	if (reserve(p, 2))
+		return -ENOMEM;
+	i = first_ending_after(p, nm->start);
+	for (j = i; j < p->nr && p->maps[j].start < nm->end; j++)
+		;
+	/* maps[i, j) overlap the new mapping. */
+	if (i < j && p->maps[i].start < nm->start) {
+		head = p->maps[i];
+		head.end = nm->start;
+		has_head = true;
+	}
+	if (i < j && p->maps[j - 1].end > nm->end) {
+		tail = p->maps[j - 1];
+		tail.pgoff += nm->end - tail.start;
+		tail.start = nm->end;
+		has_tail = true;
+	}
+	{
+		size_t add = (size_t)has_head + 1 + (size_t)has_tail;
+		size_t removed = j - i;
+
+		memmove(&p->maps[i + add], &p->maps[j],
+			(p->nr - j) * sizeof(*p->maps));
+		p->nr = p->nr - removed + add;
+		if (has_head)
+			p->maps[i++] = head;
+		p->maps[i++] = *nm;
+		if (has_tail)
+			p->maps[i] = tail;
+	}
+	return 0;
+}
+
+const struct pr_map *pr__proc_find(const struct pr_proc *p, uint64_t addr)
+{
+	size_t i;
+
+	if (!p)
+		return NULL;
+	i = first_ending_after(p, addr);
+	if (i < p->nr && p->maps[i].start <= addr)
+		return &p->maps[i];
+	return NULL;
+}
+
+const struct pr_map *pr__maps_find(struct pr_maps *m, uint32_t pid, uint64_t addr)
+{
+	return pr__proc_find(pr__maps_proc(m, pid, false), addr);
+}
+
+static int apply_mmap(struct pr_maps *m, const struct pr_record *rec)
+{
+	const struct pr_mmap *mm = &rec->u.mmap;
+	struct pr_proc *p;
+	struct pr_map nm;
+
+	/* The kernel's own mappings (pid -1) are not a process's. */
+	if (rec->pid == UINT32_MAX || !mm->len || mm->addr + mm->len < mm->addr)
+		return 0;
+	p = pr__maps_proc(m, rec->pid, true);
+	if (!p)
+		return -ENOMEM;
+	nm.start = mm->addr;
+	nm.end = mm->addr + mm->len;
+	nm.pgoff = mm->pgoff;
+	nm.prot = mm->is_mmap2 ? mm->prot : 5;   /* MMAP: executable, readable */
+	nm.dso = pr__maps_dso(m, mm->filename, mm->maj, mm->min, mm->ino);
+	if (!nm.dso)
+		return -ENOMEM;
+	if (mm->has_build_id && !nm.dso->build_id_size) {
+		memcpy(nm.dso->build_id, mm->build_id, mm->build_id_size);
+		nm.dso->build_id_size = mm->build_id_size;
+	}
+	return pr__proc_insert(p, &nm);
+}
+
+/* A new process starts with a copy of its parent's address space. */
+static int apply_fork(struct pr_maps *m, const struct pr_record *rec)
+{
+	struct pr_proc *parent, *child;
+
+	if (rec->pid == rec->u.task.ppid)
+		return 0;   /* a thread: same address space */
+	parent = pr__maps_proc(m, rec->u.task.ppid, false);
+	proc_free(pr__hashmap_del(&m->procs, rec->pid));
+	child = pr__maps_proc(m, rec->pid, true);
+	if (!child)
+		return -ENOMEM;
+	if (parent && parent->nr) {
+		if (reserve(child, parent->nr))
+			return -ENOMEM;
+		memcpy(child->maps, parent->maps, parent->nr * sizeof(*parent->maps));
+		child->nr = parent->nr;
+	}
+	return 0;
+}
+
+int pr__maps_apply(struct pr_maps *m, const struct pr_record *rec)
+{
+	switch (rec->type) {
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		return apply_mmap(m, rec);
+	case PERF_RECORD_FORK:
+		return apply_fork(m, rec);
+	case PERF_RECORD_EXIT:
+		/* The process is gone when its main thread is. */
+		if (rec->pid == rec->tid)
+			proc_free(pr__hashmap_del(&m->procs, rec->pid));
+		return 0;
+	case PERF_RECORD_COMM:
+		if (rec->u.comm.exec) {
+			struct pr_proc *p = pr__maps_proc(m, rec->pid, false);
+
+			/* exec replaces the address space; the new image's
+			 * MMAP records follow. */
+			if (p)
+				p->nr = 0;
+		}
+		return 0;
+	default:
+		return 0;
+	}
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The perf.data on-disk layout (tools/perf/Documentation/
+ * perf.data-file-format.txt), shared by the writer and the reader:
+ *
+ *   file header | attrs (attr + ids section each) | id arrays | data |
+ *   feature section table | feature payloads
+ *
+ * Everything is little-endian x86-64 here; other files are refused.
+ */
+#ifndef PR_PERFDATA_H
+#define PR_PERFDATA_H
+
+#include <stdint.h>
+
+/* "PERFILE2" read as a little-endian u64. */
+#define PERFDATA_MAGIC UINT64_C(0x32454c4946524550)
+/* The same bytes written by a big-endian machine. */
+#define PERFDATA_MAGIC_SWAPPED UINT64_C(0x50455246494c4532)
+
+struct perfdata_section {
+	uint64_t offset;
+	uint64_t size;
+};
+
+struct perfdata_header {
+	uint64_t magic;
+	uint64_t size;            /* sizeof(struct perfdata_header) */
+	uint64_t attr_size;       /* one attrs entry: attr + ids section */
+	struct perfdata_section attrs;
+	struct perfdata_section data;
+	struct perfdata_section event_types;   /* unused */
+	uint64_t features[4];     /* HEADER_FEAT_BITS = 256 */
+};
+
+/* Pipe-mode files (perf record -o -) have only magic and size (16). */
+#define PERFDATA_PIPE_HEADER_SIZE 16
+
+/* Feature bits: perf's HEADER_* numbers. */
+enum perfdata_feature {
+	FEAT_TRACING_DATA = 1,
+	FEAT_BUILD_ID = 2,
+	FEAT_HOSTNAME = 3,
+	FEAT_OSRELEASE = 4,
+	FEAT_VERSION = 5,
+	FEAT_ARCH = 6,
+	FEAT_NRCPUS = 7,
+	FEAT_CPUDESC = 8,
+	FEAT_CPUID = 9,
+	FEAT_TOTAL_MEM = 10,
+	FEAT_CMDLINE = 11,
+	FEAT_EVENT_DESC = 12,
+	FEAT_SAMPLE_TIME = 21,
+	FEAT_BITS = 256,
+};
+
+/* Strings in feature sections: u32 length (padded, NUL included), then
+ * the bytes, padded with zeros to NAME_ALIGN. */
+#define PERFDATA_NAME_ALIGN 64
+
+/* Record types perf's tools add to the data section (>= 64). */
+enum perfdata_user_record {
+	PERFDATA_RECORD_USER_START = 64,
+	PERFDATA_RECORD_HEADER_BUILD_ID = 67,
+	PERFDATA_RECORD_FINISHED_ROUND = 68,
+	PERFDATA_RECORD_AUXTRACE = 71,
+	PERFDATA_RECORD_HEADER_FEATURE = 80,
+	PERFDATA_RECORD_COMPRESSED = 81,
+};
+
+/* A BUILD_ID feature entry: header, pid, 20 id bytes + size + 3 reserved,
+ * then the file name padded to NAME_ALIGN. */
+struct perfdata_build_id {
+	uint32_t type;               /* perf_event_header */
+	uint16_t misc;
+	uint16_t size;
+	int32_t pid;
+	uint8_t data[20];
+	uint8_t id_size;
+	uint8_t reserved[3];
+};
+#define PERFDATA_BUILD_ID_FIXED 36
+_Static_assert(sizeof(struct perfdata_build_id) == PERFDATA_BUILD_ID_FIXED,
+	       "perf's build-id entry is 36 bytes before the name");
+/* header.misc: the id_size byte is valid. */
+#define PERFDATA_MISC_BUILD_ID_SIZE (1u << 15)
+
+#endif

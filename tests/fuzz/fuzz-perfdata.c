@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libFuzzer target for the perf.data reader: any bytes go to
+ * pr_file_open_mem(), and everything a caller could touch afterwards is
+ * touched, so AddressSanitizer sees every read the reader lets through.
+ * See tests/fuzz/README.md.
+ */
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "perfreader.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static volatile uint64_t sink;
+
+static void touch_record(const struct pr_record *rec)
+{
+	const struct pr_sample *s = &rec->u.sample;
+
+	sink += rec->type + rec->time + rec->pid;
+	switch (rec->type) {
+	case PR_RECORD_SAMPLE:
+		for (uint64_t i = 0; i < s->nr_callchain; i++)
+			sink += s->callchain[i];
+		if (s->stack && s->stack_dyn_size)
+			sink += s->stack[0] + s->stack[s->stack_dyn_size - 1];
+		if (s->regs) {
+			uint64_t v;
+
+			for (int r = 0; r < PR_REG_MAX; r++)
+				if (!pr_sample_reg(s, (enum pr_reg)r, &v))
+					sink += v;
+		}
+		if (s->raw && s->raw_size)
+			sink += ((const uint8_t *)s->raw)[s->raw_size - 1];
+		break;
+	case PR_RECORD_MMAP:
+	case PR_RECORD_MMAP2:
+		sink += strlen(rec->u.mmap.filename);
+		break;
+	case PR_RECORD_COMM:
+		sink += strlen(rec->u.comm.comm);
+		break;
+	default:
+		break;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pr_file *f = pr_file_open_mem(data, size, NULL);
+	struct pr_file_stats st = { .sz = sizeof(st) };
+	const char *const *argv;
+	struct pr_record rec;
+	int n;
+
+	if (!f)
+		return 0;
+	while ((n = pr_file_read(f, &rec)) != 0)
+		if (n == 1)
+			touch_record(&rec);
+	for (int i = PR_FILE_HOSTNAME; i <= PR_FILE_CPUDESC; i++) {
+		const char *s = pr_file_string(f, (enum pr_file_string)i);
+
+		if (s)
+			sink += strlen(s);
+	}
+	for (size_t i = 0, c = pr_file_cmdline(f, &argv); i < c; i++)
+		sink += strlen(argv[i]);
+	for (size_t i = 0; i < pr_file_nr_build_ids(f); i++)
+		sink += strlen(pr_file_build_id(f, i)->filename) +
+			pr_file_build_id(f, i)->id[0];
+	for (size_t i = 0; i < pr_file_nr_attrs(f); i++)
+		sink += pr_file_attr(f, i)->sample_type;
+	pr_file_stats(f, &st);
+	pr_file_close(f);
+	return 0;
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Linux perf as an independent oracle, both ways:
+#  - perf's files: `perf record --call-graph dwarf` of a workload, read by
+#    dwarfsample, gives the very samples `perf script` lists;
+#  - our files: `perf script` DWARF-unwinds a dwarfsample recording of an
+#    -O2 -fomit-frame-pointer workload to main for at least 99% of samples.
+# usage: test-perf-interop.sh DWARFSAMPLE WORKLOAD
+set -u
+ds=$1
+workload=$2
+if ! perf --version >/dev/null 2>&1; then
+	echo "SKIP: Linux perf is not installed (Debian: apt-get install linux-perf)"
+	exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# perf's file, read by us.
+perf record -q -F 999 --call-graph dwarf -o "$tmp/perf.data" -- \
+	"$workload" spin 0.5 >/dev/null 2>"$tmp/err"
+check "perf record ran" test -s "$tmp/perf.data"
+perf script -i "$tmp/perf.data" -F tid,time --ns 2>/dev/null |
+	awk '{ sub(/:$/, "", $2); print $1, $2 }' | sort >"$tmp/perf-samples"
+"$ds" dump -i "$tmp/perf.data" 2>"$tmp/err" |
+	awk '/ SAMPLE / { for (i = 1; i <= NF; i++) if ($i == "tid") print $(i + 1), $1 }' |
+	sort >"$tmp/our-samples"
+n=$(wc -l <"$tmp/perf-samples")
+check "perf script lists samples ($n)" test "$n" -ge 100
+check "dwarfsample reads the same samples (tid, time) from perf's file" \
+	cmp -s "$tmp/perf-samples" "$tmp/our-samples"
+check "without complaint" test ! -s "$tmp/err"
+
+# Our file, unwound by perf.
+"$ds" record -F 499 -o "$tmp/ours.data" -- "$workload" spin 1 2>/dev/null
+perf script -i "$tmp/ours.data" 2>/dev/null >"$tmp/script"
+total=$(grep -c "cpu-clock:" "$tmp/script")
+to_main=$(awk '/cpu-clock:/ { n++; inmain[n] = 0 } / main\+0x/ { inmain[n] = 1 }
+	END { s = 0; for (i = 1; i <= n; i++) s += inmain[i]; print s }' "$tmp/script")
+echo "# perf script unwound $to_main of $total samples of our file to main"
+check "perf script sees our samples ($total)" test "$total" -ge 200
+check "and unwinds at least 99% of them to main ($to_main of $total)" \
+	test $((to_main * 100)) -ge $((total * 99))
+
+exit $fail

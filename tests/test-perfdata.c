@@ -1,0 +1,622 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * perf.data without a kernel: what the writer writes the reader reads back
+ * (records in timestamp order, features, build-ids); every kind of damage
+ * to a file is refused or salvaged with a message naming the byte offset,
+ * never a crash, a hang or a runaway allocation; the checked-in fixture
+ * replays identically on any machine.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checkmain.h"
+#include "fixtures/fixture.h"
+#include "internal.h"
+#include "perfdata.h"
+#include "synth.h"
+
+static char logtext[16384];
+
+static void keep_log(enum pr_log_level level, const char *msg, void *ctx)
+{
+	(void)level;
+	(void)ctx;
+	snprintf(logtext + strlen(logtext), sizeof(logtext) - strlen(logtext),
+		 "%s\n", msg);
+}
+
+static struct perf_event_attr test_attr(void)
+{
+	struct perf_event_attr a;
+
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, PR_ATTR_SHARED_RING,
+				       &a, NULL, NULL), 0);
+	return a;
+}
+
+/* A sample of `pid` at `ip`, time `t`, in test_attr()'s layout. */
+static void put_sample(struct synth *s, uint32_t pid, uint64_t ip, uint64_t t)
+{
+	synth_begin(s, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	synth_u64(s, 42);                    /* identifier */
+	synth_u64(s, ip);
+	synth_u32x2(s, pid, pid);
+	synth_u64(s, t);
+	synth_u32x2(s, 1, 0);                /* cpu */
+	synth_u64(s, 10101010);              /* period */
+	synth_u64(s, 0);                     /* callchain nr */
+	synth_u64(s, PERF_SAMPLE_REGS_ABI_64);
+	for (int r = 0; r < 17; r++)
+		synth_u64(s, 0x1000u + (unsigned)r);
+	synth_u64(s, 16);                    /* stack size */
+	synth_u64(s, 0x0706050403020100ull);
+	synth_u64(s, 0x0f0e0d0c0b0a0908ull);
+	synth_u64(s, 16);                    /* dyn size */
+	synth_end(s);
+}
+
+static void put_mmap2(struct synth *s, uint32_t pid, uint64_t addr, uint64_t len,
+		      const char *path, uint64_t t)
+{
+	synth_begin(s, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	synth_u32x2(s, pid, pid);
+	synth_u64(s, addr);
+	synth_u64(s, len);
+	synth_u64(s, 0);
+	synth_u32x2(s, 0, 0);
+	synth_u64(s, 0);
+	synth_u64(s, 0);
+	synth_u32x2(s, 5, 2);
+	synth_string(s, path);
+	synth_trailer(s, test_attr().sample_type, pid, pid, t, 1, 42);
+	synth_end(s);
+}
+
+/* Write one record built in `s` (from offset `from`). */
+static void write_built(struct pr_writer *w, const struct synth *s, size_t from)
+{
+	struct perf_event_attr a = test_attr();
+	struct pr_parse_cfg cfg;
+	struct pr_record rec;
+	const char *why;
+	uint16_t size;
+
+	memcpy(&size, s->buf + from + 6, 2);
+	pr__parse_cfg_from_attr(&cfg, &a);
+	ck_assert_int_eq(pr__record_parse(&cfg, s->buf + from, size, &rec, &why), 0);
+	ck_assert_int_eq(pr_writer_write(w, &rec), 0);
+}
+
+/* No such process: the writer cannot read its /proc/PID/map_files and
+ * falls back to the mapped file's path. */
+#define GHOST_PID 0x7ffffff0u
+
+static char tmpdir[256];
+
+static const char *tmp_path(const char *name)
+{
+	static char path[512];
+
+	if (!tmpdir[0]) {
+		snprintf(tmpdir, sizeof(tmpdir), "/tmp/ds-test-perfdata-XXXXXX");
+		ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+	}
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return path;
+}
+
+/*
+ * A small complete file: an MMAP2 of this test binary, then samples in it
+ * written out of time order across two rounds, as two CPUs' rings would
+ * deliver them.
+ */
+static const char *write_small_file(void)
+{
+	static char *argv[] = { "dwarfsample", "record", "-o", "x.data" };
+	PR_OPTS(pr_writer_opts, o, .argc = 4, .argv = argv, .log = keep_log);
+	struct perf_event_attr a = test_attr();
+	static struct synth s;
+	uint64_t ids[] = { 42, 43 };
+	const char *path = tmp_path("small.data");
+	struct pr_writer *w = pr_writer_open(path, &a, ids, 2, &o);
+	size_t at[8];
+
+	ck_assert_ptr_nonnull(w);
+	s.len = 0;
+	at[0] = s.len;
+	put_mmap2(&s, GHOST_PID, 0x400000, 0x10000, "/proc/self/exe", 5);
+	at[1] = s.len;
+	put_sample(&s, GHOST_PID, 0x401020, 30);
+	at[2] = s.len;
+	put_sample(&s, GHOST_PID, 0x401000, 10);
+	at[3] = s.len;
+	put_sample(&s, GHOST_PID, 0x401010, 20);
+	for (int i = 0; i < 4; i++)
+		write_built(w, &s, at[i]);
+	ck_assert_int_eq(pr_writer_finish_round(w), 0);
+	s.len = 0;
+	put_sample(&s, GHOST_PID, 0x401030, 40);
+	write_built(w, &s, 0);
+	ck_assert_int_eq(pr_writer_close(w), 0);
+	return path;
+}
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	unsigned char *buf;
+	int fd = open(path, O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	buf = malloc((size_t)st.st_size + 1);
+	ck_assert_int_eq(read(fd, buf, (size_t)st.st_size), st.st_size);
+	close(fd);
+	*len = (size_t)st.st_size;
+	return buf;
+}
+
+START_TEST(what_the_writer_writes_the_reader_reads_in_time_order)
+{
+	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	const char *path = write_small_file();
+	struct pr_file *f;
+	struct pr_record rec;
+	uint64_t times[8];
+	int n = 0;
+
+	logtext[0] = 0;
+	f = pr_file_open(path, &o);
+	ck_assert_msg(f, "%s", logtext);
+	ck_assert_uint_eq(pr_file_nr_attrs(f), 1);
+	ck_assert_uint_eq(pr_file_attr(f, 0)->sample_type, test_attr().sample_type);
+	while (pr_file_read(f, &rec) == 1) {
+		ck_assert_int_lt(n, 8);
+		ck_assert_int_eq(rec.ring_cpu, -1);
+		times[n++] = rec.time;
+		if (rec.type == PR_RECORD_SAMPLE) {
+			ck_assert_uint_eq(rec.u.sample.stack_dyn_size, 16);
+			ck_assert_uint_eq(rec.u.sample.stack[15], 0x0f);
+			ck_assert_uint_eq(rec.u.sample.ip, 0x401000 + (rec.time / 10 - 1) * 0x10);
+		}
+	}
+	ck_assert_int_eq(n, 5);
+	ck_assert_uint_eq(times[0], 5);
+	ck_assert_uint_eq(times[1], 10);
+	ck_assert_uint_eq(times[2], 20);
+	ck_assert_uint_eq(times[3], 30);
+	ck_assert_uint_eq(times[4], 40);
+	{
+		struct pr_file_stats st = { .sz = sizeof(st) };
+
+		ck_assert_int_eq(pr_file_stats(f, &st), 0);
+		ck_assert_uint_eq(st.samples, 4);
+		ck_assert_uint_eq(st.records, 5);
+		ck_assert_uint_eq(st.by_type[PR_RECORD_MMAP2], 1);
+		ck_assert_uint_eq(st.first_sample_time, 10);
+		ck_assert_uint_eq(st.last_sample_time, 40);
+		ck_assert(!st.truncated);
+	}
+	pr_file_rewind(f);
+	ck_assert_int_eq(pr_file_read(f, &rec), 1);
+	ck_assert_uint_eq(rec.type, PR_RECORD_MMAP2);
+	pr_file_close(f);
+}
+END_TEST
+
+START_TEST(features_describe_the_recording)
+{
+	const char *path = write_small_file();
+	struct pr_file *f = pr_file_open(path, NULL);
+	const char *const *argv;
+	uint32_t avail, online;
+	uint8_t id[PR_BUILD_ID_MAX];
+	size_t id_len = 0;
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_str_eq(pr_file_string(f, PR_FILE_ARCH), "x86_64");
+	ck_assert_ptr_nonnull(pr_file_string(f, PR_FILE_HOSTNAME));
+	ck_assert_ptr_nonnull(pr_file_string(f, PR_FILE_OSRELEASE));
+	ck_assert_ptr_nonnull(strstr(pr_file_string(f, PR_FILE_VERSION), "dwarfsample"));
+	ck_assert_int_eq(pr_file_nr_cpus(f, &avail, &online), 0);
+	ck_assert_uint_eq(online, (uint32_t)sysconf(_SC_NPROCESSORS_ONLN));
+	/* The recorder's own path first, then its arguments, as perf's. */
+	ck_assert_uint_eq(pr_file_cmdline(f, &argv), 5);
+	ck_assert_str_eq(argv[1], "dwarfsample");
+	ck_assert_str_eq(argv[4], "x.data");
+	/* The mapped file the samples landed in, by build-id. */
+	ck_assert_int_eq(pr__build_id_path("/proc/self/exe", id, &id_len), 0);
+	ck_assert_uint_eq(pr_file_nr_build_ids(f), 1);
+	ck_assert_str_eq(pr_file_build_id(f, 0)->filename, "/proc/self/exe");
+	ck_assert_uint_eq(pr_file_build_id(f, 0)->size, id_len);
+	ck_assert_mem_eq(pr_file_build_id(f, 0)->id, id, id_len);
+	ck_assert_uint_eq(pr_file_build_id(f, 0)->cpumode, PERF_RECORD_MISC_USER);
+	pr_file_close(f);
+}
+END_TEST
+
+/* Open a damaged copy; it must either fail with EBADMSG and a message
+ * naming `offset`, or (expect_ok) succeed. */
+static void check_refused(const unsigned char *buf, size_t len, const char *why,
+			  long offset)
+{
+	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	struct pr_file *f;
+
+	logtext[0] = 0;
+	errno = 0;
+	f = pr_file_open_mem(buf, len, &o);
+	ck_assert_msg(!f, "a damaged file was accepted (expected: %s)", why);
+	ck_assert_int_eq(errno, EBADMSG);
+	ck_assert_msg(strstr(logtext, why), "log lacks '%s': %s", why, logtext);
+	if (offset >= 0) {
+		char at[64];
+
+		snprintf(at, sizeof(at), "at byte offset %ld", offset);
+		ck_assert_msg(strstr(logtext, at), "log lacks '%s': %s", at, logtext);
+	}
+}
+
+static unsigned char *small_copy(size_t *len, struct perfdata_header *h)
+{
+	unsigned char *buf = slurp(write_small_file(), len);
+
+	memcpy(h, buf, sizeof(*h));
+	return buf;
+}
+
+START_TEST(a_wrong_magic_is_refused)
+{
+	struct perfdata_header h;
+	size_t len;
+	unsigned char *buf = small_copy(&len, &h);
+
+	memcpy(buf, "NOTPERF!", 8);
+	check_refused(buf, len, "not a perf.data file", 0);
+	h.magic = PERFDATA_MAGIC_SWAPPED;
+	memcpy(buf, &h.magic, 8);
+	check_refused(buf, len, "big-endian", 0);
+	memcpy(buf, "PERFFILE", 8);
+	check_refused(buf, len, "version 1", 0);
+	free(buf);
+}
+END_TEST
+
+START_TEST(a_pipe_mode_file_is_refused_with_how_to_convert_it)
+{
+	unsigned char buf[64] = "PERFILE2";
+	uint64_t size = 16;
+
+	memcpy(buf + 8, &size, 8);
+	check_refused(buf, sizeof(buf), "perf inject", 8);
+}
+END_TEST
+
+START_TEST(attr_size_zero_is_refused)
+{
+	struct perfdata_header h;
+	size_t len;
+	unsigned char *buf = small_copy(&len, &h);
+	uint64_t zero = 0;
+
+	memcpy(buf + offsetof(struct perfdata_header, attr_size), &zero, 8);
+	check_refused(buf, len, "impossible attr_size (0)", 16);
+	free(buf);
+}
+END_TEST
+
+START_TEST(absurd_section_sizes_are_refused_without_allocating_them)
+{
+	struct perfdata_header h;
+	size_t len;
+	unsigned char *buf = small_copy(&len, &h);
+	unsigned char *copy = malloc(len);
+	uint64_t huge = UINT64_C(1) << 62;
+
+	memcpy(copy, buf, len);
+	memcpy(copy + offsetof(struct perfdata_header, attrs.size), &huge, 8);
+	check_refused(copy, len, "attrs section runs past the end", 24);
+
+	/* The attr's own ids section pointing far away. */
+	memcpy(copy, buf, len);
+	memcpy(copy + h.attrs.offset + sizeof(struct perf_event_attr) + 8, &huge, 8);
+	check_refused(copy, len, "event ids section runs past the end",
+		      (long)(h.attrs.offset + sizeof(struct perf_event_attr)));
+
+	memcpy(copy, buf, len);
+	memcpy(copy + offsetof(struct perfdata_header, data.offset), &huge, 8);
+	check_refused(copy, len, "data section starts past the end", 40);
+	free(copy);
+	free(buf);
+}
+END_TEST
+
+START_TEST(a_record_running_past_the_data_section_is_refused)
+{
+	struct perfdata_header h;
+	size_t len;
+	unsigned char *buf = small_copy(&len, &h);
+	uint16_t size = 0xfff8;
+
+	/* The first record's size. */
+	memcpy(buf + h.data.offset + 6, &size, 2);
+	check_refused(buf, len, "record runs past the end of the data section",
+		      (long)h.data.offset);
+	size = 0;
+	memcpy(buf + h.data.offset + 6, &size, 2);
+	check_refused(buf, len, "record size below 8", (long)h.data.offset);
+	free(buf);
+}
+END_TEST
+
+START_TEST(compressed_files_are_refused_with_how_to_convert_them)
+{
+	struct perfdata_header h;
+	size_t len;
+	unsigned char *buf = small_copy(&len, &h);
+	uint32_t type = PERFDATA_RECORD_COMPRESSED;
+
+	memcpy(buf + h.data.offset, &type, 4);
+	check_refused(buf, len, "perf inject", (long)h.data.offset);
+	free(buf);
+}
+END_TEST
+
+START_TEST(a_file_from_another_architecture_is_refused)
+{
+	struct perfdata_header h;
+	size_t len;
+	unsigned char *buf = small_copy(&len, &h);
+	unsigned char *p = memmem(buf, len, "x86_64", 7);
+
+	ck_assert_ptr_nonnull(p);
+	memcpy(p, "arm64\0", 6);
+	check_refused(buf, len, "recorded on arm64", -1);
+	free(buf);
+}
+END_TEST
+
+/* Absurd counts inside features: skipped with a warning, records intact. */
+/* The index of feature `feat` in the file's feature table. */
+static int feature_slot(const struct perfdata_header *h, int feat)
+{
+	int k = 0;
+
+	for (int b = 0; b < feat; b++)
+		k += (int)(h->features[b / 64] >> (b % 64) & 1);
+	ck_assert(h->features[feat / 64] >> (feat % 64) & 1);
+	return k;
+}
+
+/* Absurd counts inside features: skipped with a warning, records intact. */
+START_TEST(malformed_features_are_skipped_and_the_records_still_read)
+{
+	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	struct perfdata_header h;
+	size_t len;
+	unsigned char *buf = small_copy(&len, &h);
+	uint64_t table = h.data.offset + h.data.size, huge = UINT64_C(1) << 60;
+	struct perfdata_section sec;
+	struct pr_file_stats st = { .sz = sizeof(st) };
+	struct pr_file *f;
+	uint32_t nr = 0xffffffff;
+
+	/* The command line claims four billion strings. */
+	memcpy(&sec, buf + table + feature_slot(&h, FEAT_CMDLINE) * sizeof(sec),
+	       sizeof(sec));
+	memcpy(buf + sec.offset, &nr, 4);
+	/* The host name's section points far past the end. */
+	memcpy(buf + table + feature_slot(&h, FEAT_HOSTNAME) * sizeof(sec), &huge, 8);
+	logtext[0] = 0;
+	f = pr_file_open_mem(buf, len, &o);
+	ck_assert_msg(f, "%s", logtext);
+	ck_assert_msg(strstr(logtext, "is malformed"), "%s", logtext);
+	ck_assert_msg(strstr(logtext, "runs past the end of the file; ignored"), "%s", logtext);
+	ck_assert_ptr_null(pr_file_string(f, PR_FILE_HOSTNAME));
+	ck_assert_str_eq(pr_file_string(f, PR_FILE_ARCH), "x86_64");
+	pr_file_stats(f, &st);
+	ck_assert_uint_eq(st.samples, 4);
+	pr_file_close(f);
+	free(buf);
+}
+END_TEST
+
+static int count_cb(const struct pr_record *rec, void *arg)
+{
+	(void)rec;
+	(*(int *)arg)++;
+	return 0;
+}
+
+/* Cut the file at every length: each prefix is refused cleanly or read
+ * as a salvaged recording, never more records than the whole had. */
+START_TEST(every_truncation_is_refused_or_salvaged)
+{
+	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	struct perfdata_header h;
+	size_t len;
+	unsigned char *buf = small_copy(&len, &h);
+	int salvaged_some = 0;
+
+	for (size_t cut = 0; cut < len; cut++) {
+		unsigned char *prefix = malloc(cut ? cut : 1);
+		struct pr_file *f;
+
+		memcpy(prefix, buf, cut);
+		logtext[0] = 0;
+		f = pr_file_open_mem(prefix, cut, &o);
+		if (f) {
+			struct pr_file_stats st = { .sz = sizeof(st) };
+			int n = 0;
+
+			pr_file_stats(f, &st);
+			ck_assert_int_ge(pr_file_consume(f, count_cb, &n), 0);
+			ck_assert_int_le(n, 5);
+			if (cut < h.data.offset + h.data.size) {
+				ck_assert(st.truncated);
+				ck_assert_msg(strstr(logtext, "last complete record"), "%s", logtext);
+			}
+			salvaged_some += n > 0;
+			pr_file_close(f);
+		} else {
+			ck_assert_msg(logtext[0], "cut at %zu refused without a message", cut);
+		}
+		free(prefix);
+	}
+	ck_assert_int_gt(salvaged_some, 0);
+	free(buf);
+}
+END_TEST
+
+/* A recorder killed before it finished leaves data size 0 in the header:
+ * the records it flushed are still read. */
+START_TEST(an_unfinished_recording_is_read_to_its_last_complete_record)
+{
+	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	struct perfdata_header h;
+	size_t len;
+	unsigned char *buf = small_copy(&len, &h);
+	uint64_t zero = 0;
+	struct pr_file *f;
+	int n = 0;
+
+	memcpy(buf + offsetof(struct perfdata_header, data.size), &zero, 8);
+	/* Cut halfway through the last record, as a kill mid-write would. */
+	len = h.data.offset + h.data.size - 100;
+	logtext[0] = 0;
+	f = pr_file_open_mem(buf, len, &o);
+	ck_assert_msg(f, "%s", logtext);
+	ck_assert_msg(strstr(logtext, "did not finish"), "%s", logtext);
+	ck_assert_int_eq(pr_file_consume(f, count_cb, &n), 4);
+	pr_file_close(f);
+	free(buf);
+}
+END_TEST
+
+START_TEST(a_missing_or_unwritable_path_is_reported)
+{
+	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	PR_OPTS(pr_writer_opts, wo, .log = keep_log);
+	struct perf_event_attr a = test_attr();
+	uint64_t id = 1;
+
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_file_open("/nonexistent/perf.data", &o));
+	ck_assert_int_eq(errno, ENOENT);
+	ck_assert_msg(strstr(logtext, "cannot open /nonexistent/perf.data"), "%s", logtext);
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_writer_open("/nonexistent/dir/out.data", &a, &id, 1, &wo));
+	ck_assert_msg(strstr(logtext, "choose another output path"), "%s", logtext);
+}
+END_TEST
+
+/* ---- the checked-in fixture ---- */
+
+static const char *fixture_dir(void)
+{
+	const char *d = getenv("DS_FIXTURES");
+
+	ck_assert_msg(d && *d, "DS_FIXTURES must name tests/fixtures");
+	return d;
+}
+
+struct fixture_walk {
+	uint64_t lo, hi;          /* the binary's executable mapping */
+	int samples, in_binary;
+	bool first_seen;
+	uint64_t first_time, first_ip;
+	uint32_t first_tid;
+};
+
+static int walk_fixture(const struct pr_record *rec, void *arg)
+{
+	struct fixture_walk *w = arg;
+
+	if (rec->type == PR_RECORD_MMAP2 && (rec->u.mmap.prot & 4) &&
+	    strstr(rec->u.mmap.filename, "dwarfsample-demo-static")) {
+		w->lo = rec->u.mmap.addr;
+		w->hi = rec->u.mmap.addr + rec->u.mmap.len;
+	}
+	if (rec->type != PR_RECORD_SAMPLE)
+		return 0;
+	w->samples++;
+	w->in_binary += rec->u.sample.ip >= w->lo && rec->u.sample.ip < w->hi;
+	if (!w->first_seen) {
+		w->first_seen = true;
+		w->first_time = rec->time;
+		w->first_ip = rec->u.sample.ip;
+		w->first_tid = rec->tid;
+	}
+	return 0;
+}
+
+/* The fixture's sampled binary is found by build-id in the fixture's own
+ * .build-id directory, never by the path it had when it was recorded; and
+ * reading the file gives the numbers pinned in tests/fixtures/fixture.h. */
+START_TEST(the_fixture_replays_identically_and_finds_its_binary_by_build_id)
+{
+	char path[1024], hex[2 * PR_BUILD_ID_MAX + 1];
+	struct pr_file *f;
+	const struct pr_build_id *b = NULL;
+	uint8_t id[PR_BUILD_ID_MAX];
+	size_t id_len = 0;
+	struct pr_file_stats st = { .sz = sizeof(st) };
+	struct fixture_walk w = { 0 };
+
+	snprintf(path, sizeof(path), "%s/demo-static/perf.data", fixture_dir());
+	f = pr_file_open(path, NULL);
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < pr_file_nr_build_ids(f); i++)
+		if (strstr(pr_file_build_id(f, i)->filename, "dwarfsample-demo-static"))
+			b = pr_file_build_id(f, i);
+	ck_assert_ptr_nonnull(b);
+	for (unsigned i = 0; i < b->size; i++)
+		snprintf(hex + 2 * i, 3, "%02x", b->id[i]);
+	snprintf(path, sizeof(path), "%s/demo-static/.build-id/%.2s/%s", fixture_dir(),
+		 hex, hex + 2);
+	ck_assert_int_eq(pr__build_id_path(path, id, &id_len), 0);
+	ck_assert_uint_eq(id_len, b->size);
+	ck_assert_mem_eq(id, b->id, id_len);
+
+	ck_assert_int_eq(pr_file_stats(f, &st), 0);
+	ck_assert_uint_eq(st.samples, FIXTURE_DEMO_SAMPLES);
+	ck_assert_uint_eq(st.lost, 0);
+	ck_assert_int_eq(pr_file_consume(f, walk_fixture, &w), (int)st.records);
+	ck_assert_int_eq(w.samples, FIXTURE_DEMO_SAMPLES);
+	ck_assert_int_eq(w.in_binary, FIXTURE_DEMO_IN_BINARY);
+	ck_assert_uint_eq(w.first_time, FIXTURE_DEMO_FIRST_TIME);
+	ck_assert_uint_eq(w.first_tid, FIXTURE_DEMO_FIRST_TID);
+	ck_assert_uint_eq(w.first_ip, FIXTURE_DEMO_FIRST_IP);
+	pr_file_close(f);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("perfdata");
+	TCase *tc = tcase_create("files");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, what_the_writer_writes_the_reader_reads_in_time_order);
+	tcase_add_test(tc, features_describe_the_recording);
+	tcase_add_test(tc, a_wrong_magic_is_refused);
+	tcase_add_test(tc, a_pipe_mode_file_is_refused_with_how_to_convert_it);
+	tcase_add_test(tc, attr_size_zero_is_refused);
+	tcase_add_test(tc, absurd_section_sizes_are_refused_without_allocating_them);
+	tcase_add_test(tc, a_record_running_past_the_data_section_is_refused);
+	tcase_add_test(tc, compressed_files_are_refused_with_how_to_convert_them);
+	tcase_add_test(tc, a_file_from_another_architecture_is_refused);
+	tcase_add_test(tc, malformed_features_are_skipped_and_the_records_still_read);
+	tcase_add_test(tc, every_truncation_is_refused_or_salvaged);
+	tcase_add_test(tc, an_unfinished_recording_is_read_to_its_last_complete_record);
+	tcase_add_test(tc, a_missing_or_unwritable_path_is_reported);
+	tcase_add_test(tc, the_fixture_replays_identically_and_finds_its_binary_by_build_id);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `dwarfsample record`: sample a target into a perf.data file that Linux
+ * perf's tools read and unwind too.  What the target already has when
+ * recording starts (threads, executable mappings, the kernel's text) is
+ * synthesized from /proc; everything after comes from the kernel.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "record.h"
+
+struct recording {
+	const struct ds_capture *c;
+	struct pr_reader *r;
+	struct pr_writer *w;
+	uint64_t id;             /* written into synthesized records */
+	uint64_t samples;
+};
+
+static int write_record(const struct pr_record *rec, void *arg)
+{
+	struct recording *rc = arg;
+
+	rc->samples += rec->type == PR_RECORD_SAMPLE;
+	return pr_writer_write(rc->w, rec);
+}
+
+static int finish_round(void *arg)
+{
+	return pr_writer_finish_round(((struct recording *)arg)->w);
+}
+
+/* Runs with the events enabled, so nothing created from now on is missed;
+ * the synthesized records are written before any live one, and their time
+ * 0 sorts them first for every reader. */
+static int synthesize(void *arg)
+{
+	struct recording *rc = arg;
+	const struct perf_event_attr *attr = pr_reader_attr(rc->r);
+	int err = pr_synthesize_kernel(attr, rc->id, write_record, rc);
+
+	if (!err && rc->c->system_wide)
+		err = pr_synthesize_system(attr, rc->id, write_record, rc);
+	for (size_t i = 0; !err && !rc->c->system_wide && !rc->c->argv &&
+	     i < rc->c->nr_pids; i++) {
+		err = pr_synthesize_process(rc->c->pids[i], attr, rc->id, write_record, rc);
+		if (err == -ESRCH)
+			err = 0;   /* exited already; its exit will end the run */
+	}
+	return err;
+}
+
+/* Like perf, keep the previous recording as FILE.old. */
+static void keep_old(const char *path)
+{
+	struct stat st;
+	char old[4096];
+
+	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size == 0)
+		return;
+	snprintf(old, sizeof(old), "%s.old", path);
+	if (rename(path, old) == 0)
+		fprintf(stderr, "dwarfsample: kept the previous %s as %s\n", path, old);
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: dwarfsample record [options] (-p PID[,PID...] | -a [-C LIST] | -- CMD [ARGS...])\n"
+		"\n"
+		"Sample the target into a perf.data file: user registers and stacks\n"
+		"for DWARF unwinding, with the mappings and threads needed to replay\n"
+		"it offline.  Linux perf reads it too ('perf script -i FILE').\n"
+		"\n%s"
+		"Output:\n"
+		"  -o, --output FILE        where to write (default perf.data; an\n"
+		"                           existing file is kept as FILE.old)\n"
+		"  -h, --help               this help\n",
+		ds_capture_help);
+}
+
+static int run(struct ds_capture *c, const char *out, int argc, char **argv)
+{
+	PR_OPTS(pr_writer_opts, wo, .argc = argc, .argv = argv, .log = ds_log);
+	struct recording rc = { .c = c };
+	struct ds_capture_hooks hooks = {
+		.record = write_record, .started = synthesize,
+		.round = finish_round, .ctx = &rc,
+	};
+	uint64_t *ids;
+	size_t nr;
+	double start;
+	struct stat st;
+	int err;
+
+	rc.r = ds_capture_open(c);
+	if (!rc.r)
+		return 1;
+	nr = pr_reader_ids(rc.r, NULL, 0);
+	ids = calloc(nr ? nr : 1, sizeof(*ids));
+	if (!ids) {
+		pr_reader_close(rc.r);
+		return 1;
+	}
+	pr_reader_ids(rc.r, ids, nr);
+	rc.id = ids[0];
+	keep_old(out);
+	rc.w = pr_writer_open(out, pr_reader_attr(rc.r), ids, nr, &wo);
+	free(ids);
+	if (!rc.w) {
+		pr_reader_close(rc.r);
+		return 1;
+	}
+	start = ds_now();
+	err = ds_capture_run(c, rc.r, &hooks);
+	if (err) {
+		char buf[128];
+
+		ds_err("recording stopped: %s", pr_strerror(err, buf, sizeof(buf)));
+	}
+	{
+		uint64_t lost = pr_reader_lost(rc.r);
+		int werr = pr_writer_close(rc.w);
+
+		if (!err)
+			err = werr;
+		fprintf(stderr, "dwarfsample: wrote %" PRIu64 " samples in %.1f s to %s "
+			"(%.1f MB)", rc.samples, ds_now() - start, out,
+			stat(out, &st) ? 0.0 : (double)st.st_size / 1e6);
+		if (lost)
+			fprintf(stderr, "; %" PRIu64 " samples lost (use more --ring-pages "
+				"or a lower -F)", lost);
+		fputc('\n', stderr);
+	}
+	pr_reader_close(rc.r);
+	return err ? 1 : 0;
+}
+
+static int record_option(int opt, const char *arg, void *ctx)
+{
+	if (opt != 'o')
+		return -1;
+	*(const char **)ctx = arg;
+	return 0;
+}
+
+int ds_cmd_record(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = "perf.data";
+	const struct ds_verb verb = {
+		"record", "o:", longopts, usage, record_option, &out,
+	};
+	struct ds_capture *c = calloc(1, sizeof(*c));
+	int first, ret = 2;
+
+	if (!c)
+		return 1;
+	first = ds_parse(c, &verb, argc, argv);
+	if (first < 0) {
+		ret = first == -2 ? 0 : 2;
+		goto out;
+	}
+	if (ds_capture_finish(c, argc - first, argv + first))
+		goto out;
+	ds_capture_signals();
+	ret = run(c, out, argc, argv);
+out:
+	free(c);
+	return ret;
+}
