@@ -404,7 +404,8 @@ static int scan_data(struct pr_file *f)
 			released = off;
 		}
 	}
-	qsort(f->index, f->nr_index, sizeof(*f->index), cmp_index);
+	if (f->nr_index)
+		qsort(f->index, f->nr_index, sizeof(*f->index), cmp_index);
 	f->stats.truncated = f->truncated;
 	return 0;
 }

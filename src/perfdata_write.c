@@ -200,7 +200,8 @@ struct pr_writer *pr_writer_open(const char *path, const struct perf_event_attr 
 		errno = ENOMEM;
 		return NULL;
 	}
-	memcpy(w->ids, ids, nr_ids * sizeof(*ids));
+	if (nr_ids)
+		memcpy(w->ids, ids, nr_ids * sizeof(*ids));
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (w->fd < 0) {
 		err = -errno;
