@@ -658,7 +658,7 @@ PR_API void pr_file_close(struct pr_file *f);
  * Pull the next record in timestamp order (ring_cpu is -1).  Returns 1, 0
  * at the end, or -EBADMSG for a record whose body does not match its event
  * (logged with its byte offset and skipped; the next call goes on).  The
- * record is valid until the file is closed.
+ * record is valid until the next call on `f`.
  */
 PR_API int pr_file_read(struct pr_file *f, struct pr_record *rec);
 

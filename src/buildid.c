@@ -9,8 +9,10 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -54,15 +56,29 @@ int pr__build_id_from_notes(const void *buf, size_t len, uint8_t *id,
 	return -ENOENT;
 }
 
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-	ssize_t n = pread(fd, buf, len, (off_t)off);
+/* Where the ELF image is: a file, or memory (the vDSO). */
+struct elf_src {
+	int fd;
+	const unsigned char *mem;
+	size_t len;
+};
 
+static int read_at(const struct elf_src *src, void *buf, size_t len, uint64_t off)
+{
+	ssize_t n;
+
+	if (src->mem) {
+		if (off > src->len || len > src->len - off)
+			return -EINVAL;
+		memcpy(buf, src->mem + off, len);
+		return 0;
+	}
+	n = pread(src->fd, buf, len, (off_t)off);
 	return n == (ssize_t)len ? 0 : -EINVAL;
 }
 
 /* Read [off, off + size) and look for the note there. */
-static int note_region(int fd, uint64_t off, uint64_t size, uint8_t *id,
+static int note_region(const struct elf_src *fd, uint64_t off, uint64_t size, uint8_t *id,
 		       size_t *id_len)
 {
 	void *buf;
@@ -88,7 +104,7 @@ struct elf_view {
 	uint16_t phnum, shnum, phentsize, shentsize;
 };
 
-static int read_elf_header(int fd, struct elf_view *v)
+static int read_elf_header(const struct elf_src *fd, struct elf_view *v)
 {
 	unsigned char ident[EI_NIDENT];
 
@@ -134,7 +150,7 @@ static int read_elf_header(int fd, struct elf_view *v)
 }
 
 /* Header `i` of a table as (type, offset, size). */
-static int table_entry(int fd, const struct elf_view *v, bool segments,
+static int table_entry(const struct elf_src *fd, const struct elf_view *v, bool segments,
 		       unsigned int i, uint32_t *type, uint64_t *off,
 		       uint64_t *size)
 {
@@ -169,7 +185,7 @@ static int table_entry(int fd, const struct elf_view *v, bool segments,
 	return 0;
 }
 
-int pr__build_id_fd(int fd, uint8_t *id, size_t *id_len)
+static int build_id_src(const struct elf_src *fd, uint8_t *id, size_t *id_len)
 {
 	struct elf_view v;
 	int err = read_elf_header(fd, &v);
@@ -195,6 +211,36 @@ int pr__build_id_fd(int fd, uint8_t *id, size_t *id_len)
 		}
 	}
 	return -ENOENT;
+}
+
+int pr__build_id_fd(int fd, uint8_t *id, size_t *id_len)
+{
+	struct elf_src src = { fd, NULL, 0 };
+
+	return build_id_src(&src, id, id_len);
+}
+
+/* The vDSO is the same image in every process of this kernel: ours. */
+int pr__build_id_vdso(uint8_t *id, size_t *id_len)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[256];
+	struct elf_src src = { -1, NULL, 0 };
+
+	if (!f)
+		return -ENOENT;
+	while (base && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base &&
+		    strstr(line, "[vdso]")) {
+			src.mem = (const unsigned char *)lo;
+			src.len = hi - lo;
+		}
+	}
+	fclose(f);
+	return src.mem ? build_id_src(&src, id, id_len) : -ENOENT;
 }
 
 int pr__build_id_path(const char *path, uint8_t *id, size_t *id_len)

@@ -189,6 +189,8 @@ int pr__build_id_path(const char *path, uint8_t *id, size_t *id_len);
 int pr__build_id_from_notes(const void *buf, size_t len, uint8_t *id,
 			    size_t *id_len);
 int pr__build_id_kernel(uint8_t *id, size_t *id_len);
+/* The running kernel's vDSO (every process maps the same image). */
+int pr__build_id_vdso(uint8_t *id, size_t *id_len);
 
 /* ---- maps.c ---- */
 
@@ -214,6 +216,7 @@ struct pr_map {
 /* One process: its mappings sorted by address, never overlapping. */
 struct pr_proc {
 	uint32_t pid;
+	uint32_t nr_threads;       /* announced and not yet exited */
 	struct pr_map *maps;
 	size_t nr, cap;
 };
@@ -222,13 +225,15 @@ struct pr_maps;
 
 struct pr_maps *pr__maps_new(void);
 void pr__maps_free(struct pr_maps *m);
-/* Apply MMAP, MMAP2, FORK, EXIT and COMM-exec records; others are
- * ignored.  Returns 0 or -ENOMEM. */
+/* Apply MMAP, MMAP2, FORK, EXIT and COMM records, in time order; others
+ * are ignored.  Returns 0 or -ENOMEM. */
 int pr__maps_apply(struct pr_maps *m, const struct pr_record *rec);
 /* The mapping of `pid` holding `addr`, or NULL.  Valid until the next
  * change to that process. */
 const struct pr_map *pr__maps_find(struct pr_maps *m, uint32_t pid, uint64_t addr);
 struct pr_proc *pr__maps_proc(struct pr_maps *m, uint32_t pid, bool create);
+/* A thread's name (COMM, inherited at FORK), or NULL when unknown. */
+const char *pr__maps_comm(const struct pr_maps *m, uint32_t tid);
 int pr__proc_insert(struct pr_proc *p, const struct pr_map *nm);
 const struct pr_map *pr__proc_find(const struct pr_proc *p, uint64_t addr);
 /* The DSO for a file, created on first use; NULL when out of memory. */

@@ -7,13 +7,21 @@
  * them, by name otherwise.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
+/* A thread: its process and name. */
+struct pr_thread {
+	uint32_t tid, pid;
+	char comm[16];
+};
+
 struct pr_maps {
 	struct pr_hashmap procs;      /* pid -> struct pr_proc */
+	struct pr_hashmap threads;    /* tid -> struct pr_thread */
 	struct pr_hashmap dso_index;  /* dso_key() -> struct pr_dso (chained) */
 	struct pr_dso **dsos;
 	size_t nr_dsos, cap_dsos;
@@ -58,6 +66,9 @@ void pr__maps_free(struct pr_maps *m)
 		if (m->procs.slots[i].value)
 			proc_free(m->procs.slots[i].value);
 	pr__hashmap_free(&m->procs);
+	for (size_t i = 0; i < m->threads.cap; i++)
+		free(m->threads.slots[i].value);
+	pr__hashmap_free(&m->threads);
 	pr__hashmap_free(&m->dso_index);
 	for (size_t i = 0; i < m->nr_dsos; i++) {
 		free(m->dsos[i]->path);
@@ -255,23 +266,96 @@ static int apply_mmap(struct pr_maps *m, const struct pr_record *rec)
 	return pr__proc_insert(p, &nm);
 }
 
-/* A new process starts with a copy of its parent's address space. */
+/* Start tracking thread `tid` of `pid`, named `comm`, unless known. */
+static struct pr_thread *add_thread(struct pr_maps *m, uint32_t pid, uint32_t tid,
+				    const char *comm)
+{
+	struct pr_thread *t = pr__hashmap_get(&m->threads, tid);
+	struct pr_proc *p;
+
+	if (t && t->pid == pid)
+		return t;
+	if (t) {
+		/* A reused tid: the old thread's exit was not seen. */
+		p = pr__maps_proc(m, t->pid, false);
+		if (p && p->nr_threads)
+			p->nr_threads--;
+		free(pr__hashmap_del(&m->threads, tid));
+	}
+	p = pr__maps_proc(m, pid, true);
+	t = calloc(1, sizeof(*t));
+	if (!p || !t || pr__hashmap_put(&m->threads, tid, t)) {
+		free(t);
+		return NULL;
+	}
+	t->tid = tid;
+	t->pid = pid;
+	snprintf(t->comm, sizeof(t->comm), "%s", comm ? comm : "");
+	p->nr_threads++;
+	return t;
+}
+
+/* A new process starts with a copy of its parent's address space; a new
+ * thread of either kind starts with its creator's name. */
 static int apply_fork(struct pr_maps *m, const struct pr_record *rec)
 {
+	const struct pr_thread *creator = pr__hashmap_get(&m->threads, rec->u.task.ptid);
 	struct pr_proc *parent, *child;
 
-	if (rec->pid == rec->u.task.ppid)
-		return 0;   /* a thread: same address space */
-	parent = pr__maps_proc(m, rec->u.task.ppid, false);
-	proc_free(pr__hashmap_del(&m->procs, rec->pid));
-	child = pr__maps_proc(m, rec->pid, true);
-	if (!child)
-		return -ENOMEM;
-	if (parent && parent->nr) {
-		if (reserve(child, parent->nr))
+	if (rec->pid != rec->u.task.ppid) {
+		parent = pr__maps_proc(m, rec->u.task.ppid, false);
+		proc_free(pr__hashmap_del(&m->procs, rec->pid));
+		child = pr__maps_proc(m, rec->pid, true);
+		if (!child)
 			return -ENOMEM;
-		memcpy(child->maps, parent->maps, parent->nr * sizeof(*parent->maps));
-		child->nr = parent->nr;
+		if (parent && parent->nr) {
+			if (reserve(child, parent->nr))
+				return -ENOMEM;
+			memcpy(child->maps, parent->maps,
+			       parent->nr * sizeof(*parent->maps));
+			child->nr = parent->nr;
+		}
+	}
+	return add_thread(m, rec->pid, rec->tid, creator ? creator->comm : NULL)
+	       ? 0 : -ENOMEM;
+}
+
+/* A process is gone when its last thread is; threads never announced
+ * (sampling began without synthesis) count as its main thread. */
+static void apply_exit(struct pr_maps *m, const struct pr_record *rec)
+{
+	struct pr_thread *t = pr__hashmap_del(&m->threads, rec->tid);
+	struct pr_proc *p = pr__maps_proc(m, rec->pid, false);
+
+	if (!p) {
+		free(t);
+		return;
+	}
+	if (t) {
+		if (p->nr_threads)
+			p->nr_threads--;
+		free(t);
+		if (!p->nr_threads)
+			proc_free(pr__hashmap_del(&m->procs, rec->pid));
+	} else if (rec->tid == rec->pid && p->nr_threads == 0) {
+		proc_free(pr__hashmap_del(&m->procs, rec->pid));
+	}
+}
+
+static int apply_comm(struct pr_maps *m, const struct pr_record *rec)
+{
+	struct pr_thread *t = add_thread(m, rec->pid, rec->tid, rec->u.comm.comm);
+
+	if (!t)
+		return -ENOMEM;
+	snprintf(t->comm, sizeof(t->comm), "%s", rec->u.comm.comm);
+	if (rec->u.comm.exec) {
+		struct pr_proc *p = pr__maps_proc(m, rec->pid, false);
+
+		/* exec replaces the address space; the new image's MMAP
+		 * records follow. */
+		if (p)
+			p->nr = 0;
 	}
 	return 0;
 }
@@ -285,21 +369,18 @@ int pr__maps_apply(struct pr_maps *m, const struct pr_record *rec)
 	case PERF_RECORD_FORK:
 		return apply_fork(m, rec);
 	case PERF_RECORD_EXIT:
-		/* The process is gone when its main thread is. */
-		if (rec->pid == rec->tid)
-			proc_free(pr__hashmap_del(&m->procs, rec->pid));
+		apply_exit(m, rec);
 		return 0;
 	case PERF_RECORD_COMM:
-		if (rec->u.comm.exec) {
-			struct pr_proc *p = pr__maps_proc(m, rec->pid, false);
-
-			/* exec replaces the address space; the new image's
-			 * MMAP records follow. */
-			if (p)
-				p->nr = 0;
-		}
-		return 0;
+		return apply_comm(m, rec);
 	default:
 		return 0;
 	}
+}
+
+const char *pr__maps_comm(const struct pr_maps *m, uint32_t tid)
+{
+	const struct pr_thread *t = pr__hashmap_get(&m->threads, tid);
+
+	return t ? t->comm : NULL;
 }

@@ -33,6 +33,12 @@ struct perfdata_header {
 	uint64_t features[4];     /* HEADER_FEAT_BITS = 256 */
 };
 
+/* The attr size written to files: PERF_ATTR_SIZE_VER7, which every perf
+ * since 6.3 and before reads; this library sets no field past it.  Built
+ * against newer kernel headers, sizeof(struct perf_event_attr) would make
+ * older perf refuse the file. */
+#define PERFDATA_ATTR_SIZE 128u
+
 /* Pipe-mode files (perf record -o -) have only magic and size (16). */
 #define PERFDATA_PIPE_HEADER_SIZE 16
 
@@ -66,6 +72,7 @@ enum perfdata_user_record {
 	PERFDATA_RECORD_AUXTRACE = 71,
 	PERFDATA_RECORD_HEADER_FEATURE = 80,
 	PERFDATA_RECORD_COMPRESSED = 81,
+	PERFDATA_RECORD_COMPRESSED2 = 83,
 };
 
 /* A BUILD_ID feature entry: header, pid, 20 id bytes + size + 3 reserved,

@@ -115,6 +115,8 @@ static int read_attrs(struct pr_file *f)
 	const struct perfdata_header *h = &f->h;
 	size_t n = (size_t)(h->attrs.size / h->attr_size);
 
+	uint64_t ids_total = 0;
+
 	f->attrs = calloc(n, sizeof(*f->attrs));
 	if (!f->attrs)
 		return -ENOMEM;
@@ -138,8 +140,14 @@ static int read_attrs(struct pr_file *f)
 		a->attr.size = sizeof(a->attr);
 		memcpy(&ids, f->buf + at + size, sizeof(ids));
 		if (!in_file(f, ids.offset, ids.size) || ids.size % 8)
-			return bad(f, at + size, "event ids section "
-				   "runs past the end of the file (%llu bytes)", (unsigned long long)ids.size);
+			return bad(f, at + size, "event ids section runs past the end "
+				   "of the file (%llu bytes)", (unsigned long long)ids.size);
+		/* Every attr's ids are distinct bytes of the file: sections that
+		 * overlap would let a small file claim a huge id table. */
+		ids_total += ids.size;
+		if (ids_total > f->len)
+			return bad(f, at + size, "event ids sections add up to more than "
+				   "the file (%llu bytes)", (unsigned long long)ids_total);
 		a->ids = f->buf + ids.offset;   /* read unaligned, with memcpy */
 		a->nr_ids = (size_t)(ids.size / 8);
 		pr__parse_cfg_from_attr(&a->cfg, &a->attr);
@@ -322,8 +330,14 @@ static uint64_t data_end(struct pr_file *f)
 {
 	const struct perfdata_section *d = &f->h.data;
 
+	bool has_features = f->h.features[0] | f->h.features[1] |
+			    f->h.features[2] | f->h.features[3];
+
 	if (d->size && in_file(f, d->offset, d->size))
 		return d->offset + d->size;
+	/* Features are written last: with them, size 0 means no records. */
+	if (!d->size && has_features)
+		return d->offset;
 	f->truncated = true;
 	if (d->size)
 		pr__log(&f->lg, PR_LOG_WARN, "%s: the data section claims %llu bytes "
@@ -382,7 +396,8 @@ static int scan_data(struct pr_file *f)
 			}
 			size += aux;
 		}
-		if (hd.type == PERFDATA_RECORD_COMPRESSED)
+		if (hd.type == PERFDATA_RECORD_COMPRESSED ||
+		    hd.type == PERFDATA_RECORD_COMPRESSED2)
 			return bad(f, off, "compressed perf.data (perf record "
 				   "-z) is not supported; decompress it with 'perf inject "
 				   "-i IN -o OUT'");

@@ -19,6 +19,9 @@
 
 #define WRITE_BUFFER (1u << 20)
 
+_Static_assert(sizeof(struct perf_event_attr) >= PERFDATA_ATTR_SIZE,
+	       "the kernel headers' perf_event_attr is older than VER7");
+
 struct pr_writer {
 	struct pr_logger lg;
 	int fd;
@@ -35,7 +38,12 @@ struct pr_writer {
 	size_t fill;
 	bool round_open;             /* records since the last round mark */
 
-	struct pr_maps *maps;        /* which mapped files samples hit */
+	/* The mappings as records arrive, to read a sampled file's build-id
+	 * through /proc/PID/map_files while its process still runs.  Records
+	 * arrive ring by ring, not in time order, so which files were hit is
+	 * settled at close by replaying the file in time order (`hits`). */
+	struct pr_maps *maps;
+	struct pr_maps *hits;
 	bool kernel_hit;
 	uint64_t first_time, last_time;
 };
@@ -107,7 +115,7 @@ static void header_fill(const struct pr_writer *w, struct perfdata_header *h,
 	memset(h, 0, sizeof(*h));
 	h->magic = PERFDATA_MAGIC;
 	h->size = sizeof(*h);
-	h->attr_size = sizeof(struct perf_event_attr) + sizeof(struct perfdata_section);
+	h->attr_size = PERFDATA_ATTR_SIZE + sizeof(struct perfdata_section);
 	h->attrs.offset = sizeof(*h) + w->nr_ids * sizeof(uint64_t);
 	h->attrs.size = h->attr_size;
 	h->data.offset = w->data_offset;
@@ -124,13 +132,13 @@ static int write_preamble(struct pr_writer *w)
 		sizeof(h), w->nr_ids * sizeof(uint64_t) };
 	int err;
 
-	w->data_offset = sizeof(h) + ids.size + sizeof(w->attr) + sizeof(ids);
+	w->data_offset = sizeof(h) + ids.size + PERFDATA_ATTR_SIZE + sizeof(ids);
 	header_fill(w, &h, NULL);
 	err = write_all(w->fd, &h, sizeof(h));
 	if (!err)
 		err = write_all(w->fd, w->ids, ids.size);
 	if (!err)
-		err = write_all(w->fd, &w->attr, sizeof(w->attr));
+		err = write_all(w->fd, &w->attr, PERFDATA_ATTR_SIZE);
 	if (!err)
 		err = write_all(w->fd, &ids, sizeof(ids));
 	return err;
@@ -162,6 +170,7 @@ static void writer_free(struct pr_writer *w)
 		free(w->argv[i]);
 	free(w->argv);
 	pr__maps_free(w->maps);
+	pr__maps_free(w->hits);
 	free(w->buf);
 	free(w->ids);
 	free(w->path);
@@ -188,7 +197,7 @@ struct pr_writer *pr_writer_open(const char *path, const struct perf_event_attr 
 		w->lg.ctx = opts->log_ctx;
 	}
 	w->attr = *attr;
-	w->attr.size = sizeof(w->attr);
+	w->attr.size = PERFDATA_ATTR_SIZE;
 	w->nr_ids = nr_ids;
 	w->first_time = UINT64_MAX;
 	w->path = strdup(path);
@@ -222,47 +231,35 @@ struct pr_writer *pr_writer_open(const char *path, const struct perf_event_attr 
 
 /* The build-id of a file a sample landed in, read while the process still
  * runs: its map_files entry is the very file mapped, even if it has since
- * been replaced or deleted on disk. */
-static void note_hit(struct pr_writer *w, const struct pr_record *rec,
-		     const struct pr_map *m)
+ * been replaced or deleted on disk.  Best effort and first hit only: the
+ * reads are few, and close fills in what this misses. */
+static void note_hit(const struct pr_record *rec, const struct pr_map *m)
 {
 	struct pr_dso *d = m->dso;
 	size_t len = 0;
 	char path[128];
 
-	d->hit = true;
 	if (d->build_id_tried || d->build_id_size)
 		return;
 	d->build_id_tried = true;
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", rec->pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	if (pr__build_id_path(path, d->build_id, &len) &&
-	    (d->path[0] != '/' || pr__build_id_path(d->path, d->build_id, &len)))
-		len = 0;
-	d->build_id_size = (uint8_t)len;
+	if (!pr__build_id_path(path, d->build_id, &len))
+		d->build_id_size = (uint8_t)len;
 }
 
-static void track(struct pr_writer *w, const struct pr_record *rec)
+static int track(struct pr_writer *w, const struct pr_record *rec)
 {
 	const struct pr_map *m;
 
-	if (rec->type != PERF_RECORD_SAMPLE) {
-		pr__maps_apply(w->maps, rec);
-		return;
+	if (rec->type != PERF_RECORD_SAMPLE)
+		return pr__maps_apply(w->maps, rec) ? fail(w, -ENOMEM, "memory") : 0;
+	if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL) {
+		m = pr__maps_find(w->maps, rec->pid, rec->u.sample.ip);
+		if (m)
+			note_hit(rec, m);
 	}
-	if (rec->fields & PR_ID_TIME) {
-		if (rec->time < w->first_time)
-			w->first_time = rec->time;
-		if (rec->time > w->last_time)
-			w->last_time = rec->time;
-	}
-	if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
-		w->kernel_hit = true;
-		return;
-	}
-	m = pr__maps_find(w->maps, rec->pid, rec->u.sample.ip);
-	if (m)
-		note_hit(w, rec, m);
+	return 0;
 }
 
 int pr_writer_write(struct pr_writer *w, const struct pr_record *rec)
@@ -274,7 +271,7 @@ int pr_writer_write(struct pr_writer *w, const struct pr_record *rec)
 	err = append(w, rec->raw, rec->size);
 	if (!err) {
 		w->round_open = true;
-		track(w, rec);
+		err = track(w, rec);
 	}
 	return err;
 }
@@ -357,23 +354,84 @@ static void fb_build_id(struct feat_buf *b, int32_t pid, uint16_t cpumode,
 	fb_put(b, zeros, padded - n);
 }
 
+/*
+ * Which mapped files samples landed in, settled by replaying the data in
+ * time order (as perf's build-id pass does): a sample's mapping is the one
+ * in force at its time, whatever ring order the records were written in.
+ */
+static int replay_hits(struct pr_writer *w)
+{
+	struct pr_file *f = pr_file_open(w->path, NULL);
+	struct pr_record rec;
+	int n;
+
+	if (!f)
+		return -errno;
+	w->hits = pr__maps_new();
+	if (!w->hits) {
+		pr_file_close(f);
+		return -ENOMEM;
+	}
+	while ((n = pr_file_read(f, &rec)) != 0) {
+		const struct pr_map *m;
+
+		if (n < 0)
+			continue;
+		if (rec.type != PERF_RECORD_SAMPLE) {
+			if (pr__maps_apply(w->hits, &rec))
+				break;
+			continue;
+		}
+		if (rec.fields & PR_ID_TIME) {
+			if (rec.time < w->first_time)
+				w->first_time = rec.time;
+			if (rec.time > w->last_time)
+				w->last_time = rec.time;
+		}
+		if ((rec.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+			w->kernel_hit = true;
+			continue;
+		}
+		m = pr__maps_find(w->hits, rec.pid, rec.u.sample.ip);
+		if (m)
+			m->dso->hit = true;
+	}
+	pr_file_close(f);
+	return 0;
+}
+
+/* A hit file's build-id: the one read through map_files while it ran,
+ * else the one the mapping record carried, else the file's on disk. */
+static size_t hit_build_id(struct pr_writer *w, struct pr_dso *d)
+{
+	struct pr_dso *live = pr__maps_dso(w->maps, d->path, d->maj, d->min, d->ino);
+	size_t len = 0;
+
+	if (live && live->build_id_size) {
+		memcpy(d->build_id, live->build_id, live->build_id_size);
+		return live->build_id_size;
+	}
+	if (d->build_id_size)
+		return d->build_id_size;
+	if (!strcmp(d->path, "[vdso]"))
+		return pr__build_id_vdso(d->build_id, &len) ? 0 : len;
+	if (d->path[0] == '/' && !pr__build_id_path(d->path, d->build_id, &len))
+		return len;
+	return 0;
+}
+
 static void feat_build_ids(struct pr_writer *w, struct feat_buf *b)
 {
-	for (size_t i = 0; i < pr__maps_nr_dsos(w->maps); i++) {
-		struct pr_dso *d = pr__maps_dso_at(w->maps, i);
+	for (size_t i = 0; w->hits && i < pr__maps_nr_dsos(w->hits); i++) {
+		struct pr_dso *d = pr__maps_dso_at(w->hits, i);
+		size_t len;
 
 		if (!d->hit)
 			continue;
-		if (!d->build_id_size && !d->build_id_tried && d->path[0] == '/') {
-			size_t len = 0;
-
-			d->build_id_tried = true;
-			if (!pr__build_id_path(d->path, d->build_id, &len))
-				d->build_id_size = (uint8_t)len;
-		}
-		if (d->build_id_size)
-			fb_build_id(b, -1, PERF_RECORD_MISC_USER, d->build_id,
-				    d->build_id_size, d->path);
+		len = hit_build_id(w, d);
+		if (len)
+			fb_build_id(b, -1, PERF_RECORD_MISC_USER, d->build_id, len,
+				    d->path);
 	}
 	if (w->kernel_hit) {
 		uint8_t id[PR_BUILD_ID_MAX];
@@ -401,8 +459,8 @@ static void feat_cmdline(struct pr_writer *w, struct feat_buf *b)
 static void feat_event_desc(struct pr_writer *w, struct feat_buf *b)
 {
 	fb_u32(b, 1);
-	fb_u32(b, (uint32_t)sizeof(w->attr));
-	fb_put(b, &w->attr, sizeof(w->attr));
+	fb_u32(b, PERFDATA_ATTR_SIZE);
+	fb_put(b, &w->attr, PERFDATA_ATTR_SIZE);
 	fb_u32(b, (uint32_t)w->nr_ids);
 	fb_string(b, w->attr.type == PERF_TYPE_HARDWARE ? "cycles" : "cpu-clock");
 	fb_put(b, w->ids, w->nr_ids * sizeof(uint64_t));
@@ -506,14 +564,21 @@ int pr_writer_close(struct pr_writer *w)
 	pr_writer_finish_round(w);
 	err = w->err;
 	if (!err) {
+		err = replay_hits(w);
+		if (err)
+			fail(w, err, "reading it back for build-ids");
+	}
+	if (!err) {
 		err = write_features(w, bits);
 		if (err)
 			fail(w, err, "features");
 	}
 	if (!err) {
 		header_fill(w, &h, bits);
-		if (pwrite(w->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
-			err = fail(w, errno ? -errno : -EIO, "header");
+		ssize_t n = pwrite(w->fd, &h, sizeof(h), 0);
+
+		if (n != (ssize_t)sizeof(h))
+			err = fail(w, n < 0 ? -errno : -EIO, "header");
 	}
 	if (!err && close(w->fd))
 		err = fail(w, -errno, "close");

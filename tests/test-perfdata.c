@@ -486,7 +486,9 @@ START_TEST(an_unfinished_recording_is_read_to_its_last_complete_record)
 	struct pr_file *f;
 	int n = 0;
 
+	/* What the writer's first header says: no data size, no features. */
 	memcpy(buf + offsetof(struct perfdata_header, data.size), &zero, 8);
+	memset(buf + offsetof(struct perfdata_header, features), 0, 32);
 	/* Cut halfway through the last record, as a kill mid-write would. */
 	len = h.data.offset + h.data.size - 100;
 	logtext[0] = 0;
@@ -496,6 +498,115 @@ START_TEST(an_unfinished_recording_is_read_to_its_last_complete_record)
 	ck_assert_int_eq(pr_file_consume(f, count_cb, &n), 4);
 	pr_file_close(f);
 	free(buf);
+}
+END_TEST
+
+/* Thousands of attrs all claiming the file's bytes as their id table would
+ * ask for a table quadratic in the file's size. */
+START_TEST(overlapping_id_tables_are_refused)
+{
+	enum { N = 64 };
+	struct perfdata_header h;
+	struct perf_event_attr a = test_attr();
+	size_t entry = PERFDATA_ATTR_SIZE + sizeof(struct perfdata_section);
+	size_t len = sizeof(h) + N * entry + 4096;
+	unsigned char *buf = calloc(1, len);
+	struct perfdata_section ids = { 0, len & ~(size_t)7 };
+
+	memset(&h, 0, sizeof(h));
+	h.magic = PERFDATA_MAGIC;
+	h.size = sizeof(h);
+	h.attr_size = entry;
+	h.attrs.offset = sizeof(h);
+	h.attrs.size = N * entry;
+	h.data.offset = sizeof(h) + N * entry;
+	memcpy(buf, &h, sizeof(h));
+	a.size = PERFDATA_ATTR_SIZE;
+	for (size_t i = 0; i < N; i++) {
+		memcpy(buf + sizeof(h) + i * entry, &a, PERFDATA_ATTR_SIZE);
+		memcpy(buf + sizeof(h) + i * entry + PERFDATA_ATTR_SIZE, &ids, sizeof(ids));
+	}
+	check_refused(buf, len, "event ids sections add up to more than the file", -1);
+	free(buf);
+}
+END_TEST
+
+START_TEST(compressed2_files_are_refused_too)
+{
+	struct perfdata_header h;
+	size_t len;
+	unsigned char *buf = small_copy(&len, &h);
+	uint32_t type = PERFDATA_RECORD_COMPRESSED2;
+
+	memcpy(buf + h.data.offset, &type, 4);
+	check_refused(buf, len, "perf inject", (long)h.data.offset);
+	free(buf);
+}
+END_TEST
+
+/* Rings are drained one after another, so a file can hold a sample before
+ * the MMAP2 that precedes it in time; the build-id list must still name
+ * the file the sample landed in. */
+START_TEST(build_ids_follow_time_order_not_file_order)
+{
+	struct perf_event_attr a = test_attr();
+	static struct synth s;
+	uint64_t ids[] = { 42 };
+	const char *path = tmp_path("order.data");
+	struct pr_writer *w = pr_writer_open(path, &a, ids, 1, NULL);
+	struct pr_file *f;
+	size_t sample_at;
+
+	ck_assert_ptr_nonnull(w);
+	s.len = 0;
+	sample_at = s.len;
+	put_sample(&s, GHOST_PID, 0x401000, 20);
+	write_built(w, &s, sample_at);
+	s.len = 0;
+	put_mmap2(&s, GHOST_PID, 0x400000, 0x10000, "/proc/self/exe", 10);
+	write_built(w, &s, 0);
+	ck_assert_int_eq(pr_writer_close(w), 0);
+	f = pr_file_open(path, NULL);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(pr_file_nr_build_ids(f), 1);
+	ck_assert_str_eq(pr_file_build_id(f, 0)->filename, "/proc/self/exe");
+	pr_file_close(f);
+}
+END_TEST
+
+/* A recording that ended before any record (the command could not run)
+ * is a finished, empty file, not an unfinished one. */
+START_TEST(a_finished_empty_file_reads_as_empty_without_warning)
+{
+	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	struct perf_event_attr a = test_attr();
+	uint64_t ids[] = { 42 };
+	const char *path = tmp_path("empty.data");
+	struct pr_writer *w = pr_writer_open(path, &a, ids, 1, NULL);
+	struct pr_file_stats st = { .sz = sizeof(st) };
+	struct pr_file *f;
+
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(pr_writer_close(w), 0);
+	logtext[0] = 0;
+	f = pr_file_open(path, &o);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_str_eq(logtext, "");
+	pr_file_stats(f, &st);
+	ck_assert_uint_eq(st.records, 0);
+	ck_assert(!st.truncated);
+	ck_assert_str_eq(pr_file_string(f, PR_FILE_ARCH), "x86_64");
+	pr_file_close(f);
+}
+END_TEST
+
+START_TEST(the_vdso_has_a_build_id)
+{
+	uint8_t id[PR_BUILD_ID_MAX];
+	size_t len = 0;
+
+	ck_assert_int_eq(pr__build_id_vdso(id, &len), 0);
+	ck_assert_uint_ge(len, 8);
 }
 END_TEST
 
@@ -615,6 +726,11 @@ int main(void)
 	tcase_add_test(tc, malformed_features_are_skipped_and_the_records_still_read);
 	tcase_add_test(tc, every_truncation_is_refused_or_salvaged);
 	tcase_add_test(tc, an_unfinished_recording_is_read_to_its_last_complete_record);
+	tcase_add_test(tc, overlapping_id_tables_are_refused);
+	tcase_add_test(tc, compressed2_files_are_refused_too);
+	tcase_add_test(tc, build_ids_follow_time_order_not_file_order);
+	tcase_add_test(tc, a_finished_empty_file_reads_as_empty_without_warning);
+	tcase_add_test(tc, the_vdso_has_a_build_id);
 	tcase_add_test(tc, a_missing_or_unwritable_path_is_reported);
 	tcase_add_test(tc, the_fixture_replays_identically_and_finds_its_binary_by_build_id);
 	suite_add_tcase(s, tc);

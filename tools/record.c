@@ -27,9 +27,17 @@ struct recording {
 static int write_record(const struct pr_record *rec, void *arg)
 {
 	struct recording *rc = arg;
+	int err = pr_writer_write(rc->w, rec);
 
-	rc->samples += rec->type == PR_RECORD_SAMPLE;
-	return pr_writer_write(rc->w, rec);
+	if (!err)
+		rc->samples += rec->type == PR_RECORD_SAMPLE;
+	return err;
+}
+
+/* Synthesis of a whole system takes a while: let Ctrl-C cut it short. */
+static int write_synthesized(const struct pr_record *rec, void *arg)
+{
+	return ds_stop ? -EINTR : write_record(rec, arg);
 }
 
 static int finish_round(void *arg)
@@ -44,17 +52,19 @@ static int synthesize(void *arg)
 {
 	struct recording *rc = arg;
 	const struct perf_event_attr *attr = pr_reader_attr(rc->r);
-	int err = pr_synthesize_kernel(attr, rc->id, write_record, rc);
+	int err = pr_synthesize_kernel(attr, rc->id, write_synthesized, rc);
 
 	if (!err && rc->c->system_wide)
-		err = pr_synthesize_system(attr, rc->id, write_record, rc);
+		err = pr_synthesize_system(attr, rc->id, write_synthesized, rc);
 	for (size_t i = 0; !err && !rc->c->system_wide && !rc->c->argv &&
 	     i < rc->c->nr_pids; i++) {
-		err = pr_synthesize_process(rc->c->pids[i], attr, rc->id, write_record, rc);
+		err = pr_synthesize_process(rc->c->pids[i], attr, rc->id,
+					    write_synthesized, rc);
 		if (err == -ESRCH)
 			err = 0;   /* exited already; its exit will end the run */
 	}
-	return err;
+	/* Interrupted: the capture loop sees ds_stop and finishes the file. */
+	return err == -EINTR ? 0 : err;
 }
 
 /* Like perf, keep the previous recording as FILE.old. */

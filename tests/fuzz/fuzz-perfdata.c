@@ -8,7 +8,10 @@
 #include <linux/perf_event.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "perfreader.h"
 
@@ -49,16 +52,13 @@ static void touch_record(const struct pr_record *rec)
 	}
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void touch_file(struct pr_file *f)
 {
-	struct pr_file *f = pr_file_open_mem(data, size, NULL);
 	struct pr_file_stats st = { .sz = sizeof(st) };
 	const char *const *argv;
 	struct pr_record rec;
 	int n;
 
-	if (!f)
-		return 0;
 	while ((n = pr_file_read(f, &rec)) != 0)
 		if (n == 1)
 			touch_record(&rec);
@@ -76,6 +76,41 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < pr_file_nr_attrs(f); i++)
 		sink += pr_file_attr(f, i)->sample_type;
 	pr_file_stats(f, &st);
-	pr_file_close(f);
+	/* Reading twice exercises the page-release bookkeeping. */
+	pr_file_rewind(f);
+	while ((n = pr_file_read(f, &rec)) != 0)
+		if (n == 1)
+			touch_record(&rec);
+}
+
+/* The same bytes through pr_file_open() too: the mapped-file path, with
+ * its page release, differs from reading caller memory. */
+static void through_a_file(const uint8_t *data, size_t size)
+{
+	static int fd = -1;
+	char path[64];
+	struct pr_file *f;
+
+	if (fd < 0)
+		fd = memfd_create("fuzz-perfdata", 0);
+	if (fd < 0 || ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	f = pr_file_open(path, NULL);
+	if (f) {
+		touch_file(f);
+		pr_file_close(f);
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct pr_file *f = pr_file_open_mem(data, size, NULL);
+
+	if (f) {
+		touch_file(f);
+		pr_file_close(f);
+	}
+	through_a_file(data, size);
 	return 0;
 }

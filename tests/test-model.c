@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The process model: mappings kept current from MMAP2, FORK, EXIT and
+ * COMM records, as the kernel's address spaces change.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkmain.h"
+#include "internal.h"
+
+static struct pr_record mmap2(uint32_t pid, uint64_t addr, uint64_t len,
+			      uint64_t pgoff, const char *path)
+{
+	struct pr_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PR_RECORD_MMAP2;
+	r.pid = r.tid = pid;
+	r.u.mmap.addr = addr;
+	r.u.mmap.len = len;
+	r.u.mmap.pgoff = pgoff;
+	r.u.mmap.filename = path;
+	r.u.mmap.is_mmap2 = true;
+	r.u.mmap.prot = 5;
+	return r;
+}
+
+static struct pr_record task(uint32_t type, uint32_t pid, uint32_t ppid,
+			     uint32_t tid, uint32_t ptid)
+{
+	struct pr_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = type;
+	r.pid = pid;
+	r.tid = tid;
+	r.u.task.ppid = ppid;
+	r.u.task.ptid = ptid;
+	return r;
+}
+
+static struct pr_record comm(uint32_t pid, uint32_t tid, const char *name, bool exec)
+{
+	struct pr_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PR_RECORD_COMM;
+	r.pid = pid;
+	r.tid = tid;
+	r.u.comm.comm = name;
+	r.u.comm.exec = exec;
+	return r;
+}
+
+static void apply(struct pr_maps *m, struct pr_record r)
+{
+	ck_assert_int_eq(pr__maps_apply(m, &r), 0);
+}
+
+static const char *file_at(struct pr_maps *m, uint32_t pid, uint64_t addr)
+{
+	const struct pr_map *map = pr__maps_find(m, pid, addr);
+
+	return map ? map->dso->path : NULL;
+}
+
+START_TEST(a_mapping_over_others_trims_and_splits_them)
+{
+	struct pr_maps *m = pr__maps_new();
+	const struct pr_map *x;
+
+	apply(m, mmap2(1, 0x1000, 0x9000, 0, "/a"));      /* [0x1000, 0xa000) */
+	apply(m, mmap2(1, 0x3000, 0x2000, 0, "/b"));      /* punches [0x3000, 0x5000) */
+	ck_assert_str_eq(file_at(m, 1, 0x2fff), "/a");
+	ck_assert_str_eq(file_at(m, 1, 0x3000), "/b");
+	ck_assert_str_eq(file_at(m, 1, 0x4fff), "/b");
+	ck_assert_str_eq(file_at(m, 1, 0x5000), "/a");
+	/* The tail of /a keeps its file offset. */
+	x = pr__maps_find(m, 1, 0x5000);
+	ck_assert_uint_eq(x->start, 0x5000);
+	ck_assert_uint_eq(x->pgoff, 0x4000);
+	ck_assert_ptr_null(file_at(m, 1, 0xa000));
+	ck_assert_ptr_null(file_at(m, 1, 0xfff));
+	/* Covering several at once. */
+	apply(m, mmap2(1, 0x2000, 0x7000, 0x100000, "/c"));
+	ck_assert_str_eq(file_at(m, 1, 0x1fff), "/a");
+	ck_assert_str_eq(file_at(m, 1, 0x2000), "/c");
+	ck_assert_str_eq(file_at(m, 1, 0x8fff), "/c");
+	ck_assert_str_eq(file_at(m, 1, 0x9000), "/a");
+	/* The same file is one DSO however often it is mapped. */
+	apply(m, mmap2(1, 0x20000, 0x1000, 0, "/a"));
+	ck_assert_ptr_eq(pr__maps_find(m, 1, 0x20000)->dso, pr__maps_find(m, 1, 0x1000)->dso);
+	pr__maps_free(m);
+}
+END_TEST
+
+START_TEST(a_forked_process_copies_its_parents_mappings_and_name)
+{
+	struct pr_maps *m = pr__maps_new();
+
+	apply(m, comm(10, 10, "parent", false));
+	apply(m, mmap2(10, 0x1000, 0x1000, 0, "/lib"));
+	apply(m, task(PR_RECORD_FORK, 20, 10, 20, 10));
+	ck_assert_str_eq(file_at(m, 20, 0x1000), "/lib");
+	ck_assert_str_eq(pr__maps_comm(m, 20), "parent");
+	/* Later changes are each process's own. */
+	apply(m, mmap2(20, 0x1000, 0x1000, 0, "/other"));
+	ck_assert_str_eq(file_at(m, 10, 0x1000), "/lib");
+	ck_assert_str_eq(file_at(m, 20, 0x1000), "/other");
+	/* exec replaces the child's address space and name. */
+	apply(m, comm(20, 20, "child", true));
+	ck_assert_ptr_null(file_at(m, 20, 0x1000));
+	ck_assert_str_eq(pr__maps_comm(m, 20), "child");
+	ck_assert_str_eq(pr__maps_comm(m, 10), "parent");
+	pr__maps_free(m);
+}
+END_TEST
+
+START_TEST(a_process_lives_until_its_last_thread_exits)
+{
+	struct pr_maps *m = pr__maps_new();
+
+	apply(m, comm(30, 30, "main", false));
+	apply(m, mmap2(30, 0x1000, 0x1000, 0, "/bin"));
+	apply(m, task(PR_RECORD_FORK, 30, 30, 31, 30));   /* a thread */
+	ck_assert_str_eq(pr__maps_comm(m, 31), "main");
+	/* pthread_exit in main: the other thread runs on. */
+	apply(m, task(PR_RECORD_EXIT, 30, 30, 30, 30));
+	ck_assert_str_eq(file_at(m, 30, 0x1000), "/bin");
+	ck_assert_ptr_null(pr__maps_comm(m, 30));
+	apply(m, task(PR_RECORD_EXIT, 30, 30, 31, 30));
+	ck_assert_ptr_null(file_at(m, 30, 0x1000));
+	/* A process whose threads were never announced ends with its main
+	 * thread. */
+	apply(m, mmap2(40, 0x1000, 0x1000, 0, "/bin"));
+	apply(m, task(PR_RECORD_EXIT, 40, 40, 41, 40));
+	ck_assert_str_eq(file_at(m, 40, 0x1000), "/bin");
+	apply(m, task(PR_RECORD_EXIT, 40, 40, 40, 40));
+	ck_assert_ptr_null(file_at(m, 40, 0x1000));
+	pr__maps_free(m);
+}
+END_TEST
+
+START_TEST(the_kernels_own_mapping_is_no_process)
+{
+	struct pr_maps *m = pr__maps_new();
+
+	apply(m, mmap2(UINT32_MAX, 0xffffffff81000000ull, 0x1000000, 0, "[kernel.kallsyms]_text"));
+	ck_assert_ptr_null(pr__maps_proc(m, UINT32_MAX, false));
+	/* Empty and wrapping mappings are ignored, not inserted. */
+	apply(m, mmap2(5, 0x1000, 0, 0, "/x"));
+	apply(m, mmap2(5, UINT64_MAX - 0xfff, 0x2000, 0, "/x"));
+	ck_assert_ptr_null(file_at(m, 5, 0x1000));
+	pr__maps_free(m);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("model");
+	TCase *tc = tcase_create("maps");
+
+	tcase_add_test(tc, a_mapping_over_others_trims_and_splits_them);
+	tcase_add_test(tc, a_forked_process_copies_its_parents_mappings_and_name);
+	tcase_add_test(tc, a_process_lives_until_its_last_thread_exits);
+	tcase_add_test(tc, the_kernels_own_mapping_is_no_process);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
