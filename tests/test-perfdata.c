@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -605,6 +606,11 @@ START_TEST(the_vdso_has_a_build_id)
 	uint8_t id[PR_BUILD_ID_MAX];
 	size_t len = 0;
 
+	/* valgrind hides the vDSO from the programs it runs. */
+	if (!getauxval(AT_SYSINFO_EHDR)) {
+		ck_assert_int_eq(pr__build_id_vdso(id, &len), -ENOENT);
+		return;
+	}
 	ck_assert_int_eq(pr__build_id_vdso(id, &len), 0);
 	ck_assert_uint_ge(len, 8);
 }
