@@ -642,10 +642,13 @@ struct pr_file_opts {
 /*
  * Open a perf.data file written by dwarfsample or by perf record
  * (little-endian, x86-64; other files are refused with a message saying
- * why).  Records are handed out in timestamp order.  A file whose recorder
- * did not finish (data size 0, or truncated) is read up to its last
- * complete record, with a warning.  A malformed file is refused: NULL, errno
- * EBADMSG (or the I/O error), and a log message naming the byte offset.
+ * why).  Records are handed out in timestamp order, in one pass over the
+ * file, whatever its size.  A file whose recorder did not finish (data size
+ * 0, or truncated) is read up to its last complete record, with a warning.
+ * A malformed header, attr or id section is refused at once: NULL, errno
+ * EBADMSG (or the I/O error), and a log message naming the byte offset; a
+ * malformed record header is reported the same way when reading reaches it
+ * (pr_file_read() returns -EBADMSG, then hands out what was read before it).
  * pr_file_open_mem() reads a file already in memory, which must outlive the
  * pr_file.
  */
@@ -656,9 +659,11 @@ PR_API void pr_file_close(struct pr_file *f);
 
 /*
  * Pull the next record in timestamp order (ring_cpu is -1).  Returns 1, 0
- * at the end, or -EBADMSG for a record whose body does not match its event
- * (logged with its byte offset and skipped; the next call goes on).  The
- * record is valid until the next call on `f`.
+ * at the end, or -EBADMSG: for a record whose body does not match its
+ * event (logged with its byte offset and skipped; the next call goes on),
+ * or once for a corrupt record header, past which nothing can be trusted
+ * (the next calls hand out the records read before it, then return 0).
+ * The record is valid until the next call on `f`.
  */
 PR_API int pr_file_read(struct pr_file *f, struct pr_record *rec);
 
@@ -706,7 +711,8 @@ PR_API size_t pr_file_nr_build_ids(const struct pr_file *f);
 PR_API const struct pr_build_id *pr_file_build_id(const struct pr_file *f,
 						  size_t idx);
 
-/* Counters over the whole data section, known once the file is open. */
+/* Counters of the file's records: complete once every record has been
+ * read (pr_file_read() returned 0), of what has been read before that. */
 struct pr_file_stats {
 	size_t sz;
 	uint64_t records;

@@ -237,15 +237,3 @@ const struct pr_build_id *pr_file_build_id(const struct pr_file *f, size_t idx)
 {
 	return f && idx < f->nr_build_ids ? &f->build_ids[idx] : NULL;
 }
-
-int pr_file_stats(const struct pr_file *f, struct pr_file_stats *st)
-{
-	size_t sz;
-
-	if (!f || !st || st->sz < sizeof(size_t))
-		return -EINVAL;
-	sz = st->sz < sizeof(*st) ? st->sz : sizeof(*st);
-	memcpy(st, &f->stats, sz);
-	st->sz = sz;
-	return 0;
-}

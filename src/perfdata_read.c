@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Reading perf.data: the file is mapped, its header, attrs and features
- * checked against the file's size before anything is believed, and an
- * index of every record (time, offset) sorted by time, so records come out
- * in timestamp order whatever CPU wrote them.  Nothing is allocated that the
- * file's own length does not bound.
+ * Opening perf.data: the file is mapped, and its header, attrs and features
+ * checked against the file's size before anything is believed; nothing is
+ * allocated that the file's own length does not bound.  The records are
+ * walked in perfdata_walk.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,36 +22,7 @@
 /* More events than any sane recording; bounds the attr allocation. */
 #define MAX_ATTRS 4096
 
-/*
- * A mapped file's pages count as ours once touched; a multi-gigabyte
- * capture would be all resident by the end.  The file is tracked in chunks:
- * once every record starting in a chunk has been handed out, its pages are
- * given back (MADV_DONTNEED: still mapped, re-read from the page cache if
- * touched again), so the footprint stays near the index plus a few chunks.
- */
-#define CHUNK_SHIFT 22
-
-static void release_range(const struct pr_file *f, uint64_t from, uint64_t to)
-{
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t lo = ((uintptr_t)f->buf + from + page - 1) & ~(page - 1);
-	uintptr_t hi = ((uintptr_t)f->buf + to) & ~(page - 1);
-
-	if (f->mapped && hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
-}
-
-static void release_chunk(const struct pr_file *f, size_t chunk)
-{
-	uint64_t from = (uint64_t)chunk << CHUNK_SHIFT;
-	uint64_t to = from + (UINT64_C(1) << CHUNK_SHIFT);
-
-	release_range(f, from, to < f->len ? to : f->len);
-}
-
-/* Log why the file is refused, naming the byte offset, and say so. */
-__attribute__((format(printf, 3, 4)))
-static int bad(struct pr_file *f, uint64_t off, const char *fmt, ...)
+int pr__file_bad(struct pr_file *f, uint64_t off, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
@@ -66,7 +36,7 @@ static int bad(struct pr_file *f, uint64_t off, const char *fmt, ...)
 }
 
 /* Is [off, off + len) inside the file? */
-static bool in_file(const struct pr_file *f, uint64_t off, uint64_t len)
+bool pr__file_has(const struct pr_file *f, uint64_t off, uint64_t len)
 {
 	return off <= f->len && len <= f->len - off;
 }
@@ -76,36 +46,36 @@ static int check_header(struct pr_file *f)
 	struct perfdata_header *h = &f->h;
 
 	if (f->len < 16)
-		return bad(f, 0, "file too short for a perf.data header (%llu bytes)",
+		return pr__file_bad(f, 0, "file too short for a perf.data header (%llu bytes)",
 			   (unsigned long long)f->len);
 	memcpy(&h->magic, f->buf, 8);
 	memcpy(&h->size, f->buf + 8, 8);
 	if (h->magic == PERFDATA_MAGIC_SWAPPED)
-		return bad(f, 0, "big-endian perf.data (recorded on a "
+		return pr__file_bad(f, 0, "big-endian perf.data (recorded on a "
 			   "big-endian machine) is not supported");
 	if (!memcmp(f->buf, "PERFFILE", 8))
-		return bad(f, 0, "version 1 perf.data (PERFFILE) is not "
+		return pr__file_bad(f, 0, "version 1 perf.data (PERFFILE) is not "
 			   "supported; re-record with a current perf");
 	if (h->magic != PERFDATA_MAGIC)
-		return bad(f, 0, "not a perf.data file (magic 0x%016llx)",
+		return pr__file_bad(f, 0, "not a perf.data file (magic 0x%016llx)",
 			   (unsigned long long)h->magic);
 	if (h->size == PERFDATA_PIPE_HEADER_SIZE)
-		return bad(f, 8, "pipe-mode perf.data (perf record -o -) "
+		return pr__file_bad(f, 8, "pipe-mode perf.data (perf record -o -) "
 			   "is not supported; convert it with 'perf inject -i IN -o OUT'");
 	if (h->size < sizeof(*h) || h->size > f->len)
-		return bad(f, 8, "impossible header size (%llu)",
+		return pr__file_bad(f, 8, "impossible header size (%llu)",
 			   (unsigned long long)h->size);
 	memcpy(h, f->buf, sizeof(*h));
 	if (h->attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct perfdata_section) ||
 	    h->attr_size > 4096)
-		return bad(f, 16, "impossible attr_size (%llu)",
+		return pr__file_bad(f, 16, "impossible attr_size (%llu)",
 			   (unsigned long long)h->attr_size);
-	if (!in_file(f, h->attrs.offset, h->attrs.size))
-		return bad(f, 24, "attrs section runs past the end of the file "
+	if (!pr__file_has(f, h->attrs.offset, h->attrs.size))
+		return pr__file_bad(f, 24, "attrs section runs past the end of the file "
 			   "(%llu bytes)", (unsigned long long)h->attrs.size);
 	if (h->attrs.size == 0 || h->attrs.size % h->attr_size ||
 	    h->attrs.size / h->attr_size > MAX_ATTRS)
-		return bad(f, 32, "attrs section size is not a whole number of attrs "
+		return pr__file_bad(f, 32, "attrs section size is not a whole number of attrs "
 			   "(%llu bytes)", (unsigned long long)h->attrs.size);
 	return 0;
 }
@@ -133,20 +103,20 @@ static int read_attrs(struct pr_file *f)
 		/* The ids section follows the attr as long as it says it is. */
 		if (size < PERF_ATTR_SIZE_VER0 ||
 		    size > h->attr_size - sizeof(struct perfdata_section))
-			return bad(f, at + 4, "impossible attr size (%llu)",
+			return pr__file_bad(f, at + 4, "impossible attr size (%llu)",
 				   (unsigned long long)size);
 		memcpy(&a->attr, f->buf + at,
 		       size < sizeof(a->attr) ? size : sizeof(a->attr));
 		a->attr.size = sizeof(a->attr);
 		memcpy(&ids, f->buf + at + size, sizeof(ids));
-		if (!in_file(f, ids.offset, ids.size) || ids.size % 8)
-			return bad(f, at + size, "event ids section runs past the end "
+		if (!pr__file_has(f, ids.offset, ids.size) || ids.size % 8)
+			return pr__file_bad(f, at + size, "event ids section runs past the end "
 				   "of the file (%llu bytes)", (unsigned long long)ids.size);
 		/* Every attr's ids are distinct bytes of the file: sections that
 		 * overlap would let a small file claim a huge id table. */
 		ids_total += ids.size;
 		if (ids_total > f->len)
-			return bad(f, at + size, "event ids sections add up to more than "
+			return pr__file_bad(f, at + size, "event ids sections add up to more than "
 				   "the file (%llu bytes)", (unsigned long long)ids_total);
 		a->ids = f->buf + ids.offset;   /* read unaligned, with memcpy */
 		a->nr_ids = (size_t)(ids.size / 8);
@@ -235,110 +205,27 @@ const struct pr_file_attr *pr__file_attr_of(const struct pr_file *f,
 	return hit ? &f->attrs[hit->attr] : a0;
 }
 
-/* The record's timestamp, read at its fixed place, or `prev` when the
- * record has none (it then keeps its place after its predecessor). */
-static uint64_t record_time(const struct pr_file_attr *a, const unsigned char *p,
-			    uint64_t size, uint32_t type, uint64_t prev)
-{
-	uint64_t t = a->attr.sample_type, v, off;
-
-	if (!(t & PERF_SAMPLE_TIME))
-		return prev;
-	if (type == PERF_RECORD_SAMPLE) {
-		off = 8 + 8 * (uint64_t)(!!(t & PERF_SAMPLE_IDENTIFIER) +
-					 !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID));
-	} else if (a->attr.sample_id_all && type < PERFDATA_RECORD_USER_START) {
-		uint64_t after = !!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID) +
-				 !!(t & PERF_SAMPLE_CPU) + !!(t & PERF_SAMPLE_IDENTIFIER);
-
-		if (size < 16 + 8 * after)
-			return prev;
-		off = size - 8 - 8 * after;
-	} else {
-		return prev;
-	}
-	if (off + 8 > size)
-		return prev;
-	memcpy(&v, p + off, 8);
-	return v;
-}
-
-static int count_in_chunk(struct pr_file *f, uint64_t off)
-{
-	size_t chunk = (size_t)(off >> CHUNK_SHIFT);
-
-	if (chunk >= f->nr_chunks) {
-		size_t n = chunk + 1;
-		uint32_t *v = realloc(f->chunk_left, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		memset(v + f->nr_chunks, 0, (n - f->nr_chunks) * sizeof(*v));
-		f->chunk_left = v;
-		f->nr_chunks = n;
-	}
-	f->chunk_left[chunk]++;
-	return 0;
-}
-
-static int add_index(struct pr_file *f, uint64_t time, uint64_t off)
-{
-	if (f->nr_index == f->cap_index) {
-		size_t cap = f->cap_index ? f->cap_index * 2 : 4096;
-		struct pr_file_index *v = realloc(f->index, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		f->index = v;
-		f->cap_index = cap;
-	}
-	f->index[f->nr_index++] = (struct pr_file_index){ time, off };
-	return f->mapped ? count_in_chunk(f, off) : 0;
-}
-
-static int cmp_index(const void *a, const void *b)
-{
-	const struct pr_file_index *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return (x->off > y->off) - (x->off < y->off);
-}
-
-static void count_record(struct pr_file *f, const struct perf_event_header *hd,
-			 const unsigned char *p, uint64_t time)
-{
-	struct pr_file_stats *st = &f->stats;
-
-	st->records++;
-	st->by_type[hd->type < PR_RECORD_KERNEL_MAX ? hd->type : 0]++;
-	if (hd->type == PERF_RECORD_SAMPLE) {
-		if (!st->samples++ || time < st->first_sample_time)
-			st->first_sample_time = time;
-		if (time > st->last_sample_time)
-			st->last_sample_time = time;
-	} else if (hd->type == PERF_RECORD_LOST && hd->size >= 24) {
-		uint64_t lost;
-
-		memcpy(&lost, p + 16, 8);
-		st->lost += lost;
-	}
-}
-
-/* The data section's end, salvaging files whose recorder did not finish. */
-static uint64_t data_end(struct pr_file *f)
+/* Where the records are, salvaging files whose recorder did not finish. */
+static int data_bounds(struct pr_file *f)
 {
 	const struct perfdata_section *d = &f->h.data;
-
 	bool has_features = f->h.features[0] | f->h.features[1] |
 			    f->h.features[2] | f->h.features[3];
 
-	if (d->size && in_file(f, d->offset, d->size))
-		return d->offset + d->size;
+	if (d->offset > f->len)
+		return pr__file_bad(f, 40, "data section starts past the end of the "
+				    "file (%llu)", (unsigned long long)d->offset);
+	f->data_start = d->offset;
+	f->data_end = d->offset + d->size;
+	if (d->size && pr__file_has(f, d->offset, d->size))
+		return 0;
 	/* Features are written last: with them, size 0 means no records. */
+	f->data_end = d->offset;
 	if (!d->size && has_features)
-		return d->offset;
+		return 0;
 	f->truncated = true;
+	f->stats.truncated = true;
+	f->data_end = f->len;
 	if (d->size)
 		pr__log(&f->lg, PR_LOG_WARN, "%s: the data section claims %llu bytes "
 			"but the file ends first (truncated copy?); reading up to the "
@@ -346,82 +233,6 @@ static uint64_t data_end(struct pr_file *f)
 	else
 		pr__log(&f->lg, PR_LOG_WARN, "%s: the recording did not finish (data "
 			"size 0); reading up to the last complete record", f->name);
-	return f->len;
-}
-
-/* Walk the data section once: check every header, index what we hand
- * out, skip what only perf's tools use. */
-static int scan_data(struct pr_file *f)
-{
-	uint64_t off = f->h.data.offset, end, prev = 0, released = 0;
-
-	if (off > f->len)
-		return bad(f, 40, "data section starts past the end of "
-			   "the file (%llu)", (unsigned long long)off);
-	end = data_end(f);
-	while (off < end) {
-		struct perf_event_header hd;
-		uint64_t size;
-
-		if (end - off < sizeof(hd)) {
-			if (f->truncated)
-				break;
-			return bad(f, off, "truncated record header (%llu bytes left)",
-				   (unsigned long long)(end - off));
-		}
-		memcpy(&hd, f->buf + off, sizeof(hd));
-		size = hd.size;
-		if (size < sizeof(hd)) {
-			if (f->truncated)
-				break;
-			return bad(f, off, "record size below 8 (%llu)",
-				   (unsigned long long)size);
-		}
-		if (size > end - off) {
-			if (f->truncated)
-				break;
-			return bad(f, off, "record runs past the end of the data "
-				   "section (%llu bytes)", (unsigned long long)size);
-		}
-		if (hd.type == PERFDATA_RECORD_AUXTRACE && size >= 16) {
-			uint64_t aux;
-
-			/* AUX trace data follows the record, outside its size. */
-			memcpy(&aux, f->buf + off + 8, 8);
-			if (aux > end - off - size) {
-				if (f->truncated)
-					break;
-				return bad(f, off, "AUX trace data runs past the data "
-					   "section (%llu bytes)", (unsigned long long)aux);
-			}
-			size += aux;
-		}
-		if (hd.type == PERFDATA_RECORD_COMPRESSED ||
-		    hd.type == PERFDATA_RECORD_COMPRESSED2)
-			return bad(f, off, "compressed perf.data (perf record "
-				   "-z) is not supported; decompress it with 'perf inject "
-				   "-i IN -o OUT'");
-		if (hd.type < PERFDATA_RECORD_USER_START) {
-			const struct pr_file_attr *a =
-				pr__file_attr_of(f, f->buf + off, size);
-			int err;
-
-			prev = record_time(a, f->buf + off, size, hd.type, prev);
-			err = add_index(f, prev, off);
-			if (err)
-				return err;
-			count_record(f, &hd, f->buf + off, prev);
-		}
-		off += size;
-		/* The scan reads each page once; give back what it passed. */
-		if (off - released > (UINT64_C(1) << CHUNK_SHIFT)) {
-			release_range(f, released, off);
-			released = off;
-		}
-	}
-	if (f->nr_index)
-		qsort(f->index, f->nr_index, sizeof(*f->index), cmp_index);
-	f->stats.truncated = f->truncated;
 	return 0;
 }
 
@@ -460,9 +271,11 @@ static struct pr_file *file_load(struct pr_file *f)
 		err = index_ids(f);
 	}
 	if (!err)
-		err = scan_data(f);
+		err = data_bounds(f);
 	if (!err && !f->truncated)
 		err = pr__file_read_features(f);
+	if (!err)
+		pr_file_rewind(f);
 	if (err) {
 		pr_file_close(f);
 		errno = -err;
@@ -534,83 +347,11 @@ void pr_file_close(struct pr_file *f)
 	pr__file_free_features(f);
 	free(f->attrs);
 	free(f->ids);
-	free(f->index);
+	free(f->heap);
 	free(f->chunk_left);
 	free(f->bounce);
 	free(f->name);
 	free(f);
-}
-
-int pr_file_read(struct pr_file *f, struct pr_record *rec)
-{
-	const struct pr_file_attr *a;
-	const unsigned char *p;
-	const char *why = NULL;
-	uint64_t off;
-	uint16_t size;
-
-	if (!f || !rec)
-		return -EINVAL;
-	if (f->next >= f->nr_index)
-		return 0;
-	off = f->index[f->next++].off;
-	if (f->chunk_left && !--f->chunk_left[off >> CHUNK_SHIFT])
-		release_chunk(f, (size_t)(off >> CHUNK_SHIFT));
-	p = f->buf + off;
-	memcpy(&size, p + 6, 2);
-	/* Records are 8-aligned in every file perf writes; a foreign one
-	 * gets copied so the typed views stay aligned. */
-	if ((uintptr_t)p % 8) {
-		if (!f->bounce) {
-			f->bounce = malloc(PR_MAX_RECORD_SIZE + 1);
-			if (!f->bounce)
-				return -ENOMEM;
-		}
-		memcpy(f->bounce, p, size);
-		p = f->bounce;
-	}
-	a = pr__file_attr_of(f, p, size);
-	if (pr__record_parse(&a->cfg, p, size, rec, &why)) {
-		pr__log(&f->lg, PR_LOG_ERROR, "%s: corrupt %s record at byte offset "
-			"%llu: %s; record skipped", f->name, pr_record_type_name(rec->type),
-			(unsigned long long)off, why);
-		return -EBADMSG;
-	}
-	return 1;
-}
-
-int pr_file_consume(struct pr_file *f, pr_record_fn cb, void *ctx)
-{
-	struct pr_record rec;
-	int n, count = 0, bad_seen = 0;
-
-	if (!f || !cb)
-		return -EINVAL;
-	while ((n = pr_file_read(f, &rec)) != 0) {
-		if (n == -EBADMSG) {
-			bad_seen = n;
-			continue;
-		}
-		if (n < 0)
-			return n;
-		n = cb(&rec, ctx);
-		if (n < 0)
-			return n;
-		count++;
-	}
-	return bad_seen ? bad_seen : count;
-}
-
-void pr_file_rewind(struct pr_file *f)
-{
-	if (!f)
-		return;
-	f->next = 0;
-	if (f->chunk_left) {
-		memset(f->chunk_left, 0, f->nr_chunks * sizeof(*f->chunk_left));
-		for (size_t i = 0; i < f->nr_index; i++)
-			f->chunk_left[f->index[i].off >> CHUNK_SHIFT]++;
-	}
 }
 
 size_t pr_file_nr_attrs(const struct pr_file *f)

@@ -22,7 +22,7 @@ struct pr_file_id {
 	size_t attr;
 };
 
-/* One record to hand out: its time and where it is. */
+/* A record waiting to be handed out: its time and where it is. */
 struct pr_file_index {
 	uint64_t time;
 	uint64_t off;
@@ -43,13 +43,25 @@ struct pr_file {
 	int64_t sample_id_word;      /* id's u64 index after a sample's header */
 	int64_t other_id_word;       /* ... before the end of other records */
 
-	struct pr_file_index *index;
-	size_t nr_index, cap_index, next;
-	uint32_t *chunk_left;        /* records not yet read, per 4 MiB chunk */
-	size_t nr_chunks;
-	unsigned char *bounce;       /* for records that are not 8-aligned */
+	/* The records, [data_start, data_end). */
+	uint64_t data_start, data_end;
 	bool truncated;
+
+	/* The walk in file order (perfdata_walk.c). */
+	uint64_t cursor;
+	bool walk_done;
+	uint64_t prev_time;          /* for records without a time */
+	/* Records walked but not handed out: a min-heap on (time, offset).
+	 * Those at or before flush_limit may go out (perf's round rule). */
+	struct pr_file_index *heap;
+	size_t nr_heap, cap_heap;
+	uint64_t flush_limit, round_mark, max_time;
+	/* Mapped pages given back behind the walk, per 4 MiB chunk. */
+	uint32_t *chunk_left;        /* records of the chunk still queued */
+	size_t nr_chunks, released;  /* chunks [0, released) given back */
+	unsigned char *bounce;       /* for records that are not 8-aligned */
 	struct pr_file_stats stats;
+	uint64_t counted_to;         /* stats cover records before this */
 
 	/* Features. */
 	char *strings[PR_FILE_CPUDESC + 1];
@@ -68,5 +80,12 @@ void pr__file_free_features(struct pr_file *f);
 
 const struct pr_file_attr *pr__file_attr_of(const struct pr_file *f,
 					    const unsigned char *p, uint64_t size);
+
+/* perfdata_read.c: log why the file is refused, naming the byte offset;
+ * returns -EBADMSG. */
+__attribute__((format(printf, 3, 4)))
+int pr__file_bad(struct pr_file *f, uint64_t off, const char *fmt, ...);
+/* Is [off, off + len) inside the file? */
+bool pr__file_has(const struct pr_file *f, uint64_t off, uint64_t len);
 
 #endif
