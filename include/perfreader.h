@@ -583,6 +583,43 @@ PR_API int pr_synthesize_kernel(const struct perf_event_attr *attr, uint64_t id,
 				pr_record_fn cb, void *ctx);
 
 /* ------------------------------------------------------------------------
+ * The process model: every process's mappings and threads, kept current
+ * from MMAP, MMAP2, FORK, EXIT and COMM records applied in timestamp order
+ * (a file's records come in that order; so do synthesized ones, at time
+ * 0).  Mapped files (DSOs) are shared by every process that maps them.
+ * Not thread-safe.
+ */
+
+struct pr_model;
+struct pr_dso;
+
+PR_API struct pr_model *pr_model_new(void);
+/* Accepts NULL. */
+PR_API void pr_model_free(struct pr_model *m);
+
+/* Apply one record; other record types are ignored.  Returns 0 or
+ * -ENOMEM. */
+PR_API int pr_model_apply(struct pr_model *m, const struct pr_record *rec);
+
+/* A thread's name (its COMM, or its creator's), or NULL when the model
+ * has not seen the thread.  Valid until the next pr_model_apply(). */
+PR_API const char *pr_model_comm(const struct pr_model *m, uint32_t tid);
+
+/*
+ * Tell the model the build-id of the file at `path`, as a perf.data file's
+ * BUILD_ID feature records, so it can be found by build-id wherever this
+ * machine keeps it.  Applies to mappings of that path seen before and
+ * after.  Returns 0, -EINVAL or -ENOMEM.
+ */
+PR_API int pr_model_set_build_id(struct pr_model *m, const char *path,
+				 const uint8_t *id, size_t len);
+
+/* A mapped file's path as the mapping record names it, and its build-id
+ * (returns the length, 0 when unknown).  Valid as long as the model. */
+PR_API const char *pr_dso_path(const struct pr_dso *d);
+PR_API size_t pr_dso_build_id(const struct pr_dso *d, const uint8_t **id);
+
+/* ------------------------------------------------------------------------
  * perf.data files
  */
 
@@ -727,6 +764,9 @@ struct pr_file_stats {
 };
 
 PR_API int pr_file_stats(const struct pr_file *f, struct pr_file_stats *st);
+
+/* Tell `m` every build-id `f` records (pr_model_set_build_id()). */
+PR_API int pr_model_use_file(struct pr_model *m, const struct pr_file *f);
 
 #ifdef __cplusplus
 }

@@ -192,7 +192,7 @@ int pr__build_id_kernel(uint8_t *id, size_t *id_len);
 /* The running kernel's vDSO (every process maps the same image). */
 int pr__build_id_vdso(uint8_t *id, size_t *id_len);
 
-/* ---- maps.c ---- */
+/* ---- model.c ---- */
 
 /* A mapped file, shared by every mapping and process that maps it. */
 struct pr_dso {
@@ -206,6 +206,14 @@ struct pr_dso {
 	struct pr_dso *next_same_key;
 };
 
+/* Hints on a file's build-id, by path (pr_model_set_build_id()). */
+struct pr_build_id_hint {
+	char *path;
+	uint8_t id[PR_BUILD_ID_MAX];
+	uint8_t len;
+	struct pr_build_id_hint *next_same_key;
+};
+
 struct pr_map {
 	uint64_t start, end;       /* [start, end) */
 	uint64_t pgoff;            /* file offset of start */
@@ -217,30 +225,33 @@ struct pr_map {
 struct pr_proc {
 	uint32_t pid;
 	uint32_t nr_threads;       /* announced and not yet exited */
+	/* Changes whenever the mappings do; unique across processes, so a
+	 * consumer caching per process notices a reused pid too. */
+	uint64_t generation;
 	struct pr_map *maps;
 	size_t nr, cap;
 };
 
-struct pr_maps;
+struct pr_model;
 
-struct pr_maps *pr__maps_new(void);
-void pr__maps_free(struct pr_maps *m);
+struct pr_model *pr__model_new(void);
+void pr__model_free(struct pr_model *m);
 /* Apply MMAP, MMAP2, FORK, EXIT and COMM records, in time order; others
  * are ignored.  Returns 0 or -ENOMEM. */
-int pr__maps_apply(struct pr_maps *m, const struct pr_record *rec);
+int pr__model_apply(struct pr_model *m, const struct pr_record *rec);
 /* The mapping of `pid` holding `addr`, or NULL.  Valid until the next
  * change to that process. */
-const struct pr_map *pr__maps_find(struct pr_maps *m, uint32_t pid, uint64_t addr);
-struct pr_proc *pr__maps_proc(struct pr_maps *m, uint32_t pid, bool create);
+const struct pr_map *pr__model_find(struct pr_model *m, uint32_t pid, uint64_t addr);
+struct pr_proc *pr__model_proc(struct pr_model *m, uint32_t pid, bool create);
 /* A thread's name (COMM, inherited at FORK), or NULL when unknown. */
-const char *pr__maps_comm(const struct pr_maps *m, uint32_t tid);
+const char *pr__model_comm(const struct pr_model *m, uint32_t tid);
 int pr__proc_insert(struct pr_proc *p, const struct pr_map *nm);
 const struct pr_map *pr__proc_find(const struct pr_proc *p, uint64_t addr);
 /* The DSO for a file, created on first use; NULL when out of memory. */
-struct pr_dso *pr__maps_dso(struct pr_maps *m, const char *path, uint32_t maj,
+struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
 			    uint32_t min, uint64_t ino);
-size_t pr__maps_nr_dsos(const struct pr_maps *m);
-struct pr_dso *pr__maps_dso_at(const struct pr_maps *m, size_t i);
+size_t pr__model_nr_dsos(const struct pr_model *m);
+struct pr_dso *pr__model_dso_at(const struct pr_model *m, size_t i);
 
 /* ---- target.c ---- */
 

@@ -42,8 +42,8 @@ struct pr_writer {
 	 * through /proc/PID/map_files while its process still runs.  Records
 	 * arrive ring by ring, not in time order, so which files were hit is
 	 * settled at close by replaying the file in time order (`hits`). */
-	struct pr_maps *maps;
-	struct pr_maps *hits;
+	struct pr_model *maps;
+	struct pr_model *hits;
 	bool kernel_hit;
 	uint64_t first_time, last_time;
 };
@@ -169,8 +169,8 @@ static void writer_free(struct pr_writer *w)
 	for (int i = 0; i < w->argc; i++)
 		free(w->argv[i]);
 	free(w->argv);
-	pr__maps_free(w->maps);
-	pr__maps_free(w->hits);
+	pr__model_free(w->maps);
+	pr__model_free(w->hits);
 	free(w->buf);
 	free(w->ids);
 	free(w->path);
@@ -203,7 +203,7 @@ struct pr_writer *pr_writer_open(const char *path, const struct perf_event_attr 
 	w->path = strdup(path);
 	w->ids = malloc(nr_ids ? nr_ids * sizeof(*ids) : 1);
 	w->buf = malloc(WRITE_BUFFER);
-	w->maps = pr__maps_new();
+	w->maps = pr__model_new();
 	if (!w->path || !w->ids || !w->buf || !w->maps || copy_cmdline(w, opts)) {
 		writer_free(w);
 		errno = ENOMEM;
@@ -253,9 +253,9 @@ static int track(struct pr_writer *w, const struct pr_record *rec)
 	const struct pr_map *m;
 
 	if (rec->type != PERF_RECORD_SAMPLE)
-		return pr__maps_apply(w->maps, rec) ? fail(w, -ENOMEM, "memory") : 0;
+		return pr__model_apply(w->maps, rec) ? fail(w, -ENOMEM, "memory") : 0;
 	if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL) {
-		m = pr__maps_find(w->maps, rec->pid, rec->u.sample.ip);
+		m = pr__model_find(w->maps, rec->pid, rec->u.sample.ip);
 		if (m)
 			note_hit(rec, m);
 	}
@@ -367,7 +367,7 @@ static int replay_hits(struct pr_writer *w)
 
 	if (!f)
 		return -errno;
-	w->hits = pr__maps_new();
+	w->hits = pr__model_new();
 	if (!w->hits) {
 		pr_file_close(f);
 		return -ENOMEM;
@@ -378,7 +378,7 @@ static int replay_hits(struct pr_writer *w)
 		if (n < 0)
 			continue;
 		if (rec.type != PERF_RECORD_SAMPLE) {
-			if (pr__maps_apply(w->hits, &rec))
+			if (pr__model_apply(w->hits, &rec))
 				break;
 			continue;
 		}
@@ -392,7 +392,7 @@ static int replay_hits(struct pr_writer *w)
 			w->kernel_hit = true;
 			continue;
 		}
-		m = pr__maps_find(w->hits, rec.pid, rec.u.sample.ip);
+		m = pr__model_find(w->hits, rec.pid, rec.u.sample.ip);
 		if (m)
 			m->dso->hit = true;
 	}
@@ -404,7 +404,7 @@ static int replay_hits(struct pr_writer *w)
  * else the one the mapping record carried, else the file's on disk. */
 static size_t hit_build_id(struct pr_writer *w, struct pr_dso *d)
 {
-	struct pr_dso *live = pr__maps_dso(w->maps, d->path, d->maj, d->min, d->ino);
+	struct pr_dso *live = pr__model_dso(w->maps, d->path, d->maj, d->min, d->ino);
 	size_t len = 0;
 
 	if (live && live->build_id_size) {
@@ -422,8 +422,8 @@ static size_t hit_build_id(struct pr_writer *w, struct pr_dso *d)
 
 static void feat_build_ids(struct pr_writer *w, struct feat_buf *b)
 {
-	for (size_t i = 0; w->hits && i < pr__maps_nr_dsos(w->hits); i++) {
-		struct pr_dso *d = pr__maps_dso_at(w->hits, i);
+	for (size_t i = 0; w->hits && i < pr__model_nr_dsos(w->hits); i++) {
+		struct pr_dso *d = pr__model_dso_at(w->hits, i);
 		size_t len;
 
 		if (!d->hit)

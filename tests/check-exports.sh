@@ -1,10 +1,10 @@
 #!/bin/sh
-# The shared library exports exactly the functions the public header
-# declares PR_API: nothing internal leaks, nothing public is missing.
-# usage: check-exports.sh LIBPERFREADER.so perfreader.h
+# The shared library exports exactly the functions the public headers
+# declare PR_API: nothing internal leaks, nothing public is missing.
+# usage: check-exports.sh LIBPERFREADER.so HEADER...
 set -eu
 lib=$1
-header=$2
+shift
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -12,7 +12,7 @@ nm -D --defined-only "$lib" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' |
 	sort >"$tmp/exported"
 # Each declaration starts a line with PR_API and names the function
 # before the first '('.
-grep '^PR_API' "$header" | sed 's/(.*//; s/.*[ *]//' | sort >"$tmp/declared"
+grep -h '^PR_API' "$@" | sed 's/(.*//; s/.*[ *]//' | sort >"$tmp/declared"
 
 if ! diff -u "$tmp/declared" "$tmp/exported"; then
 	echo "FAIL: exported symbols differ from the PR_API declarations (- declared, + exported)"
@@ -23,4 +23,4 @@ if [ "$n" -lt 20 ]; then
 	echo "FAIL: only $n exported functions found; the check is not seeing the library"
 	exit 1
 fi
-echo "PASS: $n exported functions, all declared PR_API in $(basename "$header")"
+echo "PASS: $n exported functions, all declared PR_API in the public headers"

@@ -54,21 +54,21 @@ static struct pr_record comm(uint32_t pid, uint32_t tid, const char *name, bool 
 	return r;
 }
 
-static void apply(struct pr_maps *m, struct pr_record r)
+static void apply(struct pr_model *m, struct pr_record r)
 {
-	ck_assert_int_eq(pr__maps_apply(m, &r), 0);
+	ck_assert_int_eq(pr__model_apply(m, &r), 0);
 }
 
-static const char *file_at(struct pr_maps *m, uint32_t pid, uint64_t addr)
+static const char *file_at(struct pr_model *m, uint32_t pid, uint64_t addr)
 {
-	const struct pr_map *map = pr__maps_find(m, pid, addr);
+	const struct pr_map *map = pr__model_find(m, pid, addr);
 
 	return map ? map->dso->path : NULL;
 }
 
 START_TEST(a_mapping_over_others_trims_and_splits_them)
 {
-	struct pr_maps *m = pr__maps_new();
+	struct pr_model *m = pr__model_new();
 	const struct pr_map *x;
 
 	apply(m, mmap2(1, 0x1000, 0x9000, 0, "/a"));      /* [0x1000, 0xa000) */
@@ -78,7 +78,7 @@ START_TEST(a_mapping_over_others_trims_and_splits_them)
 	ck_assert_str_eq(file_at(m, 1, 0x4fff), "/b");
 	ck_assert_str_eq(file_at(m, 1, 0x5000), "/a");
 	/* The tail of /a keeps its file offset. */
-	x = pr__maps_find(m, 1, 0x5000);
+	x = pr__model_find(m, 1, 0x5000);
 	ck_assert_uint_eq(x->start, 0x5000);
 	ck_assert_uint_eq(x->pgoff, 0x4000);
 	ck_assert_ptr_null(file_at(m, 1, 0xa000));
@@ -91,20 +91,20 @@ START_TEST(a_mapping_over_others_trims_and_splits_them)
 	ck_assert_str_eq(file_at(m, 1, 0x9000), "/a");
 	/* The same file is one DSO however often it is mapped. */
 	apply(m, mmap2(1, 0x20000, 0x1000, 0, "/a"));
-	ck_assert_ptr_eq(pr__maps_find(m, 1, 0x20000)->dso, pr__maps_find(m, 1, 0x1000)->dso);
-	pr__maps_free(m);
+	ck_assert_ptr_eq(pr__model_find(m, 1, 0x20000)->dso, pr__model_find(m, 1, 0x1000)->dso);
+	pr__model_free(m);
 }
 END_TEST
 
 START_TEST(a_forked_process_copies_its_parents_mappings_and_name)
 {
-	struct pr_maps *m = pr__maps_new();
+	struct pr_model *m = pr__model_new();
 
 	apply(m, comm(10, 10, "parent", false));
 	apply(m, mmap2(10, 0x1000, 0x1000, 0, "/lib"));
 	apply(m, task(PR_RECORD_FORK, 20, 10, 20, 10));
 	ck_assert_str_eq(file_at(m, 20, 0x1000), "/lib");
-	ck_assert_str_eq(pr__maps_comm(m, 20), "parent");
+	ck_assert_str_eq(pr__model_comm(m, 20), "parent");
 	/* Later changes are each process's own. */
 	apply(m, mmap2(20, 0x1000, 0x1000, 0, "/other"));
 	ck_assert_str_eq(file_at(m, 10, 0x1000), "/lib");
@@ -112,24 +112,24 @@ START_TEST(a_forked_process_copies_its_parents_mappings_and_name)
 	/* exec replaces the child's address space and name. */
 	apply(m, comm(20, 20, "child", true));
 	ck_assert_ptr_null(file_at(m, 20, 0x1000));
-	ck_assert_str_eq(pr__maps_comm(m, 20), "child");
-	ck_assert_str_eq(pr__maps_comm(m, 10), "parent");
-	pr__maps_free(m);
+	ck_assert_str_eq(pr__model_comm(m, 20), "child");
+	ck_assert_str_eq(pr__model_comm(m, 10), "parent");
+	pr__model_free(m);
 }
 END_TEST
 
 START_TEST(a_process_lives_until_its_last_thread_exits)
 {
-	struct pr_maps *m = pr__maps_new();
+	struct pr_model *m = pr__model_new();
 
 	apply(m, comm(30, 30, "main", false));
 	apply(m, mmap2(30, 0x1000, 0x1000, 0, "/bin"));
 	apply(m, task(PR_RECORD_FORK, 30, 30, 31, 30));   /* a thread */
-	ck_assert_str_eq(pr__maps_comm(m, 31), "main");
+	ck_assert_str_eq(pr__model_comm(m, 31), "main");
 	/* pthread_exit in main: the other thread runs on. */
 	apply(m, task(PR_RECORD_EXIT, 30, 30, 30, 30));
 	ck_assert_str_eq(file_at(m, 30, 0x1000), "/bin");
-	ck_assert_ptr_null(pr__maps_comm(m, 30));
+	ck_assert_ptr_null(pr__model_comm(m, 30));
 	apply(m, task(PR_RECORD_EXIT, 30, 30, 31, 30));
 	ck_assert_ptr_null(file_at(m, 30, 0x1000));
 	/* A process whose threads were never announced ends with its main
@@ -139,21 +139,21 @@ START_TEST(a_process_lives_until_its_last_thread_exits)
 	ck_assert_str_eq(file_at(m, 40, 0x1000), "/bin");
 	apply(m, task(PR_RECORD_EXIT, 40, 40, 40, 40));
 	ck_assert_ptr_null(file_at(m, 40, 0x1000));
-	pr__maps_free(m);
+	pr__model_free(m);
 }
 END_TEST
 
 START_TEST(the_kernels_own_mapping_is_no_process)
 {
-	struct pr_maps *m = pr__maps_new();
+	struct pr_model *m = pr__model_new();
 
 	apply(m, mmap2(UINT32_MAX, 0xffffffff81000000ull, 0x1000000, 0, "[kernel.kallsyms]_text"));
-	ck_assert_ptr_null(pr__maps_proc(m, UINT32_MAX, false));
+	ck_assert_ptr_null(pr__model_proc(m, UINT32_MAX, false));
 	/* Empty and wrapping mappings are ignored, not inserted. */
 	apply(m, mmap2(5, 0x1000, 0, 0, "/x"));
 	apply(m, mmap2(5, UINT64_MAX - 0xfff, 0x2000, 0, "/x"));
 	ck_assert_ptr_null(file_at(m, 5, 0x1000));
-	pr__maps_free(m);
+	pr__model_free(m);
 }
 END_TEST
 

@@ -59,6 +59,11 @@ const char ds_capture_help[] =
 
 static int log_verbosity = PR_LOG_WARN;
 
+void ds_verbose(int more)
+{
+	log_verbosity = PR_LOG_WARN + more;
+}
+
 void ds_log(enum pr_log_level level, const char *msg, void *ctx)
 {
 	(void)ctx;
@@ -170,8 +175,7 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 		c->kernel = true;
 		return 1;
 	case 'v':
-		c->verbose++;
-		log_verbosity = PR_LOG_WARN + c->verbose;
+		ds_verbose(++c->verbose);
 		return 1;
 	case OPT_STACK_SIZE:
 		if (parse_u64(arg, "stack size", 8, PR_MAX_STACK_SIZE, &v))

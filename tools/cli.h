@@ -35,6 +35,9 @@ struct ds_capture {
 /* Set by SIGINT/SIGTERM handlers; the capture loops poll it. */
 extern volatile sig_atomic_t ds_stop;
 
+/* Show the library's messages down to `level` more than warnings. */
+void ds_verbose(int more);
+
 /* Print "dwarfsample: <msg>" to stderr; the library's log callback. */
 void ds_log(enum pr_log_level level, const char *msg, void *ctx);
 __attribute__((format(printf, 1, 2))) void ds_err(const char *fmt, ...);

@@ -5,6 +5,7 @@
 
 #include "dump.h"
 #include "record.h"
+#include "report.h"
 
 #ifndef DS_VERSION
 #define DS_VERSION "unknown"
@@ -19,6 +20,7 @@ static void usage(FILE *out)
 	      "Commands:\n"
 	      "  record   sample a process, a command or the system into a perf.data\n"
 	      "           file that dwarfsample and Linux perf both read\n"
+	      "  report   unwind the samples of a perf.data file and print the stacks\n"
 	      "  dump     print every record of a live capture or of a perf.data\n"
 	      "           file (a debugging aid)\n"
 	      "\n"
@@ -44,6 +46,8 @@ int main(int argc, char **argv)
 		return ds_cmd_dump(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "record"))
 		return ds_cmd_record(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "report"))
+		return ds_cmd_report(argc - 1, argv + 1);
 	fprintf(stderr, "dwarfsample: unknown command '%s'\n", argv[1]);
 	usage(stderr);
 	return 2;

@@ -19,13 +19,20 @@ struct pr_thread {
 	char comm[16];
 };
 
-struct pr_maps {
+struct pr_model {
 	struct pr_hashmap procs;      /* pid -> struct pr_proc */
 	struct pr_hashmap threads;    /* tid -> struct pr_thread */
 	struct pr_hashmap dso_index;  /* dso_key() -> struct pr_dso (chained) */
 	struct pr_dso **dsos;
 	size_t nr_dsos, cap_dsos;
+	struct pr_hashmap hints;      /* hash_str(path) -> build-id hint (chained) */
+	uint64_t generation;
 };
+
+static void touched(struct pr_model *m, struct pr_proc *p)
+{
+	p->generation = ++m->generation;
+}
 
 static uint64_t hash_str(const char *s)
 {
@@ -45,9 +52,9 @@ static uint64_t dso_key(const char *path, uint32_t maj, uint32_t min, uint64_t i
 	return k ? k : 1;
 }
 
-struct pr_maps *pr__maps_new(void)
+struct pr_model *pr__model_new(void)
 {
-	return calloc(1, sizeof(struct pr_maps));
+	return calloc(1, sizeof(struct pr_model));
 }
 
 static void proc_free(struct pr_proc *p)
@@ -58,7 +65,7 @@ static void proc_free(struct pr_proc *p)
 	}
 }
 
-void pr__maps_free(struct pr_maps *m)
+void pr__model_free(struct pr_model *m)
 {
 	if (!m)
 		return;
@@ -70,6 +77,18 @@ void pr__maps_free(struct pr_maps *m)
 		free(m->threads.slots[i].value);
 	pr__hashmap_free(&m->threads);
 	pr__hashmap_free(&m->dso_index);
+	for (size_t i = 0; i < m->hints.cap; i++) {
+		struct pr_build_id_hint *h = m->hints.slots[i].value;
+
+		while (h) {
+			struct pr_build_id_hint *next = h->next_same_key;
+
+			free(h->path);
+			free(h);
+			h = next;
+		}
+	}
+	pr__hashmap_free(&m->hints);
 	for (size_t i = 0; i < m->nr_dsos; i++) {
 		free(m->dsos[i]->path);
 		free(m->dsos[i]);
@@ -78,7 +97,58 @@ void pr__maps_free(struct pr_maps *m)
 	free(m);
 }
 
-struct pr_dso *pr__maps_dso(struct pr_maps *m, const char *path, uint32_t maj,
+static const struct pr_build_id_hint *find_hint(const struct pr_model *m,
+						 const char *path)
+{
+	const struct pr_build_id_hint *h = pr__hashmap_get(&m->hints, hash_str(path) | 1);
+
+	for (; h; h = h->next_same_key)
+		if (!strcmp(h->path, path))
+			return h;
+	return NULL;
+}
+
+static void apply_hint(const struct pr_model *m, struct pr_dso *d)
+{
+	const struct pr_build_id_hint *h = find_hint(m, d->path);
+
+	if (h && !d->build_id_size) {
+		memcpy(d->build_id, h->id, h->len);
+		d->build_id_size = h->len;
+	}
+}
+
+int pr_model_set_build_id(struct pr_model *m, const char *path, const uint8_t *id,
+			  size_t len)
+{
+	struct pr_build_id_hint *h;
+	uint64_t key;
+
+	if (!m || !path || !id || !len || len > PR_BUILD_ID_MAX)
+		return -EINVAL;
+	if (find_hint(m, path))
+		return 0;
+	key = hash_str(path) | 1;
+	h = calloc(1, sizeof(*h));
+	if (!h || !(h->path = strdup(path))) {
+		free(h);
+		return -ENOMEM;
+	}
+	memcpy(h->id, id, len);
+	h->len = (uint8_t)len;
+	h->next_same_key = pr__hashmap_get(&m->hints, key);
+	if (pr__hashmap_put(&m->hints, key, h)) {
+		free(h->path);
+		free(h);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->nr_dsos; i++)
+		if (!strcmp(m->dsos[i]->path, path))
+			apply_hint(m, m->dsos[i]);
+	return 0;
+}
+
+struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
 			    uint32_t min, uint64_t ino)
 {
 	uint64_t key = dso_key(path, maj, min, ino);
@@ -108,6 +178,7 @@ struct pr_dso *pr__maps_dso(struct pr_maps *m, const char *path, uint32_t maj,
 	d->maj = maj;
 	d->min = min;
 	d->ino = ino;
+	apply_hint(m, d);
 	d->next_same_key = pr__hashmap_get(&m->dso_index, key);
 	if (pr__hashmap_put(&m->dso_index, key, d)) {
 		free(d->path);
@@ -118,17 +189,17 @@ struct pr_dso *pr__maps_dso(struct pr_maps *m, const char *path, uint32_t maj,
 	return d;
 }
 
-size_t pr__maps_nr_dsos(const struct pr_maps *m)
+size_t pr__model_nr_dsos(const struct pr_model *m)
 {
 	return m->nr_dsos;
 }
 
-struct pr_dso *pr__maps_dso_at(const struct pr_maps *m, size_t i)
+struct pr_dso *pr__model_dso_at(const struct pr_model *m, size_t i)
 {
 	return i < m->nr_dsos ? m->dsos[i] : NULL;
 }
 
-struct pr_proc *pr__maps_proc(struct pr_maps *m, uint32_t pid, bool create)
+struct pr_proc *pr__model_proc(struct pr_model *m, uint32_t pid, bool create)
 {
 	struct pr_proc *p = pr__hashmap_get(&m->procs, pid);
 
@@ -138,6 +209,7 @@ struct pr_proc *pr__maps_proc(struct pr_maps *m, uint32_t pid, bool create)
 	if (!p)
 		return NULL;
 	p->pid = pid;
+	touched(m, p);
 	if (pr__hashmap_put(&m->procs, pid, p)) {
 		free(p);
 		return NULL;
@@ -235,12 +307,12 @@ const struct pr_map *pr__proc_find(const struct pr_proc *p, uint64_t addr)
 	return NULL;
 }
 
-const struct pr_map *pr__maps_find(struct pr_maps *m, uint32_t pid, uint64_t addr)
+const struct pr_map *pr__model_find(struct pr_model *m, uint32_t pid, uint64_t addr)
 {
-	return pr__proc_find(pr__maps_proc(m, pid, false), addr);
+	return pr__proc_find(pr__model_proc(m, pid, false), addr);
 }
 
-static int apply_mmap(struct pr_maps *m, const struct pr_record *rec)
+static int apply_mmap(struct pr_model *m, const struct pr_record *rec)
 {
 	const struct pr_mmap *mm = &rec->u.mmap;
 	struct pr_proc *p;
@@ -249,25 +321,26 @@ static int apply_mmap(struct pr_maps *m, const struct pr_record *rec)
 	/* The kernel's own mappings (pid -1) are not a process's. */
 	if (rec->pid == UINT32_MAX || !mm->len || mm->addr + mm->len < mm->addr)
 		return 0;
-	p = pr__maps_proc(m, rec->pid, true);
+	p = pr__model_proc(m, rec->pid, true);
 	if (!p)
 		return -ENOMEM;
 	nm.start = mm->addr;
 	nm.end = mm->addr + mm->len;
 	nm.pgoff = mm->pgoff;
 	nm.prot = mm->is_mmap2 ? mm->prot : 5;   /* MMAP: executable, readable */
-	nm.dso = pr__maps_dso(m, mm->filename, mm->maj, mm->min, mm->ino);
+	nm.dso = pr__model_dso(m, mm->filename, mm->maj, mm->min, mm->ino);
 	if (!nm.dso)
 		return -ENOMEM;
 	if (mm->has_build_id && !nm.dso->build_id_size) {
 		memcpy(nm.dso->build_id, mm->build_id, mm->build_id_size);
 		nm.dso->build_id_size = mm->build_id_size;
 	}
+	touched(m, p);
 	return pr__proc_insert(p, &nm);
 }
 
 /* Start tracking thread `tid` of `pid`, named `comm`, unless known. */
-static struct pr_thread *add_thread(struct pr_maps *m, uint32_t pid, uint32_t tid,
+static struct pr_thread *add_thread(struct pr_model *m, uint32_t pid, uint32_t tid,
 				    const char *comm)
 {
 	struct pr_thread *t = pr__hashmap_get(&m->threads, tid);
@@ -277,12 +350,12 @@ static struct pr_thread *add_thread(struct pr_maps *m, uint32_t pid, uint32_t ti
 		return t;
 	if (t) {
 		/* A reused tid: the old thread's exit was not seen. */
-		p = pr__maps_proc(m, t->pid, false);
+		p = pr__model_proc(m, t->pid, false);
 		if (p && p->nr_threads)
 			p->nr_threads--;
 		free(pr__hashmap_del(&m->threads, tid));
 	}
-	p = pr__maps_proc(m, pid, true);
+	p = pr__model_proc(m, pid, true);
 	t = calloc(1, sizeof(*t));
 	if (!p || !t || pr__hashmap_put(&m->threads, tid, t)) {
 		free(t);
@@ -297,15 +370,15 @@ static struct pr_thread *add_thread(struct pr_maps *m, uint32_t pid, uint32_t ti
 
 /* A new process starts with a copy of its parent's address space; a new
  * thread of either kind starts with its creator's name. */
-static int apply_fork(struct pr_maps *m, const struct pr_record *rec)
+static int apply_fork(struct pr_model *m, const struct pr_record *rec)
 {
 	const struct pr_thread *creator = pr__hashmap_get(&m->threads, rec->u.task.ptid);
 	struct pr_proc *parent, *child;
 
 	if (rec->pid != rec->u.task.ppid) {
-		parent = pr__maps_proc(m, rec->u.task.ppid, false);
+		parent = pr__model_proc(m, rec->u.task.ppid, false);
 		proc_free(pr__hashmap_del(&m->procs, rec->pid));
-		child = pr__maps_proc(m, rec->pid, true);
+		child = pr__model_proc(m, rec->pid, true);
 		if (!child)
 			return -ENOMEM;
 		if (parent && parent->nr) {
@@ -314,6 +387,7 @@ static int apply_fork(struct pr_maps *m, const struct pr_record *rec)
 			memcpy(child->maps, parent->maps,
 			       parent->nr * sizeof(*parent->maps));
 			child->nr = parent->nr;
+			touched(m, child);
 		}
 	}
 	return add_thread(m, rec->pid, rec->tid, creator ? creator->comm : NULL)
@@ -322,10 +396,10 @@ static int apply_fork(struct pr_maps *m, const struct pr_record *rec)
 
 /* A process is gone when its last thread is; threads never announced
  * (sampling began without synthesis) count as its main thread. */
-static void apply_exit(struct pr_maps *m, const struct pr_record *rec)
+static void apply_exit(struct pr_model *m, const struct pr_record *rec)
 {
 	struct pr_thread *t = pr__hashmap_del(&m->threads, rec->tid);
-	struct pr_proc *p = pr__maps_proc(m, rec->pid, false);
+	struct pr_proc *p = pr__model_proc(m, rec->pid, false);
 
 	if (!p) {
 		free(t);
@@ -342,7 +416,7 @@ static void apply_exit(struct pr_maps *m, const struct pr_record *rec)
 	}
 }
 
-static int apply_comm(struct pr_maps *m, const struct pr_record *rec)
+static int apply_comm(struct pr_model *m, const struct pr_record *rec)
 {
 	struct pr_thread *t = add_thread(m, rec->pid, rec->tid, rec->u.comm.comm);
 
@@ -350,17 +424,19 @@ static int apply_comm(struct pr_maps *m, const struct pr_record *rec)
 		return -ENOMEM;
 	snprintf(t->comm, sizeof(t->comm), "%s", rec->u.comm.comm);
 	if (rec->u.comm.exec) {
-		struct pr_proc *p = pr__maps_proc(m, rec->pid, false);
+		struct pr_proc *p = pr__model_proc(m, rec->pid, false);
 
 		/* exec replaces the address space; the new image's MMAP
 		 * records follow. */
-		if (p)
+		if (p) {
 			p->nr = 0;
+			touched(m, p);
+		}
 	}
 	return 0;
 }
 
-int pr__maps_apply(struct pr_maps *m, const struct pr_record *rec)
+int pr__model_apply(struct pr_model *m, const struct pr_record *rec)
 {
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
@@ -378,9 +454,45 @@ int pr__maps_apply(struct pr_maps *m, const struct pr_record *rec)
 	}
 }
 
-const char *pr__maps_comm(const struct pr_maps *m, uint32_t tid)
+const char *pr__model_comm(const struct pr_model *m, uint32_t tid)
 {
 	const struct pr_thread *t = pr__hashmap_get(&m->threads, tid);
 
 	return t ? t->comm : NULL;
+}
+
+/* ---- the public face ---- */
+
+struct pr_model *pr_model_new(void)
+{
+	return pr__model_new();
+}
+
+void pr_model_free(struct pr_model *m)
+{
+	pr__model_free(m);
+}
+
+int pr_model_apply(struct pr_model *m, const struct pr_record *rec)
+{
+	return m && rec ? pr__model_apply(m, rec) : -EINVAL;
+}
+
+const char *pr_model_comm(const struct pr_model *m, uint32_t tid)
+{
+	return m ? pr__model_comm(m, tid) : NULL;
+}
+
+const char *pr_dso_path(const struct pr_dso *d)
+{
+	return d ? d->path : NULL;
+}
+
+size_t pr_dso_build_id(const struct pr_dso *d, const uint8_t **id)
+{
+	if (!d)
+		return 0;
+	if (id)
+		*id = d->build_id;
+	return d->build_id_size;
 }

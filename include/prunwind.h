@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * prunwind.h - user stacks from register and stack snapshots, unwound with
+ * DWARF call-frame information through libunwind's remote interface.
+ *
+ * An unwinder works on a process model (perfreader.h): feed the model
+ * every record in timestamp order, and unwind each sample as it comes.
+ * The same conventions as perfreader.h hold: int returns 0 or a negative
+ * errno, options structs start with `sz`, the library never prints.
+ */
+#ifndef PRUNWIND_H
+#define PRUNWIND_H
+
+#include "perfreader.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Default and largest number of user frames in one stack. */
+#define PR_UNWIND_DEFAULT_DEPTH 127
+#define PR_UNWIND_MAX_DEPTH 1024
+
+/* Why a user stack ended. */
+enum pr_stack_end {
+	/* The outermost frame (_start, a thread's start) was reached. */
+	PR_END_OUTERMOST = 0,
+	/* The copied stack ran out before the outermost frame: a larger
+	 * --stack-size would have gone further. */
+	PR_END_TRUNCATED,
+	/* A mapped file without unwind information (or not found). */
+	PR_END_NO_UNWIND_INFO,
+	/* An address in no file mapping: JIT or other anonymous code. */
+	PR_END_NO_MAPPING,
+	/* The depth limit. */
+	PR_END_DEPTH,
+	/* libunwind failed (pr_stack.error holds its code), or the stack
+	 * went nowhere (a frame that does not move up the stack). */
+	PR_END_ERROR,
+	/* The sample has no user registers: a kernel thread, or a sample the
+	 * kernel could not attribute to user code. */
+	PR_END_NO_USER,
+	PR_END_MAX,
+};
+
+enum pr_frame_flags {
+	/* A kernel address, from the sample's call chain. */
+	PR_FRAME_KERNEL = 1u << 0,
+	/* Found by following the frame-pointer chain, where the module had
+	 * no unwind information. */
+	PR_FRAME_FP = 1u << 1,
+	/* A signal trampoline: the frame after it is the interrupted code,
+	 * whose address is exact rather than a return address. */
+	PR_FRAME_SIGNAL = 1u << 2,
+};
+
+struct pr_frame {
+	/* The address to attribute: exact for the sampled instruction and
+	 * for code a signal interrupted; for callers, the return address
+	 * minus one, so it lies in the call instruction (and its line). */
+	uint64_t ip;
+	/* The mapped file, or NULL (kernel, anonymous memory, no mapping). */
+	const struct pr_dso *dso;
+	/* ip as perf shows it: for a mapped file, the offset into the file
+	 * (ip - mapping start + mapping offset); otherwise ip itself. */
+	uint64_t dso_ip;
+	uint32_t flags;            /* enum pr_frame_flags */
+};
+
+struct pr_stack {
+	/* Leaf first: the kernel's frames (when the sample carries them),
+	 * then the user stack.  Valid until the next unwind. */
+	const struct pr_frame *frames;
+	size_t nr;
+	size_t nr_kernel;
+	enum pr_stack_end end;
+	/* For PR_END_ERROR: libunwind's (positive) error code, or 0. */
+	int error;
+};
+
+struct pr_unwinder;
+
+struct pr_unwinder_opts {
+	size_t sz;
+	/* User frames at most; default PR_UNWIND_DEFAULT_DEPTH. */
+	uint32_t max_depth;
+	/* The sampled processes are running on this machine (a live
+	 * capture): open their files through /proc/PID/map_files (the very
+	 * file mapped, even if deleted or replaced since) and
+	 * /proc/PID/root (files inside containers). */
+	bool live;
+	/* Directories to find files by build-id in, beside
+	 * /usr/lib/debug and perf's ~/.debug: each is searched as
+	 * DIR/.build-id/xx/rest and DIR/xx/rest. */
+	const char *const *debug_dirs;
+	size_t nr_debug_dirs;
+	/* Do not follow frame pointers through code without unwind
+	 * information. */
+	bool no_frame_pointers;
+	pr_log_fn log;
+	void *log_ctx;
+};
+
+/*
+ * An unwinder over `model`, which must outlive it and which the caller
+ * keeps current (pr_model_apply()).  NULL with errno set on failure.
+ */
+PR_API struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
+					   const struct pr_unwinder_opts *opts);
+/* Accepts NULL. */
+PR_API void pr_unwinder_free(struct pr_unwinder *u);
+
+/*
+ * Unwind a PR_RECORD_SAMPLE.  Fills `stack` (valid until the next call on
+ * `u`) and returns 0, or -EINVAL for a record that is not a sample.  A
+ * sample that cannot be unwound is not an error: its stack says why it
+ * ended.  Not thread-safe.
+ */
+PR_API int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
+			      struct pr_stack *stack);
+
+struct pr_unwind_stats {
+	size_t sz;
+	uint64_t samples;
+	uint64_t frames;           /* user frames */
+	uint64_t kernel_frames;
+	uint64_t fp_frames;        /* of the user frames, found by frame pointer */
+	uint64_t ends[PR_END_MAX]; /* stacks by why they ended */
+	uint64_t files_opened;     /* distinct files loaded */
+	uint64_t files_missing;    /* mapped files that could not be found */
+};
+
+/* Copy the counters; set `sz` first.  Returns 0 or -EINVAL. */
+PR_API int pr_unwinder_stats(const struct pr_unwinder *u,
+			     struct pr_unwind_stats *st);
+
+/* "outermost", "truncated", ... for messages and summaries. */
+PR_API const char *pr_stack_end_name(enum pr_stack_end end);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PRUNWIND_H */

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Workloads for comparing dwarfsample's unwinding with perf's on the same
+ * samples, built -O2 -fomit-frame-pointer like distribution code:
+ *
+ *   agree-workload recurse SECONDS   deep recursion with large frames (some
+ *                                    stacks outgrow an 8 KiB copy) and a
+ *                                    qsort comparator at the bottom
+ *   agree-workload threads SECONDS   the same in four threads
+ *   agree-workload dlopen SECONDS LIB  load LIB, run its work, unload it,
+ *                                    over and over: code that comes and goes
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline))
+
+static volatile uint64_t sink;
+static double deadline;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+NOINLINE static int by_value(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	/* Enough work per comparison to be sampled here. */
+	for (int i = 0; i < 20; i++)
+		x = x * 31 + (uint64_t)i, y = y * 31 + (uint64_t)i;
+	return (x > y) - (x < y);
+}
+
+NOINLINE static void sort_some(uint64_t seed)
+{
+	uint64_t v[512];
+
+	for (int i = 0; i < 512; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		v[i] = seed >> 20;
+	}
+	qsort(v, 512, sizeof(v[0]), by_value);
+	sink += v[256];
+}
+
+/* Each level keeps a 256-byte buffer live, so 40 levels need more than
+ * the 8 KiB of stack perf copies by default. */
+NOINLINE static uint64_t descend(int depth, uint64_t x)
+{
+	volatile uint64_t pad[32];
+
+	for (int i = 0; i < 32; i++)
+		pad[i] = x + (uint64_t)i;
+	if (depth == 0) {
+		sort_some(x);
+		return pad[3];
+	}
+	x = descend(depth - 1, x * 7 + 1);
+	return x + pad[depth % 32];
+}
+
+NOINLINE static void *recurse_loop(void *arg)
+{
+	uint64_t seed = (uintptr_t)arg;
+
+	while (now() < deadline)
+		for (int depth = 5; depth <= 45; depth += 10)
+			sink += descend(depth, seed++);
+	return NULL;
+}
+
+typedef uint64_t (*work_fn)(uint64_t);
+
+NOINLINE static void dlopen_loop(const char *lib)
+{
+	while (now() < deadline) {
+		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+		work_fn work;
+
+		if (!h) {
+			fprintf(stderr, "agree-workload: %s\n", dlerror());
+			exit(1);
+		}
+		work = (work_fn)(uintptr_t)dlsym(h, "agree_lib_work");
+		if (!work) {
+			fprintf(stderr, "agree-workload: no agree_lib_work in %s\n", lib);
+			exit(1);
+		}
+		sink += work(sink);
+		dlclose(h);
+		/* Something of our own between the library's lifetimes. */
+		sort_some(sink);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: agree-workload recurse|threads|dlopen SECONDS [LIB]\n");
+		return 2;
+	}
+	deadline = now() + atof(argv[2]);
+	if (!strcmp(argv[1], "recurse")) {
+		recurse_loop((void *)1);
+	} else if (!strcmp(argv[1], "threads")) {
+		pthread_t t[4];
+
+		for (uintptr_t i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, recurse_loop, (void *)(i + 1));
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+	} else if (!strcmp(argv[1], "dlopen") && argc == 4) {
+		dlopen_loop(argv[3]);
+	} else {
+		fprintf(stderr, "agree-workload: unknown mode %s\n", argv[1]);
+		return 2;
+	}
+	return sink == 42;
+}

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unwinding without the kernel: this program takes a snapshot of its own
+ * registers and stack deep in a known call chain -- through qsort, so libc
+ * code and a callback sit in the middle -- and the unwinder must recover
+ * exactly that chain.  Built without frame pointers, and in variants that
+ * exercise the other ways of finding unwind information (meson.build):
+ *
+ *   default       PIE (ET_DYN), .eh_frame_hdr
+ *   DS_XTEXT      ET_EXEC, with ds_level2 in a second executable segment
+ *   debug-frame   -fno-asynchronous-unwind-tables -g: only .debug_frame
+ *   stripped      that, with .debug_frame in a separate debug file found
+ *                 by build-id (DS_DEBUG_DIR) or by .gnu_debuglink
+ *
+ * Corrupt snapshots must end cleanly within the depth limit.
+ */
+#include <check.h>
+#include <dlfcn.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkmain.h"
+#include "perfreader.h"
+#include "prunwind.h"
+
+#define NOINLINE __attribute__((noinline, noclone))
+#define SNAP_STACK 32768
+#define N_OURS (sizeof(ours) / sizeof(ours[0]))
+
+/* Registers in perf's numbering, and the stack above the captured SP. */
+struct snapshot {
+	uint64_t regs[PR_REG_MAX];
+	uint64_t sp;
+	size_t size;
+	uint8_t stack[SNAP_STACK];
+};
+
+static struct snapshot snap;
+static int compared;
+
+/* Exported (the test links with -rdynamic) so dladdr() can name them. */
+void ds_unwind_capture(void);
+int ds_unwind_compare(const void *a, const void *b);
+void ds_unwind_level3(int *v, size_t n);
+void ds_unwind_level2(int *v, size_t n);
+void ds_unwind_level1(int *v, size_t n);
+void ds_unwind_take_snapshot(void);
+
+/* The end of the main thread's stack, so the copy stays inside it. */
+static uint64_t stack_top(uint64_t sp)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	uint64_t top = 0;
+
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi;
+
+		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && sp >= lo && sp < hi)
+			top = hi;
+	}
+	if (f)
+		fclose(f);
+	return top;
+}
+
+/* Copy the live stack as the kernel does: every byte, whatever
+ * AddressSanitizer thinks of other frames' locals. */
+__attribute__((no_sanitize_address))
+static void copy_stack(uint8_t *dst, const uint8_t *src, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		((volatile uint8_t *)dst)[i] = src[i];
+}
+
+/* The leaf: registers and stack as the kernel would copy them. */
+NOINLINE void ds_unwind_capture(void)
+{
+	uint64_t r[8];
+
+	__asm__ volatile("leaq 0(%%rip), %%rax\n\t"
+			 "movq %%rax, 0(%0)\n\t"
+			 "movq %%rsp, 8(%0)\n\t"
+			 "movq %%rbp, 16(%0)\n\t"
+			 "movq %%rbx, 24(%0)\n\t"
+			 "movq %%r12, 32(%0)\n\t"
+			 "movq %%r13, 40(%0)\n\t"
+			 "movq %%r14, 48(%0)\n\t"
+			 "movq %%r15, 56(%0)\n\t"
+			 : : "r"(r) : "rax", "memory");
+	memset(&snap.regs, 0, sizeof(snap.regs));
+	snap.regs[PR_REG_IP] = r[0];
+	snap.regs[PR_REG_SP] = r[1];
+	snap.regs[PR_REG_BP] = r[2];
+	snap.regs[PR_REG_BX] = r[3];
+	snap.regs[PR_REG_R12] = r[4];
+	snap.regs[PR_REG_R13] = r[5];
+	snap.regs[PR_REG_R14] = r[6];
+	snap.regs[PR_REG_R15] = r[7];
+	snap.sp = r[1];
+	snap.size = stack_top(r[1]) - r[1];
+	if (snap.size > SNAP_STACK)
+		snap.size = SNAP_STACK;
+	copy_stack(snap.stack, (const uint8_t *)(uintptr_t)r[1], snap.size);
+}
+
+NOINLINE int ds_unwind_compare(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (!compared++)
+		ds_unwind_capture();
+	__asm__ volatile("" ::: "memory");
+	return (x > y) - (x < y);
+}
+
+NOINLINE void ds_unwind_level3(int *v, size_t n)
+{
+	qsort(v, n, sizeof(int), ds_unwind_compare);
+	__asm__ volatile("" ::: "memory");
+}
+
+#ifdef DS_XTEXT
+__attribute__((section(".xtext")))
+#endif
+NOINLINE void ds_unwind_level2(int *v, size_t n)
+{
+	ds_unwind_level3(v, n);
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void ds_unwind_level1(int *v, size_t n)
+{
+	ds_unwind_level2(v, n);
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void ds_unwind_take_snapshot(void)
+{
+	int v[64];
+
+	for (int i = 0; i < 64; i++)
+		v[i] = (i * 37) % 64;
+	compared = 0;
+	ds_unwind_level1(v, 64);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* ---- replaying the snapshot ---- */
+
+struct replay {
+	struct pr_model *model;
+	struct pr_unwinder *u;
+	uint64_t regs[PR_REG_MAX];   /* dense, in PR_REGS_DWARF order */
+	struct pr_record rec;
+};
+
+static int feed(const struct pr_record *rec, void *arg)
+{
+	return pr_model_apply(arg, rec);
+}
+
+/* A sample of this process from `s`, its stack `size` bytes long. */
+static void replay_init(struct replay *r, const struct snapshot *s, size_t size,
+			uint32_t max_depth)
+{
+	const char *dir = getenv("DS_DEBUG_DIR");
+	const char *dirs[1] = { dir };
+	PR_OPTS(pr_unwinder_opts, o, .live = true, .max_depth = max_depth,
+		.debug_dirs = dirs, .nr_debug_dirs = dir ? 1 : 0);
+	struct perf_event_attr attr;
+	size_t n = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->model = pr_model_new();
+	ck_assert_ptr_nonnull(r->model);
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr, NULL, NULL), 0);
+	ck_assert_int_eq(pr_synthesize_process(getpid(), &attr, 0, feed, r->model), 0);
+	r->u = pr_unwinder_new(r->model, &o);
+	ck_assert_ptr_nonnull(r->u);
+	for (int reg = 0; reg < PR_REG_MAX; reg++)
+		if (PR_REGS_DWARF >> reg & 1)
+			r->regs[n++] = s->regs[reg];
+	r->rec.type = PR_RECORD_SAMPLE;
+	r->rec.pid = r->rec.tid = (uint32_t)getpid();
+	r->rec.u.sample.ip = s->regs[PR_REG_IP];
+	r->rec.u.sample.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+	r->rec.u.sample.regs_mask = PR_REGS_DWARF;
+	r->rec.u.sample.regs = r->regs;
+	r->rec.u.sample.stack_addr = s->sp;
+	r->rec.u.sample.stack = s->stack;
+	r->rec.u.sample.stack_size = SNAP_STACK;
+	r->rec.u.sample.stack_dyn_size = size;
+}
+
+static void replay_free(struct replay *r)
+{
+	pr_unwinder_free(r->u);
+	pr_model_free(r->model);
+}
+
+/* The exported name the frame is in (the test is linked -rdynamic). */
+static const char *name_of(const struct pr_frame *f)
+{
+	Dl_info info;
+
+	if (!dladdr((void *)(uintptr_t)f->ip, &info) || !info.dli_sname)
+		return "?";
+	return info.dli_sname;
+}
+
+static bool in_libc(const struct pr_frame *f)
+{
+	Dl_info info;
+
+	return dladdr((void *)(uintptr_t)f->ip, &info) && info.dli_fname &&
+	       strstr(info.dli_fname, "libc.so");
+}
+
+START_TEST(a_snapshot_through_qsort_unwinds_to_the_exact_chain)
+{
+	static const char *const ours[] = {
+		"ds_unwind_capture", "ds_unwind_compare", "ds_unwind_level3",
+		"ds_unwind_level2", "ds_unwind_level1", "ds_unwind_take_snapshot",
+	};
+	struct replay r;
+	struct pr_stack st;
+	size_t k = 0, libc_between = 0;
+	bool reached_main = false;
+
+	ds_unwind_take_snapshot();
+	ck_assert_uint_gt(snap.size, 1024);
+	replay_init(&r, &snap, snap.size, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_eq(st.nr_kernel, 0);
+	/* Our functions in order, with libc's qsort between the callback
+	 * and its caller, and nothing else of ours in between. */
+	for (size_t i = 0; i < st.nr; i++) {
+		const char *name = name_of(&st.frames[i]);
+
+		if (k < N_OURS && !strcmp(name, ours[k])) {
+			k++;
+			continue;
+		}
+		if (k == 2 && in_libc(&st.frames[i])) {
+			libc_between++;
+			continue;
+		}
+		if (k == N_OURS) {
+			reached_main |= !strcmp(name, "main");
+			continue;
+		}
+		ck_abort_msg("frame %zu (%s at 0x%llx) is not the expected %s", i, name,
+			     (unsigned long long)st.frames[i].ip, ours[k]);
+	}
+	ck_assert_msg(k == N_OURS, "only %zu of our frames found", k);
+	ck_assert_uint_ge(libc_between, 1);
+	ck_assert(reached_main);
+	ck_assert_msg(st.end == PR_END_OUTERMOST, "ended: %s", pr_stack_end_name(st.end));
+	/* The leaf's address is exact; callers point into their call. */
+	ck_assert_uint_eq(st.frames[0].ip, snap.regs[PR_REG_IP]);
+	for (size_t i = 0; i < st.nr; i++)
+		ck_assert_uint_eq(st.frames[i].flags & PR_FRAME_FP, 0);
+	replay_free(&r);
+}
+END_TEST
+
+START_TEST(a_short_snapshot_ends_truncated)
+{
+	struct replay r;
+	struct pr_stack st;
+
+	ds_unwind_take_snapshot();
+	replay_init(&r, &snap, 256, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_ge(st.nr, 1);
+	ck_assert_msg(st.end == PR_END_TRUNCATED, "ended: %s", pr_stack_end_name(st.end));
+	replay_free(&r);
+}
+END_TEST
+
+START_TEST(the_depth_limit_holds)
+{
+	struct replay r;
+	struct pr_stack st;
+
+	ds_unwind_take_snapshot();
+	replay_init(&r, &snap, snap.size, 3);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_eq(st.nr, 3);
+	ck_assert_int_eq(st.end, PR_END_DEPTH);
+	replay_free(&r);
+}
+END_TEST
+
+/* Whatever the stack holds, unwinding stops within the depth limit. */
+START_TEST(corrupt_snapshots_end_cleanly)
+{
+	static struct snapshot bad;
+	struct replay r;
+	struct pr_stack st;
+	unsigned seed = 12345;
+
+	ds_unwind_take_snapshot();
+	/* Random bytes above a real leaf. */
+	bad = snap;
+	for (size_t i = 0; i < SNAP_STACK; i++) {
+		seed = seed * 1103515245 + 12345;
+		bad.stack[i] = (uint8_t)(seed >> 16);
+	}
+	for (int round = 0; round < 50; round++) {
+		bad.regs[PR_REG_BP] = bad.sp + (seed % 4096);
+		replay_init(&r, &bad, SNAP_STACK, 0);
+		ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+		ck_assert_uint_le(st.nr, PR_UNWIND_DEFAULT_DEPTH);
+		ck_assert_int_lt(st.end, PR_END_MAX);
+		replay_free(&r);
+		for (size_t i = 0; i < 64; i++) {
+			seed = seed * 1103515245 + 12345;
+			bad.stack[seed % SNAP_STACK] = (uint8_t)(seed >> 8);
+		}
+	}
+	/* A stack whose every word points at itself. */
+	for (size_t i = 0; i + 8 <= SNAP_STACK; i += 8) {
+		uint64_t self = bad.sp + i;
+
+		memcpy(bad.stack + i, &self, 8);
+	}
+	bad.regs[PR_REG_BP] = bad.sp;
+	replay_init(&r, &bad, SNAP_STACK, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_le(st.nr, PR_UNWIND_DEFAULT_DEPTH);
+	ck_assert_int_ne(st.end, PR_END_OUTERMOST);
+	replay_free(&r);
+	/* No stack at all: the leaf, and a truncated stack. */
+	replay_init(&r, &snap, 0, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_eq(st.nr, 1);
+	ck_assert_int_eq(st.end, PR_END_TRUNCATED);
+	/* No user registers. */
+	r.rec.u.sample.regs = NULL;
+	r.rec.u.sample.regs_abi = PERF_SAMPLE_REGS_ABI_NONE;
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_eq(st.nr, 0);
+	ck_assert_int_eq(st.end, PR_END_NO_USER);
+	/* An IP in no mapping. */
+	r.rec.u.sample.regs = r.regs;
+	r.rec.u.sample.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+	r.regs[8] = 0x10;   /* IP, the ninth register of PR_REGS_DWARF */
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_ge(st.nr, 1);
+	ck_assert_ptr_null(st.frames[0].dso);
+	ck_assert(st.end == PR_END_NO_MAPPING || st.end == PR_END_TRUNCATED ||
+		  st.end == PR_END_ERROR);
+	replay_free(&r);
+}
+END_TEST
+
+START_TEST(kernel_frames_sit_above_the_user_stack)
+{
+	struct replay r;
+	struct pr_stack st;
+	uint64_t chain[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000100ull,
+			     0xffffffff81000200ull, PERF_CONTEXT_USER };
+
+	ds_unwind_take_snapshot();
+	replay_init(&r, &snap, snap.size, 0);
+	r.rec.u.sample.callchain = chain;
+	r.rec.u.sample.nr_callchain = 4;
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_eq(st.nr_kernel, 2);
+	ck_assert_uint_eq(st.frames[0].ip, 0xffffffff81000100ull);
+	ck_assert(st.frames[0].flags & PR_FRAME_KERNEL);
+	ck_assert_uint_eq(st.frames[1].ip, 0xffffffff81000200ull);
+	ck_assert_uint_eq(st.frames[2].ip, snap.regs[PR_REG_IP]);
+	ck_assert(!(st.frames[2].flags & PR_FRAME_KERNEL));
+	replay_free(&r);
+}
+END_TEST
+
+START_TEST(statistics_count_stacks_by_how_they_ended)
+{
+	struct pr_unwind_stats st = { .sz = sizeof(st) };
+	struct replay r;
+	struct pr_stack s;
+
+	ds_unwind_take_snapshot();
+	replay_init(&r, &snap, snap.size, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &s), 0);
+	r.rec.u.sample.stack_dyn_size = 128;
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &s), 0);
+	ck_assert_int_eq(pr_unwinder_stats(r.u, &st), 0);
+	ck_assert_uint_eq(st.samples, 2);
+	ck_assert_uint_eq(st.ends[PR_END_OUTERMOST], 1);
+	ck_assert_uint_eq(st.ends[PR_END_TRUNCATED], 1);
+	ck_assert_uint_gt(st.frames, 8);
+	ck_assert_uint_ge(st.files_opened, 2);
+	ck_assert_str_eq(pr_stack_end_name(PR_END_TRUNCATED), "truncated");
+	replay_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("unwind");
+	TCase *tc = tcase_create("self");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, a_snapshot_through_qsort_unwinds_to_the_exact_chain);
+	tcase_add_test(tc, a_short_snapshot_ends_truncated);
+	tcase_add_test(tc, the_depth_limit_holds);
+	tcase_add_test(tc, corrupt_snapshots_end_cleanly);
+	tcase_add_test(tc, kernel_frames_sit_above_the_user_stack);
+	tcase_add_test(tc, statistics_count_stacks_by_how_they_ended);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}

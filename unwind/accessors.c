@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * libunwind's remote accessors over a sample: registers from the sample,
+ * memory from its stack snapshot or from the mapped files' read-only bytes
+ * (nothing else: the rest of the process is gone), and unwind information
+ * from each file's .eh_frame_hdr table, or from the table cfi.c builds.
+ * Accessors answer only -UNW_E* codes; what went wrong is noted in the
+ * context for the unwinder to classify the stack's end.
+ */
+#include <string.h>
+#include <sys/mman.h>
+
+#include "unwind-int.h"
+
+/* libunwind's table lookup, exported but not declared by its headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+#define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
+
+/* How far past the copied stack a read still counts as "the stack went
+ * on": frames are rarely larger. */
+#define STACK_SLACK (256 * 1024)
+
+/* Mappings whose bytes we can have: files, and the vDSO (the running
+ * kernel's image, or one found by build-id). */
+static bool has_image(const struct pr_map *m)
+{
+	return m->dso && (m->dso->path[0] == '/' || !strcmp(m->dso->path, "[vdso]"));
+}
+
+/* Search one of our built tables (IP_OFFSET: entries relative to the
+ * code's start; FDEs at `segbase` + offset). */
+static int search_built(unw_addr_space_t as, struct uw_ctx *c, const struct uw_elf *e,
+			const struct uw_cfi_table *t, uint64_t bias, unw_word_t ip,
+			unw_proc_info_t *pi, int need_unwind_info)
+{
+	unw_dyn_info_t di;
+	uint64_t addr;
+	size_t frames_at;
+
+	if (!uw_synthetic(c->u, t, bias, &addr, &frames_at))
+		return -UNW_ENOMEM;
+	memset(&di, 0, sizeof(di));
+	di.start_ip = e->text_lo + bias;
+	di.end_ip = e->text_hi + bias;
+	di.format = UNW_INFO_FORMAT_IP_OFFSET;
+	di.u.rti.table_data = addr;
+	di.u.rti.table_len = t->nr * sizeof(struct uw_fde) / sizeof(unw_word_t);
+	/* .eh_frame is read where it is mapped; converted .debug_frame from
+	 * the image. */
+	di.u.rti.segbase = t->frames ? addr + frames_at : e->eh_frame.vaddr + bias;
+	return dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, c);
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			  int need_unwind_info, void *arg)
+{
+	struct uw_ctx *c = arg;
+	const struct pr_map *m = pr__proc_find(c->proc, ip);
+	const struct uw_cfi_table *dbg;
+	struct uw_elf *e;
+	uint64_t bias;
+	int ret = -UNW_ENOINFO;
+
+	if (!m || !has_image(m)) {
+		/* Anonymous executable memory is JIT code, with frame pointers
+		 * if anything; anything else is not code at all. */
+		c->no_info = true;
+		c->no_info_unmapped = true;
+		c->not_code = !m || !(m->prot & PROT_EXEC);
+		return -UNW_ENOINFO;
+	}
+	e = uw_resolve(c->u, c->pid, m);
+	bias = e ? uw_elf_bias(e, m) : 0;
+	if (!e || ip < e->text_lo + bias || ip >= e->text_hi + bias) {
+		c->no_info = true;
+		c->not_code = !(m->prot & PROT_EXEC);
+		return -UNW_ENOINFO;
+	}
+	if (e->table == UW_TABLE_EH_HDR) {
+		unw_dyn_info_t di;
+
+		memset(&di, 0, sizeof(di));
+		di.start_ip = e->text_lo + bias;
+		di.end_ip = e->text_hi + bias;
+		di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+		di.u.rti.segbase = e->eh_hdr_vaddr + bias;
+		di.u.rti.table_data = e->eh_table_vaddr + bias;
+		di.u.rti.table_len = e->fde_count * 8 / sizeof(unw_word_t);
+		ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	} else if (e->table == UW_TABLE_EH_FRAME) {
+		ret = search_built(as, c, e, &e->eh, bias, ip, pi, need_unwind_info);
+	}
+	/* Code .eh_frame does not describe (hand-written assembly, files
+	 * built without unwind tables) may be in .debug_frame. */
+	if (ret == -UNW_ENOINFO && (dbg = uw_debug_frame(c->u, e)))
+		ret = search_built(as, c, e, dbg, bias, ip, pi, need_unwind_info);
+	if (ret == -UNW_ENOINFO)
+		c->no_info = true;
+	return ret;
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	(void)as;
+	(void)pi;
+	(void)arg;
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
+{
+	(void)as;
+	(void)addr;
+	(void)arg;
+	/* No dynamically registered unwind info in a snapshot. */
+	return -UNW_ENOINFO;
+}
+
+/* A read from the files: the region last hit first, then the mapping. */
+static int read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val)
+{
+	const struct pr_map *m;
+	const struct uw_elf *e;
+	uint64_t off;
+
+	if (addr >= c->hit_lo && addr + 8 <= c->hit_hi && addr + 8 > addr) {
+		memcpy(val, c->hit_data + (addr - c->hit_lo), 8);
+		return 0;
+	}
+	m = pr__proc_find(c->proc, addr);
+	if (!m || (m->prot & PROT_WRITE) || !has_image(m))
+		return -1;
+	e = uw_resolve(c->u, c->pid, m);
+	if (!e)
+		return -1;
+	off = addr - m->start + m->pgoff;
+	if (off > e->size || e->size - off < 8)
+		return -1;
+	/* Remember the part of this mapping the file covers. */
+	c->hit_lo = m->start;
+	c->hit_hi = m->start + ((e->size - m->pgoff) < (m->end - m->start)
+				? e->size - m->pgoff : m->end - m->start);
+	c->hit_data = e->data + m->pgoff;
+	memcpy(val, e->data + off, 8);
+	return 0;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
+		      int write, void *arg)
+{
+	struct uw_ctx *c = arg;
+	uint64_t top = c->sp + c->stack_size;
+
+	(void)as;
+	if (write)
+		return -UNW_EINVAL;
+	if (addr >= c->sp && addr < top && top - addr >= 8) {
+		memcpy(val, c->stack + (addr - c->sp), 8);
+		return 0;
+	}
+	if (addr >= UW_SYNTHETIC_BASE)
+		return uw_synthetic_read(c->u, addr, val) ? -UNW_EINVAL : 0;
+	if (!read_file(c, addr, val))
+		return 0;
+	/* Past the copied stack, but where the stack would go on. */
+	if (addr >= top - 7 && addr - top < STACK_SLACK)
+		c->stack_exhausted = true;
+	return -UNW_EINVAL;
+}
+
+/* libunwind's x86-64 register numbers, as perf numbers them. */
+static const int perf_reg_of[] = {
+	[UNW_X86_64_RAX] = PR_REG_AX, [UNW_X86_64_RDX] = PR_REG_DX,
+	[UNW_X86_64_RCX] = PR_REG_CX, [UNW_X86_64_RBX] = PR_REG_BX,
+	[UNW_X86_64_RSI] = PR_REG_SI, [UNW_X86_64_RDI] = PR_REG_DI,
+	[UNW_X86_64_RBP] = PR_REG_BP, [UNW_X86_64_RSP] = PR_REG_SP,
+	[UNW_X86_64_R8] = PR_REG_R8, [UNW_X86_64_R9] = PR_REG_R9,
+	[UNW_X86_64_R10] = PR_REG_R10, [UNW_X86_64_R11] = PR_REG_R11,
+	[UNW_X86_64_R12] = PR_REG_R12, [UNW_X86_64_R13] = PR_REG_R13,
+	[UNW_X86_64_R14] = PR_REG_R14, [UNW_X86_64_R15] = PR_REG_R15,
+	[UNW_X86_64_RIP] = PR_REG_IP,
+};
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val,
+		      int write, void *arg)
+{
+	struct uw_ctx *c = arg;
+	int perf;
+
+	(void)as;
+	if (write)
+		return -UNW_EREADONLYREG;
+	if (reg < 0 || (size_t)reg >= PR_ARRAY_SIZE(perf_reg_of))
+		return -UNW_EBADREG;
+	perf = perf_reg_of[reg];
+	if (!(c->reg_mask >> perf & 1))
+		return -UNW_EBADREG;
+	*val = c->regs[perf];
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val,
+			int write, void *arg)
+{
+	(void)as;
+	(void)reg;
+	(void)val;
+	(void)write;
+	(void)arg;
+	return -UNW_EINVAL;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *cursor, void *arg)
+{
+	(void)as;
+	(void)cursor;
+	(void)arg;
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf,
+			 size_t len, unw_word_t *offp, void *arg)
+{
+	(void)as;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	(void)offp;
+	(void)arg;
+	/* Names come from the symbolizer, not from here. */
+	return -UNW_ENOINFO;
+}
+
+unw_accessors_t uw_accessors = {
+	.find_proc_info = find_proc_info,
+	.put_unwind_info = put_unwind_info,
+	.get_dyn_info_list_addr = get_dyn_info_list_addr,
+	.access_mem = access_mem,
+	.access_reg = access_reg,
+	.access_fpreg = access_fpreg,
+	.resume = resume,
+	.get_proc_name = get_proc_name,
+};

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ELF images for unwinding: the file mapped once, its loadable segments
+ * (to turn runtime addresses into file bytes whatever the load bias), and
+ * where its unwind table is.  libelf parses the headers; every offset it
+ * hands back is checked against the file's size before use, since a
+ * mapped file may be truncated, corrupt or hostile.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unwind-int.h"
+
+/* .eh_frame_hdr encodings (DW_EH_PE_*) the fast path understands: the
+ * table of (initial location, FDE address) pairs as signed 32-bit values
+ * relative to the header, which is what every GNU linker writes. */
+#define EH_PE_udata4 0x03
+#define EH_PE_sdata4 0x0b
+#define EH_PE_pcrel 0x10
+#define EH_PE_datarel 0x30
+
+static bool in_image(const struct uw_elf *e, uint64_t off, uint64_t len)
+{
+	return off <= e->size && len <= e->size - off;
+}
+
+/* The file offset of link-time address `vaddr`, or -1. */
+static int64_t vaddr_to_offset(const struct uw_elf *e, uint64_t vaddr, uint64_t len)
+{
+	for (size_t i = 0; i < e->nr_seg; i++) {
+		const struct uw_segment *s = &e->seg[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz &&
+		    len <= s->filesz - (vaddr - s->vaddr))
+			return (int64_t)(s->offset + (vaddr - s->vaddr));
+	}
+	return -1;
+}
+
+int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, uint64_t *val)
+{
+	for (size_t i = 0; i < e->nr_seg; i++) {
+		const struct uw_segment *s = &e->seg[i];
+		uint64_t off;
+
+		/* Writable data is relocated at run time: not the file's. */
+		if (s->flags & PF_W || vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz ||
+		    s->filesz - (vaddr - s->vaddr) < 8)
+			continue;
+		off = s->offset + (vaddr - s->vaddr);
+		if (!in_image(e, off, 8))
+			return -1;
+		memcpy(val, e->data + off, 8);
+		return 0;
+	}
+	return -1;
+}
+
+uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m)
+{
+	/* The segment the mapping's file offset falls in: its bytes at
+	 * p_offset are at p_vaddr + bias. */
+	for (size_t i = 0; i < e->nr_seg; i++) {
+		const struct uw_segment *s = &e->seg[i];
+		uint64_t page_start = s->offset & ~UINT64_C(0xfff);
+
+		if (m->pgoff >= page_start && m->pgoff < s->offset + (s->filesz ? s->filesz : 1))
+			return m->start + (s->offset - m->pgoff) - s->vaddr;
+	}
+	return m->start - m->pgoff;
+}
+
+static void read_build_id(struct uw_elf *e, uint64_t off, uint64_t size)
+{
+	size_t len = 0;
+
+	if (!e->build_id_size && in_image(e, off, size) &&
+	    !pr__build_id_from_notes(e->data + off, (size_t)size, e->build_id, &len))
+		e->build_id_size = len;
+}
+
+/* .eh_frame_hdr at file offset `off`: use its table when it is the
+ * usual layout, else fall back to indexing .eh_frame ourselves. */
+static void read_eh_frame_hdr(struct uw_elf *e, uint64_t off, uint64_t vaddr, uint64_t size)
+{
+	const unsigned char *h;
+	uint32_t count;
+
+	if (size < 12 || !in_image(e, off, size))
+		return;
+	h = e->data + off;
+	if (h[0] != 1 || h[1] != (EH_PE_pcrel | EH_PE_sdata4) || h[2] != EH_PE_udata4 ||
+	    h[3] != (EH_PE_datarel | EH_PE_sdata4))
+		return;
+	memcpy(&count, h + 8, 4);
+	if ((uint64_t)count * 8 > size - 12)
+		return;
+	e->table = UW_TABLE_EH_HDR;
+	e->eh_hdr_vaddr = vaddr;
+	e->eh_table_vaddr = vaddr + 12;
+	e->fde_count = count;
+}
+
+static int read_segments(struct uw_elf *e, Elf *elf, const struct pr_logger *lg)
+{
+	size_t n;
+	bool have_text = false;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph))
+			return -EINVAL;
+		if (ph.p_type == PT_NOTE) {
+			read_build_id(e, ph.p_offset, ph.p_filesz);
+		} else if (ph.p_type == PT_GNU_EH_FRAME) {
+			read_eh_frame_hdr(e, ph.p_offset, ph.p_vaddr, ph.p_filesz);
+		} else if (ph.p_type == PT_LOAD) {
+			struct uw_segment *s;
+
+			if (e->nr_seg == UW_MAX_SEGMENTS) {
+				pr__log(lg, PR_LOG_DEBUG, "%s: more than %d loadable "
+					"segments; the rest are ignored", e->path,
+					UW_MAX_SEGMENTS);
+				continue;
+			}
+			s = &e->seg[e->nr_seg++];
+			s->vaddr = ph.p_vaddr;
+			s->offset = ph.p_offset;
+			s->filesz = ph.p_filesz;
+			s->memsz = ph.p_memsz;
+			s->flags = ph.p_flags;
+			if (ph.p_flags & PF_X) {
+				if (!have_text || ph.p_vaddr < e->text_lo)
+					e->text_lo = ph.p_vaddr;
+				if (!have_text || ph.p_vaddr + ph.p_memsz > e->text_hi)
+					e->text_hi = ph.p_vaddr + ph.p_memsz;
+				have_text = true;
+			}
+		}
+	}
+	return 0;
+}
+
+static void read_sections(struct uw_elf *e, Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
+			continue;
+		/* NOBITS sections (in debug files) have no bytes here. */
+		if (sh.sh_type == SHT_NOBITS || !in_image(e, sh.sh_offset, sh.sh_size))
+			continue;
+		if (!strcmp(name, ".eh_frame")) {
+			e->eh_frame = (struct uw_section){ sh.sh_offset, sh.sh_size, sh.sh_addr };
+		} else if (!strcmp(name, ".debug_frame")) {
+			e->debug_frame = (struct uw_section){ sh.sh_offset, sh.sh_size, sh.sh_addr };
+		} else if (!strcmp(name, ".eh_frame_hdr") && e->table == UW_TABLE_NONE) {
+			read_eh_frame_hdr(e, sh.sh_offset, sh.sh_addr, sh.sh_size);
+		} else if (sh.sh_type == SHT_NOTE) {
+			read_build_id(e, sh.sh_offset, sh.sh_size);
+		} else if (!strcmp(name, ".gnu_debuglink") && !e->debuglink && sh.sh_size) {
+			const char *s = (const char *)e->data + sh.sh_offset;
+
+			if (memchr(s, '\0', sh.sh_size))
+				e->debuglink = strdup(s);
+		}
+	}
+}
+
+static struct uw_elf *parse(struct uw_elf *e, const struct pr_logger *lg)
+{
+	GElf_Ehdr eh;
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)e->data, e->size);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
+	    (eh.e_type != ET_EXEC && eh.e_type != ET_DYN)) {
+		pr__log(lg, PR_LOG_DEBUG, "%s: not an x86-64 executable or library",
+			e->path);
+		if (elf)
+			elf_end(elf);
+		uw_elf_free(e);
+		return NULL;
+	}
+	e->type = eh.e_type;
+	if (read_segments(e, elf, lg)) {
+		pr__log(lg, PR_LOG_DEBUG, "%s: unreadable program headers", e->path);
+		elf_end(elf);
+		uw_elf_free(e);
+		return NULL;
+	}
+	read_sections(e, elf);
+	elf_end(elf);
+	/* The .eh_frame_hdr points into memory that must be in the file. */
+	if (e->table == UW_TABLE_EH_HDR &&
+	    vaddr_to_offset(e, e->eh_table_vaddr, e->fde_count * 8) < 0)
+		e->table = UW_TABLE_NONE;
+	if (e->table == UW_TABLE_NONE && e->eh_frame.size)
+		uw_cfi_index_eh_frame(e, lg);
+	return e;
+}
+
+struct uw_elf *uw_elf_open(int fd, const char *path, const struct pr_logger *lg)
+{
+	struct uw_elf *e;
+	struct stat st;
+	void *data;
+
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return NULL;
+	}
+	data = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (data == MAP_FAILED)
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->path = strdup(path))) {
+		free(e);
+		munmap(data, (size_t)st.st_size);
+		return NULL;
+	}
+	e->data = data;
+	e->size = (size_t)st.st_size;
+	e->owns_mapping = true;
+	return parse(e, lg);
+}
+
+struct uw_elf *uw_elf_from_memory(const void *image, size_t size, const char *name,
+				  const struct pr_logger *lg)
+{
+	struct uw_elf *e = calloc(1, sizeof(*e));
+	void *copy = malloc(size ? size : 1);
+
+	if (!e || !copy || !(e->path = strdup(name))) {
+		free(e);
+		free(copy);
+		return NULL;
+	}
+	memcpy(copy, image, size);
+	e->data = copy;
+	e->size = size;
+	return parse(e, lg);
+}
+
+void uw_elf_free(struct uw_elf *e)
+{
+	if (!e)
+		return;
+	if (e->owns_mapping)
+		munmap((void *)e->data, e->size);
+	else
+		free((void *)e->data);
+	uw_cfi_table_free(&e->eh);
+	uw_cfi_table_free(&e->dbg);
+	free(e->debuglink);
+	free(e->origin);
+	free(e->path);
+	free(e);
+}

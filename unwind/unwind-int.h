@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Shared by the files of unwind/: ELF images (elf.c), the unwind tables
+ * built for files without .eh_frame_hdr (cfi.c), libunwind's accessors
+ * (accessors.c) and the unwinder itself (unwinder.c).
+ */
+#ifndef PR_UNWIND_INT_H
+#define PR_UNWIND_INT_H
+
+#include <libunwind.h>
+
+#include "internal.h"
+#include "prunwind.h"
+
+#define UW_MAX_SEGMENTS 16
+
+struct uw_segment {
+	uint64_t vaddr, offset, filesz, memsz;
+	uint32_t flags;              /* PF_X, PF_W, PF_R */
+};
+
+/* How a file's .eh_frame is searched. */
+enum uw_table_kind {
+	UW_TABLE_NONE,
+	UW_TABLE_EH_HDR,             /* .eh_frame_hdr's binary-search table */
+	UW_TABLE_EH_FRAME,           /* .eh_frame without the table: we index it */
+};
+
+/* One FDE of a table we built: where its code starts (link-time address,
+ * relative to text_lo) and where the FDE is in its section. */
+struct uw_fde {
+	int32_t start;
+	int32_t fde;
+};
+
+/* A table we built, sorted by start; for .debug_frame also the section
+ * converted to .eh_frame's conventions (CIE ids 0, CIE pointers
+ * relative), its FDEs' link-time addresses moved per load bias later. */
+struct uw_cfi_table {
+	struct uw_fde *index;
+	size_t nr;
+	unsigned char *frames;       /* NULL for .eh_frame: read in place */
+	size_t frames_size;
+};
+
+/* A mapped ELF file, opened once and shared by every process mapping it. */
+struct uw_elf {
+	char *path;                  /* what was opened, for messages */
+	char *origin;                /* the path the process mapped it from */
+	const unsigned char *data;   /* the whole file, mapped read-only */
+	size_t size;
+	bool owns_mapping;           /* munmap on free (else malloc'd copy) */
+	uint16_t type;               /* ET_EXEC, ET_DYN */
+	struct uw_segment seg[UW_MAX_SEGMENTS];
+	size_t nr_seg;
+	uint64_t text_lo, text_hi;   /* link-time range of executable code */
+	uint8_t build_id[PR_BUILD_ID_MAX];
+	size_t build_id_size;
+	char *debuglink;             /* .gnu_debuglink's name, or NULL */
+	struct uw_section {
+		uint64_t offset, size, vaddr;   /* size 0: absent */
+	} eh_frame, debug_frame;
+
+	enum uw_table_kind table;
+	/* UW_TABLE_EH_HDR: link-time addresses of the header and its table */
+	uint64_t eh_hdr_vaddr, eh_table_vaddr, fde_count;
+	/* UW_TABLE_EH_FRAME: our index of .eh_frame */
+	struct uw_cfi_table eh;
+	/* Code .eh_frame does not cover may have .debug_frame, here or in
+	 * a separate debug file: loaded on the first miss. */
+	bool dbg_tried;
+	struct uw_cfi_table dbg;
+};
+
+/* ---- elf.c ---- */
+
+/* Map and parse the ELF file open at `fd` (which is closed); NULL when it
+ * is not a usable ELF file (the reason goes to the log at debug level). */
+struct uw_elf *uw_elf_open(int fd, const char *path, const struct pr_logger *lg);
+/* An ELF image already in memory (the vDSO), copied. */
+struct uw_elf *uw_elf_from_memory(const void *image, size_t size, const char *name,
+				  const struct pr_logger *lg);
+void uw_elf_free(struct uw_elf *e);
+
+/* The load bias of `e` in a process where mapping `m` maps part of it:
+ * runtime address = link-time address + bias. */
+uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m);
+
+/* Read 8 bytes at link-time address `vaddr` from the file's loaded,
+ * read-only contents.  0, or -1 when the address is not file-backed. */
+int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, uint64_t *val);
+
+
+/* ---- cfi.c ---- */
+
+/* Index .eh_frame (no .eh_frame_hdr), setting e->table and e->eh; or
+ * convert the .debug_frame of `src` (`e` itself, or its separate debug
+ * file) into e->dbg.  0 or -errno. */
+int uw_cfi_index_eh_frame(struct uw_elf *e, const struct pr_logger *lg);
+int uw_cfi_load_debug_frame(struct uw_elf *e, const struct uw_elf *src,
+			    const struct pr_logger *lg);
+void uw_cfi_table_free(struct uw_cfi_table *t);
+
+/* The bytes libunwind reads for a table we built: the index entries (as
+ * .eh_frame_hdr's table lays them out), then any converted frames with
+ * their FDE addresses moved by `bias`.  Allocated; the caller frees.
+ * *frames_at is where the FDEs start in the image. */
+unsigned char *uw_cfi_image(const struct uw_cfi_table *t, uint64_t bias,
+			    size_t *size, size_t *frames_at);
+
+/* ---- accessors.c ---- */
+
+/* What one unwind needs from the accessors (the `arg` libunwind passes). */
+struct uw_ctx {
+	struct pr_unwinder *u;
+	const struct pr_proc *proc;
+	uint32_t pid;
+	const uint64_t *regs;        /* by perf register number */
+	uint64_t reg_mask;
+	uint64_t sp;
+	const uint8_t *stack;
+	uint64_t stack_size;         /* valid bytes from sp */
+	/* What went wrong in the current step. */
+	bool stack_exhausted;        /* a read just past the copied stack */
+	bool no_info;                /* find_proc_info found no unwind info */
+	bool no_info_unmapped;       /* ... the address is in no file mapping */
+	bool not_code;               /* ... nor in any executable mapping */
+	/* Last file region read: most reads hit the same one. */
+	uint64_t hit_lo, hit_hi;
+	const unsigned char *hit_data;
+};
+
+extern unw_accessors_t uw_accessors;
+
+/* ---- unwinder.c (for the accessors) ---- */
+
+/* The ELF file mapping `m` of process `pid`, or NULL when it cannot be
+ * found; looked up once per mapped file. */
+struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_map *m);
+
+/* e->dbg, loaded the first time it is asked for; NULL when the file has
+ * no .debug_frame, here or in a debug file. */
+const struct uw_cfi_table *uw_debug_frame(struct pr_unwinder *u, struct uw_elf *e);
+
+/* Where libunwind reads a built table `t` at load bias `bias`: its address
+ * in the unwinder's synthetic range; NULL when out of memory. */
+const unsigned char *uw_synthetic(struct pr_unwinder *u, const struct uw_cfi_table *t,
+				  uint64_t bias, uint64_t *addr, size_t *frames_at);
+/* Read from the synthetic range: 0, or -1 when `addr` is not in it. */
+int uw_synthetic_read(struct pr_unwinder *u, uint64_t addr, uint64_t *val);
+
+/* Addresses no process can have (non-canonical on x86-64) hold the
+ * tables built for files without .eh_frame_hdr. */
+#define UW_SYNTHETIC_BASE UINT64_C(0x4000000000000000)
+#define UW_SYNTHETIC_SHIFT 32
+
+#endif

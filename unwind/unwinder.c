@@ -1,0 +1,712 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The unwinder: one libunwind address space per process (caching on,
+ * flushed when its mappings change), ELF files found once and shared, and
+ * the step loop that turns a sample into frames and says why the stack
+ * ended.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "unwind-int.h"
+
+/* Processes with a live address space at once; each holds libunwind's
+ * register-state cache, so a system-wide run must not keep every pid's. */
+#define MAX_ADDRESS_SPACES 256
+/* libunwind's per-address-space cache of register states, by IP. */
+#define RS_CACHE_SIZE 1024
+/* The kernel's part of a call chain is capped at perf_event_max_stack. */
+#define MAX_KERNEL_FRAMES 512
+
+struct uw_proc {
+	uint32_t pid;
+	unw_addr_space_t as;
+	uint64_t generation;       /* of the model's process when flushed */
+	uint64_t last_use;
+};
+
+struct uw_synth {
+	const struct uw_cfi_table *table;
+	uint64_t bias;
+	unsigned char *image;
+	size_t size, frames_at;
+};
+
+struct pr_unwinder {
+	struct pr_model *model;
+	struct pr_logger lg;
+	uint32_t max_depth;
+	bool live, frame_pointers;
+	char **dirs;               /* where to find files by build-id */
+	size_t nr_dirs;
+
+	struct pr_hashmap by_dso;  /* struct pr_dso * -> uw_elf, or &missing */
+	struct pr_hashmap by_id;   /* build-id / (dev, inode) key -> uw_elf */
+	struct uw_elf **elves;     /* every file loaded, to free */
+	size_t nr_elves, cap_elves;
+	struct uw_elf *vdso;       /* the running kernel's, once loaded */
+
+	struct pr_hashmap procs;   /* pid -> struct uw_proc */
+	uint64_t tick;
+
+	struct uw_synth *synth;    /* tables built for files without a header */
+	size_t nr_synth;
+
+	struct pr_frame frames[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
+	struct pr_unwind_stats stats;
+};
+
+/* The mark for "looked, not found" in by_dso. */
+static struct uw_elf missing;
+
+static const char *const end_names[PR_END_MAX] = {
+	[PR_END_OUTERMOST] = "outermost",
+	[PR_END_TRUNCATED] = "truncated",
+	[PR_END_NO_UNWIND_INFO] = "no unwind info",
+	[PR_END_NO_MAPPING] = "no mapping (JIT or anonymous code)",
+	[PR_END_DEPTH] = "depth limit",
+	[PR_END_ERROR] = "unwinder error",
+	[PR_END_NO_USER] = "no user registers",
+};
+
+const char *pr_stack_end_name(enum pr_stack_end end)
+{
+	return (unsigned)end < PR_END_MAX ? end_names[end] : "unknown";
+}
+
+/* ---- finding files ---- */
+
+static uint64_t id_key(const uint8_t *id, size_t len)
+{
+	uint64_t k = 0;
+
+	memcpy(&k, id, len < 8 ? len : 8);
+	return k | 1;
+}
+
+static uint64_t devino_key(const struct stat *st)
+{
+	return ((uint64_t)st->st_dev * UINT64_C(0x9e3779b97f4a7c15)) ^ (uint64_t)st->st_ino ^
+	       UINT64_C(0x8000000000000000);
+}
+
+static int keep_elf(struct pr_unwinder *u, struct uw_elf *e)
+{
+	if (u->nr_elves == u->cap_elves) {
+		size_t cap = u->cap_elves ? u->cap_elves * 2 : 64;
+		struct uw_elf **v = realloc(u->elves, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		u->elves = v;
+		u->cap_elves = cap;
+	}
+	u->elves[u->nr_elves++] = e;
+	u->stats.files_opened++;
+	return 0;
+}
+
+/* Format a candidate path; false when it does not fit. */
+__attribute__((format(printf, 3, 4)))
+static bool path_fmt(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
+}
+
+static void hex(char *out, const uint8_t *id, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+}
+
+/* Look for a separate debug file with .debug_frame for `e`, by build-id
+ * under the debug directories, or by .gnu_debuglink beside the file. */
+static void find_debug_frame(struct pr_unwinder *u, struct uw_elf *e)
+{
+	/* .gnu_debuglink is relative to where the process mapped the file
+	 * from, not to /proc/PID/map_files. */
+	const char *path = e->origin ? e->origin : e->path;
+	char hexid[2 * PR_BUILD_ID_MAX + 1], cand[8][4096], dir[4096];
+	size_t n = 0;
+	const char *slash = strrchr(path, '/');
+
+	if (e->build_id_size) {
+		hex(hexid, e->build_id, e->build_id_size);
+		for (size_t i = 0; i < u->nr_dirs && n < 4; i++)
+			n += path_fmt(cand[n], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug",
+				      u->dirs[i], hexid, hexid + 2);
+	}
+	if (e->debuglink && slash && n + 3 <= 8 &&
+	    path_fmt(dir, sizeof(dir), "%.*s", (int)(slash - path), path)) {
+		n += path_fmt(cand[n], sizeof(cand[0]), "%s/%s", dir, e->debuglink);
+		n += path_fmt(cand[n], sizeof(cand[0]), "%s/.debug/%s", dir, e->debuglink);
+		n += path_fmt(cand[n], sizeof(cand[0]), "/usr/lib/debug%s/%s", dir,
+			      e->debuglink);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int fd = open(cand[i], O_RDONLY | O_CLOEXEC);
+		struct uw_elf *dbg;
+
+		if (fd < 0)
+			continue;
+		dbg = uw_elf_open(fd, cand[i], &u->lg);
+		if (!dbg)
+			continue;
+		/* A debug file for another build is worse than none. */
+		if (e->build_id_size && (dbg->build_id_size != e->build_id_size ||
+		    memcmp(dbg->build_id, e->build_id, e->build_id_size))) {
+			pr__log(&u->lg, PR_LOG_DEBUG, "%s: build-id does not match %s; ignored",
+				cand[i], path);
+			uw_elf_free(dbg);
+			continue;
+		}
+		uw_cfi_load_debug_frame(e, dbg, &u->lg);
+		uw_elf_free(dbg);
+		if (e->dbg.nr)
+			return;
+	}
+}
+
+/* Open `cand` if it is the file wanted (build-id `want`, when known). */
+static struct uw_elf *try_file(struct pr_unwinder *u, const char *cand,
+			       const uint8_t *want, size_t want_len, const char *path)
+{
+	int fd = open(cand, O_RDONLY | O_CLOEXEC);
+	struct uw_elf *e, *known;
+	struct stat st;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	known = pr__hashmap_get(&u->by_id, devino_key(&st));
+	if (known) {
+		close(fd);
+		if (want_len && (known->build_id_size != want_len ||
+		    memcmp(known->build_id, want, want_len)))
+			return NULL;
+		return known;
+	}
+	e = uw_elf_open(fd, cand, &u->lg);
+	if (!e)
+		return NULL;
+	e->origin = strdup(path);
+	if (!e->origin) {
+		uw_elf_free(e);
+		return NULL;
+	}
+	if (want_len && (e->build_id_size != want_len || memcmp(e->build_id, want, want_len))) {
+		pr__log(&u->lg, PR_LOG_DEBUG, "%s is not the %s that was sampled "
+			"(build-id differs); not used", cand, path);
+		uw_elf_free(e);
+		return NULL;
+	}
+	if (e->build_id_size) {
+		known = pr__hashmap_get(&u->by_id, id_key(e->build_id, e->build_id_size));
+		if (known && known->build_id_size == e->build_id_size &&
+		    !memcmp(known->build_id, e->build_id, e->build_id_size)) {
+			uw_elf_free(e);
+			pr__hashmap_put(&u->by_id, devino_key(&st), known);
+			return known;
+		}
+	}
+	if (keep_elf(u, e)) {
+		uw_elf_free(e);
+		return NULL;
+	}
+	pr__hashmap_put(&u->by_id, devino_key(&st), e);
+	if (e->build_id_size)
+		pr__hashmap_put(&u->by_id, id_key(e->build_id, e->build_id_size), e);
+	return e;
+}
+
+/* The running kernel's vDSO, for live targets and for files recorded on
+ * this kernel (same build-id). */
+static struct uw_elf *own_vdso(struct pr_unwinder *u, const uint8_t *want, size_t want_len)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	char line[256];
+	FILE *f;
+
+	if (!u->vdso && base && (f = fopen("/proc/self/maps", "re"))) {
+		while (!u->vdso && fgets(line, sizeof(line), f)) {
+			unsigned long lo, hi;
+
+			if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base &&
+			    strstr(line, "[vdso]")) {
+				u->vdso = uw_elf_from_memory((const void *)lo, hi - lo,
+							     "[vdso]", &u->lg);
+				if (u->vdso && keep_elf(u, u->vdso)) {
+					uw_elf_free(u->vdso);
+					u->vdso = NULL;
+				}
+			}
+		}
+		fclose(f);
+	}
+	if (u->vdso && want_len && (u->vdso->build_id_size != want_len ||
+	    memcmp(u->vdso->build_id, want, want_len)))
+		return NULL;
+	return u->vdso;
+}
+
+static struct uw_elf *locate(struct pr_unwinder *u, uint32_t pid, const struct pr_map *m)
+{
+	const struct pr_dso *d = m->dso;
+	const uint8_t *want = d->build_id;
+	size_t want_len = d->build_id_size;
+	char cand[4096], hexid[2 * PR_BUILD_ID_MAX + 1];
+	struct uw_elf *e = NULL;
+
+	if (!strcmp(d->path, "[vdso]")) {
+		if (u->live || want_len)
+			e = own_vdso(u, want, want_len);
+		if (e || !want_len)
+			return e;
+	} else if (d->path[0] != '/') {
+		return NULL;
+	}
+	if (u->live) {
+		/* The very file mapped, even deleted or replaced since. */
+		if (path_fmt(cand, sizeof(cand), "/proc/%u/map_files/%llx-%llx", pid,
+			     (unsigned long long)m->start, (unsigned long long)m->end) &&
+		    (e = try_file(u, cand, want, want_len, d->path)))
+			return e;
+		/* Inside the process's root: files in containers. */
+		if (path_fmt(cand, sizeof(cand), "/proc/%u/root%s", pid, d->path) &&
+		    (e = try_file(u, cand, want, want_len, d->path)))
+			return e;
+	}
+	if (want_len) {
+		hex(hexid, want, want_len);
+		for (size_t i = 0; i < u->nr_dirs; i++) {
+			const char *dir = u->dirs[i], *rest = hexid + 2;
+
+			/* A debuginfo store's layout, a fixture's, perf's
+			 * cache (a directory with the file as "elf"). */
+			if ((path_fmt(cand, sizeof(cand), "%s/.build-id/%.2s/%s", dir, hexid, rest) &&
+			     (e = try_file(u, cand, want, want_len, d->path))) ||
+			    (path_fmt(cand, sizeof(cand), "%s/%.2s/%s", dir, hexid, rest) &&
+			     (e = try_file(u, cand, want, want_len, d->path))) ||
+			    (path_fmt(cand, sizeof(cand), "%s/.build-id/%.2s/%s/elf", dir, hexid, rest) &&
+			     (e = try_file(u, cand, want, want_len, d->path))))
+				return e;
+		}
+	}
+	if (d->path[0] == '/')
+		e = try_file(u, d->path, want, want_len, d->path);
+	return e;
+}
+
+const struct uw_cfi_table *uw_debug_frame(struct pr_unwinder *u, struct uw_elf *e)
+{
+	if (!e->dbg_tried) {
+		e->dbg_tried = true;
+		if (e->debug_frame.size)
+			uw_cfi_load_debug_frame(e, e, &u->lg);
+		else
+			find_debug_frame(u, e);
+	}
+	return e->dbg.nr ? &e->dbg : NULL;
+}
+
+struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_map *m)
+{
+	struct uw_elf *e = pr__hashmap_get(&u->by_dso, (uintptr_t)m->dso);
+
+	if (e)
+		return e == &missing ? NULL : e;
+	e = locate(u, pid, m);
+	if (!e) {
+		u->stats.files_missing++;
+		if (m->dso->path[0] == '/')
+			pr__log(&u->lg, PR_LOG_INFO, "%s%s: not found; stacks through it end "
+				"there (give the directory holding it by build-id with "
+				"--debug-dir)", m->dso->path,
+				m->dso->build_id_size ? " (with the sampled build-id)" : "");
+	}
+	pr__hashmap_put(&u->by_dso, (uintptr_t)m->dso, e ? e : &missing);
+	return e;
+}
+
+/* ---- the tables we build, at addresses no process has ---- */
+
+const unsigned char *uw_synthetic(struct pr_unwinder *u, const struct uw_cfi_table *t,
+				  uint64_t bias, uint64_t *addr, size_t *frames_at)
+{
+	struct uw_synth *s;
+	size_t i;
+
+	/* An .eh_frame index does not depend on the bias; converted
+	 * .debug_frame does. */
+	if (!t->frames)
+		bias = 0;
+	for (i = 0; i < u->nr_synth; i++)
+		if (u->synth[i].table == t && u->synth[i].bias == bias)
+			break;
+	if (i == u->nr_synth) {
+		struct uw_synth *v = realloc(u->synth, (i + 1) * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		u->synth = v;
+		s = &v[i];
+		s->table = t;
+		s->bias = bias;
+		s->image = uw_cfi_image(t, bias, &s->size, &s->frames_at);
+		if (!s->image)
+			return NULL;
+		u->nr_synth++;
+	}
+	s = &u->synth[i];
+	*addr = UW_SYNTHETIC_BASE + ((uint64_t)i << UW_SYNTHETIC_SHIFT);
+	*frames_at = s->frames_at;
+	return s->image;
+}
+
+int uw_synthetic_read(struct pr_unwinder *u, uint64_t addr, uint64_t *val)
+{
+	uint64_t rel = addr - UW_SYNTHETIC_BASE;
+	size_t i = (size_t)(rel >> UW_SYNTHETIC_SHIFT);
+	uint64_t off = rel & ((UINT64_C(1) << UW_SYNTHETIC_SHIFT) - 1);
+
+	if (i >= u->nr_synth || off > u->synth[i].size || u->synth[i].size - off < 8)
+		return -1;
+	memcpy(val, u->synth[i].image + off, 8);
+	return 0;
+}
+
+/* ---- address spaces ---- */
+
+static void evict_oldest(struct pr_unwinder *u)
+{
+	struct uw_proc *oldest = NULL;
+
+	for (size_t i = 0; i < u->procs.cap; i++) {
+		struct uw_proc *p = u->procs.slots[i].value;
+
+		if (p && (!oldest || p->last_use < oldest->last_use))
+			oldest = p;
+	}
+	if (oldest) {
+		pr__hashmap_del(&u->procs, oldest->pid);
+		unw_destroy_addr_space(oldest->as);
+		free(oldest);
+	}
+}
+
+static struct uw_proc *address_space(struct pr_unwinder *u, uint32_t pid,
+				     const struct pr_proc *proc)
+{
+	struct uw_proc *p = pr__hashmap_get(&u->procs, pid);
+
+	if (!p) {
+		if (u->procs.n >= MAX_ADDRESS_SPACES)
+			evict_oldest(u);
+		p = calloc(1, sizeof(*p));
+		if (!p)
+			return NULL;
+		p->pid = pid;
+		p->as = unw_create_addr_space(&uw_accessors, 0);
+		if (!p->as || pr__hashmap_put(&u->procs, pid, p)) {
+			if (p->as)
+				unw_destroy_addr_space(p->as);
+			free(p);
+			return NULL;
+		}
+		unw_set_caching_policy(p->as, UNW_CACHE_GLOBAL);
+		unw_set_cache_size(p->as, RS_CACHE_SIZE, 0);
+		p->generation = proc ? proc->generation : 0;
+	}
+	/* Cached register states are by address: stale once mappings
+	 * move (dlclose, exec, a reused pid). */
+	if (proc && proc->generation != p->generation) {
+		unw_flush_cache(p->as, 0, 0);
+		p->generation = proc->generation;
+	}
+	p->last_use = ++u->tick;
+	return p;
+}
+
+/* ---- the unwinder ---- */
+
+struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
+				    const struct pr_unwinder_opts *opts)
+{
+	struct pr_unwinder *u;
+	const char *home = getenv("HOME");
+	size_t extra = PR_OPTS_HAS(opts, nr_debug_dirs) ? opts->nr_debug_dirs : 0;
+
+	if (!model || !PR_OPTS_VALID(opts) || (extra && !opts->debug_dirs)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u)
+		return NULL;
+	u->model = model;
+	if (PR_OPTS_HAS(opts, log_ctx)) {
+		u->lg.fn = opts->log;
+		u->lg.ctx = opts->log_ctx;
+	}
+	u->max_depth = PR_OPTS_GET(opts, max_depth, PR_UNWIND_DEFAULT_DEPTH);
+	if (u->max_depth > PR_UNWIND_MAX_DEPTH)
+		u->max_depth = PR_UNWIND_MAX_DEPTH;
+	u->live = PR_OPTS_HAS(opts, live) && opts->live;
+	u->frame_pointers = !(PR_OPTS_HAS(opts, no_frame_pointers) && opts->no_frame_pointers);
+	u->stats.sz = sizeof(u->stats);
+	/* The caller's directories first, then the system's debug files and
+	 * perf's build-id cache. */
+	u->dirs = calloc(extra + 2, sizeof(char *));
+	if (!u->dirs) {
+		free(u);
+		return NULL;
+	}
+	for (size_t i = 0; i < extra; i++)
+		if (opts->debug_dirs[i])
+			u->dirs[u->nr_dirs++] = strdup(opts->debug_dirs[i]);
+	u->dirs[u->nr_dirs++] = strdup("/usr/lib/debug");
+	if (home) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/.debug", home);
+		u->dirs[u->nr_dirs++] = strdup(path);
+	}
+	for (size_t i = 0; i < u->nr_dirs; i++)
+		if (!u->dirs[i]) {
+			pr_unwinder_free(u);
+			errno = ENOMEM;
+			return NULL;
+		}
+	return u;
+}
+
+void pr_unwinder_free(struct pr_unwinder *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->procs.cap; i++) {
+		struct uw_proc *p = u->procs.slots[i].value;
+
+		if (p) {
+			unw_destroy_addr_space(p->as);
+			free(p);
+		}
+	}
+	pr__hashmap_free(&u->procs);
+	pr__hashmap_free(&u->by_dso);
+	pr__hashmap_free(&u->by_id);
+	for (size_t i = 0; i < u->nr_elves; i++)
+		uw_elf_free(u->elves[i]);
+	free(u->elves);
+	for (size_t i = 0; i < u->nr_synth; i++)
+		free(u->synth[i].image);
+	free(u->synth);
+	for (size_t i = 0; i < u->nr_dirs; i++)
+		free(u->dirs[i]);
+	free(u->dirs);
+	free(u);
+}
+
+/* Mappings perf shows addresses in as they are (no file offsets): its
+ * is_anon_memory() and is_no_dso_memory() names. */
+static bool shown_as_address(const char *path)
+{
+	static const char *const prefixes[] = {
+		"//anon", "/dev/zero", "/anon_hugepage", "[stack", "[heap]", "[vsyscall]",
+	};
+
+	for (size_t i = 0; i < PR_ARRAY_SIZE(prefixes); i++)
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/* The mapped file of frame `f`, and its address as perf shows it. */
+static void place(struct pr_frame *f, const struct pr_proc *proc)
+{
+	const struct pr_map *m = pr__proc_find(proc, f->ip);
+
+	f->dso = m ? m->dso : NULL;
+	f->dso_ip = f->ip;
+	if (m && !shown_as_address(m->dso->path))
+		f->dso_ip = f->ip - m->start + m->pgoff;
+}
+
+/* The kernel part of the call chain, up to the first user context. */
+static size_t kernel_frames(struct pr_unwinder *u, const struct pr_sample *s)
+{
+	bool in_kernel = false;
+	size_t n = 0;
+
+	for (uint64_t i = 0; i < s->nr_callchain && n < MAX_KERNEL_FRAMES; i++) {
+		uint64_t ip = s->callchain[i];
+
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			in_kernel = ip == (uint64_t)PERF_CONTEXT_KERNEL;
+			if (ip == (uint64_t)PERF_CONTEXT_USER)
+				break;
+			continue;
+		}
+		if (!in_kernel)
+			continue;
+		u->frames[n++] = (struct pr_frame){ .ip = ip, .dso_ip = ip,
+						    .flags = PR_FRAME_KERNEL };
+	}
+	return n;
+}
+
+/* Why the step that just failed (ret <= 0) ended the stack. */
+static enum pr_stack_end classify(const struct uw_ctx *c, int ret, int *error)
+{
+	if (c->stack_exhausted)
+		return PR_END_TRUNCATED;
+	if (c->no_info)
+		return c->no_info_unmapped ? PR_END_NO_MAPPING : PR_END_NO_UNWIND_INFO;
+	if (ret == 0)
+		return PR_END_OUTERMOST;
+	*error = -ret;
+	return PR_END_ERROR;
+}
+
+static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
+			struct pr_stack *out)
+{
+	const struct pr_sample *s = &rec->u.sample;
+	const struct pr_proc *proc = pr__model_proc(u->model, rec->pid, false);
+	uint64_t regs[PR_REG_MAX] = { 0 }, sp_prev = 0;
+	struct uw_ctx c;
+	struct uw_proc *p;
+	unw_cursor_t cur;
+	size_t first = out->nr;
+	bool after_signal = false, guessed = false;
+	int ret;
+
+	for (int r = 0; r < PR_REG_MAX; r++)
+		pr_sample_reg(s, (enum pr_reg)r, &regs[r]);
+	memset(&c, 0, sizeof(c));
+	c.u = u;
+	c.proc = proc;
+	c.pid = rec->pid;
+	c.regs = regs;
+	c.reg_mask = s->regs_mask;
+	c.sp = s->stack_addr;
+	c.stack = s->stack;
+	c.stack_size = s->stack ? s->stack_dyn_size : 0;
+
+	p = address_space(u, rec->pid, proc);
+	if (!p || (ret = unw_init_remote(&cur, p->as, &c)) < 0) {
+		out->end = PR_END_ERROR;
+		out->error = p ? -ret : ENOMEM;
+		return;
+	}
+	for (;;) {
+		struct pr_frame *f = &u->frames[out->nr];
+		unw_word_t ip = 0, sp = 0;
+		bool signal;
+
+		unw_get_reg(&cur, UNW_REG_IP, &ip);
+		unw_get_reg(&cur, UNW_REG_SP, &sp);
+		f->flags = guessed ? PR_FRAME_FP : 0;
+		if (out->nr > first) {
+			/* A frame that does not move up the stack would loop. */
+			if (!ip || (sp <= sp_prev && !after_signal)) {
+				out->end = ip ? PR_END_ERROR : PR_END_OUTERMOST;
+				if (ip)
+					pr__log(&u->lg, PR_LOG_DEBUG, "pid %u: the frame at 0x%llx "
+						"does not move up the stack (sp 0x%llx after 0x%llx)",
+						rec->pid, (unsigned long long)ip,
+						(unsigned long long)sp, (unsigned long long)sp_prev);
+				break;
+			}
+			/* Callers are attributed to their call instruction;
+			 * code a signal interrupted, to the instruction. */
+			f->ip = after_signal ? ip : ip - 1;
+		} else {
+			f->ip = ip;
+		}
+		signal = unw_is_signal_frame(&cur) > 0;
+		if (signal)
+			f->flags |= PR_FRAME_SIGNAL;
+		place(f, proc);
+		out->nr++;
+		if (out->nr - first >= u->max_depth) {
+			out->end = PR_END_DEPTH;
+			break;
+		}
+		sp_prev = sp;
+		after_signal = signal;
+		c.stack_exhausted = false;
+		c.no_info = c.no_info_unmapped = c.not_code = false;
+		ret = unw_step(&cur);
+		if (ret <= 0) {
+			out->end = classify(&c, ret, &out->error);
+			if (out->end == PR_END_ERROR)
+				pr__log(&u->lg, PR_LOG_DEBUG, "pid %u: unwinding stopped at "
+					"0x%llx: %s", rec->pid, (unsigned long long)ip,
+					unw_strerror(ret));
+			break;
+		}
+		/* Without unwind information for this frame, libunwind took
+		 * the next one from the frame-pointer chain: fine through JIT
+		 * code or a file without CFI, if asked for; never from an
+		 * address that is not code (the stack went wrong before). */
+		guessed = c.no_info;
+		if (guessed && (!u->frame_pointers || c.not_code)) {
+			out->end = c.no_info_unmapped ? PR_END_NO_MAPPING : PR_END_NO_UNWIND_INFO;
+			break;
+		}
+	}
+}
+
+int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
+		       struct pr_stack *out)
+{
+	const struct pr_sample *s;
+
+	if (!u || !rec || !out || rec->type != PR_RECORD_SAMPLE)
+		return -EINVAL;
+	s = &rec->u.sample;
+	memset(out, 0, sizeof(*out));
+	out->frames = u->frames;
+	out->nr = out->nr_kernel = kernel_frames(u, s);
+	if (!s->regs || s->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
+	    !(s->regs_mask >> PR_REG_IP & 1) || !(s->regs_mask >> PR_REG_SP & 1))
+		out->end = PR_END_NO_USER;
+	else
+		user_frames(u, rec, out);
+	u->stats.samples++;
+	u->stats.kernel_frames += out->nr_kernel;
+	u->stats.frames += out->nr - out->nr_kernel;
+	for (size_t i = out->nr_kernel; i < out->nr; i++)
+		u->stats.fp_frames += !!(u->frames[i].flags & PR_FRAME_FP);
+	u->stats.ends[out->end]++;
+	return 0;
+}
+
+int pr_unwinder_stats(const struct pr_unwinder *u, struct pr_unwind_stats *st)
+{
+	size_t sz;
+
+	if (!u || !st || st->sz < sizeof(size_t))
+		return -EINVAL;
+	sz = st->sz < sizeof(*st) ? st->sz : sizeof(*st);
+	memcpy(st, &u->stats, sz);
+	st->sz = sz;
+	return 0;
+}
