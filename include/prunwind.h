@@ -97,6 +97,11 @@ struct pr_unwinder_opts {
 	/* Do not follow frame pointers through code without unwind
 	 * information. */
 	bool no_frame_pointers;
+	/* Step every frame through libunwind.  By default the unwinder
+	 * compiles the common CFA rules once per address range and steps
+	 * through those itself, leaving libunwind the frames they do not
+	 * describe, with the same result; this is for checking that. */
+	bool no_rule_cache;
 	pr_log_fn log;
 	void *log_ctx;
 };
@@ -128,6 +133,9 @@ struct pr_unwind_stats {
 	uint64_t ends[PR_END_MAX]; /* stacks by why they ended */
 	uint64_t files_opened;     /* distinct files loaded */
 	uint64_t files_missing;    /* mapped files that could not be found */
+	/* Samples unwound entirely from compiled rules; the others went
+	 * through libunwind. */
+	uint64_t fast_samples;
 };
 
 /* Copy the counters; set `sz` first.  Returns 0 or -EINVAL. */

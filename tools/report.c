@@ -28,7 +28,8 @@ struct report_args {
 	const char *dirs[MAX_DEBUG_DIRS];
 	size_t nr_dirs;
 	uint32_t max_depth;
-	bool no_fp;
+	int verbose;
+	bool no_fp, no_rule_cache;
 };
 
 struct report {
@@ -75,15 +76,36 @@ static const char *frame_dso(const struct pr_frame *f, uint32_t pid, char *buf,
 	return path;
 }
 
+/* "\t%16" PRIx64 " (", without printf's cost: a report prints one
+ * such line per frame, hundreds of thousands of them. */
+static void put_frame_address(FILE *out, uint64_t v)
+{
+	char buf[20];
+	int i = 18;
+
+	buf[19] = '(';
+	buf[18] = ' ';
+	do {
+		buf[--i] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	while (i > 2)
+		buf[--i] = ' ';
+	buf[--i] = '\t';
+	fwrite(buf + i, 1, sizeof(buf) - (size_t)i, out);
+}
+
 static void print_perf_script(FILE *out, const struct pr_record *rec,
 			      const struct pr_stack *st, const char *comm)
 {
 	char buf[64];
 
 	print_header(out, rec, comm);
-	for (size_t i = 0; i < st->nr; i++)
-		fprintf(out, "\t%16" PRIx64 " (%s)\n", st->frames[i].dso_ip,
-			frame_dso(&st->frames[i], rec->pid, buf, sizeof(buf)));
+	for (size_t i = 0; i < st->nr; i++) {
+		put_frame_address(out, st->frames[i].dso_ip);
+		fputs(frame_dso(&st->frames[i], rec->pid, buf, sizeof(buf)), out);
+		fputs(")\n", out);
+	}
 	fputc('\n', out);
 }
 
@@ -100,7 +122,7 @@ static int on_record(const struct pr_record *rec, void *arg)
 	return 0;
 }
 
-static void summary(const struct pr_unwinder *u)
+static void summary(const struct pr_unwinder *u, int verbose)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
 
@@ -118,6 +140,11 @@ static void summary(const struct pr_unwinder *u)
 	if (st.files_missing)
 		fprintf(stderr, "dwarfsample: %" PRIu64 " mapped files were not found "
 			"(-v names them)\n", st.files_missing);
+	if (verbose && st.samples)
+		fprintf(stderr, "dwarfsample: %.1f%% of samples unwound from compiled "
+			"rules, the rest through libunwind; %" PRIu64 " files opened\n",
+			100.0 * (double)st.fast_samples / (double)st.samples,
+			st.files_opened);
 }
 
 static int run(const struct report_args *a)
@@ -125,7 +152,8 @@ static int run(const struct report_args *a)
 	PR_OPTS(pr_file_opts, fo, .log = ds_log);
 	PR_OPTS(pr_unwinder_opts, uo, .max_depth = a->max_depth,
 		.debug_dirs = a->dirs, .nr_debug_dirs = a->nr_dirs,
-		.no_frame_pointers = a->no_fp, .log = ds_log);
+		.no_frame_pointers = a->no_fp, .no_rule_cache = a->no_rule_cache,
+		.log = ds_log);
 	struct report r = { .out = stdout };
 	struct pr_file *f = pr_file_open(a->input, &fo);
 	int n, ret = 1;
@@ -148,7 +176,7 @@ static int run(const struct report_args *a)
 		n = pr_file_consume(f, on_record, &r);
 		/* Corrupt records were reported and skipped. */
 		ret = n < 0 && n != -EBADMSG;
-		summary(r.u);
+		summary(r.u, a->verbose);
 	}
 	if (fflush(r.out) || (r.out != stdout && fclose(r.out))) {
 		ds_err("writing %s failed: %s", a->output ? a->output : "the output",
@@ -178,11 +206,13 @@ static void usage(FILE *out)
 	      "      --max-depth N        user frames at most (default 127, up to 1024)\n"
 	      "      --no-frame-pointers  stop where unwind information ends instead\n"
 	      "                           of following frame pointers\n"
+	      "      --no-rule-cache      step every frame through libunwind (slower;\n"
+	      "                           the result is the same)\n"
 	      "  -v, --verbose            more diagnostics\n"
 	      "  -h, --help               this help\n", out);
 }
 
-enum { OPT_DEBUG_DIR = 2000, OPT_MAX_DEPTH, OPT_NO_FP };
+enum { OPT_DEBUG_DIR = 2000, OPT_MAX_DEPTH, OPT_NO_FP, OPT_NO_RULE_CACHE };
 
 int ds_cmd_report(int argc, char **argv)
 {
@@ -193,6 +223,7 @@ int ds_cmd_report(int argc, char **argv)
 		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "no-frame-pointers", no_argument, NULL, OPT_NO_FP },
+		{ "no-rule-cache", no_argument, NULL, OPT_NO_RULE_CACHE },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -234,8 +265,11 @@ int ds_cmd_report(int argc, char **argv)
 		case OPT_NO_FP:
 			a.no_fp = true;
 			break;
+		case OPT_NO_RULE_CACHE:
+			a.no_rule_cache = true;
+			break;
 		case 'v':
-			ds_verbose(1);
+			ds_verbose(++a.verbose);
 			break;
 		case 'h':
 			usage(stdout);

@@ -24,7 +24,7 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 
 /* Mappings whose bytes we can have: files, and the vDSO (the running
  * kernel's image, or one found by build-id). */
-static bool has_image(const struct pr_map *m)
+bool uw_has_image(const struct pr_map *m)
 {
 	return m->dso && (m->dso->path[0] == '/' || !strcmp(m->dso->path, "[vdso]"));
 }
@@ -38,6 +38,7 @@ static int search_built(unw_addr_space_t as, struct uw_ctx *c, const struct uw_e
 	unw_dyn_info_t di;
 	uint64_t addr;
 	size_t frames_at;
+	int ret;
 
 	if (!uw_synthetic(c->u, t, bias, &addr, &frames_at))
 		return -UNW_ENOMEM;
@@ -50,7 +51,10 @@ static int search_built(unw_addr_space_t as, struct uw_ctx *c, const struct uw_e
 	/* .eh_frame is read where it is mapped; converted .debug_frame from
 	 * the image. */
 	di.u.rti.segbase = t->frames ? addr + frames_at : e->eh_frame.vaddr + bias;
-	return dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, c);
+	c->reading_cfi = true;
+	ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, c);
+	c->reading_cfi = false;
+	return ret;
 }
 
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
@@ -63,7 +67,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	uint64_t bias;
 	int ret = -UNW_ENOINFO;
 
-	if (!m || !has_image(m)) {
+	if (!m || !uw_has_image(m)) {
 		/* Anonymous executable memory is JIT code, with frame pointers
 		 * if anything; anything else is not code at all. */
 		c->no_info = true;
@@ -88,7 +92,9 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		di.u.rti.segbase = e->eh_hdr_vaddr + bias;
 		di.u.rti.table_data = e->eh_table_vaddr + bias;
 		di.u.rti.table_len = e->fde_count * 8 / sizeof(unw_word_t);
+		c->reading_cfi = true;
 		ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+		c->reading_cfi = false;
 	} else if (e->table == UW_TABLE_EH_FRAME) {
 		ret = search_built(as, c, e, &e->eh, bias, ip, pi, need_unwind_info);
 	}
@@ -117,8 +123,7 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *a
 	return -UNW_ENOINFO;
 }
 
-/* A read from the files: the region last hit first, then the mapping. */
-static int read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val)
+int uw_read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 {
 	const struct pr_map *m;
 	const struct uw_elf *e;
@@ -129,7 +134,7 @@ static int read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 		return 0;
 	}
 	m = pr__proc_find(c->proc, addr);
-	if (!m || (m->prot & PROT_WRITE) || !has_image(m))
+	if (!m || (m->prot & PROT_WRITE) || !uw_has_image(m))
 		return -1;
 	e = uw_resolve(c->u, c->pid, m);
 	if (!e)
@@ -146,27 +151,56 @@ static int read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 	return 0;
 }
 
-static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
-		      int write, void *arg)
+/*
+ * While libunwind reads a CIE, it also loads the personality routine's
+ * address, which GCC's CIEs give indirectly: through a DW.ref.* variable
+ * in .data or a GOT entry, writable and relocated at run time, so not in
+ * the snapshot.  Remote unwinding never calls the routine; the file's
+ * bytes there stand in for it, so that a CIE with a personality (every
+ * function with cleanups, much of libc) still unwinds.
+ */
+static int read_personality(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 {
-	struct uw_ctx *c = arg;
+	const struct pr_map *m = pr__proc_find(c->proc, addr);
+	const struct uw_elf *e;
+	uint64_t off;
+
+	if (!m || !uw_has_image(m) || !(e = uw_resolve(c->u, c->pid, m)))
+		return -1;
+	off = addr - m->start + m->pgoff;
+	if (off > e->size || e->size - off < 8)
+		return -1;
+	memcpy(val, e->data + off, 8);
+	return 0;
+}
+
+int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
+{
 	uint64_t top = c->sp + c->stack_size;
 
-	(void)as;
-	if (write)
-		return -UNW_EINVAL;
 	if (addr >= c->sp && addr < top && top - addr >= 8) {
 		memcpy(val, c->stack + (addr - c->sp), 8);
 		return 0;
 	}
 	if (addr >= UW_SYNTHETIC_BASE)
-		return uw_synthetic_read(c->u, addr, val) ? -UNW_EINVAL : 0;
-	if (!read_file(c, addr, val))
+		return uw_synthetic_read(c->u, addr, val);
+	if (!uw_read_file(c, addr, val))
+		return 0;
+	if (c->reading_cfi && !read_personality(c, addr, val))
 		return 0;
 	/* Past the copied stack, but where the stack would go on. */
 	if (addr >= top - 7 && addr - top < STACK_SLACK)
 		c->stack_exhausted = true;
-	return -UNW_EINVAL;
+	return -1;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val,
+		      int write, void *arg)
+{
+	(void)as;
+	if (write)
+		return -UNW_EINVAL;
+	return uw_read_mem(arg, addr, val) ? -UNW_EINVAL : 0;
 }
 
 /* libunwind's x86-64 register numbers, as perf numbers them. */

@@ -314,3 +314,336 @@ unsigned char *uw_cfi_image(const struct uw_cfi_table *t, uint64_t bias,
 	*frames_at = table;
 	return img;
 }
+
+/* ---- one row of a CFA program, compiled for the fast path ---- */
+
+/* DWARF's x86-64 register numbers that matter here; libunwind keeps
+ * rules for columns 0-16 and refuses the others. */
+#define DW_RBP 6
+#define DW_RSP 7
+#define DW_RA 16
+#define DW_NUM_COLUMNS 17
+#define MAX_REMEMBERED 8
+
+enum { COL_SAME, COL_UNDEF, COL_AT_CFA, COL_OTHER };
+
+struct col {
+	uint8_t how;
+	int64_t off;
+};
+
+struct row_state {
+	uint64_t cfa_reg;
+	int64_t cfa_off;
+	bool cfa_expr;
+	struct col rbp, rsp, ra;
+};
+
+struct cie_info {
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra;
+	uint8_t fde_enc;
+	bool z, signal;
+	const unsigned char *insns, *end;
+};
+
+/* The CIE at `cie` (its length field), in a buffer whose first byte is
+ * at link-time `vaddr`.  false when it is not one the fast path reads. */
+static bool read_cie(const unsigned char *buf, size_t size, size_t cie, struct cie_info *ci)
+{
+	struct cur c;
+	uint32_t len, id;
+	const char *aug;
+	uint8_t version;
+
+	if (cie > size || size - cie < 9)
+		return false;
+	memcpy(&len, buf + cie, 4);
+	memcpy(&id, buf + cie + 4, 4);
+	if (len == 0xffffffffu || len < 5 || len > size - cie - 4 || id != 0)
+		return false;
+	c = (struct cur){ buf + cie + 8, buf + cie + 4 + len, false };
+	version = (uint8_t)get(&c, 1);
+	if (c.bad || (version != 1 && version != 3 && version != 4))
+		return false;
+	aug = (const char *)c.p;
+	if (!memchr(aug, '\0', (size_t)(c.end - c.p)))
+		return false;
+	c.p += strlen(aug) + 1;
+	if (version == 4 && (get(&c, 1) != 8 || get(&c, 1) != 0))
+		return false;
+	memset(ci, 0, sizeof(*ci));
+	ci->code_align = uleb(&c);
+	ci->data_align = sleb(&c);
+	ci->ra = version == 1 ? get(&c, 1) : uleb(&c);
+	ci->fde_enc = DW_EH_PE_absptr;
+	if (aug[0] == 'z') {
+		uint64_t n = uleb(&c);
+		const unsigned char *data_end;
+
+		if (c.bad || n > (uint64_t)(c.end - c.p))
+			return false;
+		data_end = c.p + n;
+		ci->z = true;
+		for (const char *a = aug + 1; *a && !c.bad; a++) {
+			if (*a == 'R') {
+				ci->fde_enc = (uint8_t)get(&c, 1);
+			} else if (*a == 'P') {
+				encoded(&c, (uint8_t)get(&c, 1) & 0x7f, 0);
+			} else if (*a == 'L') {
+				get(&c, 1);
+			} else if (*a == 'S') {
+				ci->signal = true;
+			} else if (*a != 'B') {
+				return false;
+			}
+		}
+		c.p = data_end;
+	} else if (aug[0]) {
+		return false;
+	}
+	ci->insns = c.p;
+	ci->end = c.end;
+	return !c.bad && ci->fde_enc != DW_EH_PE_omit;
+}
+
+static struct col *column(struct row_state *s, const struct cie_info *ci, uint64_t reg,
+			  struct col *ignored, bool *bad)
+{
+	if (reg >= DW_NUM_COLUMNS) {
+		*bad = true;
+		return ignored;
+	}
+	if (reg == ci->ra)
+		return &s->ra;
+	if (reg == DW_RBP)
+		return &s->rbp;
+	if (reg == DW_RSP)
+		return &s->rsp;
+	return ignored;
+}
+
+/*
+ * Run CFA instructions [c->p, c->end) from `*loc`.  For an FDE
+ * (`init` set: the CIE's rules, for DW_CFA_restore), stop at the row
+ * holding `addr`, setting *next to where the following row starts.
+ * false when an instruction is one the fast path does not follow.
+ */
+static bool run(struct cur *c, const struct cie_info *ci, struct row_state *s,
+		const struct row_state *init, uint64_t *loc, uint64_t addr, uint64_t *next)
+{
+	struct row_state stack[MAX_REMEMBERED];
+	size_t depth = 0;
+	struct col ignored;
+	bool bad = false;
+
+	while (c->p < c->end && !c->bad && !bad) {
+		uint8_t op = (uint8_t)get(c, 1);
+		uint64_t operand = op & 0x3f, reg, delta = 0;
+		struct col *col;
+
+		switch (op & 0xc0) {
+		case 0x40:              /* DW_CFA_advance_loc */
+			delta = operand;
+			goto advance;
+		case 0x80:              /* DW_CFA_offset */
+			col = column(s, ci, operand, &ignored, &bad);
+			col->how = COL_AT_CFA;
+			col->off = (int64_t)uleb(c) * ci->data_align;
+			continue;
+		case 0xc0:              /* DW_CFA_restore */
+			col = column(s, ci, operand, &ignored, &bad);
+			if (!init)
+				return false;
+			*col = *column((struct row_state *)init, ci, operand, &ignored, &bad);
+			continue;
+		}
+		switch (op) {
+		case 0x00:              /* DW_CFA_nop */
+			break;
+		case 0x02:              /* DW_CFA_advance_loc1 */
+			delta = get(c, 1);
+			goto advance;
+		case 0x03:              /* DW_CFA_advance_loc2 */
+			delta = get(c, 2);
+			goto advance;
+		case 0x04:              /* DW_CFA_advance_loc4 */
+			delta = get(c, 4);
+			goto advance;
+		case 0x05:              /* DW_CFA_offset_extended */
+			col = column(s, ci, uleb(c), &ignored, &bad);
+			col->how = COL_AT_CFA;
+			col->off = (int64_t)uleb(c) * ci->data_align;
+			break;
+		case 0x11:              /* DW_CFA_offset_extended_sf */
+			col = column(s, ci, uleb(c), &ignored, &bad);
+			col->how = COL_AT_CFA;
+			col->off = sleb(c) * ci->data_align;
+			break;
+		case 0x2f:              /* DW_CFA_GNU_negative_offset_extended */
+			col = column(s, ci, uleb(c), &ignored, &bad);
+			col->how = COL_AT_CFA;
+			col->off = -((int64_t)uleb(c) * ci->data_align);
+			break;
+		case 0x06:              /* DW_CFA_restore_extended */
+			reg = uleb(c);
+			col = column(s, ci, reg, &ignored, &bad);
+			if (!init)
+				return false;
+			*col = *column((struct row_state *)init, ci, reg, &ignored, &bad);
+			break;
+		case 0x07:              /* DW_CFA_undefined */
+			column(s, ci, uleb(c), &ignored, &bad)->how = COL_UNDEF;
+			break;
+		case 0x08:              /* DW_CFA_same_value */
+			column(s, ci, uleb(c), &ignored, &bad)->how = COL_SAME;
+			break;
+		case 0x09:              /* DW_CFA_register */
+			column(s, ci, uleb(c), &ignored, &bad)->how = COL_OTHER;
+			if (uleb(c) >= DW_NUM_COLUMNS)
+				bad = true;
+			break;
+		case 0x14:              /* DW_CFA_val_offset */
+		case 0x15:              /* DW_CFA_val_offset_sf */
+			column(s, ci, uleb(c), &ignored, &bad)->how = COL_OTHER;
+			uleb(c);
+			break;
+		case 0x10:              /* DW_CFA_expression */
+		case 0x16:              /* DW_CFA_val_expression */
+			column(s, ci, uleb(c), &ignored, &bad)->how = COL_OTHER;
+			reg = uleb(c);
+			if (reg > (uint64_t)(c->end - c->p))
+				return false;
+			c->p += reg;
+			break;
+		case 0x0a:              /* DW_CFA_remember_state */
+			if (depth == MAX_REMEMBERED)
+				return false;
+			stack[depth++] = *s;
+			break;
+		case 0x0b:              /* DW_CFA_restore_state */
+			if (!depth)
+				return false;
+			*s = stack[--depth];
+			break;
+		case 0x0c:              /* DW_CFA_def_cfa */
+			s->cfa_reg = uleb(c);
+			s->cfa_off = (int64_t)uleb(c);
+			s->cfa_expr = false;
+			break;
+		case 0x12:              /* DW_CFA_def_cfa_sf */
+			s->cfa_reg = uleb(c);
+			s->cfa_off = sleb(c) * ci->data_align;
+			s->cfa_expr = false;
+			break;
+		case 0x0d:              /* DW_CFA_def_cfa_register */
+			s->cfa_reg = uleb(c);
+			s->cfa_expr = false;
+			break;
+		case 0x0e:              /* DW_CFA_def_cfa_offset */
+			s->cfa_off = (int64_t)uleb(c);
+			break;
+		case 0x13:              /* DW_CFA_def_cfa_offset_sf */
+			s->cfa_off = sleb(c) * ci->data_align;
+			break;
+		case 0x0f:              /* DW_CFA_def_cfa_expression */
+			s->cfa_expr = true;
+			reg = uleb(c);
+			if (reg > (uint64_t)(c->end - c->p))
+				return false;
+			c->p += reg;
+			break;
+		case 0x2e:              /* DW_CFA_GNU_args_size */
+			uleb(c);
+			break;
+		default:                /* set_loc, MIPS/SPARC extensions, unknown */
+			return false;
+		}
+		continue;
+advance:
+		/* The CIE's instructions describe the function's entry. */
+		if (!init)
+			return false;
+		if (addr < *loc + delta * ci->code_align) {
+			*next = *loc + delta * ci->code_align;
+			return !c->bad && !bad;
+		}
+		*loc += delta * ci->code_align;
+	}
+	return !c->bad && !bad;
+}
+
+static bool fits32(int64_t v)
+{
+	return v >= INT32_MIN && v <= INT32_MAX;
+}
+
+/* The state at a row as the fast path's rule, or not usable. */
+static void compile(const struct row_state *s, bool signal, struct uw_rule *r)
+{
+	r->usable = !signal && !s->cfa_expr && (s->cfa_reg == DW_RSP || s->cfa_reg == DW_RBP) &&
+		    fits32(s->cfa_off) && s->rsp.how == COL_SAME &&
+		    s->rbp.how != COL_OTHER && fits32(s->rbp.off) &&
+		    (s->ra.how == COL_AT_CFA || s->ra.how == COL_UNDEF) && fits32(s->ra.off);
+	if (!r->usable)
+		return;
+	r->cfa_rbp = s->cfa_reg == DW_RBP;
+	r->cfa_off = (int32_t)s->cfa_off;
+	r->rbp = s->rbp.how == COL_SAME ? UW_LOC_SAME :
+		 s->rbp.how == COL_UNDEF ? UW_LOC_UNDEF : UW_LOC_AT_CFA;
+	r->rbp_off = (int32_t)s->rbp.off;
+	r->ra = s->ra.how == COL_UNDEF ? UW_LOC_UNDEF : UW_LOC_AT_CFA;
+	r->ra_off = (int32_t)s->ra.off;
+}
+
+int uw_cfi_row(const unsigned char *buf, size_t size, uint64_t vaddr, size_t fde,
+	       uint64_t addr, struct uw_rule *r)
+{
+	struct row_state s, init;
+	struct cie_info ci;
+	struct cur c;
+	uint32_t len, id;
+	uint64_t start, range, loc, next;
+
+	memset(r, 0, sizeof(*r));
+	if (fde > size || size - fde < 8)
+		return -1;
+	memcpy(&len, buf + fde, 4);
+	memcpy(&id, buf + fde + 4, 4);
+	if (len == 0xffffffffu || len < 4 || len > size - fde - 4 || id == 0 || id > fde + 4)
+		return -1;
+	if (!read_cie(buf, size, fde + 4 - id, &ci))
+		return -1;
+	c = (struct cur){ buf + fde + 8, buf + fde + 4 + len, false };
+	start = encoded(&c, ci.fde_enc, vaddr + fde + 8);
+	range = encoded(&c, ci.fde_enc & 0x0f, 0);
+	if (c.bad)
+		return -1;
+	if (addr < start || addr - start >= range)
+		return 0;
+	if (ci.z) {
+		uint64_t n = uleb(&c);
+
+		if (c.bad || n > (uint64_t)(c.end - c.p))
+			return -1;
+		c.p += n;
+	}
+	/* Unusable rows still say where they end, so the next lookup in
+	 * the same row does not interpret the FDE again. */
+	r->lo = start;
+	r->hi = start + range;
+	memset(&s, 0, sizeof(s));
+	loc = start;
+	if (ci.ra != DW_RA ||
+	    !run(&(struct cur){ ci.insns, ci.end, false }, &ci, &s, NULL, &loc, addr, &next))
+		return 1;
+	init = s;
+	next = start + range;
+	if (!run(&c, &ci, &s, &init, &loc, addr, &next))
+		return 1;
+	r->lo = loc;
+	r->hi = next;
+	compile(&s, ci.signal, r);
+	return 1;
+}

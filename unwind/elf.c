@@ -64,6 +64,22 @@ int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, uint64_t *val)
 	return -1;
 }
 
+const unsigned char *uw_elf_segment(const struct uw_elf *e, uint64_t vaddr, size_t *size,
+				    uint64_t *seg_vaddr)
+{
+	for (size_t i = 0; i < e->nr_seg; i++) {
+		const struct uw_segment *s = &e->seg[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz &&
+		    in_image(e, s->offset, s->filesz)) {
+			*size = (size_t)s->filesz;
+			*seg_vaddr = s->vaddr;
+			return e->data + s->offset;
+		}
+	}
+	return NULL;
+}
+
 uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m)
 {
 	/* The segment the mapping's file offset falls in: its bytes at
@@ -273,6 +289,7 @@ void uw_elf_free(struct uw_elf *e)
 		free((void *)e->data);
 	uw_cfi_table_free(&e->eh);
 	uw_cfi_table_free(&e->dbg);
+	free(e->rules);
 	free(e->debuglink);
 	free(e->origin);
 	free(e->path);

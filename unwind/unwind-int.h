@@ -43,6 +43,28 @@ struct uw_cfi_table {
 	size_t frames_size;
 };
 
+/* Where the fast path finds rbp or the return address of the caller. */
+enum uw_loc {
+	UW_LOC_SAME,                 /* unchanged */
+	UW_LOC_UNDEF,                /* undefined: the outermost frame */
+	UW_LOC_AT_CFA,               /* saved at CFA + offset */
+};
+
+/*
+ * One row of a CFA program compiled for x86-64, for link-time addresses
+ * [lo, hi): the CFA is rsp or rbp plus an offset, rbp and the return
+ * address are unchanged, undefined or saved at CFA + offset.  Rows
+ * anything else describes (expressions, other registers, signal frames)
+ * are not `usable`: libunwind unwinds those.
+ */
+struct uw_rule {
+	uint64_t lo, hi;
+	int32_t cfa_off, rbp_off, ra_off;
+	uint8_t usable;
+	uint8_t cfa_rbp;             /* CFA from rbp, else from rsp */
+	uint8_t rbp, ra;             /* enum uw_loc */
+};
+
 /* A mapped ELF file, opened once and shared by every process mapping it. */
 struct uw_elf {
 	char *path;                  /* what was opened, for messages */
@@ -70,6 +92,9 @@ struct uw_elf {
 	 * a separate debug file: loaded on the first miss. */
 	bool dbg_tried;
 	struct uw_cfi_table dbg;
+	/* Rows compiled so far, sorted by lo, not overlapping. */
+	struct uw_rule *rules;
+	size_t nr_rules, cap_rules;
 };
 
 /* ---- elf.c ---- */
@@ -90,6 +115,11 @@ uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m);
  * read-only contents.  0, or -1 when the address is not file-backed. */
 int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, uint64_t *val);
 
+/* The file bytes of the loaded segment holding link-time address
+ * `vaddr`: their start (at link-time *seg_vaddr) and *size; or NULL. */
+const unsigned char *uw_elf_segment(const struct uw_elf *e, uint64_t vaddr, size_t *size,
+				    uint64_t *seg_vaddr);
+
 
 /* ---- cfi.c ---- */
 
@@ -101,12 +131,27 @@ int uw_cfi_load_debug_frame(struct uw_elf *e, const struct uw_elf *src,
 			    const struct pr_logger *lg);
 void uw_cfi_table_free(struct uw_cfi_table *t);
 
+/* The row for link-time address `addr` of the FDE at offset `fde` of
+ * `buf` (frames in .eh_frame's conventions, the first byte at link-time
+ * `vaddr`).  1 when the FDE covers `addr` (*r filled in, perhaps not
+ * usable), 0 when it does not, -1 when it cannot be read. */
+int uw_cfi_row(const unsigned char *buf, size_t size, uint64_t vaddr, size_t fde,
+	       uint64_t addr, struct uw_rule *r);
+
 /* The bytes libunwind reads for a table we built: the index entries (as
  * .eh_frame_hdr's table lays them out), then any converted frames with
  * their FDE addresses moved by `bias`.  Allocated; the caller frees.
  * *frames_at is where the FDEs start in the image. */
 unsigned char *uw_cfi_image(const struct uw_cfi_table *t, uint64_t bias,
 			    size_t *size, size_t *frames_at);
+
+/* ---- rules.c ---- */
+
+/* The compiled row for link-time address `addr` of `e`, found through
+ * the same tables libunwind searches; not usable where there is no
+ * unwind information.  false only when out of memory. */
+bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr,
+		  struct uw_rule *out);
 
 /* ---- accessors.c ---- */
 
@@ -125,12 +170,22 @@ struct uw_ctx {
 	bool no_info;                /* find_proc_info found no unwind info */
 	bool no_info_unmapped;       /* ... the address is in no file mapping */
 	bool not_code;               /* ... nor in any executable mapping */
+	bool reading_cfi;            /* libunwind is in a CIE or FDE */
 	/* Last file region read: most reads hit the same one. */
 	uint64_t hit_lo, hit_hi;
 	const unsigned char *hit_data;
 };
 
 extern unw_accessors_t uw_accessors;
+
+/* Memory as libunwind's access_mem sees it: the copied stack, the tables
+ * we built, the mapped files' read-only bytes.  0, or -1 (setting
+ * c->stack_exhausted for a read just past the copied stack). */
+int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val);
+/* Only the mapped files' read-only bytes; the region last hit first. */
+int uw_read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val);
+/* Mappings whose bytes we can have: files, and the vDSO. */
+bool uw_has_image(const struct pr_map *m);
 
 /* ---- unwinder.c (for the accessors) ---- */
 

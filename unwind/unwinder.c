@@ -24,12 +24,25 @@
 #define RS_CACHE_SIZE 1024
 /* The kernel's part of a call chain is capped at perf_event_max_stack. */
 #define MAX_KERNEL_FRAMES 512
+/* The fast path's cache of frames by address, direct-mapped. */
+#define FRAME_CACHE_BITS 14
 
 struct uw_proc {
 	uint32_t pid;
 	unw_addr_space_t as;
 	uint64_t generation;       /* of the model's process when flushed */
 	uint64_t last_use;
+};
+
+/* What the fast path knows of a frame at `ip` (a return address, or the
+ * sampled address of a leaf) in a process's mappings of `generation`:
+ * the mapping it is attributed to and the compiled rule that unwinds it. */
+struct uw_frame_info {
+	uint64_t generation;       /* 0: empty (model generations start at 1) */
+	uint64_t key;              /* ip << 1 | leaf */
+	const struct pr_map *map;
+	uint64_t dso_delta;        /* dso_ip - ip for frames here (see place_in) */
+	struct uw_rule rule;       /* usable false: leave the sample to libunwind */
 };
 
 struct uw_synth {
@@ -58,6 +71,9 @@ struct pr_unwinder {
 
 	struct uw_synth *synth;    /* tables built for files without a header */
 	size_t nr_synth;
+
+	bool rule_cache;
+	struct uw_frame_info *frame_cache;
 
 	struct pr_frame frames[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
 	struct pr_unwind_stats stats;
@@ -469,6 +485,14 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 		u->max_depth = PR_UNWIND_MAX_DEPTH;
 	u->live = PR_OPTS_HAS(opts, live) && opts->live;
 	u->frame_pointers = !(PR_OPTS_HAS(opts, no_frame_pointers) && opts->no_frame_pointers);
+	u->rule_cache = !(PR_OPTS_HAS(opts, no_rule_cache) && opts->no_rule_cache);
+	if (u->rule_cache) {
+		u->frame_cache = calloc(1u << FRAME_CACHE_BITS, sizeof(*u->frame_cache));
+		if (!u->frame_cache) {
+			free(u);
+			return NULL;
+		}
+	}
 	u->stats.sz = sizeof(u->stats);
 	/* The caller's directories first, then the system's debug files and
 	 * perf's build-id cache. */
@@ -520,6 +544,7 @@ void pr_unwinder_free(struct pr_unwinder *u)
 	for (size_t i = 0; i < u->nr_dirs; i++)
 		free(u->dirs[i]);
 	free(u->dirs);
+	free(u->frame_cache);
 	free(u);
 }
 
@@ -537,15 +562,22 @@ static bool shown_as_address(const char *path)
 	return false;
 }
 
-/* The mapped file of frame `f`, and its address as perf shows it. */
+/* What to add to an address in mapping `m` to show it as perf does. */
+static uint64_t dso_delta(const struct pr_map *m)
+{
+	return m && !shown_as_address(m->dso->path) ? m->pgoff - m->start : 0;
+}
+
+/* Frame `f` in mapping `m` (or none), its address as perf shows it. */
+static void place_in(struct pr_frame *f, const struct pr_map *m)
+{
+	f->dso = m ? m->dso : NULL;
+	f->dso_ip = f->ip + dso_delta(m);
+}
+
 static void place(struct pr_frame *f, const struct pr_proc *proc)
 {
-	const struct pr_map *m = pr__proc_find(proc, f->ip);
-
-	f->dso = m ? m->dso : NULL;
-	f->dso_ip = f->ip;
-	if (m && !shown_as_address(m->dso->path))
-		f->dso_ip = f->ip - m->start + m->pgoff;
+	place_in(f, pr__proc_find(proc, f->ip));
 }
 
 /* The kernel part of the call chain, up to the first user context. */
@@ -569,6 +601,126 @@ static size_t kernel_frames(struct pr_unwinder *u, const struct pr_sample *s)
 						    .flags = PR_FRAME_KERNEL };
 	}
 	return n;
+}
+
+/* ---- the fast path: compiled rules, no libunwind ---- */
+
+/* The bytes a sigreturn trampoline starts with (mov $0xf, %rax), as
+ * unw_is_signal_frame() looks for them. */
+#define SIGRETURN_MOV UINT64_C(0x0f0000000fc0c748)
+
+/* What the frame at `ip` needs, from the cache or found once. */
+static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_ctx *c,
+					      uint64_t ip, bool leaf)
+{
+	uint64_t key = ip << 1 | leaf, gen = c->proc->generation;
+	uint64_t h = (key ^ gen * UINT64_C(0x9e3779b97f4a7c15)) * UINT64_C(0xff51afd7ed558ccd);
+	struct uw_frame_info *fi = &u->frame_cache[h >> (64 - FRAME_CACHE_BITS)];
+	uint64_t addr = leaf ? ip : ip - 1, w0;
+	struct uw_elf *e;
+	uint64_t bias;
+
+	if (fi->generation == gen && fi->key == key)
+		return fi;
+	memset(fi, 0, sizeof(*fi));
+	fi->map = pr__proc_find(c->proc, addr);
+	fi->dso_delta = dso_delta(fi->map);
+	if (!fi->map || !uw_has_image(fi->map) || !(e = uw_resolve(u, c->pid, fi->map)))
+		goto done;
+	bias = uw_elf_bias(e, fi->map);
+	if (addr < e->text_lo + bias || addr >= e->text_hi + bias)
+		goto done;
+	/* A signal trampoline is libunwind's to step through. */
+	if (!uw_read_file(c, ip, &w0) && w0 == SIGRETURN_MOV)
+		goto done;
+	if (!uw_rule_find(u, e, addr - bias, &fi->rule))
+		return NULL;
+done:
+	fi->generation = gen;
+	fi->key = key;
+	return fi;
+}
+
+enum { BP_VALUE, BP_SAVED, BP_UNDEF };
+
+/*
+ * Unwind the user stack from compiled rules, exactly as libunwind would
+ * (the same tables, the same reads, the same ends).  true when done;
+ * false at the first frame the rules do not model, for libunwind to
+ * unwind the sample from the start.
+ */
+static bool fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *out)
+{
+	uint64_t ip = c->regs[PR_REG_IP], sp = c->regs[PR_REG_SP], bp = c->regs[PR_REG_BP];
+	uint64_t bp_at = 0, cfa, ra;
+	int bp_state = BP_VALUE;
+	size_t first = out->nr;
+
+	if (!c->proc || !(c->reg_mask >> PR_REG_BP & 1))
+		return false;
+	for (;;) {
+		bool leaf = out->nr == first;
+		struct pr_frame *f = &u->frames[out->nr];
+		const struct uw_frame_info *fi;
+		const struct uw_rule *r;
+
+		/* Code is never in the copied stack; a sample that says so
+		 * is libunwind's to make sense of. */
+		if (ip - c->sp < c->stack_size + 16)
+			return false;
+		fi = frame_info(u, c, ip, leaf);
+		if (!fi || !fi->rule.usable)
+			return false;
+		r = &fi->rule;
+		f->ip = leaf ? ip : ip - 1;
+		f->flags = 0;
+		f->dso = fi->map->dso;
+		f->dso_ip = f->ip + fi->dso_delta;
+		out->nr++;
+		if (out->nr - first >= u->max_depth) {
+			out->end = PR_END_DEPTH;
+			return true;
+		}
+		c->stack_exhausted = false;
+		if (r->cfa_rbp) {
+			if (bp_state == BP_UNDEF)
+				return false;
+			if (bp_state == BP_SAVED) {
+				if (uw_read_mem(c, bp_at, &bp))
+					goto failed;
+				bp_state = BP_VALUE;
+			}
+			cfa = bp + (uint64_t)(int64_t)r->cfa_off;
+		} else {
+			cfa = sp + (uint64_t)(int64_t)r->cfa_off;
+		}
+		if (r->rbp == UW_LOC_AT_CFA) {
+			bp_state = BP_SAVED;
+			bp_at = cfa + (uint64_t)(int64_t)r->rbp_off;
+		} else if (r->rbp == UW_LOC_UNDEF) {
+			bp_state = BP_UNDEF;
+		}
+		ra = 0;
+		if (r->ra == UW_LOC_AT_CFA && uw_read_mem(c, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
+			goto failed;
+		/* The x86-64 ABI ends a chain with an undefined return
+		 * address or rbp. */
+		if (!ra || bp_state == BP_UNDEF) {
+			out->end = PR_END_OUTERMOST;
+			return true;
+		}
+		/* A frame that does not move up the stack: libunwind's
+		 * verdict, and its message. */
+		if (cfa <= sp)
+			return false;
+		ip = ra;
+		sp = cfa;
+	}
+failed:
+	if (!c->stack_exhausted)
+		return false;
+	out->end = PR_END_TRUNCATED;
+	return true;
 }
 
 /* Why the step that just failed (ret <= 0) ended the stack. */
@@ -609,6 +761,16 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	c.stack = s->stack;
 	c.stack_size = s->stack ? s->stack_dyn_size : 0;
 
+	if (u->rule_cache) {
+		if (fast_frames(u, &c, out)) {
+			u->stats.fast_samples++;
+			return;
+		}
+		/* Start again, all through libunwind. */
+		out->nr = first;
+		out->end = PR_END_OUTERMOST;
+		c.stack_exhausted = false;
+	}
 	p = address_space(u, rec->pid, proc);
 	if (!p || (ret = unw_init_remote(&cur, p->as, &c)) < 0) {
 		out->end = PR_END_ERROR;
