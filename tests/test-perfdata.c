@@ -7,6 +7,7 @@
  * replays identically on any machine.
  */
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -99,6 +100,26 @@ static void write_built(struct pr_writer *w, const struct synth *s, size_t from)
 #define GHOST_PID 0x7ffffff0u
 
 static char tmpdir[256];
+
+/* After each test (in its own process): the files it wrote, and the
+ * directory. */
+static void remove_tmpdir(void)
+{
+	DIR *d;
+	struct dirent *de;
+	char path[512];
+
+	if (!tmpdir[0] || !(d = opendir(tmpdir)))
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", tmpdir, de->d_name);
+			unlink(path);
+		}
+	closedir(d);
+	rmdir(tmpdir);
+	tmpdir[0] = '\0';
+}
 
 static const char *tmp_path(const char *name)
 {
@@ -748,6 +769,7 @@ int main(void)
 	TCase *tc = tcase_create("files");
 
 	tcase_set_timeout(tc, 120);
+	tcase_add_checked_fixture(tc, NULL, remove_tmpdir);
 	tcase_add_test(tc, what_the_writer_writes_the_reader_reads_in_time_order);
 	tcase_add_test(tc, features_describe_the_recording);
 	tcase_add_test(tc, a_wrong_magic_is_refused);
