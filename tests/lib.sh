@@ -1,4 +1,4 @@
-# shellcheck shell=sh disable=SC2034 # fail is read by the sourcing script
+# shellcheck shell=sh disable=SC2034 # fail and tmp are read by the sourcing script
 # Shared by the shell tests: TAP-style checks.  Source it, then call
 #     check "what must hold" command args...
 # and end with `exit $fail`.
@@ -12,4 +12,18 @@ check() { # description, command...
 		echo "not ok - $desc"
 		fail=1
 	fi
+}
+
+# Skip (77) unless Linux perf, the oracle, is installed.
+need_perf() {
+	if ! perf --version >/dev/null 2>&1; then
+		echo "SKIP: Linux perf is not installed (Debian: apt-get install linux-perf)"
+		exit 77
+	fi
+}
+
+# A scratch directory in $tmp, removed on exit.
+make_tmp() {
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
 }

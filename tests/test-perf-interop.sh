@@ -8,14 +8,10 @@
 set -u
 ds=$1
 workload=$2
-if ! perf --version >/dev/null 2>&1; then
-	echo "SKIP: Linux perf is not installed (Debian: apt-get install linux-perf)"
-	exit 77
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
+need_perf
+make_tmp
 
 # perf's file, read by us.
 perf record -q -F 999 --call-graph dwarf -o "$tmp/perf.data" -- \

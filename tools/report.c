@@ -138,8 +138,9 @@ static void summary(const struct pr_unwinder *u, int verbose)
 				100.0 * (double)st.ends[e] / (double)st.samples);
 	fputc('\n', stderr);
 	if (st.files_missing)
-		fprintf(stderr, "dwarfsample: %" PRIu64 " mapped files were not found "
-			"(-v names them)\n", st.files_missing);
+		fprintf(stderr, "dwarfsample: %" PRIu64 " mapped file%s not found "
+			"(-v names them)\n", st.files_missing,
+			st.files_missing == 1 ? " was" : "s were");
 	if (verbose && st.samples)
 		fprintf(stderr, "dwarfsample: %.1f%% of samples unwound from compiled "
 			"rules, the rest through libunwind; %" PRIu64 " files opened\n",

@@ -26,7 +26,11 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
  * kernel's image, or one found by build-id). */
 bool uw_has_image(const struct pr_map *m)
 {
-	return m->dso && (m->dso->path[0] == '/' || !strcmp(m->dso->path, "[vdso]"));
+	const char *path = m->dso ? m->dso->path : "";
+
+	if (path[0] == '/')
+		return !uw_shown_as_address(path) && strncmp(path, "/SYSV", 5);
+	return !strcmp(path, "[vdso]");
 }
 
 /* Search one of our built tables (IP_OFFSET: entries relative to the
@@ -79,6 +83,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	bias = e ? uw_elf_bias(e, m) : 0;
 	if (!e || ip < e->text_lo + bias || ip >= e->text_hi + bias) {
 		c->no_info = true;
+		c->file_missing = !e;
 		c->not_code = !(m->prot & PROT_EXEC);
 		return -UNW_ENOINFO;
 	}

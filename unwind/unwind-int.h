@@ -170,6 +170,7 @@ struct uw_ctx {
 	bool no_info;                /* find_proc_info found no unwind info */
 	bool no_info_unmapped;       /* ... the address is in no file mapping */
 	bool not_code;               /* ... nor in any executable mapping */
+	bool file_missing;           /* ... its mapped file was not found */
 	bool reading_cfi;            /* libunwind is in a CIE or FDE */
 	/* Last file region read: most reads hit the same one. */
 	uint64_t hit_lo, hit_hi;
@@ -186,6 +187,13 @@ int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val);
 int uw_read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val);
 /* Mappings whose bytes we can have: files, and the vDSO. */
 bool uw_has_image(const struct pr_map *m);
+
+/* ---- unwinder.c ---- */
+
+/* Mappings perf shows addresses in as they are, not as file offsets:
+ * anonymous memory and the like (its is_anon_memory() and
+ * is_no_dso_memory() names). */
+bool uw_shown_as_address(const char *path);
 
 /* ---- unwinder.c (for the accessors) ---- */
 

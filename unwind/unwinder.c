@@ -548,9 +548,7 @@ void pr_unwinder_free(struct pr_unwinder *u)
 	free(u);
 }
 
-/* Mappings perf shows addresses in as they are (no file offsets): its
- * is_anon_memory() and is_no_dso_memory() names. */
-static bool shown_as_address(const char *path)
+bool uw_shown_as_address(const char *path)
 {
 	static const char *const prefixes[] = {
 		"//anon", "/dev/zero", "/anon_hugepage", "[stack", "[heap]", "[vsyscall]",
@@ -565,7 +563,7 @@ static bool shown_as_address(const char *path)
 /* What to add to an address in mapping `m` to show it as perf does. */
 static uint64_t dso_delta(const struct pr_map *m)
 {
-	return m && !shown_as_address(m->dso->path) ? m->pgoff - m->start : 0;
+	return m && !uw_shown_as_address(m->dso->path) ? m->pgoff - m->start : 0;
 }
 
 /* Frame `f` in mapping `m` (or none), its address as perf shows it. */
@@ -814,7 +812,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		sp_prev = sp;
 		after_signal = signal;
 		c.stack_exhausted = false;
-		c.no_info = c.no_info_unmapped = c.not_code = false;
+		c.no_info = c.no_info_unmapped = c.not_code = c.file_missing = false;
 		ret = unw_step(&cur);
 		if (ret <= 0) {
 			out->end = classify(&c, ret, &out->error);
@@ -827,9 +825,11 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		/* Without unwind information for this frame, libunwind took
 		 * the next one from the frame-pointer chain: fine through JIT
 		 * code or a file without CFI, if asked for; never from an
-		 * address that is not code (the stack went wrong before). */
+		 * address that is not code (the stack went wrong before), nor
+		 * from a file we could not find (whose CFI would have said;
+		 * its code is as likely as not built without frame pointers). */
 		guessed = c.no_info;
-		if (guessed && (!u->frame_pointers || c.not_code)) {
+		if (guessed && (!u->frame_pointers || c.not_code || c.file_missing)) {
 			out->end = c.no_info_unmapped ? PR_END_NO_MAPPING : PR_END_NO_UNWIND_INFO;
 			break;
 		}

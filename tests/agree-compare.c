@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Compare two listings of the same samples in the layout of `perf script
+ * -F comm,tid,time,ip,dso --no-inline`, frame by frame: dwarfsample
+ * report's and perf script's.
+ *
+ * usage: agree-compare OURS PERFS MIN_EQUAL_PERMILLE NAME
+ *
+ * Samples are paired in order and must have the same header lines.  A
+ * sample is "equal" when every frame is; "longer" when perf's frames are
+ * a prefix of ours and our extra frames are valid (see valid_frames():
+ * perf stopped early, as where it never reads the last word of a copied
+ * stack); anything else is a disagreement.  perf's trailing
+ * "ffffffffffffffff ([unknown])" frames are dropped first: they are what
+ * perf prints when its memory accessor fails (it answers 0 and libunwind
+ * takes that as a return address), not frames of the program.  Exit 0
+ * when there is no disagreement and at least MIN_EQUAL_PERMILLE of the
+ * samples are equal.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LINE 8192
+#define MAX_FRAMES 2048
+#define EXAMPLES 3
+
+struct sample {
+	char header[MAX_LINE];
+	char *frames[MAX_FRAMES];
+	size_t nr;
+};
+
+static void clear(struct sample *s)
+{
+	for (size_t i = 0; i < s->nr; i++)
+		free(s->frames[i]);
+	s->nr = 0;
+	s->header[0] = '\0';
+}
+
+/* The next sample of `f`: false at the end of the file. */
+static bool next_sample(FILE *f, const char *path, struct sample *s)
+{
+	char line[MAX_LINE];
+
+	clear(s);
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+
+		if (n && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (!n) {
+			if (s->header[0])
+				return true;
+			continue;
+		}
+		if (line[0] != '\t') {
+			if (s->header[0]) {
+				fprintf(stderr, "%s: a sample header without a blank line "
+					"before it: %s\n", path, line);
+				exit(2);
+			}
+			memcpy(s->header, line, n + 1);
+			continue;
+		}
+		if (!s->header[0] || s->nr == MAX_FRAMES) {
+			fprintf(stderr, "%s: a frame line outside a sample, or more "
+				"than %d frames: %s\n", path, MAX_FRAMES, line);
+			exit(2);
+		}
+		s->frames[s->nr] = strdup(line + 1 + strspn(line + 1, " "));
+		if (!s->frames[s->nr]) {
+			perror("agree-compare");
+			exit(2);
+		}
+		s->nr++;
+	}
+	return s->header[0] != '\0';
+}
+
+static void drop_perf_failures(struct sample *s)
+{
+	while (s->nr && !strncmp(s->frames[s->nr - 1], "ffffffffffffffff ", 17)) {
+		free(s->frames[--s->nr]);
+		s->frames[s->nr] = NULL;
+	}
+}
+
+/* Frames from `from` on are valid: in mapped files, not addresses that
+ * lead nowhere -- except the first user frame, the sampled instruction
+ * itself, which perf leaves out when it is in no mapping it knows (a
+ * sample taken across an exec, or in code mapped without a record). */
+static bool valid_frames(const struct sample *s, size_t from)
+{
+	for (size_t i = from; i < s->nr; i++) {
+		bool kernel = strstr(s->frames[i], "([kernel.kallsyms])") != NULL;
+		bool leaf = !kernel && (i == 0 || strstr(s->frames[i - 1], "([kernel.kallsyms])"));
+
+		if (!kernel && !leaf && !strstr(s->frames[i], " (/"))
+			return false;
+	}
+	return true;
+}
+
+static void show(const char *name, const struct sample *ours, const struct sample *perf)
+{
+	size_t n = ours->nr > perf->nr ? ours->nr : perf->nr;
+
+	printf("# %s: disagreement at %s\n#   %-50s | %s\n", name, ours->header,
+	       "dwarfsample", "perf");
+	for (size_t i = 0; i < n; i++)
+		printf("#   %-50s | %s\n", i < ours->nr ? ours->frames[i] : "",
+		       i < perf->nr ? perf->frames[i] : "");
+}
+
+int main(int argc, char **argv)
+{
+	static struct sample ours, perf;
+	unsigned long equal = 0, longer = 0, other = 0, total = 0, permille;
+	FILE *fo, *fp;
+	const char *name;
+	bool more_ours, more_perf;
+
+	if (argc != 5) {
+		fputs("usage: agree-compare OURS PERFS MIN_EQUAL_PERMILLE NAME\n", stderr);
+		return 2;
+	}
+	permille = strtoul(argv[3], NULL, 10);
+	name = argv[4];
+	fo = fopen(argv[1], "r");
+	fp = fopen(argv[2], "r");
+	if (!fo || !fp) {
+		perror("agree-compare");
+		return 2;
+	}
+	for (;;) {
+		size_t same = 0;
+
+		more_ours = next_sample(fo, argv[1], &ours);
+		more_perf = next_sample(fp, argv[2], &perf);
+		if (!more_ours || !more_perf)
+			break;
+		total++;
+		if (strcmp(ours.header, perf.header)) {
+			printf("# %s: sample %lu differs: '%s' (dwarfsample) and '%s' (perf)\n",
+			       name, total, ours.header, perf.header);
+			other++;
+			break;
+		}
+		drop_perf_failures(&perf);
+		while (same < ours.nr && same < perf.nr && !strcmp(ours.frames[same],
+								    perf.frames[same]))
+			same++;
+		if (same == ours.nr && same == perf.nr) {
+			equal++;
+		} else if (same == perf.nr && valid_frames(&ours, same)) {
+			longer++;
+		} else {
+			if (other++ < EXAMPLES)
+				show(name, &ours, &perf);
+		}
+	}
+	if (more_ours != more_perf) {
+		printf("# %s: %s lists more samples than %s\n", name,
+		       more_ours ? "dwarfsample" : "perf", more_ours ? "perf" : "dwarfsample");
+		other++;
+	}
+	printf("# %s: %lu samples: %lu equal (%.2f%%), %lu longer in dwarfsample, "
+	       "%lu disagreeing\n", name, total, equal,
+	       total ? 100.0 * (double)equal / (double)total : 0.0, longer, other);
+	clear(&ours);
+	clear(&perf);
+	fclose(fo);
+	fclose(fp);
+	return total && !other && equal * 1000 >= total * permille ? 0 : 1;
+}

@@ -1,0 +1,89 @@
+#!/bin/sh
+# dwarfsample's unwinding against perf's, on identical samples: captures
+# made by `perf record --call-graph dwarf`, unwound by `perf script` and by
+# `dwarfsample report`, compared frame by frame (agree-compare.c):
+#   (a) deep recursion through a qsort comparator, -O2 -fomit-frame-pointer
+#   (b) the same in four threads
+#   (c) a library dlopen'd and dlclose'd over and over while sampled
+#   (d) gcc compiling a large generated file (its cc1: a big C++ binary;
+#       see the note there on address-space randomization)
+# Each must agree on at least 99.9% of samples, and where not, dwarfsample's
+# stack must be the longer one.  (a) is captured twice: with stacks that fit
+# the copy, and with perf's default 8 KiB copy, which cuts most of them
+# (there perf never reads a copy's last word, so some of its stacks are
+# a frame shorter; only "no disagreement" is required).  Every capture is
+# also unwound with --no-rule-cache: libunwind alone must give the same
+# listing as the compiled rules.
+# usage: test-agree.sh DWARFSAMPLE AGREE-WORKLOAD AGREE-LIB AGREE-COMPARE GEN-BIG-C
+set -u
+ds=$1
+workload=$2
+lib=$3
+compare=$4
+gen=$5
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_perf
+make_tmp
+
+# capture NAME STACK-SIZE COMMAND...  (perf record runs under $wrap)
+wrap=
+capture() {
+	name=$1
+	stack=$2
+	shift 2
+	# shellcheck disable=SC2086 # $wrap is a command prefix, in words
+	if ! $wrap perf record -q -e cpu-clock -F 999 --call-graph "dwarf,$stack" \
+		-o "$tmp/$name.data" -- "$@" >/dev/null 2>"$tmp/$name.err"; then
+		cat "$tmp/$name.err"
+		if grep -qiE "permission|not supported|perf_event_paranoid" "$tmp/$name.err"; then
+			echo "SKIP: the kernel refuses perf record (see above)"
+			exit 77
+		fi
+		echo "not ok - perf record $name"
+		fail=1
+		return 1
+	fi
+}
+
+# same_without_rule_cache NAME: report's listing of NAME.data through
+# libunwind alone is the one made through compiled rules (NAME.ours).
+# shellcheck disable=SC2317 # called through check
+same_without_rule_cache() {
+	"$ds" report --no-rule-cache -i "$tmp/$1.data" -o "$tmp/$1.slow" &&
+		cmp "$tmp/$1.slow" "$tmp/$1.ours"
+}
+
+# agree NAME MIN-EQUAL-PERMILLE
+agree() {
+	name=$1
+	data=$tmp/$1.data
+	perf script -i "$data" -F comm,tid,time,ip,dso --no-inline \
+		>"$tmp/$name.perf" 2>/dev/null
+	n=$(grep -c '^[^	]' "$tmp/$name.perf")
+	check "$name: perf script lists enough samples to compare ($n)" test "$n" -ge 500
+	check "$name: dwarfsample report reads perf's capture" \
+		"$ds" report -i "$data" -o "$tmp/$name.ours"
+	check "$name: libunwind alone gives the same stacks as the compiled rules" \
+		same_without_rule_cache "$name"
+	check "$name: agrees with perf script on at least $2 per mille of samples" \
+		"$compare" "$tmp/$name.ours" "$tmp/$name.perf" "$2" "$name"
+}
+
+capture recurse 32768 "$workload" recurse 2 && agree recurse 999
+capture recurse-8k 8192 "$workload" recurse 2 && agree recurse-8k 0
+capture threads 32768 "$workload" threads 2 && agree threads 999
+capture dlopen 8192 "$workload" dlopen 2 "$lib" && agree dlopen 999
+
+# With address-space randomization off, from perf record down: perf 6.1
+# keeps a process's maps across exec and bases a library's unwind table on
+# its lowest mapping in the thread, so when the gcc driver's libc (or
+# ld.so) lay below cc1's -- half the runs -- perf's own stacks through
+# them go wrong.
+"$gen" 600 >"$tmp/big.c"
+wrap="setarch $(uname -m) -R"
+capture gcc 8192 gcc -O2 -c "$tmp/big.c" -o "$tmp/big.o" && agree gcc 999
+check "gcc: the capture holds cc1's samples" \
+	grep -q '/cc1)$' "$tmp/gcc.perf"
+
+exit $fail
