@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "perfreader.h"
 
 #ifndef DS_TOOL
@@ -30,33 +31,11 @@
 #define DS_DEMO "dwarfsample-demo"
 #endif
 
-struct run {
-	double wall, cpu;
-	long maxrss_kb;
-	unsigned long long records;
-};
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static int count(const struct pr_record *rec, void *arg)
 {
 	/* Touch what a consumer would: the identity of every record. */
 	*(unsigned long long *)arg += 1 + (rec->tid & 0);
 	return 0;
-}
-
-static void take_usage(struct run *out, double t0, const struct rusage *ru)
-{
-	out->wall = now() - t0;
-	out->cpu = (double)ru->ru_utime.tv_sec + (double)ru->ru_utime.tv_usec / 1e6 +
-		   (double)ru->ru_stime.tv_sec + (double)ru->ru_stime.tv_usec / 1e6;
-	out->maxrss_kb = ru->ru_maxrss;
 }
 
 /* The library, in a child: exit status carries success, the record count
@@ -71,7 +50,7 @@ static int run_ours(const char *path, struct run *out)
 
 	if (pipe(fds))
 		return -1;
-	t0 = now();
+	t0 = bench_now();
 	pid = fork();
 	if (pid == 0) {
 		unsigned long long n = 0;
@@ -90,41 +69,8 @@ static int run_ours(const char *path, struct run *out)
 	close(fds[0]);
 	if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
 		return -1;
-	take_usage(out, t0, &ru);
+	bench_take_usage(out, t0, &ru);
 	return 0;
-}
-
-static int run_cmd(char *const argv[], struct run *out)
-{
-	struct rusage ru;
-	double t0 = now();
-	pid_t pid = fork();
-	int status;
-
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 1);
-		dup2(null, 2);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
-		return -1;
-	take_usage(out, t0, &ru);
-	return 0;
-}
-
-static void keep_best(struct run *best, const struct run *r)
-{
-	if (!best->wall || r->wall < best->wall) {
-		long rss = best->maxrss_kb > r->maxrss_kb ? best->maxrss_kb : r->maxrss_kb;
-
-		*best = *r;
-		best->maxrss_kb = rss;
-	} else if (r->maxrss_kb > best->maxrss_kb) {
-		best->maxrss_kb = r->maxrss_kb;
-	}
 }
 
 int main(int argc, char **argv)
@@ -151,7 +97,7 @@ int main(int argc, char **argv)
 			return 1;
 		close(fd);
 		fprintf(stderr, "bench-file-read: recording %s (10 s)...\n", made);
-		if (run_cmd(rec, &r))
+		if (bench_run_cmd(rec, &r))
 			return fprintf(stderr, "bench-file-read: recording failed\n"), 1;
 		path = made;
 	}
@@ -163,15 +109,15 @@ int main(int argc, char **argv)
 				   (char *)path, NULL };
 
 		/* Warm-up: the file in the page cache for both. */
-		if (run_ours(path, &r) || run_cmd(script, &r))
+		if (run_ours(path, &r) || bench_run_cmd(script, &r))
 			return fprintf(stderr, "bench-file-read: a reader failed\n"), 1;
 		for (int i = 0; i < runs; i++) {
 			if (run_ours(path, &r))
 				return 1;
-			keep_best(&ours, &r);
-			if (run_cmd(script, &r))
+			bench_keep_best(&ours, &r);
+			if (bench_run_cmd(script, &r))
 				return 1;
-			keep_best(&peer, &r);
+			bench_keep_best(&peer, &r);
 		}
 	}
 	printf("file-read: %s, %.1f MB, %llu records; best of %d runs each\n", path,

@@ -36,6 +36,11 @@ struct report {
 	FILE *out;
 	struct pr_model *model;
 	struct pr_unwinder *u;
+	/* The name of the last frame's mapping, as printed. */
+	const struct pr_dso *last_dso;
+	uint32_t last_kernel;
+	char name[4096], anon[64];
+	size_t name_len;
 };
 
 /* perf script's header for -F comm,tid,time with a call chain:
@@ -76,37 +81,61 @@ static const char *frame_dso(const struct pr_frame *f, uint32_t pid, char *buf,
 	return path;
 }
 
-/* "\t%16" PRIx64 " (", without printf's cost: a report prints one
- * such line per frame, hundreds of thousands of them. */
-static void put_frame_address(FILE *out, uint64_t v)
+/* Up to "\t%16" PRIx64 " (" in `buf`, right-aligned as printf would:
+ * a report prints one such line per frame, so not with printf. */
+static size_t format_address(char *buf, uint64_t v)
 {
-	char buf[20];
-	int i = 18;
+	char digits[16];
+	size_t n = 0, i = 0;
 
-	buf[19] = '(';
-	buf[18] = ' ';
 	do {
-		buf[--i] = "0123456789abcdef"[v & 15];
+		digits[n++] = "0123456789abcdef"[v & 15];
 		v >>= 4;
 	} while (v);
-	while (i > 2)
-		buf[--i] = ' ';
-	buf[--i] = '\t';
-	fwrite(buf + i, 1, sizeof(buf) - (size_t)i, out);
+	buf[i++] = '\t';
+	for (size_t pad = n; pad < 16; pad++)
+		buf[i++] = ' ';
+	while (n)
+		buf[i++] = digits[--n];
+	buf[i++] = ' ';
+	buf[i++] = '(';
+	return i;
 }
 
-static void print_perf_script(FILE *out, const struct pr_record *rec,
+static void print_perf_script(struct report *r, const struct pr_record *rec,
 			      const struct pr_stack *st, const char *comm)
 {
-	char buf[64];
+	/* A frame's line: the address, the mapping's name (a path, at
+	 * most PATH_MAX), ")\n". */
+	char line[24 + 4096 + 2];
 
-	print_header(out, rec, comm);
+	print_header(r->out, rec, comm);
 	for (size_t i = 0; i < st->nr; i++) {
-		put_frame_address(out, st->frames[i].dso_ip);
-		fputs(frame_dso(&st->frames[i], rec->pid, buf, sizeof(buf)), out);
-		fputs(")\n", out);
+		const struct pr_frame *f = &st->frames[i];
+		size_t n = format_address(line, f->dso_ip);
+
+		/* Consecutive frames are mostly in the same file. */
+		if (f->dso != r->last_dso || (f->flags & PR_FRAME_KERNEL) != r->last_kernel ||
+		    !f->dso) {
+			const char *name = frame_dso(f, rec->pid, r->anon, sizeof(r->anon));
+
+			r->last_dso = f->dso;
+			r->last_kernel = f->flags & PR_FRAME_KERNEL;
+			r->name_len = strlen(name);
+			if (r->name_len > sizeof(r->name))
+				r->name_len = sizeof(r->name);
+			memcpy(r->name, name, r->name_len);
+			/* An anonymous mapping's name depends on the pid. */
+			if (name == r->anon)
+				r->last_dso = NULL;
+		}
+		memcpy(line + n, r->name, r->name_len);
+		n += r->name_len;
+		line[n++] = ')';
+		line[n++] = '\n';
+		fwrite_unlocked(line, 1, n, r->out);
 	}
-	fputc('\n', out);
+	putc_unlocked('\n', r->out);
 }
 
 static int on_record(const struct pr_record *rec, void *arg)
@@ -118,7 +147,7 @@ static int on_record(const struct pr_record *rec, void *arg)
 		return pr_model_apply(r->model, rec);
 	if (pr_unwinder_unwind(r->u, rec, &st))
 		return 0;
-	print_perf_script(r->out, rec, &st, pr_model_comm(r->model, rec->tid));
+	print_perf_script(r, rec, &st, pr_model_comm(r->model, rec->tid));
 	return 0;
 }
 

@@ -24,6 +24,8 @@
 #define RS_CACHE_SIZE 1024
 /* The kernel's part of a call chain is capped at perf_event_max_stack. */
 #define MAX_KERNEL_FRAMES 512
+/* How much of a snapshot the fast path prefetches. */
+#define PREFETCH_MAX 16384
 /* The fast path's cache of frames by address, direct-mapped. */
 #define FRAME_CACHE_BITS 14
 
@@ -656,6 +658,11 @@ static bool fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack
 
 	if (!c->proc || !(c->reg_mask >> PR_REG_BP & 1))
 		return false;
+	/* Each step's load depends on the one before, so a snapshot not in
+	 * the cache (a file's, a ring's) costs a miss per frame in series;
+	 * asked for at once, its lines arrive in parallel. */
+	for (uint64_t off = 0; off < c->stack_size && off < PREFETCH_MAX; off += 64)
+		__builtin_prefetch(c->stack + off);
 	for (;;) {
 		bool leaf = out->nr == first;
 		struct pr_frame *f = &u->frames[out->nr];
@@ -747,8 +754,10 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	bool after_signal = false, guessed = false;
 	int ret;
 
-	for (int r = 0; r < PR_REG_MAX; r++)
-		pr_sample_reg(s, (enum pr_reg)r, &regs[r]);
+	/* The registers, packed in ascending bit order, spread out. */
+	for (uint64_t m = s->regs_mask & ((UINT64_C(1) << PR_REG_MAX) - 1), i = 0; m;
+	     m &= m - 1)
+		regs[__builtin_ctzll(m)] = s->regs[i++];
 	memset(&c, 0, sizeof(c));
 	c.u = u;
 	c.proc = proc;

@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Unwinding a capture: `dwarfsample report` against the peer, `perf script
+ * --no-inline -F ip,dso`, on the same perf.data files, each run in a
+ * child so its CPU time and peak resident memory are its own.  Fastest of
+ * N runs by CPU time, after a warm-up that puts the files (and the
+ * binaries they sampled) in the page cache for both; output goes to
+ * /dev/null.
+ *
+ * usage: bench-unwind [-n RUNS] [FILE...]
+ *        Without FILEs, records two with perf record --call-graph dwarf
+ *        (8 KiB stacks, 1999 Hz):
+ *          deep  the agreement workload's deep recursion through qsort,
+ *                -O2 -fomit-frame-pointer, 10 s (about 20 000 samples)
+ *          cc1   gcc -O2 compiling a generated file of 1500 functions
+ *                (about 25 000 samples, nearly all in cc1)
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "child.h"
+
+#ifndef DS_TOOL
+#define DS_TOOL "dwarfsample"
+#endif
+#ifndef DS_AGREE_WORKLOAD
+#define DS_AGREE_WORKLOAD "agree-workload"
+#endif
+#ifndef DS_GEN_BIG_C
+#define DS_GEN_BIG_C "gen-big-c.sh"
+#endif
+
+#define MAX_FILES 16
+
+static int record(const char *dir, char *out, size_t len, const char *name)
+{
+	char cmd[8192];
+	struct utsname un;
+
+	uname(&un);
+	snprintf(out, len, "%s/%s.data", dir, name);
+	fprintf(stderr, "bench-unwind: recording %s...\n", out);
+	if (!strcmp(name, "deep"))
+		snprintf(cmd, sizeof(cmd), "perf record -q -e cpu-clock -F 1999 "
+			 "--call-graph dwarf -o %s -- %s recurse 10 >/dev/null 2>&1",
+			 out, DS_AGREE_WORKLOAD);
+	else
+		/* Randomization off: see tests/test-agree.sh on perf and exec. */
+		snprintf(cmd, sizeof(cmd), "sh %s 1500 >%s/big.c && setarch %s -R "
+			 "perf record -q -e cpu-clock -F 1999 --call-graph dwarf -o %s -- "
+			 "gcc -O2 -c %s/big.c -o %s/big.o >/dev/null 2>&1",
+			 DS_GEN_BIG_C, dir, un.machine, out, dir, dir);
+	return system(cmd) ? -1 : 0;
+}
+
+/* Samples in a file, counted by our own report's summary line. */
+static long samples_in(const char *path)
+{
+	char cmd[4096], line[512];
+	long n = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s report -i %s -o /dev/null 2>&1", DS_TOOL, path);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p))
+		if (sscanf(line, "dwarfsample: %ld samples", &n) == 1)
+			break;
+	if (p)
+		pclose(p);
+	return n;
+}
+
+static int bench_file(const char *path, int runs)
+{
+	char *ours_argv[] = { DS_TOOL, "report", "-i", (char *)path, "-o", "/dev/null", NULL };
+	char *peer_argv[] = { "perf", "script", "--no-inline", "-F", "ip,dso", "-i",
+			      (char *)path, NULL };
+	struct run ours = { 0 }, peer = { 0 }, r;
+	struct stat st;
+	long n = samples_in(path);
+
+	if (stat(path, &st) || n <= 0) {
+		fprintf(stderr, "bench-unwind: cannot read %s\n", path);
+		return -1;
+	}
+	if (bench_run_cmd(ours_argv, &r) || bench_run_cmd(peer_argv, &r)) {
+		fprintf(stderr, "bench-unwind: a run failed on %s\n", path);
+		return -1;
+	}
+	for (int i = 0; i < runs; i++) {
+		if (bench_run_cmd(ours_argv, &r))
+			return -1;
+		bench_keep_best(&ours, &r);
+		if (bench_run_cmd(peer_argv, &r))
+			return -1;
+		bench_keep_best(&peer, &r);
+	}
+	printf("%s: %.1f MB, %ld samples; fastest of %d runs each\n", path,
+	       (double)st.st_size / 1e6, n, runs);
+	printf("  %-44s %8s %8s %10s %12s\n", "", "wall s", "cpu s", "us/sample",
+	       "peak RSS MB");
+	printf("  %-44s %8.3f %8.3f %10.2f %12.1f\n", "ours: dwarfsample report",
+	       ours.wall, ours.cpu, ours.cpu * 1e6 / (double)n,
+	       (double)ours.maxrss_kb / 1024);
+	printf("  %-44s %8.3f %8.3f %10.2f %12.1f\n", "peer: perf script --no-inline -F ip,dso",
+	       peer.wall, peer.cpu, peer.cpu * 1e6 / (double)n,
+	       (double)peer.maxrss_kb / 1024);
+	printf("  speed: ours is %.1fx faster (cpu), %.1fx (wall); goal >= 10x\n",
+	       peer.cpu / (ours.cpu > 0 ? ours.cpu : 1e-3), peer.wall / ours.wall);
+	printf("  memory: ours peaks at %.2fx perf script's; goal <= 0.33x\n",
+	       (double)ours.maxrss_kb / (double)peer.maxrss_kb);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char dir[] = "/tmp/dwarfsample-bench-XXXXXX", made[2][4096];
+	const char *files[MAX_FILES];
+	int runs = 5, nr = 0, opt, ret = 0;
+	bool recorded = false;
+
+	while ((opt = getopt(argc, argv, "n:")) != -1) {
+		if (opt != 'n') {
+			fputs("usage: bench-unwind [-n RUNS] [FILE...]\n", stderr);
+			return 2;
+		}
+		runs = atoi(optarg) > 0 ? atoi(optarg) : 1;
+	}
+	for (; optind < argc && nr < MAX_FILES; optind++)
+		files[nr++] = argv[optind];
+	if (!nr) {
+		if (!mkdtemp(dir))
+			return perror("mkdtemp"), 1;
+		recorded = true;
+		if (record(dir, made[0], sizeof(made[0]), "deep") ||
+		    record(dir, made[1], sizeof(made[1]), "cc1")) {
+			fprintf(stderr, "bench-unwind: recording failed (perf record, gcc "
+				"and root or perf_event_paranoid <= 1 are needed)\n");
+			ret = 1;
+		}
+		files[nr++] = made[0];
+		files[nr++] = made[1];
+	}
+	for (int i = 0; !ret && i < nr; i++)
+		ret = bench_file(files[i], runs) ? 1 : 0;
+	if (recorded) {
+		char cmd[4200];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			fprintf(stderr, "bench-unwind: could not remove %s\n", dir);
+	}
+	return ret;
+}

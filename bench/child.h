@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Running a peer or our tool in a child process, so its CPU time and
+ * peak resident memory are its own (wait4's rusage).  Shared by the
+ * benchmarks.
+ */
+#ifndef DS_BENCH_CHILD_H
+#define DS_BENCH_CHILD_H
+
+#include <sys/resource.h>
+
+struct run {
+	double wall, cpu;            /* seconds */
+	long maxrss_kb;
+	unsigned long long records;  /* what the run counted, if it does */
+};
+
+double bench_now(void);
+/* Fill `out` from a finished child's usage, started at `t0`. */
+void bench_take_usage(struct run *out, double t0, const struct rusage *ru);
+/* Run argv with standard output and error to /dev/null: 0, or -1 when it
+ * cannot be run or fails. */
+int bench_run_cmd(char *const argv[], struct run *out);
+/* Keep the fastest run (by CPU time) and the largest peak memory. */
+void bench_keep_best(struct run *best, const struct run *r);
+
+#endif
