@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "checkmain.h"
@@ -138,6 +139,110 @@ NOINLINE void ds_unwind_level1(int *v, size_t n)
 	__asm__ volatile("" ::: "memory");
 }
 
+/*
+ * Code without unwind information, which keeps a frame pointer: called
+ * with a function in %rdi, it sets up rbp and calls it.  Once as
+ * hand-written assembly in this binary (no .cfi directives, so no FDE),
+ * and once copied into anonymous executable memory, as a JIT would.
+ */
+void ds_unwind_nocfi(void (*fn)(void));
+__asm__(".text\n"
+	".globl ds_unwind_nocfi\n"
+	".type ds_unwind_nocfi, @function\n"
+	"ds_unwind_nocfi:\n"
+	"	push %rbp\n"
+	"	mov %rsp, %rbp\n"
+	"	call *%rdi\n"
+	"	pop %rbp\n"
+	"	ret\n"
+	".Lds_unwind_nocfi_end:\n"
+	".size ds_unwind_nocfi, .Lds_unwind_nocfi_end - ds_unwind_nocfi\n");
+
+/*
+ * A leaf that keeps its return address in a register, as vfork does (it
+ * pops it into %rdi around the system call): CFA = rsp, return address in
+ * rdi.  It records its registers and returns; its caller copies the stack,
+ * which the call left as it was at the capture.
+ */
+struct popra_regs {
+	uint64_t rip, rsp, rbp, rbx, r12, r13, r14, r15, rdi;
+};
+__attribute__((visibility("hidden"))) struct popra_regs ds_popra_regs;
+void ds_unwind_popra(void);
+__asm__(".text\n"
+	".globl ds_unwind_popra\n"
+	".type ds_unwind_popra, @function\n"
+	"ds_unwind_popra:\n"
+	"	.cfi_startproc\n"
+	"	pop %rdi\n"
+	"	.cfi_adjust_cfa_offset -8\n"
+	"	.cfi_register rip, rdi\n"
+	"	lea 0(%rip), %rax\n"
+	"	mov %rax, ds_popra_regs(%rip)\n"
+	"	mov %rsp, ds_popra_regs+8(%rip)\n"
+	"	mov %rbp, ds_popra_regs+16(%rip)\n"
+	"	mov %rbx, ds_popra_regs+24(%rip)\n"
+	"	mov %r12, ds_popra_regs+32(%rip)\n"
+	"	mov %r13, ds_popra_regs+40(%rip)\n"
+	"	mov %r14, ds_popra_regs+48(%rip)\n"
+	"	mov %r15, ds_popra_regs+56(%rip)\n"
+	"	mov %rdi, ds_popra_regs+64(%rip)\n"
+	"	push %rdi\n"
+	"	.cfi_adjust_cfa_offset 8\n"
+	"	.cfi_offset rip, -8\n"
+	"	ret\n"
+	"	.cfi_endproc\n"
+	".size ds_unwind_popra, .-ds_unwind_popra\n");
+
+void ds_unwind_popra_caller(void);
+
+NOINLINE void ds_unwind_popra_caller(void)
+{
+	const struct popra_regs *p = &ds_popra_regs;
+
+	ds_unwind_popra();
+	memset(&snap.regs, 0, sizeof(snap.regs));
+	snap.regs[PR_REG_IP] = p->rip;
+	snap.regs[PR_REG_SP] = p->rsp;
+	snap.regs[PR_REG_BP] = p->rbp;
+	snap.regs[PR_REG_BX] = p->rbx;
+	snap.regs[PR_REG_R12] = p->r12;
+	snap.regs[PR_REG_R13] = p->r13;
+	snap.regs[PR_REG_R14] = p->r14;
+	snap.regs[PR_REG_R15] = p->r15;
+	snap.regs[PR_REG_DI] = p->rdi;
+	snap.sp = p->rsp;
+	snap.size = stack_top(p->rsp) - p->rsp;
+	if (snap.size > SNAP_STACK)
+		snap.size = SNAP_STACK;
+	copy_stack(snap.stack, (const uint8_t *)(uintptr_t)p->rsp, snap.size);
+	__asm__ volatile("" ::: "memory");
+}
+
+static const unsigned char jit_code[] = {
+	0x55,                   /* push %rbp */
+	0x48, 0x89, 0xe5,       /* mov %rsp, %rbp */
+	0xff, 0xd7,             /* call *%rdi */
+	0x5d,                   /* pop %rbp */
+	0xc3,                   /* ret */
+};
+
+void ds_unwind_callee(void);
+void ds_unwind_via(void (*through)(void (*)(void)));
+
+NOINLINE void ds_unwind_callee(void)
+{
+	ds_unwind_capture();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Call through code without CFI, from a function with it. */
+NOINLINE void ds_unwind_via(void (*through)(void (*)(void)))
+{
+	through(ds_unwind_callee);
+	__asm__ volatile("" ::: "memory");
+}
+
 NOINLINE void ds_unwind_take_snapshot(void)
 {
 	int v[64];
@@ -163,14 +268,17 @@ static int feed(const struct pr_record *rec, void *arg)
 	return pr_model_apply(arg, rec);
 }
 
+enum { NO_RULE_CACHE = 1, NO_FRAME_POINTERS = 2 };
+
 static struct pr_unwinder *new_unwinder(struct pr_model *model, uint32_t max_depth,
-					bool no_rule_cache)
+					unsigned flags)
 {
 	const char *dir = getenv("DS_DEBUG_DIR");
 	const char *dirs[1] = { dir };
 	PR_OPTS(pr_unwinder_opts, o, .live = true, .max_depth = max_depth,
 		.debug_dirs = dirs, .nr_debug_dirs = dir ? 1 : 0,
-		.no_rule_cache = no_rule_cache);
+		.no_rule_cache = flags & NO_RULE_CACHE,
+		.no_frame_pointers = flags & NO_FRAME_POINTERS);
 	struct pr_unwinder *u = pr_unwinder_new(model, &o);
 
 	ck_assert_ptr_nonnull(u);
@@ -189,7 +297,7 @@ static void replay_init(struct replay *r, const struct snapshot *s, size_t size,
 	ck_assert_ptr_nonnull(r->model);
 	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr, NULL, NULL), 0);
 	ck_assert_int_eq(pr_synthesize_process(getpid(), &attr, 0, feed, r->model), 0);
-	r->u = new_unwinder(r->model, max_depth, false);
+	r->u = new_unwinder(r->model, max_depth, 0);
 	for (int reg = 0; reg < PR_REG_MAX; reg++)
 		if (PR_REGS_DWARF >> reg & 1)
 			r->regs[n++] = s->regs[reg];
@@ -445,7 +553,7 @@ START_TEST(compiled_rules_agree_with_libunwind)
 
 	ds_unwind_take_snapshot();
 	replay_init(&r, &snap, snap.size, 0);
-	slow = new_unwinder(r.model, 0, true);
+	slow = new_unwinder(r.model, 0, NO_RULE_CACHE);
 	/* The whole stack, then cut at every word: every frame's CFA
 	 * and saved registers fall just inside or just outside. */
 	for (size_t size = snap.size & ~(size_t)7;; size -= 8) {
@@ -479,6 +587,112 @@ START_TEST(compiled_rules_agree_with_libunwind)
 }
 END_TEST
 
+/* Where frame `i` is: in `lo`..`lo + len`. */
+static bool frame_in(const struct pr_stack *st, size_t i, const void *lo, size_t len)
+{
+	uint64_t a = (uintptr_t)lo;
+
+	return i < st->nr && st->frames[i].ip >= a && st->frames[i].ip < a + len;
+}
+
+/* The stack from ds_unwind_callee through `through`: the frames found by
+ * frame pointer are marked, and the rest unwinds to main. */
+static void check_through(const struct pr_stack *st, const void *code, size_t len)
+{
+	size_t i;
+	bool main_reached = false;
+
+	ck_assert_uint_ge(st->nr, 5);
+	ck_assert_str_eq(name_of(&st->frames[0]), "ds_unwind_capture");
+	ck_assert_str_eq(name_of(&st->frames[1]), "ds_unwind_callee");
+	ck_assert_msg(frame_in(st, 2, code, len), "frame 2 at 0x%llx is not in the code "
+		      "without CFI", (unsigned long long)st->frames[2].ip);
+	ck_assert_uint_eq(st->frames[2].flags & PR_FRAME_FP, 0);
+	/* Its caller was found through the frame pointer, and says so. */
+	ck_assert_str_eq(name_of(&st->frames[3]), "ds_unwind_via");
+	ck_assert(st->frames[3].flags & PR_FRAME_FP);
+	for (i = 4; i < st->nr; i++) {
+		ck_assert_uint_eq(st->frames[i].flags & PR_FRAME_FP, 0);
+		main_reached |= !strcmp(name_of(&st->frames[i]), "main");
+	}
+	ck_assert(main_reached);
+	ck_assert_msg(st->end == PR_END_OUTERMOST, "ended: %s", pr_stack_end_name(st->end));
+}
+
+START_TEST(code_without_cfi_is_crossed_by_frame_pointer)
+{
+	struct replay r;
+	struct pr_stack st;
+	struct pr_unwinder *strict;
+
+	ds_unwind_via(ds_unwind_nocfi);
+	replay_init(&r, &snap, snap.size, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	check_through(&st, (const void *)(uintptr_t)ds_unwind_nocfi, 16);
+	ck_assert_ptr_nonnull(st.frames[2].dso);
+	/* Told not to follow frame pointers: the stack ends there. */
+	strict = new_unwinder(r.model, 0, NO_FRAME_POINTERS);
+	ck_assert_int_eq(pr_unwinder_unwind(strict, &r.rec, &st), 0);
+	ck_assert_uint_eq(st.nr, 3);
+	ck_assert_int_eq(st.end, PR_END_NO_UNWIND_INFO);
+	pr_unwinder_free(strict);
+	replay_free(&r);
+}
+END_TEST
+
+START_TEST(jit_code_is_crossed_by_frame_pointer)
+{
+	void *jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct replay r;
+	struct pr_stack st;
+	struct pr_unwinder *strict;
+
+	ck_assert_ptr_ne(jit, MAP_FAILED);
+	memcpy(jit, jit_code, sizeof(jit_code));
+	ck_assert_int_eq(mprotect(jit, 4096, PROT_READ | PROT_EXEC), 0);
+	ds_unwind_via((void (*)(void (*)(void)))(uintptr_t)jit);
+	/* The model learns of the mapping as a capture would: from /proc. */
+	replay_init(&r, &snap, snap.size, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	check_through(&st, jit, sizeof(jit_code));
+	ck_assert_ptr_nonnull(st.frames[2].dso);
+	ck_assert_str_eq(pr_dso_path(st.frames[2].dso), "//anon");
+	strict = new_unwinder(r.model, 0, NO_FRAME_POINTERS);
+	ck_assert_int_eq(pr_unwinder_unwind(strict, &r.rec, &st), 0);
+	ck_assert_uint_eq(st.nr, 3);
+	ck_assert_int_eq(st.end, PR_END_NO_MAPPING);
+	pr_unwinder_free(strict);
+	replay_free(&r);
+	munmap(jit, 4096);
+}
+END_TEST
+
+/* The caller of a leaf that popped its return address has the leaf's
+ * stack pointer: not a frame that fails to move up the stack. */
+START_TEST(a_return_address_in_a_register_unwinds)
+{
+	struct pr_unwinder *slow;
+	struct replay r;
+	struct pr_stack st;
+	bool main_reached = false;
+
+	ds_unwind_popra_caller();
+	replay_init(&r, &snap, snap.size, 0);
+	slow = new_unwinder(r.model, 0, NO_RULE_CACHE);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_ge(st.nr, 3);
+	ck_assert_str_eq(name_of(&st.frames[0]), "ds_unwind_popra");
+	ck_assert_str_eq(name_of(&st.frames[1]), "ds_unwind_popra_caller");
+	for (size_t i = 2; i < st.nr; i++)
+		main_reached |= !strcmp(name_of(&st.frames[i]), "main");
+	ck_assert(main_reached);
+	ck_assert_msg(st.end == PR_END_OUTERMOST, "ended: %s", pr_stack_end_name(st.end));
+	assert_same(&r, slow);
+	pr_unwinder_free(slow);
+	replay_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("unwind");
@@ -492,6 +706,9 @@ int main(void)
 	tcase_add_test(tc, kernel_frames_sit_above_the_user_stack);
 	tcase_add_test(tc, statistics_count_stacks_by_how_they_ended);
 	tcase_add_test(tc, compiled_rules_agree_with_libunwind);
+	tcase_add_test(tc, code_without_cfi_is_crossed_by_frame_pointer);
+	tcase_add_test(tc, jit_code_is_crossed_by_frame_pointer);
+	tcase_add_test(tc, a_return_address_in_a_register_unwinds);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -179,6 +179,25 @@ static int read_personality(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 	return 0;
 }
 
+/*
+ * Code in anonymous executable memory (a JIT's) is not in the capture.
+ * libunwind reads code only to recognize a signal trampoline or a PLT
+ * stub, which JIT code is neither, and, before following the frame
+ * pointer out of code without unwind information, to check that the
+ * address it came from is readable -- refused, it would take the frame
+ * for a call through a bad pointer and read a return address at the
+ * stack pointer instead.  Such reads answer zero.
+ */
+static int read_jit_code(struct uw_ctx *c, uint64_t addr, uint64_t *val)
+{
+	const struct pr_map *m = pr__proc_find(c->proc, addr);
+
+	if (!m || !(m->prot & PROT_EXEC) || uw_has_image(m) || m->end - addr < 8)
+		return -1;
+	*val = 0;
+	return 0;
+}
+
 int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 {
 	uint64_t top = c->sp + c->stack_size;
@@ -192,6 +211,8 @@ int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 	if (!uw_read_file(c, addr, val))
 		return 0;
 	if (c->reading_cfi && !read_personality(c, addr, val))
+		return 0;
+	if (!read_jit_code(c, addr, val))
 		return 0;
 	/* Past the copied stack, but where the stack would go on. */
 	if (addr >= top - 7 && addr - top < STACK_SLACK)

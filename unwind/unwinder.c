@@ -746,7 +746,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 {
 	const struct pr_sample *s = &rec->u.sample;
 	const struct pr_proc *proc = pr__model_proc(u->model, rec->pid, false);
-	uint64_t regs[PR_REG_MAX] = { 0 }, sp_prev = 0;
+	uint64_t regs[PR_REG_MAX] = { 0 }, sp_prev = 0, ip_prev = 0;
 	struct uw_ctx c;
 	struct uw_proc *p;
 	unw_cursor_t cur;
@@ -793,8 +793,12 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		unw_get_reg(&cur, UNW_REG_SP, &sp);
 		f->flags = guessed ? PR_FRAME_FP : 0;
 		if (out->nr > first) {
-			/* A frame that does not move up the stack would loop. */
-			if (!ip || (sp <= sp_prev && !after_signal)) {
+			/* A frame below the last, or the same frame again,
+			 * would loop.  The same stack pointer alone is fine:
+			 * a function that popped its return address into a
+			 * register (vfork) has its caller's. */
+			if (!ip || ((sp < sp_prev || (sp == sp_prev && ip == ip_prev)) &&
+				    !after_signal)) {
 				out->end = ip ? PR_END_ERROR : PR_END_OUTERMOST;
 				if (ip)
 					pr__log(&u->lg, PR_LOG_DEBUG, "pid %u: the frame at 0x%llx "
@@ -819,6 +823,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 			break;
 		}
 		sp_prev = sp;
+		ip_prev = ip;
 		after_signal = signal;
 		c.stack_exhausted = false;
 		c.no_info = c.no_info_unmapped = c.not_code = c.file_missing = false;
