@@ -619,50 +619,55 @@ static void check_through(const struct pr_stack *st, const void *code, size_t le
 	ck_assert_msg(st->end == PR_END_OUTERMOST, "ended: %s", pr_stack_end_name(st->end));
 }
 
-START_TEST(code_without_cfi_is_crossed_by_frame_pointer)
+/* Unwind the snapshot taken through `code`, then again without following
+ * frame pointers, which must end at it as `strict_end` says.  The path of
+ * the mapping `code` is in. */
+static char *unwind_through(const void *code, size_t len, enum pr_stack_end strict_end)
 {
 	struct replay r;
 	struct pr_stack st;
 	struct pr_unwinder *strict;
+	char *path;
 
-	ds_unwind_via(ds_unwind_nocfi);
 	replay_init(&r, &snap, snap.size, 0);
 	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
-	check_through(&st, (const void *)(uintptr_t)ds_unwind_nocfi, 16);
+	check_through(&st, code, len);
 	ck_assert_ptr_nonnull(st.frames[2].dso);
-	/* Told not to follow frame pointers: the stack ends there. */
+	path = strdup(pr_dso_path(st.frames[2].dso));
 	strict = new_unwinder(r.model, 0, NO_FRAME_POINTERS);
 	ck_assert_int_eq(pr_unwinder_unwind(strict, &r.rec, &st), 0);
 	ck_assert_uint_eq(st.nr, 3);
-	ck_assert_int_eq(st.end, PR_END_NO_UNWIND_INFO);
+	ck_assert_int_eq(st.end, strict_end);
 	pr_unwinder_free(strict);
 	replay_free(&r);
+	return path;
+}
+
+START_TEST(code_without_cfi_is_crossed_by_frame_pointer)
+{
+	char *path;
+
+	ds_unwind_via(ds_unwind_nocfi);
+	path = unwind_through((const void *)(uintptr_t)ds_unwind_nocfi, 16,
+			      PR_END_NO_UNWIND_INFO);
+	ck_assert_int_eq(path[0], '/');
+	free(path);
 }
 END_TEST
 
 START_TEST(jit_code_is_crossed_by_frame_pointer)
 {
 	void *jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	struct replay r;
-	struct pr_stack st;
-	struct pr_unwinder *strict;
+	char *path;
 
 	ck_assert_ptr_ne(jit, MAP_FAILED);
 	memcpy(jit, jit_code, sizeof(jit_code));
 	ck_assert_int_eq(mprotect(jit, 4096, PROT_READ | PROT_EXEC), 0);
 	ds_unwind_via((void (*)(void (*)(void)))(uintptr_t)jit);
 	/* The model learns of the mapping as a capture would: from /proc. */
-	replay_init(&r, &snap, snap.size, 0);
-	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
-	check_through(&st, jit, sizeof(jit_code));
-	ck_assert_ptr_nonnull(st.frames[2].dso);
-	ck_assert_str_eq(pr_dso_path(st.frames[2].dso), "//anon");
-	strict = new_unwinder(r.model, 0, NO_FRAME_POINTERS);
-	ck_assert_int_eq(pr_unwinder_unwind(strict, &r.rec, &st), 0);
-	ck_assert_uint_eq(st.nr, 3);
-	ck_assert_int_eq(st.end, PR_END_NO_MAPPING);
-	pr_unwinder_free(strict);
-	replay_free(&r);
+	path = unwind_through(jit, sizeof(jit_code), PR_END_NO_MAPPING);
+	ck_assert_str_eq(path, "//anon");
+	free(path);
 	munmap(jit, 4096);
 }
 END_TEST
