@@ -672,6 +672,66 @@ START_TEST(jit_code_is_crossed_by_frame_pointer)
 }
 END_TEST
 
+/* Copy `from` to `to`; false on failure. */
+static bool copy_file(const char *from, const char *to)
+{
+	FILE *in = fopen(from, "rb"), *out = in ? fopen(to, "wb") : NULL;
+	char buf[65536];
+	size_t n;
+	bool ok = in && out;
+
+	while (ok && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ok = fwrite(buf, 1, n, out) == n;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		ok = false;
+	return ok;
+}
+
+/* A library deleted after it was loaded, another file put at its path:
+ * the unwinder reads the file mapped, through /proc/PID/map_files. */
+START_TEST(a_deleted_and_replaced_library_still_resolves)
+{
+	const char *lib = getenv("DS_UNWIND_LIB");
+	char path[] = "/tmp/ds-unwind-lib-XXXXXX";
+	void (*call)(void (*)(void));
+	struct replay r;
+	struct pr_stack st;
+	bool main_reached = false;
+	void *h;
+	int fd;
+
+	ck_assert_msg(lib != NULL, "DS_UNWIND_LIB is not set (meson test sets it)");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert(copy_file(lib, path));
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	ck_assert_msg(h != NULL, "%s", dlerror());
+	call = (void (*)(void (*)(void)))(uintptr_t)dlsym(h, "ds_unwind_lib_call");
+	ck_assert(call != NULL);
+	ck_assert_int_eq(unlink(path), 0);
+	ck_assert(copy_file("/proc/self/exe", path));
+	call(ds_unwind_callee);
+	replay_init(&r, &snap, snap.size, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_ge(st.nr, 4);
+	ck_assert_str_eq(name_of(&st.frames[1]), "ds_unwind_callee");
+	ck_assert_str_eq(name_of(&st.frames[2]), "ds_unwind_lib_call");
+	ck_assert_ptr_nonnull(strstr(pr_dso_path(st.frames[2].dso), "ds-unwind-lib-"));
+	for (size_t i = 0; i < st.nr; i++) {
+		ck_assert_uint_eq(st.frames[i].flags & PR_FRAME_FP, 0);
+		main_reached |= !strcmp(name_of(&st.frames[i]), "main");
+	}
+	ck_assert(main_reached);
+	ck_assert_msg(st.end == PR_END_OUTERMOST, "ended: %s", pr_stack_end_name(st.end));
+	replay_free(&r);
+	unlink(path);
+	dlclose(h);
+}
+END_TEST
+
 /* The caller of a leaf that popped its return address has the leaf's
  * stack pointer: not a frame that fails to move up the stack. */
 START_TEST(a_return_address_in_a_register_unwinds)
@@ -714,6 +774,7 @@ int main(void)
 	tcase_add_test(tc, code_without_cfi_is_crossed_by_frame_pointer);
 	tcase_add_test(tc, jit_code_is_crossed_by_frame_pointer);
 	tcase_add_test(tc, a_return_address_in_a_register_unwinds);
+	tcase_add_test(tc, a_deleted_and_replaced_library_still_resolves);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
