@@ -352,11 +352,19 @@ struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_m
 	e = locate(u, pid, m);
 	if (!e) {
 		u->stats.files_missing++;
-		if (m->dso->path[0] == '/')
-			pr__log(&u->lg, PR_LOG_INFO, "%s%s: not found; stacks through it end "
-				"there (give the directory holding it by build-id with "
-				"--debug-dir)", m->dso->path,
-				m->dso->build_id_size ? " (with the sampled build-id)" : "");
+		if (m->dso->build_id_size) {
+			char hexid[2 * PR_BUILD_ID_MAX + 1];
+
+			hex(hexid, m->dso->build_id, m->dso->build_id_size);
+			pr__log(&u->lg, PR_LOG_INFO, "%s (build-id %s): not found by build-id "
+				"or at its path; stacks through it end there (add a "
+				"directory holding it by build-id: --debug-dir)",
+				m->dso->path, hexid);
+		} else if (m->dso->path[0] == '/') {
+			pr__log(&u->lg, PR_LOG_INFO, "%s: not found at its path, and the "
+				"capture has no build-id to look for it by; stacks through "
+				"it end there", m->dso->path);
+		}
 	}
 	pr__hashmap_put(&u->by_dso, (uintptr_t)m->dso, e ? e : &missing);
 	return e;

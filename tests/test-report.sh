@@ -1,0 +1,85 @@
+#!/bin/sh
+# dwarfsample report on the offline fixture (tests/fixtures/demo-static):
+# its perf-script layout, the summary, and what it says to wrong input.
+# No privileges and no perf needed.
+# usage: test-report.sh DWARFSAMPLE FIXTURES
+# shellcheck disable=SC2317 # the helpers run through check
+set -u
+ds=$1
+fx=$2/demo-static
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+make_tmp
+
+"$ds" report -i "$fx/perf.data" --debug-dir "$fx" >"$tmp/out" 2>"$tmp/err"
+check "report reads the fixture" test $? -eq 0
+n=$(grep -c '^[^	]' "$tmp/out")
+check "one header per sample (197: $n)" test "$n" -eq 197
+# all_lines KIND REGEX: every header (KIND h) or frame line (KIND f) of
+# the output matches REGEX.
+all_lines() {
+	if [ "$1" = h ]; then
+		grep -v '^	' "$tmp/out" | grep -v '^$' >"$tmp/lines"
+	else
+		grep '^	' "$tmp/out" >"$tmp/lines"
+	fi
+	! grep -Evq "$2" "$tmp/lines"
+}
+# perf script -F comm,tid,time,ip,dso --no-inline: "comm tid time: ", then
+# "\t%16x (dso)" per frame, then a blank line.
+check "headers are perf script's" \
+	all_lines h '^dwarfsample-dem +[0-9]+ +[0-9]+\.[0-9]{6}: $'
+check "frame lines are perf script's, addresses right-aligned in 16 columns" \
+	all_lines f '^	[ 0-9a-f]{16} \(/tmp/tmp\.cODh8nR1Cw/dwarfsample-demo-static\)$'
+# The first sample's leaf, 0x401a09 in an ET_EXEC mapped from offset
+# 0x1000 at 0x401000, is shown as perf shows it: 0x1a09.
+check "the first sample's leaf is shown as its file offset" \
+	test "$(sed -n 2p "$tmp/out")" = "	            1a09 (/tmp/tmp.cODh8nR1Cw/dwarfsample-demo-static)"
+check "a blank line closes every sample" test "$(grep -c '^$' "$tmp/out")" -eq 197
+check "the summary says every stack reached its outermost frame" \
+	grep -q "197 samples, .* stacks ended: outermost 100.0%" "$tmp/err"
+
+"$ds" report -i "$fx/perf.data" --debug-dir "$fx" -o "$tmp/out2" 2>/dev/null
+check "-o writes what standard output gets" cmp -s "$tmp/out" "$tmp/out2"
+
+"$ds" report -i "$fx/perf.data" --debug-dir "$fx" --max-depth 3 >"$tmp/d3" 2>"$tmp/err"
+check "--max-depth 3 keeps three frames a sample" \
+	test "$(grep -c '^	' "$tmp/d3")" -eq $((197 * 3))
+check "and says the stacks ended at the depth limit" grep -q "depth limit 100.0%" "$tmp/err"
+
+"$ds" report -i "$fx/perf.data" >/dev/null 2>"$tmp/err"
+check "without the binary: still exit 0" test $? -eq 0
+check "the summary counts the missing file" \
+	grep -q "1 mapped file was not found (-v names them)" "$tmp/err"
+"$ds" report -v -i "$fx/perf.data" >/dev/null 2>"$tmp/err"
+check "-v names it, with its build-id and what to do" \
+	grep -q "dwarfsample-demo-static (build-id 7884ee63be96df68d5424404836d123ed4443db6): not found.*--debug-dir" "$tmp/err"
+
+# Wrong input: a clear message and a non-zero exit, never a crash.
+expect() { # status, message pattern, args...
+	want=$1
+	pattern=$2
+	shift 2
+	"$ds" report "$@" >/dev/null 2>"$tmp/err"
+	got=$?
+	if [ "$got" -eq "$want" ] && grep -q -- "$pattern" "$tmp/err"; then
+		return 0
+	fi
+	echo "# exit $got (wanted $want):"
+	sed 's/^/#   /' "$tmp/err"
+	return 1
+}
+check "no -i" expect 2 "give the file to read: -i FILE"
+check "an unknown option" expect 2 "Try 'dwarfsample report --help'" --bogus
+check "an unknown format" expect 2 "unknown format 'json'" -i "$fx/perf.data" -f json
+check "a depth out of range" expect 2 "expected 1 to 1024" -i "$fx/perf.data" --max-depth 2000
+check "a missing file" expect 1 "cannot open $tmp/none" -i "$tmp/none"
+printf "this is not a capture, only a few lines of text\n%.0s" 1 2 3 4 5 6 7 8 >"$tmp/text"
+check "not a perf.data file" expect 1 "not a perf.data file" -i "$tmp/text"
+check "an unwritable output" expect 1 "choose another output path" \
+	-i "$fx/perf.data" -o "$tmp/no/such/dir/out"
+head -c 900000 "$fx/perf.data" >"$tmp/cut.data"
+check "a truncated copy: read to its last complete record, and said so" \
+	expect 0 "reading up to the last complete record" -i "$tmp/cut.data" --debug-dir "$fx"
+
+exit $fail
