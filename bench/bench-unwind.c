@@ -3,9 +3,9 @@
  * Unwinding a capture: `dwarfsample report` against the peer, `perf script
  * --no-inline -F ip,dso`, on the same perf.data files, each run in a
  * child so its CPU time and peak resident memory are its own.  Fastest of
- * N runs by CPU time, after a warm-up that puts the files (and the
- * binaries they sampled) in the page cache for both; output goes to
- * /dev/null.
+ * N runs by CPU time, after a warm-up that puts the binaries the files
+ * sampled in the page cache, and with the file read through before every
+ * run (this machine reclaims idle page cache); output goes to /dev/null.
  *
  * usage: bench-unwind [-n RUNS] [FILE...]
  *        Without FILEs, records two with perf record --call-graph dwarf
@@ -93,9 +93,11 @@ static int bench_file(const char *path, int runs)
 		return -1;
 	}
 	for (int i = 0; i < runs; i++) {
+		bench_warm(path);
 		if (bench_run_cmd(ours_argv, &r))
 			return -1;
 		bench_keep_best(&ours, &r);
+		bench_warm(path);
 		if (bench_run_cmd(peer_argv, &r))
 			return -1;
 		bench_keep_best(&peer, &r);

@@ -45,6 +45,18 @@ int bench_run_cmd(char *const argv[], struct run *out)
 	return 0;
 }
 
+void bench_warm(const char *path)
+{
+	static char buf[1 << 20];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
 void bench_keep_best(struct run *best, const struct run *r)
 {
 	long rss = best->maxrss_kb > r->maxrss_kb ? best->maxrss_kb : r->maxrss_kb;

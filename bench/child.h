@@ -21,6 +21,9 @@ void bench_take_usage(struct run *out, double t0, const struct rusage *ru);
 /* Run argv with standard output and error to /dev/null: 0, or -1 when it
  * cannot be run or fails. */
 int bench_run_cmd(char *const argv[], struct run *out);
+/* Read a file through, so that it is in the page cache for the run that
+ * follows (this machine reclaims idle cache pages on its own). */
+void bench_warm(const char *path);
 /* Keep the fastest run (by CPU time) and the largest peak memory. */
 void bench_keep_best(struct run *best, const struct run *r);
 

@@ -230,6 +230,10 @@ struct pr_proc {
 	uint64_t generation;
 	struct pr_map *maps;
 	size_t nr, cap;
+	/* The image before the last exec, until the new one is seen running
+	 * (see pr__proc_running). */
+	struct pr_map *old;
+	size_t nr_old;
 };
 
 struct pr_model;
@@ -243,6 +247,9 @@ int pr__model_apply(struct pr_model *m, const struct pr_record *rec);
  * change to that process. */
 const struct pr_map *pr__model_find(struct pr_model *m, uint32_t pid, uint64_t addr);
 struct pr_proc *pr__model_proc(struct pr_model *m, uint32_t pid, bool create);
+/* A sample of `p` was taken at user address `ip`: once that is in the
+ * image exec loaded, the old image's mappings are let go. */
+void pr__proc_running(struct pr_model *m, struct pr_proc *p, uint64_t ip);
 /* A thread's name (COMM, inherited at FORK), or NULL when unknown. */
 const char *pr__model_comm(const struct pr_model *m, uint32_t tid);
 int pr__proc_insert(struct pr_proc *p, const struct pr_map *nm);

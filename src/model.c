@@ -61,6 +61,7 @@ static void proc_free(struct pr_proc *p)
 {
 	if (p) {
 		free(p->maps);
+		free(p->old);
 		free(p);
 	}
 }
@@ -234,20 +235,25 @@ static int reserve(struct pr_proc *p, size_t extra)
 	return 0;
 }
 
-/* Index of the first mapping that ends after `addr`. */
-static size_t first_ending_after(const struct pr_proc *p, uint64_t addr)
+/* Index of the first of `maps` that ends after `addr`. */
+static size_t ending_after(const struct pr_map *maps, size_t nr, uint64_t addr)
 {
-	size_t lo = 0, hi = p->nr;
+	size_t lo = 0, hi = nr;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (p->maps[mid].end <= addr)
+		if (maps[mid].end <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+static size_t first_ending_after(const struct pr_proc *p, uint64_t addr)
+{
+	return ending_after(p->maps, p->nr, addr);
 }
 
 /*
@@ -304,7 +310,27 @@ const struct pr_map *pr__proc_find(const struct pr_proc *p, uint64_t addr)
 	i = first_ending_after(p, addr);
 	if (i < p->nr && p->maps[i].start <= addr)
 		return &p->maps[i];
+	/* Not in the new image: perhaps a sample from inside exec, whose
+	 * registers are still the old image's. */
+	i = ending_after(p->old, p->nr_old, addr);
+	if (i < p->nr_old && p->old[i].start <= addr)
+		return &p->old[i];
 	return NULL;
+}
+
+void pr__proc_running(struct pr_model *m, struct pr_proc *p, uint64_t ip)
+{
+	size_t i;
+
+	if (!p || !p->nr_old)
+		return;
+	i = first_ending_after(p, ip);
+	if (i < p->nr && p->maps[i].start <= ip) {
+		free(p->old);
+		p->old = NULL;
+		p->nr_old = 0;
+		touched(m, p);
+	}
 }
 
 const struct pr_map *pr__model_find(struct pr_model *m, uint32_t pid, uint64_t addr)
@@ -427,9 +453,16 @@ static int apply_comm(struct pr_model *m, const struct pr_record *rec)
 		struct pr_proc *p = pr__model_proc(m, rec->pid, false);
 
 		/* exec replaces the address space; the new image's MMAP
-		 * records follow. */
+		 * records follow.  Samples taken inside exec, after this
+		 * record, still carry the old image's registers until the
+		 * new one runs: its mappings stay, second in line, until a
+		 * sample shows the new image running (pr__proc_running). */
 		if (p) {
-			p->nr = 0;
+			free(p->old);
+			p->old = p->maps;
+			p->nr_old = p->nr;
+			p->maps = NULL;
+			p->nr = p->cap = 0;
 			touched(m, p);
 		}
 	}

@@ -109,11 +109,22 @@ START_TEST(a_forked_process_copies_its_parents_mappings_and_name)
 	apply(m, mmap2(20, 0x1000, 0x1000, 0, "/other"));
 	ck_assert_str_eq(file_at(m, 10, 0x1000), "/lib");
 	ck_assert_str_eq(file_at(m, 20, 0x1000), "/other");
-	/* exec replaces the child's address space and name. */
+	/* exec replaces the child's address space and name.  Until the new
+	 * image is seen running, samples taken inside exec still resolve
+	 * in the old one, second to the new image's mappings. */
 	apply(m, comm(20, 20, "child", true));
-	ck_assert_ptr_null(file_at(m, 20, 0x1000));
 	ck_assert_str_eq(pr__model_comm(m, 20), "child");
 	ck_assert_str_eq(pr__model_comm(m, 10), "parent");
+	ck_assert_str_eq(file_at(m, 20, 0x1000), "/other");
+	apply(m, mmap2(20, 0x5000, 0x1000, 0, "/new"));
+	apply(m, mmap2(20, 0x1800, 0x100, 0, "/new2"));
+	ck_assert_str_eq(file_at(m, 20, 0x1800), "/new2");
+	ck_assert_str_eq(file_at(m, 20, 0x1000), "/other");
+	pr__proc_running(m, pr__model_proc(m, 20, false), 0x1000);
+	ck_assert_str_eq(file_at(m, 20, 0x1000), "/other");
+	pr__proc_running(m, pr__model_proc(m, 20, false), 0x5010);
+	ck_assert_ptr_null(file_at(m, 20, 0x1000));
+	ck_assert_str_eq(file_at(m, 20, 0x5010), "/new");
 	pr__model_free(m);
 }
 END_TEST

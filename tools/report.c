@@ -43,22 +43,56 @@ struct report {
 	size_t name_len;
 };
 
+/* `v` in decimal, right-aligned in `width` columns (at least), ending at
+ * `end`; returns where it starts. */
+static char *decimal(char *end, uint64_t v, int width)
+{
+	char *p = end;
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+		width--;
+	} while (v);
+	while (width-- > 0)
+		*--p = ' ';
+	return p;
+}
+
 /* perf script's header for -F comm,tid,time with a call chain:
- * "comm tid secs.usecs: " (its timestamp__scnprintf_usec truncates). */
+ * "comm tid secs.usecs: " (its timestamp__scnprintf_usec truncates),
+ * as printf("%s %5d %12s: \n") would lay it out. */
 static void print_header(FILE *out, const struct pr_record *rec, const char *comm)
 {
 	uint64_t usecs = rec->time / 1000;
-	char when[32];
+	char buf[64], *end = buf + sizeof(buf), *p;
 
 	if (comm)
-		fprintf(out, "%s ", comm);
+		fputs(comm, out);
 	else if (rec->tid == 0)
-		fputs("swapper ", out);   /* perf's name for the idle task */
+		fputs("swapper", out);   /* perf's name for the idle task */
 	else
-		fprintf(out, ":%u ", rec->tid);
-	snprintf(when, sizeof(when), "%" PRIu64 ".%06" PRIu64, usecs / 1000000,
-		 usecs % 1000000);
-	fprintf(out, "%5d %12s: \n", (int)rec->tid, when);
+		fprintf(out, ":%u", rec->tid);
+	/* Built backwards: ": \n", the time, a space, the tid, a space. */
+	p = end - 3;
+	memcpy(p, ": \n", 3);
+	p = decimal(p, usecs % 1000000, 6);
+	for (char *z = p; *z == ' '; z++)
+		*z = '0';
+	*--p = '.';
+	{
+		char *secs = decimal(p, usecs / 1000000, 0);
+		int len = (int)(end - 3 - secs);
+
+		/* The time right-aligned in 12 columns. */
+		p = secs;
+		while (len++ < 12)
+			*--p = ' ';
+	}
+	*--p = ' ';
+	p = decimal(p, rec->tid, 5);
+	*--p = ' ';
+	fwrite_unlocked(p, 1, (size_t)(end - p), out);
 }
 
 /* The name perf gives a frame's mapping. */

@@ -87,6 +87,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		c->not_code = !(m->prot & PROT_EXEC);
 		return -UNW_ENOINFO;
 	}
+	c->cfi_elf = e;
+	c->cfi_bias = bias;
 	if (e->table == UW_TABLE_EH_HDR) {
 		unw_dyn_info_t di;
 
@@ -128,11 +130,24 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *a
 	return -UNW_ENOINFO;
 }
 
+/* The 8 file bytes behind `addr` in mapping `m` of `e`, or NULL: a
+ * mapping's offset comes from a record, and may be anything. */
+static const unsigned char *file_bytes(const struct uw_elf *e, const struct pr_map *m,
+				       uint64_t addr)
+{
+	uint64_t rel = addr - m->start;
+
+	if (m->pgoff > e->size || rel > e->size - m->pgoff || e->size - m->pgoff - rel < 8)
+		return NULL;
+	return e->data + m->pgoff + rel;
+}
+
 int uw_read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 {
 	const struct pr_map *m;
 	const struct uw_elf *e;
-	uint64_t off;
+	const unsigned char *p;
+	uint64_t covered;
 
 	if (addr >= c->hit_lo && addr + 8 <= c->hit_hi && addr + 8 > addr) {
 		memcpy(val, c->hit_data + (addr - c->hit_lo), 8);
@@ -142,21 +157,23 @@ int uw_read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 	if (!m || (m->prot & PROT_WRITE) || !uw_has_image(m))
 		return -1;
 	e = uw_resolve(c->u, c->pid, m);
-	if (!e)
-		return -1;
-	off = addr - m->start + m->pgoff;
-	if (off > e->size || e->size - off < 8)
+	if (!e || !(p = file_bytes(e, m, addr)))
 		return -1;
 	/* Remember the part of this mapping the file covers. */
+	covered = e->size - m->pgoff;
 	c->hit_lo = m->start;
-	c->hit_hi = m->start + ((e->size - m->pgoff) < (m->end - m->start)
-				? e->size - m->pgoff : m->end - m->start);
+	c->hit_hi = m->start + (covered < m->end - m->start ? covered : m->end - m->start);
 	c->hit_data = e->data + m->pgoff;
-	memcpy(val, e->data + off, 8);
+	memcpy(val, p, 8);
 	return 0;
 }
 
 /*
+ * The unwind information of the file this step is in, read from the file
+ * whether or not the capture recorded the mapping it lies in (a capture of
+ * executable mappings only has no .eh_frame_hdr mapped): the same bytes
+ * the compiled rules come from.
+ *
  * While libunwind reads a CIE, it also loads the personality routine's
  * address, which GCC's CIEs give indirectly: through a DW.ref.* variable
  * in .data or a GOT entry, writable and relocated at run time, so not in
@@ -164,19 +181,11 @@ int uw_read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val)
  * bytes there stand in for it, so that a CIE with a personality (every
  * function with cleanups, much of libc) still unwinds.
  */
-static int read_personality(struct uw_ctx *c, uint64_t addr, uint64_t *val)
+static int read_cfi(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 {
-	const struct pr_map *m = pr__proc_find(c->proc, addr);
-	const struct uw_elf *e;
-	uint64_t off;
-
-	if (!m || !uw_has_image(m) || !(e = uw_resolve(c->u, c->pid, m)))
+	if (!c->cfi_elf)
 		return -1;
-	off = addr - m->start + m->pgoff;
-	if (off > e->size || e->size - off < 8)
-		return -1;
-	memcpy(val, e->data + off, 8);
-	return 0;
+	return uw_elf_read(c->cfi_elf, addr - c->cfi_bias, c->reading_cfi, val);
 }
 
 /*
@@ -210,12 +219,13 @@ int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 		return uw_synthetic_read(c->u, addr, val);
 	if (!uw_read_file(c, addr, val))
 		return 0;
-	if (c->reading_cfi && !read_personality(c, addr, val))
+	if (!read_cfi(c, addr, val))
 		return 0;
 	if (!read_jit_code(c, addr, val))
 		return 0;
-	/* Past the copied stack, but where the stack would go on. */
-	if (addr >= top - 7 && addr - top < STACK_SLACK)
+	/* Past the end of the copied stack (or across it), where the stack
+	 * would go on. */
+	if (addr + 8 > top && addr >= c->sp && (addr < top || addr - top < STACK_SLACK))
 		c->stack_exhausted = true;
 	return -1;
 }

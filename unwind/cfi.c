@@ -32,7 +32,7 @@ static uint64_t get(struct cur *c, size_t n)
 {
 	uint64_t v = 0;
 
-	if (c->bad || (size_t)(c->end - c->p) < n) {
+	if (c->bad || c->p > c->end || (size_t)(c->end - c->p) < n) {
 		c->bad = true;
 		return 0;
 	}
@@ -69,7 +69,7 @@ static int64_t sleb(struct cur *c)
 		shift += 7;
 	}
 	if (shift < 64 && (b & 0x40))
-		v |= -(INT64_C(1) << shift);
+		v = (int64_t)((uint64_t)v | (~UINT64_C(0) << shift));
 	return v;
 }
 
@@ -79,6 +79,11 @@ static uint64_t encoded(struct cur *c, uint8_t enc, uint64_t at)
 {
 	uint64_t v;
 
+	/* DW_EH_PE_indirect: a pointer to the value, never an FDE's. */
+	if (enc & 0x80) {
+		c->bad = true;
+		return 0;
+	}
 	switch (enc & 0x0f) {
 	case 0x00: v = get(c, 8); break;
 	case 0x01: v = uleb(c); break;
@@ -111,7 +116,7 @@ static int cie_fde_encoding(const unsigned char *cie, const unsigned char *end,
 	if (c.bad || (version != 1 && version != 3 && version != 4))
 		return -1;
 	aug = (const char *)c.p;
-	if (!memchr(aug, '\0', (size_t)(end - c.p)))
+	if (c.p >= end || !memchr(aug, '\0', (size_t)(end - c.p)))
 		return -1;
 	c.p += strlen(aug) + 1;
 	if (version == 4) {
@@ -199,21 +204,32 @@ static int walk(const struct uw_elf *e, struct uw_cfi_table *t, unsigned char *s
 		if (len == 0xffffffffu || len > size - content)
 			break;
 		end = content + len;
+		if (len < 4) {          /* not even an id: skip it */
+			pos = end;
+			continue;
+		}
 		memcpy(&id, sec + content, 4);
 		if (convert ? id == 0xffffffffu : id == 0) {
 			if (convert)
 				memset(sec + content, 0, 4);
 		} else {
 			size_t cie = convert ? id : content - id;
+			uint32_t cie_len = 0;
 			struct cur c;
 			uint32_t rel;
 			int enc;
 
-			if ((convert && cie > size - 8) || (!convert && id > content)) {
+			/* The CIE must be whole, inside the section. */
+			if ((!convert && id > content) || cie > size - 9 || len < 8) {
 				pos = end;
 				continue;
 			}
-			enc = cie_fde_encoding(sec + cie + 8, sec + size, convert);
+			memcpy(&cie_len, sec + cie, 4);
+			if (cie_len < 5 || cie_len > size - cie - 4) {
+				pos = end;
+				continue;
+			}
+			enc = cie_fde_encoding(sec + cie + 8, sec + cie + 4 + cie_len, convert);
 			if (convert) {
 				/* Relative to the pointer field, as in .eh_frame. */
 				rel = (uint32_t)(content - cie);
@@ -295,7 +311,8 @@ unsigned char *uw_cfi_image(const struct uw_cfi_table *t, uint64_t bias,
 
 	if (!img)
 		return NULL;
-	memcpy(img, t->index, table);
+	if (table)
+		memcpy(img, t->index, table);
 	memset(img + table + t->frames_size, 0, 8);
 	if (t->frames) {
 		memcpy(img + table, t->frames, t->frames_size);
@@ -364,15 +381,15 @@ static bool read_cie(const unsigned char *buf, size_t size, size_t cie, struct c
 	if (len == 0xffffffffu || len < 5 || len > size - cie - 4 || id != 0)
 		return false;
 	c = (struct cur){ buf + cie + 8, buf + cie + 4 + len, false };
+	/* What libunwind 1.6 reads alike: versions 1 and 3, augmentations
+	 * it knows, their data exactly as long as it says. */
 	version = (uint8_t)get(&c, 1);
-	if (c.bad || (version != 1 && version != 3 && version != 4))
+	if (c.bad || (version != 1 && version != 3))
 		return false;
 	aug = (const char *)c.p;
-	if (!memchr(aug, '\0', (size_t)(c.end - c.p)))
+	if (c.p >= c.end || !memchr(aug, '\0', (size_t)(c.end - c.p)))
 		return false;
 	c.p += strlen(aug) + 1;
-	if (version == 4 && (get(&c, 1) != 8 || get(&c, 1) != 0))
-		return false;
 	memset(ci, 0, sizeof(*ci));
 	ci->code_align = uleb(&c);
 	ci->data_align = sleb(&c);
@@ -382,30 +399,36 @@ static bool read_cie(const unsigned char *buf, size_t size, size_t cie, struct c
 		uint64_t n = uleb(&c);
 		const unsigned char *data_end;
 
-		if (c.bad || n > (uint64_t)(c.end - c.p))
+		if (c.bad || c.p > c.end || n > (uint64_t)(c.end - c.p))
 			return false;
 		data_end = c.p + n;
 		ci->z = true;
 		for (const char *a = aug + 1; *a && !c.bad; a++) {
-			if (*a == 'R') {
+			if (*a == 'R')
 				ci->fde_enc = (uint8_t)get(&c, 1);
-			} else if (*a == 'P') {
+			else if (*a == 'P')
 				encoded(&c, (uint8_t)get(&c, 1) & 0x7f, 0);
-			} else if (*a == 'L') {
+			else if (*a == 'L')
 				get(&c, 1);
-			} else if (*a == 'S') {
+			else if (*a == 'S')
 				ci->signal = true;
-			} else if (*a != 'B') {
+			else
 				return false;
-			}
 		}
-		c.p = data_end;
+		if (c.p != data_end)
+			return false;
 	} else if (aug[0]) {
 		return false;
 	}
 	ci->insns = c.p;
 	ci->end = c.end;
 	return !c.bad && ci->fde_enc != DW_EH_PE_omit;
+}
+
+/* A factored offset, wrapping rather than overflowing. */
+static int64_t factored(uint64_t v, int64_t align)
+{
+	return (int64_t)(v * (uint64_t)align);
 }
 
 static struct col *column(struct row_state *s, const struct cie_info *ci, uint64_t reg,
@@ -450,7 +473,7 @@ static bool run(struct cur *c, const struct cie_info *ci, struct row_state *s,
 		case 0x80:              /* DW_CFA_offset */
 			col = column(s, ci, operand, &ignored, &bad);
 			col->how = COL_AT_CFA;
-			col->off = (int64_t)uleb(c) * ci->data_align;
+			col->off = factored(uleb(c), ci->data_align);
 			continue;
 		case 0xc0:              /* DW_CFA_restore */
 			col = column(s, ci, operand, &ignored, &bad);
@@ -474,17 +497,17 @@ static bool run(struct cur *c, const struct cie_info *ci, struct row_state *s,
 		case 0x05:              /* DW_CFA_offset_extended */
 			col = column(s, ci, uleb(c), &ignored, &bad);
 			col->how = COL_AT_CFA;
-			col->off = (int64_t)uleb(c) * ci->data_align;
+			col->off = factored(uleb(c), ci->data_align);
 			break;
 		case 0x11:              /* DW_CFA_offset_extended_sf */
 			col = column(s, ci, uleb(c), &ignored, &bad);
 			col->how = COL_AT_CFA;
-			col->off = sleb(c) * ci->data_align;
+			col->off = factored((uint64_t)sleb(c), ci->data_align);
 			break;
 		case 0x2f:              /* DW_CFA_GNU_negative_offset_extended */
 			col = column(s, ci, uleb(c), &ignored, &bad);
 			col->how = COL_AT_CFA;
-			col->off = -((int64_t)uleb(c) * ci->data_align);
+			col->off = factored(-uleb(c), ci->data_align);
 			break;
 		case 0x06:              /* DW_CFA_restore_extended */
 			reg = uleb(c);
@@ -504,19 +527,9 @@ static bool run(struct cur *c, const struct cie_info *ci, struct row_state *s,
 			if (uleb(c) >= DW_NUM_COLUMNS)
 				bad = true;
 			break;
-		case 0x14:              /* DW_CFA_val_offset */
-		case 0x15:              /* DW_CFA_val_offset_sf */
-			column(s, ci, uleb(c), &ignored, &bad)->how = COL_OTHER;
-			uleb(c);
-			break;
-		case 0x10:              /* DW_CFA_expression */
-		case 0x16:              /* DW_CFA_val_expression */
-			column(s, ci, uleb(c), &ignored, &bad)->how = COL_OTHER;
-			reg = uleb(c);
-			if (reg > (uint64_t)(c->end - c->p))
-				return false;
-			c->p += reg;
-			break;
+		/* libunwind 1.6 evaluates expressions for every register
+		 * (and may fail where the fast path would not look), and
+		 * does not know DW_CFA_val_offset: those are its to unwind. */
 		case 0x0a:              /* DW_CFA_remember_state */
 			if (depth == MAX_REMEMBERED)
 				return false;
@@ -534,7 +547,7 @@ static bool run(struct cur *c, const struct cie_info *ci, struct row_state *s,
 			break;
 		case 0x12:              /* DW_CFA_def_cfa_sf */
 			s->cfa_reg = uleb(c);
-			s->cfa_off = sleb(c) * ci->data_align;
+			s->cfa_off = factored((uint64_t)sleb(c), ci->data_align);
 			s->cfa_expr = false;
 			break;
 		case 0x0d:              /* DW_CFA_def_cfa_register */
@@ -545,15 +558,9 @@ static bool run(struct cur *c, const struct cie_info *ci, struct row_state *s,
 			s->cfa_off = (int64_t)uleb(c);
 			break;
 		case 0x13:              /* DW_CFA_def_cfa_offset_sf */
-			s->cfa_off = sleb(c) * ci->data_align;
+			s->cfa_off = factored((uint64_t)sleb(c), ci->data_align);
 			break;
-		case 0x0f:              /* DW_CFA_def_cfa_expression */
-			s->cfa_expr = true;
-			reg = uleb(c);
-			if (reg > (uint64_t)(c->end - c->p))
-				return false;
-			c->p += reg;
-			break;
+
 		case 0x2e:              /* DW_CFA_GNU_args_size */
 			uleb(c);
 			break;
@@ -562,8 +569,10 @@ static bool run(struct cur *c, const struct cie_info *ci, struct row_state *s,
 		}
 		continue;
 advance:
-		/* The CIE's instructions describe the function's entry. */
-		if (!init)
+		/* The CIE's instructions describe the function's entry; an
+		 * advance that wraps around is nothing libunwind agrees on. */
+		if (!init || (ci->code_align && delta > UINT64_MAX / ci->code_align) ||
+		    *loc + delta * ci->code_align < *loc)
 			return false;
 		if (addr < *loc + delta * ci->code_align) {
 			*next = *loc + delta * ci->code_align;
@@ -618,21 +627,22 @@ int uw_cfi_row(const unsigned char *buf, size_t size, uint64_t vaddr, size_t fde
 	c = (struct cur){ buf + fde + 8, buf + fde + 4 + len, false };
 	start = encoded(&c, ci.fde_enc, vaddr + fde + 8);
 	range = encoded(&c, ci.fde_enc & 0x0f, 0);
-	if (c.bad)
+	if (c.bad || start + range < start)
 		return -1;
+	r->lo = start;
+	r->hi = start + range;
 	if (addr < start || addr - start >= range)
 		return 0;
 	if (ci.z) {
 		uint64_t n = uleb(&c);
 
-		if (c.bad || n > (uint64_t)(c.end - c.p))
+		if (c.bad || c.p > c.end || n > (uint64_t)(c.end - c.p))
 			return -1;
 		c.p += n;
 	}
-	/* Unusable rows still say where they end, so the next lookup in
-	 * the same row does not interpret the FDE again. */
-	r->lo = start;
-	r->hi = start + range;
+	/* Unusable rows still say where they end (the FDE's range, when the
+	 * row's is not known), so the next lookup in the same row does not
+	 * interpret the FDE again. */
 	memset(&s, 0, sizeof(s));
 	loc = start;
 	if (ci.ra != DW_RA ||
@@ -642,8 +652,9 @@ int uw_cfi_row(const unsigned char *buf, size_t size, uint64_t vaddr, size_t fde
 	next = start + range;
 	if (!run(&c, &ci, &s, &init, &loc, addr, &next))
 		return 1;
+	/* The row ends with the FDE, whatever its last advance says. */
 	r->lo = loc;
-	r->hi = next;
+	r->hi = next < start + range ? next : start + range;
 	compile(&s, ci.signal, r);
 	return 1;
 }

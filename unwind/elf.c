@@ -45,15 +45,14 @@ static int64_t vaddr_to_offset(const struct uw_elf *e, uint64_t vaddr, uint64_t 
 	return -1;
 }
 
-int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, uint64_t *val)
+int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, bool writable, uint64_t *val)
 {
 	for (size_t i = 0; i < e->nr_seg; i++) {
 		const struct uw_segment *s = &e->seg[i];
 		uint64_t off;
 
-		/* Writable data is relocated at run time: not the file's. */
-		if (s->flags & PF_W || vaddr < s->vaddr || vaddr - s->vaddr >= s->filesz ||
-		    s->filesz - (vaddr - s->vaddr) < 8)
+		if ((s->flags & PF_W && !writable) || vaddr < s->vaddr ||
+		    vaddr - s->vaddr >= s->filesz || s->filesz - (vaddr - s->vaddr) < 8)
 			continue;
 		off = s->offset + (vaddr - s->vaddr);
 		if (!in_image(e, off, 8))

@@ -18,49 +18,85 @@
 
 #include "unwind-int.h"
 
-/* The last index entry starting at or before `rel`, or -1. */
-static ssize_t search_index(const struct uw_cfi_table *t, int64_t rel)
+/* Rows kept per file at most: a sane table has one per row of CFI. */
+#define MAX_RULES (1u << 20)
+
+/* What searching one table for an address found: an FDE's row, or the
+ * addresses around it that none of the table's FDEs covers (where the
+ * next table, or no information, applies). */
+struct search {
+	int found;                   /* as uw_cfi_row() */
+	uint64_t gap_lo, gap_hi;
+};
+
+/* The row of the FDE at `fde` of `buf`, for `addr`, knowing the search
+ * picked it as the last entry starting at or before `addr` (at
+ * `entry`), the next entry starting at `next` (0: none). */
+static struct search row_of(const unsigned char *buf, size_t size, uint64_t vaddr,
+			    size_t fde, uint64_t entry, uint64_t next, uint64_t addr,
+			    struct uw_rule *r)
 {
-	size_t lo = 0, hi = t->nr;
+	struct search s = { uw_cfi_row(buf, size, vaddr, fde, addr, r), 0, next ? next : UINT64_MAX };
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->index[mid].start <= rel)
-			lo = mid + 1;
-		else
-			hi = mid;
+	if (s.found == 1) {
+		/* Where the table says another FDE begins, the search finds
+		 * that one: the row ends there, whatever its FDE says. */
+		if (r->lo < entry)
+			r->lo = entry;
+		if (next && r->hi > next)
+			r->hi = next;
+	} else if (s.found == 0) {
+		/* The FDE ends before addr (or, in a malformed table, starts
+		 * after it): no information from its entry on, until the FDE
+		 * or the next entry. */
+		s.gap_lo = entry;
+		if (r->hi > s.gap_lo && r->hi <= addr)
+			s.gap_lo = r->hi;
+		if (r->lo > addr && r->lo < s.gap_hi)
+			s.gap_hi = r->lo;
 	}
-	return (ssize_t)lo - 1;
+	return s;
 }
 
 /* Through one of our built tables (.eh_frame indexed, or .debug_frame
  * converted: its FDEs hold link-time addresses). */
-static int from_built(const struct uw_elf *e, const struct uw_cfi_table *t, uint64_t addr,
-		      struct uw_rule *r)
+static struct search from_built(const struct uw_elf *e, const struct uw_cfi_table *t,
+				uint64_t addr, struct uw_rule *r)
 {
-	ssize_t i = search_index(t, (int64_t)(addr - e->text_lo));
+	size_t lo = 0, hi = t->nr;
+	uint64_t entry, next;
 
-	if (i < 0)
-		return 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->text_lo + (uint64_t)(int64_t)t->index[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	next = lo < t->nr ? e->text_lo + (uint64_t)(int64_t)t->index[lo].start : 0;
+	if (!lo)
+		return (struct search){ 0, 0, next ? next : UINT64_MAX };
+	entry = e->text_lo + (uint64_t)(int64_t)t->index[lo - 1].start;
 	if (t->frames)
-		return uw_cfi_row(t->frames, t->frames_size, 0, (size_t)t->index[i].fde, addr, r);
-	return uw_cfi_row(e->data + e->eh_frame.offset, (size_t)e->eh_frame.size,
-			  e->eh_frame.vaddr, (size_t)t->index[i].fde, addr, r);
+		return row_of(t->frames, t->frames_size, 0, (size_t)t->index[lo - 1].fde,
+			      entry, next, addr, r);
+	return row_of(e->data + e->eh_frame.offset, (size_t)e->eh_frame.size,
+		      e->eh_frame.vaddr, (size_t)t->index[lo - 1].fde, entry, next, addr, r);
 }
 
 /* Through .eh_frame_hdr's table: (start, FDE) pairs of signed 32-bit
  * offsets from the header, sorted by start. */
-static int from_eh_hdr(const struct uw_elf *e, uint64_t addr, struct uw_rule *r)
+static struct search from_eh_hdr(const struct uw_elf *e, uint64_t addr, struct uw_rule *r)
 {
 	const unsigned char *seg, *table;
 	size_t seg_size, lo = 0, hi = e->fde_count;
-	uint64_t seg_vaddr, fde;
+	uint64_t seg_vaddr, fde, entry, next = 0;
 	int32_t v[2];
 
 	seg = uw_elf_segment(e, e->eh_table_vaddr, &seg_size, &seg_vaddr);
 	if (!seg || e->fde_count * 8 > seg_size - (e->eh_table_vaddr - seg_vaddr))
-		return -1;
+		return (struct search){ -1, 0, 0 };
 	table = seg + (e->eh_table_vaddr - seg_vaddr);
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -71,36 +107,62 @@ static int from_eh_hdr(const struct uw_elf *e, uint64_t addr, struct uw_rule *r)
 		else
 			hi = mid;
 	}
+	if (lo < e->fde_count) {
+		memcpy(v, table + lo * 8, 4);
+		next = e->eh_hdr_vaddr + (uint64_t)(int64_t)v[0];
+	}
 	if (!lo)
-		return 0;
+		return (struct search){ 0, 0, next ? next : UINT64_MAX };
 	memcpy(v, table + (lo - 1) * 8, 8);
+	entry = e->eh_hdr_vaddr + (uint64_t)(int64_t)v[0];
 	fde = e->eh_hdr_vaddr + (uint64_t)(int64_t)v[1];
 	/* The FDE and its CIE are in .eh_frame, in the segment. */
 	seg = uw_elf_segment(e, fde, &seg_size, &seg_vaddr);
 	if (!seg)
-		return -1;
-	return uw_cfi_row(seg, seg_size, seg_vaddr, (size_t)(fde - seg_vaddr), addr, r);
+		return (struct search){ -1, 0, 0 };
+	return row_of(seg, seg_size, seg_vaddr, (size_t)(fde - seg_vaddr), entry, next, addr, r);
+}
+
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+static uint64_t min64(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
 }
 
 /* Compute the row for `addr` the way find_proc_info looks for it: the
- * file's .eh_frame, then .debug_frame. */
+ * file's .eh_frame, then .debug_frame where .eh_frame has nothing. */
 static void compute(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, struct uw_rule *r)
 {
+	struct search eh = { 0, 0, UINT64_MAX }, dbg_s;
 	const struct uw_cfi_table *dbg;
-	int found = 0;
 
 	if (e->table == UW_TABLE_EH_HDR)
-		found = from_eh_hdr(e, addr, r);
+		eh = from_eh_hdr(e, addr, r);
 	else if (e->table == UW_TABLE_EH_FRAME)
-		found = from_built(e, &e->eh, addr, r);
-	if (!found && (dbg = uw_debug_frame(u, e)))
-		found = from_built(e, dbg, addr, r);
-	if (found <= 0) {
-		/* No information (or none we read): libunwind decides. */
-		memset(r, 0, sizeof(*r));
-		r->lo = addr;
-		r->hi = addr + 1;
+		eh = from_built(e, &e->eh, addr, r);
+	if (eh.found == 1)
+		return;
+	if (eh.found == 0 && (dbg = uw_debug_frame(u, e))) {
+		dbg_s = from_built(e, dbg, addr, r);
+		if (dbg_s.found == 1) {
+			/* Only where .eh_frame has nothing. */
+			r->lo = max64(r->lo, eh.gap_lo);
+			r->hi = min64(r->hi, eh.gap_hi);
+			return;
+		}
+		eh.found = dbg_s.found;
+		eh.gap_lo = max64(eh.gap_lo, dbg_s.gap_lo);
+		eh.gap_hi = min64(eh.gap_hi, dbg_s.gap_hi);
 	}
+	/* No information, or none we read: libunwind decides, for the
+	 * whole gap between FDEs, or this one address. */
+	memset(r, 0, sizeof(*r));
+	r->lo = eh.found == 0 ? eh.gap_lo : addr;
+	r->hi = eh.found == 0 ? eh.gap_hi : addr + 1;
 }
 
 bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, struct uw_rule *out)
@@ -122,8 +184,8 @@ bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, struct
 		return true;
 	}
 	compute(u, e, addr, &r);
-	/* Keep rows disjoint: a malformed table may have overlapping FDEs,
-	 * and the row found for addr is the one that holds for it. */
+	/* Rows are disjoint by construction; this only guards against a
+	 * table that contradicts itself. */
 	if (lo && r.lo < e->rules[lo - 1].hi)
 		r.lo = e->rules[lo - 1].hi;
 	if (lo < e->nr_rules && r.hi > e->rules[lo].lo)
@@ -133,6 +195,10 @@ bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, struct
 		r.hi = addr + 1;
 	}
 	*out = r;
+	/* The last address has no one-past-the-end to keep a row by; and a
+	 * file whose table leaves a row per address is kept in bounds. */
+	if (r.hi <= r.lo || e->nr_rules >= MAX_RULES)
+		return true;
 	if (e->nr_rules == e->cap_rules) {
 		size_t cap = e->cap_rules ? e->cap_rules * 2 : 64;
 		struct uw_rule *v = realloc(e->rules, cap * sizeof(*v));

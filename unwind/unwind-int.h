@@ -111,9 +111,10 @@ void uw_elf_free(struct uw_elf *e);
  * runtime address = link-time address + bias. */
 uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m);
 
-/* Read 8 bytes at link-time address `vaddr` from the file's loaded,
- * read-only contents.  0, or -1 when the address is not file-backed. */
-int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, uint64_t *val);
+/* Read 8 bytes at link-time address `vaddr` from the file's loaded
+ * contents: read-only segments, or also writable ones (their bytes as in
+ * the file, before any relocation).  0, or -1 when not file-backed. */
+int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, bool writable, uint64_t *val);
 
 /* The file bytes of the loaded segment holding link-time address
  * `vaddr`: their start (at link-time *seg_vaddr) and *size; or NULL. */
@@ -134,7 +135,8 @@ void uw_cfi_table_free(struct uw_cfi_table *t);
 /* The row for link-time address `addr` of the FDE at offset `fde` of
  * `buf` (frames in .eh_frame's conventions, the first byte at link-time
  * `vaddr`).  1 when the FDE covers `addr` (*r filled in, perhaps not
- * usable), 0 when it does not, -1 when it cannot be read. */
+ * usable); 0 when it does not (r->lo and r->hi are the FDE's range);
+ * -1 when it cannot be read. */
 int uw_cfi_row(const unsigned char *buf, size_t size, uint64_t vaddr, size_t fde,
 	       uint64_t addr, struct uw_rule *r);
 
@@ -172,6 +174,10 @@ struct uw_ctx {
 	bool not_code;               /* ... nor in any executable mapping */
 	bool file_missing;           /* ... its mapped file was not found */
 	bool reading_cfi;            /* libunwind is in a CIE or FDE */
+	/* The file whose unwind information this step reads, and its load
+	 * bias: set by find_proc_info. */
+	const struct uw_elf *cfi_elf;
+	uint64_t cfi_bias;
 	/* Last file region read: most reads hit the same one. */
 	uint64_t hit_lo, hit_hi;
 	const unsigned char *hit_data;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The unwinder: one libunwind address space per process (caching on,
- * flushed when its mappings change), ELF files found once and shared, and
+ * The unwinder: ELF files found once and shared; the fast path, which
+ * steps through compiled CFA rules cached per frame address and process
+ * generation; and behind it one libunwind address space per process and
  * the step loop that turns a sample into frames and says why the stack
  * ended.
  */
@@ -20,10 +21,10 @@
 /* Processes with a live address space at once; each holds libunwind's
  * register-state cache, so a system-wide run must not keep every pid's. */
 #define MAX_ADDRESS_SPACES 256
-/* libunwind's per-address-space cache of register states, by IP. */
-#define RS_CACHE_SIZE 1024
 /* The kernel's part of a call chain is capped at perf_event_max_stack. */
 #define MAX_KERNEL_FRAMES 512
+/* Tables built for libunwind kept at once (see uw_synthetic()). */
+#define MAX_SYNTHETIC 64
 /* How much of a snapshot the fast path prefetches. */
 #define PREFETCH_MAX 16384
 /* The fast path's cache of frames by address, direct-mapped. */
@@ -32,7 +33,6 @@
 struct uw_proc {
 	uint32_t pid;
 	unw_addr_space_t as;
-	uint64_t generation;       /* of the model's process when flushed */
 	uint64_t last_use;
 };
 
@@ -41,7 +41,8 @@ struct uw_proc {
  * the mapping it is attributed to and the compiled rule that unwinds it. */
 struct uw_frame_info {
 	uint64_t generation;       /* 0: empty (model generations start at 1) */
-	uint64_t key;              /* ip << 1 | leaf */
+	uint64_t ip;
+	bool leaf;
 	const struct pr_map *map;
 	uint64_t dso_delta;        /* dso_ip - ip for frames here (see place_in) */
 	struct uw_rule rule;       /* usable false: leave the sample to libunwind */
@@ -52,6 +53,7 @@ struct uw_synth {
 	uint64_t bias;
 	unsigned char *image;
 	size_t size, frames_at;
+	uint64_t last_use;
 };
 
 struct pr_unwinder {
@@ -376,30 +378,46 @@ const unsigned char *uw_synthetic(struct pr_unwinder *u, const struct uw_cfi_tab
 				  uint64_t bias, uint64_t *addr, size_t *frames_at)
 {
 	struct uw_synth *s;
-	size_t i;
+	size_t i, oldest = 0;
 
 	/* An .eh_frame index does not depend on the bias; converted
-	 * .debug_frame does. */
+	 * .debug_frame does, so a library at a different address in every
+	 * process has one image per process: the least recently used goes
+	 * when there are too many.  (libunwind keeps no addresses of them
+	 * from one step to the next: it caches nothing.) */
 	if (!t->frames)
 		bias = 0;
-	for (i = 0; i < u->nr_synth; i++)
+	for (i = 0; i < u->nr_synth; i++) {
 		if (u->synth[i].table == t && u->synth[i].bias == bias)
 			break;
+		if (u->synth[i].last_use < u->synth[oldest].last_use)
+			oldest = i;
+	}
 	if (i == u->nr_synth) {
-		struct uw_synth *v = realloc(u->synth, (i + 1) * sizeof(*v));
+		if (u->nr_synth == MAX_SYNTHETIC) {
+			i = oldest;
+			free(u->synth[i].image);
+		} else {
+			struct uw_synth *v = realloc(u->synth, (i + 1) * sizeof(*v));
 
-		if (!v)
-			return NULL;
-		u->synth = v;
-		s = &v[i];
+			if (!v)
+				return NULL;
+			u->synth = v;
+			u->nr_synth++;
+		}
+		s = &u->synth[i];
 		s->table = t;
 		s->bias = bias;
 		s->image = uw_cfi_image(t, bias, &s->size, &s->frames_at);
-		if (!s->image)
+		if (!s->image) {
+			/* An empty slot no lookup matches. */
+			s->table = NULL;
+			s->size = 0;
 			return NULL;
-		u->nr_synth++;
+		}
 	}
 	s = &u->synth[i];
+	s->last_use = ++u->tick;
 	*addr = UW_SYNTHETIC_BASE + ((uint64_t)i << UW_SYNTHETIC_SHIFT);
 	*frames_at = s->frames_at;
 	return s->image;
@@ -436,8 +454,7 @@ static void evict_oldest(struct pr_unwinder *u)
 	}
 }
 
-static struct uw_proc *address_space(struct pr_unwinder *u, uint32_t pid,
-				     const struct pr_proc *proc)
+static struct uw_proc *address_space(struct pr_unwinder *u, uint32_t pid)
 {
 	struct uw_proc *p = pr__hashmap_get(&u->procs, pid);
 
@@ -455,15 +472,17 @@ static struct uw_proc *address_space(struct pr_unwinder *u, uint32_t pid,
 			free(p);
 			return NULL;
 		}
-		unw_set_caching_policy(p->as, UNW_CACHE_GLOBAL);
-		unw_set_cache_size(p->as, RS_CACHE_SIZE, 0);
-		p->generation = proc ? proc->generation : 0;
-	}
-	/* Cached register states are by address: stale once mappings
-	 * move (dlclose, exec, a reused pid). */
-	if (proc && proc->generation != p->generation) {
-		unw_flush_cache(p->as, 0, 0);
-		p->generation = proc->generation;
+		/*
+		 * No caching in libunwind: it keys the register state it
+		 * caches by a frame's address alone, not by the address it
+		 * looked the rules up at (a caller's return address minus
+		 * one, a leaf's own), so a return address that is also the
+		 * first instruction of the next function (after a call that
+		 * does not return) gets the other's rules, depending on what
+		 * was unwound before.  The compiled rules in front of
+		 * libunwind are the cache, keyed right.
+		 */
+		unw_set_caching_policy(p->as, UNW_CACHE_NONE);
 	}
 	p->last_use = ++u->tick;
 	return p;
@@ -508,6 +527,7 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 	 * perf's build-id cache. */
 	u->dirs = calloc(extra + 2, sizeof(char *));
 	if (!u->dirs) {
+		free(u->frame_cache);
 		free(u);
 		return NULL;
 	}
@@ -621,14 +641,14 @@ static size_t kernel_frames(struct pr_unwinder *u, const struct pr_sample *s)
 static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_ctx *c,
 					      uint64_t ip, bool leaf)
 {
-	uint64_t key = ip << 1 | leaf, gen = c->proc->generation;
-	uint64_t h = (key ^ gen * UINT64_C(0x9e3779b97f4a7c15)) * UINT64_C(0xff51afd7ed558ccd);
+	uint64_t gen = c->proc->generation;
+	uint64_t h = ((ip + leaf) ^ gen * UINT64_C(0x9e3779b97f4a7c15)) * UINT64_C(0xff51afd7ed558ccd);
 	struct uw_frame_info *fi = &u->frame_cache[h >> (64 - FRAME_CACHE_BITS)];
 	uint64_t addr = leaf ? ip : ip - 1, w0;
 	struct uw_elf *e;
 	uint64_t bias;
 
-	if (fi->generation == gen && fi->key == key)
+	if (fi->generation == gen && fi->ip == ip && fi->leaf == leaf)
 		return fi;
 	memset(fi, 0, sizeof(*fi));
 	fi->map = pr__proc_find(c->proc, addr);
@@ -645,7 +665,8 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 		return NULL;
 done:
 	fi->generation = gen;
-	fi->key = key;
+	fi->ip = ip;
+	fi->leaf = leaf;
 	return fi;
 }
 
@@ -753,7 +774,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 			struct pr_stack *out)
 {
 	const struct pr_sample *s = &rec->u.sample;
-	const struct pr_proc *proc = pr__model_proc(u->model, rec->pid, false);
+	struct pr_proc *proc = pr__model_proc(u->model, rec->pid, false);
 	uint64_t regs[PR_REG_MAX] = { 0 }, sp_prev = 0, ip_prev = 0;
 	struct uw_ctx c;
 	struct uw_proc *p;
@@ -766,6 +787,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	for (uint64_t m = s->regs_mask & ((UINT64_C(1) << PR_REG_MAX) - 1), i = 0; m;
 	     m &= m - 1)
 		regs[__builtin_ctzll(m)] = s->regs[i++];
+	pr__proc_running(u->model, proc, regs[PR_REG_IP]);
 	memset(&c, 0, sizeof(c));
 	c.u = u;
 	c.proc = proc;
@@ -786,7 +808,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		out->end = PR_END_OUTERMOST;
 		c.stack_exhausted = false;
 	}
-	p = address_space(u, rec->pid, proc);
+	p = address_space(u, rec->pid);
 	if (!p || (ret = unw_init_remote(&cur, p->as, &c)) < 0) {
 		out->end = PR_END_ERROR;
 		out->error = p ? -ret : ENOMEM;
@@ -835,6 +857,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		after_signal = signal;
 		c.stack_exhausted = false;
 		c.no_info = c.no_info_unmapped = c.not_code = c.file_missing = false;
+		c.cfi_elf = NULL;
 		ret = unw_step(&cur);
 		if (ret <= 0) {
 			out->end = classify(&c, ret, &out->error);

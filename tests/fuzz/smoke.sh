@@ -7,6 +7,8 @@ set -eu
 fuzzer=$1
 seeds=$2
 seconds=$3
+# Undefined behaviour is a failure too, not a message.
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 corpus=$(mktemp -d)
 trap 'rm -rf "$corpus"' EXIT
 "$fuzzer" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \

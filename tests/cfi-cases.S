@@ -1,0 +1,262 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Call-frame information at its edges, for test-cfi.c: each function is
+ * never run, only described, and the test builds stacks through it by
+ * hand.  cfi_* labels mark the addresses samples are placed at.
+ */
+	.text
+
+/* A leaf: CFA = rsp + 8 all along. */
+	.globl cfi_leaf
+	.type cfi_leaf, @function
+cfi_leaf:
+	.cfi_startproc
+	nop
+	ret
+	.cfi_endproc
+	.size cfi_leaf, .-cfi_leaf
+
+/* The outermost caller: the return address it leaves is cfi_top_ret,
+ * and its own return address is undefined. */
+	.globl cfi_top, cfi_top_ret
+	.type cfi_top, @function
+cfi_top:
+	.cfi_startproc
+	.cfi_undefined rip
+	call cfi_leaf
+cfi_top_ret:
+	nop
+	ret
+	.cfi_endproc
+	.size cfi_top, .-cfi_top
+
+/* A row begins exactly at the return address: the caller's row is the
+ * one before it (looked up at the return address minus one). */
+	.globl cfi_rowat, cfi_rowat_ret
+	.type cfi_rowat, @function
+cfi_rowat:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	call cfi_leaf
+cfi_rowat_ret:
+	.cfi_def_cfa_offset 32
+	nop
+	pop %rbx
+	ret
+	.cfi_endproc
+	.size cfi_rowat, .-cfi_rowat
+
+/* A leaf at a DW_CFA_restore_state row. */
+	.globl cfi_restore, cfi_restore_at
+	.type cfi_restore, @function
+cfi_restore:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_remember_state
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+cfi_restore_at:
+	.cfi_restore_state
+	nop
+	pop %rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size cfi_restore, .-cfi_restore
+
+/* DW_CFA_val_offset rbx (which libunwind 1.6 does not know). */
+	.globl cfi_valoff, cfi_valoff_at
+	.type cfi_valoff, @function
+cfi_valoff:
+	.cfi_startproc
+	push %rbx
+	.cfi_escape 0x14, 0x03, 0x02
+	.cfi_def_cfa_offset 16
+cfi_valoff_at:
+	nop
+	pop %rbx
+	ret
+	.cfi_endproc
+	.size cfi_valoff, .-cfi_valoff
+
+/* DW_CFA_expression rbx: DW_OP_lit0; DW_OP_deref, unreadable. */
+	.globl cfi_expr, cfi_expr_at
+	.type cfi_expr, @function
+cfi_expr:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	.cfi_escape 0x10, 0x03, 0x02, 0x30, 0x06
+cfi_expr_at:
+	nop
+	pop %rbx
+	ret
+	.cfi_endproc
+	.size cfi_expr, .-cfi_expr
+
+/* A call that does not return, at the very end: its return address is
+ * the first instruction of the next function. */
+	.globl cfi_noreturn, cfi_entry
+	.type cfi_noreturn, @function
+cfi_noreturn:
+	.cfi_startproc
+	push %rbx
+	.cfi_def_cfa_offset 16
+	call cfi_leaf
+	.cfi_endproc
+	.size cfi_noreturn, .-cfi_noreturn
+	.type cfi_entry, @function
+cfi_entry:
+	.cfi_startproc
+	nop
+	ret
+	.cfi_endproc
+	.size cfi_entry, .-cfi_entry
+
+/* rbp undefined, the return address defined: the end of the chain for
+ * the x86-64 ABI (and libunwind). */
+	.globl cfi_rbpundef, cfi_rbpundef_at
+	.type cfi_rbpundef, @function
+cfi_rbpundef:
+	.cfi_startproc
+	.cfi_undefined rbp
+cfi_rbpundef_at:
+	nop
+	ret
+	.cfi_endproc
+	.size cfi_rbpundef, .-cfi_rbpundef
+
+/* Functions whose FDEs are written out below, by hand. */
+	.p2align 4
+	.globl cfi_past, cfi_past_at, cfi_after
+	.type cfi_past, @function
+cfi_past:
+	push %rbx
+cfi_past_at:
+	nop
+	pop %rbx
+	ret
+	.p2align 4
+cfi_past_end:
+	.size cfi_past, .-cfi_past
+	.type cfi_after, @function
+cfi_after:
+	.cfi_startproc
+	nop
+	ret
+	.cfi_endproc
+	.size cfi_after, .-cfi_after
+
+	.p2align 4
+	.globl cfi_augb, cfi_augb_at
+	.type cfi_augb, @function
+cfi_augb:
+	push %rbx
+cfi_augb_at:
+	nop
+	pop %rbx
+	ret
+	.p2align 4
+cfi_augb_end:
+	.size cfi_augb, .-cfi_augb
+
+	.globl cfi_auglong, cfi_auglong_at
+	.type cfi_auglong, @function
+cfi_auglong:
+	push %rbx
+cfi_auglong_at:
+	nop
+	pop %rbx
+	ret
+	.p2align 4
+cfi_auglong_end:
+	.size cfi_auglong, .-cfi_auglong
+
+	.section .eh_frame,"a",@progbits
+/* An FDE whose last advance runs far past the function's end. */
+.Lcie_past:
+	.long .Lcie_past_end - .Lcie_past_id
+.Lcie_past_id:
+	.long 0
+	.byte 1
+	.asciz "zR"
+	.uleb128 1
+	.sleb128 -8
+	.uleb128 16
+	.uleb128 1
+	.byte 0x1b
+	.byte 0x0c, 7, 8, 0x90, 1
+	.p2align 3
+.Lcie_past_end:
+.Lfde_past:
+	.long .Lfde_past_end - .Lfde_past_id
+.Lfde_past_id:
+	.long .Lfde_past_id - .Lcie_past
+	.long cfi_past - .
+	.long cfi_past_end - cfi_past
+	.uleb128 0
+	.byte 0x41, 0x0e, 16          /* advance 1; def_cfa_offset 16 */
+	.byte 0x03                    /* advance_loc2 0x1000 */
+	.short 0x1000
+	.byte 0x0e, 8
+	.p2align 3
+.Lfde_past_end:
+
+/* A CIE "zBR": libunwind stops reading the augmentation at 'B'. */
+.Lcie_b:
+	.long .Lcie_b_end - .Lcie_b_id
+.Lcie_b_id:
+	.long 0
+	.byte 1
+	.asciz "zBR"
+	.uleb128 1
+	.sleb128 -8
+	.uleb128 16
+	.uleb128 1
+	.byte 0x1b
+	.byte 0x0c, 7, 8, 0x90, 1
+	.p2align 3
+.Lcie_b_end:
+.Lfde_b:
+	.long .Lfde_b_end - .Lfde_b_id
+.Lfde_b_id:
+	.long .Lfde_b_id - .Lcie_b
+	.long cfi_augb - .
+	.long cfi_augb_end - cfi_augb
+	.uleb128 0
+	.byte 0x41, 0x0e, 16
+	.p2align 3
+.Lfde_b_end:
+
+/* A CIE whose augmentation data is longer than 'R' reads: libunwind
+ * takes the rest for instructions (here DW_CFA_undefined rbp). */
+.Lcie_long:
+	.long .Lcie_long_end - .Lcie_long_id
+.Lcie_long_id:
+	.long 0
+	.byte 1
+	.asciz "zR"
+	.uleb128 1
+	.sleb128 -8
+	.uleb128 16
+	.uleb128 3
+	.byte 0x1b
+	.byte 0x07, 0x06
+	.byte 0x0c, 7, 8, 0x90, 1
+	.p2align 3
+.Lcie_long_end:
+.Lfde_long:
+	.long .Lfde_long_end - .Lfde_long_id
+.Lfde_long_id:
+	.long .Lfde_long_id - .Lcie_long
+	.long cfi_auglong - .
+	.long cfi_auglong_end - cfi_auglong
+	.uleb128 0
+	.byte 0x41, 0x0e, 16
+	.p2align 3
+.Lfde_long_end:
+
+	.section .note.GNU-stack,"",@progbits

@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Call-frame information at its edges (cfi-cases.S): rows that begin at a
+ * return address, remembered states, opcodes and augmentations libunwind
+ * 1.6 reads its own way, an FDE that runs past its function, a call that
+ * does not return, and mappings a capture may describe oddly.  Stacks are
+ * built by hand over the described functions and unwound twice, through
+ * the compiled rules and through libunwind alone: the two must agree, and
+ * where DWARF says what the frames are, they must be those.
+ */
+#include <check.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "checkmain.h"
+#include "perfreader.h"
+#include "prunwind.h"
+
+#define STACK_WORDS 64
+
+extern char cfi_leaf[], cfi_top[], cfi_top_ret[], cfi_rowat[], cfi_rowat_ret[];
+extern char cfi_restore_at[], cfi_valoff_at[], cfi_expr_at[], cfi_noreturn[];
+extern char cfi_entry[], cfi_rbpundef_at[], cfi_past_at[], cfi_after[];
+extern char cfi_augb_at[], cfi_auglong_at[];
+
+#define A(sym) ((uint64_t)(uintptr_t)(sym))
+
+struct both {
+	struct pr_model *model;
+	struct pr_unwinder *fast, *slow;
+	uint64_t stack[STACK_WORDS];
+	uint64_t regs[PR_REG_MAX];   /* dense, PR_REGS_DWARF order */
+	struct pr_record rec;
+	struct pr_stack a, b;        /* compiled rules, libunwind */
+	uint32_t pid;
+};
+
+static int feed(const struct pr_record *rec, void *arg)
+{
+	return pr_model_apply(arg, rec);
+}
+
+static void unwinders(struct both *t)
+{
+	PR_OPTS(pr_unwinder_opts, fo, .live = true);
+	PR_OPTS(pr_unwinder_opts, so, .live = true, .no_rule_cache = true);
+
+	pr_unwinder_free(t->fast);
+	pr_unwinder_free(t->slow);
+	t->fast = pr_unwinder_new(t->model, &fo);
+	t->slow = pr_unwinder_new(t->model, &so);
+	ck_assert_ptr_nonnull(t->fast);
+	ck_assert_ptr_nonnull(t->slow);
+}
+
+/* This process's mappings, as a capture would have them. */
+static void setup(struct both *t)
+{
+	struct perf_event_attr attr;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = (uint32_t)getpid();
+	t->model = pr_model_new();
+	ck_assert_ptr_nonnull(t->model);
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr, NULL, NULL), 0);
+	ck_assert_int_eq(pr_synthesize_process(getpid(), &attr, 0, feed, t->model), 0);
+	unwinders(t);
+}
+
+static void teardown(struct both *t)
+{
+	pr_unwinder_free(t->fast);
+	pr_unwinder_free(t->slow);
+	pr_model_free(t->model);
+}
+
+/* Unwind a sample at `ip` over t->stack (rsp at its first word) both
+ * ways, and require the same frames and end. */
+static void unwind(struct both *t, const char *what, uint64_t ip)
+{
+	uint64_t regs[PR_REG_MAX] = { 0 };
+	size_t n = 0;
+
+	regs[PR_REG_IP] = ip;
+	regs[PR_REG_SP] = (uintptr_t)t->stack;
+	regs[PR_REG_BP] = 0x1234;
+	for (int r = 0; r < PR_REG_MAX; r++)
+		if (PR_REGS_DWARF >> r & 1)
+			t->regs[n++] = regs[r];
+	memset(&t->rec, 0, sizeof(t->rec));
+	t->rec.type = PR_RECORD_SAMPLE;
+	t->rec.pid = t->rec.tid = t->pid;
+	t->rec.u.sample.ip = ip;
+	t->rec.u.sample.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+	t->rec.u.sample.regs_mask = PR_REGS_DWARF;
+	t->rec.u.sample.regs = t->regs;
+	t->rec.u.sample.stack_addr = (uintptr_t)t->stack;
+	t->rec.u.sample.stack = (const uint8_t *)t->stack;
+	t->rec.u.sample.stack_size = t->rec.u.sample.stack_dyn_size = sizeof(t->stack);
+	ck_assert_int_eq(pr_unwinder_unwind(t->fast, &t->rec, &t->a), 0);
+	ck_assert_int_eq(pr_unwinder_unwind(t->slow, &t->rec, &t->b), 0);
+	ck_assert_msg(t->a.nr == t->b.nr && t->a.end == t->b.end,
+		      "%s: %zu frames (%s) from compiled rules, %zu (%s) from libunwind", what,
+		      t->a.nr, pr_stack_end_name(t->a.end), t->b.nr, pr_stack_end_name(t->b.end));
+	for (size_t i = 0; i < t->a.nr; i++)
+		ck_assert_msg(t->a.frames[i].ip == t->b.frames[i].ip,
+			      "%s: frame %zu at 0x%llx from compiled rules, 0x%llx from libunwind",
+			      what, i, (unsigned long long)t->a.frames[i].ip,
+			      (unsigned long long)t->b.frames[i].ip);
+}
+
+/* The frames the unwind gave, exactly. */
+static void expect(const struct both *t, const char *what, enum pr_stack_end end,
+		   size_t nr, const uint64_t *ips)
+{
+	ck_assert_msg(t->a.nr == nr && t->a.end == end, "%s: %zu frames (%s), expected %zu (%s)",
+		      what, t->a.nr, pr_stack_end_name(t->a.end), nr, pr_stack_end_name(end));
+	for (size_t i = 0; i < nr; i++)
+		ck_assert_msg(t->a.frames[i].ip == ips[i], "%s: frame %zu at 0x%llx, expected 0x%llx",
+			      what, i, (unsigned long long)t->a.frames[i].ip,
+			      (unsigned long long)ips[i]);
+}
+
+static uint64_t fast_samples(const struct both *t)
+{
+	struct pr_unwind_stats st = { .sz = sizeof(st) };
+
+	ck_assert_int_eq(pr_unwinder_stats(t->fast, &st), 0);
+	return st.fast_samples;
+}
+
+START_TEST(rows_are_looked_up_where_dwarf_says)
+{
+	struct both t;
+
+	setup(&t);
+	/* The outermost caller: its return address is undefined. */
+	t.stack[0] = A(cfi_top_ret);
+	unwind(&t, "through cfi_top", A(cfi_leaf));
+	expect(&t, "through cfi_top", PR_END_OUTERMOST, 2,
+	       (uint64_t[]){ A(cfi_leaf), A(cfi_top_ret) - 1 });
+	/* A row beginning at the return address is not the caller's: the
+	 * CFA is rsp + 16 there, not + 32. */
+	memset(t.stack, 0, sizeof(t.stack));
+	t.stack[0] = A(cfi_rowat_ret);
+	t.stack[2] = A(cfi_top_ret);
+	unwind(&t, "row at the return address", A(cfi_leaf));
+	expect(&t, "row at the return address", PR_END_OUTERMOST, 3,
+	       (uint64_t[]){ A(cfi_leaf), A(cfi_rowat_ret) - 1, A(cfi_top_ret) - 1 });
+	/* A leaf right at DW_CFA_restore_state: the remembered row. */
+	memset(t.stack, 0, sizeof(t.stack));
+	t.stack[1] = A(cfi_top_ret);
+	unwind(&t, "remembered state", A(cfi_restore_at));
+	expect(&t, "remembered state", PR_END_OUTERMOST, 2,
+	       (uint64_t[]){ A(cfi_restore_at), A(cfi_top_ret) - 1 });
+	/* rbp undefined ends the chain, as the x86-64 ABI has it. */
+	memset(t.stack, 0, sizeof(t.stack));
+	t.stack[0] = A(cfi_top_ret);
+	unwind(&t, "rbp undefined", A(cfi_rbpundef_at));
+	expect(&t, "rbp undefined", PR_END_OUTERMOST, 1, (uint64_t[]){ A(cfi_rbpundef_at) });
+	ck_assert_uint_eq(fast_samples(&t), 4);
+	teardown(&t);
+}
+END_TEST
+
+/* A return address that is also the next function's first instruction:
+ * the caller's rules (at the address minus one) or the function's own (a
+ * leaf there), whatever was unwound before. */
+START_TEST(a_call_that_does_not_return_is_not_confused_with_the_next_function)
+{
+	struct both t;
+	const uint64_t entry[] = { A(cfi_entry), A(cfi_top_ret) - 1 };
+	const uint64_t caller[] = { A(cfi_leaf), A(cfi_entry) - 1, A(cfi_top_ret) - 1 };
+
+	setup(&t);
+	for (int round = 0; round < 2; round++) {
+		memset(t.stack, 0, sizeof(t.stack));
+		t.stack[0] = A(cfi_top_ret);
+		unwind(&t, "a leaf at the entry", A(cfi_entry));
+		expect(&t, "a leaf at the entry", PR_END_OUTERMOST, 2, entry);
+		memset(t.stack, 0, sizeof(t.stack));
+		t.stack[0] = A(cfi_entry);
+		t.stack[2] = A(cfi_top_ret);
+		unwind(&t, "a caller whose call does not return", A(cfi_leaf));
+		expect(&t, "a caller whose call does not return", PR_END_OUTERMOST, 3, caller);
+		/* And in the other order, on fresh unwinders. */
+		unwinders(&t);
+		unwind(&t, "a caller whose call does not return, first", A(cfi_leaf));
+		expect(&t, "a caller whose call does not return, first", PR_END_OUTERMOST, 3,
+		       caller);
+	}
+	teardown(&t);
+}
+END_TEST
+
+/* Opcodes and augmentations libunwind 1.6 reads its own way: the compiled
+ * rules leave those rows to it, and the two agree. */
+START_TEST(what_libunwind_reads_its_own_way_is_left_to_it)
+{
+	static const struct {
+		const char *what;
+		const char *at;
+		int ra_word;
+	} cases[] = {
+		{ "DW_CFA_val_offset", cfi_valoff_at, 1 },
+		{ "DW_CFA_expression, unreadable", cfi_expr_at, 1 },
+		{ "a CIE with 'B' before 'R'", cfi_augb_at, 1 },
+		{ "augmentation data longer than read", cfi_auglong_at, 1 },
+	};
+	struct both t;
+
+	setup(&t);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(t.stack, 0, sizeof(t.stack));
+		t.stack[cases[i].ra_word] = A(cfi_top_ret);
+		t.stack[0] = A(cfi_top_ret);
+		unwind(&t, cases[i].what, A(cases[i].at));
+	}
+	ck_assert_uint_eq(fast_samples(&t), 0);
+	teardown(&t);
+}
+END_TEST
+
+/* An FDE whose last advance runs past its function: its row ends with
+ * the function, and the next function keeps its own. */
+START_TEST(a_row_ends_with_its_fde)
+{
+	struct both t;
+
+	setup(&t);
+	t.stack[1] = A(cfi_top_ret);
+	unwind(&t, "in the FDE that runs past", A(cfi_past_at));
+	expect(&t, "in the FDE that runs past", PR_END_OUTERMOST, 2,
+	       (uint64_t[]){ A(cfi_past_at), A(cfi_top_ret) - 1 });
+	memset(t.stack, 0, sizeof(t.stack));
+	t.stack[0] = A(cfi_top_ret);
+	unwind(&t, "in the next function", A(cfi_after));
+	expect(&t, "in the next function", PR_END_OUTERMOST, 2,
+	       (uint64_t[]){ A(cfi_after), A(cfi_top_ret) - 1 });
+	teardown(&t);
+}
+END_TEST
+
+/* The same address with bit 63 set is another address: no mapping. */
+START_TEST(frames_are_cached_by_their_whole_address)
+{
+	struct both t;
+
+	setup(&t);
+	t.stack[0] = A(cfi_top_ret);
+	unwind(&t, "once", A(cfi_leaf));
+	expect(&t, "once", PR_END_OUTERMOST, 2, (uint64_t[]){ A(cfi_leaf), A(cfi_top_ret) - 1 });
+	t.stack[0] = A(cfi_top_ret) | UINT64_C(1) << 63;
+	unwind(&t, "bit 63 set", A(cfi_leaf));
+	ck_assert_uint_eq(t.a.nr, 2);
+	ck_assert_ptr_null(t.a.frames[1].dso);
+	teardown(&t);
+}
+END_TEST
+
+/* A model of executable mappings only (as from PERF_RECORD_MMAP, or a
+ * capture without data mappings): .eh_frame_hdr is in none of them, and
+ * both ways still read the file's unwind information. */
+START_TEST(unwind_information_need_not_be_mapped)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[4096];
+	struct both t;
+
+	memset(&t, 0, sizeof(t));
+	t.pid = (uint32_t)getpid();
+	t.model = pr_model_new();
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off, ino;
+		unsigned maj, min;
+		char perms[8];
+		int at = 0;
+		struct pr_record r;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu %n", &lo, &hi, perms, &off, &maj,
+			   &min, &ino, &at) < 7 || perms[2] != 'x' || line[at] != '/')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		memset(&r, 0, sizeof(r));
+		r.type = PR_RECORD_MMAP2;
+		r.pid = r.tid = t.pid;
+		r.u.mmap = (struct pr_mmap){ .addr = lo, .len = hi - lo, .pgoff = off,
+					     .filename = line + at, .is_mmap2 = true,
+					     .maj = maj, .min = min, .ino = ino,
+					     .prot = PROT_READ | PROT_EXEC };
+		ck_assert_int_eq(pr_model_apply(t.model, &r), 0);
+	}
+	fclose(f);
+	unwinders(&t);
+	t.stack[0] = A(cfi_rowat_ret);
+	t.stack[2] = A(cfi_top_ret);
+	unwind(&t, "executable mappings only", A(cfi_leaf));
+	expect(&t, "executable mappings only", PR_END_OUTERMOST, 3,
+	       (uint64_t[]){ A(cfi_leaf), A(cfi_rowat_ret) - 1, A(cfi_top_ret) - 1 });
+	teardown(&t);
+}
+END_TEST
+
+/* A mapping whose file offset is absurd: reads stay inside the file. */
+START_TEST(absurd_mapping_offsets_are_harmless)
+{
+	static const uint64_t offsets[] = { UINT64_C(0) - 0x1000, UINT64_C(0) - 8,
+					    UINT64_C(1) << 63, 0x7ffffffff000 };
+	struct both t;
+
+	setup(&t);
+	for (size_t i = 0; i < sizeof(offsets) / sizeof(offsets[0]); i++) {
+		struct pr_record r;
+
+		memset(&r, 0, sizeof(r));
+		r.type = PR_RECORD_MMAP2;
+		r.pid = r.tid = t.pid;
+		r.u.mmap = (struct pr_mmap){ .addr = 0x10000000, .len = 0x10000,
+					     .pgoff = offsets[i], .filename = "/proc/self/exe",
+					     .is_mmap2 = true, .prot = PROT_READ | PROT_EXEC };
+		ck_assert_int_eq(pr_model_apply(t.model, &r), 0);
+		unwinders(&t);
+		for (int w = 0; w < STACK_WORDS; w++)
+			t.stack[w] = 0x10000000 + (uint64_t)w * 0x400 + 0x10;
+		unwind(&t, "an absurd offset", 0x10000000 + 0x1000 + (uint64_t)i * 0x40);
+		ck_assert_uint_le(t.a.nr, PR_UNWIND_DEFAULT_DEPTH);
+	}
+	teardown(&t);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cfi");
+	TCase *tc = tcase_create("edges");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, rows_are_looked_up_where_dwarf_says);
+	tcase_add_test(tc, a_call_that_does_not_return_is_not_confused_with_the_next_function);
+	tcase_add_test(tc, what_libunwind_reads_its_own_way_is_left_to_it);
+	tcase_add_test(tc, a_row_ends_with_its_fde);
+	tcase_add_test(tc, frames_are_cached_by_their_whole_address);
+	tcase_add_test(tc, unwind_information_need_not_be_mapped);
+	tcase_add_test(tc, absurd_mapping_offsets_are_harmless);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
