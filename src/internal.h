@@ -250,6 +250,40 @@ struct pr_proc *pr__model_proc(struct pr_model *m, uint32_t pid, bool create);
 /* A sample of `p` was taken at user address `ip`: once that is in the
  * image exec loaded, the old image's mappings are let go. */
 void pr__proc_running(struct pr_model *m, struct pr_proc *p, uint64_t ip);
+
+/* ---- dsofind.c: where a mapped file may be found ---- */
+
+/* snprintf that says whether it fit. */
+__attribute__((format(printf, 3, 4)))
+bool pr__path_fmt(char *out, size_t size, const char *fmt, ...);
+/* `len` bytes as lowercase hex, NUL-terminated (2 * len + 1 bytes). */
+void pr__hex(char *out, const uint8_t *id, size_t len);
+
+struct pr_dirs {
+	char **v;
+	size_t nr;
+};
+
+/* The directories files are looked up in by build-id: the caller's, then
+ * /usr/lib/debug and perf's ~/.debug.  0, or -1 when out of memory. */
+int pr__debug_dirs(const char *const *extra, size_t nr_extra, struct pr_dirs *out);
+void pr__dirs_free(struct pr_dirs *d);
+
+struct pr_dso_query {
+	const struct pr_dso *dso;
+	const struct pr_map *map;    /* the mapping, for a live process; or NULL */
+	uint32_t pid;
+	bool live;                   /* the process runs on this machine */
+	const struct pr_dirs *dirs;
+};
+
+/* Offer `try` each place the file of q->dso may be, most specific first:
+ * /proc/PID/map_files and /proc/PID/root (live), DIR/.build-id/xx/rest,
+ * DIR/xx/rest and DIR/.build-id/xx/rest/elf (by build-id), the path.  The
+ * first nonzero return ends the search and is returned; 0 when none was
+ * taken. */
+int pr__dso_find(const struct pr_dso_query *q, int (*try)(const char *path, void *arg),
+		 void *arg);
 /* A thread's name (COMM, inherited at FORK), or NULL when unknown. */
 const char *pr__model_comm(const struct pr_model *m, uint32_t tid);
 int pr__proc_insert(struct pr_proc *p, const struct pr_map *nm);

@@ -61,8 +61,7 @@ struct pr_unwinder {
 	struct pr_logger lg;
 	uint32_t max_depth;
 	bool live, frame_pointers;
-	char **dirs;               /* where to find files by build-id */
-	size_t nr_dirs;
+	struct pr_dirs dirs;       /* where to find files by build-id */
 
 	struct pr_hashmap by_dso;  /* struct pr_dso * -> uw_elf, or &missing */
 	struct pr_hashmap by_id;   /* build-id / (dev, inode) key -> uw_elf */
@@ -133,25 +132,6 @@ static int keep_elf(struct pr_unwinder *u, struct uw_elf *e)
 	return 0;
 }
 
-/* Format a candidate path; false when it does not fit. */
-__attribute__((format(printf, 3, 4)))
-static bool path_fmt(char *out, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(out, size, fmt, ap);
-	va_end(ap);
-	return n >= 0 && (size_t)n < size;
-}
-
-static void hex(char *out, const uint8_t *id, size_t len)
-{
-	for (size_t i = 0; i < len; i++)
-		snprintf(out + 2 * i, 3, "%02x", id[i]);
-}
-
 /* Look for a separate debug file with .debug_frame for `e`, by build-id
  * under the debug directories, or by .gnu_debuglink beside the file. */
 static void find_debug_frame(struct pr_unwinder *u, struct uw_elf *e)
@@ -164,16 +144,16 @@ static void find_debug_frame(struct pr_unwinder *u, struct uw_elf *e)
 	const char *slash = strrchr(path, '/');
 
 	if (e->build_id_size) {
-		hex(hexid, e->build_id, e->build_id_size);
-		for (size_t i = 0; i < u->nr_dirs && n < 4; i++)
-			n += path_fmt(cand[n], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug",
-				      u->dirs[i], hexid, hexid + 2);
+		pr__hex(hexid, e->build_id, e->build_id_size);
+		for (size_t i = 0; i < u->dirs.nr && n < 4; i++)
+			n += pr__path_fmt(cand[n], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug",
+				      u->dirs.v[i], hexid, hexid + 2);
 	}
 	if (e->debuglink && slash && n + 3 <= 8 &&
-	    path_fmt(dir, sizeof(dir), "%.*s", (int)(slash - path), path)) {
-		n += path_fmt(cand[n], sizeof(cand[0]), "%s/%s", dir, e->debuglink);
-		n += path_fmt(cand[n], sizeof(cand[0]), "%s/.debug/%s", dir, e->debuglink);
-		n += path_fmt(cand[n], sizeof(cand[0]), "/usr/lib/debug%s/%s", dir,
+	    pr__path_fmt(dir, sizeof(dir), "%.*s", (int)(slash - path), path)) {
+		n += pr__path_fmt(cand[n], sizeof(cand[0]), "%s/%s", dir, e->debuglink);
+		n += pr__path_fmt(cand[n], sizeof(cand[0]), "%s/.debug/%s", dir, e->debuglink);
+		n += pr__path_fmt(cand[n], sizeof(cand[0]), "/usr/lib/debug%s/%s", dir,
 			      e->debuglink);
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -285,52 +265,37 @@ static struct uw_elf *own_vdso(struct pr_unwinder *u, const uint8_t *want, size_
 	return u->vdso;
 }
 
+struct try_arg {
+	struct pr_unwinder *u;
+	const struct pr_dso *dso;
+	struct uw_elf *found;
+};
+
+static int try_candidate(const char *path, void *arg)
+{
+	struct try_arg *t = arg;
+
+	t->found = try_file(t->u, path, t->dso->build_id, t->dso->build_id_size, t->dso->path);
+	return t->found != NULL;
+}
+
 static struct uw_elf *locate(struct pr_unwinder *u, uint32_t pid, const struct pr_map *m)
 {
 	const struct pr_dso *d = m->dso;
-	const uint8_t *want = d->build_id;
-	size_t want_len = d->build_id_size;
-	char cand[4096], hexid[2 * PR_BUILD_ID_MAX + 1];
-	struct uw_elf *e = NULL;
+	struct pr_dso_query q = { .dso = d, .map = m, .pid = pid, .live = u->live,
+				  .dirs = &u->dirs };
+	struct try_arg t = { u, d, NULL };
+	struct uw_elf *e;
 
 	if (!strcmp(d->path, "[vdso]")) {
-		if (u->live || want_len)
-			e = own_vdso(u, want, want_len);
-		if (e || !want_len)
+		e = u->live || d->build_id_size ? own_vdso(u, d->build_id, d->build_id_size) : NULL;
+		if (e || !d->build_id_size)
 			return e;
 	} else if (d->path[0] != '/') {
 		return NULL;
 	}
-	if (u->live) {
-		/* The very file mapped, even deleted or replaced since. */
-		if (path_fmt(cand, sizeof(cand), "/proc/%u/map_files/%llx-%llx", pid,
-			     (unsigned long long)m->start, (unsigned long long)m->end) &&
-		    (e = try_file(u, cand, want, want_len, d->path)))
-			return e;
-		/* Inside the process's root: files in containers. */
-		if (path_fmt(cand, sizeof(cand), "/proc/%u/root%s", pid, d->path) &&
-		    (e = try_file(u, cand, want, want_len, d->path)))
-			return e;
-	}
-	if (want_len) {
-		hex(hexid, want, want_len);
-		for (size_t i = 0; i < u->nr_dirs; i++) {
-			const char *dir = u->dirs[i], *rest = hexid + 2;
-
-			/* A debuginfo store's layout, a fixture's, perf's
-			 * cache (a directory with the file as "elf"). */
-			if ((path_fmt(cand, sizeof(cand), "%s/.build-id/%.2s/%s", dir, hexid, rest) &&
-			     (e = try_file(u, cand, want, want_len, d->path))) ||
-			    (path_fmt(cand, sizeof(cand), "%s/%.2s/%s", dir, hexid, rest) &&
-			     (e = try_file(u, cand, want, want_len, d->path))) ||
-			    (path_fmt(cand, sizeof(cand), "%s/.build-id/%.2s/%s/elf", dir, hexid, rest) &&
-			     (e = try_file(u, cand, want, want_len, d->path))))
-				return e;
-		}
-	}
-	if (d->path[0] == '/')
-		e = try_file(u, d->path, want, want_len, d->path);
-	return e;
+	pr__dso_find(&q, try_candidate, &t);
+	return t.found;
 }
 
 const struct uw_cfi_table *uw_debug_frame(struct pr_unwinder *u, struct uw_elf *e)
@@ -357,7 +322,7 @@ struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_m
 		if (m->dso->build_id_size) {
 			char hexid[2 * PR_BUILD_ID_MAX + 1];
 
-			hex(hexid, m->dso->build_id, m->dso->build_id_size);
+			pr__hex(hexid, m->dso->build_id, m->dso->build_id_size);
 			pr__log(&u->lg, PR_LOG_INFO, "%s (build-id %s): not found by build-id "
 				"or at its path; stacks through it end there (add a "
 				"directory holding it by build-id: --debug-dir)",
@@ -494,7 +459,6 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 				    const struct pr_unwinder_opts *opts)
 {
 	struct pr_unwinder *u;
-	const char *home = getenv("HOME");
 	size_t extra = PR_OPTS_HAS(opts, nr_debug_dirs) ? opts->nr_debug_dirs : 0;
 
 	if (!model || !PR_OPTS_VALID(opts) || (extra && !opts->debug_dirs)) {
@@ -525,28 +489,12 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 	u->stats.sz = sizeof(u->stats);
 	/* The caller's directories first, then the system's debug files and
 	 * perf's build-id cache. */
-	u->dirs = calloc(extra + 2, sizeof(char *));
-	if (!u->dirs) {
+	if (pr__debug_dirs(extra ? opts->debug_dirs : NULL, extra, &u->dirs)) {
 		free(u->frame_cache);
 		free(u);
+		errno = ENOMEM;
 		return NULL;
 	}
-	for (size_t i = 0; i < extra; i++)
-		if (opts->debug_dirs[i])
-			u->dirs[u->nr_dirs++] = strdup(opts->debug_dirs[i]);
-	u->dirs[u->nr_dirs++] = strdup("/usr/lib/debug");
-	if (home) {
-		char path[4096];
-
-		snprintf(path, sizeof(path), "%s/.debug", home);
-		u->dirs[u->nr_dirs++] = strdup(path);
-	}
-	for (size_t i = 0; i < u->nr_dirs; i++)
-		if (!u->dirs[i]) {
-			pr_unwinder_free(u);
-			errno = ENOMEM;
-			return NULL;
-		}
 	return u;
 }
 
@@ -571,9 +519,7 @@ void pr_unwinder_free(struct pr_unwinder *u)
 	for (size_t i = 0; i < u->nr_synth; i++)
 		free(u->synth[i].image);
 	free(u->synth);
-	for (size_t i = 0; i < u->nr_dirs; i++)
-		free(u->dirs[i]);
-	free(u->dirs);
+	pr__dirs_free(&u->dirs);
 	free(u->frame_cache);
 	free(u);
 }
