@@ -716,6 +716,13 @@ PR_API void pr_file_rewind(struct pr_file *f);
 PR_API size_t pr_file_nr_attrs(const struct pr_file *f);
 PR_API const struct perf_event_attr *pr_file_attr(const struct pr_file *f,
 						   size_t idx);
+/* The event record `rec` (read from `f`) belongs to: its index for
+ * pr_file_attr(); -ENOENT when it matches none, -EINVAL. */
+PR_API int pr_file_event_of(const struct pr_file *f, const struct pr_record *rec);
+/* An event's name as the recording gave it ("cpu-clock", "cycles:ppp":
+ * perf's EVENT_DESC), else as perf names it from its attr; NULL for an
+ * index past the last. */
+PR_API const char *pr_file_event_name(struct pr_file *f, size_t idx);
 
 enum pr_file_string {
 	PR_FILE_HOSTNAME,

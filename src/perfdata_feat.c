@@ -70,6 +70,51 @@ static void read_cmdline(struct pr_file *f, struct feat_cursor *c)
 	}
 }
 
+/* EVENT_DESC: per event its attr, ids and name, in the order of the
+ * file's attrs section.  Names go to the attr whose first id matches,
+ * else to the attr in the same place. */
+static void read_event_desc(struct pr_file *f, struct feat_cursor *c)
+{
+	uint32_t nr = get_u32(c), attr_size = get_u32(c);
+
+	if (c->bad || attr_size < 8 || attr_size > c->left || nr > c->left / attr_size)
+		return;
+	f->event_names = calloc(f->nr_attrs ? f->nr_attrs : 1, sizeof(char *));
+	if (!f->event_names)
+		return;
+	for (uint32_t i = 0; i < nr && !c->bad; i++) {
+		uint32_t nr_ids;
+		char *name;
+		uint64_t first_id = 0;
+		size_t at = i;
+
+		if (attr_size > c->left) {
+			c->bad = true;
+			break;
+		}
+		c->p += attr_size;
+		c->left -= attr_size;
+		nr_ids = get_u32(c);
+		name = get_string(c);
+		if (c->bad || nr_ids > c->left / 8) {
+			free(name);
+			c->bad = true;
+			break;
+		}
+		if (nr_ids)
+			memcpy(&first_id, c->p, 8);
+		c->p += (uint64_t)nr_ids * 8;
+		c->left -= (uint64_t)nr_ids * 8;
+		for (size_t a = 0; nr_ids && a < f->nr_attrs; a++)
+			if (f->attrs[a].nr_ids && !memcmp(f->attrs[a].ids, &first_id, 8))
+				at = a;
+		if (at < f->nr_attrs && !f->event_names[at])
+			f->event_names[at] = name;
+		else
+			free(name);
+	}
+}
+
 static void read_build_ids(struct pr_file *f, struct feat_cursor *c)
 {
 	size_t cap = (size_t)(c->left / PERFDATA_BUILD_ID_FIXED);
@@ -136,6 +181,9 @@ static int read_feature(struct pr_file *f, int feat, struct feat_cursor *c)
 	case FEAT_BUILD_ID:
 		read_build_ids(f, c);
 		return 0;
+	case FEAT_EVENT_DESC:
+		read_event_desc(f, c);
+		return 0;
 	default:
 		return 0;
 	}
@@ -191,6 +239,10 @@ int pr__file_read_features(struct pr_file *f)
 
 void pr__file_free_features(struct pr_file *f)
 {
+	for (size_t i = 0; f->event_names && i < f->nr_attrs; i++)
+		free(f->event_names[i]);
+	free(f->event_names);
+	f->event_names = NULL;
 	for (size_t i = 0; i < PR_ARRAY_SIZE(f->strings); i++)
 		free(f->strings[i]);
 	for (size_t i = 0; i < f->nr_cmdline; i++)

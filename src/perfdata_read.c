@@ -345,6 +345,9 @@ void pr_file_close(struct pr_file *f)
 	if (f->mapped)
 		munmap((void *)f->buf, f->len);
 	pr__file_free_features(f);
+	for (size_t i = 0; f->made_names && i < f->nr_attrs; i++)
+		free(f->made_names[i]);
+	free(f->made_names);
 	free(f->attrs);
 	free(f->ids);
 	free(f->heap);
@@ -357,6 +360,68 @@ void pr_file_close(struct pr_file *f)
 size_t pr_file_nr_attrs(const struct pr_file *f)
 {
 	return f ? f->nr_attrs : 0;
+}
+
+int pr_file_event_of(const struct pr_file *f, const struct pr_record *rec)
+{
+	const struct pr_file_attr *a;
+
+	if (!f || !rec || !rec->raw || rec->size < 8 || !f->nr_attrs)
+		return -EINVAL;
+	a = pr__file_attr_of(f, rec->raw, rec->size);
+	return a ? (int)(a - f->attrs) : -ENOENT;
+}
+
+/* perf's name for an event it has no description of: the event's, then
+ * the modifiers perf adds (":u" for user-only, ":ppp" for precision...). */
+static char *made_name(const struct perf_event_attr *a)
+{
+	static const char *const hw[] = {
+		"cycles", "instructions", "cache-references", "cache-misses", "branches",
+		"branch-misses", "bus-cycles", "stalled-cycles-frontend",
+		"stalled-cycles-backend", "ref-cycles",
+	};
+	static const char *const sw[] = {
+		"cpu-clock", "task-clock", "page-faults", "context-switches",
+		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
+		"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
+	};
+	char base[64], mods[16] = "", *out;
+	size_t n = 0;
+
+	if (a->type == PERF_TYPE_HARDWARE && a->config < PR_ARRAY_SIZE(hw))
+		snprintf(base, sizeof(base), "%s", hw[a->config]);
+	else if (a->type == PERF_TYPE_SOFTWARE && a->config < PR_ARRAY_SIZE(sw))
+		snprintf(base, sizeof(base), "%s", sw[a->config]);
+	else
+		snprintf(base, sizeof(base), "raw 0x%llx", (unsigned long long)a->config);
+	if (a->exclude_kernel || a->exclude_user || a->exclude_hv) {
+		if (!a->exclude_kernel)
+			mods[n++] = 'k';
+		if (!a->exclude_user)
+			mods[n++] = 'u';
+		if (!a->exclude_hv)
+			mods[n++] = 'h';
+	}
+	for (unsigned i = 0; i < a->precise_ip && i < 3; i++)
+		mods[n++] = 'p';
+	mods[n] = '\0';
+	if (asprintf(&out, "%s%s%s", base, n ? ":" : "", mods) < 0)
+		return NULL;
+	return out;
+}
+
+const char *pr_file_event_name(struct pr_file *f, size_t idx)
+{
+	if (!f || idx >= f->nr_attrs)
+		return NULL;
+	if (f->event_names && f->event_names[idx])
+		return f->event_names[idx];
+	if (!f->made_names && !(f->made_names = calloc(f->nr_attrs, sizeof(char *))))
+		return NULL;
+	if (!f->made_names[idx])
+		f->made_names[idx] = made_name(&f->attrs[idx].attr);
+	return f->made_names[idx];
 }
 
 const struct perf_event_attr *pr_file_attr(const struct pr_file *f, size_t idx)

@@ -69,6 +69,8 @@ struct pr_file {
 	uint32_t nr_cpus_avail, nr_cpus_online;
 	char **cmdline;
 	size_t nr_cmdline;
+	char **event_names;          /* per attr, from EVENT_DESC; NULL when none */
+	char **made_names;           /* per attr, made from the attr, as asked for */
 	struct pr_build_id *build_ids;
 	size_t nr_build_ids;
 };

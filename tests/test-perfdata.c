@@ -323,6 +323,46 @@ static unsigned char *small_copy(size_t *len, struct perfdata_header *h)
 	return buf;
 }
 
+static int first_sample_event(const struct pr_record *rec, void *arg)
+{
+	void **args = arg;
+
+	if (rec->type == PERF_RECORD_SAMPLE && *(int *)args[1] == -1)
+		*(int *)args[1] = pr_file_event_of(args[0], rec);
+	return 0;
+}
+
+/* A sample's event, and the event's name: the recording's own (perf's
+ * EVENT_DESC), else the one perf makes from the attr. */
+START_TEST(samples_name_their_event)
+{
+	size_t len;
+	struct perfdata_header h;
+	unsigned char *buf = small_copy(&len, &h);
+	struct pr_file *f = pr_file_open_mem(buf, len, NULL);
+	int idx = -1;
+	void *args[] = { f, &idx };
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(pr_file_consume(f, first_sample_event, args), 5);
+	ck_assert_int_eq(idx, 0);
+	ck_assert_str_eq(pr_file_event_name(f, 0), "cpu-clock");
+	ck_assert_ptr_null(pr_file_event_name(f, 1));
+	ck_assert_int_eq(pr_file_event_of(f, NULL), -EINVAL);
+	pr_file_close(f);
+
+	/* Without the feature: kernel and user sampled, the hypervisor not,
+	 * which perf writes as ":ku". */
+	h.features[FEAT_EVENT_DESC / 64] &= ~(UINT64_C(1) << (FEAT_EVENT_DESC % 64));
+	memcpy(buf, &h, sizeof(h));
+	f = pr_file_open_mem(buf, len, NULL);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_str_eq(pr_file_event_name(f, 0), "cpu-clock:ku");
+	pr_file_close(f);
+	free(buf);
+}
+END_TEST
+
 START_TEST(a_wrong_magic_is_refused)
 {
 	struct perfdata_header h;
@@ -772,6 +812,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, NULL, remove_tmpdir);
 	tcase_add_test(tc, what_the_writer_writes_the_reader_reads_in_time_order);
 	tcase_add_test(tc, features_describe_the_recording);
+	tcase_add_test(tc, samples_name_their_event);
 	tcase_add_test(tc, a_wrong_magic_is_refused);
 	tcase_add_test(tc, a_pipe_mode_file_is_refused_with_how_to_convert_it);
 	tcase_add_test(tc, attr_size_zero_is_refused);
