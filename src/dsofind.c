@@ -8,6 +8,7 @@
  * path it was mapped from.  Callers check each candidate (its build-id) and
  * stop at the first they take.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +46,11 @@ int pr__debug_dirs(const char *const *extra, size_t nr_extra, struct pr_dirs *ou
 	out->v = calloc(nr_extra + 2, sizeof(char *));
 	if (!out->v)
 		return -1;
+	/* Absolute, as the caller meant them when it gave them: libdwfl takes
+	 * a relative directory as relative to each file. */
 	for (size_t i = 0; i < nr_extra; i++)
-		if (extra[i] && !(out->v[out->nr++] = strdup(extra[i])))
+		if (extra[i] && !(out->v[out->nr++] = realpath(extra[i], NULL)) &&
+		    (errno == ENOMEM || !(out->v[out->nr - 1] = strdup(extra[i]))))
 			goto fail;
 	if (!(out->v[out->nr++] = strdup("/usr/lib/debug")))
 		goto fail;

@@ -9,6 +9,7 @@
 
 #include <linux/perf_event.h>
 #include <stdarg.h>
+#include <string.h>
 
 #include "perfreader.h"
 
@@ -28,6 +29,12 @@
 	pr__opts_valid((opts), (opts) ? (opts)->sz : 0, sizeof(*(opts)))
 
 bool pr__opts_valid(const void *opts, size_t user_sz, size_t known_sz);
+
+/* Give a caller's stats struct `dst` (its sz set, at least a size_t) the
+ * prefix of `src` (known_sz bytes) it has room for, and say in its sz how
+ * much that was: a caller built against an older header gets what it
+ * knows.  Returns 0, or -EINVAL for a NULL or a too-small sz. */
+int pr__stats_copy(void *dst, const void *src, size_t known_sz);
 
 /* ---- log.c ---- */
 
@@ -251,6 +258,69 @@ struct pr_proc *pr__model_proc(struct pr_model *m, uint32_t pid, bool create);
  * image exec loaded, the old image's mappings are let go. */
 void pr__proc_running(struct pr_model *m, struct pr_proc *p, uint64_t ip);
 
+/* In an array of `nr` elements `size` bytes apart, sorted by the uint64_t
+ * each starts with: how many have one at most `key` -- the index after the
+ * last element at or below it. */
+static inline size_t pr__upper_bound(const void *base, size_t nr, size_t size, uint64_t key)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* ---- arena.c: allocations freed together ---- */
+
+struct pr_arena_chunk;
+
+struct pr_arena {
+	struct pr_arena_chunk *head;
+};
+
+/* 16-byte aligned; NULL when out of memory.  Valid until pr__arena_free(). */
+void *pr__arena_alloc(struct pr_arena *a, size_t n);
+const char *pr__arena_strdup(struct pr_arena *a, const char *s);
+void pr__arena_free(struct pr_arena *a);
+
+/* ---- symtab.c: sorted symbol tables, with perf's rules ---- */
+
+enum { PR_SYM_LOCAL, PR_SYM_GLOBAL, PR_SYM_WEAK };
+
+struct pr_sym {
+	uint64_t start, end;
+	const char *name;            /* not owned */
+	uint8_t binding;             /* PR_SYM_* */
+	uint32_t index;              /* order of adding, for ties */
+};
+
+struct pr_symtab {
+	struct pr_sym *v;
+	size_t nr, cap;
+	size_t sorted;               /* v[0..sorted) is, since finish or sort */
+};
+
+/* 0, or -1 when out of memory. */
+int pr__symtab_add(struct pr_symtab *t, uint64_t start, uint64_t size, const char *name,
+		   uint8_t binding);
+/* Sort; give symbols without a size the room up to the next; keep the
+ * best of those sharing an address (see symtab.c). */
+void pr__symtab_finish(struct pr_symtab *t);
+/* Sort again after adding symbols to a finished table (merging those
+ * added since), leaving sizes and aliases as they are (where they
+ * overlap, the later start wins). */
+void pr__symtab_sort(struct pr_symtab *t);
+const struct pr_sym *pr__symtab_find(const struct pr_symtab *t, uint64_t addr);
+void pr__symtab_free(struct pr_symtab *t);
+
 /* ---- dsofind.c: where a mapped file may be found ---- */
 
 /* snprintf that says whether it fit. */
@@ -291,6 +361,12 @@ const struct pr_map *pr__proc_find(const struct pr_proc *p, uint64_t addr);
 /* The DSO for a file, created on first use; NULL when out of memory. */
 struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
 			    uint32_t min, uint64_t ino);
+/* The build-id recorded for `path` (pr_model_set_build_id()) into `id`
+ * (PR_BUILD_ID_MAX bytes): its length, 0 when none. */
+size_t pr__model_build_id_hint(const struct pr_model *m, const char *path, uint8_t *id);
+/* Where the kernel was when recorded: the symbol its text mapping is
+ * relative to ("_text"), *addr its address; NULL when no record said. */
+const char *pr__model_kernel_ref(const struct pr_model *m, uint64_t *addr);
 size_t pr__model_nr_dsos(const struct pr_model *m);
 struct pr_dso *pr__model_dso_at(const struct pr_model *m, size_t i);
 

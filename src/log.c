@@ -79,3 +79,19 @@ bool pr__opts_valid(const void *opts, size_t user_sz, size_t known_sz)
 			return false;
 	return true;
 }
+
+int pr__stats_copy(void *dst, const void *src, size_t known_sz)
+{
+	size_t sz;
+
+	if (!dst)
+		return -EINVAL;
+	memcpy(&sz, dst, sizeof(sz));
+	if (sz < sizeof(size_t))
+		return -EINVAL;
+	if (sz > known_sz)
+		sz = known_sz;
+	memcpy(dst, src, sz);
+	memcpy(dst, &sz, sizeof(sz));
+	return 0;
+}

@@ -27,6 +27,10 @@ struct pr_model {
 	size_t nr_dsos, cap_dsos;
 	struct pr_hashmap hints;      /* hash_str(path) -> build-id hint (chained) */
 	uint64_t generation;
+	/* The kernel's text as recorded: the symbol perf relocates by
+	 * ("_text" of "[kernel.kallsyms]_text") and its address (pgoff). */
+	char kernel_ref[32];
+	uint64_t kernel_ref_addr;
 };
 
 static void touched(struct pr_model *m, struct pr_proc *p)
@@ -51,6 +55,8 @@ static uint64_t dso_key(const char *path, uint32_t maj, uint32_t min, uint64_t i
 	k ^= ((uint64_t)maj << 32 | min) * UINT64_C(0xc2b2ae3d27d4eb4f);
 	return k ? k : 1;
 }
+
+#define KERNEL_MAP "[kernel.kallsyms]"
 
 struct pr_model *pr__model_new(void)
 {
@@ -107,6 +113,22 @@ static const struct pr_build_id_hint *find_hint(const struct pr_model *m,
 		if (!strcmp(h->path, path))
 			return h;
 	return NULL;
+}
+
+size_t pr__model_build_id_hint(const struct pr_model *m, const char *path, uint8_t *id)
+{
+	const struct pr_build_id_hint *h = find_hint(m, path);
+
+	if (!h)
+		return 0;
+	memcpy(id, h->id, h->len);
+	return h->len;
+}
+
+const char *pr__model_kernel_ref(const struct pr_model *m, uint64_t *addr)
+{
+	*addr = m->kernel_ref_addr;
+	return m->kernel_ref[0] ? m->kernel_ref : NULL;
 }
 
 static void apply_hint(const struct pr_model *m, struct pr_dso *d)
@@ -344,7 +366,14 @@ static int apply_mmap(struct pr_model *m, const struct pr_record *rec)
 	struct pr_proc *p;
 	struct pr_map nm;
 
-	/* The kernel's own mappings (pid -1) are not a process's. */
+	/* The kernel's own mappings (pid -1) are not a process's; its text's
+	 * says where the kernel was (KASLR moves it at every boot). */
+	if (rec->pid == UINT32_MAX && !strncmp(mm->filename, KERNEL_MAP, strlen(KERNEL_MAP)) &&
+	    mm->filename[strlen(KERNEL_MAP)] &&
+	    strlen(mm->filename + strlen(KERNEL_MAP)) < sizeof(m->kernel_ref)) {
+		strcpy(m->kernel_ref, mm->filename + strlen(KERNEL_MAP));
+		m->kernel_ref_addr = mm->pgoff;
+	}
 	if (rec->pid == UINT32_MAX || !mm->len || mm->addr + mm->len < mm->addr)
 		return 0;
 	p = pr__model_proc(m, rec->pid, true);

@@ -374,12 +374,5 @@ void pr_file_rewind(struct pr_file *f)
 
 int pr_file_stats(const struct pr_file *f, struct pr_file_stats *st)
 {
-	size_t sz;
-
-	if (!f || !st || st->sz < sizeof(size_t))
-		return -EINVAL;
-	sz = st->sz < sizeof(*st) ? st->sz : sizeof(*st);
-	memcpy(st, &f->stats, sz);
-	st->sz = sz;
-	return 0;
+	return f ? pr__stats_copy(st, &f->stats, sizeof(*st)) : -EINVAL;
 }

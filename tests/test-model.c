@@ -9,23 +9,7 @@
 
 #include "checkmain.h"
 #include "internal.h"
-
-static struct pr_record mmap2(uint32_t pid, uint64_t addr, uint64_t len,
-			      uint64_t pgoff, const char *path)
-{
-	struct pr_record r;
-
-	memset(&r, 0, sizeof(r));
-	r.type = PR_RECORD_MMAP2;
-	r.pid = r.tid = pid;
-	r.u.mmap.addr = addr;
-	r.u.mmap.len = len;
-	r.u.mmap.pgoff = pgoff;
-	r.u.mmap.filename = path;
-	r.u.mmap.is_mmap2 = true;
-	r.u.mmap.prot = 5;
-	return r;
-}
+#include "mkrecord.h"
 
 static struct pr_record task(uint32_t type, uint32_t pid, uint32_t ppid,
 			     uint32_t tid, uint32_t ptid)

@@ -167,17 +167,9 @@ static void compute(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, stru
 
 bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, struct uw_rule *out)
 {
-	size_t lo = 0, hi = e->nr_rules;
+	size_t lo = pr__upper_bound(e->rules, e->nr_rules, sizeof(*e->rules), addr);
 	struct uw_rule r;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (e->rules[mid].lo <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* rules[lo - 1] is the last row starting at or before addr. */
 	if (lo && addr < e->rules[lo - 1].hi) {
 		*out = e->rules[lo - 1];

@@ -854,12 +854,5 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 
 int pr_unwinder_stats(const struct pr_unwinder *u, struct pr_unwind_stats *st)
 {
-	size_t sz;
-
-	if (!u || !st || st->sz < sizeof(size_t))
-		return -EINVAL;
-	sz = st->sz < sizeof(*st) ? st->sz : sizeof(*st);
-	memcpy(st, &u->stats, sz);
-	st->sz = sz;
-	return 0;
+	return u ? pr__stats_copy(st, &u->stats, sizeof(*st)) : -EINVAL;
 }

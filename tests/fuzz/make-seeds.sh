@@ -55,3 +55,32 @@ objcopy -R .comment -R .debug_info -R .debug_abbrev -R .debug_line \
 	-R .debug_str -R .debug_line_str -R .debug_aranges -R .debug_rnglists \
 	-R .debug_loclists "$tmp/debug.elf" "$out/debug-frame.elf"
 ls -l "$out"
+
+# The symbolizer's seeds: small programs with symbols and DWARF -- C with
+# functions inlined into each other, C++ with namespaces and templates --
+# and a debug file alone, its sections compressed.
+out=$src/tests/fuzz/seeds-symbolize
+mkdir -p "$out"
+cat >"$tmp/s.c" <<'C'
+#include <stdio.h>
+static volatile int v;
+static inline __attribute__((always_inline)) int in2(int x) { return x * v + 1; }
+static inline __attribute__((always_inline)) int in1(int x) { return in2(x) + in2(x + 1); }
+__attribute__((noinline)) int outer(int x) { return in1(x) * 3; }
+int main(void) { printf("%d\n", outer(v)); return 0; }
+C
+cat >"$tmp/s.cc" <<'C'
+#include <cstdio>
+namespace ns {
+template <typename T> struct Box {
+	T v;
+	__attribute__((noinline)) T twice(T x) { return x * 2 + v; }
+};
+inline int helper(int x) { return Box<int>{ x }.twice(x); }
+}
+int main() { std::printf("%d\n", ns::helper(3)); return 0; }
+C
+cc -O2 -g -Wl,--build-id "$tmp/s.c" -o "$out/inline.elf"
+c++ -O2 -g -Wl,--build-id "$tmp/s.cc" -o "$out/cxx.elf"
+objcopy --only-keep-debug --compress-debug-sections=zlib "$out/inline.elf" "$out/debug-only.elf"
+ls -l "$out"

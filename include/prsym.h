@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * prsym.h - names for the frames the unwinder finds: the function and the
+ * offset in it, the functions inlined at the address (innermost first),
+ * source files and lines.  From a mapped file's symbol tables and DWARF
+ * (through elfutils' libdwfl/libdw; separate debug files by build-id or
+ * .gnu_debuglink, or from debuginfod), from /proc/kallsyms for the kernel,
+ * and from /tmp/perf-PID.map for JIT code.
+ *
+ * debuginfod is asked for debug files not found locally when the
+ * environment says where it is (DEBUGINFOD_URLS), through libdw, with its
+ * own settings: DEBUGINFOD_CACHE_PATH for the cache, DEBUGINFOD_TIMEOUT
+ * (seconds) for each fetch.
+ *
+ * The conventions of perfreader.h hold: int returns 0 or a negative errno,
+ * options structs start with `sz`, the library never prints.
+ */
+#ifndef PRSYM_H
+#define PRSYM_H
+
+#include "perfreader.h"
+#include "prunwind.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where a frame's name came from. */
+enum pr_sym_source {
+	PR_SYM_NONE = 0,           /* nothing: only the address is known */
+	PR_SYM_SYMTAB,             /* an ELF symbol table (.symtab of the file or
+				    * of its debug file, else .dynsym) */
+	PR_SYM_KALLSYMS,           /* /proc/kallsyms */
+	PR_SYM_PERF_MAP,           /* /tmp/perf-PID.map */
+};
+
+/* One function at a frame's address, as DWARF describes it: the function
+ * the address is in, or one inlined there. */
+struct pr_sym_func {
+	/* As the debug information names it: the linkage name demangled
+	 * without parameters (C++), else DW_AT_name.  NULL when unnamed. */
+	const char *name;
+	/* Where in the source: the address's own line for the innermost
+	 * function, the call site for each function that inlined the one
+	 * before it.  NULL and 0 without line information. */
+	const char *file;
+	uint32_t line;
+	/* Called inline from the next entry. */
+	bool inlined;
+};
+
+struct pr_symbol {
+	/* The symbol the address is in (an ELF symbol table's, the kernel's,
+	 * a perf map's), demangled without parameters as perf shows it; NULL
+	 * when nothing names the address. */
+	const char *name;
+	/* The address minus the symbol's start: perf's "sym+0xoff". */
+	uint64_t offset;
+	/* From DWARF, when the file (or its debug file) has line information
+	 * for the address: innermost first, the last the function the
+	 * address is in (whose DWARF name may differ from `name`: a clone's
+	 * symbol is "f.part.0", its DWARF name "f").  nr is 0 without. */
+	const struct pr_sym_func *funcs;
+	size_t nr;
+	/* What the frame is attributed to, as perf names it: the mapped
+	 * file's path, "[kernel.kallsyms]" or a kernel module's "[name]",
+	 * "[vdso]", "/tmp/perf-PID.map"; NULL when in no mapping. */
+	const char *module;
+	enum pr_sym_source source;
+};
+
+struct pr_symbolizer;
+
+struct pr_symbolizer_opts {
+	size_t sz;
+	/* The processes run on this machine: files are opened through
+	 * /proc/PID/map_files and /proc/PID/root, perf maps read through
+	 * /proc/PID/root and re-read when an address misses. */
+	bool live;
+	/* Directories holding files and debug files by build-id, searched
+	 * before /usr/lib/debug and ~/.debug. */
+	const char *const *debug_dirs;
+	size_t nr_debug_dirs;
+	/* Symbols only: no DWARF, so no inlined functions and no source
+	 * lines (faster; all perf script --no-inline shows). */
+	bool no_inline;
+	/* Keep C++ names as the linker sees them. */
+	bool no_demangle;
+	/* A directory (existing, writable) to keep what is slow to read in:
+	 * the kernel's symbols, parsed, for as long as they stay where they
+	 * are (this boot, these modules); debug files whose DWARF is
+	 * compressed, inflated, by build-id.  NULL: read them every time. */
+	const char *cache_dir;
+	/* The kernel's symbols from this file, a copy of the recording
+	 * machine's /proc/kallsyms, instead of this machine's (perf report
+	 * --kallsyms).  NULL: /proc/kallsyms, used only when the capture's
+	 * kernel build-id (if it recorded one) is the running kernel's. */
+	const char *kallsyms;
+	pr_log_fn log;
+	void *log_ctx;
+};
+
+/*
+ * A symbolizer over `model` (which must outlive it: frames are looked up
+ * in the processes it knows).  NULL with errno set on failure.
+ */
+PR_API struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
+					       const struct pr_symbolizer_opts *opts);
+/* Accepts NULL. */
+PR_API void pr_symbolizer_free(struct pr_symbolizer *s);
+
+/*
+ * Name frame `f` (from pr_unwinder_unwind()) of process `pid`.  Each
+ * (file, address) is resolved once; *sym and what it points to stay valid
+ * until the symbolizer is freed.  Returns 0 (a frame nothing names is not
+ * an error: sym->nr is 0), or -EINVAL.  Not thread-safe.
+ */
+PR_API int pr_symbolizer_frame(struct pr_symbolizer *s, uint32_t pid,
+			       const struct pr_frame *f, struct pr_symbol *sym);
+
+struct pr_symbolizer_stats {
+	size_t sz;
+	uint64_t lookups;          /* frames asked for */
+	uint64_t resolved;         /* (file, address) pairs resolved, once each */
+	uint64_t named;            /* ... of which something named */
+	uint64_t files;            /* files opened */
+	uint64_t debug_files;      /* ... with DWARF found for them */
+	uint64_t missing;          /* mapped files not found */
+};
+
+/* Copy the counters; set `sz` first.  Returns 0 or -EINVAL. */
+PR_API int pr_symbolizer_stats(const struct pr_symbolizer *s,
+			       struct pr_symbolizer_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PRSYM_H */

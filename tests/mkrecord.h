@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Typed records made by hand, as the model and the symbolizer take them. */
+#ifndef DS_TEST_MKRECORD_H
+#define DS_TEST_MKRECORD_H
+
+#include <string.h>
+
+#include "perfreader.h"
+
+/* An MMAP2 of `path` at [addr, addr + len) in `pid`, from file offset
+ * `pgoff`, readable and executable. */
+static inline struct pr_record mmap2(uint32_t pid, uint64_t addr, uint64_t len,
+				     uint64_t pgoff, const char *path)
+{
+	struct pr_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PR_RECORD_MMAP2;
+	r.pid = r.tid = pid;
+	r.u.mmap.addr = addr;
+	r.u.mmap.len = len;
+	r.u.mmap.pgoff = pgoff;
+	r.u.mmap.filename = path;
+	r.u.mmap.is_mmap2 = true;
+	r.u.mmap.prot = 5;
+	return r;
+}
+
+#endif

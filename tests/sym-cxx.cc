@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: Apache-2.0
+// C++ for test-symbolize.c: a method of a class template in a namespace,
+// with a function inlined into it, so names come mangled in the ELF symbol
+// table and in DWARF's linkage names.
+#include "sym-test.h"
+
+namespace ds {
+namespace sym {
+
+static volatile int cxx_sink;
+
+__attribute__((always_inline)) inline int helper(int x)
+{
+	ds_sym_leaf();
+	return x + cxx_sink;
+}
+
+template <typename T> struct Box {
+	T v;
+	__attribute__((noinline)) T twice(T x);
+};
+
+template <typename T> T Box<T>::twice(T x)
+{
+	return helper(static_cast<int>(x)) * 2 + v;
+}
+
+template struct Box<int>;
+
+} // namespace sym
+} // namespace ds
+
+extern "C" int ds_sym_cxx(int x)
+{
+	ds::sym::Box<int> b = { 1 };
+
+	return b.twice(x);
+}
