@@ -6,6 +6,8 @@
  *
  * usage: agree-compare OURS PERFS MIN_EQUAL_PERMILLE NAME
  *
+ * usage: agree-compare --frames OURS PERFS MIN_EQUAL_PERMILLE NAME
+ *
  * Samples are paired in order and must have the same header lines.  A
  * sample is "equal" when every frame is; "longer" when perf's frames are
  * a prefix of ours and our extra frames are valid (see valid_frames():
@@ -16,6 +18,12 @@
  * takes that as a return address), not frames of the program.  Exit 0
  * when there is no disagreement and at least MIN_EQUAL_PERMILLE of the
  * samples are equal.
+ *
+ * With --frames the listings are perf script's default layout, names and
+ * inlined frames included, and the unit is the frame line: over the frames
+ * both list for a sample (the shorter stack's), at least
+ * MIN_EQUAL_PERMILLE must be the same line -- address, symbol, offset and
+ * DSO, or the "(inlined)" mark.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -98,7 +106,8 @@ static bool valid_frames(const struct sample *s, size_t from)
 		bool kernel = strstr(s->frames[i], "([kernel.kallsyms])") != NULL;
 		bool leaf = !kernel && (i == 0 || strstr(s->frames[i - 1], "([kernel.kallsyms])"));
 
-		if (!kernel && !leaf && !strstr(s->frames[i], " (/"))
+		if (!kernel && !leaf && !strstr(s->frames[i], " (/") &&
+		    !strstr(s->frames[i], " (inlined)"))
 			return false;
 	}
 	return true;
@@ -108,10 +117,10 @@ static void show(const char *name, const struct sample *ours, const struct sampl
 {
 	size_t n = ours->nr > perf->nr ? ours->nr : perf->nr;
 
-	printf("# %s: disagreement at %s\n#   %-50s | %s\n", name, ours->header,
+	printf("# %s: disagreement at %s\n#   %-60s | %s\n", name, ours->header,
 	       "dwarfsample", "perf");
 	for (size_t i = 0; i < n; i++)
-		printf("#   %-50s | %s\n", i < ours->nr ? ours->frames[i] : "",
+		printf("#   %-60s | %s\n", i < ours->nr ? ours->frames[i] : "",
 		       i < perf->nr ? perf->frames[i] : "");
 }
 
@@ -119,12 +128,19 @@ int main(int argc, char **argv)
 {
 	static struct sample ours, perf;
 	unsigned long equal = 0, longer = 0, other = 0, total = 0, permille;
+	unsigned long frames = 0, same_frames = 0, shown_frames = 0;
 	FILE *fo, *fp;
 	const char *name;
-	bool more_ours, more_perf;
+	bool more_ours, more_perf, by_frame = false;
 
+	if (argc == 6 && !strcmp(argv[1], "--frames")) {
+		by_frame = true;
+		argc--;
+		argv++;
+	}
 	if (argc != 5) {
-		fputs("usage: agree-compare OURS PERFS MIN_EQUAL_PERMILLE NAME\n", stderr);
+		fputs("usage: agree-compare [--frames] OURS PERFS MIN_EQUAL_PERMILLE NAME\n",
+		      stderr);
 		return 2;
 	}
 	permille = strtoul(argv[3], NULL, 10);
@@ -150,6 +166,21 @@ int main(int argc, char **argv)
 			break;
 		}
 		drop_perf_failures(&perf);
+		if (by_frame) {
+			size_t n = ours.nr < perf.nr ? ours.nr : perf.nr;
+			bool differs = false;
+
+			for (size_t i = 0; i < n; i++) {
+				frames++;
+				if (!strcmp(ours.frames[i], perf.frames[i]))
+					same_frames++;
+				else
+					differs = true;
+			}
+			if (differs && shown_frames++ < EXAMPLES)
+				show(name, &ours, &perf);
+			continue;
+		}
 		while (same < ours.nr && same < perf.nr && !strcmp(ours.frames[same],
 								    perf.frames[same]))
 			same++;
@@ -166,6 +197,19 @@ int main(int argc, char **argv)
 		printf("# %s: %s lists more samples than %s\n", name,
 		       more_ours ? "dwarfsample" : "perf", more_ours ? "perf" : "dwarfsample");
 		other++;
+	}
+	if (by_frame) {
+		bool ok = frames && !more_ours && !more_perf &&
+			  same_frames * 1000 >= frames * permille;
+
+		printf("# %s: %lu samples, %lu frames listed by both: %lu the same "
+		       "(%.3f%%)\n", name, total, frames, same_frames,
+		       frames ? 100.0 * (double)same_frames / (double)frames : 0.0);
+		clear(&ours);
+		clear(&perf);
+		fclose(fo);
+		fclose(fp);
+		return ok ? 0 : 1;
 	}
 	printf("# %s: %lu samples: %lu equal (%.2f%%), %lu longer in dwarfsample, "
 	       "%lu disagreeing\n", name, total, equal,

@@ -25,19 +25,46 @@ all_lines() {
 	fi
 	! grep -Evq "$2" "$tmp/lines"
 }
-# perf script -F comm,tid,time,ip,dso --no-inline: "comm tid time: ", then
-# "\t%16x (dso)" per frame, then a blank line.
+# perf script's default layout: "comm tid [cpu] time: period event: ",
+# then "\t%16x sym+0xoff (dso)" per frame, inlined functions as extra
+# lines marked "(inlined)", then a blank line.
 check "headers are perf script's" \
-	all_lines h '^dwarfsample-dem +[0-9]+ +[0-9]+\.[0-9]{6}: $'
+	all_lines h '^dwarfsample-dem +[0-9]+ \[00[01]\] +[0-9]+\.[0-9]{6}: +10101010 cpu-clock: $'
 check "frame lines are perf script's, addresses right-aligned in 16 columns" \
-	all_lines f '^	[ 0-9a-f]{16} \(/tmp/tmp\.cODh8nR1Cw/dwarfsample-demo-static\)$'
+	all_lines f '^	[ 0-9a-f]{16} [A-Za-z_][A-Za-z0-9_.]*\+0x[0-9a-f]+ \((inlined|/tmp/tmp\.cODh8nR1Cw/dwarfsample-demo-static)\)$'
 # The first sample's leaf, 0x401a09 in an ET_EXEC mapped from offset
-# 0x1000 at 0x401000, is shown as perf shows it: 0x1a09.
-check "the first sample's leaf is shown as its file offset" \
-	test "$(sed -n 2p "$tmp/out")" = "	            1a09 (/tmp/tmp.cODh8nR1Cw/dwarfsample-demo-static)"
+# 0x1000 at 0x401000, is shown as perf shows it: 0x1a09.  It is in the
+# clone sieve_primes.constprop.0, whose DWARF name differs from its ELF
+# one, and perf marks such a frame "(inlined)".
+sed -n 2,4p "$tmp/out" >"$tmp/first"
+cat >"$tmp/want" <<'EOT'
+	            1a09 sieve_primes+0x39 (inlined)
+	            1aaf worker+0x4f (/tmp/tmp.cODh8nR1Cw/dwarfsample-demo-static)
+	            1603 main+0xb3 (/tmp/tmp.cODh8nR1Cw/dwarfsample-demo-static)
+EOT
+check "the first sample's frames are named as perf names them" cmp -s "$tmp/first" "$tmp/want"
 check "a blank line closes every sample" test "$(grep -c '^$' "$tmp/out")" -eq 197
 check "the summary says every stack reached its outermost frame" \
 	grep -q "197 samples, .* stacks ended: outermost 100.0%" "$tmp/err"
+
+"$ds" report -i "$fx/perf.data" --debug-dir "$fx" -F comm,tid,time,ip,sym,srcline \
+	>"$tmp/src" 2>/dev/null
+# (The directory is the one the fixture was built in, recorded in its DWARF.)
+sed -n 's|^  .*/tools/demo\.c:|  tools/demo.c:|; 2,7p' "$tmp/src" >"$tmp/first"
+cat >"$tmp/want" <<'EOT'
+	            1a09 sieve_primes
+  tools/demo.c:87
+	            1aaf worker
+  tools/demo.c:104
+	            1603 main
+  tools/demo.c:122
+EOT
+check "-F ...,srcline: the source lines of the first sample's frames" \
+	cmp -s "$tmp/first" "$tmp/want"
+"$ds" report -i "$fx/perf.data" --debug-dir "$fx" --no-inline >"$tmp/noinl" 2>/dev/null
+check "--no-inline: the ELF symbol, no line marked (inlined)" \
+	test "$(sed -n 2p "$tmp/noinl")" = "	            1a09 sieve_primes.constprop.0+0x39 (/tmp/tmp.cODh8nR1Cw/dwarfsample-demo-static)"
+check "--no-inline: and one line a frame" test "$(grep -c inlined "$tmp/noinl")" -eq 0
 
 "$ds" report -i "$fx/perf.data" --debug-dir "$fx" -o "$tmp/out2" 2>/dev/null
 check "-o writes what standard output gets" cmp -s "$tmp/out" "$tmp/out2"
@@ -47,8 +74,10 @@ check "--max-depth 3 keeps three frames a sample" \
 	test "$(grep -c '^	' "$tmp/d3")" -eq $((197 * 3))
 check "and says the stacks ended at the depth limit" grep -q "depth limit 100.0%" "$tmp/err"
 
-"$ds" report -i "$fx/perf.data" >/dev/null 2>"$tmp/err"
+"$ds" report -i "$fx/perf.data" >"$tmp/nobin" 2>"$tmp/err"
 check "without the binary: still exit 0" test $? -eq 0
+check "its frames are [unknown], in the file perf would name" \
+	test "$(sed -n 2p "$tmp/nobin")" = "	            1a09 [unknown] (/tmp/tmp.cODh8nR1Cw/dwarfsample-demo-static)"
 check "the summary counts the missing file" \
 	grep -q "1 mapped file was not found (-v names them)" "$tmp/err"
 "$ds" report -v -i "$fx/perf.data" >/dev/null 2>"$tmp/err"
@@ -72,6 +101,7 @@ expect() { # status, message pattern, args...
 check "no -i" expect 2 "give the file to read: -i FILE"
 check "an unknown option" expect 2 "Try 'dwarfsample report --help'" --bogus
 check "an unknown format" expect 2 "unknown format 'json'" -i "$fx/perf.data" -f json
+check "an unknown field" expect 2 "unknown field 'bogus'" -i "$fx/perf.data" -F comm,bogus
 check "a depth out of range" expect 2 "expected 1 to 1024" -i "$fx/perf.data" --max-depth 2000
 check "a missing file" expect 1 "cannot open $tmp/none" -i "$tmp/none"
 printf "this is not a capture, only a few lines of text\n%.0s" 1 2 3 4 5 6 7 8 >"$tmp/text"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,6 +59,55 @@ const char ds_capture_help[] =
 	"  -v, --verbose            more diagnostics\n";
 
 static int log_verbosity = PR_LOG_WARN;
+
+void ds_debuginfod_env(bool off, const char *timeout, const char *cache)
+{
+	/* libdw's debuginfod client takes its settings from the
+	 * environment, and asks only when DEBUGINFOD_URLS names servers. */
+	if (off) {
+		unsetenv("DEBUGINFOD_URLS");
+		return;
+	}
+	if (timeout)
+		setenv("DEBUGINFOD_TIMEOUT", timeout, 1);
+	else if (!getenv("DEBUGINFOD_TIMEOUT"))
+		setenv("DEBUGINFOD_TIMEOUT", "30", 1);
+	if (cache)
+		setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
+}
+
+const char *ds_cache_dir(void)
+{
+	static char path[4096];
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+
+	if (path[0])
+		return path;
+	if (xdg && xdg[0] == '/')
+		n = snprintf(path, sizeof(path), "%s/dwarfsample", xdg);
+	else if (home && home[0] == '/')
+		n = snprintf(path, sizeof(path), "%s/.cache/dwarfsample", home);
+	else
+		return NULL;
+	if (n < 0 || (size_t)n >= sizeof(path)) {
+		path[0] = '\0';
+		return NULL;
+	}
+	/* Its parent may not exist yet either (a fresh home). */
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		mkdir(path, 0755);
+		*p = '/';
+	}
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		path[0] = '\0';
+		return NULL;
+	}
+	return path;
+}
 
 void ds_verbose(int more)
 {

@@ -37,6 +37,12 @@ extern volatile sig_atomic_t ds_stop;
 
 /* Show the library's messages down to `level` more than warnings. */
 void ds_verbose(int more);
+/* dwarfsample's cache directory ($XDG_CACHE_HOME/dwarfsample or
+ * ~/.cache/dwarfsample), made if need be; NULL when there is none. */
+const char *ds_cache_dir(void);
+/* Settle debuginfod's settings (its environment) from the options: off,
+ * or a fetch timeout in seconds (default 30) and a cache directory. */
+void ds_debuginfod_env(bool off, const char *timeout, const char *cache);
 
 /* Print "dwarfsample: <msg>" to stderr; the library's log callback. */
 void ds_log(enum pr_log_level level, const char *msg, void *ctx);

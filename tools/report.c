@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `dwarfsample report -i FILE`: replay a perf.data file through the
- * process model and the unwinder, and print every sample's stack.
+ * process model, the unwinder and the symbolizer, and print every
+ * sample's stack.
  *
- * --format perf-script prints what `perf script -F comm,tid,time,ip,dso
- * --no-inline` prints for the same file, line for line, so the two can be
- * compared frame by frame.
+ * --format perf-script (the default) prints what `perf script` prints for
+ * the same file, line for line (tools/perfscript.c): its default fields,
+ * or those -F lists, with the inlined functions unless --no-inline.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -16,6 +17,8 @@
 
 #include "cli.h"
 #include "perfreader.h"
+#include "perfscript.h"
+#include "prsym.h"
 #include "prunwind.h"
 #include "report.h"
 
@@ -25,151 +28,28 @@ struct report_args {
 	const char *input;
 	const char *output;
 	const char *format;
+	unsigned fields;
 	const char *dirs[MAX_DEBUG_DIRS];
 	size_t nr_dirs;
+	const char *kallsyms;
 	uint32_t max_depth;
 	int verbose;
-	bool no_fp, no_rule_cache;
+	bool no_fp, no_rule_cache, no_inline, no_demangle;
 };
 
 struct report {
-	FILE *out;
+	struct pr_file *file;
 	struct pr_model *model;
 	struct pr_unwinder *u;
-	/* The name of the last frame's mapping, as printed. */
-	const struct pr_dso *last_dso;
-	uint32_t last_kernel;
-	char name[4096], anon[64];
-	size_t name_len;
+	struct pr_symbolizer *sym;   /* when the fields name frames */
+	struct ps_writer w;
 };
 
-/* `v` in decimal, right-aligned in `width` columns (at least), ending at
- * `end`; returns where it starts. */
-static char *decimal(char *end, uint64_t v, int width)
+static const char *event_name(struct report *r, const struct pr_record *rec)
 {
-	char *p = end;
+	int idx = pr_file_event_of(r->file, rec);
 
-	do {
-		*--p = (char)('0' + v % 10);
-		v /= 10;
-		width--;
-	} while (v);
-	while (width-- > 0)
-		*--p = ' ';
-	return p;
-}
-
-/* perf script's header for -F comm,tid,time with a call chain:
- * "comm tid secs.usecs: " (its timestamp__scnprintf_usec truncates),
- * as printf("%s %5d %12s: \n") would lay it out. */
-static void print_header(FILE *out, const struct pr_record *rec, const char *comm)
-{
-	uint64_t usecs = rec->time / 1000;
-	char buf[64], *end = buf + sizeof(buf), *p;
-
-	if (comm)
-		fputs(comm, out);
-	else if (rec->tid == 0)
-		fputs("swapper", out);   /* perf's name for the idle task */
-	else
-		fprintf(out, ":%u", rec->tid);
-	/* Built backwards: ": \n", the time, a space, the tid, a space. */
-	p = end - 3;
-	memcpy(p, ": \n", 3);
-	p = decimal(p, usecs % 1000000, 6);
-	for (char *z = p; *z == ' '; z++)
-		*z = '0';
-	*--p = '.';
-	{
-		char *secs = decimal(p, usecs / 1000000, 0);
-		int len = (int)(end - 3 - secs);
-
-		/* The time right-aligned in 12 columns. */
-		p = secs;
-		while (len++ < 12)
-			*--p = ' ';
-	}
-	*--p = ' ';
-	p = decimal(p, rec->tid, 5);
-	*--p = ' ';
-	fwrite_unlocked(p, 1, (size_t)(end - p), out);
-}
-
-/* The name perf gives a frame's mapping. */
-static const char *frame_dso(const struct pr_frame *f, uint32_t pid, char *buf,
-			     size_t len)
-{
-	const char *path;
-
-	if (f->flags & PR_FRAME_KERNEL)
-		return "[kernel.kallsyms]";
-	if (!f->dso)
-		return "[unknown]";
-	path = pr_dso_path(f->dso);
-	/* perf names anonymous executable memory after the JIT map file
-	 * that would describe it. */
-	if (!strncmp(path, "//anon", 6)) {
-		snprintf(buf, len, "/tmp/perf-%u.map", pid);
-		return buf;
-	}
-	return path;
-}
-
-/* Up to "\t%16" PRIx64 " (" in `buf`, right-aligned as printf would:
- * a report prints one such line per frame, so not with printf. */
-static size_t format_address(char *buf, uint64_t v)
-{
-	char digits[16];
-	size_t n = 0, i = 0;
-
-	do {
-		digits[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	buf[i++] = '\t';
-	for (size_t pad = n; pad < 16; pad++)
-		buf[i++] = ' ';
-	while (n)
-		buf[i++] = digits[--n];
-	buf[i++] = ' ';
-	buf[i++] = '(';
-	return i;
-}
-
-static void print_perf_script(struct report *r, const struct pr_record *rec,
-			      const struct pr_stack *st, const char *comm)
-{
-	/* A frame's line: the address, the mapping's name (a path, at
-	 * most PATH_MAX), ")\n". */
-	char line[24 + 4096 + 2];
-
-	print_header(r->out, rec, comm);
-	for (size_t i = 0; i < st->nr; i++) {
-		const struct pr_frame *f = &st->frames[i];
-		size_t n = format_address(line, f->dso_ip);
-
-		/* Consecutive frames are mostly in the same file. */
-		if (f->dso != r->last_dso || (f->flags & PR_FRAME_KERNEL) != r->last_kernel ||
-		    !f->dso) {
-			const char *name = frame_dso(f, rec->pid, r->anon, sizeof(r->anon));
-
-			r->last_dso = f->dso;
-			r->last_kernel = f->flags & PR_FRAME_KERNEL;
-			r->name_len = strlen(name);
-			if (r->name_len > sizeof(r->name))
-				r->name_len = sizeof(r->name);
-			memcpy(r->name, name, r->name_len);
-			/* An anonymous mapping's name depends on the pid. */
-			if (name == r->anon)
-				r->last_dso = NULL;
-		}
-		memcpy(line + n, r->name, r->name_len);
-		n += r->name_len;
-		line[n++] = ')';
-		line[n++] = '\n';
-		fwrite_unlocked(line, 1, n, r->out);
-	}
-	putc_unlocked('\n', r->out);
+	return idx < 0 ? NULL : pr_file_event_name(r->file, (size_t)idx);
 }
 
 static int on_record(const struct pr_record *rec, void *arg)
@@ -181,11 +61,13 @@ static int on_record(const struct pr_record *rec, void *arg)
 		return pr_model_apply(r->model, rec);
 	if (pr_unwinder_unwind(r->u, rec, &st))
 		return 0;
-	print_perf_script(r, rec, &st, pr_model_comm(r->model, rec->tid));
+	ps_sample(&r->w, rec, pr_model_comm(r->model, rec->tid),
+		  (r->w.fields & PS_EVENT) ? event_name(r, rec) : NULL, &st, r->sym);
 	return 0;
 }
 
-static void summary(const struct pr_unwinder *u, int verbose)
+static void summary(const struct pr_unwinder *u, const struct pr_symbolizer *sym,
+		    int verbose)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
 
@@ -209,6 +91,15 @@ static void summary(const struct pr_unwinder *u, int verbose)
 			"rules, the rest through libunwind; %" PRIu64 " files opened\n",
 			100.0 * (double)st.fast_samples / (double)st.samples,
 			st.files_opened);
+	if (verbose && sym) {
+		struct pr_symbolizer_stats ss = { .sz = sizeof(ss) };
+
+		pr_symbolizer_stats(sym, &ss);
+		fprintf(stderr, "dwarfsample: %" PRIu64 " addresses named of %" PRIu64
+			" resolved (once each); %" PRIu64 " files read for symbols, %" PRIu64
+			" with debug information\n", ss.named, ss.resolved, ss.files,
+			ss.debug_files);
+	}
 }
 
 static int run(const struct report_args *a)
@@ -218,38 +109,54 @@ static int run(const struct report_args *a)
 		.debug_dirs = a->dirs, .nr_debug_dirs = a->nr_dirs,
 		.no_frame_pointers = a->no_fp, .no_rule_cache = a->no_rule_cache,
 		.log = ds_log);
-	struct report r = { .out = stdout };
-	struct pr_file *f = pr_file_open(a->input, &fo);
+	PR_OPTS(pr_symbolizer_opts, so, .debug_dirs = a->dirs, .nr_debug_dirs = a->nr_dirs,
+		.no_inline = a->no_inline || !(a->fields & (PS_SRCLINE | PS_SYM)),
+		.no_demangle = a->no_demangle, .cache_dir = ds_cache_dir(),
+		.kallsyms = a->kallsyms, .log = ds_log);
+	struct report r = { .w = { .out = stdout, .fields = a->fields,
+				   .inline_frames = !a->no_inline } };
 	int n, ret = 1;
 
-	if (!f)
+	r.file = pr_file_open(a->input, &fo);
+	if (!r.file)
 		return 1;
-	if (a->output && !(r.out = fopen(a->output, "we"))) {
+	if (a->output && !(r.w.out = fopen(a->output, "we"))) {
 		ds_err("cannot write %s: %s; choose another output path (-o)",
 		       a->output, strerror(errno));
-		pr_file_close(f);
+		pr_file_close(r.file);
 		return 1;
 	}
-	setvbuf(r.out, NULL, _IOFBF, 1 << 20);
+	setvbuf(r.w.out, NULL, _IOFBF, 1 << 20);
+	/* Event names are right-aligned to the longest. */
+	for (size_t i = 0; i < pr_file_nr_attrs(r.file); i++) {
+		const char *name = pr_file_event_name(r.file, i);
+		int len = name ? (int)strlen(name) : 0;
+
+		if (len > r.w.event_width)
+			r.w.event_width = len;
+	}
 	r.model = pr_model_new();
-	if (r.model && !pr_model_use_file(r.model, f))
+	if (r.model && !pr_model_use_file(r.model, r.file))
 		r.u = pr_unwinder_new(r.model, &uo);
-	if (!r.u) {
+	if (r.u && (a->fields & (PS_SYM | PS_SRCLINE)))
+		r.sym = pr_symbolizer_new(r.model, &so);
+	if (!r.u || ((a->fields & (PS_SYM | PS_SRCLINE)) && !r.sym)) {
 		ds_err("out of memory");
 	} else {
-		n = pr_file_consume(f, on_record, &r);
+		n = pr_file_consume(r.file, on_record, &r);
 		/* Corrupt records were reported and skipped. */
 		ret = n < 0 && n != -EBADMSG;
-		summary(r.u, a->verbose);
+		summary(r.u, r.sym, a->verbose);
 	}
-	if (fflush(r.out) || (r.out != stdout && fclose(r.out))) {
+	if (fflush(r.w.out) || (r.w.out != stdout && fclose(r.w.out))) {
 		ds_err("writing %s failed: %s", a->output ? a->output : "the output",
 		       strerror(errno));
 		ret = 1;
 	}
+	pr_symbolizer_free(r.sym);
 	pr_unwinder_free(r.u);
 	pr_model_free(r.model);
-	pr_file_close(f);
+	pr_file_close(r.file);
 	return ret;
 }
 
@@ -258,15 +165,31 @@ static void usage(FILE *out)
 	fputs("usage: dwarfsample report -i FILE [options]\n"
 	      "\n"
 	      "Unwind every sample of a perf.data file (dwarfsample record's or\n"
-	      "perf record --call-graph dwarf's) and print the stacks.\n"
+	      "perf record --call-graph dwarf's), name its frames and print the\n"
+	      "stacks.\n"
 	      "\n"
 	      "  -i, --input FILE         the perf.data file to read\n"
 	      "  -o, --output FILE        write there instead of standard output\n"
-	      "  -f, --format FORMAT      perf-script: the layout of perf script -F\n"
-	      "                           comm,tid,time,ip,dso --no-inline (default)\n"
-	      "      --debug-dir DIR      find mapped files by build-id in DIR too\n"
-	      "                           (DIR/.build-id/xx/rest or DIR/xx/rest);\n"
-	      "                           repeatable\n"
+	      "  -f, --format FORMAT      perf-script: perf script's layout (default)\n"
+	      "  -F, --fields LIST        which of perf script's fields, as its -F:\n"
+	      "                           comm,pid,tid,cpu,time,period,event,ip,sym,\n"
+	      "                           symoff,dso,srcline (default: perf's,\n"
+	      "                           comm,tid,cpu,time,period,event,ip,sym,\n"
+	      "                           symoff,dso)\n"
+	      "      --no-inline          do not show the functions inlined at each\n"
+	      "                           frame (faster)\n"
+	      "      --no-demangle        keep C++ names mangled\n"
+	      "      --debug-dir DIR      find mapped files and debug files by\n"
+	      "                           build-id in DIR too (DIR/.build-id/xx/rest,\n"
+	      "                           DIR/xx/rest); repeatable\n"
+	      "      --debuginfod-timeout SECONDS\n"
+	      "                           how long one fetch from debuginfod may take\n"
+	      "                           (when DEBUGINFOD_URLS is set; default 30)\n"
+	      "      --debuginfod-cache DIR\n"
+	      "                           where debuginfod's fetches are kept\n"
+	      "      --no-debuginfod      do not ask debuginfod\n"
+	      "      --kallsyms FILE      name kernel frames from FILE, a copy of the\n"
+	      "                           recording machine's /proc/kallsyms\n"
 	      "      --max-depth N        user frames at most (default 127, up to 1024)\n"
 	      "      --no-frame-pointers  stop where unwind information ends instead\n"
 	      "                           of following frame pointers\n"
@@ -276,7 +199,11 @@ static void usage(FILE *out)
 	      "  -h, --help               this help\n", out);
 }
 
-enum { OPT_DEBUG_DIR = 2000, OPT_MAX_DEPTH, OPT_NO_FP, OPT_NO_RULE_CACHE };
+enum {
+	OPT_DEBUG_DIR = 2000, OPT_MAX_DEPTH, OPT_NO_FP, OPT_NO_RULE_CACHE, OPT_NO_INLINE,
+	OPT_NO_DEMANGLE, OPT_DEBUGINFOD_TIMEOUT, OPT_DEBUGINFOD_CACHE, OPT_NO_DEBUGINFOD,
+	OPT_KALLSYMS,
+};
 
 int ds_cmd_report(int argc, char **argv)
 {
@@ -288,15 +215,24 @@ int ds_cmd_report(int argc, char **argv)
 		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
 		{ "no-frame-pointers", no_argument, NULL, OPT_NO_FP },
 		{ "no-rule-cache", no_argument, NULL, OPT_NO_RULE_CACHE },
+		{ "fields", required_argument, NULL, 'F' },
+		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
+		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
+		{ "debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT },
+		{ "debuginfod-cache", required_argument, NULL, OPT_DEBUGINFOD_CACHE },
+		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
+		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_args a = { .format = "perf-script" };
+	struct report_args a = { .format = "perf-script", .fields = PS_DEFAULT };
+	const char *timeout = NULL, *cache = NULL;
+	bool no_debuginfod = false;
 	int opt;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "i:o:f:vh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:o:f:F:vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			a.input = optarg;
@@ -332,6 +268,45 @@ int ds_cmd_report(int argc, char **argv)
 		case OPT_NO_RULE_CACHE:
 			a.no_rule_cache = true;
 			break;
+		case 'F': {
+			const char *bad;
+			size_t len;
+
+			if (ps_parse_fields(optarg, &a.fields, &bad, &len)) {
+				ds_err("unknown field '%.*s' in -F: the fields are comm, pid, "
+				       "tid, cpu, time, period, event, ip, sym, symoff, dso, "
+				       "srcline", (int)len, bad);
+				return 2;
+			}
+			break;
+		}
+		case OPT_NO_INLINE:
+			a.no_inline = true;
+			break;
+		case OPT_NO_DEMANGLE:
+			a.no_demangle = true;
+			break;
+		case OPT_DEBUGINFOD_TIMEOUT: {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (*end || !*optarg || v < 1 || v > 3600) {
+				ds_err("invalid --debuginfod-timeout '%s': expected 1 to 3600 "
+				       "seconds", optarg);
+				return 2;
+			}
+			timeout = optarg;
+			break;
+		}
+		case OPT_DEBUGINFOD_CACHE:
+			cache = optarg;
+			break;
+		case OPT_NO_DEBUGINFOD:
+			no_debuginfod = true;
+			break;
+		case OPT_KALLSYMS:
+			a.kallsyms = optarg;
+			break;
 		case 'v':
 			ds_verbose(++a.verbose);
 			break;
@@ -355,5 +330,10 @@ int ds_cmd_report(int argc, char **argv)
 		ds_err("unknown format '%s': the formats are perf-script", a.format);
 		return 2;
 	}
+	if (!(a.fields & PS_IP)) {
+		ds_err("-F must include ip: report prints call stacks");
+		return 2;
+	}
+	ds_debuginfod_env(no_debuginfod, timeout, cache);
 	return run(&a);
 }

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The perf script layout (perf 6.1), measured against perf on the same
+ * files (tests/test-agree.sh, tests/test-symbols.sh):
+ *
+ *   comm tid [cpu] secs.usecs: period event: \n      the header
+ *   \t%16x sym+0xoff (dso)\n                         a frame
+ *   \t%16x inlined_fn+0xoff (inlined)\n              a function inlined there
+ *   \n                                               after every sample
+ *
+ * A frame's address is the offset in its file (for anonymous memory and
+ * the kernel, the address); callers are at their return address minus
+ * one.  Inlined functions come first, the function the address is in
+ * last; a function whose name is not the symbol's is marked inlined, as
+ * perf marks it, and the offset is always from the symbol's start.
+ * Formatting is by hand: a report prints hundreds of thousands of lines.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "perfscript.h"
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} field_names[] = {
+	{ "comm", PS_COMM }, { "pid", PS_PID }, { "tid", PS_TID }, { "cpu", PS_CPU },
+	{ "time", PS_TIME }, { "period", PS_PERIOD }, { "event", PS_EVENT },
+	{ "ip", PS_IP }, { "sym", PS_SYM }, { "symoff", PS_SYMOFF }, { "dso", PS_DSO },
+	{ "srcline", PS_SRCLINE },
+};
+
+int ps_parse_fields(const char *list, unsigned *fields, const char **bad, size_t *bad_len)
+{
+	*fields = 0;
+	while (*list) {
+		size_t len = strcspn(list, ",");
+		size_t i;
+
+		for (i = 0; i < sizeof(field_names) / sizeof(field_names[0]); i++)
+			if (strlen(field_names[i].name) == len &&
+			    !strncmp(field_names[i].name, list, len))
+				break;
+		if (i == sizeof(field_names) / sizeof(field_names[0])) {
+			*bad = list;
+			*bad_len = len;
+			return -1;
+		}
+		*fields |= field_names[i].bit;
+		list += len + (list[len] == ',');
+	}
+	/* perf prints symoff only with sym. */
+	if (!(*fields & PS_SYM))
+		*fields &= ~PS_SYMOFF;
+	return 0;
+}
+
+/* `v` in decimal, right-aligned in `width` columns (at least), ending at
+ * `end`; returns where it starts. */
+static char *decimal(char *end, uint64_t v, int width)
+{
+	char *p = end;
+
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+		width--;
+	} while (v);
+	while (width-- > 0)
+		*--p = ' ';
+	return p;
+}
+
+/* `v` in lowercase hex at `buf`; returns the length. */
+static size_t hex(char *buf, uint64_t v)
+{
+	char digits[16];
+	size_t n = 0, i = 0;
+
+	do {
+		digits[n++] = "0123456789abcdef"[v & 15];
+		v >>= 4;
+	} while (v);
+	while (n)
+		buf[i++] = digits[--n];
+	return i;
+}
+
+static void header(struct ps_writer *w, const struct pr_record *rec, const char *comm,
+		   const char *event)
+{
+	unsigned f = w->fields;
+	char buf[64], *end = buf + sizeof(buf), *p;
+
+	if (f & PS_COMM) {
+		if (comm)
+			fputs(comm, w->out);
+		else if (rec->tid == 0)
+			fputs("swapper", w->out);   /* perf's name for the idle task */
+		else
+			fprintf(w->out, ":%u", rec->tid);
+		putc_unlocked(' ', w->out);
+	}
+	if ((f & PS_PID) && (f & PS_TID))
+		fprintf(w->out, "%5u/%-5u ", rec->pid, rec->tid);
+	else if (f & (PS_PID | PS_TID)) {
+		p = decimal(end, (f & PS_TID) ? rec->tid : rec->pid, 5);
+		fwrite_unlocked(p, 1, (size_t)(end - p), w->out);
+		putc_unlocked(' ', w->out);
+	}
+	if ((f & PS_CPU) && (rec->fields & PR_ID_CPU)) {
+		/* "[%03u] " */
+		*--end = ' ';
+		*--end = ']';
+		p = decimal(end, rec->cpu, 3);
+		for (char *z = p; *z == ' '; z++)
+			*z = '0';
+		*--p = '[';
+		fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), w->out);
+		end = buf + sizeof(buf);
+	}
+	if (f & PS_TIME) {
+		/* "secs.usecs" right-aligned in 12 columns: perf truncates. */
+		uint64_t usecs = rec->time / 1000;
+		char *secs;
+		int len;
+
+		p = decimal(end, usecs % 1000000, 6);
+		for (char *z = p; *z == ' '; z++)
+			*z = '0';
+		*--p = '.';
+		secs = decimal(p, usecs / 1000000, 0);
+		len = (int)(end - secs);
+		p = secs;
+		while (len++ < 12)
+			*--p = ' ';
+		fwrite_unlocked(p, 1, (size_t)(end - p), w->out);
+		fputs(": ", w->out);
+	}
+	if (f & PS_PERIOD) {
+		*--end = ' ';
+		p = decimal(end, rec->u.sample.period, 10);
+		fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), w->out);
+		end = buf + sizeof(buf);
+	}
+	if (f & PS_EVENT) {
+		size_t len = event ? strlen(event) : 0;
+
+		for (int pad = (int)len; pad < w->event_width; pad++)
+			putc_unlocked(' ', w->out);
+		fwrite_unlocked(event ? event : "", 1, len, w->out);
+		fwrite_unlocked(": ", 1, 2, w->out);
+	}
+	putc_unlocked('\n', w->out);
+}
+
+/* The name perf gives a frame's mapping when no symbolizer says. */
+static const char *frame_module(struct ps_writer *w, const struct pr_frame *f, uint32_t pid)
+{
+	const char *path;
+
+	if (f->flags & PR_FRAME_KERNEL)
+		return "[kernel.kallsyms]";
+	if (!f->dso)
+		return "[unknown]";
+	path = pr_dso_path(f->dso);
+	/* perf names anonymous executable memory after the JIT map file
+	 * that would describe it. */
+	if (!strncmp(path, "//anon", 6)) {
+		snprintf(w->anon, sizeof(w->anon), "/tmp/perf-%u.map", pid);
+		return w->anon;
+	}
+	return path;
+}
+
+/* Append `str` (at most `room` bytes of it) at buf + n; returns the new n. */
+static size_t put(char *buf, size_t n, size_t room, const char *str)
+{
+	size_t len = strlen(str);
+
+	if (len > room)
+		len = room;
+	memcpy(buf + n, str, len);
+	return n + len;
+}
+
+/* One printed line: "\t<addr>[ name[+0xoff]][ (module)]" and the source
+ * line when asked for, built whole and written at once. */
+static void line(struct ps_writer *w, uint64_t addr, const char *name, uint64_t offset,
+		 const char *module, const char *file, uint32_t lineno)
+{
+	char buf[64 + 3 * 4096];
+	size_t n = 0, len;
+
+	buf[n++] = '\t';
+	len = hex(buf + 48, addr);
+	for (size_t pad = len; pad < 16; pad++)
+		buf[n++] = ' ';
+	memmove(buf + n, buf + 48, len);
+	n += len;
+	if (w->fields & PS_SYM) {
+		buf[n++] = ' ';
+		n = put(buf, n, 4096, name ? name : "[unknown]");
+		if (name && (w->fields & PS_SYMOFF)) {
+			memcpy(buf + n, "+0x", 3);
+			n += 3;
+			n += hex(buf + n, offset);
+		}
+	}
+	if (w->fields & PS_DSO) {
+		buf[n++] = ' ';
+		buf[n++] = '(';
+		n = put(buf, n, 4096, module);
+		buf[n++] = ')';
+	}
+	fwrite_unlocked(buf, 1, n, w->out);
+	if (w->fields & PS_SRCLINE) {
+		if (file)
+			fprintf(w->out, "\n  %s:%u", file, lineno);
+		else
+			fputs("\n  ??:0", w->out);
+	}
+	putc_unlocked('\n', w->out);
+}
+
+void ps_sample(struct ps_writer *w, const struct pr_record *rec, const char *comm,
+	       const char *event, const struct pr_stack *st, struct pr_symbolizer *sym)
+{
+	header(w, rec, comm, event);
+	for (size_t i = 0; i < st->nr; i++) {
+		const struct pr_frame *f = &st->frames[i];
+		struct pr_symbol s = { 0 };
+		const char *module;
+		bool expand;
+
+		if (!sym || pr_symbolizer_frame(sym, rec->pid, f, &s)) {
+			s = (struct pr_symbol){ 0 };
+			module = frame_module(w, f, rec->pid);
+		} else {
+			module = s.module ? s.module : "[unknown]";
+		}
+		/* perf expands a frame into the functions inlined there when
+		 * it has a symbol, in a file (not the kernel, the vDSO or a
+		 * perf map) with debug information. */
+		expand = w->inline_frames && s.name && s.nr && module[0] != '[' &&
+			 strncmp(module, "/tmp/perf-", 10);
+		if (!expand) {
+			const struct pr_sym_func *fn = s.nr ? &s.funcs[0] : NULL;
+
+			line(w, f->dso_ip, s.name, s.offset, module, fn ? fn->file : NULL,
+			     fn ? fn->line : 0);
+			continue;
+		}
+		for (size_t k = 0; k < s.nr; k++) {
+			const struct pr_sym_func *fn = &s.funcs[k];
+			const char *name = fn->name ? fn->name : "??";
+
+			line(w, f->dso_ip, name, s.offset,
+			     strcmp(name, s.name) ? "inlined" : module, fn->file, fn->line);
+		}
+	}
+	putc_unlocked('\n', w->out);
+}
