@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -37,44 +36,6 @@
 
 #define MAX_FILES 16
 
-static int record(const char *dir, char *out, size_t len, const char *name)
-{
-	char cmd[8192];
-	struct utsname un;
-
-	uname(&un);
-	snprintf(out, len, "%s/%s.data", dir, name);
-	fprintf(stderr, "bench-unwind: recording %s...\n", out);
-	if (!strcmp(name, "deep"))
-		snprintf(cmd, sizeof(cmd), "perf record -q -e cpu-clock -F 1999 "
-			 "--call-graph dwarf -o %s -- %s recurse 10 >/dev/null 2>&1",
-			 out, DS_AGREE_WORKLOAD);
-	else
-		/* Randomization off: see tests/test-agree.sh on perf and exec. */
-		snprintf(cmd, sizeof(cmd), "sh %s 1500 >%s/big.c && setarch %s -R "
-			 "perf record -q -e cpu-clock -F 1999 --call-graph dwarf -o %s -- "
-			 "gcc -O2 -c %s/big.c -o %s/big.o >/dev/null 2>&1",
-			 DS_GEN_BIG_C, dir, un.machine, out, dir, dir);
-	return system(cmd) ? -1 : 0;
-}
-
-/* Samples in a file, counted by our own report's summary line. */
-static long samples_in(const char *path)
-{
-	char cmd[4096], line[512];
-	long n = -1;
-	FILE *p;
-
-	snprintf(cmd, sizeof(cmd), "%s report -i %s -o /dev/null 2>&1", DS_TOOL, path);
-	p = popen(cmd, "r");
-	while (p && fgets(line, sizeof(line), p))
-		if (sscanf(line, "dwarfsample: %ld samples", &n) == 1)
-			break;
-	if (p)
-		pclose(p);
-	return n;
-}
-
 static int bench_file(const char *path, int runs)
 {
 	char *ours_argv[] = { DS_TOOL, "report", "-i", (char *)path, "-o", "/dev/null", NULL };
@@ -82,7 +43,7 @@ static int bench_file(const char *path, int runs)
 			      (char *)path, NULL };
 	struct run ours = { 0 }, peer = { 0 }, r;
 	struct stat st;
-	long n = samples_in(path);
+	long n = bench_samples_in(DS_TOOL, path);
 
 	if (stat(path, &st) || n <= 0) {
 		fprintf(stderr, "bench-unwind: cannot read %s\n", path);
@@ -139,8 +100,8 @@ int main(int argc, char **argv)
 		if (!mkdtemp(dir))
 			return perror("mkdtemp"), 1;
 		recorded = true;
-		if (record(dir, made[0], sizeof(made[0]), "deep") ||
-		    record(dir, made[1], sizeof(made[1]), "cc1")) {
+		if (bench_record_deep(dir, DS_AGREE_WORKLOAD, made[0], sizeof(made[0])) ||
+		    bench_record_cc1(dir, DS_GEN_BIG_C, 1500, made[1], sizeof(made[1]))) {
 			fprintf(stderr, "bench-unwind: recording failed (perf record, gcc "
 				"and root or perf_event_paranoid <= 1 are needed)\n");
 			ret = 1;

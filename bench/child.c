@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,4 +73,51 @@ void bench_keep_best(struct run *best, const struct run *r)
 			best->records = records;
 	}
 	best->maxrss_kb = rss;
+}
+
+static int record(const char *out, const char *cmd)
+{
+	fprintf(stderr, "bench: recording %s...\n", out);
+	return system(cmd) ? -1 : 0;
+}
+
+int bench_record_deep(const char *dir, const char *workload, char *out, size_t len)
+{
+	char cmd[8192];
+
+	snprintf(out, len, "%s/deep.data", dir);
+	snprintf(cmd, sizeof(cmd), "perf record -q -e cpu-clock -F 1999 --call-graph dwarf "
+		 "-o %s -- %s recurse 10 >/dev/null 2>&1", out, workload);
+	return record(out, cmd);
+}
+
+int bench_record_cc1(const char *dir, const char *gen, int functions, char *out, size_t len)
+{
+	char cmd[8192];
+	struct utsname un;
+
+	uname(&un);
+	snprintf(out, len, "%s/cc1.data", dir);
+	/* Randomization off: see tests/test-agree.sh on perf and exec. */
+	snprintf(cmd, sizeof(cmd), "sh %s %d >%s/big.c && setarch %s -R "
+		 "perf record -q -e cpu-clock -F 1999 --call-graph dwarf -o %s -- "
+		 "gcc -O2 -c %s/big.c -o %s/big.o >/dev/null 2>&1",
+		 gen, functions, dir, un.machine, out, dir, dir);
+	return record(out, cmd);
+}
+
+long bench_samples_in(const char *tool, const char *path)
+{
+	char cmd[4096], line[512];
+	long n = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "%s report -F ip -i %s -o /dev/null 2>&1", tool, path);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p))
+		if (sscanf(line, "dwarfsample: %ld samples", &n) == 1)
+			break;
+	if (p)
+		pclose(p);
+	return n;
 }

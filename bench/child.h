@@ -7,6 +7,7 @@
 #ifndef DS_BENCH_CHILD_H
 #define DS_BENCH_CHILD_H
 
+#include <stddef.h>
 #include <sys/resource.h>
 
 struct run {
@@ -26,5 +27,16 @@ int bench_run_cmd(char *const argv[], struct run *out);
 void bench_warm(const char *path);
 /* Keep the fastest run (by CPU time) and the largest peak memory. */
 void bench_keep_best(struct run *best, const struct run *r);
+
+/* Record with perf record -e cpu-clock -F 1999 --call-graph dwarf (8 KiB
+ * stacks) into DIR/deep.data or DIR/cc1.data, the path in `out`:
+ *   deep  the agreement workload's recursion through qsort for 10 s
+ *   cc1   gcc -O2 -c of a file of `functions` generated functions (GEN is
+ *         tests/gen-big-c.sh), address-space randomization off
+ * 0, or -1 when the recording failed. */
+int bench_record_deep(const char *dir, const char *workload, char *out, size_t len);
+int bench_record_cc1(const char *dir, const char *gen, int functions, char *out, size_t len);
+/* Samples in a capture, by our report's summary; -1 when unreadable. */
+long bench_samples_in(const char *tool, const char *path);
 
 #endif
