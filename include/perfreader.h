@@ -489,6 +489,18 @@ PR_API int pr_reader_poll(struct pr_reader *r, int timeout_ms,
 PR_API int pr_reader_read(struct pr_reader *r, struct pr_record *rec);
 
 /*
+ * Decode again a record copied out of the rings (or out of a synthesize
+ * callback): `size` bytes at `raw` (8-byte aligned; rec->raw and its
+ * header's size as handed out).  This lets a caller move records to another
+ * thread and parse them there: pointers in `rec` point into `raw`, and
+ * rec->ring_cpu is -1.  Returns 0, -EINVAL, or -EBADMSG when the bytes are
+ * not a record of this reader's events.  Thread-safe: it reads only the
+ * reader's fixed configuration, so it may run while another thread drains.
+ */
+PR_API int pr_reader_parse(const struct pr_reader *r, const void *raw, size_t size,
+			   struct pr_record *rec);
+
+/*
  * True once every sampled task has exited (process and command targets;
  * never for system-wide sampling), as last seen by pr_reader_wait() or
  * pr_reader_poll().  Records may still be pending: drain them after this

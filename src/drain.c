@@ -164,6 +164,20 @@ int pr_reader_consume(struct pr_reader *r, pr_record_fn cb, void *ctx)
 	return bad ? bad : count;
 }
 
+int pr_reader_parse(const struct pr_reader *r, const void *raw, size_t size,
+		    struct pr_record *rec)
+{
+	const struct perf_event_header *h = raw;
+	const char *why;
+
+	if (!r || !raw || !rec || (uintptr_t)raw % 8 || size < sizeof(*h) || h->size != size)
+		return -EINVAL;
+	if (pr__record_parse(&r->cfg, raw, size, rec, &why))
+		return -EBADMSG;
+	rec->ring_cpu = -1;
+	return 0;
+}
+
 int pr_reader_poll(struct pr_reader *r, int timeout_ms, pr_record_fn cb,
 		   void *ctx)
 {

@@ -4,6 +4,7 @@
 #include "perfreader.h"
 #include "prunwind.h"
 #include "prsym.h"
+#include "prprofile.h"
 
 int main(void)
 {

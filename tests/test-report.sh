@@ -69,6 +69,14 @@ check "--no-inline: and one line a frame" test "$(grep -c inlined "$tmp/noinl")"
 "$ds" report -i "$fx/perf.data" --debug-dir "$fx" -o "$tmp/out2" 2>/dev/null
 check "-o writes what standard output gets" cmp -s "$tmp/out" "$tmp/out2"
 
+# The profile formats, from the file: the same stacks, counted.
+"$ds" report -i "$fx/perf.data" --debug-dir "$fx" -o "$tmp/r.folded" 2>/dev/null
+check "-o FILE.folded: folded stacks" grep -Eq ';main;worker;sieve_primes[^;]* [0-9]+$' "$tmp/r.folded"
+check "counting every sample" \
+	test "$(awk '{ s += $NF } END { print s }' "$tmp/r.folded")" -eq "$(grep -c cpu-clock "$tmp/out")"
+"$ds" report -i "$fx/perf.data" --debug-dir "$fx" -f svg >"$tmp/r.svg" 2>/dev/null
+check "-f svg to standard output" grep -q "<title>sieve_primes" "$tmp/r.svg"
+
 "$ds" report -i "$fx/perf.data" --debug-dir "$fx" --max-depth 3 >"$tmp/d3" 2>"$tmp/err"
 check "--max-depth 3 keeps three frames a sample" \
 	test "$(grep -c '^	' "$tmp/d3")" -eq $((197 * 3))

@@ -266,6 +266,8 @@ int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **arg
 		all[n++] = capture_longopts[i];
 	for (const struct option *o = v->longopts; o && o->name && n < 62; o++)
 		all[n++] = *o;
+	for (const struct option *o = v->more_longopts; o && o->name && n < 62; o++)
+		all[n++] = *o;
 	all[n++] = (struct option){ "help", no_argument, NULL, 'h' };
 	all[n] = (struct option){ NULL, 0, NULL, 0 };
 	/* "+": options end at the first non-option, so a command's own
@@ -286,11 +288,24 @@ int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **arg
 		}
 		if (opt == '?' || !v->option || v->option(opt, optarg, v->ctx)) {
 			if (opt == '?')
-				fprintf(stderr, "Try 'dwarfsample %s --help'.\n", v->name);
+				fprintf(stderr, "Try 'dwarfsample %s%s--help'.\n", v->name,
+					*v->name ? " " : "");
 			return -1;
 		}
 	}
 	return optind;
+}
+
+int ds_parse_target(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv)
+{
+	int first = ds_parse(c, v, argc, argv);
+
+	if (first < 0)
+		return first == -2 ? 0 : 2;
+	if (ds_capture_finish(c, argc - first, argv + first))
+		return 2;
+	ds_capture_signals();
+	return -1;
 }
 
 bool ds_capture_given(const struct ds_capture *c)
@@ -359,6 +374,36 @@ void ds_capture_signals(void)
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+}
+
+struct synth {
+	pr_record_fn cb;
+	void *ctx;
+};
+
+/* Synthesis of a whole system takes a while: let Ctrl-C cut it short. */
+static int synthesized(const struct pr_record *rec, void *arg)
+{
+	struct synth *sy = arg;
+
+	return ds_stop ? -EINTR : sy->cb(rec, sy->ctx);
+}
+
+int ds_synthesize(const struct ds_capture *c, struct pr_reader *r, uint64_t id,
+		  pr_record_fn cb, void *ctx)
+{
+	const struct perf_event_attr *attr = pr_reader_attr(r);
+	struct synth sy = { cb, ctx };
+	int err = pr_synthesize_kernel(attr, id, synthesized, &sy);
+
+	if (!err && c->system_wide)
+		err = pr_synthesize_system(attr, id, synthesized, &sy);
+	for (size_t i = 0; !err && !c->system_wide && !c->argv && i < c->nr_pids; i++) {
+		err = pr_synthesize_process(c->pids[i], attr, id, synthesized, &sy);
+		if (err == -ESRCH)
+			err = 0;
+	}
+	return err == -EINTR ? 0 : err;
 }
 
 double ds_now(void)

@@ -64,6 +64,7 @@ struct ds_verb {
 	const char *name;               /* for "Try 'dwarfsample NAME --help'" */
 	const char *shortopts;          /* the verb's own getopt letters */
 	const struct option *longopts;  /* the verb's own, NULL-terminated */
+	const struct option *more_longopts;  /* more of them (may be NULL) */
 	void (*usage)(FILE *out);
 	/* One of the verb's options: 0, or -1 after reporting the problem. */
 	int (*option)(int opt, const char *arg, void *ctx);
@@ -78,6 +79,14 @@ struct ds_verb {
  */
 int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv);
 
+/*
+ * ds_parse(), then ds_capture_finish() on what follows the options, then
+ * ds_capture_signals(): for verbs that need a target.  Returns -1 when the
+ * verb should go on and run, else the exit status to end with (0 after
+ * --help, 2 after a usage error, reported).
+ */
+int ds_parse_target(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv);
+
 /* Open the reader for the capture's target; NULL after reporting why. */
 struct pr_reader *ds_capture_open(const struct ds_capture *c);
 
@@ -85,6 +94,16 @@ struct pr_reader *ds_capture_open(const struct ds_capture *c);
  * blocking waits return), and raise the open-file limit for per-thread
  * events. */
 void ds_capture_signals(void);
+
+/*
+ * Hand `cb` what the target already has (the kernel's text; the threads
+ * and mappings of the processes, or of the whole system), as records of
+ * the reader's event `id`, from /proc.  Ctrl-C cuts it short (returns 0;
+ * the capture loop sees ds_stop).  A process gone already is no error:
+ * its exit ends the run.  Returns 0 or a negative errno.
+ */
+int ds_synthesize(const struct ds_capture *c, struct pr_reader *r, uint64_t id,
+		  pr_record_fn cb, void *ctx);
 
 /* Seconds on the monotonic clock. */
 double ds_now(void);

@@ -250,7 +250,8 @@ int ds_cmd_dump(int argc, char **argv)
 	};
 	struct dump_args args = { .d = { .out = stdout } };
 	const struct ds_verb verb = {
-		"dump", "i:q", longopts, usage, dump_option, &args,
+		.name = "dump", .shortopts = "i:q", .longopts = longopts, .usage = usage,
+		.option = dump_option, .ctx = &args,
 	};
 	struct ds_capture *c = calloc(1, sizeof(*c));
 	struct pr_reader *r;

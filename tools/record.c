@@ -34,12 +34,6 @@ static int write_record(const struct pr_record *rec, void *arg)
 	return err;
 }
 
-/* Synthesis of a whole system takes a while: let Ctrl-C cut it short. */
-static int write_synthesized(const struct pr_record *rec, void *arg)
-{
-	return ds_stop ? -EINTR : write_record(rec, arg);
-}
-
 static int finish_round(void *arg)
 {
 	return pr_writer_finish_round(((struct recording *)arg)->w);
@@ -51,20 +45,8 @@ static int finish_round(void *arg)
 static int synthesize(void *arg)
 {
 	struct recording *rc = arg;
-	const struct perf_event_attr *attr = pr_reader_attr(rc->r);
-	int err = pr_synthesize_kernel(attr, rc->id, write_synthesized, rc);
 
-	if (!err && rc->c->system_wide)
-		err = pr_synthesize_system(attr, rc->id, write_synthesized, rc);
-	for (size_t i = 0; !err && !rc->c->system_wide && !rc->c->argv &&
-	     i < rc->c->nr_pids; i++) {
-		err = pr_synthesize_process(rc->c->pids[i], attr, rc->id,
-					    write_synthesized, rc);
-		if (err == -ESRCH)
-			err = 0;   /* exited already; its exit will end the run */
-	}
-	/* Interrupted: the capture loop sees ds_stop and finishes the file. */
-	return err == -EINTR ? 0 : err;
+	return ds_synthesize(rc->c, rc->r, rc->id, write_record, rc);
 }
 
 /* Like perf, keep the previous recording as FILE.old. */
@@ -169,23 +151,16 @@ int ds_cmd_record(int argc, char **argv)
 	};
 	const char *out = "perf.data";
 	const struct ds_verb verb = {
-		"record", "o:", longopts, usage, record_option, &out,
+		.name = "record", .shortopts = "o:", .longopts = longopts, .usage = usage,
+		.option = record_option, .ctx = &out,
 	};
 	struct ds_capture *c = calloc(1, sizeof(*c));
-	int first, ret = 2;
+	int ret;
 
 	if (!c)
 		return 1;
-	first = ds_parse(c, &verb, argc, argv);
-	if (first < 0) {
-		ret = first == -2 ? 0 : 2;
-		goto out;
-	}
-	if (ds_capture_finish(c, argc - first, argv + first))
-		goto out;
-	ds_capture_signals();
-	ret = run(c, out, argc, argv);
-out:
+	if ((ret = ds_parse_target(c, &verb, argc, argv)) < 0)
+		ret = run(c, out, argc, argv);
 	free(c);
 	return ret;
 }

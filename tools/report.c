@@ -9,6 +9,7 @@
  * or those -F lists, with the inlined functions unless --no-inline.
  */
 #include <errno.h>
+#include <linux/perf_event.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,38 +18,37 @@
 
 #include "cli.h"
 #include "perfreader.h"
+#include "names.h"
+#include "output.h"
 #include "perfscript.h"
 #include "prsym.h"
 #include "prunwind.h"
 #include "report.h"
 
-#define MAX_DEBUG_DIRS 32
-
 struct report_args {
 	const char *input;
-	const char *output;
-	const char *format;
-	unsigned fields;
-	const char *dirs[MAX_DEBUG_DIRS];
-	size_t nr_dirs;
+	struct ds_output_opts out;
+	struct ds_names names;
 	const char *kallsyms;
-	uint32_t max_depth;
 	int verbose;
-	bool no_fp, no_rule_cache, no_inline, no_demangle;
 };
 
 struct report {
 	struct pr_file *file;
 	struct pr_model *model;
 	struct pr_unwinder *u;
-	struct pr_symbolizer *sym;   /* when the fields name frames */
-	struct ps_writer w;
+	struct pr_symbolizer *sym;   /* when the output names frames */
+	struct ds_sink *sink;
+	bool event_names;            /* perf script's text, with its event field */
 };
 
 static const char *event_name(struct report *r, const struct pr_record *rec)
 {
-	int idx = pr_file_event_of(r->file, rec);
+	int idx;
 
+	if (!r->event_names)
+		return NULL;
+	idx = pr_file_event_of(r->file, rec);
 	return idx < 0 ? NULL : pr_file_event_name(r->file, (size_t)idx);
 }
 
@@ -61,9 +61,8 @@ static int on_record(const struct pr_record *rec, void *arg)
 		return pr_model_apply(r->model, rec);
 	if (pr_unwinder_unwind(r->u, rec, &st))
 		return 0;
-	ps_sample(&r->w, rec, pr_model_comm(r->model, rec->tid),
-		  (r->w.fields & PS_EVENT) ? event_name(r, rec) : NULL, &st, r->sym);
-	return 0;
+	return ds_sink_sample(r->sink, rec, &st, r->sym, pr_model_comm(r->model, rec->tid),
+			      pr_model_comm(r->model, rec->pid), event_name(r, rec));
 }
 
 static void summary(const struct pr_unwinder *u, const struct pr_symbolizer *sym,
@@ -102,45 +101,52 @@ static void summary(const struct pr_unwinder *u, const struct pr_symbolizer *sym
 	}
 }
 
-static int run(const struct report_args *a)
+/* The sampling frequency of the file's first event, for the profile's
+ * CPU time (0 when it sampled by period). */
+static uint64_t file_freq(const struct pr_file *f)
+{
+	const struct perf_event_attr *attr = pr_file_nr_attrs(f) ? pr_file_attr(f, 0) : NULL;
+
+	return attr && attr->freq ? attr->sample_freq : 0;
+}
+
+static int run(const struct report_args *a, int fmt)
 {
 	PR_OPTS(pr_file_opts, fo, .log = ds_log);
-	PR_OPTS(pr_unwinder_opts, uo, .max_depth = a->max_depth,
-		.debug_dirs = a->dirs, .nr_debug_dirs = a->nr_dirs,
-		.no_frame_pointers = a->no_fp, .no_rule_cache = a->no_rule_cache,
+	PR_OPTS(pr_unwinder_opts, uo, .log = ds_log);
+	bool names = fmt != DS_FORMAT_PERF_SCRIPT || (a->out.fields & (PS_SRCLINE | PS_SYM));
+	PR_OPTS(pr_symbolizer_opts, so, .cache_dir = ds_cache_dir(), .kallsyms = a->kallsyms,
 		.log = ds_log);
-	PR_OPTS(pr_symbolizer_opts, so, .debug_dirs = a->dirs, .nr_debug_dirs = a->nr_dirs,
-		.no_inline = a->no_inline || !(a->fields & (PS_SRCLINE | PS_SYM)),
-		.no_demangle = a->no_demangle, .cache_dir = ds_cache_dir(),
-		.kallsyms = a->kallsyms, .log = ds_log);
-	struct report r = { .w = { .out = stdout, .fields = a->fields,
-				   .inline_frames = !a->no_inline } };
-	int n, ret = 1;
+	struct report r = { .event_names = fmt == DS_FORMAT_PERF_SCRIPT &&
+					   (a->out.fields & PS_EVENT) };
+	int n, ret = 1, width = 0;
+	const char *first_event;
 
+	ds_names_apply(&a->names, &uo, &so);
+	so.no_inline |= !names;
 	r.file = pr_file_open(a->input, &fo);
 	if (!r.file)
 		return 1;
-	if (a->output && !(r.w.out = fopen(a->output, "we"))) {
-		ds_err("cannot write %s: %s; choose another output path (-o)",
-		       a->output, strerror(errno));
-		pr_file_close(r.file);
-		return 1;
-	}
-	setvbuf(r.w.out, NULL, _IOFBF, 1 << 20);
 	/* Event names are right-aligned to the longest. */
 	for (size_t i = 0; i < pr_file_nr_attrs(r.file); i++) {
 		const char *name = pr_file_event_name(r.file, i);
 		int len = name ? (int)strlen(name) : 0;
 
-		if (len > r.w.event_width)
-			r.w.event_width = len;
+		if (len > width)
+			width = len;
+	}
+	first_event = pr_file_nr_attrs(r.file) ? pr_file_event_name(r.file, 0) : NULL;
+	r.sink = ds_sink_open(&a->out, fmt, a->out.path, file_freq(r.file), first_event, width);
+	if (!r.sink) {
+		pr_file_close(r.file);
+		return 1;
 	}
 	r.model = pr_model_new();
 	if (r.model && !pr_model_use_file(r.model, r.file))
 		r.u = pr_unwinder_new(r.model, &uo);
-	if (r.u && (a->fields & (PS_SYM | PS_SRCLINE)))
+	if (r.u && names)
 		r.sym = pr_symbolizer_new(r.model, &so);
-	if (!r.u || ((a->fields & (PS_SYM | PS_SRCLINE)) && !r.sym)) {
+	if (!r.u || (names && !r.sym)) {
 		ds_err("out of memory");
 	} else {
 		n = pr_file_consume(r.file, on_record, &r);
@@ -148,11 +154,11 @@ static int run(const struct report_args *a)
 		ret = n < 0 && n != -EBADMSG;
 		summary(r.u, r.sym, a->verbose);
 	}
-	if (fflush(r.w.out) || (r.w.out != stdout && fclose(r.w.out))) {
-		ds_err("writing %s failed: %s", a->output ? a->output : "the output",
-		       strerror(errno));
+	if (ds_sink_close(r.sink, 0, 0, false))
 		ret = 1;
-	}
+	else if (a->out.path && strcmp(a->out.path, "-") && fmt != DS_FORMAT_PERF_SCRIPT)
+		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
+			ds_format_name(fmt), ds_format_hint(fmt));
 	pr_symbolizer_free(r.sym);
 	pr_unwinder_free(r.u);
 	pr_model_free(r.model);
@@ -162,7 +168,7 @@ static int run(const struct report_args *a)
 
 static void usage(FILE *out)
 {
-	fputs("usage: dwarfsample report -i FILE [options]\n"
+	fprintf(out, "usage: dwarfsample report -i FILE [options]\n"
 	      "\n"
 	      "Unwind every sample of a perf.data file (dwarfsample record's or\n"
 	      "perf record --call-graph dwarf's), name its frames and print the\n"
@@ -170,109 +176,56 @@ static void usage(FILE *out)
 	      "\n"
 	      "  -i, --input FILE         the perf.data file to read\n"
 	      "  -o, --output FILE        write there instead of standard output\n"
-	      "  -f, --format FORMAT      perf-script: perf script's layout (default)\n"
-	      "  -F, --fields LIST        which of perf script's fields, as its -F:\n"
+	      "  -f, --format FORMAT      perf-script: perf script's layout (default);\n"
+	      "                           svg, pprof, folded, speedscope: a profile, as\n"
+	      "                           'dwarfsample --help' describes them\n"
+	      "      --tid, --annotate, --tag KEY=VALUE\n"
+	      "                           as for profiles ('dwarfsample --help')\n"
+	      "  -F, --fields LIST        perf-script: which of perf script's fields, as its -F:\n"
 	      "                           comm,pid,tid,cpu,time,period,event,ip,sym,\n"
 	      "                           symoff,dso,srcline (default: perf's,\n"
 	      "                           comm,tid,cpu,time,period,event,ip,sym,\n"
 	      "                           symoff,dso)\n"
-	      "      --no-inline          do not show the functions inlined at each\n"
-	      "                           frame (faster)\n"
-	      "      --no-demangle        keep C++ names mangled\n"
-	      "      --debug-dir DIR      find mapped files and debug files by\n"
-	      "                           build-id in DIR too (DIR/.build-id/xx/rest,\n"
-	      "                           DIR/xx/rest); repeatable\n"
-	      "      --debuginfod-timeout SECONDS\n"
-	      "                           how long one fetch from debuginfod may take\n"
-	      "                           (when DEBUGINFOD_URLS is set; default 30)\n"
-	      "      --debuginfod-cache DIR\n"
-	      "                           where debuginfod's fetches are kept\n"
-	      "      --no-debuginfod      do not ask debuginfod\n"
 	      "      --kallsyms FILE      name kernel frames from FILE, a copy of the\n"
 	      "                           recording machine's /proc/kallsyms\n"
-	      "      --max-depth N        user frames at most (default 127, up to 1024)\n"
-	      "      --no-frame-pointers  stop where unwind information ends instead\n"
-	      "                           of following frame pointers\n"
-	      "      --no-rule-cache      step every frame through libunwind (slower;\n"
-	      "                           the result is the same)\n"
+	      "%s"
 	      "  -v, --verbose            more diagnostics\n"
-	      "  -h, --help               this help\n", out);
+	      "  -h, --help               this help\n", ds_names_help);
 }
 
-enum {
-	OPT_DEBUG_DIR = 2000, OPT_MAX_DEPTH, OPT_NO_FP, OPT_NO_RULE_CACHE, OPT_NO_INLINE,
-	OPT_NO_DEMANGLE, OPT_DEBUGINFOD_TIMEOUT, OPT_DEBUGINFOD_CACHE, OPT_NO_DEBUGINFOD,
-	OPT_KALLSYMS,
-};
+enum { OPT_KALLSYMS = 2100 };
 
 int ds_cmd_report(int argc, char **argv)
 {
-	static const struct option longopts[] = {
+	static const struct option own[] = {
 		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "debug-dir", required_argument, NULL, OPT_DEBUG_DIR },
-		{ "max-depth", required_argument, NULL, OPT_MAX_DEPTH },
-		{ "no-frame-pointers", no_argument, NULL, OPT_NO_FP },
-		{ "no-rule-cache", no_argument, NULL, OPT_NO_RULE_CACHE },
 		{ "fields", required_argument, NULL, 'F' },
-		{ "no-inline", no_argument, NULL, OPT_NO_INLINE },
-		{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
-		{ "debuginfod-timeout", required_argument, NULL, OPT_DEBUGINFOD_TIMEOUT },
-		{ "debuginfod-cache", required_argument, NULL, OPT_DEBUGINFOD_CACHE },
-		{ "no-debuginfod", no_argument, NULL, OPT_NO_DEBUGINFOD },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct report_args a = { .format = "perf-script", .fields = PS_DEFAULT };
-	const char *timeout = NULL, *cache = NULL;
-	bool no_debuginfod = false;
-	int opt;
+	const struct option *lists[] = { own, ds_names_longopts, ds_output_longopts };
+	struct option longopts[64];
+	size_t nr = 0;
+	struct report_args a = { .out.fields = PS_DEFAULT };
+	int opt, fmt;
 
+	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
+		for (const struct option *o = lists[l]; o->name && nr < 63; o++)
+			longopts[nr++] = *o;
+	longopts[nr] = (struct option){ NULL, 0, NULL, 0 };
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, "i:o:f:F:vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			a.input = optarg;
 			break;
-		case 'o':
-			a.output = optarg;
-			break;
-		case 'f':
-			a.format = optarg;
-			break;
-		case OPT_DEBUG_DIR:
-			if (a.nr_dirs == MAX_DEBUG_DIRS) {
-				ds_err("at most %d --debug-dir", MAX_DEBUG_DIRS);
-				return 2;
-			}
-			a.dirs[a.nr_dirs++] = optarg;
-			break;
-		case OPT_MAX_DEPTH: {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || !*optarg || v < 1 || v > PR_UNWIND_MAX_DEPTH) {
-				ds_err("invalid --max-depth '%s': expected 1 to %d", optarg,
-				       PR_UNWIND_MAX_DEPTH);
-				return 2;
-			}
-			a.max_depth = (uint32_t)v;
-			break;
-		}
-		case OPT_NO_FP:
-			a.no_fp = true;
-			break;
-		case OPT_NO_RULE_CACHE:
-			a.no_rule_cache = true;
-			break;
 		case 'F': {
 			const char *bad;
 			size_t len;
 
-			if (ps_parse_fields(optarg, &a.fields, &bad, &len)) {
+			if (ps_parse_fields(optarg, &a.out.fields, &bad, &len)) {
 				ds_err("unknown field '%.*s' in -F: the fields are comm, pid, "
 				       "tid, cpu, time, period, event, ip, sym, symoff, dso, "
 				       "srcline", (int)len, bad);
@@ -280,30 +233,6 @@ int ds_cmd_report(int argc, char **argv)
 			}
 			break;
 		}
-		case OPT_NO_INLINE:
-			a.no_inline = true;
-			break;
-		case OPT_NO_DEMANGLE:
-			a.no_demangle = true;
-			break;
-		case OPT_DEBUGINFOD_TIMEOUT: {
-			char *end;
-			unsigned long v = strtoul(optarg, &end, 10);
-
-			if (*end || !*optarg || v < 1 || v > 3600) {
-				ds_err("invalid --debuginfod-timeout '%s': expected 1 to 3600 "
-				       "seconds", optarg);
-				return 2;
-			}
-			timeout = optarg;
-			break;
-		}
-		case OPT_DEBUGINFOD_CACHE:
-			cache = optarg;
-			break;
-		case OPT_NO_DEBUGINFOD:
-			no_debuginfod = true;
-			break;
 		case OPT_KALLSYMS:
 			a.kallsyms = optarg;
 			break;
@@ -313,9 +242,17 @@ int ds_cmd_report(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		default:
-			fputs("Try 'dwarfsample report --help'.\n", stderr);
+		default: {
+			int n = opt == '?' ? 0 : ds_output_option(&a.out, opt, optarg);
+
+			if (!n)
+				n = ds_names_option(&a.names, opt, optarg);
+			if (n > 0)
+				break;
+			if (!n)
+				fputs("Try 'dwarfsample report --help'.\n", stderr);
 			return 2;
+		}
 		}
 	}
 	if (!a.input) {
@@ -326,14 +263,13 @@ int ds_cmd_report(int argc, char **argv)
 		ds_err("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	if (strcmp(a.format, "perf-script")) {
-		ds_err("unknown format '%s': the formats are perf-script", a.format);
+	fmt = ds_output_format(&a.out, DS_FORMAT_PERF_SCRIPT, false);
+	if (fmt < 0)
 		return 2;
-	}
-	if (!(a.fields & PS_IP)) {
+	if (!(a.out.fields & PS_IP)) {
 		ds_err("-F must include ip: report prints call stacks");
 		return 2;
 	}
-	ds_debuginfod_env(no_debuginfod, timeout, cache);
-	return run(&a);
+	a.out.no_inline = a.names.no_inline;
+	return run(&a, fmt);
 }

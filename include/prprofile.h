@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * prprofile.h: a CPU profile in memory, and the files people open it in.
+ *
+ * Samples, once unwound (prunwind.h) and named (prsym.h), are added to a
+ * profile, which keeps each distinct stack of each thread once with its
+ * count: memory grows with the number of distinct stacks, not with the
+ * number of samples.  The profile is then written as folded stacks
+ * (flamegraph.pl, inferno, speedscope), pprof (go tool pprof), speedscope
+ * JSON, or an interactive SVG flame graph.
+ */
+#ifndef PRPROFILE_H
+#define PRPROFILE_H
+
+#include <stdio.h>
+
+#include "perfreader.h"
+#include "prsym.h"
+#include "prunwind.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pr_profile;
+
+struct pr_profile_opts {
+	size_t sz;
+	/* The sampling frequency in Hz (each sample stands for 1e9/freq ns
+	 * of CPU); 0 when samples are not periodic in time. */
+	uint64_t freq;
+	pr_log_fn log;
+	void *log_ctx;
+};
+
+/* An empty profile; NULL with errno set on failure. */
+PR_API struct pr_profile *pr_profile_new(const struct pr_profile_opts *opts);
+/* Accepts NULL. */
+PR_API void pr_profile_free(struct pr_profile *p);
+
+/*
+ * Count one sample: its unwound `stack` (from pr_unwinder_unwind() for
+ * `rec`), each frame named through `sym` (which may be NULL: frames are
+ * then only addresses), of thread rec->tid called `comm` in process
+ * rec->pid called `process` (either may be NULL when unknown).  What the
+ * profile keeps is its own copy.  Returns 0 or -ENOMEM (the sample is not
+ * counted).  Not thread-safe.
+ */
+PR_API int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
+			  const struct pr_record *rec, const struct pr_stack *stack,
+			  const char *comm, const char *process);
+
+/* A label the whole profile carries (pprof writes it on every sample).
+ * Returns 0, -EINVAL or -ENOMEM. */
+PR_API int pr_profile_tag(struct pr_profile *p, const char *key, const char *value);
+
+/* When the profile was taken: its start (ns since the Unix epoch) and how
+ * long it ran (ns). */
+PR_API void pr_profile_set_time(struct pr_profile *p, uint64_t start_ns, uint64_t duration_ns);
+
+/* Samples counted, and distinct (thread, stack) pairs kept. */
+PR_API uint64_t pr_profile_samples(const struct pr_profile *p);
+PR_API size_t pr_profile_nr_stacks(const struct pr_profile *p);
+
+enum pr_profile_format {
+	PR_FORMAT_FOLDED = 0,     /* "comm;root;...;leaf COUNT" lines */
+	PR_FORMAT_PPROF,          /* gzipped profile.proto */
+	PR_FORMAT_SPEEDSCOPE,     /* speedscope's JSON, a profile per thread */
+	PR_FORMAT_SVG,            /* an interactive flame graph */
+	PR_FORMAT_MAX,
+};
+
+/* The format's name ("folded", "pprof", "speedscope", "svg") and the file
+ * extension it is written with (".folded", ".pb.gz", ".speedscope.json",
+ * ".svg"). */
+PR_API const char *pr_profile_format_name(enum pr_profile_format f);
+PR_API const char *pr_profile_format_ext(enum pr_profile_format f);
+/* The format called `name`, or the one whose extension ends `path`;
+ * -EINVAL when none does. */
+PR_API int pr_profile_format_by_name(const char *name);
+PR_API int pr_profile_format_by_path(const char *path);
+
+struct pr_profile_write_opts {
+	size_t sz;
+	/* Folded, SVG: a root frame per thread ("comm-PID/TID") under the
+	 * process, instead of one per process name. */
+	bool per_thread;
+	/* Folded, SVG: mark kernel frames "_[k]", inlined ones "_[i]" and JIT
+	 * code "_[j]", as flamegraph.pl's stackcollapse-perf.pl --all does. */
+	bool annotate;
+	/* SVG: the title; speedscope: the profile's name.  NULL: "dwarfsample". */
+	const char *title;
+};
+
+/*
+ * Write the profile to `out` in format `fmt`.  Returns 0, -EINVAL for an
+ * unknown format, -ENOMEM, or -EIO when writing failed (errno says why).
+ * The profile is not changed; it can be written again, in another format.
+ */
+PR_API int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt,
+			    FILE *out, const struct pr_profile_write_opts *opts);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PRPROFILE_H */

@@ -1,0 +1,160 @@
+#!/bin/sh
+# The live command end to end: `dwarfsample [options] TARGET` on the
+# bundled demo (-O2 -fomit-frame-pointer, two threads) and on the test
+# workload, every format read by what reads it (go tool pprof, xmllint,
+# node's JSON parser), targets that fork and exec or exit mid-run,
+# signals, the status line, and each error reported before sampling.
+# usage: test-live-profile.sh DWARFSAMPLE DEMO WORKLOAD CHECK-PPROF
+set -u
+ds=$(realpath "$1")
+demo=$(realpath "$2")
+workload=$(realpath "$3")
+check_pprof=$(realpath "$4")
+tmp=$(mktemp -d)
+wpid=
+trap 'kill $wpid 2>/dev/null; rm -rf "$tmp"' EXIT
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+"$ds" -F 499 -o "$tmp/demo.folded" -- "$demo" 2 >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 0 ] && grep -q "perf_event_paranoid" "$tmp/err"; then
+	echo "SKIP: the kernel refuses perf_event_open:"; cat "$tmp/err"; exit 77
+fi
+check "profiling a command exits 0" test $rc -eq 0
+check "the summary counts samples and losses" \
+	grep -Eq "^dwarfsample: [0-9]+ samples in [0-9.]+ s, [0-9]+ lost \([0-9.]+%\), [0-9]+ distinct stacks" "$tmp/err"
+check "says why stacks ended" grep -q "^dwarfsample: stacks ended: outermost" "$tmp/err"
+check "and where the profile went, and how to open it" \
+	grep -q "wrote $tmp/demo.folded (folded); open it with flamegraph.pl" "$tmp/err"
+check "off a terminal, no status line" sh -c "! grep -q \"$(printf '\r')\" '$tmp/err'"
+# The demo's call paths, root first, under its process name.
+f=$tmp/demo.folded
+check "folded lines are 'frames count'" sh -c "! grep -Evq '^dwarfsample-dem;.* [0-9]+$' '$f'"
+check "folded: main -> worker -> sieve_primes" grep -Eq ';main;worker;sieve_primes[^;]* [0-9]+$' "$f"
+check "folded: worker -> sort_batch -> qsort -> compare_items" \
+	grep -Eq ';worker;sort_batch;.*qsort.*;compare_items [0-9]+$' "$f"
+check "folded: walk_tree recursing down to leaf_work" \
+	grep -Eq ';worker;walk_tree;walk_tree;.*leaf_work [0-9]+$' "$f"
+check "folded: the second thread starts in the thread library" \
+	grep -Eq ';start_thread;.*worker;' "$f"
+n=$(awk '{ s += $NF } END { print s + 0 }' "$f")
+check "and the counts add up to the samples ($n)" \
+	grep -q "^dwarfsample: $n samples in" "$tmp/err"
+
+# Every format, by extension.
+for ext in pb.gz speedscope.json svg perf.txt; do
+	"$ds" -F 299 -o "$tmp/demo.$ext" -- "$demo" 1 >/dev/null 2>"$tmp/err.$ext"
+	check "-o demo.$ext exits 0" test $? -eq 0
+done
+check "pprof: go tool pprof reads it and lists the demo's functions" \
+	"$check_pprof" "$tmp/demo.pb.gz" main worker sort_batch compare_items leaf_work
+check "svg: well-formed XML" xmllint --noout "$tmp/demo.svg"
+check "svg: with the demo's frames" grep -q "<title>worker (" "$tmp/demo.svg"
+check "svg: and its script" grep -q "<script" "$tmp/demo.svg"
+cat >"$tmp/ss.js" <<'EOF'
+const d = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
+const ok = d.$schema === 'https://www.speedscope.app/file-format-schema.json' &&
+	d.profiles.length >= 2 && d.shared.frames.every(f => typeof f.name === 'string') &&
+	d.profiles.every(p => p.type === 'sampled' && p.unit === 'nanoseconds' &&
+		p.samples.length === p.weights.length && p.samples.length > 0 &&
+		p.samples.every(s => s.every(i => i >= 0 && i < d.shared.frames.length)) &&
+		p.endValue === p.weights.reduce((a, b) => a + b, 0)) &&
+	new Set(d.profiles.map(p => p.name)).size === d.profiles.length &&
+	d.shared.frames.some(f => f.name === 'sort_batch');
+process.exit(ok ? 0 : 1);
+EOF
+if command -v node >/dev/null; then
+	check "speedscope: valid JSON, a sampled profile per thread" \
+		node "$tmp/ss.js" "$tmp/demo.speedscope.json"
+else
+	echo "# node is absent: the speedscope file's structure is not checked"
+fi
+check "perf-script: perf script's layout" \
+	grep -Eq '^dwarfsample-dem +[0-9]+ +\[[0-9]+\] +[0-9.]+: +[0-9]+ cpu-clock: *$' "$tmp/demo.perf.txt"
+check "perf-script: named frames" grep -Eq '^	 *[0-9a-f]+ worker\+0x[0-9a-f]+ \(.*dwarfsample-demo\)$' \
+	"$tmp/demo.perf.txt"
+check "-f overrides the extension" sh -c "'$ds' -F 99 -f folded -o '$tmp/x.svg' -- '$demo' 0.3 >/dev/null 2>&1 && ! grep -q '<svg' '$tmp/x.svg'"
+
+# Threads apart with --tid; marks with --annotate.
+"$ds" -F 299 --tid --annotate -k -o "$tmp/tid.folded" -- "$demo" 1 >/dev/null 2>&1
+check "--tid: a root per thread" \
+	test "$(cut -d';' -f1 "$tmp/tid.folded" | sort -u | grep -c '^dwarfsample-dem-[0-9]*/[0-9]*$')" -ge 2
+
+# A command that forks and execs: its children are profiled under their
+# own name.
+"$ds" -F 499 -o "$tmp/fork.folded" -- sh -c "'$workload' spin 0.4; '$workload' spin 0.4" \
+	>/dev/null 2>"$tmp/err"
+check "a forking command is profiled to its end" test $? -eq 0
+check "its exec'd children under their name" grep -Eq '^workload;.*;main;spin;spin_inner [0-9]+$' "$tmp/fork.folded"
+
+# A target that exits mid-run ends the run; the profile is written.
+"$workload" spin 0.8 &
+wpid=$!
+sleep 0.2
+start=$(date +%s)
+"$ds" -F 499 -d 30 -p $wpid -o "$tmp/exit.folded" 2>"$tmp/err"
+rc=$?
+check "a target that exits ends the run (rc $rc)" test $rc -eq 0 -a $(($(date +%s) - start)) -lt 10
+check "and its profile is written" grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/exit.folded"
+
+# Signals stop, flush and write.
+for sig in INT TERM; do
+	"$workload" spin 20 &
+	wpid=$!
+	"$ds" -F 499 -p $wpid -o "$tmp/sig$sig.folded" 2>"$tmp/err" &
+	dpid=$!
+	sleep 1.5
+	kill -s $sig $dpid
+	wait $dpid
+	rc=$?
+	check "SIG$sig: exits 0 (rc $rc)" test $rc -eq 0
+	check "SIG$sig: the profile is written" grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/sig$sig.folded"
+	kill $wpid 2>/dev/null
+	wait $wpid 2>/dev/null
+done
+wpid=
+
+# On a terminal, a status line about once a second.
+if command -v script >/dev/null; then
+	script -qec "'$ds' -F 99 -o '$tmp/tty.folded' -- '$workload' spin 2.5" /dev/null \
+		>"$tmp/tty" 2>&1
+	check "on a terminal, a status line with samples, losses and complete stacks" \
+		grep -Eq '\[ *[0-9.]+ s\] [0-9]+ samples, [0-9]+ lost, [0-9.]+% complete stacks' "$tmp/tty"
+fi
+
+# Without -o: the process's name and the time, as an SVG flame graph.
+(cd "$tmp" && "$ds" -F 99 -- "$workload" spin 0.3 >/dev/null 2>"$tmp/err")
+check "without -o: NAME-DATE-TIME.svg" sh -c "ls '$tmp' | grep -Eq '^workload-[0-9]{8}-[0-9]{6}\.svg$'"
+
+# System-wide on one CPU.
+"$ds" -a -C 0 -d 0.5 -o "$tmp/sys.folded" 2>"$tmp/err"
+check "-a -C 0 works" test $? -eq 0 -a -s "$tmp/sys.folded"
+
+# Errors: said before sampling, with what to do, and a non-zero exit.
+err() { # description, expected message (regex), arguments...
+	what=$1
+	want=$2
+	shift 2
+	"$ds" "$@" >"$tmp/eout" 2>"$tmp/eerr"
+	rc=$?
+	check "$what: exits non-zero" test $rc -ne 0
+	check "$what: says '$want'" grep -Eq "$want" "$tmp/eerr"
+}
+err "a missing pid" "no process with PID 4194999: check the PID" -p 4194999 -o "$tmp/e.svg"
+check "and leaves no empty profile behind" test ! -e "$tmp/e.svg"
+err "an unwritable path" "cannot write $tmp/no/such/dir/p.svg: .*choose another output path" \
+	-o "$tmp/no/such/dir/p.svg" -- "$workload" spin 5
+err "a bad flag" "Try 'dwarfsample --help'" --bogus -p 1
+err "an unknown format" "unknown format 'flame': the formats are svg" -f flame -p 1
+err "an extension that says nothing" "cannot tell the format from '.*p.data'" -o "$tmp/p.data" -p 1
+err "no target" "nothing to sample" -F 99
+err "a bad --tag" "invalid --tag 'novalue'" --tag novalue -p 1
+if command -v setpriv >/dev/null && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 1 ]; then
+	chmod 777 "$tmp"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$ds" -p 1 -o "$tmp/np.svg" \
+		>"$tmp/eout" 2>"$tmp/eerr"
+	check "refused permissions: exits non-zero" test $? -ne 0
+	check "refused permissions: says what to do" grep -Eq "perf_event_paranoid|CAP_PERFMON|root" "$tmp/eerr"
+fi
+exit $fail

@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The profile (prprofile.h): stacks counted once per thread, and the
+ * formats written from them.  Frames are JIT code named by a perf map of
+ * a made-up process, so every name is the test's own; kernel frames are
+ * unnamed addresses.  The live tests (test-live-profile.sh) check the
+ * files against the tools that read them.
+ */
+#include <check.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkmain.h"
+#include "mkrecord.h"
+#include "internal.h"
+#include "prprofile.h"
+
+#define PID 3999001u
+#define BASE 0x7f0000000000ull
+
+static char map_path[64];
+static struct pr_model *model;
+static struct pr_symbolizer *sym;
+
+/* Functions at BASE + 0x1000 * (i + 1), 0x100 bytes each. */
+static const char *const funcs[] = { "main", "run", "parse;token", "emit", "leaf" };
+
+static void setup(void)
+{
+	PR_OPTS(pr_symbolizer_opts, so);
+	struct pr_record r = mmap2(PID, BASE, 0x100000, 0, "//anon");
+	FILE *f;
+
+	snprintf(map_path, sizeof(map_path), "/tmp/perf-%u.map", PID);
+	f = fopen(map_path, "w");
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
+		fprintf(f, "%llx 100 %s\n", BASE + 0x1000 * (i + 1), funcs[i]);
+	ck_assert_int_eq(fclose(f), 0);
+	model = pr_model_new();
+	ck_assert_ptr_nonnull(model);
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	sym = pr_symbolizer_new(model, &so);
+	ck_assert_ptr_nonnull(sym);
+}
+
+static void teardown(void)
+{
+	pr_symbolizer_free(sym);
+	pr_model_free(model);
+	unlink(map_path);
+}
+
+/* A sample of thread `tid` whose stack is `names` ("main" ... leaf last,
+ * or "k:ADDR" for a kernel frame). */
+static void add(struct pr_profile *p, uint32_t tid, const char *comm, const char *const *names,
+		size_t n)
+{
+	struct pr_frame frames[16];
+	struct pr_record rec = { .type = PR_RECORD_SAMPLE, .pid = PID, .tid = tid, .time = 1 };
+	struct pr_stack st = { .frames = frames, .nr = n, .end = PR_END_OUTERMOST };
+
+	ck_assert_uint_le(n, 16);
+	for (size_t i = 0; i < n; i++) {
+		struct pr_frame *f = &frames[n - 1 - i];   /* leaf first */
+
+		memset(f, 0, sizeof(*f));
+		if (!strncmp(names[i], "k:", 2)) {
+			f->ip = f->dso_ip = strtoull(names[i] + 2, NULL, 16);
+			f->flags = PR_FRAME_KERNEL;
+			st.nr_kernel++;
+			continue;
+		}
+		for (size_t j = 0; j < sizeof(funcs) / sizeof(funcs[0]); j++)
+			if (!strcmp(names[i], funcs[j]))
+				f->ip = f->dso_ip = BASE + 0x1000 * (j + 1) + 0x10;
+		ck_assert_msg(f->ip, "no function %s", names[i]);
+		f->dso = pr__model_find(model, PID, f->ip)->dso;
+	}
+	ck_assert_int_eq(pr_profile_add(p, sym, &rec, &st, comm, "app"), 0);
+}
+
+static char *write_out(const struct pr_profile *p, enum pr_profile_format fmt,
+		       const struct pr_profile_write_opts *o, size_t *len)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&buf, &n);
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(pr_profile_write(p, fmt, f, o), 0);
+	ck_assert_int_eq(fclose(f), 0);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static struct pr_profile *new_profile(uint64_t freq)
+{
+	PR_OPTS(pr_profile_opts, o, .freq = freq);
+	struct pr_profile *p = pr_profile_new(&o);
+
+	ck_assert_ptr_nonnull(p);
+	return p;
+}
+
+static const char *const A[] = { "main", "run", "leaf" };
+static const char *const B[] = { "main", "run", "emit" };
+
+START_TEST(equal_stacks_are_kept_once_with_their_count)
+{
+	struct pr_profile *p = new_profile(99);
+	char *text;
+
+	for (int i = 0; i < 3; i++)
+		add(p, PID, "app", A, 3);
+	add(p, PID, "app", B, 3);
+	ck_assert_uint_eq(pr_profile_samples(p), 4);
+	ck_assert_uint_eq(pr_profile_nr_stacks(p), 2);
+	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+	/* Root first, sorted, the process name as the root. */
+	ck_assert_str_eq(text, "app;main;run;emit 1\n"
+			       "app;main;run;leaf 3\n");
+	free(text);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(threads_fold_into_their_process_unless_asked_apart)
+{
+	PR_OPTS(pr_profile_write_opts, per_thread, .per_thread = true);
+	struct pr_profile *p = new_profile(99);
+	char *text;
+
+	add(p, PID, "app", A, 3);
+	add(p, PID + 1, "worker", A, 3);
+	add(p, PID + 1, "worker", A, 3);
+	/* Distinct per thread in memory ... */
+	ck_assert_uint_eq(pr_profile_nr_stacks(p), 2);
+	/* ... one line per process name in the folded file ... */
+	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+	ck_assert_str_eq(text, "app;main;run;leaf 3\n");
+	free(text);
+	/* ... and a root per thread with --tid. */
+	text = write_out(p, PR_FORMAT_FOLDED, &per_thread, NULL);
+	ck_assert_str_eq(text, "app-3999001/3999001;main;run;leaf 1\n"
+			       "worker-3999001/3999002;main;run;leaf 2\n");
+	free(text);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(kernel_and_jit_frames_are_marked_on_request)
+{
+	PR_OPTS(pr_profile_write_opts, annotate, .annotate = true);
+	static const char *const K[] = { "main", "parse;token", "k:ffffffff81000010" };
+	struct pr_profile *p = new_profile(99);
+	char *text;
+
+	add(p, PID, "app", K, 3);
+	/* A name's ';' would split the frame: it becomes ':'.  (The kernel
+	 * frame is named from this machine's /proc/kallsyms, or not.) */
+	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+	ck_assert_msg(!strncmp(text, "app;main;parse:token;", 21), "%s", text);
+	ck_assert_ptr_null(strstr(text, "_["));
+	free(text);
+	text = write_out(p, PR_FORMAT_FOLDED, &annotate, NULL);
+	ck_assert_msg(!strncmp(text, "app;main_[j];parse:token_[j];", 29), "%s", text);
+	ck_assert_msg(strstr(text, "_[k] 1\n"), "%s", text);
+	free(text);
+	pr_profile_free(p);
+}
+END_TEST
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *s = hay; (s = strstr(s, needle)); s += strlen(needle))
+		n++;
+	return n;
+}
+
+START_TEST(speedscope_has_a_sampled_profile_per_thread_weighted_in_time)
+{
+	struct pr_profile *p = new_profile(100);   /* 10 ms a sample */
+	char *text;
+
+	add(p, PID, "app", A, 3);
+	add(p, PID, "app", A, 3);
+	add(p, PID + 1, "worker", B, 3);
+	text = write_out(p, PR_FORMAT_SPEEDSCOPE, NULL, NULL);
+	ck_assert_ptr_nonnull(strstr(text, "\"$schema\":\"https://www.speedscope.app/"
+					   "file-format-schema.json\""));
+	ck_assert_uint_eq(count(text, "\"type\":\"sampled\""), 2);
+	ck_assert_ptr_nonnull(strstr(text, "\"name\":\"app (pid 3999001, tid 3999001)\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"name\":\"worker (pid 3999001, tid 3999002)\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"unit\":\"nanoseconds\""));
+	/* Two samples of one stack: one entry weighing 20 ms. */
+	ck_assert_ptr_nonnull(strstr(text, "\"weights\":[20000000]"));
+	ck_assert_ptr_nonnull(strstr(text, "\"endValue\":20000000"));
+	/* Frames are shared (numbered as first seen: leaf first), and each
+	 * sample lists them root first. */
+	ck_assert_msg(strstr(text, "\"frames\":[\n{\"name\":\"leaf\"},\n{\"name\":\"run\"},\n"
+				   "{\"name\":\"main\"},\n{\"name\":\"emit\"}"), "%s", text);
+	ck_assert_msg(strstr(text, "\"samples\":[[2,1,0]]"), "%s", text);
+	ck_assert_msg(strstr(text, "\"samples\":[[2,1,3]]"), "%s", text);
+	free(text);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(the_svg_names_every_frame_escaped)
+{
+	static const char *const E[] = { "main", "emit" };
+	struct pr_profile *p = new_profile(99);
+	char *text;
+
+	ck_assert_int_eq(pr_profile_tag(p, "env", "a<b"), 0);
+	add(p, PID, "a&b", E, 2);
+	text = write_out(p, PR_FORMAT_SVG, NULL, NULL);
+	ck_assert_ptr_nonnull(strstr(text, "<svg"));
+	ck_assert_ptr_nonnull(strstr(text, "</svg>"));
+	ck_assert_ptr_nonnull(strstr(text, ">main ("));
+	ck_assert_ptr_nonnull(strstr(text, ">emit ("));
+	ck_assert_ptr_null(strstr(text, "a&b"));
+	free(text);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(pprof_is_gzipped)
+{
+	struct pr_profile *p = new_profile(99);
+	unsigned char *bin;
+	size_t len;
+
+	add(p, PID, "app", A, 3);
+	bin = (unsigned char *)write_out(p, PR_FORMAT_PPROF, NULL, &len);
+	ck_assert_uint_gt(len, 18);
+	ck_assert_uint_eq(bin[0], 0x1f);
+	ck_assert_uint_eq(bin[1], 0x8b);
+	free(bin);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(formats_are_known_by_name_and_by_extension)
+{
+	ck_assert_int_eq(pr_profile_format_by_name("svg"), PR_FORMAT_SVG);
+	ck_assert_int_eq(pr_profile_format_by_name("pprof"), PR_FORMAT_PPROF);
+	ck_assert_int_eq(pr_profile_format_by_name("folded"), PR_FORMAT_FOLDED);
+	ck_assert_int_eq(pr_profile_format_by_name("speedscope"), PR_FORMAT_SPEEDSCOPE);
+	ck_assert_int_eq(pr_profile_format_by_name("flame"), -EINVAL);
+	ck_assert_int_eq(pr_profile_format_by_path("out/app.pb.gz"), PR_FORMAT_PPROF);
+	ck_assert_int_eq(pr_profile_format_by_path("app.pprof"), PR_FORMAT_PPROF);
+	ck_assert_int_eq(pr_profile_format_by_path("app.svg"), PR_FORMAT_SVG);
+	ck_assert_int_eq(pr_profile_format_by_path("app.folded"), PR_FORMAT_FOLDED);
+	ck_assert_int_eq(pr_profile_format_by_path("app.txt"), PR_FORMAT_FOLDED);
+	ck_assert_int_eq(pr_profile_format_by_path("app.speedscope.json"),
+			 PR_FORMAT_SPEEDSCOPE);
+	ck_assert_int_eq(pr_profile_format_by_path("app.data"), -EINVAL);
+	ck_assert_str_eq(pr_profile_format_ext(PR_FORMAT_PPROF), ".pb.gz");
+	ck_assert_ptr_null(pr_profile_format_name(PR_FORMAT_MAX));
+}
+END_TEST
+
+START_TEST(a_failed_write_is_reported)
+{
+	struct pr_profile *p = new_profile(99);
+	FILE *full = fopen("/dev/full", "w");
+
+	ck_assert_ptr_nonnull(full);
+	add(p, PID, "app", A, 3);
+	for (int f = 0; f < PR_FORMAT_MAX; f++)
+		ck_assert_int_eq(pr_profile_write(p, (enum pr_profile_format)f, full, NULL), -EIO);
+	fclose(full);
+	ck_assert_int_eq(pr_profile_write(p, PR_FORMAT_MAX, stdout, NULL), -EINVAL);
+	ck_assert_int_eq(pr_profile_tag(p, "", "x"), -EINVAL);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(an_empty_profile_writes_valid_files)
+{
+	struct pr_profile *p = new_profile(0);
+
+	for (int f = 0; f < PR_FORMAT_MAX; f++) {
+		size_t len;
+		char *out = write_out(p, (enum pr_profile_format)f, NULL, &len);
+
+		if (f == PR_FORMAT_FOLDED)
+			ck_assert_uint_eq(len, 0);
+		else
+			ck_assert_uint_gt(len, 0);
+		free(out);
+	}
+	pr_profile_free(p);
+}
+END_TEST
+
+static Suite *profile_suite(void)
+{
+	Suite *s = suite_create("profile");
+	TCase *tc = tcase_create("profile");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, equal_stacks_are_kept_once_with_their_count);
+	tcase_add_test(tc, threads_fold_into_their_process_unless_asked_apart);
+	tcase_add_test(tc, kernel_and_jit_frames_are_marked_on_request);
+	tcase_add_test(tc, speedscope_has_a_sampled_profile_per_thread_weighted_in_time);
+	tcase_add_test(tc, the_svg_names_every_frame_escaped);
+	tcase_add_test(tc, pprof_is_gzipped);
+	tcase_add_test(tc, formats_are_known_by_name_and_by_extension);
+	tcase_add_test(tc, a_failed_write_is_reported);
+	tcase_add_test(tc, an_empty_profile_writes_valid_files);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(profile_suite());
+}

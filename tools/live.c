@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `dwarfsample -p PID` (and -a, and -- CMD): sample, unwind and name
+ * stacks as they arrive, count them, and write a profile when the run
+ * ends — by -d, Ctrl-C, SIGTERM, or the target's exit.  No raw stack is
+ * kept: the capture thread copies records out of the rings (pipeline.c),
+ * a worker unwinds and names them in time order, and only distinct stacks
+ * stay in memory.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "output.h"
+#include "pipeline.h"
+#include "live.h"
+#include "names.h"
+#include "prunwind.h"
+
+/* What may wait for the worker before samples are dropped: at 1 kHz on
+ * 64 CPUs with 32 KiB stacks, 8 s of samples. */
+#define MAX_QUEUED ((size_t)2 << 30)
+struct profile_args {
+	struct ds_output_opts out;
+	struct ds_names names;
+};
+
+struct session {
+	const struct ds_capture *c;
+	struct pr_reader *r;
+	struct pr_model *model;
+	struct pr_unwinder *u;
+	struct pr_symbolizer *sym;
+	struct ds_sink *sink;
+	struct ds_pipeline *pl;
+	uint64_t id;
+	double start, last_status;
+	bool status;                 /* a terminal: show the status line */
+	/* Written by the worker, read by the status line. */
+	_Atomic uint64_t samples, complete;
+};
+
+/* The worker: every record, in time order. */
+static int process(const struct pr_record *rec, void *arg)
+{
+	struct session *s = arg;
+	struct pr_stack st;
+	int err;
+
+	if (rec->type != PR_RECORD_SAMPLE)
+		return pr_model_apply(s->model, rec);
+	if (pr_unwinder_unwind(s->u, rec, &st))
+		return 0;
+	err = ds_sink_sample(s->sink, rec, &st, s->sym, pr_model_comm(s->model, rec->tid),
+			     pr_model_comm(s->model, rec->pid), NULL);
+	atomic_fetch_add(&s->samples, 1);
+	if (st.end == PR_END_OUTERMOST)
+		atomic_fetch_add(&s->complete, 1);
+	return err;
+}
+
+/* The capture thread: every record, copied for the worker. */
+static int copy(const struct pr_record *rec, void *arg)
+{
+	return ds_pipeline_copy(rec, ((struct session *)arg)->pl);
+}
+
+static int started(void *arg)
+{
+	struct session *s = arg;
+
+	s->start = ds_now();
+	s->last_status = s->start;
+	return ds_synthesize(s->c, s->r, s->id, ds_pipeline_copy, s->pl);
+}
+
+static uint64_t lost_samples(struct session *s)
+{
+	struct ds_pipeline_counts pc;
+
+	ds_pipeline_counts(s->pl, &pc);
+	return pr_reader_lost(s->r) + pc.dropped;
+}
+
+static void status_line(struct session *s, bool final)
+{
+	uint64_t n = atomic_load(&s->samples), done = atomic_load(&s->complete);
+	uint64_t lost = lost_samples(s);
+
+	fprintf(stderr, "\r\033[K[%6.1f s] %" PRIu64 " samples, %" PRIu64 " lost, %.1f%% "
+		"complete stacks%s", ds_now() - s->start, n, lost,
+		n ? 100.0 * (double)done / (double)n : 0.0, final ? "\n" : "");
+}
+
+/* After every drain: hand the batch over; on a terminal, the status
+ * line about once a second. */
+static int round_done(void *arg)
+{
+	struct session *s = arg;
+	double now;
+
+	ds_pipeline_flush(s->pl);
+	if (!s->status || (now = ds_now()) - s->last_status < 1.0)
+		return 0;
+	s->last_status = now;
+	status_line(s, false);
+	return 0;
+}
+
+static void summary(struct session *s, int fmt, const char *path, size_t stacks, bool written)
+{
+	struct pr_unwind_stats st = { .sz = sizeof(st) };
+	uint64_t lost = lost_samples(s), total;
+
+	pr_unwinder_stats(s->u, &st);
+	total = st.samples + lost;
+	fprintf(stderr, "dwarfsample: %" PRIu64 " samples in %.1f s, %" PRIu64 " lost "
+		"(%.2f%%)", st.samples, ds_now() - s->start, lost,
+		total ? 100.0 * (double)lost / (double)total : 0.0);
+	if (fmt != DS_FORMAT_PERF_SCRIPT)
+		fprintf(stderr, ", %zu distinct stacks", stacks);
+	fputc('\n', stderr);
+	if (st.samples) {
+		fputs("dwarfsample: stacks ended:", stderr);
+		for (int e = 0; e < PR_END_MAX; e++)
+			if (st.ends[e])
+				fprintf(stderr, " %s %.1f%%", pr_stack_end_name((enum pr_stack_end)e),
+					100.0 * (double)st.ends[e] / (double)st.samples);
+		fputc('\n', stderr);
+		if (st.ends[PR_END_TRUNCATED] * 20 > st.samples)
+			fputs("dwarfsample: more than 5% of stacks were cut short: a larger "
+			      "--stack-size copies more of each\n", stderr);
+	}
+	if (lost)
+		fputs("dwarfsample: to lose fewer samples, lower -F or raise --ring-pages\n",
+		      stderr);
+	if (written && path && strcmp(path, "-"))
+		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", path,
+			ds_format_name(fmt), ds_format_hint(fmt));
+}
+
+/* The process name for a default output name and the title. */
+static void target_name(const struct ds_capture *c, char *buf, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(buf, len, "system");
+	if (c->argv) {
+		const char *slash = strrchr(c->argv[0], '/');
+
+		snprintf(buf, len, "%s", slash ? slash + 1 : c->argv[0]);
+	} else if (c->nr_pids) {
+		snprintf(buf, len, "pid%d", c->pids[0]);
+		snprintf(path, sizeof(path), "/proc/%d/comm", c->pids[0]);
+		if ((f = fopen(path, "re"))) {
+			if (fgets(buf, (int)len, f))
+				buf[strcspn(buf, "\n")] = '\0';
+			fclose(f);
+		}
+	}
+	/* Only what is safe in a file name. */
+	for (char *p = buf; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		      (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
+			*p = '_';
+}
+
+/* NAME-YYYYmmdd-HHMMSS.EXT in the current directory. */
+static void default_path(const char *name, int fmt, char *buf, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+	char stamp[32];
+
+	localtime_r(&now, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+	snprintf(buf, len, "%s-%s%s", name, stamp,
+		 fmt == DS_FORMAT_PERF_SCRIPT ? ".perf.txt"
+					      : pr_profile_format_ext((enum pr_profile_format)fmt));
+}
+
+static int open_session(struct session *s, const struct profile_args *a)
+{
+	PR_OPTS(pr_unwinder_opts, uo, .live = true, .log = ds_log);
+	PR_OPTS(pr_symbolizer_opts, so, .live = true, .cache_dir = ds_cache_dir(), .log = ds_log);
+
+	ds_names_apply(&a->names, &uo, &so);
+	s->model = pr_model_new();
+	if (s->model)
+		s->u = pr_unwinder_new(s->model, &uo);
+	if (s->u)
+		s->sym = pr_symbolizer_new(s->model, &so);
+	if (s->sym)
+		s->pl = ds_pipeline_new(s->r, process, s, MAX_QUEUED);
+	if (!s->pl) {
+		ds_err("cannot start: %s", strerror(errno));
+		return -1;
+	}
+	pr_reader_ids(s->r, &s->id, 1);
+	return 0;
+}
+
+static void close_session(struct session *s)
+{
+	ds_pipeline_free(s->pl);
+	pr_symbolizer_free(s->sym);
+	pr_unwinder_free(s->u);
+	pr_model_free(s->model);
+	pr_reader_close(s->r);
+}
+
+static int run(const struct ds_capture *c, struct profile_args *a)
+{
+	struct session s = { .c = c, .status = isatty(STDERR_FILENO) };
+	struct ds_capture_hooks hooks = {
+		.record = copy, .started = started, .round = round_done, .ctx = &s,
+	};
+	char name[256], path[512], title[600];
+	const char *event;
+	struct timespec wall;
+	int fmt, err;
+
+	/* Everything that can be wrong with the output is said before
+	 * sampling starts. */
+	fmt = ds_output_format(&a->out, PR_FORMAT_SVG, true);
+	if (fmt < 0)
+		return 2;
+	target_name(c, name, sizeof(name));
+	if (!a->out.path) {
+		default_path(name, fmt, path, sizeof(path));
+		a->out.path = path;
+	}
+	a->out.no_inline = a->names.no_inline;
+	if (!a->out.title) {
+		snprintf(title, sizeof(title), "%s (dwarfsample, %" PRIu64 " Hz)", name,
+			 c->freq ? c->freq : 99);
+		a->out.title = title;
+	}
+	event = c->hw_cycles ? "cycles" : "cpu-clock";
+	s.sink = ds_sink_open(&a->out, fmt, a->out.path, c->freq ? c->freq : 99, event,
+			      (int)strlen(event));
+	if (!s.sink)
+		return 1;
+	s.r = ds_capture_open(c);
+	if (!s.r || open_session(&s, a)) {
+		ds_sink_close(s.sink, 0, 0, true);
+		close_session(&s);
+		return 1;
+	}
+	clock_gettime(CLOCK_REALTIME, &wall);
+	err = ds_capture_run(c, s.r, &hooks);
+	if (err) {
+		char buf[128];
+
+		ds_err("sampling stopped: %s", pr_strerror(err, buf, sizeof(buf)));
+	}
+	/* Whatever was sampled is written, however the run ended. */
+	err = ds_pipeline_finish(s.pl);
+	if (err)
+		ds_err("processing samples failed: %s", strerror(-err));
+	if (s.status)
+		status_line(&s, true);
+	{
+		double dur = ds_now() - s.start;
+		size_t stacks = ds_sink_stacks(s.sink);
+		bool ok = !ds_sink_close(s.sink, (uint64_t)wall.tv_sec * 1000000000u +
+						  (uint64_t)wall.tv_nsec,
+					 (uint64_t)(dur * 1e9), false);
+
+		s.sink = NULL;
+		summary(&s, fmt, a->out.path, stacks, ok);
+		close_session(&s);
+		return ok && !err ? 0 : 1;
+	}
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: dwarfsample [options] (-p PID[,PID...] | -a [-C LIST] | -- CMD [ARGS...])\n"
+		"       dwarfsample record [options] (-p PID... | -a | -- CMD...) [-o FILE]\n"
+		"                                    sample into a perf.data file\n"
+		"       dwarfsample report -i FILE [options]\n"
+		"                                    a perf.data file's stacks, or a profile\n"
+		"       dwarfsample dump [options] (-p PID... | -a | -- CMD... | -i FILE)\n"
+		"                                    every record, as text\n"
+		"\n"
+		"Sample the target's CPU use, unwind every sample's user stack with\n"
+		"DWARF call-frame information (no frame pointers needed), name the\n"
+		"frames (functions, inlined functions, source lines) and write a\n"
+		"profile: by default an interactive SVG flame graph named after the\n"
+		"process and the time, which any web browser opens.  Runs until -d\n"
+		"ends it, Ctrl-C or SIGTERM, or the target exits; the profile is\n"
+		"written in every case.\n"
+		"\n%s%s"
+		"%s"
+		"  -h, --help               this help\n"
+		"      --version            the version\n"
+		"\n"
+		"Run 'dwarfsample record --help' (or report, dump) for those commands.\n",
+		ds_capture_help, ds_output_help, ds_names_help);
+}
+
+static int profile_option(int opt, const char *arg, void *ctx)
+{
+	struct profile_args *a = ctx;
+	int n = ds_output_option(&a->out, opt, arg);
+
+	if (!n)
+		n = ds_names_option(&a->names, opt, arg);
+	return n > 0 ? 0 : -1;
+}
+
+void ds_live_usage(FILE *out)
+{
+	usage(out);
+}
+
+int ds_cmd_live(int argc, char **argv)
+{
+	struct profile_args *a = calloc(1, sizeof(*a));
+	struct ds_capture *c = calloc(1, sizeof(*c));
+	const struct ds_verb verb = {
+		.name = "", .shortopts = DS_OUTPUT_SHORTOPTS, .longopts = ds_names_longopts,
+		.more_longopts = ds_output_longopts, .usage = usage,
+		.option = profile_option, .ctx = a,
+	};
+	int ret = 1;
+
+	if (a && c && (ret = ds_parse_target(c, &verb, argc, argv)) < 0)
+		ret = run(c, a);
+	free(c);
+	free(a);
+	return ret;
+}

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* How frames are found and named: the options the live command and
+ * `report` share. */
+#include <stdlib.h>
+
+#include "cli.h"
+#include "names.h"
+
+const struct option ds_names_longopts[] = {
+	{ "debug-dir", required_argument, NULL, DS_OPT_DEBUG_DIR },
+	{ "max-depth", required_argument, NULL, DS_OPT_MAX_DEPTH },
+	{ "no-frame-pointers", no_argument, NULL, DS_OPT_NO_FP },
+	{ "no-rule-cache", no_argument, NULL, DS_OPT_NO_RULE_CACHE },
+	{ "no-inline", no_argument, NULL, DS_OPT_NO_INLINE },
+	{ "no-demangle", no_argument, NULL, DS_OPT_NO_DEMANGLE },
+	{ "debuginfod-timeout", required_argument, NULL, DS_OPT_DEBUGINFOD_TIMEOUT },
+	{ "debuginfod-cache", required_argument, NULL, DS_OPT_DEBUGINFOD_CACHE },
+	{ "no-debuginfod", no_argument, NULL, DS_OPT_NO_DEBUGINFOD },
+	{ NULL, 0, NULL, 0 },
+};
+
+const char ds_names_help[] =
+	"Unwinding and names:\n"
+	"      --no-inline          do not show the functions inlined at each\n"
+	"                           frame (faster)\n"
+	"      --no-demangle        keep C++ names mangled\n"
+	"      --debug-dir DIR      find mapped files and debug files by\n"
+	"                           build-id in DIR too (DIR/.build-id/xx/rest,\n"
+	"                           DIR/xx/rest); repeatable\n"
+	"      --debuginfod-timeout SECONDS\n"
+	"                           how long one fetch from debuginfod may take\n"
+	"                           (when DEBUGINFOD_URLS is set; default 30)\n"
+	"      --debuginfod-cache DIR\n"
+	"                           where debuginfod's fetches are kept\n"
+	"      --no-debuginfod      do not ask debuginfod\n"
+	"      --max-depth N        user frames at most (default 127, up to 1024)\n"
+	"      --no-frame-pointers  stop where unwind information ends instead\n"
+	"                           of following frame pointers\n"
+	"      --no-rule-cache      step every frame through libunwind (slower;\n"
+	"                           the result is the same)\n";
+
+/* A whole number in [min, max], or -1 after saying what was expected. */
+static long number(const char *opt, const char *arg, long min, long max, const char *unit)
+{
+	char *end;
+	long v = strtol(arg, &end, 10);
+
+	if (*end || !*arg || v < min || v > max) {
+		ds_err("invalid %s '%s': expected %ld to %ld%s", opt, arg, min, max, unit);
+		return -1;
+	}
+	return v;
+}
+
+int ds_names_option(struct ds_names *n, int opt, const char *arg)
+{
+	long v;
+
+	switch (opt) {
+	case DS_OPT_DEBUG_DIR:
+		if (n->nr_dirs == DS_MAX_DEBUG_DIRS) {
+			ds_err("at most %d --debug-dir", DS_MAX_DEBUG_DIRS);
+			return -1;
+		}
+		n->dirs[n->nr_dirs++] = arg;
+		return 1;
+	case DS_OPT_MAX_DEPTH:
+		if ((v = number("--max-depth", arg, 1, PR_UNWIND_MAX_DEPTH, "")) < 0)
+			return -1;
+		n->max_depth = (uint32_t)v;
+		return 1;
+	case DS_OPT_NO_FP:
+		n->no_fp = true;
+		return 1;
+	case DS_OPT_NO_RULE_CACHE:
+		n->no_rule_cache = true;
+		return 1;
+	case DS_OPT_NO_INLINE:
+		n->no_inline = true;
+		return 1;
+	case DS_OPT_NO_DEMANGLE:
+		n->no_demangle = true;
+		return 1;
+	case DS_OPT_DEBUGINFOD_TIMEOUT:
+		if (number("--debuginfod-timeout", arg, 1, 3600, " seconds") < 0)
+			return -1;
+		n->debuginfod_timeout = arg;
+		return 1;
+	case DS_OPT_DEBUGINFOD_CACHE:
+		n->debuginfod_cache = arg;
+		return 1;
+	case DS_OPT_NO_DEBUGINFOD:
+		n->no_debuginfod = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
+		    struct pr_symbolizer_opts *so)
+{
+	ds_debuginfod_env(n->no_debuginfod, n->debuginfod_timeout, n->debuginfod_cache);
+	uo->max_depth = n->max_depth;
+	uo->debug_dirs = n->dirs;
+	uo->nr_debug_dirs = n->nr_dirs;
+	uo->no_frame_pointers = n->no_fp;
+	uo->no_rule_cache = n->no_rule_cache;
+	so->debug_dirs = n->dirs;
+	so->nr_debug_dirs = n->nr_dirs;
+	so->no_inline = n->no_inline;
+	so->no_demangle = n->no_demangle;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The options that say how frames are found and named, shared by the
+ * live command and `report`: debug directories, the depth limit, inlined
+ * functions, demangling, debuginfod, and the unwinder's checks.
+ */
+#ifndef DS_NAMES_H
+#define DS_NAMES_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "prsym.h"
+#include "prunwind.h"
+
+#define DS_MAX_DEBUG_DIRS 32
+
+struct ds_names {
+	const char *dirs[DS_MAX_DEBUG_DIRS];
+	size_t nr_dirs;
+	uint32_t max_depth;          /* 0: the unwinder's default */
+	bool no_inline, no_demangle;
+	bool no_fp, no_rule_cache;
+	const char *debuginfod_timeout, *debuginfod_cache;
+	bool no_debuginfod;
+};
+
+enum {
+	DS_OPT_DEBUG_DIR = 2000, DS_OPT_MAX_DEPTH, DS_OPT_NO_FP, DS_OPT_NO_RULE_CACHE,
+	DS_OPT_NO_INLINE, DS_OPT_NO_DEMANGLE, DS_OPT_DEBUGINFOD_TIMEOUT,
+	DS_OPT_DEBUGINFOD_CACHE, DS_OPT_NO_DEBUGINFOD,
+};
+
+extern const struct option ds_names_longopts[];
+extern const char ds_names_help[];
+
+/* One of those options: 1 when it was one, 0 when `opt` is not, -1 after
+ * reporting a bad value. */
+int ds_names_option(struct ds_names *n, int opt, const char *arg);
+
+/* Once parsed: settle debuginfod's environment, and fill the unwinder's
+ * and the symbolizer's options (their log, live and cache settings are
+ * the caller's). */
+void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
+		    struct pr_symbolizer_opts *so);
+
+#endif

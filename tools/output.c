@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The sinks of named stacks: perf script's text, or a profile. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "output.h"
+#include "perfscript.h"
+
+const struct option ds_output_longopts[] = {
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "tid", no_argument, NULL, DS_OPT_TID },
+	{ "tag", required_argument, NULL, DS_OPT_TAG },
+	{ "annotate", no_argument, NULL, DS_OPT_ANNOTATE },
+	{ NULL, 0, NULL, 0 },
+};
+
+const char ds_output_help[] =
+	"Output:\n"
+	"  -o, --output FILE        where to write the profile; its extension picks\n"
+	"                           the format when -f is not given (.svg, .pb.gz,\n"
+	"                           .folded, .speedscope.json, .txt for folded,\n"
+	"                           .perf.txt, .perf or .script for perf-script)\n"
+	"  -f, --format FORMAT      svg: an interactive flame graph (open it in a\n"
+	"                             web browser);\n"
+	"                           pprof: gzipped profile.proto (go tool pprof);\n"
+	"                           folded: one line per stack, for flamegraph.pl,\n"
+	"                             inferno and speedscope;\n"
+	"                           speedscope: speedscope's JSON, a profile per\n"
+	"                             thread;\n"
+	"                           perf-script: perf script's text, sample by\n"
+	"                             sample\n"
+	"      --tid                folded, svg: a root per thread (comm-PID/TID)\n"
+	"                           instead of per process name\n"
+	"      --annotate           folded, svg: mark kernel frames _[k], inlined\n"
+	"                           functions _[i] and JIT code _[j]\n"
+	"      --tag KEY=VALUE      a label for the whole profile (pprof writes it on\n"
+	"                           every sample); repeatable\n";
+
+static const char *const hints[] = {
+	[PR_FORMAT_FOLDED] = "flamegraph.pl FILE > out.svg, inferno-flamegraph, or "
+			     "https://www.speedscope.app",
+	[PR_FORMAT_PPROF] = "go tool pprof -http=: FILE (or -top, -traces)",
+	[PR_FORMAT_SPEEDSCOPE] = "https://www.speedscope.app, or npx speedscope FILE",
+	[PR_FORMAT_SVG] = "a web browser (xdg-open FILE)",
+	[DS_FORMAT_PERF_SCRIPT] = "a pager, stackcollapse-perf.pl, or the Firefox Profiler",
+};
+
+const char *ds_format_name(int fmt)
+{
+	return fmt == DS_FORMAT_PERF_SCRIPT ? "perf-script"
+					    : pr_profile_format_name((enum pr_profile_format)fmt);
+}
+
+const char *ds_format_hint(int fmt)
+{
+	return fmt >= 0 && fmt <= DS_FORMAT_PERF_SCRIPT ? hints[fmt] : "";
+}
+
+int ds_output_option(struct ds_output_opts *o, int opt, const char *arg)
+{
+	switch (opt) {
+	case 'o':
+		o->path = arg;
+		return 1;
+	case 'f':
+		o->format = arg;
+		return 1;
+	case DS_OPT_TID:
+		o->per_thread = true;
+		return 1;
+	case DS_OPT_ANNOTATE:
+		o->annotate = true;
+		return 1;
+	case DS_OPT_TAG: {
+		const char *eq = strchr(arg, '=');
+
+		if (!eq || eq == arg) {
+			ds_err("invalid --tag '%s': expected KEY=VALUE", arg);
+			return -1;
+		}
+		if (o->nr_tags == DS_MAX_TAGS) {
+			ds_err("at most %d --tag", DS_MAX_TAGS);
+			return -1;
+		}
+		o->tags[o->nr_tags++] = arg;
+		return 1;
+	}
+	default:
+		return 0;
+	}
+}
+
+static bool ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+
+	return n >= m && !strcmp(s + n - m, end);
+}
+
+int ds_output_format(const struct ds_output_opts *o, int fallback, bool ext_required)
+{
+	int fmt;
+
+	if (o->format) {
+		if (!strcmp(o->format, "perf-script"))
+			return DS_FORMAT_PERF_SCRIPT;
+		fmt = pr_profile_format_by_name(o->format);
+		if (fmt < 0)
+			ds_err("unknown format '%s': the formats are svg, pprof, folded, "
+			       "speedscope and perf-script", o->format);
+		return fmt < 0 ? -1 : fmt;
+	}
+	if (!o->path || !strcmp(o->path, "-"))
+		return fallback;
+	if (ends_with(o->path, ".perf") || ends_with(o->path, ".script") ||
+	    ends_with(o->path, ".perf.txt"))
+		return DS_FORMAT_PERF_SCRIPT;
+	fmt = pr_profile_format_by_path(o->path);
+	if (fmt < 0 && !ext_required)
+		return fallback;
+	if (fmt < 0) {
+		ds_err("cannot tell the format from '%s': give -f svg, pprof, folded, "
+		       "speedscope or perf-script, or an extension (.svg, .pb.gz, .folded, "
+		       ".speedscope.json)", o->path);
+		return -1;
+	}
+	return fmt;
+}
+
+struct ds_sink {
+	int fmt;
+	const char *path;            /* NULL: stdout */
+	FILE *out;
+	struct ps_writer ps;         /* perf-script */
+	const char *event;
+	uint64_t samples;
+	struct pr_profile *profile;  /* the other formats */
+	struct pr_profile_write_opts wo;
+};
+
+struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char *path,
+			     uint64_t freq, const char *event, int event_width)
+{
+	PR_OPTS(pr_profile_opts, po, .freq = freq, .log = ds_log);
+	struct ds_sink *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		ds_err("out of memory");
+		return NULL;
+	}
+	s->fmt = fmt;
+	s->path = path && strcmp(path, "-") ? path : NULL;
+	s->event = event;
+	if (fmt == PR_FORMAT_PPROF && !s->path && isatty(STDOUT_FILENO)) {
+		ds_err("pprof is binary: give -o FILE.pb.gz, or redirect standard output");
+		free(s);
+		return NULL;
+	}
+	if (fmt != DS_FORMAT_PERF_SCRIPT) {
+		s->profile = pr_profile_new(&po);
+		for (size_t i = 0; s->profile && i < o->nr_tags; i++) {
+			const char *eq = strchr(o->tags[i], '=');
+			char key[256];
+
+			snprintf(key, sizeof(key), "%.*s", (int)(eq - o->tags[i]), o->tags[i]);
+			if (pr_profile_tag(s->profile, key, eq + 1)) {
+				pr_profile_free(s->profile);
+				s->profile = NULL;
+			}
+		}
+		if (!s->profile) {
+			ds_err("out of memory");
+			free(s);
+			return NULL;
+		}
+	}
+	s->out = s->path ? fopen(s->path, "we") : stdout;
+	if (!s->out) {
+		ds_err("cannot write %s: %s; choose another output path with -o", s->path,
+		       strerror(errno));
+		pr_profile_free(s->profile);
+		free(s);
+		return NULL;
+	}
+	setvbuf(s->out, NULL, _IOFBF, 1 << 20);
+	s->ps = (struct ps_writer){ .out = s->out, .fields = o->fields ? o->fields : PS_DEFAULT,
+				    .inline_frames = !o->no_inline,
+				    .event_width = event_width };
+	s->wo = (struct pr_profile_write_opts){ .sz = sizeof(s->wo), .per_thread = o->per_thread,
+						.annotate = o->annotate, .title = o->title };
+	return s;
+}
+
+int ds_sink_sample(struct ds_sink *s, const struct pr_record *rec, const struct pr_stack *st,
+		   struct pr_symbolizer *sym, const char *comm, const char *process,
+		   const char *event)
+{
+	s->samples++;
+	if (!s->profile) {
+		ps_sample(&s->ps, rec, comm,
+			  (s->ps.fields & PS_EVENT) ? (event ? event : s->event) : NULL, st, sym);
+		return 0;
+	}
+	return pr_profile_add(s->profile, sym, rec, st, comm, process);
+}
+
+uint64_t ds_sink_samples(const struct ds_sink *s)
+{
+	return s->samples;
+}
+
+size_t ds_sink_stacks(const struct ds_sink *s)
+{
+	return s->profile ? pr_profile_nr_stacks(s->profile) : 0;
+}
+
+int ds_sink_close(struct ds_sink *s, uint64_t start_ns, uint64_t duration_ns, bool discard)
+{
+	const char *name = s->path ? s->path : "standard output";
+	int err = 0;
+
+	if (s->profile && !discard) {
+		pr_profile_set_time(s->profile, start_ns, duration_ns);
+		err = pr_profile_write(s->profile, (enum pr_profile_format)s->fmt, s->out, &s->wo);
+	}
+	if (!err && fflush(s->out))
+		err = -errno;
+	if (s->path && fclose(s->out) && !err)
+		err = -errno;
+	if (err)
+		ds_err("writing %s failed: %s", name, strerror(-err == EIO && errno ? errno : -err));
+	if (s->path && discard)
+		unlink(s->path);
+	pr_profile_free(s->profile);
+	free(s);
+	return err ? -1 : 0;
+}

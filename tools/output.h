@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Where named stacks go, for the live command and for `report` alike:
+ * perf script's text, printed as each sample comes, or a profile
+ * (folded, pprof, speedscope, SVG) counted in memory and written at the
+ * end.
+ */
+#ifndef DS_OUTPUT_H
+#define DS_OUTPUT_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "perfreader.h"
+#include "prprofile.h"
+#include "prsym.h"
+#include "prunwind.h"
+
+/* The formats: the profile's, and perf script's text after them. */
+#define DS_FORMAT_PERF_SCRIPT PR_FORMAT_MAX
+#define DS_MAX_TAGS 64
+
+struct ds_output_opts {
+	const char *path;            /* NULL: the caller's default */
+	const char *format;          /* NULL: from the path's extension */
+	bool per_thread;             /* --tid */
+	bool annotate;               /* --annotate */
+	const char *tags[DS_MAX_TAGS];  /* "KEY=VALUE" */
+	size_t nr_tags;
+	unsigned fields;             /* perf-script: PS_* (0: perf's default) */
+	bool no_inline;              /* perf-script: no inlined lines */
+	const char *title;           /* SVG, speedscope; NULL: "dwarfsample" */
+};
+
+/* The output options' getopt entries and help text. */
+enum { DS_OPT_TID = 3000, DS_OPT_TAG, DS_OPT_ANNOTATE };
+#define DS_OUTPUT_SHORTOPTS "o:f:"
+extern const struct option ds_output_longopts[];
+extern const char ds_output_help[];
+
+/* One of those options: 1 when it was one (0 when `opt` is not an output
+ * option), -1 after reporting a bad value. */
+int ds_output_option(struct ds_output_opts *o, int opt, const char *arg);
+
+/*
+ * Settle the format: -f, else -o's extension, else `fallback`.  An
+ * extension no format has is an error when `ext_required` (the live
+ * command, whose default is a profile), else the fallback (report, whose
+ * default is text).  Returns the format (PR_FORMAT_* or
+ * DS_FORMAT_PERF_SCRIPT), or -1 after saying what was wrong.
+ */
+int ds_output_format(const struct ds_output_opts *o, int fallback, bool ext_required);
+
+/* The name of format `fmt` and how to open a file of it. */
+const char *ds_format_name(int fmt);
+const char *ds_format_hint(int fmt);
+
+struct ds_sink;
+
+/*
+ * A sink writing format `fmt` to `path` (NULL: standard output), opened
+ * now so that an unwritable path is reported before anything else is
+ * done.  `freq` is the sampling frequency (0: unknown), `event` the
+ * event's name for perf script's text, right-aligned to `event_width`
+ * (the longest event name).  NULL after reporting why.
+ */
+struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char *path,
+			     uint64_t freq, const char *event, int event_width);
+
+/* One unwound sample of thread `comm` of process `process`; `event` names
+ * its event when it is not the sink's (NULL: the sink's). */
+int ds_sink_sample(struct ds_sink *s, const struct pr_record *rec, const struct pr_stack *st,
+		   struct pr_symbolizer *sym, const char *comm, const char *process,
+		   const char *event);
+
+/* Samples and distinct stacks so far (stacks: 0 for perf script text). */
+uint64_t ds_sink_samples(const struct ds_sink *s);
+size_t ds_sink_stacks(const struct ds_sink *s);
+
+/*
+ * Write what is held (the profile, stamped with `start_ns` since the epoch
+ * and `duration_ns`), close, and free.  Returns 0, or -1 after reporting
+ * the failure.  With `discard`, remove the file instead (nothing was
+ * sampled because the run failed before it began).
+ */
+int ds_sink_close(struct ds_sink *s, uint64_t start_ns, uint64_t duration_ns, bool discard);
+
+#endif

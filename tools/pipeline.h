@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Records from the rings to a worker thread.  The capture thread only
+ * copies each record out of its ring (so the kernel never waits on
+ * unwinding or on a symbolizer reading a large debug file for the first
+ * time) and hands over a batch per drain; the worker puts each batch in
+ * time order, parses it again and processes it.
+ *
+ * Time order matters: a sample on one CPU can follow the mmap or exec on
+ * another CPU that it depends on, and rings are drained one after the
+ * other.  A batch holds one drain of every ring, each ring up to the head
+ * it had when its turn came, so a record another depends on is in the
+ * same batch or an earlier one; sorting each batch is enough.
+ */
+#ifndef DS_PIPELINE_H
+#define DS_PIPELINE_H
+
+#include <stdint.h>
+
+#include "perfreader.h"
+
+struct ds_pipeline;
+
+/*
+ * A pipeline feeding `process` (called on the worker thread, in time
+ * order; a negative return stops the worker and is reported by
+ * ds_pipeline_finish()).  `max_bytes` bounds what may wait for the worker:
+ * past it, samples are dropped and counted (other records are kept: the
+ * process model needs them).  The worker starts at once, with SIGINT and
+ * SIGTERM blocked so they reach the capture thread.  NULL on failure.
+ */
+struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn process,
+				    void *ctx, size_t max_bytes);
+
+/* Capture thread: copy one record (a pr_record_fn; ctx is the pipeline),
+ * and hand over what was copied since the last call (a round hook). */
+int ds_pipeline_copy(const struct pr_record *rec, void *pipeline);
+int ds_pipeline_flush(void *pipeline);
+
+/* Samples copied, samples dropped because the worker was behind, and
+ * samples the worker has processed.  Any thread. */
+struct ds_pipeline_counts {
+	uint64_t copied, dropped, processed;
+	size_t queued_bytes;
+};
+void ds_pipeline_counts(struct ds_pipeline *pl, struct ds_pipeline_counts *c);
+
+/* Hand over the rest, let the worker finish everything queued and join
+ * it.  Returns 0 or the first error of `process`. */
+int ds_pipeline_finish(struct ds_pipeline *pl);
+/* Accepts NULL; finishes first when not yet finished. */
+void ds_pipeline_free(struct ds_pipeline *pl);
+
+#endif
