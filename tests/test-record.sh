@@ -62,7 +62,11 @@ check "and leaves a finished file" test ! -s "$tmp/err"
 n=$(samples "$tmp/int.data")
 check "with its samples ($n)" test "${n:-0}" -ge 20
 
-# SIGKILL leaves a file that is still read up to its last complete record.
+# SIGKILL leaves a file that is still read up to its last complete record
+# (of a target sure to outlive the recorder).
+kill $wpid 2>/dev/null
+"$workload" spin 20 &
+wpid=$!
 "$ds" record -p $wpid -o "$tmp/kill.data" 2>/dev/null &
 rpid=$!
 sleep 1
