@@ -653,7 +653,7 @@ int pr_profile_format_by_path(const char *path)
 	/* Also the extensions the tools that read them use. */
 	static const struct { const char *ext; int f; } more[] = {
 		{ ".pb", PR_FORMAT_PPROF }, { ".pprof", PR_FORMAT_PPROF },
-		{ ".collapsed", PR_FORMAT_FOLDED }, { ".txt", PR_FORMAT_FOLDED },
+		{ ".collapsed", PR_FORMAT_FOLDED },
 		{ ".json", PR_FORMAT_SPEEDSCOPE },
 	};
 

@@ -259,7 +259,8 @@ START_TEST(formats_are_known_by_name_and_by_extension)
 	ck_assert_int_eq(pr_profile_format_by_path("app.pprof"), PR_FORMAT_PPROF);
 	ck_assert_int_eq(pr_profile_format_by_path("app.svg"), PR_FORMAT_SVG);
 	ck_assert_int_eq(pr_profile_format_by_path("app.folded"), PR_FORMAT_FOLDED);
-	ck_assert_int_eq(pr_profile_format_by_path("app.txt"), PR_FORMAT_FOLDED);
+	ck_assert_int_eq(pr_profile_format_by_path("app.collapsed"), PR_FORMAT_FOLDED);
+	ck_assert_int_eq(pr_profile_format_by_path("app.txt"), -EINVAL);
 	ck_assert_int_eq(pr_profile_format_by_path("app.speedscope.json"),
 			 PR_FORMAT_SPEEDSCOPE);
 	ck_assert_int_eq(pr_profile_format_by_path("app.data"), -EINVAL);

@@ -22,8 +22,8 @@ const char ds_output_help[] =
 	"Output:\n"
 	"  -o, --output FILE        where to write the profile; its extension picks\n"
 	"                           the format when -f is not given (.svg, .pb.gz,\n"
-	"                           .folded, .speedscope.json, .txt for folded,\n"
-	"                           .perf.txt, .perf or .script for perf-script)\n"
+	"                           .folded, .speedscope.json, .txt for\n"
+	"                           perf-script)\n"
 	"  -f, --format FORMAT      svg: an interactive flame graph (open it in a\n"
 	"                             web browser);\n"
 	"                           pprof: gzipped profile.proto (go tool pprof);\n"
@@ -116,8 +116,8 @@ int ds_output_format(const struct ds_output_opts *o, int fallback, bool ext_requ
 	}
 	if (!o->path || !strcmp(o->path, "-"))
 		return fallback;
-	if (ends_with(o->path, ".perf") || ends_with(o->path, ".script") ||
-	    ends_with(o->path, ".perf.txt"))
+	if (ends_with(o->path, ".txt") || ends_with(o->path, ".perf") ||
+	    ends_with(o->path, ".script"))
 		return DS_FORMAT_PERF_SCRIPT;
 	fmt = pr_profile_format_by_path(o->path);
 	if (fmt < 0 && !ext_required)
