@@ -127,9 +127,16 @@ fi
 (cd "$tmp" && "$ds" -F 99 -- "$workload" spin 0.3 >/dev/null 2>"$tmp/err")
 check "without -o: NAME-DATE-TIME.svg" sh -c "ls '$tmp' | grep -Eq '^workload-[0-9]{8}-[0-9]{6}\.svg$'"
 
-# System-wide on one CPU.
+# System-wide on one CPU, with something sure to run there.
+taskset -c 0 "$workload" spin 1.5 &
+wpid=$!
+sleep 0.2
 "$ds" -a -C 0 -d 0.5 -o "$tmp/sys.folded" 2>"$tmp/err"
-check "-a -C 0 works" test $? -eq 0 -a -s "$tmp/sys.folded"
+check "-a -C 0 works" test $? -eq 0
+check "and sees what runs on CPU 0" grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/sys.folded"
+kill $wpid 2>/dev/null
+wait $wpid 2>/dev/null
+wpid=
 
 # Errors: said before sampling, with what to do, and a non-zero exit.
 err() { # description, expected message (regex), arguments...
