@@ -145,8 +145,9 @@ static void summary(struct session *s, int fmt, const char *path, size_t stacks,
 			      "--stack-size copies more of each\n", stderr);
 	}
 	if (lost)
-		fputs("dwarfsample: to lose fewer samples, lower -F, raise --ring-pages, or "
-		      "copy less of each stack (--stack-size 16384)\n", stderr);
+		fprintf(stderr, "dwarfsample: to lose fewer samples, lower -F or raise "
+			"--ring-pages%s\n", s->c->stack_size > 16384 ?
+			", or copy less of each stack (--stack-size 16384)" : "");
 	if (written && path && strcmp(path, "-"))
 		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", path,
 			ds_format_name(fmt), ds_format_hint(fmt));
