@@ -23,11 +23,14 @@ struct prof_table {
 };
 
 struct prof_index {
-	struct prof_table mappings, functions, locations, threads, stacks;
-	/* The locations' keys: what names the address (a struct pr_dso *,
-	 * a pid for anonymous memory, 0 for the kernel) and the address. */
-	struct { uint64_t owner, addr; } *loc_keys;
-	size_t cap_loc_keys;
+	struct prof_table mappings, functions, locations, threads, stacks, addr_table;
+	/* Every address seen: what names it (a struct pr_dso *, a pid for
+	 * anonymous memory, 0 for the kernel), the address, and its
+	 * location.  Addresses with the same function, inlined chain and
+	 * line share a location, so stacks are told apart by source line,
+	 * not by instruction: their number levels off as a run goes on. */
+	struct { uint64_t owner, addr; uint32_t loc; } *addrs;
+	size_t nr_addrs, cap_addrs;
 	uint32_t *scratch;           /* a stack's location indexes */
 	size_t cap_scratch;
 };
@@ -203,11 +206,12 @@ void pr_profile_free(struct pr_profile *p)
 		return;
 	if (p->index) {
 		table_free(&p->index->stacks);
+		table_free(&p->index->addr_table);
 		table_free(&p->index->threads);
 		table_free(&p->index->locations);
 		table_free(&p->index->functions);
 		table_free(&p->index->mappings);
-		free(p->index->loc_keys);
+		free(p->index->addrs);
 		free(p->index->scratch);
 		free(p->index);
 	}
@@ -383,22 +387,80 @@ static int location_lines(struct pr_profile *p, struct prof_location *loc,
 	return 0;
 }
 
-static bool location_eq(const struct pr_profile *p, uint32_t idx, const void *key)
+static bool addr_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 {
 	const uint64_t *k = key;
 
-	return p->index->loc_keys[idx].owner == k[0] && p->index->loc_keys[idx].addr == k[1];
+	return p->index->addrs[idx].owner == k[0] && p->index->addrs[idx].addr == k[1];
+}
+
+/* A named location by what it says: mapping, kind and chain of lines. */
+static uint64_t location_hash(const struct pr_profile *p, const struct prof_location *loc)
+{
+	uint64_t h = mix(loc->mapping, loc->kind);
+
+	for (uint32_t i = 0; i < loc->nr_lines; i++)
+		h = mix(mix(h, p->lines[loc->line + i].function), p->lines[loc->line + i].line);
+	return h;
+}
+
+static bool location_eq(const struct pr_profile *p, uint32_t idx, const void *key)
+{
+	const struct prof_location *a = &p->locations[idx], *b = key;
+
+	return a->mapping == b->mapping && a->kind == b->kind && a->nr_lines == b->nr_lines &&
+	       !memcmp(&p->lines[a->line], &p->lines[b->line], b->nr_lines * sizeof(*p->lines));
+}
+
+/* A new address's location: an existing one that says the same, or a new
+ * one.  PROF_NONE when out of memory. */
+static uint32_t new_location(struct pr_profile *p, struct pr_symbolizer *sym, uint32_t pid,
+			     const struct pr_frame *f)
+{
+	struct prof_table *t = &p->index->locations;
+	struct pr_symbol s = { 0 };
+	struct prof_location loc;
+	uint32_t idx, slot = 0;
+	uint64_t h;
+
+	if (sym && pr_symbolizer_frame(sym, pid, f, &s))
+		memset(&s, 0, sizeof(s));
+	loc = (struct prof_location){ .address = f->ip, .mapping = mapping_of(p, &s, f) };
+	if (f->flags & PR_FRAME_KERNEL)
+		loc.kind = PROF_KERNEL;
+	else if (s.source == PR_SYM_PERF_MAP || !f->dso)
+		loc.kind = PROF_JIT;
+	if (location_lines(p, &loc, &s) || table_reserve(t))
+		return PROF_NONE;
+	h = location_hash(p, &loc);
+	/* What nothing names stays apart by address (pprof shows those). */
+	idx = loc.nr_lines ? table_find(t, h, location_eq, p, &loc, &slot) : PROF_NONE;
+	if (idx != PROF_NONE) {
+		p->nr_lines = loc.line;   /* the same lines are there already */
+		return idx;
+	}
+	if (RESERVE(p->locations, p->cap_locations, p->nr_locations + 1))
+		return PROF_NONE;
+	if (loc.mapping != PROF_NONE && loc.nr_lines) {
+		struct prof_mapping *m = &p->mappings[loc.mapping];
+
+		m->has_functions = true;
+		m->has_lines |= p->lines[loc.line].line != 0;
+		m->has_inline |= loc.nr_lines > 1;
+	}
+	idx = p->nr_locations++;
+	p->locations[idx] = loc;
+	if (loc.nr_lines)
+		table_set(t, slot, h, idx);
+	return idx;
 }
 
 static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uint32_t pid,
 			    const struct pr_frame *f)
 {
 	struct prof_index *x = p->index;
-	struct prof_table *t = &x->locations;
 	uint64_t key[2], h;
-	struct pr_symbol s = { 0 };
-	struct prof_location *loc;
-	uint32_t idx, slot;
+	uint32_t idx, slot, loc;
 
 	/* An address is named by its file and offset in it; in anonymous
 	 * memory by its process; in the kernel by itself.  Pointers are
@@ -409,37 +471,22 @@ static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uin
 		key[0] = (uintptr_t)f->dso, key[1] = f->dso_ip;
 	else
 		key[0] = (uint64_t)pid << 1 | 1, key[1] = f->ip;
-	if (table_reserve(t))
+	if (table_reserve(&x->addr_table))
 		return PROF_NONE;
 	h = mix(key[0], key[1]);
-	idx = table_find(t, h, location_eq, p, key, &slot);
+	idx = table_find(&x->addr_table, h, addr_eq, p, key, &slot);
 	if (idx != PROF_NONE)
-		return idx;
-	if (RESERVE(p->locations, p->cap_locations, p->nr_locations + 1) ||
-	    RESERVE(x->loc_keys, x->cap_loc_keys, p->nr_locations + 1))
+		return x->addrs[idx].loc;
+	if (RESERVE(x->addrs, x->cap_addrs, x->nr_addrs + 1))
 		return PROF_NONE;
-	if (sym && pr_symbolizer_frame(sym, pid, f, &s))
-		memset(&s, 0, sizeof(s));
-	loc = &p->locations[p->nr_locations];
-	*loc = (struct prof_location){ .address = f->ip, .mapping = mapping_of(p, &s, f) };
-	if (f->flags & PR_FRAME_KERNEL)
-		loc->kind = PROF_KERNEL;
-	else if (s.source == PR_SYM_PERF_MAP || !f->dso)
-		loc->kind = PROF_JIT;
-	if (location_lines(p, loc, &s))
+	loc = new_location(p, sym, pid, f);
+	if (loc == PROF_NONE)
 		return PROF_NONE;
-	if (loc->mapping != PROF_NONE && loc->nr_lines) {
-		struct prof_mapping *m = &p->mappings[loc->mapping];
-
-		m->has_functions = true;
-		m->has_lines |= p->lines[loc->line].line != 0;
-		m->has_inline |= loc->nr_lines > 1;
-	}
-	x->loc_keys[p->nr_locations].owner = key[0];
-	x->loc_keys[p->nr_locations].addr = key[1];
-	idx = p->nr_locations++;
-	table_set(t, slot, h, idx);
-	return idx;
+	x->addrs[x->nr_addrs].owner = key[0];
+	x->addrs[x->nr_addrs].addr = key[1];
+	x->addrs[x->nr_addrs].loc = loc;
+	table_set(&x->addr_table, slot, h, (uint32_t)x->nr_addrs++);
+	return loc;
 }
 
 static bool thread_eq(const struct pr_profile *p, uint32_t idx, const void *key)

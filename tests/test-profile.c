@@ -56,8 +56,8 @@ static void teardown(void)
 
 /* A sample of thread `tid` whose stack is `names` ("main" ... leaf last,
  * or "k:ADDR" for a kernel frame). */
-static void add(struct pr_profile *p, uint32_t tid, const char *comm, const char *const *names,
-		size_t n)
+static void add_at(struct pr_profile *p, uint32_t tid, const char *comm,
+		   const char *const *names, size_t n, uint64_t leaf_off)
 {
 	struct pr_frame frames[16];
 	struct pr_record rec = { .type = PR_RECORD_SAMPLE, .pid = PID, .tid = tid, .time = 1 };
@@ -76,11 +76,18 @@ static void add(struct pr_profile *p, uint32_t tid, const char *comm, const char
 		}
 		for (size_t j = 0; j < sizeof(funcs) / sizeof(funcs[0]); j++)
 			if (!strcmp(names[i], funcs[j]))
-				f->ip = f->dso_ip = BASE + 0x1000 * (j + 1) + 0x10;
+				f->ip = f->dso_ip = BASE + 0x1000 * (j + 1) +
+						    (i + 1 == n ? leaf_off : 0x10);
 		ck_assert_msg(f->ip, "no function %s", names[i]);
 		f->dso = pr__model_find(model, PID, f->ip)->dso;
 	}
 	ck_assert_int_eq(pr_profile_add(p, sym, &rec, &st, comm, "app"), 0);
+}
+
+static void add(struct pr_profile *p, uint32_t tid, const char *comm, const char *const *names,
+		size_t n)
+{
+	add_at(p, tid, comm, names, n, 0x10);
 }
 
 static char *write_out(const struct pr_profile *p, enum pr_profile_format fmt,
@@ -124,6 +131,24 @@ START_TEST(equal_stacks_are_kept_once_with_their_count)
 	/* Root first, sorted, the process name as the root. */
 	ck_assert_str_eq(text, "app;main;run;emit 1\n"
 			       "app;main;run;leaf 3\n");
+	free(text);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(addresses_that_name_the_same_line_are_one_location)
+{
+	struct pr_profile *p = new_profile(99);
+	char *text;
+
+	/* Three instructions of one function (a perf map gives no lines):
+	 * one stack, not three. */
+	add_at(p, PID, "app", A, 3, 0x10);
+	add_at(p, PID, "app", A, 3, 0x24);
+	add_at(p, PID, "app", A, 3, 0x80);
+	ck_assert_uint_eq(pr_profile_nr_stacks(p), 1);
+	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+	ck_assert_str_eq(text, "app;main;run;leaf 3\n");
 	free(text);
 	pr_profile_free(p);
 }
@@ -310,6 +335,7 @@ static Suite *profile_suite(void)
 
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, equal_stacks_are_kept_once_with_their_count);
+	tcase_add_test(tc, addresses_that_name_the_same_line_are_one_location);
 	tcase_add_test(tc, threads_fold_into_their_process_unless_asked_apart);
 	tcase_add_test(tc, kernel_and_jit_frames_are_marked_on_request);
 	tcase_add_test(tc, speedscope_has_a_sampled_profile_per_thread_weighted_in_time);
