@@ -3,8 +3,11 @@
  * Folded stacks, as Brendan Gregg's stackcollapse scripts write them and
  * flamegraph.pl, inferno and speedscope read them: one line per distinct
  * stack, root first, frames joined by ';', then a space and the count.
- * Lines are sorted, and stacks that print the same (threads of one
- * process) are one line.
+ *
+ * The lines are the paths of the flame tree (flametree.c) in label order,
+ * each with the samples that ended there: stacks that print the same
+ * (threads of one process, lines of one function) are one line, and
+ * nothing but the tree and the current path is held.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -13,20 +16,19 @@
 
 #include "profile.h"
 
-struct line {
-	char *text;
-	uint64_t count;
-};
-
-struct buf {
+struct path {
 	char *s;
 	size_t len, cap;
 };
 
-static int buf_add(struct buf *b, const char *s, size_t n)
+/* Append one frame: ';' separates frames, so a name's own becomes ':'
+ * (as the stackcollapse scripts do), and a line break a space. */
+static int path_push(struct path *b, const char *label, bool first)
 {
+	size_t n = strlen(label) + 1;
+
 	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
+		size_t cap = b->cap ? b->cap * 2 : 4096;
 		char *t;
 
 		while (cap < b->len + n + 1)
@@ -36,71 +38,80 @@ static int buf_add(struct buf *b, const char *s, size_t n)
 		b->s = t;
 		b->cap = cap;
 	}
-	memcpy(b->s + b->len, s, n);
-	b->len += n;
+	if (!first)
+		b->s[b->len++] = ';';
+	for (const char *c = label; *c; c++)
+		b->s[b->len++] = *c == ';' ? ':' : *c == '\n' || *c == '\r' ? ' ' : *c;
 	b->s[b->len] = '\0';
 	return 0;
 }
 
-/* A frame: ';' separates frames, so a name's own becomes ':' (as the
- * stackcollapse scripts do), and a line break a space. */
-static int add_frame(const char *label, const struct prof_location *loc, uint32_t line,
-		     void *arg)
-{
-	struct buf *b = arg;
-	size_t start = b->len + 1;
-
-	(void)loc, (void)line;
-	if (buf_add(b, ";", 1) || buf_add(b, label, strlen(label)))
-		return -ENOMEM;
-	for (char *c = b->s + start; *c; c++)
-		if (*c == ';')
-			*c = ':';
-		else if (*c == '\n' || *c == '\r')
-			*c = ' ';
-	return 0;
-}
-
-static int by_text(const void *a, const void *b)
-{
-	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
-}
-
 int pr__out_folded(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o)
 {
-	struct line *lines = calloc(p->nr_stacks ? p->nr_stacks : 1, sizeof(*lines));
-	size_t n = 0;
-	int ret = 0;
+	struct prof_tree t = { 0 };
+	struct path path = { 0 };
+	uint32_t *order = NULL, *first = NULL, *walk = NULL;
+	size_t *mark = NULL;
+	int ret;
 
-	if (!lines)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < p->nr_stacks && !ret; i++) {
-		const struct prof_stack *st = &p->stacks[i];
-		struct buf b = { 0 };
-		char root[512];
+	ret = prof__tree_build(&t, p, o);
+	if (!ret)
+		ret = prof__tree_layout(&t, &order);
+	if (!ret && (!(first = calloc(t.nr + 1, sizeof(*first))) ||
+		     !(walk = malloc(t.nr * sizeof(*walk))) ||
+		     !(mark = malloc(t.nr * sizeof(*mark)))))
+		ret = -ENOMEM;
+	if (ret)
+		goto out;
+	/* Children are contiguous in `order`: node n's are
+	 * order[first[n] .. first[n + 1]). */
+	for (uint32_t i = 0; i + 1 < t.nr; i++)
+		first[t.nodes[order[i]].parent + 1]++;
+	for (uint32_t n = 0; n < t.nr; n++)
+		first[n + 1] += first[n];
+	/* Depth first from the root, without recursion: walk[d] is the next
+	 * child to visit at depth d, mark[d] the path's length there. */
+	{
+		uint32_t depth = 0, node = 0;
 
-		prof__root_label(p, &p->threads[st->thread], o->per_thread, root, sizeof(root));
-		ret = buf_add(&b, root, strlen(root));
-		if (!ret)
-			ret = prof__walk_stack(p, st, o->annotate, add_frame, &b);
-		lines[n].text = b.s;
-		lines[n++].count = st->count;
-	}
-	if (!ret) {
-		qsort(lines, n, sizeof(*lines), by_text);
-		for (size_t i = 0; i < n; i++) {
-			uint64_t count = lines[i].count;
+		walk[0] = first[0];
+		mark[0] = 0;
+		while (!ret) {
+			uint32_t end = first[node + 1];
 
-			while (i + 1 < n && !strcmp(lines[i].text, lines[i + 1].text))
-				count += lines[++i].count;
-			if (fprintf(out, "%s %" PRIu64 "\n", lines[i].text, count) < 0) {
-				ret = -EIO;
-				break;
+			if (walk[depth] < end) {
+				uint32_t child = order[walk[depth]++];
+
+				path.len = mark[depth];
+				ret = path_push(&path, t.nodes[child].label, depth == 0);
+				node = child;
+				walk[++depth] = first[node];
+				mark[depth] = path.len;
+				continue;
 			}
+			/* Every child done: the samples that ended here. */
+			if (depth > 0) {
+				uint64_t self = t.nodes[node].count;
+
+				for (uint32_t i = first[node]; i < end; i++)
+					self -= t.nodes[order[i]].count;
+				path.len = mark[depth];
+				if (self && fprintf(out, "%.*s %" PRIu64 "\n", (int)path.len, path.s,
+						    self) < 0)
+					ret = -EIO;
+			}
+			if (depth == 0)
+				break;
+			depth--;
+			node = t.nodes[node].parent;
 		}
 	}
-	for (size_t i = 0; i < n; i++)
-		free(lines[i].text);
-	free(lines);
+out:
+	free(mark);
+	free(walk);
+	free(first);
+	free(order);
+	free(path.s);
+	prof__tree_free(&t);
 	return ret;
 }

@@ -5,10 +5,7 @@
  * a process or thread, then its frames root first), drawn root at the
  * bottom, with a script for details on hover, zoom on click and search.
  *
- * The tree is built without recursion: a node's children are found by a
- * hash of (parent, label), and since a parent is always made before its
- * children, laying the tree out is one pass over the children sorted by
- * (parent, label).  Memory is the tree's, not the samples'.
+ * The tree is flametree.c's; memory is the tree's, not the samples'.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -34,194 +31,6 @@ enum {
  * a file of sub-pixel slivers is slow to open and shows nothing. */
 #define MIN_WIDTH 0.1
 
-enum kind { KIND_USER, KIND_KERNEL, KIND_JIT, KIND_INLINE, NR_KINDS };
-
-struct node {
-	const char *label;           /* in the tree's arena */
-	uint64_t hash;               /* of (parent, label) */
-	uint64_t count;              /* samples in it and below it */
-	uint64_t offset;             /* samples left of it, at its depth */
-	uint64_t next;               /* layout: where its next child goes */
-	uint32_t parent;
-	uint32_t depth;
-	uint8_t kind;
-};
-
-struct tree {
-	struct node *nodes;
-	uint32_t nr, cap;
-	uint32_t *slots;             /* node index + 1, 0 empty */
-	uint32_t mask;
-	struct pr_arena arena;
-	/* While a stack is walked: where it is, and its count. */
-	uint32_t cur;
-	uint64_t count;
-};
-
-static uint64_t hash_label(uint32_t parent, const char *s)
-{
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * UINT64_C(0x100000001b3);
-	h ^= parent + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
-	return h * UINT64_C(0xff51afd7ed558ccd);
-}
-
-static int tree_grow_slots(struct tree *t)
-{
-	uint32_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < t->nr; i++) {
-		uint32_t j = (uint32_t)t->nodes[i].hash & (cap - 1);
-
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->mask = cap - 1;
-	return 0;
-}
-
-/* The child of `parent` called `label`, made if new: its index, or
- * PROF_NONE out of memory.  Children are merged by label alone, so a
- * frame's kind is the one it was first seen with. */
-static uint32_t tree_child(struct tree *t, uint32_t parent, const char *label, enum kind kind)
-{
-	uint64_t h = hash_label(parent, label);
-	struct node *n;
-	uint32_t i;
-
-	if ((t->nr + 1 > (t->mask + 1) / 2 || !t->mask) && tree_grow_slots(t))
-		return PROF_NONE;
-	for (i = (uint32_t)h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
-		n = &t->nodes[t->slots[i] - 1];
-		if (n->hash == h && n->parent == parent && !strcmp(n->label, label))
-			return t->slots[i] - 1;
-	}
-	if (t->nr == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 1024;
-
-		if (cap < t->cap || !(n = realloc(t->nodes, (size_t)cap * sizeof(*n))))
-			return PROF_NONE;
-		t->nodes = n;
-		t->cap = cap;
-	}
-	n = &t->nodes[t->nr];
-	*n = (struct node){ .hash = h, .parent = parent, .kind = (uint8_t)kind };
-	if (!(n->label = pr__arena_strdup(&t->arena, label)))
-		return PROF_NONE;
-	t->slots[i] = ++t->nr;
-	return t->nr - 1;
-}
-
-static void tree_free(struct tree *t)
-{
-	free(t->nodes);
-	free(t->slots);
-	pr__arena_free(&t->arena);
-}
-
-/* Told apart as prof__frame_label()'s annotations are, in the same order. */
-static enum kind kind_of(const struct prof_location *loc, uint32_t line)
-{
-	if (loc->kind == PROF_KERNEL)
-		return KIND_KERNEL;
-	if (line + 1 < loc->nr_lines)
-		return KIND_INLINE;
-	if (loc->kind == PROF_JIT)
-		return KIND_JIT;
-	return KIND_USER;
-}
-
-/* Step from the walk's node to its child `label`, and count the stack
- * there. */
-static int tree_step(struct tree *t, const char *label, enum kind kind)
-{
-	t->cur = tree_child(t, t->cur, label, kind);
-	if (t->cur == PROF_NONE)
-		return -ENOMEM;
-	t->nodes[t->cur].count += t->count;
-	return 0;
-}
-
-static int add_frame(const char *label, const struct prof_location *loc, uint32_t line,
-		     void *arg)
-{
-	return tree_step(arg, label, kind_of(loc, line));
-}
-
-static int tree_build(struct tree *t, const struct pr_profile *p,
-		      const struct pr_profile_write_opts *o)
-{
-	char root[512];
-	int ret;
-
-	if (tree_child(t, PROF_NONE, "all", KIND_USER) != 0)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < p->nr_stacks; i++) {
-		const struct prof_stack *st = &p->stacks[i];
-		const char *label = prof__root_label(p, &p->threads[st->thread], o->per_thread,
-						     root, sizeof(root));
-
-		t->nodes[0].count += st->count;
-		t->count = st->count;
-		t->cur = 0;
-		if ((ret = tree_step(t, label, KIND_USER)) ||
-		    (ret = prof__walk_stack(p, st, o->annotate, add_frame, t)))
-			return ret;
-	}
-	return 0;
-}
-
-struct kid {
-	const char *label;
-	uint32_t parent, node;
-};
-
-static int by_parent_label(const void *a, const void *b)
-{
-	const struct kid *x = a, *y = b;
-
-	if (x->parent != y->parent)
-		return x->parent < y->parent ? -1 : 1;
-	return strcmp(x->label, y->label);
-}
-
-/*
- * Give every node its offset (samples left of it) and depth.  Children go
- * in label order, as flamegraph.pl puts them, so that equal profiles draw
- * the same.  Sorted by parent, a node's own entry comes before its
- * children's (its parent's index is smaller than its own), so its offset
- * is known by the time they are placed.
- */
-static int tree_layout(struct tree *t)
-{
-	struct kid *kids = malloc((t->nr ? t->nr : 1) * sizeof(*kids));
-
-	if (!kids)
-		return -ENOMEM;
-	for (uint32_t i = 1; i < t->nr; i++)
-		kids[i - 1] = (struct kid){ t->nodes[i].label, t->nodes[i].parent, i };
-	qsort(kids, t->nr - 1, sizeof(*kids), by_parent_label);
-	t->nodes[0].offset = t->nodes[0].next = 0;
-	t->nodes[0].depth = 0;
-	for (uint32_t i = 0; i + 1 < t->nr; i++) {
-		struct node *n = &t->nodes[kids[i].node], *up = &t->nodes[kids[i].parent];
-
-		n->offset = n->next = up->next;
-		n->depth = up->depth + 1;
-		up->next += n->count;
-	}
-	free(kids);
-	return 0;
-}
-
 /* ---- drawing ---- */
 
 static double width_of(uint64_t count, uint64_t total)
@@ -235,15 +44,15 @@ static double width_of(uint64_t count, uint64_t total)
  * every graph.  User code is warm (red to yellow), kernel blue, JIT green,
  * inlined functions aqua.
  */
-static void frame_color(const char *label, enum kind kind, int rgb[3])
+static void frame_color(const char *label, enum prof_tree_kind kind, int rgb[3])
 {
-	static const struct { uint8_t lo[3], span[3]; } palette[NR_KINDS] = {
-		[KIND_USER] = { { 205, 40, 0 }, { 50, 190, 55 } },
-		[KIND_KERNEL] = { { 70, 110, 215 }, { 60, 50, 40 } },
-		[KIND_JIT] = { { 50, 185, 50 }, { 70, 55, 70 } },
-		[KIND_INLINE] = { { 60, 200, 200 }, { 60, 40, 40 } },
+	static const struct { uint8_t lo[3], span[3]; } palette[PROF_TREE_KINDS] = {
+		[PROF_TREE_USER] = { { 205, 40, 0 }, { 50, 190, 55 } },
+		[PROF_TREE_KERNEL] = { { 70, 110, 215 }, { 60, 50, 40 } },
+		[PROF_TREE_JIT] = { { 50, 185, 50 }, { 70, 55, 70 } },
+		[PROF_TREE_INLINE] = { { 60, 200, 200 }, { 60, 40, 40 } },
 	};
-	uint64_t h = hash_label(0, label);
+	uint64_t h = prof__tree_hash(0, label);
 	/* One value moves along the range's axis, so a warm frame goes
 	 * from red to yellow rather than to a muddy mix. */
 	double v = (double)(h & 0xffff) / 0xffff, w = (double)(h >> 16 & 0xffff) / 0xffff;
@@ -273,7 +82,7 @@ static void write_fitted(FILE *out, const char *s, double width)
 	}
 }
 
-static void write_frame(FILE *out, const struct node *n, uint64_t total, int height)
+static void write_frame(FILE *out, const struct prof_tree_node *n, uint64_t total, int height)
 {
 	double x = SIDE + width_of(n->offset, total), w = width_of(n->count, total);
 	int y = height - BOTTOM - (int)(n->depth + 1) * FRAME_HEIGHT, rgb[3];
@@ -293,13 +102,13 @@ static void write_frame(FILE *out, const struct node *n, uint64_t total, int hei
 
 static void write_legend(FILE *out)
 {
-	static const char *const names[NR_KINDS] = {
-		[KIND_USER] = "user", [KIND_KERNEL] = "kernel",
-		[KIND_JIT] = "JIT", [KIND_INLINE] = "inlined",
+	static const char *const names[PROF_TREE_KINDS] = {
+		[PROF_TREE_USER] = "user", [PROF_TREE_KERNEL] = "kernel",
+		[PROF_TREE_JIT] = "JIT", [PROF_TREE_INLINE] = "inlined",
 	};
 	int rgb[3], x = SIDE;
 
-	for (int k = 0; k < NR_KINDS; k++) {
+	for (int k = 0; k < PROF_TREE_KINDS; k++) {
 		frame_color("", k, rgb);
 		fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" rx=\"2\""
 			" fill=\"rgb(%d,%d,%d)\"/><text x=\"%d\" y=\"%d\" class=\"ctl-off\">%s</text>\n",
@@ -454,12 +263,12 @@ static void write_header(FILE *out, const struct pr_profile *p, const char *titl
 
 int pr__out_svg(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o)
 {
-	struct tree t = { 0 };
+	struct prof_tree t = { 0 };
 	uint32_t max_depth = 0;
 	uint64_t total;
 	int ret, height;
 
-	if ((ret = tree_build(&t, p, o)) || (ret = tree_layout(&t)))
+	if ((ret = prof__tree_build(&t, p, o)) || (ret = prof__tree_layout(&t, NULL)))
 		goto out;
 	total = t.nodes[0].count;
 	for (uint32_t i = 0; total && i < t.nr; i++)
@@ -485,6 +294,6 @@ int pr__out_svg(const struct pr_profile *p, FILE *out, const struct pr_profile_w
 	if (ferror(out))
 		ret = -EIO;
 out:
-	tree_free(&t);
+	prof__tree_free(&t);
 	return ret;
 }

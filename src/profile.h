@@ -138,6 +138,45 @@ int prof__walk_stack(const struct pr_profile *p, const struct prof_stack *st, bo
 const char *prof__root_label(const struct pr_profile *p, const struct prof_thread *t,
 			     bool per_thread, char *buf, size_t len);
 
+/* ---- flametree.c: the stacks merged by label ---- */
+
+enum prof_tree_kind {
+	PROF_TREE_USER, PROF_TREE_KERNEL, PROF_TREE_JIT, PROF_TREE_INLINE, PROF_TREE_KINDS
+};
+
+struct prof_tree_node {
+	const char *label;           /* in the tree's arena */
+	uint64_t hash;               /* of (parent, label) */
+	uint64_t count;              /* samples in it and below it */
+	uint64_t offset;             /* samples left of it, at its depth */
+	uint64_t next;               /* layout: where its next child goes */
+	uint32_t parent;             /* PROF_NONE for the root, "all" */
+	uint32_t depth;
+	uint8_t kind;                /* enum prof_tree_kind, as first seen */
+};
+
+struct prof_tree {
+	struct prof_tree_node *nodes;    /* [0] is "all" */
+	uint32_t nr, cap;
+	uint32_t *slots;             /* node index + 1, 0 empty */
+	uint32_t mask;
+	struct pr_arena arena;
+	/* While a stack is walked: where it is, and its count. */
+	uint32_t cur;
+	uint64_t count;
+};
+
+/* Build `t` (zeroed) from the profile's stacks, with the labels
+ * prof__walk_stack() gives under `o`.  0 or -ENOMEM; prof__tree_free()
+ * either way. */
+int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
+		     const struct pr_profile_write_opts *o);
+/* Offsets and depths; see flametree.c for `children`.  0 or -ENOMEM. */
+int prof__tree_layout(struct prof_tree *t, uint32_t **children);
+void prof__tree_free(struct prof_tree *t);
+/* The hash of a label under `parent` (also colours frames by name). */
+uint64_t prof__tree_hash(uint32_t parent, const char *s);
+
 /* The writers: 0 or a negative errno. */
 int pr__out_folded(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o);
 int pr__out_pprof(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o);
