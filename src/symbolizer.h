@@ -37,6 +37,9 @@ struct sym_module {
 	struct pr_symtab syms;
 	const char **names;          /* syms' names demangled, as asked for */
 	bool dwarf_checked, has_dwarf;
+	/* Per compile unit (by DIE offset + 1): its functions' address
+	 * ranges, sorted (symdwarf.c). */
+	struct pr_hashmap cus;
 };
 
 /* A perf map's resolved address (re-reading the map makes new ones). */
@@ -134,6 +137,8 @@ bool pr__sym_has_build_id(int fd, const void *want, size_t len);
 struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 				     const struct pr_dso *d, uint64_t ip);
 void pr__sym_module_free(struct sym_module *m);
+/* The DWARF indexes of a module (symdwarf.c). */
+void pr__sym_dwarf_free(struct sym_module *m);
 /* Resolve file offset `off` of `m` into `sym`: 0 or -ENOMEM. */
 int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t off,
 			 struct pr_symbol *sym);

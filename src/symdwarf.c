@@ -7,6 +7,7 @@
 #include <elfutils/libdw.h>
 #include <gelf.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "symbolizer.h"
 
@@ -94,16 +95,14 @@ static const char *addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64
 }
 
 /*
- * The functions whose code holds `pc`, outermost first, as the DIE tree
- * nests them: the function, then each call inlined into it around `pc`.
- * One walk down from the CU, looking only at the siblings on the way.
- * Compilers put every function with code at the top of its CU (methods
- * too, with DW_AT_specification), so nothing else needs a look.
+ * The scopes around `pc` under `parent` (a CU, or a function found
+ * already, then path[0..n) holds it): the functions and inlined calls,
+ * outermost first, looking through lexical blocks.  Returns how many in
+ * all.
  */
-static int scope_path(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *path, int max)
+static int scope_path(Dwarf_Die parent, Dwarf_Addr pc, Dwarf_Die *path, int n, int max)
 {
-	Dwarf_Die parent = *cu, child;
-	int n = 0;
+	Dwarf_Die child;
 
 	while (n < max && dwarf_child(&parent, &child) == 0) {
 		bool found = false;
@@ -123,6 +122,102 @@ static int scope_path(Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *path, int max)
 			break;
 	}
 	return n;
+}
+
+/*
+ * Compilers put every function with code at the top of its CU (methods
+ * too, with DW_AT_specification), so the function an address is in is
+ * one of the CU's children.  A C++ CU has thousands of them (types,
+ * declarations, templates): walking them for every new address was most
+ * of a live profile's CPU.  Each CU's functions' ranges are read once,
+ * sorted, and searched.
+ */
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off die;
+};
+
+struct cu_index {
+	size_t nr;
+	struct cu_range r[];
+};
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
+{
+	uint64_t key = dwarf_dieoffset(cu) + 1;
+	struct cu_index *x = pr__hashmap_get(&m->cus, key);
+	size_t nr = 0, cap = 64;
+	Dwarf_Die child;
+
+	if (x)
+		return x;
+	if (!(x = malloc(sizeof(*x) + cap * sizeof(x->r[0]))))
+		return NULL;
+	if (dwarf_child(cu, &child) == 0) {
+		do {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			if (dwarf_tag(&child) != DW_TAG_subprogram)
+				continue;
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (nr == cap) {
+					struct cu_index *y = realloc(x, sizeof(*x) +
+									2 * cap * sizeof(x->r[0]));
+
+					if (!y) {
+						free(x);
+						return NULL;
+					}
+					x = y;
+					cap *= 2;
+				}
+				x->r[nr++] = (struct cu_range){ lo, hi, dwarf_dieoffset(&child) };
+			}
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	x->nr = nr;
+	qsort(x->r, nr, sizeof(x->r[0]), by_lo);
+	if (pr__hashmap_put(&m->cus, key, x)) {
+		free(x);
+		return NULL;
+	}
+	return x;
+}
+
+/* The CU's function around `pc`, through the index: 1 and *fn, 0 when no
+ * function has it, -1 when the index could not be made. */
+static int top_function(struct sym_module *m, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)
+{
+	struct cu_index *x = cu_index(m, cu);
+	size_t i;
+
+	if (!x)
+		return -1;
+	/* The last range starting at or below pc, then back over the few
+	 * that may start earlier and still hold it (nested or aliased). */
+	i = pr__upper_bound(x->r, x->nr, sizeof(x->r[0]), pc);
+	for (size_t k = 0; i > 0 && k < 16; k++, i--) {
+		const struct cu_range *r = &x->r[i - 1];
+
+		if (pc >= r->lo && pc < r->hi)
+			return dwarf_offdie(dwarf_cu_getdwarf(cu->cu), r->die, fn) ? 1 : -1;
+	}
+	return 0;
+}
+
+void pr__sym_dwarf_free(struct sym_module *m)
+{
+	for (size_t i = 0; i < m->cus.cap; i++)
+		free(m->cus.slots[i].value);
+	pr__hashmap_free(&m->cus);
 }
 
 /*
@@ -175,9 +270,17 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		file = pr__sym_intern_file(s, file);
 	/* The functions around the address, as they nest where they were
 	 * inlined; innermost first from here. */
-	n = cu ? scope_path(cu, vaddr - bias, path, MAX_INLINE) : 0;
-	if (n > 0 && dwarf_srclang(cu) == DW_LANG_Mips_Assembler)
-		last_alias(cu, vaddr - bias, &path[0]);
+	if (!cu) {
+		n = 0;
+	} else if (dwarf_srclang(cu) == DW_LANG_Mips_Assembler) {
+		n = scope_path(*cu, vaddr - bias, path, 0, MAX_INLINE);
+		if (n > 0)
+			last_alias(cu, vaddr - bias, &path[0]);
+	} else {
+		n = top_function(m, cu, vaddr - bias, &path[0]);
+		n = n < 0 ? scope_path(*cu, vaddr - bias, path, 0, MAX_INLINE)
+			  : n ? scope_path(path[0], vaddr - bias, path, 1, MAX_INLINE) : 0;
+	}
 	for (int k = n - 1; k >= 0 && nr < MAX_INLINE; k--) {
 		int t = dwarf_tag(&path[k]);
 		bool linkage;

@@ -289,6 +289,7 @@ void pr__sym_module_free(struct sym_module *m)
 {
 	if (!m)
 		return;
+	pr__sym_dwarf_free(m);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	pr__symtab_free(&m->syms);
