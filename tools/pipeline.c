@@ -19,6 +19,8 @@ struct batch {
 	unsigned char *data;
 };
 
+#define MAX_SPARE 4
+
 struct ds_pipeline {
 	const struct pr_reader *r;
 	pr_record_fn process;
@@ -30,7 +32,11 @@ struct ds_pipeline {
 	pthread_mutex_t lock;
 	pthread_cond_t ready;
 	struct batch *head, **tail;  /* handed over, oldest first */
-	bool closed, started, joined;
+	/* Processed batches kept for reuse: a fresh buffer each drain cost
+	 * a page fault per 4 KiB, more than the copy itself. */
+	struct batch *spare;
+	int nr_spare;
+	bool closed, joined;
 	int error;
 
 	pthread_t worker;
@@ -121,10 +127,17 @@ static void *worker(void *arg)
 		 * thread learns of it at the end. */
 		err = pl->error ? 0 : run_batch(pl, b);
 		atomic_fetch_sub(&pl->queued_bytes, b->cap);
-		batch_free(b);
 		pthread_mutex_lock(&pl->lock);
 		if (err && !pl->error)
 			pl->error = err;
+		if (pl->nr_spare < MAX_SPARE) {
+			b->len = 0;
+			b->next = pl->spare;
+			pl->spare = b;
+			pl->nr_spare++;
+		} else {
+			batch_free(b);
+		}
 	}
 	pthread_mutex_unlock(&pl->lock);
 	return NULL;
@@ -157,18 +170,33 @@ struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn proc
 		free(pl);
 		return NULL;
 	}
-	pl->started = true;
 	return pl;
 }
 
-static int append(struct batch **bp, const void *raw, size_t size)
+/* A batch to fill: a spare one, or a new one. */
+static struct batch *take_batch(struct ds_pipeline *pl)
 {
-	struct batch *b = *bp;
+	struct batch *b;
+
+	pthread_mutex_lock(&pl->lock);
+	b = pl->spare;
+	if (b) {
+		pl->spare = b->next;
+		pl->nr_spare--;
+		b->next = NULL;
+	}
+	pthread_mutex_unlock(&pl->lock);
+	return b ? b : calloc(1, sizeof(*b));
+}
+
+static int append(struct ds_pipeline *pl, const void *raw, size_t size)
+{
+	struct batch *b = pl->filling;
 
 	if (!b) {
-		if (!(b = calloc(1, sizeof(*b))))
+		if (!(b = take_batch(pl)))
 			return -ENOMEM;
-		*bp = b;
+		pl->filling = b;
 	}
 	if (b->len + size > b->cap) {
 		size_t cap = b->cap ? b->cap * 2 : 1 << 20;
@@ -202,7 +230,7 @@ int ds_pipeline_copy(const struct pr_record *rec, void *arg)
 		}
 		atomic_fetch_add(&pl->copied, 1);
 	}
-	err = append(&pl->filling, h, h->size);
+	err = append(pl, h, h->size);
 	if (!err)
 		atomic_fetch_add(&pl->queued_bytes, pl->filling->cap - before);
 	return err;
@@ -255,6 +283,12 @@ void ds_pipeline_free(struct ds_pipeline *pl)
 		return;
 	ds_pipeline_finish(pl);
 	batch_free(pl->filling);
+	while (pl->spare) {
+		struct batch *b = pl->spare;
+
+		pl->spare = b->next;
+		batch_free(b);
+	}
 	pthread_cond_destroy(&pl->ready);
 	pthread_mutex_destroy(&pl->lock);
 	free(pl);
