@@ -189,13 +189,16 @@ static struct batch *take_batch(struct ds_pipeline *pl)
 	return b ? b : calloc(1, sizeof(*b));
 }
 
-static int append(struct ds_pipeline *pl, const void *raw, size_t size)
+/* Room for `size` more bytes in the batch being filled; NULL out of
+ * memory. */
+static unsigned char *room(struct ds_pipeline *pl, size_t size)
 {
 	struct batch *b = pl->filling;
+	unsigned char *at;
 
 	if (!b) {
 		if (!(b = take_batch(pl)))
-			return -ENOMEM;
+			return NULL;
 		pl->filling = b;
 	}
 	if (b->len + size > b->cap) {
@@ -205,12 +208,53 @@ static int append(struct ds_pipeline *pl, const void *raw, size_t size)
 		while (cap < b->len + size)
 			cap *= 2;
 		if (!(d = realloc(b->data, cap)))
-			return -ENOMEM;
+			return NULL;
 		b->data = d;
 		b->cap = cap;
 	}
-	memcpy(b->data + b->len, raw, size);
+	at = b->data + b->len;
 	b->len += size;
+	return at;
+}
+
+/*
+ * Copy a record.  A sample's stack copy is cut to the bytes the kernel
+ * could read (dyn_size, rounded up to 8): the rest of the reserved size is
+ * zeros past the top of the stack, and copying it was most of the cost.
+ * The record stays well formed (its stack size field says the new size),
+ * so it parses as before.
+ */
+static int copy_record(struct ds_pipeline *pl, const struct pr_record *rec)
+{
+	const struct perf_event_header *h = rec->raw;
+	const struct pr_sample *sm = &rec->u.sample;
+	const unsigned char *raw = rec->raw;
+	size_t head, tail, keep, size;
+	unsigned char *at;
+	uint64_t v;
+
+	if (rec->type != PR_RECORD_SAMPLE || !sm->stack || sm->stack_dyn_size >= sm->stack_size) {
+		if (!(at = room(pl, h->size)))
+			return -ENOMEM;
+		memcpy(at, raw, h->size);
+		return 0;
+	}
+	/* ... u64 size, stack[size], u64 dyn_size, then the fields after. */
+	head = (size_t)(sm->stack - raw) - 8;
+	tail = (size_t)(sm->stack - raw) + sm->stack_size + 8;
+	keep = (sm->stack_dyn_size + 7) & ~(size_t)7;
+	size = head + 8 + keep + 8 + (h->size - tail);
+	if (!(at = room(pl, size)))
+		return -ENOMEM;
+	memcpy(at, raw, head);
+	((struct perf_event_header *)at)->size = (uint16_t)size;
+	v = keep;
+	memcpy(at + head, &v, 8);
+	memcpy(at + head + 8, sm->stack, sm->stack_dyn_size);
+	memset(at + head + 8 + sm->stack_dyn_size, 0, keep - sm->stack_dyn_size);
+	v = sm->stack_dyn_size;
+	memcpy(at + head + 8 + keep, &v, 8);
+	memcpy(at + head + 16 + keep, raw + tail, h->size - tail);
 	return 0;
 }
 
@@ -230,7 +274,7 @@ int ds_pipeline_copy(const struct pr_record *rec, void *arg)
 		}
 		atomic_fetch_add(&pl->copied, 1);
 	}
-	err = append(pl, h, h->size);
+	err = copy_record(pl, rec);
 	if (!err)
 		atomic_fetch_add(&pl->queued_bytes, pl->filling->cap - before);
 	return err;
