@@ -145,6 +145,21 @@ static int add_mappings(struct pprof *pp, const struct pr_profile *p)
 		pm->has_line_numbers = m->has_lines;
 		pm->has_inline_frames = m->has_inline;
 	}
+	/* pprof takes the first mapping listed for the main binary (its
+	 * "File:"): list the first executable first, not libc because it
+	 * happened to be seen first.  Ids stay as they are. */
+	for (uint32_t i = 0; i < p->nr_mappings; i++) {
+		const char *name = prof_str(p, p->mappings[i].name);
+
+		if (name[0] == '/' && name[1] != '/' && !strstr(name, ".so") &&
+		    strncmp(name, "/tmp/perf-", 10)) {
+			pb_mapping *first = pp->mapping_ptrs[0];
+
+			pp->mapping_ptrs[0] = pp->mapping_ptrs[i];
+			pp->mapping_ptrs[i] = first;
+			break;
+		}
+	}
 	pp->msg.mapping = pp->mapping_ptrs;
 	pp->msg.n_mapping = p->nr_mappings;
 	return 0;

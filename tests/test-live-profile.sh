@@ -150,6 +150,15 @@ err() { # description, expected message (regex), arguments...
 }
 err "a missing pid" "no process with PID 4194999: check the PID" -p 4194999 -o "$tmp/e.svg"
 check "and leaves no empty profile behind" test ! -e "$tmp/e.svg"
+echo "an earlier profile" >"$tmp/keep.svg"
+err "a missing pid, over an earlier profile" "no process with PID 4194999" -p 4194999 -o "$tmp/keep.svg"
+check "leaves the earlier profile as it was" grep -q "an earlier profile" "$tmp/keep.svg"
+if mknod "$tmp/null" c 1 3 2>/dev/null; then
+	err "a missing pid, writing to a device" "no process with PID 4194999" -p 4194999 -o "$tmp/null" -f folded
+	check "leaves the device alone" test -c "$tmp/null"
+fi
+err "a command that cannot run" "sampling could not start" -o "$tmp/nx.folded" -- "$tmp/no-such-command"
+check "and writes no profile" test ! -e "$tmp/nx.folded"
 err "an unwritable path" "cannot write $tmp/no/such/dir/p.svg: .*choose another output path" \
 	-o "$tmp/no/such/dir/p.svg" -- "$workload" spin 5
 err "a bad flag" "Try 'dwarfsample --help'" --bogus -p 1
@@ -157,6 +166,7 @@ err "an unknown format" "unknown format 'flame': the formats are svg" -f flame -
 err "an extension that says nothing" "cannot tell the format from '.*p.data'" -o "$tmp/p.data" -p 1
 err "no target" "nothing to sample" -F 99
 err "a bad --tag" "invalid --tag 'novalue'" --tag novalue -p 1
+err "a --tag every sample has" "'pid' is a label every sample has already" --tag pid=5 -p 1
 if command -v setpriv >/dev/null && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 1 ]; then
 	chmod 777 "$tmp"
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$ds" -p 1 -o "$tmp/np.svg" \

@@ -355,10 +355,13 @@ struct pr_reader *ds_capture_open(const struct ds_capture *c)
 	return pr_reader_open_pids(c->pids, c->nr_pids, &opts);
 }
 
+/* The first signal stops sampling; a second one also cuts short what
+ * is left to do (the live command drops what waits to be unwound). */
 static void on_signal(int sig)
 {
 	(void)sig;
-	ds_stop = 1;
+	if (ds_stop < 2)
+		ds_stop++;
 }
 
 void ds_capture_signals(void)

@@ -32,7 +32,8 @@ struct ds_capture {
 	int verbose;
 };
 
-/* Set by SIGINT/SIGTERM handlers; the capture loops poll it. */
+/* Set by SIGINT/SIGTERM handlers (1, then 2 on a second signal); the
+ * capture loops poll it. */
 extern volatile sig_atomic_t ds_stop;
 
 /* Show the library's messages down to `level` more than warnings. */

@@ -47,7 +47,8 @@ struct session {
 	struct ds_sink *sink;
 	struct ds_pipeline *pl;
 	uint64_t id;
-	double start, last_status;
+	double start, end, last_status;
+	bool started;                /* sampling began */
 	bool status;                 /* a terminal: show the status line */
 	/* Written by the worker, read by the status line. */
 	_Atomic uint64_t samples, complete;
@@ -82,8 +83,9 @@ static int started(void *arg)
 {
 	struct session *s = arg;
 
-	s->start = ds_now();
+	s->start = s->end = ds_now();
 	s->last_status = s->start;
+	s->started = true;
 	return ds_synthesize(s->c, s->r, s->id, ds_pipeline_copy, s->pl);
 }
 
@@ -101,7 +103,7 @@ static void status_line(struct session *s, bool final)
 	uint64_t lost = lost_samples(s);
 
 	fprintf(stderr, "\r\033[K[%6.1f s] %" PRIu64 " samples, %" PRIu64 " lost, %.1f%% "
-		"complete stacks%s", ds_now() - s->start, n, lost,
+		"complete stacks%s", (final ? s->end : ds_now()) - s->start, n, lost,
 		n ? 100.0 * (double)done / (double)n : 0.0, final ? "\n" : "");
 }
 
@@ -113,7 +115,10 @@ static int round_done(void *arg)
 	double now;
 
 	ds_pipeline_flush(s->pl);
-	if (!s->status || (now = ds_now()) - s->last_status < 1.0)
+	/* The last drain ends the profile's time (not reaping a command, nor
+	 * the worker catching up). */
+	s->end = now = ds_now();
+	if (!s->status || now - s->last_status < 1.0)
 		return 0;
 	s->last_status = now;
 	status_line(s, false);
@@ -128,7 +133,7 @@ static void summary(struct session *s, int fmt, const char *path, size_t stacks,
 	pr_unwinder_stats(s->u, &st);
 	total = st.samples + lost;
 	fprintf(stderr, "dwarfsample: %" PRIu64 " samples in %.1f s, %" PRIu64 " lost "
-		"(%.2f%%)", st.samples, ds_now() - s->start, lost,
+		"(%.2f%%)", st.samples, s->end - s->start, lost,
 		total ? 100.0 * (double)lost / (double)total : 0.0);
 	if (fmt != DS_FORMAT_PERF_SCRIPT)
 		fprintf(stderr, ", %zu distinct stacks", stacks);
@@ -206,7 +211,7 @@ static int open_session(struct session *s, const struct profile_args *a)
 	if (s->u)
 		s->sym = pr_symbolizer_new(s->model, &so);
 	if (s->sym)
-		s->pl = ds_pipeline_new(s->r, process, s, MAX_QUEUED);
+		s->pl = ds_pipeline_new(s->r, process, s, MAX_QUEUED, &ds_stop);
 	if (!s->pl) {
 		ds_err("cannot start: %s", strerror(errno));
 		return -1;
@@ -233,7 +238,7 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	char name[256], path[512], title[600];
 	const char *event;
 	struct timespec wall;
-	int fmt, err;
+	int fmt, err, werr;
 
 	/* Everything that can be wrong with the output is said before
 	 * sampling starts. */
@@ -267,25 +272,28 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	if (err) {
 		char buf[128];
 
-		ds_err("sampling stopped: %s", pr_strerror(err, buf, sizeof(buf)));
+		ds_err("sampling %s: %s", s.started ? "stopped" : "could not start",
+		       pr_strerror(err, buf, sizeof(buf)));
 	}
+	if (ds_stop > 1)
+		ds_err("interrupted again: writing what was unwound so far");
 	/* Whatever was sampled is written, however the run ended. */
-	err = ds_pipeline_finish(s.pl);
-	if (err)
-		ds_err("processing samples failed: %s", strerror(-err));
-	if (s.status)
+	werr = ds_pipeline_finish(s.pl);
+	if (werr)
+		ds_err("processing samples failed: %s", strerror(-werr));
+	if (s.status && s.started)
 		status_line(&s, true);
 	{
-		double dur = ds_now() - s.start;
 		size_t stacks = ds_sink_stacks(s.sink);
 		bool ok = !ds_sink_close(s.sink, (uint64_t)wall.tv_sec * 1000000000u +
 						  (uint64_t)wall.tv_nsec,
-					 (uint64_t)(dur * 1e9), false);
+					 (uint64_t)((s.end - s.start) * 1e9), !s.started);
 
 		s.sink = NULL;
-		summary(&s, fmt, a->out.path, stacks, ok);
+		if (s.started)
+			summary(&s, fmt, a->out.path, stacks, ok);
 		close_session(&s);
-		return ok && !err ? 0 : 1;
+		return ok && !err && !werr ? 0 : 1;
 	}
 }
 

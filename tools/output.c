@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The sinks of named stacks: perf script's text, or a profile. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -82,6 +84,18 @@ int ds_output_option(struct ds_output_opts *o, int opt, const char *arg)
 			ds_err("invalid --tag '%s': expected KEY=VALUE", arg);
 			return -1;
 		}
+		if (eq - arg > 255) {
+			ds_err("invalid --tag: the key is longer than 255 bytes");
+			return -1;
+		}
+		/* pprof labels every sample with these already. */
+		for (const char *const *r = (const char *const[]){ "pid", "tid", "thread",
+								   "process", NULL }; *r; r++)
+			if ((size_t)(eq - arg) == strlen(*r) && !strncmp(arg, *r, strlen(*r))) {
+				ds_err("--tag %s=...: '%s' is a label every sample has already; "
+				       "choose another key", *r, *r);
+				return -1;
+			}
 		if (o->nr_tags == DS_MAX_TAGS) {
 			ds_err("at most %d --tag", DS_MAX_TAGS);
 			return -1;
@@ -134,6 +148,9 @@ int ds_output_format(const struct ds_output_opts *o, int fallback, bool ext_requ
 struct ds_sink {
 	int fmt;
 	const char *path;            /* NULL: stdout */
+	char *tmp;                   /* written there, renamed to path at the
+				      * end; NULL when path is not a regular
+				      * file (a device, a fifo) */
 	FILE *out;
 	struct ps_writer ps;         /* perf-script */
 	const char *event;
@@ -141,6 +158,46 @@ struct ds_sink {
 	struct pr_profile *profile;  /* the other formats */
 	struct pr_profile_write_opts wo;
 };
+
+/*
+ * A regular file (or none yet) is written under a temporary name in its
+ * directory and renamed over at the end: a run that fails, or is killed,
+ * leaves what was there before, and a failed start removes only its own
+ * file.  Anything else (/dev/null, a fifo) is written in place.
+ */
+static FILE *open_output(struct ds_sink *s)
+{
+	struct stat st;
+	mode_t mask;
+	FILE *f;
+	int fd;
+
+	if (!stat(s->path, &st) && !S_ISREG(st.st_mode))
+		return fopen(s->path, "we");
+	if (asprintf(&s->tmp, "%s.XXXXXX", s->path) < 0) {
+		s->tmp = NULL;
+		errno = ENOMEM;
+		return NULL;
+	}
+	fd = mkostemp(s->tmp, O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+
+		free(s->tmp);
+		s->tmp = NULL;
+		errno = e;
+		return NULL;
+	}
+	/* As fopen would have made it: 0666 less the umask. */
+	mask = umask(0);
+	umask(mask);
+	fchmod(fd, 0666 & ~mask);
+	if (!(f = fdopen(fd, "w"))) {
+		close(fd);
+		unlink(s->tmp);
+	}
+	return f;
+}
 
 struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char *path,
 			     uint64_t freq, const char *event, int event_width)
@@ -178,7 +235,7 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 			return NULL;
 		}
 	}
-	s->out = s->path ? fopen(s->path, "we") : stdout;
+	s->out = s->path ? open_output(s) : stdout;
 	if (!s->out) {
 		ds_err("cannot write %s: %s; choose another output path with -o", s->path,
 		       strerror(errno));
@@ -226,15 +283,20 @@ int ds_sink_close(struct ds_sink *s, uint64_t start_ns, uint64_t duration_ns, bo
 	if (s->profile && !discard) {
 		pr_profile_set_time(s->profile, start_ns, duration_ns);
 		err = pr_profile_write(s->profile, (enum pr_profile_format)s->fmt, s->out, &s->wo);
+		if (err == -EIO)
+			err = errno ? -errno : -EIO;
 	}
 	if (!err && fflush(s->out))
 		err = -errno;
 	if (s->path && fclose(s->out) && !err)
 		err = -errno;
+	if (s->tmp && !err && !discard && rename(s->tmp, s->path))
+		err = -errno;
 	if (err)
-		ds_err("writing %s failed: %s", name, strerror(-err == EIO && errno ? errno : -err));
-	if (s->path && discard)
-		unlink(s->path);
+		ds_err("writing %s failed: %s", name, strerror(-err));
+	if (s->tmp && (err || discard))
+		unlink(s->tmp);
+	free(s->tmp);
 	pr_profile_free(s->profile);
 	free(s);
 	return err ? -1 : 0;

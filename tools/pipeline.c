@@ -26,6 +26,7 @@ struct ds_pipeline {
 	pr_record_fn process;
 	void *ctx;
 	size_t max_bytes;
+	const volatile sig_atomic_t *hurry;
 
 	struct batch *filling;       /* capture thread's */
 
@@ -52,9 +53,11 @@ static void batch_free(struct batch *b)
 	}
 }
 
+/* A record waiting in the worker: its time, and where it is. */
 struct entry {
 	uint64_t time;
-	size_t off;
+	uint64_t seq;                /* the order it was copied in */
+	const struct perf_event_header *h;
 };
 
 static int by_time(const void *a, const void *b)
@@ -63,56 +66,126 @@ static int by_time(const void *a, const void *b)
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
-	/* Equal times keep their drain order (synthesized records are all
+	/* Equal times keep their copy order (synthesized records are all
 	 * time 0, and come in the order they must be applied). */
-	return (x->off > y->off) - (x->off < y->off);
+	return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
-/* Put a batch in time order and process it. */
-static int run_batch(struct ds_pipeline *pl, struct batch *b)
+/* The worker's state between batches. */
+struct held {
+	struct entry *e;             /* waiting, sorted */
+	size_t nr, cap;
+	struct batch *prev;          /* holds the waiting records' bytes */
+	uint64_t prev_max;           /* the latest time in `prev` */
+	uint64_t seq;
+};
+
+static void release(struct ds_pipeline *pl, struct batch *b)
 {
-	struct entry *order;
-	size_t n = 0;
+	if (!b)
+		return;
+	atomic_fetch_sub(&pl->queued_bytes, b->cap);
+	pthread_mutex_lock(&pl->lock);
+	if (pl->nr_spare < MAX_SPARE) {
+		b->len = 0;
+		b->next = pl->spare;
+		pl->spare = b;
+		pl->nr_spare++;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&pl->lock);
+	batch_free(b);
+}
+
+/* Process the waiting records up to time `limit` (all with UINT64_MAX),
+ * in order; keep the rest.  A second Ctrl-C drops what waits. */
+static int process_upto(struct ds_pipeline *pl, struct held *w, uint64_t limit)
+{
+	size_t i = 0;
 	int err = 0;
 
-	for (size_t off = 0; off < b->len; off += ((struct perf_event_header *)(b->data + off))->size)
-		n++;
-	order = malloc((n ? n : 1) * sizeof(*order));
-	if (!order)
-		return -ENOMEM;
-	n = 0;
-	for (size_t off = 0; off < b->len;) {
-		struct pr_record rec;
-		size_t size = ((struct perf_event_header *)(b->data + off))->size;
-
-		/* The copy parses as the original did. */
-		order[n].time = pr_reader_parse(pl->r, b->data + off, size, &rec) ? 0 : rec.time;
-		order[n++].off = off;
-		off += size;
-	}
-	qsort(order, n, sizeof(*order), by_time);
-	for (size_t i = 0; i < n && !err; i++) {
-		const struct perf_event_header *h = (const void *)(b->data + order[i].off);
+	for (; i < w->nr && w->e[i].time <= limit && !err; i++) {
 		struct pr_record rec;
 
-		if (pr_reader_parse(pl->r, h, h->size, &rec))
+		if (pl->hurry && *pl->hurry > 1) {
+			for (size_t k = i; k < w->nr; k++)
+				if (w->e[k].h->type == PERF_RECORD_SAMPLE)
+					atomic_fetch_add(&pl->dropped, 1);
+			i = w->nr;
+			break;
+		}
+		if (pr_reader_parse(pl->r, w->e[i].h, w->e[i].h->size, &rec)) {
+			/* Not expected of a copy: counted, not lost silently. */
+			atomic_fetch_add(&pl->dropped, w->e[i].h->type == PERF_RECORD_SAMPLE);
 			continue;
+		}
 		err = pl->process(&rec, pl->ctx);
 		if (rec.type == PR_RECORD_SAMPLE)
 			atomic_fetch_add(&pl->processed, 1);
 	}
-	free(order);
+	memmove(w->e, w->e + i, (w->nr - i) * sizeof(*w->e));
+	w->nr -= i;
 	return err < 0 ? err : 0;
+}
+
+/*
+ * Take batch `b` (NULL: the end).  Rings are drained one after another,
+ * so a drain can hold a record that comes after one the next drain will
+ * bring; but not after anything the drain before it held, which was read
+ * before this drain began (perf's ordered events reason the same way at
+ * each finished round).  So records wait until a later batch arrives,
+ * and those up to the latest time of the batch before are processed.
+ */
+static int take(struct ds_pipeline *pl, struct held *w, struct batch *b)
+{
+	uint64_t max = 0;
+	size_t n = 0;
+	int err;
+
+	for (size_t off = 0; b && off < b->len;
+	     off += ((struct perf_event_header *)(b->data + off))->size)
+		n++;
+	if (w->nr + n > w->cap) {
+		size_t cap = w->cap ? w->cap : 1024;
+		struct entry *e;
+
+		while (cap < w->nr + n)
+			cap *= 2;
+		if (!(e = realloc(w->e, cap * sizeof(*e))))
+			return -ENOMEM;
+		w->e = e;
+		w->cap = cap;
+	}
+	for (size_t off = 0; b && off < b->len;) {
+		const struct perf_event_header *h = (const void *)(b->data + off);
+		struct entry *e = &w->e[w->nr++];
+		struct pr_record rec;
+
+		e->h = h;
+		e->seq = w->seq++;
+		e->time = pr_reader_parse(pl->r, h, h->size, &rec) ? 0 : rec.time;
+		if (e->time > max)
+			max = e->time;
+		off += h->size;
+	}
+	qsort(w->e, w->nr, sizeof(*w->e), by_time);
+	err = process_upto(pl, w, b ? w->prev_max : UINT64_MAX);
+	/* What waits now is all of `b`'s: the batch before is done. */
+	release(pl, w->prev);
+	w->prev = b;
+	w->prev_max = max > w->prev_max ? max : w->prev_max;
+	return err;
 }
 
 static void *worker(void *arg)
 {
 	struct ds_pipeline *pl = arg;
+	struct held w = { 0 };
+	int err;
 
 	pthread_mutex_lock(&pl->lock);
 	for (;;) {
 		struct batch *b;
-		int err;
 
 		while (!pl->head && !pl->closed)
 			pthread_cond_wait(&pl->ready, &pl->lock);
@@ -125,26 +198,30 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&pl->lock);
 		/* After an error the rest is only released: the capture
 		 * thread learns of it at the end. */
-		err = pl->error ? 0 : run_batch(pl, b);
-		atomic_fetch_sub(&pl->queued_bytes, b->cap);
+		if (pl->error) {
+			release(pl, b);
+			err = 0;
+		} else {
+			err = take(pl, &w, b);
+		}
 		pthread_mutex_lock(&pl->lock);
 		if (err && !pl->error)
 			pl->error = err;
-		if (pl->nr_spare < MAX_SPARE) {
-			b->len = 0;
-			b->next = pl->spare;
-			pl->spare = b;
-			pl->nr_spare++;
-		} else {
-			batch_free(b);
-		}
 	}
 	pthread_mutex_unlock(&pl->lock);
+	err = pl->error ? 0 : take(pl, &w, NULL);
+	pthread_mutex_lock(&pl->lock);
+	if (err && !pl->error)
+		pl->error = err;
+	pthread_mutex_unlock(&pl->lock);
+	release(pl, w.prev);
+	free(w.e);
 	return NULL;
 }
 
 struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn process,
-				    void *ctx, size_t max_bytes)
+				    void *ctx, size_t max_bytes,
+				    const volatile sig_atomic_t *hurry)
 {
 	struct ds_pipeline *pl = calloc(1, sizeof(*pl));
 	sigset_t block, old;
@@ -155,6 +232,7 @@ struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn proc
 	pl->process = process;
 	pl->ctx = ctx;
 	pl->max_bytes = max_bytes;
+	pl->hurry = hurry;
 	pl->tail = &pl->head;
 	pthread_mutex_init(&pl->lock, NULL);
 	pthread_cond_init(&pl->ready, NULL);
@@ -233,7 +311,9 @@ static int copy_record(struct ds_pipeline *pl, const struct pr_record *rec)
 	unsigned char *at;
 	uint64_t v;
 
-	if (rec->type != PR_RECORD_SAMPLE || !sm->stack || sm->stack_dyn_size >= sm->stack_size) {
+	/* A stack of size 0 has no dyn_size field: keep those as they are. */
+	if (rec->type != PR_RECORD_SAMPLE || !sm->stack || !sm->stack_dyn_size ||
+	    sm->stack_dyn_size >= sm->stack_size) {
 		if (!(at = room(pl, h->size)))
 			return -ENOMEM;
 		memcpy(at, raw, h->size);
@@ -266,18 +346,18 @@ int ds_pipeline_copy(const struct pr_record *rec, void *arg)
 	int err;
 
 	if (rec->type == PR_RECORD_SAMPLE) {
-		size_t waiting = atomic_load(&pl->queued_bytes) + before;
-
-		if (waiting + h->size > pl->max_bytes) {
+		/* queued_bytes counts the batch being filled too. */
+		if (atomic_load(&pl->queued_bytes) + h->size > pl->max_bytes) {
 			atomic_fetch_add(&pl->dropped, 1);
 			return 0;
 		}
-		atomic_fetch_add(&pl->copied, 1);
 	}
 	err = copy_record(pl, rec);
-	if (!err)
-		atomic_fetch_add(&pl->queued_bytes, pl->filling->cap - before);
-	return err;
+	if (err)
+		return err;
+	atomic_fetch_add(&pl->copied, rec->type == PR_RECORD_SAMPLE);
+	atomic_fetch_add(&pl->queued_bytes, pl->filling->cap - before);
+	return 0;
 }
 
 int ds_pipeline_flush(void *arg)

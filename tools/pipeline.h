@@ -6,15 +6,16 @@
  * time) and hands over a batch per drain; the worker puts each batch in
  * time order, parses it again and processes it.
  *
- * Time order matters: a sample on one CPU can follow the mmap or exec on
- * another CPU that it depends on, and rings are drained one after the
- * other.  A batch holds one drain of every ring, each ring up to the head
- * it had when its turn came, so a record another depends on is in the
- * same batch or an earlier one; sorting each batch is enough.
+ * Time order matters: a sample on one CPU can follow the mmap, fork or
+ * exec on another CPU that it depends on, and rings are drained one after
+ * the other, so a drain can hold records later than some the next drain
+ * brings.  The worker holds records back until the drain after next, as
+ * perf's ordered events do (pipeline.c says why that is enough).
  */
 #ifndef DS_PIPELINE_H
 #define DS_PIPELINE_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "perfreader.h"
@@ -26,19 +27,22 @@ struct ds_pipeline;
  * order; a negative return stops the worker and is reported by
  * ds_pipeline_finish()).  `max_bytes` bounds what may wait for the worker:
  * past it, samples are dropped and counted (other records are kept: the
- * process model needs them).  The worker starts at once, with SIGINT and
- * SIGTERM blocked so they reach the capture thread.  NULL on failure.
+ * process model needs them).  Once `*hurry` (may be NULL) exceeds 1 — a
+ * second Ctrl-C — what still waits is dropped and counted.  The worker
+ * starts at once, with SIGINT and SIGTERM blocked so they reach the
+ * capture thread.  NULL on failure.
  */
 struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn process,
-				    void *ctx, size_t max_bytes);
+				    void *ctx, size_t max_bytes,
+				    const volatile sig_atomic_t *hurry);
 
 /* Capture thread: copy one record (a pr_record_fn; ctx is the pipeline),
  * and hand over what was copied since the last call (a round hook). */
 int ds_pipeline_copy(const struct pr_record *rec, void *pipeline);
 int ds_pipeline_flush(void *pipeline);
 
-/* Samples copied, samples dropped because the worker was behind, and
- * samples the worker has processed.  Any thread. */
+/* Samples copied, samples dropped (the worker was behind, or a second
+ * Ctrl-C), and samples the worker has processed.  Any thread. */
 struct ds_pipeline_counts {
 	uint64_t copied, dropped, processed;
 	size_t queued_bytes;
