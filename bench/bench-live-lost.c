@@ -11,17 +11,13 @@
  *        1000 4000 10000 Hz)
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "perfreader.h"
 
 #ifndef DS_DEMO
@@ -33,14 +29,6 @@ struct result {
 	double cpu_seconds;
 };
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static double cpu_self(void)
 {
 	struct rusage ru;
@@ -50,20 +38,6 @@ static double cpu_self(void)
 	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-static pid_t spawn(char *const argv[])
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int null = open("/dev/null", 1);
-
-		dup2(null, 1);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	return pid;
-}
-
 static pid_t start_workload(const char *path, double seconds)
 {
 	char secs[32];
@@ -71,15 +45,9 @@ static pid_t start_workload(const char *path, double seconds)
 	pid_t pid;
 
 	snprintf(secs, sizeof(secs), "%.1f", seconds + 3);
-	pid = spawn(argv);
+	pid = bench_spawn(argv, -1, NULL);
 	usleep(300000);
 	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
 }
 
 static int count(const struct pr_record *rec, void *arg)
@@ -106,21 +74,21 @@ static int run_ours(const char *workload, unsigned long rate, double seconds,
 
 	if (!r) {
 		fprintf(stderr, "bench-live-lost: open failed: %s\n", strerror(errno));
-		stop(pid);
+		bench_stop(pid);
 		return -1;
 	}
 	memset(res, 0, sizeof(*res));
 	cpu0 = cpu_self();
 	pr_reader_enable(r);
-	end = now() + seconds;
-	while (now() < end)
+	end = bench_now() + seconds;
+	while (bench_now() < end)
 		pr_reader_poll(r, 100, count, res);
 	pr_reader_disable(r);
 	while (pr_reader_consume(r, count, res) > 0)
 		;
 	res->cpu_seconds = cpu_self() - cpu0;
 	pr_reader_close(r);
-	stop(pid);
+	bench_stop(pid);
 	return 0;
 }
 
@@ -129,55 +97,22 @@ static int run_ours(const char *workload, unsigned long rate, double seconds,
 static int run_perf(const char *workload, unsigned long rate, double seconds,
 		    struct result *res)
 {
-	char freq[32], pidarg[32], secs[32], cmd[512], line[256];
 	const char *out = "/dev/shm/dwarfsample-bench-perf.data";
 	pid_t pid = start_workload(workload, seconds);
-	char *argv[] = { "perf", "record", "-q", "-F", freq, "--call-graph",
-			 "dwarf,8192", "-p", pidarg, "-o", (char *)out, "--",
-			 "sleep", secs, NULL };
-	struct rusage ru;
-	int status;
-	pid_t perf;
-	FILE *f;
+	struct run rec;
+	int ret;
 
-	snprintf(freq, sizeof(freq), "%lu", rate);
-	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
-	snprintf(secs, sizeof(secs), "%.1f", seconds);
 	memset(res, 0, sizeof(*res));
-	perf = spawn(argv);
-	if (wait4(perf, &status, 0, &ru) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
+	ret = bench_perf_record_pid(pid, rate, seconds, out, NULL, &rec);
+	bench_stop(pid);
+	if (ret) {
 		fprintf(stderr, "bench-live-lost: perf record failed\n");
-		stop(pid);
 		return -1;
 	}
-	res->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-			   (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-	stop(pid);
-	snprintf(cmd, sizeof(cmd), "perf report -i %s --stats 2>/dev/null", out);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	/* The per-event section (after "stats:") holds the totals. */
-	{
-		bool per_event = false;
-
-		while (fgets(line, sizeof(line), f)) {
-			unsigned long long v;
-
-			if (strstr(line, " stats:"))
-				per_event = true;
-			if (!per_event)
-				continue;
-			if (sscanf(line, " SAMPLE events: %llu", &v) == 1)
-				res->samples = v;
-			else if (sscanf(line, " LOST_SAMPLES events: %llu", &v) == 1)
-				res->lost = v;
-		}
-	}
-	pclose(f);
+	res->cpu_seconds = rec.cpu;
+	ret = bench_perf_stats(out, &res->samples, &res->lost);
 	unlink(out);
-	return 0;
+	return ret;
 }
 
 static double pct(const struct result *r)

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,27 +28,50 @@ void bench_take_usage(struct run *out, double t0, const struct rusage *ru)
 	out->maxrss_kb = ru->ru_maxrss;
 }
 
-int bench_run_cmd(char *const argv[], struct run *out)
+pid_t bench_spawn(char *const argv[], int in_fd, const char *err_path)
 {
-	struct rusage ru;
-	double t0 = bench_now();
 	pid_t pid = fork();
-	int status;
 
-	if (pid < 0)
-		return -1;
 	if (pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
 
 		dup2(null, 1);
-		dup2(null, 2);
+		if (in_fd >= 0)
+			dup2(in_fd, 0);
+		if (err_path) {
+			int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+			dup2(err < 0 ? null : err, 2);
+		}
 		execvp(argv[0], argv);
 		_exit(127);
 	}
-	if (wait4(pid, &status, 0, &ru) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+	return pid;
+}
+
+int bench_wait(pid_t pid, double t0, struct run *out)
+{
+	struct rusage ru;
+	int status;
+
+	if (wait4(pid, &status, 0, &ru) < 0)
 		return -1;
 	bench_take_usage(out, t0, &ru);
-	return 0;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -1;
+}
+
+void bench_stop(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+int bench_run_cmd(char *const argv[], struct run *out)
+{
+	double t0 = bench_now();
+	pid_t pid = bench_spawn(argv, -1, "/dev/null");
+
+	return pid < 0 ? -1 : bench_wait(pid, t0, out);
 }
 
 void bench_warm(const char *path)
@@ -120,4 +145,49 @@ long bench_samples_in(const char *tool, const char *path)
 	if (p)
 		pclose(p);
 	return n;
+}
+
+int bench_perf_record_pid(pid_t pid, unsigned long rate, double seconds,
+			  const char *out, const char *err_path, struct run *r)
+{
+	char freq[32], pidarg[32], secs[32];
+	char *argv[] = { "perf", "record", "-q", "-e", "cpu-clock", "-F", freq,
+			 "--call-graph", "dwarf,8192", "-p", pidarg, "-o", (char *)out,
+			 "--", "sleep", secs, NULL };
+
+	snprintf(freq, sizeof(freq), "%lu", rate);
+	snprintf(pidarg, sizeof(pidarg), "%d", (int)pid);
+	snprintf(secs, sizeof(secs), "%.1f", seconds);
+	if (seconds <= 0)
+		argv[13] = NULL;
+	return bench_wait(bench_spawn(argv, -1, err_path), bench_now(), r);
+}
+
+int bench_perf_stats(const char *path, unsigned long long *samples,
+		     unsigned long long *lost)
+{
+	char cmd[4096], line[256];
+	bool per_event = false;
+	FILE *f;
+
+	*samples = *lost = 0;
+	snprintf(cmd, sizeof(cmd), "perf report -i %s --stats 2>/dev/null", path);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	/* The per-event section (after "stats:") holds the totals. */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+
+		if (strstr(line, " stats:"))
+			per_event = true;
+		if (!per_event)
+			continue;
+		if (sscanf(line, " SAMPLE events: %llu", &v) == 1)
+			*samples = v;
+		else if (sscanf(line, " LOST_SAMPLES events: %llu", &v) == 1)
+			*lost = v;
+	}
+	pclose(f);
+	return 0;
 }

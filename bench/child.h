@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <sys/resource.h>
+#include <sys/types.h>
 
 struct run {
 	double wall, cpu;            /* seconds */
@@ -22,6 +23,15 @@ void bench_take_usage(struct run *out, double t0, const struct rusage *ru);
 /* Run argv with standard output and error to /dev/null: 0, or -1 when it
  * cannot be run or fails. */
 int bench_run_cmd(char *const argv[], struct run *out);
+/* Start argv in the background with standard output to /dev/null,
+ * standard input from `in_fd` (inherited when negative) and standard error
+ * to the file `err_path` (inherited when NULL).  The child's pid, or -1. */
+pid_t bench_spawn(char *const argv[], int in_fd, const char *err_path);
+/* Reap a child started at `t0` into `out`: 0 when it exited with status 0,
+ * -1 otherwise (`out` is filled either way once it has been reaped). */
+int bench_wait(pid_t pid, double t0, struct run *out);
+/* Kill a background child (a workload) and reap it. */
+void bench_stop(pid_t pid);
 /* Read a file through, so that it is in the page cache for the run that
  * follows (this machine reclaims idle cache pages on its own). */
 void bench_warm(const char *path);
@@ -38,5 +48,14 @@ int bench_record_deep(const char *dir, const char *workload, char *out, size_t l
 int bench_record_cc1(const char *dir, const char *gen, int functions, char *out, size_t len);
 /* Samples in a capture, by our report's summary; -1 when unreadable. */
 long bench_samples_in(const char *tool, const char *path);
+/* perf record -e cpu-clock -F RATE --call-graph dwarf,8192 -p PID -o OUT,
+ * for `seconds` or, when that is 0, until the process exits; its usage in
+ * `r`.  Standard error to `err_path` (inherited when NULL).  0, or -1. */
+int bench_perf_record_pid(pid_t pid, unsigned long rate, double seconds,
+			  const char *out, const char *err_path, struct run *r);
+/* perf's own accounting of a capture: the per-event SAMPLE and
+ * LOST_SAMPLES totals of `perf report --stats`.  0, or -1. */
+int bench_perf_stats(const char *path, unsigned long long *samples,
+		     unsigned long long *lost);
 
 #endif
