@@ -76,6 +76,13 @@ check "perf-script: named frames" grep -Eq '^	 *[0-9a-f]+ worker\+0x[0-9a-f]+ \(
 	"$tmp/demo.perf.txt"
 check "-f overrides the extension" sh -c "'$ds' -F 99 -f folded -o '$tmp/x.svg' -- '$demo' 0.3 >/dev/null 2>&1 && ! grep -q '<svg' '$tmp/x.svg'"
 
+# A reader of standard output that goes away (a pager quit) stops the
+# run with a message, rather than killing it silently.
+start=$(date +%s)
+"$ds" -F 499 -f perf-script -o - -- "$demo" 10 2>"$tmp/err" | head -n 1 >/dev/null
+check "a closed pipe ends the run early" test $(($(date +%s) - start)) -lt 8
+check "and says so" grep -q "writing standard output failed: Broken pipe" "$tmp/err"
+
 # Threads apart with --tid; marks with --annotate.
 "$ds" -F 299 --tid --annotate -k -o "$tmp/tid.folded" -- "$demo" 1 >/dev/null 2>&1
 check "--tid: a root per thread" \
@@ -87,6 +94,14 @@ check "--tid: a root per thread" \
 	>/dev/null 2>"$tmp/err"
 check "a forking command is profiled to its end" test $? -eq 0
 check "its exec'd children under their name" grep -Eq '^workload;.*;main;spin;spin_inner [0-9]+$' "$tmp/fork.folded"
+
+# Children forked on one CPU and sampled on the other: each sample is
+# unwound after the fork that made its process (records are ordered
+# across CPUs and drains), so none is of an unknown process.
+"$ds" -F 4000 -o "$tmp/forks.folded" -- "$workload" forks 4 >/dev/null 2>"$tmp/err"
+check "a command forking on two CPUs is profiled" \
+	grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/forks.folded"
+check "no sample is met before its process's fork" sh -c "! grep -q '^\[unknown\]' '$tmp/forks.folded'"
 
 # A target that exits mid-run ends the run; the profile is written.
 "$workload" spin 0.8 &

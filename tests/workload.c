@@ -14,9 +14,17 @@
  *   m  map this executable with PROT_EXEC (an MMAP2 for the test to see)
  *   n  rename the main thread to "ds-renamed" (a COMM without exec)
  *   q  exit 0
+ *
+ * `workload forks SECONDS` forks short-lived children for that long: the
+ * parent on CPU 0, each child moving to CPU 1 and spinning 4 ms, while
+ * another child keeps CPU 0's ring busy with deep stacks.  Its children
+ * are sampled on one CPU while their FORK is written on the other: a
+ * profiler that does not order records across CPUs meets samples of
+ * processes it has not heard of yet.
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,14 +185,64 @@ static int serve(void)
 	return 0;
 }
 
+static void pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+NOINLINE static uint64_t deep(int depth)
+{
+	volatile char pad[600];
+
+	pad[0] = (char)depth;
+	if (!depth) {
+		spin(0.002);
+		return sink;
+	}
+	return deep(depth - 1) + (uint64_t)pad[0];
+}
+
+NOINLINE static void forks(double seconds)
+{
+	double end = wall() + seconds;
+	pid_t busy = fork();
+
+	if (busy == 0) {
+		pin(0);
+		while (wall() < end)
+			sink += deep(40);
+		_exit(0);
+	}
+	pin(0);
+	while (wall() < end) {
+		pid_t pid = fork();
+
+		if (pid == 0) {
+			pin(1);
+			spin(0.004);
+			_exit(0);
+		}
+		waitpid(pid, NULL, 0);
+	}
+	waitpid(busy, NULL, 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "spin")) {
 		spin(atof(argv[2]));
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "forks")) {
+		forks(atof(argv[2]));
+		return 0;
+	}
 	if (argc == 2 && !strcmp(argv[1], "serve"))
 		return serve();
-	fprintf(stderr, "usage: workload spin SECONDS | workload serve\n");
+	fprintf(stderr, "usage: workload spin SECONDS | workload forks SECONDS | workload serve\n");
 	return 2;
 }

@@ -374,6 +374,9 @@ void ds_capture_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A reader of standard output that goes away is a write error, said
+	 * at the end, not a silent death that loses the run. */
+	signal(SIGPIPE, SIG_IGN);
 	/* One event per thread and CPU: a busy server needs thousands. */
 	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;

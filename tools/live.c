@@ -70,6 +70,9 @@ static int process(const struct pr_record *rec, void *arg)
 	atomic_fetch_add(&s->samples, 1);
 	if (st.end == PR_END_OUTERMOST)
 		atomic_fetch_add(&s->complete, 1);
+	/* Nothing more can be written: stop sampling too. */
+	if (err)
+		ds_stop = 1;
 	return err;
 }
 

@@ -260,7 +260,9 @@ int ds_sink_sample(struct ds_sink *s, const struct pr_record *rec, const struct 
 	if (!s->profile) {
 		ps_sample(&s->ps, rec, comm,
 			  (s->ps.fields & PS_EVENT) ? (event ? event : s->event) : NULL, st, sym);
-		return 0;
+		/* A reader that went away (a pager quit): stop, say so at the
+		 * end. */
+		return ferror(s->out) ? -EIO : 0;
 	}
 	return pr_profile_add(s->profile, sym, rec, st, comm, process);
 }
