@@ -17,12 +17,7 @@
 
 uint64_t prof__tree_hash(uint32_t parent, const char *s)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * UINT64_C(0x100000001b3);
-	h ^= parent + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
-	return h * UINT64_C(0xff51afd7ed558ccd);
+	return prof__mix(prof__hash_str(s), parent);
 }
 
 static int tree_grow_slots(struct prof_tree *t)

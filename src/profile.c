@@ -35,21 +35,6 @@ struct prof_index {
 	size_t cap_scratch;
 };
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-	h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
-	return h * UINT64_C(0xff51afd7ed558ccd);
-}
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * UINT64_C(0x100000001b3);
-	return h;
-}
-
 static int table_grow(struct prof_table *t)
 {
 	uint32_t cap = t->mask ? (t->mask + 1) * 2 : 256;
@@ -145,7 +130,7 @@ static int strings_grow(struct prof_strings *ss)
 	if (!slots)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < ss->nr; i++) {
-		uint32_t j = (uint32_t)hash_str(ss->s[i]) & (cap - 1);
+		uint32_t j = (uint32_t)prof__hash_str(ss->s[i]) & (cap - 1);
 
 		while (slots[j])
 			j = (j + 1) & (cap - 1);
@@ -167,7 +152,7 @@ static uint32_t intern(struct prof_strings *ss, const char *s)
 		s = "";
 	if ((ss->nr + 1 > (ss->mask + 1) / 2 || !ss->mask) && strings_grow(ss))
 		return PROF_NONE;
-	for (i = (uint32_t)hash_str(s) & ss->mask; ss->slots[i]; i = (i + 1) & ss->mask)
+	for (i = (uint32_t)prof__hash_str(s) & ss->mask; ss->slots[i]; i = (i + 1) & ss->mask)
 		if (!strcmp(ss->s[ss->slots[i] - 1], s))
 			return ss->slots[i] - 1;
 	if (RESERVE(ss->s, ss->cap, ss->nr + 1) || !(copy = pr__arena_strdup(&ss->arena, s)))
@@ -288,7 +273,7 @@ static uint32_t mapping_of(struct pr_profile *p, const struct pr_symbol *sym,
 		return PROF_NONE;
 	key.start = f->ip;
 	key.offset = f->dso_ip;
-	h = mix(mix(key.name, bias), key.kernel);
+	h = prof__mix(prof__mix(key.name, bias), key.kernel);
 	idx = table_find(t, h, mapping_eq, p, &key, &slot);
 	if (idx != PROF_NONE) {
 		struct prof_mapping *m = &p->mappings[idx];
@@ -341,7 +326,7 @@ static uint32_t function_of(struct pr_profile *p, const char *name, const char *
 
 	if (key.name == PROF_NONE || key.file == PROF_NONE || table_reserve(t))
 		return PROF_NONE;
-	h = mix(key.name, key.file);
+	h = prof__mix(key.name, key.file);
 	idx = table_find(t, h, function_eq, p, &key, &slot);
 	if (idx != PROF_NONE)
 		return idx;
@@ -397,10 +382,10 @@ static bool addr_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 /* A named location by what it says: mapping, kind and chain of lines. */
 static uint64_t location_hash(const struct pr_profile *p, const struct prof_location *loc)
 {
-	uint64_t h = mix(loc->mapping, loc->kind);
+	uint64_t h = prof__mix(loc->mapping, loc->kind);
 
 	for (uint32_t i = 0; i < loc->nr_lines; i++)
-		h = mix(mix(h, p->lines[loc->line + i].function), p->lines[loc->line + i].line);
+		h = prof__mix(prof__mix(h, p->lines[loc->line + i].function), p->lines[loc->line + i].line);
 	return h;
 }
 
@@ -473,7 +458,7 @@ static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uin
 		key[0] = (uint64_t)pid << 1 | 1, key[1] = f->ip;
 	if (table_reserve(&x->addr_table))
 		return PROF_NONE;
-	h = mix(key[0], key[1]);
+	h = prof__mix(key[0], key[1]);
 	idx = table_find(&x->addr_table, h, addr_eq, p, key, &slot);
 	if (idx != PROF_NONE)
 		return x->addrs[idx].loc;
@@ -509,7 +494,7 @@ static uint32_t thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, cons
 	key.process = intern(&p->strings, process ? process : comm ? comm : "[unknown]");
 	if (key.comm == PROF_NONE || key.process == PROF_NONE || table_reserve(t))
 		return PROF_NONE;
-	h = mix(mix(mix(pid, tid), key.comm), key.process);
+	h = prof__mix(prof__mix(prof__mix(pid, tid), key.comm), key.process);
 	idx = table_find(t, h, thread_eq, p, &key, &slot);
 	if (idx != PROF_NONE)
 		return idx;
@@ -553,12 +538,12 @@ int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 	key.thread = thread_of(p, rec->pid, rec->tid, comm, process);
 	if (key.thread == PROF_NONE)
 		return -ENOMEM;
-	h = mix(0, key.thread);
+	h = prof__mix(0, key.thread);
 	for (size_t i = 0; i < stack->nr; i++) {
 		x->scratch[i] = location_of(p, sym, rec->pid, &stack->frames[i]);
 		if (x->scratch[i] == PROF_NONE)
 			return -ENOMEM;
-		h = mix(h, x->scratch[i]);
+		h = prof__mix(h, x->scratch[i]);
 	}
 	key.nr = (uint32_t)stack->nr;
 	key.frames = x->scratch;

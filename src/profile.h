@@ -107,6 +107,23 @@ struct pr_profile {
 	struct pr_logger log;
 };
 
+/* Hashes for the profile's tables and the flame tree: FNV-1a for a
+ * string, and a mixing step to fold another value into a hash. */
+static inline uint64_t prof__hash_str(const char *s)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+static inline uint64_t prof__mix(uint64_t h, uint64_t v)
+{
+	h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+	return h * UINT64_C(0xff51afd7ed558ccd);
+}
+
 static inline const char *prof_str(const struct pr_profile *p, uint32_t s)
 {
 	return p->strings.s[s];

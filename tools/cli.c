@@ -137,8 +137,7 @@ void ds_err(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static int parse_u64(const char *arg, const char *what, uint64_t lo,
-		     uint64_t hi, uint64_t *out)
+int ds_parse_u64(const char *arg, const char *what, uint64_t lo, uint64_t hi, uint64_t *out)
 {
 	char *end;
 	unsigned long long v;
@@ -146,8 +145,8 @@ static int parse_u64(const char *arg, const char *what, uint64_t lo,
 	errno = 0;
 	v = strtoull(arg, &end, 10);
 	if (!*arg || *end || errno || arg[0] == '-' || v < lo || v > hi) {
-		ds_err("invalid %s '%s': expected a number from %llu to %llu",
-		       what, arg, (unsigned long long)lo, (unsigned long long)hi);
+		ds_err("invalid %s '%s': expected %llu to %llu", what, arg,
+		       (unsigned long long)lo, (unsigned long long)hi);
 		return -1;
 	}
 	*out = v;
@@ -170,7 +169,7 @@ static int parse_pids(struct ds_capture *c, const char *arg)
 			ret = -1;
 			break;
 		}
-		if (parse_u64(tok, "PID", 1, INT_MAX, &pid)) {
+		if (ds_parse_u64(tok, "PID", 1, INT_MAX, &pid)) {
 			ret = -1;
 			break;
 		}
@@ -206,7 +205,7 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 		c->nr_cpus = (size_t)n;
 		return 1;
 	case 'F':
-		if (parse_u64(arg, "frequency", 1, 1000000, &v))
+		if (ds_parse_u64(arg, "frequency", 1, 1000000, &v))
 			return -1;
 		c->freq = v;
 		return 1;
@@ -230,7 +229,7 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 		ds_verbose(++c->verbose);
 		return 1;
 	case OPT_STACK_SIZE:
-		if (parse_u64(arg, "stack size", 8, PR_MAX_STACK_SIZE, &v))
+		if (ds_parse_u64(arg, "stack size", 8, PR_MAX_STACK_SIZE, &v))
 			return -1;
 		if (v % 8) {
 			ds_err("invalid stack size %llu: it must be a multiple of 8",
@@ -240,7 +239,7 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 		c->stack_size = (uint32_t)v;
 		return 1;
 	case OPT_RING_PAGES:
-		if (parse_u64(arg, "ring size", 1, 1u << 20, &v))
+		if (ds_parse_u64(arg, "ring size", 1, 1u << 20, &v))
 			return -1;
 		if (v & (v - 1)) {
 			ds_err("invalid ring size %llu pages: use a power of two",
@@ -412,6 +411,16 @@ int ds_synthesize(const struct ds_capture *c, struct pr_reader *r, uint64_t id,
 			err = 0;
 	}
 	return err == -EINTR ? 0 : err;
+}
+
+void ds_stack_ends(const struct pr_unwind_stats *st)
+{
+	fputs("stacks ended:", stderr);
+	for (int e = 0; e < PR_END_MAX; e++)
+		if (st->ends[e])
+			fprintf(stderr, " %s %.1f%%", pr_stack_end_name((enum pr_stack_end)e),
+				100.0 * (double)st->ends[e] / (double)st->samples);
+	fputc('\n', stderr);
 }
 
 double ds_now(void)

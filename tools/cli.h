@@ -11,6 +11,7 @@
 #include <sys/types.h>
 
 #include "perfreader.h"
+#include "prunwind.h"
 
 #define DS_MAX_PIDS 1024
 #define DS_MAX_CPUS 4096
@@ -44,6 +45,14 @@ const char *ds_cache_dir(void);
 /* Settle debuginfod's settings (its environment) from the options: off,
  * or a fetch timeout in seconds (default 30) and a cache directory. */
 void ds_debuginfod_env(bool off, const char *timeout, const char *cache);
+
+/* A whole number in [lo, hi] from `arg` into *out: 0, or -1 after
+ * saying "invalid WHAT 'ARG': expected LO to HI". */
+int ds_parse_u64(const char *arg, const char *what, uint64_t lo, uint64_t hi, uint64_t *out);
+
+/* "stacks ended: outermost 97.1% truncated 2.9%" and a newline, to
+ * stderr (st->samples must not be 0). */
+void ds_stack_ends(const struct pr_unwind_stats *st);
 
 /* Print "dwarfsample: <msg>" to stderr; the library's log callback. */
 void ds_log(enum pr_log_level level, const char *msg, void *ctx);

@@ -142,12 +142,8 @@ static void summary(struct session *s, int fmt, const char *path, size_t stacks,
 		fprintf(stderr, ", %zu distinct stacks", stacks);
 	fputc('\n', stderr);
 	if (st.samples) {
-		fputs("dwarfsample: stacks ended:", stderr);
-		for (int e = 0; e < PR_END_MAX; e++)
-			if (st.ends[e])
-				fprintf(stderr, " %s %.1f%%", pr_stack_end_name((enum pr_stack_end)e),
-					100.0 * (double)st.ends[e] / (double)st.samples);
-		fputc('\n', stderr);
+		fputs("dwarfsample: ", stderr);
+		ds_stack_ends(&st);
 		if (st.ends[PR_END_TRUNCATED] * 20 > st.samples)
 			fputs("dwarfsample: more than 5% of stacks were cut short: a larger "
 			      "--stack-size copies more of each\n", stderr);

@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* How frames are found and named: the options the live command and
  * `report` share. */
-#include <stdlib.h>
-
 #include "cli.h"
 #include "names.h"
 
@@ -39,22 +37,9 @@ const char ds_names_help[] =
 	"      --no-rule-cache      step every frame through libunwind (slower;\n"
 	"                           the result is the same)\n";
 
-/* A whole number in [min, max], or -1 after saying what was expected. */
-static long number(const char *opt, const char *arg, long min, long max, const char *unit)
-{
-	char *end;
-	long v = strtol(arg, &end, 10);
-
-	if (*end || !*arg || v < min || v > max) {
-		ds_err("invalid %s '%s': expected %ld to %ld%s", opt, arg, min, max, unit);
-		return -1;
-	}
-	return v;
-}
-
 int ds_names_option(struct ds_names *n, int opt, const char *arg)
 {
-	long v;
+	uint64_t v;
 
 	switch (opt) {
 	case DS_OPT_DEBUG_DIR:
@@ -65,7 +50,7 @@ int ds_names_option(struct ds_names *n, int opt, const char *arg)
 		n->dirs[n->nr_dirs++] = arg;
 		return 1;
 	case DS_OPT_MAX_DEPTH:
-		if ((v = number("--max-depth", arg, 1, PR_UNWIND_MAX_DEPTH, "")) < 0)
+		if (ds_parse_u64(arg, "--max-depth", 1, PR_UNWIND_MAX_DEPTH, &v))
 			return -1;
 		n->max_depth = (uint32_t)v;
 		return 1;
@@ -82,7 +67,7 @@ int ds_names_option(struct ds_names *n, int opt, const char *arg)
 		n->no_demangle = true;
 		return 1;
 	case DS_OPT_DEBUGINFOD_TIMEOUT:
-		if (number("--debuginfod-timeout", arg, 1, 3600, " seconds") < 0)
+		if (ds_parse_u64(arg, "--debuginfod-timeout (seconds)", 1, 3600, &v))
 			return -1;
 		n->debuginfod_timeout = arg;
 		return 1;

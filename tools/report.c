@@ -75,12 +75,11 @@ static void summary(const struct pr_unwinder *u, const struct pr_symbolizer *sym
 		st.samples, st.samples ? (double)st.frames / (double)st.samples : 0.0);
 	if (st.fp_frames)
 		fprintf(stderr, " (%" PRIu64 " by frame pointer)", st.fp_frames);
-	fputs("; stacks ended:", stderr);
-	for (int e = 0; e < PR_END_MAX; e++)
-		if (st.ends[e])
-			fprintf(stderr, " %s %.1f%%", pr_stack_end_name((enum pr_stack_end)e),
-				100.0 * (double)st.ends[e] / (double)st.samples);
-	fputc('\n', stderr);
+	fputs("; ", stderr);
+	if (st.samples)
+		ds_stack_ends(&st);
+	else
+		fputs("no stacks\n", stderr);
 	if (st.files_missing)
 		fprintf(stderr, "dwarfsample: %" PRIu64 " mapped file%s not found "
 			"(-v names them)\n", st.files_missing,
