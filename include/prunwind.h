@@ -64,6 +64,10 @@ struct pr_frame {
 	/* ip as perf shows it: for a mapped file, the offset into the file
 	 * (ip - mapping start + mapping offset); otherwise ip itself. */
 	uint64_t dso_ip;
+	/* The mapping ip is in, as its MMAP record gave it, when dso is
+	 * set: [map_start, map_end) maps the file from offset map_pgoff.
+	 * All 0 for the kernel and for an address in no mapping. */
+	uint64_t map_start, map_end, map_pgoff;
 	uint32_t flags;            /* enum pr_frame_flags */
 };
 

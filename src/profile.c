@@ -251,38 +251,47 @@ static bool mapping_eq(const struct pr_profile *p, uint32_t idx, const void *key
 {
 	const struct prof_mapping *a = &p->mappings[idx], *b = key;
 
-	/* Equal names and load bias (start - offset). */
-	return a->name == b->name && a->start - a->offset == b->start - b->offset &&
-	       a->kernel == b->kernel;
+	return a->name == b->name && a->kernel == b->kernel && a->sampled == b->sampled &&
+	       (a->sampled || (a->start == b->start && a->limit == b->limit &&
+			       a->offset == b->offset));
 }
 
-/* The mapping a frame is in: per (name, load bias); it grows to cover
- * every address seen in it. */
+/* The mapping a frame is in: the one it carries, as its MMAP record gave
+ * it; for a frame in none (the kernel's), one per name whose range grows
+ * to cover every address seen in it. */
 static uint32_t mapping_of(struct pr_profile *p, const struct pr_symbol *sym,
 			   const struct pr_frame *f)
 {
 	struct prof_table *t = &p->index->mappings;
-	struct prof_mapping key = { .kernel = f->flags & PR_FRAME_KERNEL };
-	uint64_t bias = f->ip - f->dso_ip, h;
+	struct prof_mapping key = {
+		.start = f->map_start, .limit = f->map_end, .offset = f->map_pgoff,
+		.kernel = f->flags & PR_FRAME_KERNEL, .sampled = f->map_end <= f->map_start,
+	};
 	uint32_t idx, slot;
+	uint64_t h;
 
 	if (!sym->module)
 		return PROF_NONE;
 	key.name = intern(&p->strings, sym->module);
 	if (key.name == PROF_NONE || table_reserve(t))
 		return PROF_NONE;
-	key.start = f->ip;
-	key.offset = f->dso_ip;
-	h = prof__mix(prof__mix(key.name, bias), key.kernel);
+	if (key.sampled) {
+		key.start = f->ip;
+		key.limit = f->ip + 1;
+		key.offset = f->dso_ip;
+	}
+	h = prof__mix(prof__mix(key.name, key.kernel), key.sampled);
+	if (!key.sampled)
+		h = prof__mix(prof__mix(prof__mix(h, key.start), key.limit), key.offset);
 	idx = table_find(t, h, mapping_eq, p, &key, &slot);
 	if (idx != PROF_NONE) {
 		struct prof_mapping *m = &p->mappings[idx];
 
-		if (f->ip < m->start) {
+		if (m->sampled && f->ip < m->start) {
 			m->start = f->ip;
 			m->offset = f->dso_ip;
 		}
-		if (f->ip >= m->limit)
+		if (m->sampled && f->ip >= m->limit)
 			m->limit = f->ip + 1;
 		return idx;
 	}
@@ -300,7 +309,6 @@ static uint32_t mapping_of(struct pr_profile *p, const struct pr_symbol *sym,
 				return PROF_NONE;
 		}
 	}
-	key.limit = f->ip + 1;
 	idx = p->nr_mappings++;
 	p->mappings[idx] = key;
 	table_set(t, slot, h, idx);

@@ -26,14 +26,15 @@ struct prof_strings {
 	struct pr_arena arena;
 };
 
-/* A mapped file, [kernel.kallsyms], [vdso], a perf map: per load address,
- * so that pprof's address arithmetic holds (address - start + offset is
- * the file offset). */
+/* A mapped file, [vdso], a perf map: per mapping, as the process mapped
+ * it, so that pprof's address arithmetic holds (address - start + offset
+ * is the file offset).  [kernel.kallsyms] and the kernel's modules, which
+ * no process maps, are `sampled`: [start, limit) is what samples hit. */
 struct prof_mapping {
 	uint32_t name;               /* string */
 	uint32_t build_id;           /* string (hex), 0 when unknown */
 	uint64_t start, limit, offset;
-	bool kernel;
+	bool kernel, sampled;
 	bool has_functions, has_lines, has_inline;
 };
 

@@ -17,6 +17,7 @@
 #include "mkrecord.h"
 #include "internal.h"
 #include "prprofile.h"
+#include "profile.h"
 
 #define PID 3999001u
 #define BASE 0x7f0000000000ull
@@ -54,6 +55,17 @@ static void teardown(void)
 	unlink(map_path);
 }
 
+/* Frame `f` in the mapping that holds it, as the unwinder hands it on. */
+static void place(struct pr_frame *f)
+{
+	const struct pr_map *m = pr__model_find(model, PID, f->ip);
+
+	f->dso = m->dso;
+	f->map_start = m->start;
+	f->map_end = m->end;
+	f->map_pgoff = m->pgoff;
+}
+
 /* A sample of thread `tid` whose stack is `names` ("main" ... leaf last,
  * or "k:ADDR" for a kernel frame). */
 static void add_at(struct pr_profile *p, uint32_t tid, const char *comm,
@@ -79,7 +91,7 @@ static void add_at(struct pr_profile *p, uint32_t tid, const char *comm,
 				f->ip = f->dso_ip = BASE + 0x1000 * (j + 1) +
 						    (i + 1 == n ? leaf_off : 0x10);
 		ck_assert_msg(f->ip, "no function %s", names[i]);
-		f->dso = pr__model_find(model, PID, f->ip)->dso;
+		place(f);
 	}
 	ck_assert_int_eq(pr_profile_add(p, sym, &rec, &st, comm, "app"), 0);
 }
@@ -196,6 +208,38 @@ START_TEST(kernel_and_jit_frames_are_marked_on_request)
 	ck_assert_msg(!strncmp(text, "app;main_[j];parse:token_[j];", 29), "%s", text);
 	ck_assert_msg(strstr(text, "_[k] 1\n"), "%s", text);
 	free(text);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(a_mapping_is_the_range_the_process_mapped_with_its_build_id)
+{
+	static const uint8_t id[20] = { 0xde, 0xad, 0xbe, 0xef, [19] = 0x01 };
+	static const char *const K[] = { "main", "run", "k:ffffffff81000040" };
+	static const char *const K2[] = { "main", "emit", "k:ffffffff81000010" };
+	struct pr_profile *p = new_profile(99);
+	const struct prof_mapping *user, *kernel;
+
+	ck_assert_int_eq(pr_model_set_build_id(model, "//anon", id, sizeof(id)), 0);
+	add(p, PID, "app", K, 3);
+	add(p, PID, "app", K2, 3);
+	ck_assert_uint_eq(p->nr_mappings, 2);
+	user = &p->mappings[0];
+	kernel = &p->mappings[1];
+	if (user->kernel) {
+		user = &p->mappings[1];
+		kernel = &p->mappings[0];
+	}
+	/* All of what the MMAP record said, not the addresses sampled. */
+	ck_assert(!user->sampled);
+	ck_assert_uint_eq(user->start, BASE);
+	ck_assert_uint_eq(user->limit, BASE + 0x100000);
+	ck_assert_uint_eq(user->offset, 0);
+	ck_assert_str_eq(prof_str(p, user->build_id), "deadbeef00000000000000000000000000000001");
+	/* The kernel, which no process maps: what its samples hit. */
+	ck_assert(kernel->sampled);
+	ck_assert_uint_eq(kernel->start, 0xffffffff81000010ull);
+	ck_assert_uint_eq(kernel->limit, 0xffffffff81000041ull);
 	pr_profile_free(p);
 }
 END_TEST
@@ -338,6 +382,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, addresses_that_name_the_same_line_are_one_location);
 	tcase_add_test(tc, threads_fold_into_their_process_unless_asked_apart);
 	tcase_add_test(tc, kernel_and_jit_frames_are_marked_on_request);
+	tcase_add_test(tc, a_mapping_is_the_range_the_process_mapped_with_its_build_id);
 	tcase_add_test(tc, speedscope_has_a_sampled_profile_per_thread_weighted_in_time);
 	tcase_add_test(tc, the_svg_names_every_frame_escaped);
 	tcase_add_test(tc, pprof_is_gzipped);

@@ -333,6 +333,13 @@ struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_m
 				"it end there", m->dso->path);
 		}
 	}
+	/* A live process's file is opened as the very file it maps: its
+	 * build-id is the mapping's, which no live record carries and the
+	 * outputs that name files by build-id (pprof) need. */
+	if (e && u->live && !m->dso->build_id_size && e->build_id_size) {
+		memcpy(m->dso->build_id, e->build_id, e->build_id_size);
+		m->dso->build_id_size = (uint8_t)e->build_id_size;
+	}
 	pr__hashmap_put(&u->by_dso, (uintptr_t)m->dso, e ? e : &missing);
 	return e;
 }
@@ -542,16 +549,22 @@ static uint64_t dso_delta(const struct pr_map *m)
 	return m && !uw_shown_as_address(m->dso->path) ? m->pgoff - m->start : 0;
 }
 
-/* Frame `f` in mapping `m` (or none), its address as perf shows it. */
-static void place_in(struct pr_frame *f, const struct pr_map *m)
+/* Frame `f` in mapping `m` (or none), whose addresses perf shows
+ * `delta` (dso_delta()) away. */
+static void place_in(struct pr_frame *f, const struct pr_map *m, uint64_t delta)
 {
 	f->dso = m ? m->dso : NULL;
-	f->dso_ip = f->ip + dso_delta(m);
+	f->dso_ip = f->ip + delta;
+	f->map_start = m ? m->start : 0;
+	f->map_end = m ? m->end : 0;
+	f->map_pgoff = m ? m->pgoff : 0;
 }
 
 static void place(struct pr_frame *f, const struct pr_proc *proc)
 {
-	place_in(f, pr__proc_find(proc, f->ip));
+	const struct pr_map *m = pr__proc_find(proc, f->ip);
+
+	place_in(f, m, dso_delta(m));
 }
 
 /* The kernel part of the call chain, up to the first user context. */
@@ -654,8 +667,7 @@ static bool fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack
 		r = &fi->rule;
 		f->ip = leaf ? ip : ip - 1;
 		f->flags = 0;
-		f->dso = fi->map->dso;
-		f->dso_ip = f->ip + fi->dso_delta;
+		place_in(f, fi->map, fi->dso_delta);
 		out->nr++;
 		if (out->nr - first >= u->max_depth) {
 			out->end = PR_END_DEPTH;
