@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -355,6 +356,23 @@ static void fb_build_id(struct feat_buf *b, int32_t pid, uint16_t cpumode,
 }
 
 /*
+ * A sampled process's callers may be in any file it maps executable --
+ * which ones, only unwinding its copied stacks tells -- and a replay
+ * elsewhere finds each by build-id, so every one counts as hit (perf
+ * marks only the sampled address's file).  Once per state of the
+ * process's mappings: `done` holds the generations marked.
+ */
+static int hit_executables(struct pr_hashmap *done, struct pr_proc *p)
+{
+	if (!p || pr__hashmap_get(done, p->generation))
+		return 0;
+	for (size_t i = 0; i < p->nr; i++)
+		if (p->maps[i].prot & PROT_EXEC)
+			p->maps[i].dso->hit = true;
+	return pr__hashmap_put(done, p->generation, p);
+}
+
+/*
  * Which mapped files samples landed in, settled by replaying the data in
  * time order (as perf's build-id pass does): a sample's mapping is the one
  * in force at its time, whatever ring order the records were written in.
@@ -362,8 +380,9 @@ static void fb_build_id(struct feat_buf *b, int32_t pid, uint16_t cpumode,
 static int replay_hits(struct pr_writer *w)
 {
 	struct pr_file *f = pr_file_open(w->path, NULL);
+	struct pr_hashmap done = { 0 };
 	struct pr_record rec;
-	int n;
+	int n, err = 0;
 
 	if (!f)
 		return -errno;
@@ -395,9 +414,13 @@ static int replay_hits(struct pr_writer *w)
 		m = pr__model_find(w->hits, rec.pid, rec.u.sample.ip);
 		if (m)
 			m->dso->hit = true;
+		err = hit_executables(&done, pr__model_proc(w->hits, rec.pid, false));
+		if (err)
+			break;
 	}
+	pr__hashmap_free(&done);
 	pr_file_close(f);
-	return 0;
+	return err;
 }
 
 /* A hit file's build-id: the one read through map_files while it ran,

@@ -76,6 +76,48 @@ check "perf-script: named frames" grep -Eq '^	 *[0-9a-f]+ worker\+0x[0-9a-f]+ \(
 	"$tmp/demo.perf.txt"
 check "-f overrides the extension" sh -c "'$ds' -F 99 -f folded -o '$tmp/x.svg' -- '$demo' 0.3 >/dev/null 2>&1 && ! grep -q '<svg' '$tmp/x.svg'"
 
+# pprof's mappings are the target's own: for each file, the range and
+# file offset /proc/PID/maps gives its executable mapping, and the
+# build-id readelf reads from it -- live, and through record and report.
+# want_mapping MAPS FILE: that mapping as go tool pprof -raw prints one.
+want_mapping() {
+	id=$(readelf -n "$2" | awk '/Build ID:/ { print $3 }')
+	awk -v f="$2" -v id="$id" '
+		function hex(s) { sub(/^0+/, "", s); return "0x" (s == "" ? "0" : s) }
+		$6 == f && $2 ~ /x/ {
+			split($1, r, "-")
+			printf "%s/%s/%s %s %s\n", hex(r[1]), hex(r[2]), hex($3), f, id
+			exit
+		}' "$1"
+}
+if command -v go >/dev/null && command -v readelf >/dev/null; then
+	"$demo" 8 >/dev/null &
+	wpid=$!
+	# Until the dynamic loader has mapped libc (or the demo died).
+	while kill -0 $wpid 2>/dev/null && ! grep -q '/libc\.so' "/proc/$wpid/maps"; do
+		sleep 0.05
+	done
+	cp "/proc/$wpid/maps" "$tmp/maps"
+	"$ds" -F 499 -d 1 -p $wpid -o "$tmp/maps.pb.gz" 2>"$tmp/err"
+	"$ds" record -F 499 -d 1 -p $wpid -o "$tmp/maps.data" 2>"$tmp/err"
+	kill $wpid
+	wait $wpid 2>/dev/null
+	wpid=
+	"$ds" report -i "$tmp/maps.data" -o "$tmp/report.pb.gz" 2>"$tmp/err"
+	libc=$(awk '$6 ~ /\/libc\.so/ { print $6; exit }' "$tmp/maps")
+	for run in live:maps report:report; do
+		HOME=$tmp go tool pprof -symbolize=none -raw "$tmp/${run#*:}.pb.gz" \
+			>"$tmp/raw" 2>"$tmp/raw.err"
+		for file in "$demo" "$libc"; do
+			want=$(want_mapping "$tmp/maps" "$file")
+			check "pprof (${run%%:*}): ${file##*/} mapped as the process maps it, with its build-id: $want" \
+				grep -qF " $want " "$tmp/raw"
+		done
+	done
+else
+	echo "# go or readelf is absent: pprof's mappings are not checked"
+fi
+
 # A reader of standard output that goes away (a pager quit) stops the
 # run with a message, rather than killing it silently.
 start=$(date +%s)

@@ -63,8 +63,8 @@ static void put_sample(struct synth *s, uint32_t pid, uint64_t ip, uint64_t t)
 	synth_end(s);
 }
 
-static void put_mmap2(struct synth *s, uint32_t pid, uint64_t addr, uint64_t len,
-		      const char *path, uint64_t t)
+static void put_mmap2_prot(struct synth *s, uint32_t pid, uint64_t addr, uint64_t len,
+			   const char *path, uint64_t t, uint32_t prot)
 {
 	synth_begin(s, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
 	synth_u32x2(s, pid, pid);
@@ -74,10 +74,17 @@ static void put_mmap2(struct synth *s, uint32_t pid, uint64_t addr, uint64_t len
 	synth_u32x2(s, 0, 0);
 	synth_u64(s, 0);
 	synth_u64(s, 0);
-	synth_u32x2(s, 5, 2);
+	synth_u32x2(s, prot, 2);
 	synth_string(s, path);
 	synth_trailer(s, test_attr().sample_type, pid, pid, t, 1, 42);
 	synth_end(s);
+}
+
+/* An executable mapping (r-x). */
+static void put_mmap2(struct synth *s, uint32_t pid, uint64_t addr, uint64_t len,
+		      const char *path, uint64_t t)
+{
+	put_mmap2_prot(s, pid, addr, len, path, t, 5);
 }
 
 /* Write one record built in `s` (from offset `from`). */
@@ -131,6 +138,20 @@ static const char *tmp_path(const char *name)
 	}
 	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
 	return path;
+}
+
+/* A writer of test_attr()'s event (id 42) to `name` in the test's
+ * directory; *path is where. */
+static struct pr_writer *test_writer(const char *name, const char **path)
+{
+	struct perf_event_attr a = test_attr();
+	uint64_t ids[] = { 42 };
+	struct pr_writer *w;
+
+	*path = tmp_path(name);
+	w = pr_writer_open(*path, &a, ids, 1, NULL);
+	ck_assert_ptr_nonnull(w);
+	return w;
 }
 
 /*
@@ -639,11 +660,9 @@ END_TEST
  * the file the sample landed in. */
 START_TEST(build_ids_follow_time_order_not_file_order)
 {
-	struct perf_event_attr a = test_attr();
 	static struct synth s;
-	uint64_t ids[] = { 42 };
-	const char *path = tmp_path("order.data");
-	struct pr_writer *w = pr_writer_open(path, &a, ids, 1, NULL);
+	const char *path;
+	struct pr_writer *w = test_writer("order.data", &path);
 	struct pr_file *f;
 	size_t sample_at;
 
@@ -664,15 +683,57 @@ START_TEST(build_ids_follow_time_order_not_file_order)
 }
 END_TEST
 
+/* A sample's callers are in files its process maps executable, which the
+ * writer cannot tell apart without unwinding: every one is listed by
+ * build-id, for the replay to find it; its data mappings are not. */
+START_TEST(build_ids_cover_every_file_a_sampled_process_maps_executable)
+{
+	static struct synth s;
+	const char *path;
+	struct pr_writer *w = test_writer("callers.data", &path);
+	char exe[4096], data[64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	bool seen_exe = false, seen_self = false;
+	struct pr_file *f;
+
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_gt(n, 0);
+	exe[n] = 0;
+	s.len = 0;
+	put_mmap2(&s, GHOST_PID, 0x400000, 0x10000, "/proc/self/exe", 5);
+	write_built(w, &s, 0);
+	/* The same file by another name: a caller's file, never sampled. */
+	s.len = 0;
+	put_mmap2(&s, GHOST_PID, 0x500000, 0x10000, exe, 6);
+	write_built(w, &s, 0);
+	/* And by a third, mapped as data only (rw-). */
+	snprintf(data, sizeof(data), "/proc/%d/exe", (int)getpid());
+	s.len = 0;
+	put_mmap2_prot(&s, GHOST_PID, 0x600000, 0x10000, data, 7, 3);
+	write_built(w, &s, 0);
+	s.len = 0;
+	put_sample(&s, GHOST_PID, 0x401000, 10);
+	write_built(w, &s, 0);
+	ck_assert_int_eq(pr_writer_close(w), 0);
+	f = pr_file_open(path, NULL);
+	ck_assert_ptr_nonnull(f);
+	for (size_t i = 0; i < pr_file_nr_build_ids(f); i++) {
+		seen_self |= !strcmp(pr_file_build_id(f, i)->filename, "/proc/self/exe");
+		seen_exe |= !strcmp(pr_file_build_id(f, i)->filename, exe);
+	}
+	ck_assert(seen_self && seen_exe);
+	ck_assert_uint_eq(pr_file_nr_build_ids(f), 2);
+	pr_file_close(f);
+}
+END_TEST
+
 /* A recording that ended before any record (the command could not run)
  * is a finished, empty file, not an unfinished one. */
 START_TEST(a_finished_empty_file_reads_as_empty_without_warning)
 {
 	PR_OPTS(pr_file_opts, o, .log = keep_log);
-	struct perf_event_attr a = test_attr();
-	uint64_t ids[] = { 42 };
-	const char *path = tmp_path("empty.data");
-	struct pr_writer *w = pr_writer_open(path, &a, ids, 1, NULL);
+	const char *path;
+	struct pr_writer *w = test_writer("empty.data", &path);
 	struct pr_file_stats st = { .sz = sizeof(st) };
 	struct pr_file *f;
 
@@ -826,6 +887,7 @@ int main(void)
 	tcase_add_test(tc, overlapping_id_tables_are_refused);
 	tcase_add_test(tc, compressed2_files_are_refused_too);
 	tcase_add_test(tc, build_ids_follow_time_order_not_file_order);
+	tcase_add_test(tc, build_ids_cover_every_file_a_sampled_process_maps_executable);
 	tcase_add_test(tc, a_finished_empty_file_reads_as_empty_without_warning);
 	tcase_add_test(tc, the_vdso_has_a_build_id);
 	tcase_add_test(tc, a_missing_or_unwritable_path_is_reported);
