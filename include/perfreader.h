@@ -615,7 +615,8 @@ PR_API void pr_model_free(struct pr_model *m);
 PR_API int pr_model_apply(struct pr_model *m, const struct pr_record *rec);
 
 /* A thread's name (its COMM, or its creator's), or NULL when the model
- * has not seen the thread.  Valid until the next pr_model_apply(). */
+ * has not seen the thread; "swapper" for thread 0, the idle task, as perf
+ * calls it.  Valid until the next pr_model_apply(). */
 PR_API const char *pr_model_comm(const struct pr_model *m, uint32_t tid);
 
 /*

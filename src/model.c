@@ -520,6 +520,11 @@ const char *pr__model_comm(const struct pr_model *m, uint32_t tid)
 {
 	const struct pr_thread *t = pr__hashmap_get(&m->threads, tid);
 
+	/* Thread 0 is each CPU's idle task, which no record announces:
+	 * named as perf names it, so that idle time is told apart in every
+	 * output and agrees with perf's. */
+	if (!t && tid == 0)
+		return "swapper";
 	return t ? t->comm : NULL;
 }
 

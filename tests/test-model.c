@@ -152,6 +152,17 @@ START_TEST(the_kernels_own_mapping_is_no_process)
 }
 END_TEST
 
+START_TEST(the_idle_task_is_named_swapper_as_perf_names_it)
+{
+	struct pr_model *m = pr__model_new();
+
+	/* No record announces thread 0; perf script calls it swapper. */
+	ck_assert_str_eq(pr_model_comm(m, 0), "swapper");
+	ck_assert_ptr_null(pr_model_comm(m, 7));
+	pr__model_free(m);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("model");
@@ -161,6 +172,7 @@ int main(void)
 	tcase_add_test(tc, a_forked_process_copies_its_parents_mappings_and_name);
 	tcase_add_test(tc, a_process_lives_until_its_last_thread_exits);
 	tcase_add_test(tc, the_kernels_own_mapping_is_no_process);
+	tcase_add_test(tc, the_idle_task_is_named_swapper_as_perf_names_it);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -244,6 +244,37 @@ START_TEST(a_mapping_is_the_range_the_process_mapped_with_its_build_id)
 }
 END_TEST
 
+START_TEST(the_idle_task_is_swapper_in_every_format)
+{
+	struct pr_frame f = { .ip = 0xffffffff81000010ull, .dso_ip = 0xffffffff81000010ull,
+			      .flags = PR_FRAME_KERNEL };
+	struct pr_record rec = { .type = PR_RECORD_SAMPLE, .pid = 0, .tid = 0, .time = 1 };
+	struct pr_stack st = { .frames = &f, .nr = 1, .nr_kernel = 1, .end = PR_END_NO_USER };
+	struct pr_profile *p = new_profile(99);
+	char *text;
+
+	/* As the live command and report name a sample's thread and
+	 * process: from the model, which perf's name for thread 0 comes
+	 * from. */
+	ck_assert_int_eq(pr_profile_add(p, sym, &rec, &st, pr_model_comm(model, rec.tid),
+					pr_model_comm(model, rec.pid)), 0);
+	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+	ck_assert_msg(!strncmp(text, "swapper;", 8), "%s", text);
+	free(text);
+	text = write_out(p, PR_FORMAT_SVG, NULL, NULL);
+	ck_assert_msg(strstr(text, ">swapper ("), "%s", text);
+	free(text);
+	text = write_out(p, PR_FORMAT_SPEEDSCOPE, NULL, NULL);
+	ck_assert_msg(strstr(text, "\"name\":\"swapper (pid 0, tid 0)\""), "%s", text);
+	free(text);
+	/* pprof's thread and process labels. */
+	ck_assert_uint_eq(p->nr_threads, 1);
+	ck_assert_str_eq(prof_str(p, p->threads[0].comm), "swapper");
+	ck_assert_str_eq(prof_str(p, p->threads[0].process), "swapper");
+	pr_profile_free(p);
+}
+END_TEST
+
 static size_t count(const char *hay, const char *needle)
 {
 	size_t n = 0;
@@ -383,6 +414,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, threads_fold_into_their_process_unless_asked_apart);
 	tcase_add_test(tc, kernel_and_jit_frames_are_marked_on_request);
 	tcase_add_test(tc, a_mapping_is_the_range_the_process_mapped_with_its_build_id);
+	tcase_add_test(tc, the_idle_task_is_swapper_in_every_format);
 	tcase_add_test(tc, speedscope_has_a_sampled_profile_per_thread_weighted_in_time);
 	tcase_add_test(tc, the_svg_names_every_frame_escaped);
 	tcase_add_test(tc, pprof_is_gzipped);

@@ -95,8 +95,6 @@ static void header(struct ps_writer *w, const struct pr_record *rec, const char 
 	if (f & PS_COMM) {
 		if (comm)
 			fputs(comm, w->out);
-		else if (rec->tid == 0)
-			fputs("swapper", w->out);   /* perf's name for the idle task */
 		else
 			fprintf(w->out, ":%u", rec->tid);
 		putc_unlocked(' ', w->out);
