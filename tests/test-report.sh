@@ -76,6 +76,20 @@ check "counting every sample" \
 	test "$(awk '{ s += $NF } END { print s }' "$tmp/r.folded")" -eq "$(grep -c cpu-clock "$tmp/out")"
 "$ds" report -i "$fx/perf.data" --debug-dir "$fx" -f svg >"$tmp/r.svg" 2>/dev/null
 check "-f svg to standard output" grep -q "<title>sieve_primes" "$tmp/r.svg"
+# pprof: the binary's mapping as its MMAP2 record gives it (perf script
+# --show-mmap-events: [0x401000(0x8d000) @ 0x1000 ...] r-xp), with the
+# build-id the file records; and how long the recording ran, from its
+# samples (0.991 s; pprof -raw prints 4 characters of it).
+if command -v go >/dev/null; then
+	"$ds" report -i "$fx/perf.data" --debug-dir "$fx" -o "$tmp/r.pb.gz" 2>/dev/null
+	HOME=$tmp go tool pprof -symbolize=none -raw "$tmp/r.pb.gz" >"$tmp/raw" 2>/dev/null
+	check "-o FILE.pb.gz: the mapping as recorded, with its build-id" grep -q \
+		"^1: 0x401000/0x48e000/0x1000 /tmp/tmp.cODh8nR1Cw/dwarfsample-demo-static 7884ee63be96df68d5424404836d123ed4443db6 " \
+		"$tmp/raw"
+	check "-o FILE.pb.gz: the duration the samples span" grep -q "^Duration: 991\." "$tmp/raw"
+else
+	echo "# go is absent: the pprof file is not checked"
+fi
 
 "$ds" report -i "$fx/perf.data" --debug-dir "$fx" --max-depth 3 >"$tmp/d3" 2>"$tmp/err"
 check "--max-depth 3 keeps three frames a sample" \

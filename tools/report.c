@@ -40,6 +40,7 @@ struct report {
 	struct pr_symbolizer *sym;   /* when the output names frames */
 	struct ds_sink *sink;
 	bool event_names;            /* perf script's text, with its event field */
+	uint64_t first_time, last_time;  /* of the samples, perf clock */
 };
 
 static const char *event_name(struct report *r, const struct pr_record *rec)
@@ -61,6 +62,12 @@ static int on_record(const struct pr_record *rec, void *arg)
 		return pr_model_apply(r->model, rec);
 	if (pr_unwinder_unwind(r->u, rec, &st))
 		return 0;
+	if (rec->fields & PR_ID_TIME) {
+		if (!r->first_time || rec->time < r->first_time)
+			r->first_time = rec->time;
+		if (rec->time > r->last_time)
+			r->last_time = rec->time;
+	}
 	return ds_sink_sample(r->sink, rec, &st, r->sym, pr_model_comm(r->model, rec->tid),
 			      pr_model_comm(r->model, rec->pid), event_name(r, rec));
 }
@@ -153,7 +160,10 @@ static int run(const struct report_args *a, int fmt)
 		ret = n < 0 && n != -EBADMSG;
 		summary(r.u, r.sym, a->verbose);
 	}
-	if (ds_sink_close(r.sink, 0, 0, false))
+	/* The file has no wall-clock time (perf writes one only with
+	 * --clockid), but the samples say how long the recording ran, as
+	 * the live command's profile does. */
+	if (ds_sink_close(r.sink, 0, r.last_time - r.first_time, false))
 		ret = 1;
 	else if (a->out.path && strcmp(a->out.path, "-") && fmt != DS_FORMAT_PERF_SCRIPT)
 		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
