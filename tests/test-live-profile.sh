@@ -96,13 +96,14 @@ want_mapping() {
 if command -v go >/dev/null && command -v readelf >/dev/null; then
 	"$demo" 8 >/dev/null &
 	wpid=$!
-	# Until the dynamic loader has mapped libc (or the demo died).
-	while kill -0 $wpid 2>/dev/null && ! grep -q '/libc\.so' "/proc/$wpid/maps"; do
+	# Until the forked shell is the demo (or the demo died).
+	while kill -0 $wpid 2>/dev/null && ! grep -qF "$demo" "/proc/$wpid/maps"; do
 		sleep 0.05
 	done
-	cp "/proc/$wpid/maps" "$tmp/maps"
 	"$ds" -F 499 -d 1 -p $wpid -o "$tmp/maps.pb.gz" 2>"$tmp/err"
 	"$ds" record -F 499 -d 1 -p $wpid -o "$tmp/maps.data" 2>"$tmp/err"
+	# Long after the dynamic loader mapped what it maps.
+	cp "/proc/$wpid/maps" "$tmp/maps"
 	kill $wpid
 	wait $wpid 2>/dev/null
 	wpid=
