@@ -27,14 +27,21 @@
 
 /* ---- names ---- */
 
-/* C++ names demangled as perf shows them: without parameters or clone
- * suffixes ("ns::Widget::run", not "ns::Widget::run(int) [clone .isra.0]"). */
+/*
+ * Names demangled as perf shows them: C++ without parameters or clone
+ * suffixes ("ns::Widget::run", not "ns::Widget::run(int) [clone
+ * .isra.0]"); Rust's legacy names ("_ZN...17h<hash>E") without the hash
+ * and its v0 names ("_R...") without crate disambiguators, as perf and
+ * llvm-symbolizer give them ("mycrate::module::func").  libiberty's
+ * cplus_demangle() with no style given tries each scheme (auto): the
+ * Itanium one, and on a legacy Rust name its Rust demangler.
+ */
 const char *pr__sym_demangle(struct pr_symbolizer *s, struct pr_arena *a, const char *name)
 {
 	char *d;
 	const char *out;
 
-	if (s->no_demangle || strncmp(name, "_Z", 2))
+	if (s->no_demangle || (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2)))
 		return pr__arena_strdup(a, name);
 	d = cplus_demangle(name, DMGL_ANSI);
 	if (!d)

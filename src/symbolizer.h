@@ -19,6 +19,8 @@
 #include "internal.h"
 #include "prsym.h"
 
+struct cu_span;
+
 #define MAX_SEGMENTS 16
 /* Functions inlined into each other at one address, at most. */
 #define MAX_INLINE 64
@@ -37,9 +39,18 @@ struct sym_module {
 	struct pr_symtab syms;
 	const char **names;          /* syms' names demangled, as asked for */
 	bool dwarf_checked, has_dwarf;
+	Dwarf *dwarf;                /* its DWARF (libdwfl's), once checked */
+	Dwarf_Addr dwarf_bias;
+	/* Its compile units' address ranges, sorted, when libdw's lookup
+	 * found none (symdwarf.c). */
+	struct cu_span *spans;
+	size_t nr_spans;
+	bool spans_read;
 	/* Per compile unit (by DIE offset + 1): its functions' address
-	 * ranges, sorted (symdwarf.c). */
+	 * ranges, sorted, and its scopes (symdwarf.c). */
 	struct pr_hashmap cus;
+	/* A function's name, by its (abstract origin's) DIE offset + 1. */
+	struct pr_hashmap func_names;
 };
 
 /* A perf map's resolved address (re-reading the map makes new ones). */
@@ -106,7 +117,7 @@ struct pr_symbolizer {
 
 /* symbolizer.c */
 
-/* C++ names as perf shows them (see there); copied into `a`. */
+/* C++ and Rust names as perf shows them (see there); copied into `a`. */
 const char *pr__sym_demangle(struct pr_symbolizer *s, struct pr_arena *a, const char *name);
 /* One copy of each source file name; NULL when out of memory. */
 const char *pr__sym_intern_file(struct pr_symbolizer *s, const char *name);

@@ -8,26 +8,9 @@
 #include <gelf.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "symbolizer.h"
-
-/* The name a scope's function goes by: its linkage name demangled (the
- * whole C++ name), else its DW_AT_name, through abstract origins. */
-static const char *scope_name(struct pr_symbolizer *s, Dwarf_Die *die, bool *linkage)
-{
-	Dwarf_Attribute attr;
-	const char *name = NULL;
-
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
-	    dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
-		name = dwarf_formstring(&attr);
-	*linkage = name != NULL;
-	if (!name)
-		name = dwarf_diename(die);
-	if (!name && dwarf_attr_integrate(die, DW_AT_name, &attr))
-		name = dwarf_formstring(&attr);
-	return name ? pr__sym_demangle(s, &s->arena, name) : NULL;
-}
 
 /* The call site of an inlined scope: DW_AT_call_file and _line. */
 static void call_site(struct pr_symbolizer *s, Dwarf_Die *cu, Dwarf_Die *die,
@@ -125,22 +108,39 @@ static int scope_path(Dwarf_Die parent, Dwarf_Addr pc, Dwarf_Die *path, int n, i
 }
 
 /*
- * Compilers put every function with code at the top of its CU (methods
- * too, with DW_AT_specification), so the function an address is in is
- * one of the CU's children.  A C++ CU has thousands of them (types,
- * declarations, templates): walking them for every new address was most
- * of a live profile's CPU.  Each CU's functions' ranges are read once,
- * sorted, and searched.
+ * The function an address is in, and the names of the scopes around a
+ * function's declaration, from one walk of each CU (the first time an
+ * address falls in it).  Functions with code sit at the top of a C CU,
+ * but clang puts a C++ function template's instances in their namespace,
+ * and rustc every function in its module's (DW_TAG_namespace); methods
+ * may sit in their class.  So the walk descends into namespaces and types,
+ * not into functions (what nests there is found from the function, by
+ * scope_path()).  A C++ CU has thousands of DIEs (types, declarations,
+ * templates): walking them for every new address was most of a live
+ * profile's CPU; read once, sorted and searched, they are not.
  */
 struct cu_range {
 	Dwarf_Addr lo, hi;
 	Dwarf_Off die;
 };
 
-struct cu_index {
-	size_t nr;
-	struct cu_range r[];
+/* A namespace, class, structure or union: the DIEs from `start` to `end`
+ * (its children, theirs, ...) are in it.  In the order of the CU. */
+struct cu_scope {
+	Dwarf_Off start, end;
+	const char *name;            /* NULL: anonymous */
+	int32_t parent;              /* index, -1: the CU */
+	int tag;
 };
+
+struct cu_index {
+	struct cu_range *r;
+	struct cu_scope *scopes;
+	size_t nr, cap, nr_scopes, cap_scopes;
+};
+
+/* Nested deeper than this, scopes are not walked (no compiler does). */
+#define MAX_SCOPE_DEPTH 32
 
 static int by_lo(const void *a, const void *b)
 {
@@ -149,44 +149,99 @@ static int by_lo(const void *a, const void *b)
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
+/* Room for one more of `size` bytes in *v (*nr used of *cap). */
+static int grow(void **v, size_t *cap, size_t nr, size_t size)
+{
+	void *n;
+
+	if (nr < *cap)
+		return 0;
+	n = realloc(*v, (*cap ? *cap * 2 : 64) * size);
+	if (!n)
+		return -1;
+	*v = n;
+	*cap = *cap ? *cap * 2 : 64;
+	return 0;
+}
+
+static bool is_scope(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+	       tag == DW_TAG_interface_type || tag == DW_TAG_module;
+}
+
+/* The functions and scopes among the children of `parent` (scope index
+ * `scope`), into `x`; -1 when out of memory. */
+static int index_children(struct cu_index *x, Dwarf_Die *parent, int32_t scope, int depth)
+{
+	Dwarf_Die child, next;
+	int more;
+
+	if (dwarf_child(parent, &child))
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+
+		more = dwarf_siblingof(&child, &next) == 0;
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (grow((void **)&x->r, &x->cap, x->nr, sizeof(x->r[0])))
+					return -1;
+				x->r[x->nr++] = (struct cu_range){ lo, hi, dwarf_dieoffset(&child) };
+			}
+		} else if (is_scope(tag) && depth < MAX_SCOPE_DEPTH && dwarf_haschildren(&child)) {
+			int32_t at = (int32_t)x->nr_scopes;
+
+			if (grow((void **)&x->scopes, &x->cap_scopes, x->nr_scopes,
+				 sizeof(x->scopes[0])))
+				return -1;
+			/* The end of the last child's subtree is its parent's. */
+			x->scopes[x->nr_scopes++] = (struct cu_scope){
+				.start = dwarf_dieoffset(&child),
+				.end = more ? dwarf_dieoffset(&next) : 0,
+				.name = dwarf_diename(&child), .parent = scope, .tag = tag };
+			if (index_children(x, &child, at, depth + 1))
+				return -1;
+		}
+		child = next;
+	} while (more);
+	return 0;
+}
+
+static void cu_index_free(struct cu_index *x)
+{
+	if (!x)
+		return;
+	free(x->r);
+	free(x->scopes);
+	free(x);
+}
+
 static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
 {
 	uint64_t key = dwarf_dieoffset(cu) + 1;
 	struct cu_index *x = pr__hashmap_get(&m->cus, key);
-	size_t nr = 0, cap = 64;
-	Dwarf_Die child;
 
 	if (x)
 		return x;
-	if (!(x = malloc(sizeof(*x) + cap * sizeof(x->r[0]))))
+	if (!(x = calloc(1, sizeof(*x))))
 		return NULL;
-	if (dwarf_child(cu, &child) == 0) {
-		do {
-			Dwarf_Addr base, lo, hi;
-			ptrdiff_t off = 0;
-
-			if (dwarf_tag(&child) != DW_TAG_subprogram)
-				continue;
-			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
-				if (nr == cap) {
-					struct cu_index *y = realloc(x, sizeof(*x) +
-									2 * cap * sizeof(x->r[0]));
-
-					if (!y) {
-						free(x);
-						return NULL;
-					}
-					x = y;
-					cap *= 2;
-				}
-				x->r[nr++] = (struct cu_range){ lo, hi, dwarf_dieoffset(&child) };
-			}
-		} while (dwarf_siblingof(&child, &child) == 0);
+	if (index_children(x, cu, -1, 0)) {
+		cu_index_free(x);
+		return NULL;
 	}
-	x->nr = nr;
-	qsort(x->r, nr, sizeof(x->r[0]), by_lo);
+	/* Scopes come parents first: their ends are known by their children's. */
+	for (size_t i = 0; i < x->nr_scopes; i++)
+		if (!x->scopes[i].end)
+			x->scopes[i].end = x->scopes[i].parent < 0 ? UINT64_MAX :
+					   x->scopes[x->scopes[i].parent].end;
+	qsort(x->r, x->nr, sizeof(x->r[0]), by_lo);
 	if (pr__hashmap_put(&m->cus, key, x)) {
-		free(x);
+		cu_index_free(x);
 		return NULL;
 	}
 	return x;
@@ -213,11 +268,109 @@ static int top_function(struct sym_module *m, Dwarf_Die *cu, Dwarf_Addr pc, Dwar
 	return 0;
 }
 
+/*
+ * `name` qualified with the scopes the DIE at `off` is declared in,
+ * "ns::Class::name", as a linkage name demangled would have it (for what
+ * has none: C++ constructors, some of rustc's).  NULL when out of memory.
+ */
+static const char *qualify(struct pr_symbolizer *s, const struct cu_index *x, Dwarf_Off off,
+			   const char *name)
+{
+	const char *parts[MAX_SCOPE_DEPTH + 1];
+	size_t n = 0, len = strlen(name) + 1;
+	int32_t k = (int32_t)pr__upper_bound(x->scopes, x->nr_scopes, sizeof(x->scopes[0]),
+					     off - 1) - 1;
+	char *out, *p;
+
+	/* The last scope starting before `off` holds it, or one of its
+	 * parents does (they nest). */
+	while (k >= 0 && n < MAX_SCOPE_DEPTH) {
+		const struct cu_scope *sc = &x->scopes[k];
+
+		if (off < sc->end) {
+			parts[n] = sc->name ? sc->name : sc->tag == DW_TAG_namespace ?
+				   "(anonymous namespace)" : "(anonymous)";
+			len += strlen(parts[n++]) + 2;
+		}
+		k = sc->parent;
+	}
+	if (!n)
+		return pr__arena_strdup(&s->arena, name);
+	p = out = pr__arena_alloc(&s->arena, len);
+	if (!out)
+		return NULL;
+	while (n--)
+		p = stpcpy(stpcpy(p, parts[n]), "::");
+	strcpy(p, name);
+	return out;
+}
+
+/* The DIE that names a function: through DW_AT_abstract_origin (from an
+ * inlined call or a concrete instance) and DW_AT_specification (from a
+ * definition to its declaration, in its class or namespace). */
+static bool name_die(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute attr;
+
+	*out = *die;
+	for (int i = 0; i < 8 && !dwarf_hasattr(out, DW_AT_name); i++) {
+		Dwarf_Attribute *ref = dwarf_attr(out, DW_AT_abstract_origin, &attr);
+
+		if (!ref)
+			ref = dwarf_attr(out, DW_AT_specification, &attr);
+		if (!dwarf_formref_die(ref, out))
+			return false;
+	}
+	return dwarf_hasattr(out, DW_AT_name);
+}
+
+/*
+ * The name a function goes by, whole: its linkage name demangled (as
+ * perf shows a symbol: "ns::Class<int>::run", "mycrate::module::func"),
+ * else its DW_AT_name with the scopes it is declared in.  perf and
+ * addr2line name an inlined function by DW_AT_name alone ("run").  Each
+ * function's once: inlined calls of it share its abstract origin.
+ */
+static const char *func_name(struct pr_symbolizer *s, struct sym_module *m, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin = *die, named, cu;
+	struct cu_index *x;
+	const char *name = NULL, *out;
+	uint64_t key;
+
+	for (int i = 0; i < 4 && dwarf_formref_die(dwarf_attr(&origin, DW_AT_abstract_origin,
+								   &attr), &origin); i++)
+		;
+	/* Offsets are the main file's (not a dwz supplementary file's). */
+	key = dwarf_cu_getdwarf(origin.cu) == m->dwarf ? dwarf_dieoffset(&origin) + 1 : 0;
+	if (key && (out = pr__hashmap_get(&m->func_names, key)))
+		return out;
+	if (dwarf_attr_integrate(&origin, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(&origin, DW_AT_MIPS_linkage_name, &attr))
+		name = dwarf_formstring(&attr);
+	if (name)
+		out = pr__sym_demangle(s, &s->arena, name);
+	else if (!name_die(&origin, &named) || !(name = dwarf_diename(&named)))
+		return NULL;
+	else if (!s->no_demangle && dwarf_cu_getdwarf(named.cu) == m->dwarf &&
+		 dwarf_diecu(&named, &cu, NULL, NULL) && (x = cu_index(m, &cu)))
+		out = qualify(s, x, dwarf_dieoffset(&named), name);
+	else
+		out = pr__arena_strdup(&s->arena, name);
+	/* Not kept when the table cannot grow: found again next time. */
+	if (key && out)
+		pr__hashmap_put(&m->func_names, key, (void *)out);
+	return out;
+}
+
 void pr__sym_dwarf_free(struct sym_module *m)
 {
 	for (size_t i = 0; i < m->cus.cap; i++)
-		free(m->cus.slots[i].value);
+		cu_index_free(m->cus.slots[i].value);
 	pr__hashmap_free(&m->cus);
+	pr__hashmap_free(&m->func_names);
+	free(m->spans);
 }
 
 /*
@@ -241,6 +394,56 @@ static void last_alias(Dwarf_Die *cu, uint64_t pc, Dwarf_Die *fn)
 	} while (dwarf_siblingof(&child, &child) == 0);
 }
 
+/*
+ * The compile unit holding `pc`, for files libdw finds none in: clang
+ * writes no .debug_aranges, and libdw 0.188 looks nowhere else (0.189
+ * does), so no address of a clang-built file had a function, an inlined
+ * call or a line.  The units' own ranges, read once and sorted.
+ */
+struct cu_span {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off die;
+};
+
+static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	size_t i;
+
+	if (!m->spans_read) {
+		Dwarf_CU *cu = NULL, *next;
+		Dwarf_Die cudie;
+		Dwarf_Half version;
+		uint8_t type;
+		size_t cap = 0;
+
+		m->spans_read = true;
+		while (dwarf_get_units(m->dwarf, cu, &next, &version, &type, &cudie, NULL) == 0) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			cu = next;
+			while (type == DW_UT_compile &&
+			       (off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+				if (grow((void **)&m->spans, &cap, m->nr_spans, sizeof(m->spans[0])))
+					return false;
+				m->spans[m->nr_spans++] = (struct cu_span){ lo, hi,
+									    dwarf_dieoffset(&cudie) };
+			}
+		}
+		qsort(m->spans, m->nr_spans, sizeof(m->spans[0]), by_lo);
+	}
+	i = pr__upper_bound(m->spans, m->nr_spans, sizeof(m->spans[0]), pc);
+	return i && pc < m->spans[i - 1].hi && dwarf_offdie(m->dwarf, m->spans[i - 1].die, out);
+}
+
+/* Whether `name` is "scope::" and `bare`. */
+static bool ends_with_scoped(const char *name, const char *bare)
+{
+	size_t a = strlen(name), b = strlen(bare);
+
+	return a > b + 2 && !strcmp(name + a - b, bare) && !memcmp(name + a - b - 2, "::", 2);
+}
+
 /* Fill `funcs` (room for MAX_INLINE) innermost first from the DWARF at
  * `vaddr`: the functions inlined there and the one it is in, with their
  * lines, for a file with DWARF.  Code no DWARF function covers (assembly)
@@ -249,23 +452,33 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 			    const char *sym_name, struct pr_sym_func *funcs)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu, path[MAX_INLINE];
+	Dwarf_Die *cu, path[MAX_INLINE], own_cu;
 	Dwfl_Line *line;
+	Dwarf_Line *dline;
 	const char *file;
 	int lineno = 0, n;
 	size_t nr = 0;
 
 	if (!m->dwarf_checked) {
 		m->dwarf_checked = true;
-		m->has_dwarf = dwfl_module_getdwarf(m->mod, &bias) != NULL;
+		m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
+		m->has_dwarf = m->dwarf != NULL;
 		if (m->has_dwarf)
 			s->stats.debug_files++;
 	}
 	if (!m->has_dwarf)
 		return 0;
 	cu = dwfl_module_addrdie(m->mod, vaddr, &bias);
-	line = dwfl_module_getsrc(m->mod, vaddr);
+	line = cu ? dwfl_module_getsrc(m->mod, vaddr) : NULL;
 	file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	if (!cu && cu_by_ranges(m, vaddr - m->dwarf_bias, &own_cu)) {
+		cu = &own_cu;
+		bias = m->dwarf_bias;
+		dline = dwarf_getsrc_die(cu, vaddr - bias);
+		file = dline ? dwarf_linesrc(dline, NULL, NULL) : NULL;
+		if (file)
+			dwarf_lineno(dline, &lineno);
+	}
 	if (file)
 		file = pr__sym_intern_file(s, file);
 	/* The functions around the address, as they nest where they were
@@ -283,9 +496,14 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 	}
 	for (int k = n - 1; k >= 0 && nr < MAX_INLINE; k--) {
 		int t = dwarf_tag(&path[k]);
-		bool linkage;
+		const char *name = func_name(s, m, &path[k]);
 
-		funcs[nr] = (struct pr_sym_func){ .name = scope_name(s, &path[k], &linkage),
+		/* A function without a linkage name in a namespace (Rust's
+		 * #[no_mangle], C++'s extern "C") is named outside by its bare
+		 * name: the one its symbol has. */
+		if (k == 0 && name && sym_name && ends_with_scoped(name, sym_name))
+			name = sym_name;
+		funcs[nr] = (struct pr_sym_func){ .name = name,
 						  .file = file, .line = (uint32_t)lineno,
 						  .inlined = t == DW_TAG_inlined_subroutine };
 		nr++;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // C++ for test-symbolize.c: a method of a class template in a namespace,
 // with a function inlined into it, so names come mangled in the ELF symbol
-// table and in DWARF's linkage names.
+// table and in DWARF's linkage names.  Then the same in an anonymous
+// namespace, where gcc writes no linkage names: DWARF's scopes name them.
 #include "sym-test.h"
 
 namespace ds {
@@ -27,6 +28,34 @@ template <typename T> T Box<T>::twice(T x)
 
 template struct Box<int>;
 
+namespace {
+
+struct Counter {
+	int n;
+	__attribute__((always_inline)) explicit Counter(int x) : n(x + cxx_sink)
+	{
+		ds_sym_leaf();
+	}
+};
+
+__attribute__((always_inline)) inline int quiet(int x)
+{
+	Counter c(x);
+
+	return c.n * 3;
+}
+
+template <int N> struct Level {
+	__attribute__((noinline)) static int run(int x);
+};
+
+template <int N> int Level<N>::run(int x)
+{
+	return quiet(x) + N;
+}
+
+} // namespace
+
 } // namespace sym
 } // namespace ds
 
@@ -35,4 +64,9 @@ extern "C" int ds_sym_cxx(int x)
 	ds::sym::Box<int> b = { 1 };
 
 	return b.twice(x);
+}
+
+extern "C" int ds_sym_cxx_anon(int x)
+{
+	return ds::sym::Level<3>::run(x);
 }

@@ -14,6 +14,10 @@ extern void *volatile ds_sym_ret;
 /* Calls ds::sym::Box<int>::twice(), which inlines ds::sym::helper(),
  * which calls ds_sym_leaf(). */
 int ds_sym_cxx(int x);
+/* Calls ds::sym::(anonymous namespace)::Level<3>::run(), which inlines
+ * quiet(), which inlines the constructor Counter::Counter(), which calls
+ * ds_sym_leaf(). */
+int ds_sym_cxx_anon(int x);
 
 #ifdef __cplusplus
 }

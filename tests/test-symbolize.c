@@ -229,6 +229,39 @@ START_TEST(cxx_names_are_demangled_without_parameters)
 }
 END_TEST
 
+/*
+ * gcc writes no linkage names in an anonymous namespace: the functions
+ * there, inlined or not, and a constructor (whose declaration has none
+ * anywhere) are named by the scopes DWARF declares them in.  The function
+ * the address is in has its symbol's name, so that perf script's layout
+ * does not take it for an inlined one.
+ */
+START_TEST(cxx_functions_without_linkage_names_are_named_by_their_scopes)
+{
+	struct pr_model *m = self_model();
+	struct pr_symbolizer *s = symbolizer(m, false);
+	struct pr_frame f;
+	struct pr_symbol sym;
+
+	ds_sym_cxx_anon(2);
+	f = caller_frame(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
+	ck_assert_int_eq(pr_symbolizer_frame(s, (uint32_t)getpid(), &f, &sym), 0);
+	ck_assert_str_eq(sym.name, "ds::sym::(anonymous namespace)::Level<3>::run");
+	ck_assert_uint_eq(sym.nr, 3);
+	ck_assert_str_eq(sym.funcs[0].name, "ds::sym::(anonymous namespace)::Counter::Counter");
+	ck_assert(sym.funcs[0].inlined);
+	ck_assert_str_eq(sym.funcs[1].name, "ds::sym::(anonymous namespace)::quiet");
+	ck_assert(sym.funcs[1].inlined);
+	ck_assert_str_eq(sym.funcs[2].name, sym.name);
+	ck_assert(!sym.funcs[2].inlined);
+	for (size_t i = 0; i < sym.nr; i++)
+		ck_assert_msg(ends_with(sym.funcs[i].file, "/tests/sym-cxx.cc"), "%s",
+			      sym.funcs[i].file);
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+}
+END_TEST
+
 /* ---- the kernel, from kallsyms files written here ---- */
 
 #define KTEXT 0xffffffff81000000ull
@@ -720,6 +753,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, inlined_functions_come_innermost_first_with_their_lines);
 	tcase_add_test(tc, cxx_names_are_demangled_without_parameters);
+	tcase_add_test(tc, cxx_functions_without_linkage_names_are_named_by_their_scopes);
 	tcase_add_test(tc, kernel_frames_are_named_with_their_modules_where_the_kernel_was);
 	tcase_add_test(tc, hidden_kernel_addresses_are_said_once_and_left_unnamed);
 	tcase_add_test(tc, another_kernels_capture_keeps_kernel_addresses);
