@@ -22,6 +22,16 @@ need_perf() {
 	fi
 }
 
+# skip_if_refused RC ERRFILE: skip (77) when a dwarfsample command that
+# exited RC said in ERRFILE that the kernel refuses perf_event_open.
+skip_if_refused() {
+	if [ "$1" -ne 0 ] && grep -q "perf_event_paranoid" "$2"; then
+		echo "SKIP: the kernel refuses perf_event_open:"
+		cat "$2"
+		exit 77
+	fi
+}
+
 # A scratch directory in $tmp, removed on exit.
 make_tmp() {
 	tmp=$(mktemp -d)

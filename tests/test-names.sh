@@ -22,11 +22,7 @@ record() {
 	shift
 	"$ds" record -F 499 -o "$tmp/$name.data" "$@" >/dev/null 2>"$tmp/$name.err"
 	rc=$?
-	if [ $rc -ne 0 ] && grep -q "perf_event_paranoid" "$tmp/$name.err"; then
-		echo "SKIP: the kernel refuses perf_event_open:"
-		cat "$tmp/$name.err"
-		exit 77
-	fi
+	skip_if_refused $rc "$tmp/$name.err"
 	check "$name: recorded" test $rc -eq 0 || cat "$tmp/$name.err"
 }
 

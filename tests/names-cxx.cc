@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C++ workload of test-inline-names.sh: namespaces (named and
+// anonymous), a member of a class template, std::sort with a lambda (so
+// std::__introsort_loop, std::__unguarded_partition and the lambda's
+// operator() run, out of line and inlined), a function out of line in an
+// anonymous namespace; built by g++ and by clang++.
+// usage: names-cxx ROUNDS
+#include <algorithm>
+#include <cstdlib>
+#include <vector>
+
+namespace names {
+namespace {
+
+unsigned seed = 1;
+
+int next_value()
+{
+	seed = seed * 1103515245u + 12345u;
+	return static_cast<int>(seed >> 8);
+}
+
+} // namespace
+
+template <typename T> struct Sorter {
+	std::vector<T> v;
+	__attribute__((noinline)) long run(int n);
+};
+
+template <typename T> long Sorter<T>::run(int n)
+{
+	v.resize(static_cast<size_t>(n));
+	for (auto &x : v)
+		x = next_value();
+	std::sort(v.begin(), v.end(), [](T a, T b) { return (a ^ 0x5a5a) < (b ^ 0x5a5a); });
+	return v[static_cast<size_t>(n / 2)];
+}
+
+template struct Sorter<int>;
+
+namespace {
+
+// Out of line, in an anonymous namespace: gcc gives it no linkage name.
+template <int N> struct Repeat {
+	__attribute__((noinline)) static long run(Sorter<int> &s, int rounds);
+};
+
+template <int N> long Repeat<N>::run(Sorter<int> &s, int rounds)
+{
+	long t = 0;
+
+	for (int i = 0; i < rounds; i++)
+		t += s.run(200000 + N);
+	return t;
+}
+
+} // namespace
+
+long repeat(Sorter<int> &s, int rounds)
+{
+	return Repeat<2>::run(s, rounds);
+}
+
+} // namespace names
+
+int main(int argc, char **argv)
+{
+	int rounds = argc > 1 ? atoi(argv[1]) : 40;
+	names::Sorter<int> s;
+
+	return names::repeat(s, rounds) == 42;
+}
