@@ -5,10 +5,12 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbolizer.h"
 
@@ -444,6 +446,61 @@ static bool ends_with_scoped(const char *name, const char *bare)
 	return a > b + 2 && !strcmp(name + a - b, bare) && !memcmp(name + a - b - 2, "::", 2);
 }
 
+/*
+ * DWARF compressed with zstd (ELFCOMPRESS_ZSTD sections: what ld and
+ * objcopy --compress-debug-sections=zstd write) is read by libdw from
+ * elfutils 0.189 on; an older one finds no DWARF in the file at all, and
+ * its frames would lose their inlined functions and lines without a word.
+ */
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
+
+static bool zstd_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Chdr chdr;
+	size_t shstrndx;
+	const char *name;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_COMPRESSED) &&
+		    gelf_getchdr(scn, &chdr) && chdr.ch_type == ELFCOMPRESS_ZSTD &&
+		    (name = elf_strptr(elf, shstrndx, shdr.sh_name)) && !strncmp(name, ".debug_", 7))
+			return true;
+	return false;
+}
+
+/* Say so when the file's DWARF (or its debug file's) could not be read
+ * because zstd compressed it. */
+static void say_if_zstd(struct pr_symbolizer *s, struct sym_module *m)
+{
+	GElf_Addr bias;
+	const char *debug = NULL, *where = NULL;
+	int fd;
+
+	if (zstd_dwarf(dwfl_module_getelf(m->mod, &bias)))
+		where = m->origin;
+	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+	if (!where && debug && (fd = open(debug, O_RDONLY | O_CLOEXEC)) >= 0) {
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+		if (zstd_dwarf(elf))
+			where = debug;
+		elf_end(elf);
+		close(fd);
+	}
+	if (where)
+		pr__log(&s->lg, PR_LOG_WARN, "%s: its DWARF is compressed with zstd, which this "
+			"libdw (elfutils %s) cannot read (0.189 and later can): its frames are "
+			"named from its symbols alone, without inlined functions or source "
+			"lines; objcopy --decompress-debug-sections makes a copy that can be "
+			"read", where, dwfl_version(NULL));
+}
+
 /* Fill `funcs` (room for MAX_INLINE) innermost first from the DWARF at
  * `vaddr`: the functions inlined there and the one it is in, with their
  * lines, for a file with DWARF.  Code no DWARF function covers (assembly)
@@ -465,6 +522,8 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		m->has_dwarf = m->dwarf != NULL;
 		if (m->has_dwarf)
 			s->stats.debug_files++;
+		else
+			say_if_zstd(s, m);
 	}
 	if (!m->has_dwarf)
 		return 0;

@@ -648,6 +648,58 @@ START_TEST(damaged_files_fall_back_to_what_survives)
 }
 END_TEST
 
+/*
+ * This program with its DWARF compressed by zstd, mapped in a made-up
+ * process: a libdw that reads zstd (elfutils 0.189 on) gives the inlined
+ * functions; an older one none, and the log says why.
+ */
+START_TEST(zstd_compressed_dwarf_is_read_or_said_unreadable)
+{
+	struct pr_model *self = self_model(), *m = pr_model_new();
+	const char *path = tmp_path("zstd");
+	const uint32_t pid = 4000002;
+	const struct pr_map *map;
+	struct pr_symbolizer *s;
+	struct pr_symbol sym;
+	struct pr_record r;
+	struct pr_frame f;
+	char cmd[4200];
+	PR_OPTS(pr_symbolizer_opts, o, .log = keep_log);
+
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zstd /proc/%d/exe %s "
+		 "2>/dev/null", (int)getpid(), path);
+	if (system(cmd)) {
+		fprintf(stderr, "# objcopy cannot compress with zstd here: not tested\n");
+		pr_model_free(m);
+		pr_model_free(self);
+		return;
+	}
+	ds_sym_outer(1);
+	f = caller_frame(self, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
+	map = pr__model_find(self, (uint32_t)getpid(), f.ip);
+	r = mmap2(pid, map->start, map->end - map->start, map->pgoff, path);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pr_model_apply(m, &r), 0);
+	f.dso = pr__model_find(m, pid, f.ip)->dso;
+	logtext[0] = 0;
+	s = pr_symbolizer_new(m, &o);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(pr_symbolizer_frame(s, pid, &f, &sym), 0);
+	ck_assert_str_eq(sym.name, "ds_sym_outer");
+	if (sym.nr) {
+		ck_assert_uint_eq(sym.nr, 3);
+		check_func(&sym.funcs[0], "ds_sym_inner", INNER_LINE, true);
+	} else {
+		ck_assert_msg(strstr(logtext, "its DWARF is compressed with zstd, which this libdw"),
+			      "%s", logtext);
+		ck_assert_msg(strstr(logtext, path), "%s", logtext);
+	}
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+	pr_model_free(self);
+}
+END_TEST
+
 /* ---- stripped ---- */
 
 /* A debug file found by build-id must have the build-id: a file of
@@ -760,6 +812,8 @@ int main(void)
 	tcase_add_test(tc, the_running_kernels_symbols_are_cached);
 	tcase_add_test(tc, perf_maps_name_jit_code_and_skip_garbage);
 	tcase_add_test(tc, damaged_files_fall_back_to_what_survives);
+	if (!getenv("DS_STRIPPED"))
+		tcase_add_test(tc, zstd_compressed_dwarf_is_read_or_said_unreadable);
 	if (getenv("DS_STRIPPED") && debug_dir()) {
 		tcase_add_test(tc, a_debug_file_of_another_build_is_not_used);
 		tcase_add_test(tc, a_compressed_debug_file_is_kept_inflated);
