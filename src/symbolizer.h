@@ -46,8 +46,8 @@ struct sym_module {
 	struct cu_span *spans;
 	size_t nr_spans;
 	bool spans_read;
-	/* Per compile unit (by DIE offset + 1): its functions' address
-	 * ranges, sorted, and its scopes (symdwarf.c). */
+	/* Per unit (by DIE offset + 1, shifted left, | 1 for a type unit):
+	 * its functions' address ranges, sorted, and its scopes (symdwarf.c). */
 	struct pr_hashmap cus;
 	/* A function's name, by its (abstract origin's) DIE offset + 1. */
 	struct pr_hashmap func_names;

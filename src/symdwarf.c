@@ -225,7 +225,11 @@ static void cu_index_free(struct cu_index *x)
 
 static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
 {
-	uint64_t key = dwarf_dieoffset(cu) + 1;
+	uint8_t type = DW_UT_compile;
+	/* DWARF 4's type units have offsets of their own section. */
+	uint64_t key = (dwarf_dieoffset(cu) + 1) << 1 |
+		       (dwarf_cu_info(cu->cu, NULL, &type, NULL, NULL, NULL, NULL, NULL) == 0 &&
+			type == DW_UT_type);
 	struct cu_index *x = pr__hashmap_get(&m->cus, key);
 
 	if (x)
