@@ -157,10 +157,11 @@ int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t
 /* symdwarf.c */
 
 /* Fill `funcs` (room for MAX_INLINE) innermost first at link-time address
- * `vaddr`; `sym_name` names code no DWARF function covers.  Returns how
- * many, 0 without DWARF. */
+ * `vaddr`, in the symbol `sym_name` (NULL: none) starting at `sym_start`:
+ * it names code no DWARF function covers.  Returns how many, 0 without
+ * DWARF. */
 size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
-			    const char *sym_name, struct pr_sym_func *funcs);
+			    const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs);
 
 /* kallsyms.c */
 

@@ -442,14 +442,6 @@ static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
 	return i && pc < m->spans[i - 1].hi && dwarf_offdie(m->dwarf, m->spans[i - 1].die, out);
 }
 
-/* Whether `name` is "scope::" and `bare`. */
-static bool ends_with_scoped(const char *name, const char *bare)
-{
-	size_t a = strlen(name), b = strlen(bare);
-
-	return a > b + 2 && !strcmp(name + a - b, bare) && !memcmp(name + a - b - 2, "::", 2);
-}
-
 /*
  * DWARF compressed with zstd (ELFCOMPRESS_ZSTD sections: what ld and
  * objcopy --compress-debug-sections=zstd write) is read by libdw from
@@ -510,9 +502,9 @@ static void say_if_zstd(struct pr_symbolizer *s, struct sym_module *m)
  * lines, for a file with DWARF.  Code no DWARF function covers (assembly)
  * is one entry, named as addr2line names it.  Returns how many. */
 size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
-			    const char *sym_name, struct pr_sym_func *funcs)
+			    const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs)
 {
-	Dwarf_Addr bias = 0;
+	Dwarf_Addr bias = 0, entry;
 	Dwarf_Die *cu, path[MAX_INLINE], own_cu;
 	Dwfl_Line *line;
 	Dwarf_Line *dline;
@@ -561,10 +553,18 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		int t = dwarf_tag(&path[k]);
 		const char *name = func_name(s, m, &path[k]);
 
-		/* A function without a linkage name in a namespace (Rust's
-		 * #[no_mangle], C++'s extern "C") is named outside by its bare
-		 * name: the one its symbol has. */
-		if (k == 0 && name && sym_name && ends_with_scoped(name, sym_name))
+		/* The function the address is in, named with scopes by DWARF
+		 * and otherwise by the symbol starting where it does, takes the
+		 * symbol's name: gcc writes no linkage name for what involves
+		 * an anonymous namespace, and DW_AT_name spells template
+		 * arguments its own way ("basic_string<char>"); Rust's
+		 * #[no_mangle] and C++'s extern "C" are bare in the symbol
+		 * table; of code folded into one, perf names it by the symbol
+		 * it picks.  Otherwise perf script's layout would mark it
+		 * inlined.  C names, unscoped, stay DWARF's ("f" in
+		 * "f.part.0", as perf shows it). */
+		if (k == 0 && name && sym_name && strcmp(name, sym_name) && strstr(name, "::") &&
+		    dwarf_entrypc(&path[0], &entry) == 0 && entry + bias == sym_start)
 			name = sym_name;
 		funcs[nr] = (struct pr_sym_func){ .name = name,
 						  .file = file, .line = (uint32_t)lineno,

@@ -345,7 +345,8 @@ int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t
 		out->name = NULL;
 	}
 	if (!s->no_inline)
-		nr = pr__sym_inline_chain(s, m, vaddr, out->name, chain);
+		nr = pr__sym_inline_chain(s, m, vaddr, out->name, out->name ? sym->start : 0,
+					  chain);
 	if (!nr)
 		return 0;
 	funcs = pr__arena_alloc(&s->arena, nr * sizeof(*funcs));

@@ -3,6 +3,8 @@
 // with a function inlined into it, so names come mangled in the ELF symbol
 // table and in DWARF's linkage names.  Then the same in an anonymous
 // namespace, where gcc writes no linkage names: DWARF's scopes name them.
+#include <string>
+
 #include "sym-test.h"
 
 namespace ds {
@@ -45,13 +47,12 @@ __attribute__((always_inline)) inline int quiet(int x)
 	return c.n * 3;
 }
 
-template <int N> struct Level {
-	__attribute__((noinline)) static int run(int x);
-};
-
-template <int N> int Level<N>::run(int x)
+// A function template's DW_AT_name, as gcc writes it, spells its argument
+// "std::__cxx11::basic_string<char>"; the demangled symbol with the
+// defaults, "...<char, std::char_traits<char>, std::allocator<char> >".
+template <typename T> __attribute__((noinline)) int level(int x)
 {
-	return quiet(x) + N;
+	return quiet(x) + static_cast<int>(sizeof(T));
 }
 
 } // namespace
@@ -68,5 +69,5 @@ extern "C" int ds_sym_cxx(int x)
 
 extern "C" int ds_sym_cxx_anon(int x)
 {
-	return ds::sym::Level<3>::run(x);
+	return ds::sym::level<std::string>(x);
 }

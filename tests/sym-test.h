@@ -14,9 +14,9 @@ extern void *volatile ds_sym_ret;
 /* Calls ds::sym::Box<int>::twice(), which inlines ds::sym::helper(),
  * which calls ds_sym_leaf(). */
 int ds_sym_cxx(int x);
-/* Calls ds::sym::(anonymous namespace)::Level<3>::run(), which inlines
- * quiet(), which inlines the constructor Counter::Counter(), which calls
- * ds_sym_leaf(). */
+/* Calls ds::sym::(anonymous namespace)::level<std::string>(),
+ * which inlines quiet(), which inlines the constructor Counter::Counter(),
+ * which calls ds_sym_leaf(). */
 int ds_sym_cxx_anon(int x);
 
 #ifdef __cplusplus

@@ -37,11 +37,11 @@ case $mode in
 cxx-gcc)
 	need g++ g++
 	g++ -O2 -g -o "$prog" "$src/names-cxx.cc"
-	args=60 ;;
+	args=90 ;;
 cxx-clang)
 	need clang++ clang
 	clang++ -O2 -g -o "$prog" "$src/names-cxx.cc"
-	args=60 ;;
+	args=90 ;;
 rust-legacy | rust-v0)
 	# Debian's rustc, not a rustup one on the PATH.
 	rustc=/usr/bin/rustc
