@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The symbolizer's DWARF: the functions inlined at an address, innermost
- * first, named and with their lines as addr2line and perf give them.
+ * first, with their lines as addr2line and perf give them, and named
+ * whole: with the namespaces and classes they are declared in, where perf
+ * and addr2line print an inlined function's bare DW_AT_name.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
