@@ -153,7 +153,7 @@ static int by_lo(const void *a, const void *b)
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-/* Room for one more of `size` bytes in *v (*nr used of *cap). */
+/* Room in *v for one more element of `size` bytes, `nr` used of *cap. */
 static int grow(void **v, size_t *cap, size_t nr, size_t size)
 {
 	void *n;
@@ -279,7 +279,8 @@ static int top_function(struct sym_module *m, Dwarf_Die *cu, Dwarf_Addr pc, Dwar
 /*
  * `name` qualified with the scopes the DIE at `off` is declared in,
  * "ns::Class::name", as a linkage name demangled would have it (for what
- * has none: C++ constructors, some of rustc's).  NULL when out of memory.
+ * has none: gcc writes none for constructors, nor for what involves an
+ * anonymous namespace).  NULL when out of memory.
  */
 static const char *qualify(struct pr_symbolizer *s, const struct cu_index *x, Dwarf_Off off,
 			   const char *name)
