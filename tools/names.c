@@ -21,7 +21,7 @@ const char ds_names_help[] =
 	"Unwinding and names:\n"
 	"      --no-inline          do not show the functions inlined at each\n"
 	"                           frame (faster)\n"
-	"      --no-demangle        keep C++ names mangled\n"
+	"      --no-demangle        keep C++ and Rust names mangled\n"
 	"      --debug-dir DIR      find mapped files and debug files by\n"
 	"                           build-id in DIR too (DIR/.build-id/xx/rest,\n"
 	"                           DIR/xx/rest); repeatable\n"
