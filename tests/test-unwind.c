@@ -11,6 +11,8 @@
  *   debug-frame   -fno-asynchronous-unwind-tables -g: only .debug_frame
  *   stripped      that, with .debug_frame in a separate debug file found
  *                 by build-id (DS_DEBUG_DIR) or by .gnu_debuglink
+ *   lld           linked by lld: the text segment shares a file page with
+ *                 the read-only segment before it
  *
  * Corrupt snapshots must end cleanly within the depth limit.
  */

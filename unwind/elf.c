@@ -79,17 +79,36 @@ const unsigned char *uw_elf_segment(const struct uw_elf *e, uint64_t vaddr, size
 	return NULL;
 }
 
+/*
+ * The bias as the dynamic loader sets it: ld.so maps each PT_LOAD from
+ * its file offset rounded down to a page, with the segment's own
+ * permissions.  A mapping's file offset alone does not say which segment
+ * it is: where segments are not page-aligned in the file (lld's layout,
+ * and GNU ld's without -z separate-code), the page the executable segment
+ * starts in also holds the tail of the read-only one before it, and both
+ * mappings have the same offset.  Executable or not tells them apart.
+ */
 uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m)
 {
-	/* The segment the mapping's file offset falls in: its bytes at
-	 * p_offset are at p_vaddr + bias. */
+	bool exec = m->prot & PROT_EXEC;
+	const struct uw_segment *any = NULL;
+
 	for (size_t i = 0; i < e->nr_seg; i++) {
 		const struct uw_segment *s = &e->seg[i];
 		uint64_t page_start = s->offset & ~UINT64_C(0xfff);
 
-		if (m->pgoff >= page_start && m->pgoff < s->offset + (s->filesz ? s->filesz : 1))
-			return m->start + (s->offset - m->pgoff) - s->vaddr;
+		if (m->pgoff < page_start || m->pgoff >= s->offset + (s->filesz ? s->filesz : 1))
+			continue;
+		/* Its bytes at p_offset are at p_vaddr + bias. */
+		if (!!(s->flags & PF_X) == exec)
+			return m->start - m->pgoff + s->offset - s->vaddr;
+		if (!any)
+			any = s;
 	}
+	/* Permissions that match no segment (changed by mprotect): the
+	 * segment by offset, or the file mapped as a whole. */
+	if (any)
+		return m->start - m->pgoff + any->offset - any->vaddr;
 	return m->start - m->pgoff;
 }
 
