@@ -9,6 +9,8 @@
  *   default       PIE (ET_DYN), .eh_frame_hdr
  *   DS_XTEXT      ET_EXEC, with ds_level2 in a second executable segment
  *   debug-frame   -fno-asynchronous-unwind-tables -g: only .debug_frame
+ *   debug-frame-zlib, -zstd, zdebug-frame
+ *                 that, compressed (SHF_COMPRESSED, or .zdebug_frame)
  *   stripped      that, with .debug_frame in a separate debug file found
  *                 by build-id (DS_DEBUG_DIR) or by .gnu_debuglink
  *   lld           linked by lld: the text segment shares a file page with

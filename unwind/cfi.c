@@ -286,11 +286,9 @@ int uw_cfi_load_debug_frame(struct uw_elf *e, const struct uw_elf *src,
 
 	if (!src->debug_frame.size)
 		return -ENOENT;
-	t.frames = malloc(src->debug_frame.size);
+	t.frames = uw_elf_section(src, &src->debug_frame, &t.frames_size, lg);
 	if (!t.frames)
 		return -ENOMEM;
-	t.frames_size = (size_t)src->debug_frame.size;
-	memcpy(t.frames, src->data + src->debug_frame.offset, t.frames_size);
 	err = walk(e, &t, t.frames, t.frames_size, 0, true);
 	if (err || !t.nr) {
 		uw_cfi_table_free(&t);

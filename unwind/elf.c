@@ -88,6 +88,34 @@ const unsigned char *uw_elf_segment(const struct uw_elf *e, uint64_t vaddr, size
  * starts in also holds the tail of the read-only one before it, and both
  * mappings have the same offset.  Executable or not tells them apart.
  */
+/* Far more than any .debug_frame (a browser's is tens of megabytes); a
+ * compressed section's header claiming more is not believed. */
+#define MAX_INFLATED (UINT64_C(1) << 30)
+
+unsigned char *uw_elf_section(const struct uw_elf *e, const struct uw_section *s,
+			      size_t *size, const struct pr_logger *lg)
+{
+	const unsigned char *raw = e->data + s->offset;
+	unsigned char *copy;
+	int err;
+
+	if (s->z == PR_ZSECTION_NONE) {
+		copy = malloc(s->size ? (size_t)s->size : 1);
+		if (copy) {
+			memcpy(copy, raw, (size_t)s->size);
+			*size = (size_t)s->size;
+		}
+		return copy;
+	}
+	err = pr__zsection_inflate(raw, (size_t)s->size, s->z, MAX_INFLATED, &copy, size);
+	if (err) {
+		pr__log(lg, PR_LOG_DEBUG, "%s: compressed .debug_frame not inflated: %s",
+			e->path, strerror(-err));
+		return NULL;
+	}
+	return copy;
+}
+
 uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m)
 {
 	bool exec = m->prot & PROT_EXEC;
@@ -202,10 +230,16 @@ static void read_sections(struct uw_elf *e, Elf *elf)
 		/* NOBITS sections (in debug files) have no bytes here. */
 		if (sh.sh_type == SHT_NOBITS || !in_image(e, sh.sh_offset, sh.sh_size))
 			continue;
-		if (!strcmp(name, ".eh_frame")) {
-			e->eh_frame = (struct uw_section){ sh.sh_offset, sh.sh_size, sh.sh_addr };
-		} else if (!strcmp(name, ".debug_frame")) {
-			e->debug_frame = (struct uw_section){ sh.sh_offset, sh.sh_size, sh.sh_addr };
+		/* .eh_frame is loaded, so never compressed (the gABI forbids
+		 * SHF_COMPRESSED with SHF_ALLOC); libunwind reads it in place. */
+		if (!strcmp(name, ".eh_frame") && !(sh.sh_flags & SHF_COMPRESSED)) {
+			e->eh_frame = (struct uw_section){ sh.sh_offset, sh.sh_size, sh.sh_addr,
+							   PR_ZSECTION_NONE };
+		} else if (!strcmp(name, ".debug_frame") || !strcmp(name, ".zdebug_frame")) {
+			e->debug_frame = (struct uw_section){
+				sh.sh_offset, sh.sh_size, sh.sh_addr,
+				sh.sh_flags & SHF_COMPRESSED ? PR_ZSECTION_CHDR :
+				name[1] == 'z' ? PR_ZSECTION_ZDEBUG : PR_ZSECTION_NONE };
 		} else if (!strcmp(name, ".eh_frame_hdr") && e->table == UW_TABLE_NONE) {
 			read_eh_frame_hdr(e, sh.sh_offset, sh.sh_addr, sh.sh_size);
 		} else if (sh.sh_type == SHT_NOTE) {

@@ -11,6 +11,7 @@
 
 #include "internal.h"
 #include "prunwind.h"
+#include "zsection.h"
 
 #define UW_MAX_SEGMENTS 16
 
@@ -81,6 +82,7 @@ struct uw_elf {
 	char *debuglink;             /* .gnu_debuglink's name, or NULL */
 	struct uw_section {
 		uint64_t offset, size, vaddr;   /* size 0: absent */
+		enum pr_zsection z;             /* compressed: as stored */
 	} eh_frame, debug_frame;
 
 	enum uw_table_kind table;
@@ -115,6 +117,12 @@ uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m);
  * contents: read-only segments, or also writable ones (their bytes as in
  * the file, before any relocation).  0, or -1 when not file-backed. */
 int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, bool writable, uint64_t *val);
+
+/* The contents of section `s` of `e`, inflated when it is compressed:
+ * malloc'd (the caller frees), *size set; NULL when it cannot be had
+ * (the reason goes to the log at debug level). */
+unsigned char *uw_elf_section(const struct uw_elf *e, const struct uw_section *s,
+			      size_t *size, const struct pr_logger *lg);
 
 /* The file bytes of the loaded segment holding link-time address
  * `vaddr`: their start (at link-time *seg_vaddr) and *size; or NULL. */
