@@ -21,10 +21,13 @@
 #include <check.h>
 #include <dlfcn.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "checkmain.h"
@@ -256,6 +259,47 @@ NOINLINE void ds_unwind_take_snapshot(void)
 	compared = 0;
 	ds_unwind_level1(v, 64);
 	__asm__ volatile("" ::: "memory");
+}
+
+/*
+ * A signal that interrupts known code: ds_unwind_interrupted sends it to
+ * its own thread with the system call inline, so the handler finds the
+ * interrupted instruction in its ucontext, and the caller's return
+ * address is known.
+ */
+static uint64_t interrupted_ip, interrupted_ra;
+
+void ds_unwind_on_signal(int sig, siginfo_t *si, void *uc);
+void ds_unwind_interrupted(void);
+void ds_unwind_signalled(void);
+
+NOINLINE void ds_unwind_on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	interrupted_ip = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	ds_unwind_capture();
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void ds_unwind_interrupted(void)
+{
+	long pid = getpid(), tid = gettid(), ret;
+
+	interrupted_ra = (uintptr_t)__builtin_return_address(0);
+	__asm__ volatile("syscall" : "=a"(ret)
+			 : "0"((long)SYS_tgkill), "D"(pid), "S"(tid), "d"((long)SIGUSR1)
+			 : "rcx", "r11", "memory");
+}
+
+NOINLINE void ds_unwind_signalled(void)
+{
+	struct sigaction sa = { .sa_sigaction = ds_unwind_on_signal, .sa_flags = SA_SIGINFO };
+
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	ds_unwind_interrupted();
+	__asm__ volatile("" ::: "memory");
+	signal(SIGUSR1, SIG_DFL);
 }
 
 /* ---- replaying the snapshot ---- */
@@ -762,6 +806,43 @@ START_TEST(a_return_address_in_a_register_unwinds)
 }
 END_TEST
 
+/* Through a signal handler: the trampoline is marked, the code the signal
+ * interrupted is at its exact address, and its caller at its return
+ * address minus one, as prunwind.h says (and perf shows). */
+START_TEST(the_interrupted_frame_is_exact_and_its_callers_are_not)
+{
+	struct pr_unwinder *slow;
+	struct replay r;
+	struct pr_stack st;
+	bool main_reached = false;
+
+	ds_unwind_signalled();
+	replay_init(&r, &snap, snap.size, 0);
+	slow = new_unwinder(r.model, 0, NO_RULE_CACHE);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_ge(st.nr, 6);
+	ck_assert_str_eq(name_of(&st.frames[0]), "ds_unwind_capture");
+	ck_assert_str_eq(name_of(&st.frames[1]), "ds_unwind_on_signal");
+	ck_assert_msg(st.frames[2].flags & PR_FRAME_SIGNAL, "frame 2 at 0x%llx (%s) is not "
+		      "the trampoline", (unsigned long long)st.frames[2].ip, name_of(&st.frames[2]));
+	ck_assert_uint_eq(st.frames[3].ip, interrupted_ip);
+	ck_assert_str_eq(name_of(&st.frames[3]), "ds_unwind_interrupted");
+	ck_assert_uint_eq(st.frames[4].ip, interrupted_ra - 1);
+	ck_assert_str_eq(name_of(&st.frames[4]), "ds_unwind_signalled");
+	for (size_t i = 0; i < st.nr; i++) {
+		ck_assert_uint_eq(st.frames[i].flags & PR_FRAME_FP, 0);
+		if (i != 2)
+			ck_assert_uint_eq(st.frames[i].flags & PR_FRAME_SIGNAL, 0);
+		main_reached |= !strcmp(name_of(&st.frames[i]), "main");
+	}
+	ck_assert(main_reached);
+	ck_assert_msg(st.end == PR_END_OUTERMOST, "ended: %s", pr_stack_end_name(st.end));
+	assert_same(&r, slow);
+	pr_unwinder_free(slow);
+	replay_free(&r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("unwind");
@@ -779,6 +860,7 @@ int main(void)
 	tcase_add_test(tc, jit_code_is_crossed_by_frame_pointer);
 	tcase_add_test(tc, a_return_address_in_a_register_unwinds);
 	tcase_add_test(tc, a_deleted_and_replaced_library_still_resolves);
+	tcase_add_test(tc, the_interrupted_frame_is_exact_and_its_callers_are_not);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

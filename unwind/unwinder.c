@@ -738,7 +738,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	struct uw_proc *p;
 	unw_cursor_t cur;
 	size_t first = out->nr;
-	bool after_signal = false, guessed = false;
+	bool guessed = false;
 	int ret;
 
 	/* The registers, packed in ascending bit order, spread out. */
@@ -775,18 +775,26 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	for (;;) {
 		struct pr_frame *f = &u->frames[out->nr];
 		unw_word_t ip = 0, sp = 0;
-		bool signal;
+		bool interrupted = false;
 
 		unw_get_reg(&cur, UNW_REG_IP, &ip);
 		unw_get_reg(&cur, UNW_REG_SP, &sp);
 		f->flags = guessed ? PR_FRAME_FP : 0;
 		if (out->nr > first) {
+			/* libunwind calls a frame a signal frame once it has
+			 * stepped into it out of a signal trampoline (by rules
+			 * whose CIE says 'S'): this frame is the code the
+			 * signal interrupted, the one before it the
+			 * trampoline. */
+			interrupted = unw_is_signal_frame(&cur) > 0;
 			/* A frame below the last, or the same frame again,
 			 * would loop.  The same stack pointer alone is fine:
 			 * a function that popped its return address into a
-			 * register (vfork) has its caller's. */
+			 * register (vfork) has its caller's.  Interrupted
+			 * code may be anywhere: the handler may have run on
+			 * another stack. */
 			if (!ip || ((sp < sp_prev || (sp == sp_prev && ip == ip_prev)) &&
-				    !after_signal)) {
+				    !interrupted)) {
 				out->end = ip ? PR_END_ERROR : PR_END_OUTERMOST;
 				if (ip)
 					pr__log(&u->lg, PR_LOG_DEBUG, "pid %u: the frame at 0x%llx "
@@ -797,13 +805,12 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 			}
 			/* Callers are attributed to their call instruction;
 			 * code a signal interrupted, to the instruction. */
-			f->ip = after_signal ? ip : ip - 1;
+			f->ip = interrupted ? ip : ip - 1;
+			if (interrupted)
+				u->frames[out->nr - 1].flags |= PR_FRAME_SIGNAL;
 		} else {
 			f->ip = ip;
 		}
-		signal = unw_is_signal_frame(&cur) > 0;
-		if (signal)
-			f->flags |= PR_FRAME_SIGNAL;
 		place(f, proc);
 		out->nr++;
 		if (out->nr - first >= u->max_depth) {
@@ -812,7 +819,6 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		}
 		sp_prev = sp;
 		ip_prev = ip;
-		after_signal = signal;
 		c.stack_exhausted = false;
 		c.no_info = c.no_info_unmapped = c.not_code = c.file_missing = false;
 		c.cfi_elf = NULL;
