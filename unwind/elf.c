@@ -214,10 +214,77 @@ static int read_segments(struct uw_elf *e, Elf *elf, const struct pr_logger *lg)
 	return 0;
 }
 
+/*
+ * Go's runtime starts stacks in functions its own traceback stops at
+ * (TOPFRAME: goexit under every goroutine, mstart under every thread's
+ * system stack, rt0_go under the first), and switches stacks in others:
+ * systemstack, mcall, morestack, asmcgocall and gogo to and from the
+ * system stack, nanotime1 and walltime to it around a vDSO call; the kernel to the signal stack before sigtramp, and
+ * back in sigreturn (the restorer; sigreturn__sigaction since Go 1.20).
+ * Their CFI, which the linker writes from stack-pointer deltas alone,
+ * does not say so: it finds a caller above the frame, in stale words of
+ * the stack switched to, in argc for rt0_go, in the signal frame for
+ * sigreturn.  The snapshot holds only the stack the sample was on, so
+ * these are the outermost frames it has.  ABI0 assembly is named with
+ * ".abi0" since Go 1.17, where a wrapper may have the bare name: the
+ * suffixed symbol is preferred.
+ */
+static const char *const go_tops[] = {
+	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+	"runtime.systemstack", "runtime.mcall", "runtime.morestack", "runtime.asmcgocall",
+	"runtime.gogo", "runtime.nanotime1", "runtime.walltime", "runtime.walltime1",
+	"runtime.sigtramp", "runtime.cgoSigtramp", "runtime.sigreturn",
+	"runtime.sigreturn__sigaction",
+};
+_Static_assert(PR_ARRAY_SIZE(go_tops) <= UW_MAX_TOPS, "room for every top frame");
+
+static void read_go_tops(struct uw_elf *e, Elf *elf, Elf_Scn *symtab)
+{
+	struct uw_range found[PR_ARRAY_SIZE(go_tops)] = { 0 };
+	bool abi0[PR_ARRAY_SIZE(go_tops)] = { false };
+	Elf_Data *d = elf_getdata(symtab, NULL);
+	GElf_Shdr sh;
+	GElf_Sym sym;
+
+	if (!d || !gelf_getshdr(symtab, &sh) || !sh.sh_entsize)
+		return;
+	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && gelf_getsym(d, (int)i, &sym); i++) {
+		const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+		    strncmp(name, "runtime.", 8))
+			continue;
+		for (size_t k = 0; k < PR_ARRAY_SIZE(go_tops); k++) {
+			size_t n = strlen(go_tops[k]);
+			bool suffixed;
+
+			if (strncmp(name, go_tops[k], n))
+				continue;
+			suffixed = !strcmp(name + n, ".abi0");
+			if ((name[n] && !suffixed) || (abi0[k] && !suffixed))
+				continue;
+			found[k] = (struct uw_range){ sym.st_value, sym.st_value + sym.st_size };
+			abi0[k] = suffixed;
+		}
+	}
+	for (size_t k = 0; k < PR_ARRAY_SIZE(go_tops); k++)
+		if (found[k].hi)
+			e->tops[e->nr_tops++] = found[k];
+}
+
+bool uw_elf_is_top(const struct uw_elf *e, uint64_t vaddr)
+{
+	for (size_t i = 0; i < e->nr_tops; i++)
+		if (vaddr >= e->tops[i].lo && vaddr < e->tops[i].hi)
+			return true;
+	return false;
+}
+
 static void read_sections(struct uw_elf *e, Elf *elf)
 {
 	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	Elf_Scn *scn = NULL, *symtab = NULL;
+	bool go = false;
 
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return;
@@ -230,6 +297,9 @@ static void read_sections(struct uw_elf *e, Elf *elf)
 		/* NOBITS sections (in debug files) have no bytes here. */
 		if (sh.sh_type == SHT_NOBITS || !in_image(e, sh.sh_offset, sh.sh_size))
 			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		go |= !strcmp(name, ".note.go.buildid") || !strcmp(name, ".go.buildinfo");
 		/* .eh_frame is loaded, so never compressed (the gABI forbids
 		 * SHF_COMPRESSED with SHF_ALLOC); libunwind reads it in place. */
 		if (!strcmp(name, ".eh_frame") && !(sh.sh_flags & SHF_COMPRESSED)) {
@@ -251,6 +321,8 @@ static void read_sections(struct uw_elf *e, Elf *elf)
 				e->debuglink = strdup(s);
 		}
 	}
+	if (go && symtab)
+		read_go_tops(e, elf, symtab);
 }
 
 static struct uw_elf *parse(struct uw_elf *e, const struct pr_logger *lg)

@@ -14,6 +14,8 @@
 #include "zsection.h"
 
 #define UW_MAX_SEGMENTS 16
+/* Functions of Go's runtime a stack ends at (see read_go_tops()). */
+#define UW_MAX_TOPS 16
 
 struct uw_segment {
 	uint64_t vaddr, offset, filesz, memsz;
@@ -77,6 +79,12 @@ struct uw_elf {
 	struct uw_segment seg[UW_MAX_SEGMENTS];
 	size_t nr_seg;
 	uint64_t text_lo, text_hi;   /* link-time range of executable code */
+	/* Link-time ranges of the functions stacks end at, beyond what the
+	 * CFI says: Go's runtime only, for now. */
+	struct uw_range {
+		uint64_t lo, hi;
+	} tops[UW_MAX_TOPS];
+	size_t nr_tops;
 	uint8_t build_id[PR_BUILD_ID_MAX];
 	size_t build_id_size;
 	char *debuglink;             /* .gnu_debuglink's name, or NULL */
@@ -117,6 +125,10 @@ uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m);
  * contents: read-only segments, or also writable ones (their bytes as in
  * the file, before any relocation).  0, or -1 when not file-backed. */
 int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, bool writable, uint64_t *val);
+
+/* Whether link-time address `vaddr` of `e` is in a function no stack
+ * goes beyond (e->tops). */
+bool uw_elf_is_top(const struct uw_elf *e, uint64_t vaddr);
 
 /* The contents of section `s` of `e`, inflated when it is compressed:
  * malloc'd (the caller frees), *size set; NULL when it cannot be had

@@ -45,6 +45,7 @@ struct uw_frame_info {
 	bool leaf;
 	const struct pr_map *map;
 	uint64_t dso_delta;        /* dso_ip - ip for frames here (see place_in) */
+	bool top;                  /* the stack ends here (uw_elf_is_top()) */
 	struct uw_rule rule;       /* usable false: leave the sample to libunwind */
 };
 
@@ -617,6 +618,7 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 	bias = uw_elf_bias(e, fi->map);
 	if (addr < e->text_lo + bias || addr >= e->text_hi + bias)
 		goto done;
+	fi->top = uw_elf_is_top(e, addr - bias);
 	/* A signal trampoline is libunwind's to step through. */
 	if (!uw_read_file(c, ip, &w0) && w0 == SIGRETURN_MOV)
 		goto done;
@@ -669,8 +671,8 @@ static bool fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack
 		f->flags = 0;
 		place_in(f, fi->map, fi->dso_delta);
 		out->nr++;
-		if (out->nr - first >= u->max_depth) {
-			out->end = PR_END_DEPTH;
+		if (out->nr - first >= u->max_depth || fi->top) {
+			out->end = fi->top ? PR_END_OUTERMOST : PR_END_DEPTH;
 			return true;
 		}
 		c->stack_exhausted = false;
@@ -713,6 +715,18 @@ failed:
 		return false;
 	out->end = PR_END_TRUNCATED;
 	return true;
+}
+
+/* Whether the frame at `addr` is one no stack goes beyond (its file's
+ * e->tops), as frame_info() finds for the fast path. */
+static bool top_frame(struct pr_unwinder *u, const struct uw_ctx *c, uint64_t addr)
+{
+	const struct pr_map *m = pr__proc_find(c->proc, addr);
+	struct uw_elf *e;
+
+	if (!m || !uw_has_image(m) || !(e = uw_resolve(u, c->pid, m)) || !e->nr_tops)
+		return false;
+	return uw_elf_is_top(e, addr - uw_elf_bias(e, m));
 }
 
 /* Why the step that just failed (ret <= 0) ended the stack. */
@@ -815,6 +829,10 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		out->nr++;
 		if (out->nr - first >= u->max_depth) {
 			out->end = PR_END_DEPTH;
+			break;
+		}
+		if (top_frame(u, &c, f->ip)) {
+			out->end = PR_END_OUTERMOST;
 			break;
 		}
 		sp_prev = sp;

@@ -1,0 +1,3 @@
+module dwarfsample/tests/go-recurse
+
+go 1.19
