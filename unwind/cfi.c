@@ -286,9 +286,9 @@ int uw_cfi_load_debug_frame(struct uw_elf *e, const struct uw_elf *src,
 
 	if (!src->debug_frame.size)
 		return -ENOENT;
-	t.frames = uw_elf_section(src, &src->debug_frame, &t.frames_size, lg);
-	if (!t.frames)
-		return -ENOMEM;
+	err = uw_elf_section(src, &src->debug_frame, &t.frames, &t.frames_size, lg);
+	if (err)
+		return err;
 	err = walk(e, &t, t.frames, t.frames_size, 0, true);
 	if (err || !t.nr) {
 		uw_cfi_table_free(&t);

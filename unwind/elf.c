@@ -79,6 +79,31 @@ const unsigned char *uw_elf_segment(const struct uw_elf *e, uint64_t vaddr, size
 	return NULL;
 }
 
+/* Far more than any .debug_frame (a browser's is tens of megabytes); a
+ * compressed section's header claiming more is not believed. */
+#define MAX_INFLATED (UINT64_C(1) << 30)
+
+int uw_elf_section(const struct uw_elf *e, const struct uw_section *s, unsigned char **out,
+		   size_t *size, const struct pr_logger *lg)
+{
+	const unsigned char *raw = e->data + s->offset;
+	int err;
+
+	if (s->z == PR_ZSECTION_NONE) {
+		*out = malloc(s->size ? (size_t)s->size : 1);
+		if (!*out)
+			return -ENOMEM;
+		memcpy(*out, raw, (size_t)s->size);
+		*size = (size_t)s->size;
+		return 0;
+	}
+	err = pr__zsection_inflate(raw, (size_t)s->size, s->z, MAX_INFLATED, out, size);
+	if (err)
+		pr__log(lg, PR_LOG_DEBUG, "%s: a compressed unwind section not inflated: %s",
+			e->path, strerror(-err));
+	return err;
+}
+
 /*
  * The bias as the dynamic loader sets it: ld.so maps each PT_LOAD from
  * its file offset rounded down to a page, with the segment's own
@@ -88,34 +113,6 @@ const unsigned char *uw_elf_segment(const struct uw_elf *e, uint64_t vaddr, size
  * starts in also holds the tail of the read-only one before it, and both
  * mappings have the same offset.  Executable or not tells them apart.
  */
-/* Far more than any .debug_frame (a browser's is tens of megabytes); a
- * compressed section's header claiming more is not believed. */
-#define MAX_INFLATED (UINT64_C(1) << 30)
-
-unsigned char *uw_elf_section(const struct uw_elf *e, const struct uw_section *s,
-			      size_t *size, const struct pr_logger *lg)
-{
-	const unsigned char *raw = e->data + s->offset;
-	unsigned char *copy;
-	int err;
-
-	if (s->z == PR_ZSECTION_NONE) {
-		copy = malloc(s->size ? (size_t)s->size : 1);
-		if (copy) {
-			memcpy(copy, raw, (size_t)s->size);
-			*size = (size_t)s->size;
-		}
-		return copy;
-	}
-	err = pr__zsection_inflate(raw, (size_t)s->size, s->z, MAX_INFLATED, &copy, size);
-	if (err) {
-		pr__log(lg, PR_LOG_DEBUG, "%s: compressed .debug_frame not inflated: %s",
-			e->path, strerror(-err));
-		return NULL;
-	}
-	return copy;
-}
-
 uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m)
 {
 	bool exec = m->prot & PROT_EXEC;
@@ -219,8 +216,9 @@ static int read_segments(struct uw_elf *e, Elf *elf, const struct pr_logger *lg)
  * (TOPFRAME: goexit under every goroutine, mstart under every thread's
  * system stack, rt0_go under the first), and switches stacks in others:
  * systemstack, mcall, morestack, asmcgocall and gogo to and from the
- * system stack, nanotime1 and walltime to it around a vDSO call; the kernel to the signal stack before sigtramp, and
- * back in sigreturn (the restorer; sigreturn__sigaction since Go 1.20).
+ * system stack, nanotime1 and walltime to it around a vDSO call; the
+ * kernel to the signal stack before sigtramp, and back in sigreturn (the
+ * restorer; sigreturn__sigaction since Go 1.20).
  * Their CFI, which the linker writes from stack-pointer deltas alone,
  * does not say so: it finds a caller above the frame, in stale words of
  * the stack switched to, in argc for rt0_go, in the signal frame for

@@ -130,11 +130,11 @@ int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, bool writable, uint64_t 
  * goes beyond (e->tops). */
 bool uw_elf_is_top(const struct uw_elf *e, uint64_t vaddr);
 
-/* The contents of section `s` of `e`, inflated when it is compressed:
- * malloc'd (the caller frees), *size set; NULL when it cannot be had
- * (the reason goes to the log at debug level). */
-unsigned char *uw_elf_section(const struct uw_elf *e, const struct uw_section *s,
-			      size_t *size, const struct pr_logger *lg);
+/* The contents of section `s` of `e`, inflated when it is compressed,
+ * in *out (malloc'd: the caller frees it) and *size.  0 or -errno (why,
+ * also in the log at debug level). */
+int uw_elf_section(const struct uw_elf *e, const struct uw_section *s, unsigned char **out,
+		   size_t *size, const struct pr_logger *lg);
 
 /* The file bytes of the loaded segment holding link-time address
  * `vaddr`: their start (at link-time *seg_vaddr) and *size; or NULL. */
