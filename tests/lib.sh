@@ -37,13 +37,3 @@ make_tmp() {
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 }
-
-# Skip (77) when a sampling command failed (exit status $1) because the
-# kernel refuses perf_event_open, as its messages (file $2) say.
-skip_if_refused() {
-	if [ "$1" -ne 0 ] && grep -q "perf_event_paranoid" "$2"; then
-		echo "SKIP: the kernel refuses perf_event_open:"
-		cat "$2"
-		exit 77
-	fi
-}
