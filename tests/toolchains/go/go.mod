@@ -1,0 +1,3 @@
+module work
+
+go 1.19

@@ -1,0 +1,346 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Check a perf-script listing of a toolchain-matrix workload (one of
+work.c, work.cc, work.rs, work.go: main -> recurse DEPTH frames deep ->
+spin, whose loop calls an inlined helper and a shared library's function)
+against an independent symbolizer, llvm-symbolizer --inlining.
+
+usage: tc-check.py LISTING --depth D --recurse REGEX --spin REGEX --bottom REGEX
+                   --outermost REGEX [--label TEXT]
+
+The samples looked at are those "in the bottom loop": the samples whose
+innermost frame llvm-symbolizer names as one of the --bottom functions
+(a regular expression: spin, the helper inlined in it, the library's
+function).  The vDSO's
+clock and the start-up are not; there is nothing to check in them.  Over
+those samples:
+  (a) complete: at least 99 % reach the toolchain's outermost frame (the
+      last frame is --outermost: _start, or runtime.goexit for a goroutine);
+      the three are regular expressions over normalised names);
+  (b) depth: every one has exactly D frames in --recurse, the innermost
+      called from --spin (spin: found even when the library's function
+      sampled has no frame of its own, as Go's leaves);
+  (c) names: at least 99.9 % of their frames (a machine frame with the
+      functions inlined at it) have the same chain of function names, and
+      where the listing has them (report's srcline field) the same source
+      line for each (file base name and line), as llvm-symbolizer gives for
+      the same address (the file offset the listing prints, turned into the
+      file's link-time address with its program headers).
+
+Written in Python rather than C like agree-compare.c: it runs a
+subprocess per file, reads ELF program headers and JSON, and rewrites
+demangled names, which is short here; Python is there wherever meson is.
+
+Names are compared after the same normalisation on both sides
+(normalise()), which removes only what says nothing about which function
+a frame is:
+  - parameter lists and the cv/ref qualifiers after them: llvm-symbolizer
+    prints a C++ function's linkage name demangled in full, perf-style
+    names of inlined frames carry none (overloads do not occur in the
+    workloads);
+  - a template function's return type, which the demangler prints first;
+  - "> >" spelt ">>", and a lambda's closure type as LLVM spells it
+    ('lambda'(int), 'lambda0'(int) for libiberty's {lambda(int)#1},
+    {lambda(int)#2}): demanglers differ there;
+  - in a legacy-mangled Rust name, which LLVM 14 demangles as C++: the
+    hash ("::h0123456789abcdef"), which rustc-demangle's alternate form
+    (what Rust tools print) drops, and the escapes ($LT$, $u7b$, "..")
+    that it decodes;
+  - the suffix of a function LLVM cloned (".llvm.1234", which
+    llvm-symbolizer prints " (.llvm.1234)").
+Everything else -- namespaces, classes, template arguments, lambdas,
+crate and module paths -- must be identical: an inlined frame named
+without its scope is a disagreement.
+"""
+import argparse
+import functools
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+FRAME = re.compile(r'^\s*([0-9a-f]+) (.*) \((.*)\)$')
+SYMOFF = re.compile(r'\+0x[0-9a-f]+$')
+RUST_HASH = re.compile(r'::h[0-9a-f]{16}$')
+RUST_ESCAPE = re.compile(r'\$(SP|BP|RF|LT|GT|LP|RP|C|u[0-9a-f]{2,6})\$')
+RUST_ESCAPES = {'SP': '@', 'BP': '*', 'RF': '&', 'LT': '<', 'GT': '>', 'LP': '(',
+                'RP': ')', 'C': ','}
+LLVM_CLONE = re.compile(r'( \(\.|\.| \[clone \.)llvm\.[0-9]+[)\]]?$')
+LAMBDA = re.compile(r'\{lambda\(([^{}]*)\)#([0-9]+)\}')
+QUALIFIERS = (' const', ' volatile', ' &&', ' &')
+OPEN = '(<{['
+CLOSE = ')>}]'
+
+
+def read_listing(path):
+    """Samples as lists of machine frames, leaf first; a frame is
+    (file offset, dso, [names, innermost first], [source lines]), the
+    source lines (basename:line, one per name) when the listing has them."""
+    samples = []
+    frames = None
+    with open(path, encoding='utf-8', errors='replace') as f:
+        for line in f:
+            line = line.rstrip('\n')
+            if not line:
+                frames = None
+                continue
+            if line.startswith('  ') and frames:
+                frames[-1][3].append(srcline(*line.strip().rsplit(':', 1)))
+                continue
+            if not line.startswith('\t'):
+                frames = []
+                samples.append(frames)
+                continue
+            m = FRAME.match(line)
+            if not m or frames is None:
+                sys.exit(f'{path}: not a frame line: {line!r}')
+            off, name, dso = int(m.group(1), 16), SYMOFF.sub('', m.group(2)), m.group(3)
+            if frames and frames[-1][1] is None and frames[-1][0] == off:
+                frames[-1][2].append(name)
+            else:
+                frames.append([off, None, [name], []])
+            if dso != 'inlined':
+                frames[-1][1] = dso
+    return samples
+
+
+def srcline(file, line):
+    """A source line as both sides are compared: the file's base name (the
+    directories are spelt differently: comp_dir joined or not) and the
+    line, or "??:0" where there is none."""
+    file = os.path.basename(file) if file and file != '??' else '??'
+    return f'{file}:{line}' if file != '??' and int(line) else '??:0'
+
+
+def load_segments(path):
+    """The PT_LOAD headers of a 64-bit little-endian ELF file, as
+    (file offset, link-time address, size in the file, flags)."""
+    with open(path, 'rb') as f:
+        ehdr = f.read(64)
+        if ehdr[:6] != b'\x7fELF\x02\x01':
+            return []
+        phoff, = struct.unpack_from('<Q', ehdr, 32)
+        phentsize, phnum = struct.unpack_from('<HH', ehdr, 54)
+        f.seek(phoff)
+        table = f.read(phentsize * phnum)
+    segs = []
+    for i in range(phnum):
+        p_type, p_flags, p_offset, p_vaddr, _, p_filesz = \
+            struct.unpack_from('<IIQQQQ', table, i * phentsize)
+        if p_type == 1:
+            segs.append((p_offset, p_vaddr, p_filesz, p_flags))
+    return segs
+
+
+def link_address(segs, off):
+    for p_offset, p_vaddr, p_filesz, _ in segs:
+        if p_offset <= off < p_offset + p_filesz:
+            return p_vaddr + off - p_offset
+    return None
+
+
+def in_code(segs, off):
+    return any(p_offset <= off < p_offset + p_filesz and p_flags & 1
+               for p_offset, _, p_filesz, p_flags in segs)
+
+
+def symbolize(dso, segs, offsets):
+    """{file offset: [(function, file, line), innermost first]} from
+    llvm-symbolizer, for the offsets that lie in a segment of dso."""
+    addrs = {}
+    for off in offsets:
+        addr = link_address(segs, off)
+        if addr is not None:
+            addrs[off] = addr
+    if not addrs:
+        return {}
+    order = sorted(addrs)
+    runs = []
+    for kind in ('linkage', 'short'):
+        out = subprocess.run(['llvm-symbolizer', '--inlining', '--output-style=JSON',
+                              '--functions=' + kind, '--obj=' + dso],
+                             input=''.join(f'{addrs[o]:#x}\n' for o in order),
+                             capture_output=True, text=True, check=True).stdout
+        runs.append([json.loads(line)['Symbol'] for line in out.splitlines()])
+    result = {}
+    for off, syms, dwarf in zip(order, *runs):
+        result[off] = [(s['FunctionName'], s['FileName'], s['Line']) for s in syms]
+        # The DWARF name of the outermost function, where llvm-symbolizer
+        # prints the ELF symbol's (see same_names()).
+        result[off].append(dwarf[-1]['FunctionName'])
+    return result
+
+
+def same_names(ours, lines, theirs):
+    """Whether our names of a frame (innermost first) are llvm-symbolizer's.
+    The outermost may be the ELF symbol, as llvm-symbolizer names it, or
+    the DWARF function: perf's layout prints the DWARF name, marked
+    "(inlined)", where the two differ, as for an alias
+    (__libc_start_main_impl at __libc_start_main).  Where the listing
+    has source lines, they must be llvm-symbolizer's too."""
+    if not theirs or len(ours) != len(theirs) - 1:
+        return False
+    if lines and lines != [srcline(file, line) for _, file, line in theirs[:-1]]:
+        return False
+    ours = [normalise(n) for n in ours]
+    want = [normalise(fn) for fn, _, _ in theirs[:-1]]
+    return ours[:-1] == want[:-1] and ours[-1] in (want[-1], normalise(theirs[-1]))
+
+
+def closing_group(name, end):
+    """The index of the bracket opening the group that ends at name[end]."""
+    depth = 0
+    for i in range(end, -1, -1):
+        if name[i] in CLOSE:
+            depth += 1
+        elif name[i] in OPEN:
+            depth -= 1
+            if not depth:
+                return i
+    return -1
+
+
+def lambda_llvm(m):
+    """libiberty's {lambda(ARGS)#N} as LLVM's demangler spells it."""
+    n = int(m.group(2))
+    return f"'lambda{n - 2 if n > 1 else ''}'({m.group(1)})"
+
+
+def rust_unescape(m):
+    code = m.group(1)
+    return RUST_ESCAPES[code] if code in RUST_ESCAPES else chr(int(code[1:], 16))
+
+
+@functools.lru_cache(maxsize=None)
+def normalise(name):
+    name = LLVM_CLONE.sub('', name)
+    if RUST_ESCAPE.search(name):
+        name = re.sub(r'(^|::)_\$', r'\1$', name)
+        name = RUST_ESCAPE.sub(rust_unescape, name).replace('..', '::')
+    name = RUST_HASH.sub('', name)
+    name = LAMBDA.sub(lambda_llvm, name)
+    name = name.replace('> >', '>>').replace('> >', '>>')
+    stripped = True
+    while stripped:
+        stripped = False
+        for q in QUALIFIERS:
+            if name.endswith(q) and name.endswith(')' + q):
+                name = name[:-len(q)]
+                stripped = True
+    if name.endswith(')'):
+        start = closing_group(name, len(name) - 1)
+        if start > 0 and not name[:start].endswith('operator'):
+            name = name[:start]
+    # The return type: whatever precedes the last space outside brackets.
+    depth = 0
+    for i in range(len(name) - 1, -1, -1):
+        c = name[i]
+        if c in CLOSE:
+            depth += 1
+        elif c in OPEN:
+            depth -= 1
+        elif c == ' ' and not depth and not name[:i].endswith('operator'):
+            return name[i + 1:]
+    return name
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('listing')
+    ap.add_argument('--depth', type=int, required=True)
+    ap.add_argument('--recurse', required=True)
+    ap.add_argument('--spin', required=True)
+    ap.add_argument('--bottom', required=True)
+    ap.add_argument('--outermost', required=True)
+    ap.add_argument('--label', default='')
+    args = ap.parse_args()
+    bottom = re.compile(args.bottom)
+    outermost = re.compile(args.outermost)
+    recurse = re.compile(args.recurse)
+    spin = re.compile(args.spin)
+
+    samples = read_listing(args.listing)
+    isfile = functools.lru_cache(maxsize=None)(os.path.isfile)
+    wanted = {}
+    for frames in samples:
+        for off, dso, _, _ in frames:
+            if dso and dso.startswith('/') and isfile(dso):
+                wanted.setdefault(dso, set()).add(off)
+    segs = {dso: load_segments(dso) for dso in wanted}
+    # perf's layout labels a frame's last line "(inlined)" instead of with
+    # its file when the function DWARF names there is not the ELF symbol
+    # (__libc_start_main_impl at __libc_start_main): such a frame is
+    # looked up in each file whose code holds its offset, and belongs to
+    # the one that names it as we do, if any.
+    for frames in samples:
+        for off, dso, _, _ in frames:
+            if dso is None:
+                for d in wanted:
+                    if in_code(segs[d], off):
+                        wanted[d].add(off)
+    names = {dso: symbolize(dso, segs[dso], offs) for dso, offs in wanted.items()}
+
+    def theirs(frame):
+        off, dso, ours, lines = frame
+        if dso is not None:
+            return names.get(dso, {}).get(off)
+        found = [names[d][off] for d in wanted
+                 if in_code(segs[d], off) and off in names[d]]
+        for t in found:
+            if same_names(ours, lines, t):
+                return t
+        return found[0] if found else None
+
+    looked = complete = right_depth = frames_seen = frames_same = 0
+    depths = {}
+    examples = []
+    for frames in samples:
+        leaf = theirs(frames[0]) if frames else None
+        if not leaf or not bottom.fullmatch(normalise(leaf[0][0])):
+            continue
+        looked += 1
+        last = theirs(frames[-1])
+        if last and outermost.fullmatch(normalise(last[-2][0])):
+            complete += 1
+        # The function of each frame, as llvm-symbolizer names it.
+        funcs = [normalise(t[-2][0]) if t else '' for t in map(theirs, frames)]
+        depth = sum(1 for f in funcs if recurse.fullmatch(f))
+        depths[depth] = depths.get(depth, 0) + 1
+        first = next((i for i, f in enumerate(funcs) if recurse.fullmatch(f)), 0)
+        if depth == args.depth and first and spin.fullmatch(funcs[first - 1]):
+            right_depth += 1
+        for frame in frames:
+            frames_seen += 1
+            t = theirs(frame)
+            if same_names(frame[2], frame[3], t):
+                frames_same += 1
+            elif len(examples) < 5:
+                examples.append(f'{frame[0]:#x} in {frame[1]}: ours {frame[2]} {frame[3]}, '
+                                f'llvm-symbolizer {t}')
+
+    def pct(n, d):
+        return 100.0 * n / d if d else 0.0
+
+    print(f'# {args.label}: {len(samples)} samples, {looked} in the bottom loop; '
+          f'recursion depths seen {dict(sorted(depths.items()))}')
+    print(f'# {args.label}: (a) complete to {args.outermost} {pct(complete, looked):.2f}% '
+          f'({complete}/{looked}); (b) depth {args.depth} below spin {pct(right_depth, looked):.2f}% '
+          f'({right_depth}/{looked}); (c) frames named as llvm-symbolizer does '
+          f'{pct(frames_same, frames_seen):.2f}% ({frames_same}/{frames_seen})')
+    for e in examples:
+        print(f'#   differs: {e}')
+    ok = True
+    for what, good in (('at least 100 samples in the bottom loop', looked >= 100),
+                       ('(a) at least 99% complete', complete * 100 >= looked * 99),
+                       (f'(b) depth {args.depth} below spin in every sample', right_depth == looked),
+                       ('(c) at least 99.9% of frames named alike',
+                        frames_same * 1000 >= frames_seen * 999)):
+        print(f'{"ok" if good and looked else "not ok"} - {args.label}: {what}')
+        ok = ok and good and looked > 0
+    return 0 if ok else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
