@@ -146,30 +146,39 @@ def in_code(segs, off):
                for p_offset, _, p_filesz, p_flags in segs)
 
 
-def symbolize(dso, segs, offsets):
-    """{file offset: [(function, file, line), innermost first]} from
-    llvm-symbolizer, for the offsets that lie in a segment of dso."""
-    addrs = {}
-    for off in offsets:
-        addr = link_address(segs, off)
-        if addr is not None:
-            addrs[off] = addr
-    if not addrs:
-        return {}
-    order = sorted(addrs)
-    runs = []
-    for kind in ('linkage', 'short'):
-        out = subprocess.run(['llvm-symbolizer', '--inlining', '--output-style=JSON',
-                              '--functions=' + kind, '--obj=' + dso],
-                             input=''.join(f'{addrs[o]:#x}\n' for o in order),
-                             capture_output=True, text=True, check=True).stdout
-        runs.append([json.loads(line)['Symbol'] for line in out.splitlines()])
+def llvm_symbolizer(kind, queries):
+    """llvm-symbolizer's frames, innermost first, for each (file, link-time
+    address) of queries, with function names of this --functions kind:
+    one process for every file."""
+    if not queries:
+        return []
+    out = subprocess.run(['llvm-symbolizer', '--inlining', '--output-style=JSON',
+                          '--functions=' + kind],
+                         input=''.join(f'"{f}" {a:#x}\n' for f, a in queries),
+                         capture_output=True, text=True, check=True).stdout
+    return [json.loads(line)['Symbol'] for line in out.splitlines()]
+
+
+def symbolize(wanted, segs, short):
+    """{(file, offset): [(function, file, line), innermost first, then the
+    outermost's DWARF name]} from llvm-symbolizer, for each offset of
+    wanted[file] that lies in a segment of the file.  The DWARF names
+    (see same_names()) are asked for only at the offsets in short."""
+    queries = []
+    for dso, offsets in wanted.items():
+        for off in sorted(offsets):
+            addr = link_address(segs[dso], off)
+            if addr is not None:
+                queries.append((dso, off, addr))
     result = {}
-    for off, syms, dwarf in zip(order, *runs):
-        result[off] = [(s['FunctionName'], s['FileName'], s['Line']) for s in syms]
-        # The DWARF name of the outermost function, where llvm-symbolizer
-        # prints the ELF symbol's (see same_names()).
-        result[off].append(dwarf[-1]['FunctionName'])
+    for (dso, off, _), syms in zip(queries, llvm_symbolizer(
+            'linkage', [(dso, addr) for dso, _, addr in queries])):
+        frames = [(s['FunctionName'], s['FileName'], s['Line']) for s in syms]
+        result[dso, off] = frames + [frames[-1][0]]
+    queries = [q for q in queries if q[1] in short]
+    for (dso, off, _), syms in zip(queries, llvm_symbolizer(
+            'short', [(dso, addr) for dso, _, addr in queries])):
+        result[dso, off][-1] = syms[-1]['FunctionName']
     return result
 
 
@@ -274,20 +283,22 @@ def main():
     # (__libc_start_main_impl at __libc_start_main): such a frame is
     # looked up in each file whose code holds its offset, and belongs to
     # the one that names it as we do, if any.
+    short = set()
     for frames in samples:
         for off, dso, _, _ in frames:
             if dso is None:
+                short.add(off)
                 for d in wanted:
                     if in_code(segs[d], off):
                         wanted[d].add(off)
-    names = {dso: symbolize(dso, segs[dso], offs) for dso, offs in wanted.items()}
+    names = symbolize(wanted, segs, short)
 
     def theirs(frame):
         off, dso, ours, lines = frame
         if dso is not None:
-            return names.get(dso, {}).get(off)
-        found = [names[d][off] for d in wanted
-                 if in_code(segs[d], off) and off in names[d]]
+            return names.get((dso, off))
+        found = [names[d, off] for d in wanted
+                 if (d, off) in names and in_code(segs[d], off)]
         for t in found:
             if same_names(ours, lines, t):
                 return t

@@ -2,7 +2,7 @@
 /*
  * The toolchain matrix's C workload (test-toolchains.sh builds it with
  * each compiler and linker): main() -> recurse() DEPTH frames deep -> spin(),
- * which loops for the seconds given, calling an inlined helper (mix) and
+ * which loops for the CPU seconds given, calling an inlined helper (mix) and
  * a function of a shared library (tc_lib_step).  work.cc, work.rs and
  * work.go are the same program in C++, Rust and Go.
  */
@@ -30,25 +30,18 @@ static inline __attribute__((always_inline)) unsigned long mix(unsigned long x)
 	return x ^ (x >> 29);
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* The clock is read once per 20000 steps (about a millisecond) so that
- * samples in the vDSO are rare. */
+/* CPU time, not wall time: however loaded the machine, a run is about as
+ * many samples.  It is read once per 20000 steps (about a millisecond) so
+ * that samples in the C library's clock() are rare. */
 NOT_INLINED unsigned long spin(double seconds)
 {
-	double end = now() + seconds;
+	clock_t end = clock() + (clock_t)(seconds * CLOCKS_PER_SEC);
 	unsigned long x = 1;
 
 	do {
 		for (int i = 0; i < 20000; i++)
 			x = tc_lib_step(mix(x));
-	} while (now() < end);
+	} while (clock() < end);
 	return x;
 }
 

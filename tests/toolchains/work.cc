@@ -2,15 +2,15 @@
 /*
  * The toolchain matrix's C++ workload: work.c with namespaces, templates
  * and a lambda.  main -> tc::recurse<unsigned long> DEPTH frames deep ->
- * tc::Spinner<unsigned long>::run, which loops for the seconds given,
+ * tc::Spinner<unsigned long>::run, which loops for the CPU seconds given,
  * sorting a small array with std::sort and a lambda (out-of-line and
  * inlined template instances of the standard library), calling
  * tc::detail::mix (inlined) and tc_lib_step of the shared library.
  */
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstdlib>
+#include <ctime>
 
 #include "tclib.h"
 
@@ -38,12 +38,10 @@ private:
 	double seconds_;
 };
 
-/* The clock is read once per 2000 rounds, so that samples in the vDSO are
- * rare. */
+/* CPU time, as in work.c, read once per 2000 rounds. */
 template <typename T> __attribute__((noinline)) T Spinner<T>::run()
 {
-	using clock = std::chrono::steady_clock;
-	auto end = clock::now() + std::chrono::duration<double>(seconds_);
+	std::clock_t end = std::clock() + (std::clock_t)(seconds_ * CLOCKS_PER_SEC);
 	std::array<T, 64> v;
 	T x = 1;
 
@@ -55,7 +53,7 @@ template <typename T> __attribute__((noinline)) T Spinner<T>::run()
 				  [](T a, T b) { return detail::mix(a) < detail::mix(b); });
 			x ^= v[0];
 		}
-	} while (clock::now() < end);
+	} while (std::clock() < end);
 	return x;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // The toolchain matrix's Go workload: work.c in Go.  main -> recurse DEPTH
-// frames deep -> spin, which loops for the seconds given, calling mix
+// frames deep -> spin, which loops for the CPU seconds given, calling mix
 // (inlined) and tclib.Step, a function of a second package standing in
 // for the shared library (a call through cgo would leave Go's stack).
 package main
@@ -9,7 +9,7 @@ package main
 import (
 	"os"
 	"strconv"
-	"time"
+	"syscall"
 
 	"work/tclib"
 )
@@ -24,18 +24,23 @@ func mix(x uint64) uint64 {
 	return x ^ (x >> 29)
 }
 
-// The clock is read once per 20000 steps, so that samples in the vDSO
-// are rare.
-//
+// The process's CPU time: however loaded the machine, a run is about as
+// many samples.  It is read once per 20000 steps.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
 //go:noinline
 func spin(seconds float64) uint64 {
-	end := time.Now().Add(time.Duration(seconds * float64(time.Second)))
+	end := cpuSeconds() + seconds
 	x := uint64(1)
 	for {
 		for i := 0; i < 20000; i++ {
 			x = tclib.Step(mix(x))
 		}
-		if !time.Now().Before(end) {
+		if cpuSeconds() >= end {
 			return x
 		}
 	}

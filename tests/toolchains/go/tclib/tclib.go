@@ -9,7 +9,7 @@ package tclib
 //go:noinline
 func Step(x uint64) uint64 {
 	for i := uint64(0); i < 64; i++ {
-		x = (x<<7 | x>>57) * 0x100000001b3 + i
+		x = (x<<7|x>>57)*0x100000001b3 + i
 	}
 	return x
 }
