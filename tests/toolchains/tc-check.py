@@ -50,7 +50,12 @@ a frame is:
     llvm-symbolizer prints " (.llvm.1234)").
 Everything else -- namespaces, classes, template arguments, lambdas,
 crate and module paths -- must be identical: an inlined frame named
-without its scope is a disagreement.
+without its scope is a disagreement.  llvm-symbolizer names an inlined
+function by its DW_AT_linkage_name, qualified (std::__unguarded_partition<...>,
+core::ops::function::FnOnce::call_once), which is what dwarfsample prints
+where perf and addr2line print the bare DW_AT_name; so no exception is
+needed for our qualified names.  llvm-symbolizer rather than eu-addr2line:
+it demangles Rust's v0 names and writes JSON.
 """
 import argparse
 import functools
@@ -255,22 +260,9 @@ def normalise(name):
     return name
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument('listing')
-    ap.add_argument('--depth', type=int, required=True)
-    ap.add_argument('--recurse', required=True)
-    ap.add_argument('--spin', required=True)
-    ap.add_argument('--bottom', required=True)
-    ap.add_argument('--outermost', required=True)
-    ap.add_argument('--label', default='')
-    args = ap.parse_args()
-    bottom = re.compile(args.bottom)
-    outermost = re.compile(args.outermost)
-    recurse = re.compile(args.recurse)
-    spin = re.compile(args.spin)
-
-    samples = read_listing(args.listing)
+def oracle(samples):
+    """A function giving llvm-symbolizer's frames for a frame of samples
+    (see symbolize()), or None where it has none."""
     isfile = functools.lru_cache(maxsize=None)(os.path.isfile)
     wanted = {}
     for frames in samples:
@@ -303,54 +295,92 @@ def main():
             if same_names(ours, lines, t):
                 return t
         return found[0] if found else None
+    return theirs
 
-    looked = complete = right_depth = frames_seen = frames_same = 0
-    depths = {}
-    examples = []
-    for frames in samples:
-        leaf = theirs(frames[0]) if frames else None
-        if not leaf or not bottom.fullmatch(normalise(leaf[0][0])):
-            continue
-        looked += 1
-        last = theirs(frames[-1])
-        if last and outermost.fullmatch(normalise(last[-2][0])):
-            complete += 1
+
+class Figures:
+    """The counts behind (a), (b) and (c)."""
+
+    def __init__(self, args):
+        self.args = args
+        self.bottom = re.compile(args.bottom)
+        self.outermost = re.compile(args.outermost)
+        self.recurse = re.compile(args.recurse)
+        self.spin = re.compile(args.spin)
+        self.looked = self.complete = self.right_depth = 0
+        self.frames_seen = self.frames_same = 0
+        self.depths = {}
+        self.examples = []
+
+    def add(self, frames, theirs):
+        """Count a sample, if it is in the bottom loop."""
+        found = [theirs(frame) for frame in frames]
+        if not found or not found[0] or not self.bottom.fullmatch(normalise(found[0][0][0])):
+            return
+        self.looked += 1
         # The function of each frame, as llvm-symbolizer names it.
-        funcs = [normalise(t[-2][0]) if t else '' for t in map(theirs, frames)]
-        depth = sum(1 for f in funcs if recurse.fullmatch(f))
-        depths[depth] = depths.get(depth, 0) + 1
-        first = next((i for i, f in enumerate(funcs) if recurse.fullmatch(f)), 0)
-        if depth == args.depth and first and spin.fullmatch(funcs[first - 1]):
-            right_depth += 1
-        for frame in frames:
-            frames_seen += 1
-            t = theirs(frame)
-            if same_names(frame[2], frame[3], t):
-                frames_same += 1
-            elif len(examples) < 5:
-                examples.append(f'{frame[0]:#x} in {frame[1]}: ours {frame[2]} {frame[3]}, '
-                                f'llvm-symbolizer {t}')
+        funcs = [normalise(t[-2][0]) if t else '' for t in found]
+        if self.outermost.fullmatch(funcs[-1]):
+            self.complete += 1
+        depth = sum(1 for f in funcs if self.recurse.fullmatch(f))
+        self.depths[depth] = self.depths.get(depth, 0) + 1
+        first = next((i for i, f in enumerate(funcs) if self.recurse.fullmatch(f)), 0)
+        if depth == self.args.depth and first and self.spin.fullmatch(funcs[first - 1]):
+            self.right_depth += 1
+        for (off, dso, ours, lines), t in zip(frames, found):
+            self.frames_seen += 1
+            if same_names(ours, lines, t):
+                self.frames_same += 1
+            elif len(self.examples) < 5:
+                self.examples.append(f'{off:#x} in {dso}: ours {ours} {lines}, '
+                                     f'llvm-symbolizer {t}')
 
-    def pct(n, d):
-        return 100.0 * n / d if d else 0.0
+    def report(self, nr_samples):
+        """Print the figures and the checks; whether all hold."""
+        a, label = self.args, self.args.label
+        n = self.looked
 
-    print(f'# {args.label}: {len(samples)} samples, {looked} in the bottom loop; '
-          f'recursion depths seen {dict(sorted(depths.items()))}')
-    print(f'# {args.label}: (a) complete to {args.outermost} {pct(complete, looked):.2f}% '
-          f'({complete}/{looked}); (b) depth {args.depth} below spin {pct(right_depth, looked):.2f}% '
-          f'({right_depth}/{looked}); (c) frames named as llvm-symbolizer does '
-          f'{pct(frames_same, frames_seen):.2f}% ({frames_same}/{frames_seen})')
-    for e in examples:
-        print(f'#   differs: {e}')
-    ok = True
-    for what, good in (('at least 100 samples in the bottom loop', looked >= 100),
-                       ('(a) at least 99% complete', complete * 100 >= looked * 99),
-                       (f'(b) depth {args.depth} below spin in every sample', right_depth == looked),
-                       ('(c) at least 99.9% of frames named alike',
-                        frames_same * 1000 >= frames_seen * 999)):
-        print(f'{"ok" if good and looked else "not ok"} - {args.label}: {what}')
-        ok = ok and good and looked > 0
-    return 0 if ok else 1
+        def pct(k, d):
+            return f'{100.0 * k / d if d else 0.0:.2f}% ({k}/{d})'
+
+        print(f'# {label}: {nr_samples} samples, {n} in the bottom loop; '
+              f'recursion depths seen {dict(sorted(self.depths.items()))}')
+        print(f'# {label}: (a) complete to {a.outermost} {pct(self.complete, n)}; '
+              f'(b) depth {a.depth} below spin {pct(self.right_depth, n)}; '
+              f'(c) frames named as llvm-symbolizer does '
+              f'{pct(self.frames_same, self.frames_seen)}')
+        for e in self.examples:
+            print(f'#   differs: {e}')
+        ok = True
+        for what, good in (
+                ('at least 100 samples in the bottom loop', n >= 100),
+                ('(a) at least 99% complete', self.complete * 100 >= n * 99),
+                (f'(b) depth {a.depth} below spin in every sample', self.right_depth == n),
+                ('(c) at least 99.9% of frames named alike',
+                 self.frames_same * 1000 >= self.frames_seen * 999)):
+            good = good and n > 0
+            print(f'{"ok" if good else "not ok"} - {label}: {what}')
+            ok = ok and good
+        return ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument('listing')
+    ap.add_argument('--depth', type=int, required=True)
+    ap.add_argument('--recurse', required=True)
+    ap.add_argument('--spin', required=True)
+    ap.add_argument('--bottom', required=True)
+    ap.add_argument('--outermost', required=True)
+    ap.add_argument('--label', default='')
+    args = ap.parse_args()
+
+    samples = read_listing(args.listing)
+    theirs = oracle(samples)
+    figures = Figures(args)
+    for frames in samples:
+        figures.add(frames, theirs)
+    return 0 if figures.report(len(samples)) else 1
 
 
 if __name__ == '__main__':
