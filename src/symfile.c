@@ -261,8 +261,14 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 	m->path = strdup(t.path);
 	m->dwfl = dwfl_begin(&s->callbacks);
 	if (m->dwfl) {
-		/* At its link-time addresses (bias 0), whatever the process. */
-		m->mod = dwfl_report_elf(m->dwfl, d->path, t.path, t.fd, 0, false);
+		/* At its link-time addresses (bias 0), whatever the process:
+		 * with add_p_vaddr, libdwfl adds the first PT_LOAD's p_vaddr
+		 * to the base for an ET_DYN file as it does for ET_EXEC;
+		 * without, an ET_DYN whose first segment is not at 0 (Go's
+		 * -buildmode=pie at 0x400000, lld's --image-base, prelinked
+		 * libraries) would be moved down by that much, and none of
+		 * its link-time addresses (offset_to_vaddr()) would be in it. */
+		m->mod = dwfl_report_elf(m->dwfl, d->path, t.path, t.fd, 0, true);
 		dwfl_report_end(m->dwfl, NULL, NULL);
 		if (m->mod) {
 			void **ud = NULL;

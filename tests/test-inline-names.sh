@@ -33,6 +33,13 @@ need llvm-symbolizer llvm
 need c++filt binutils
 make_tmp
 prog=$tmp/$mode
+
+# Position-independent, but linked to start at 0x400000: the symbolizer
+# must read it at its link-time addresses all the same.
+image_base_pie() {
+	readelf -h "$prog" | grep -q 'Type: *DYN' &&
+		readelf -lW "$prog" | awk '$1 == "LOAD" { print $3; exit }' | grep -qx '0x0*400000'
+}
 case $mode in
 cxx-gcc)
 	need g++ g++
@@ -42,6 +49,25 @@ cxx-clang)
 	need clang++ clang
 	clang++ -O2 -g -o "$prog" "$src/names-cxx.cc"
 	args=90 ;;
+cxx-image-base)
+	# GNU ld 2.40 makes a PIE with -Ttext-segment=0x400000 an ET_EXEC;
+	# lld keeps it ET_DYN, with its first segment at its image base.
+	need clang++ clang
+	need ld.lld lld
+	clang++ -O2 -g -fPIE -pie -fuse-ld=lld -Wl,--image-base=0x400000 -o "$prog" \
+		"$src/names-cxx.cc"
+	check "$mode: an ET_DYN whose first segment is at 0x400000" image_base_pie
+	args=90 ;;
+go-pie)
+	# Go's linker puts a PIE's first segment at 0x400000, as for an
+	# executable; its DWARF has inlined functions.
+	go=/usr/bin/go
+	[ -x $go ] || { echo "SKIP: $go is not installed (Debian: apt-get install golang-go)"; exit 77; }
+	mkdir "$tmp/go" && cp "$src/go-recurse/main.go" "$src/go-recurse/go.mod" "$tmp/go/"
+	(cd "$tmp/go" && HOME="$tmp" GOCACHE="$tmp/gocache" GOPATH="$tmp/gopath" \
+		GOFLAGS=-mod=mod GOPROXY=off $go build -buildmode=pie -o "$prog" .)
+	check "$mode: an ET_DYN whose first segment is at 0x400000" image_base_pie
+	args= ;;
 rust-legacy | rust-v0)
 	# Debian's rustc, not a rustup one on the PATH.
 	rustc=/usr/bin/rustc
@@ -53,7 +79,7 @@ rust-legacy | rust-v0)
 	$rustc -C opt-level=2 -g $mangling -o "$prog" "$src/names-rust.rs"
 	args=2000000 ;;
 *)
-	echo "usage: test-inline-names.sh cxx-gcc|cxx-clang|rust-legacy|rust-v0 ..." >&2
+	echo "usage: test-inline-names.sh cxx-gcc|cxx-clang|cxx-image-base|rust-legacy|rust-v0|go-pie ..." >&2
 	exit 2 ;;
 esac
 check "$mode: built" test -x "$prog" || exit 1
