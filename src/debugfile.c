@@ -3,7 +3,8 @@
  * Separate debug files, for libdwfl's find_debuginfo callback: found by
  * build-id or .gnu_debuglink on this machine, else fetched from debuginfod
  * when DEBUGINFOD_URLS names servers, and kept inflated in the cache
- * directory when their sections are compressed.
+ * directory when their sections are compressed (without one, inflated in
+ * memory when compressed with zstd, which libdw 0.188 cannot read).
  *
  * The local search is ours, not dwfl_standard_find_debuginfo()'s: that
  * one loads libdebuginfod (and libcurl, GnuTLS, Kerberos...: 6 ms a run)
@@ -17,11 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include "symbolizer.h"
+#include "zsection.h"
 
 bool pr__sym_has_build_id(int fd, const void *want, size_t len)
 {
@@ -151,31 +154,34 @@ static bool compressed(Elf *elf)
 	return false;
 }
 
-/* Copy `from` to `to` and inflate its compressed sections there. */
-static bool inflate_copy(int from, const char *to)
+/* Copy `from` into `fd` (empty, open for reading and writing) and inflate
+ * its compressed sections there: zlib by libelf, zstd by zsection.c, as
+ * libelf before 0.189 cannot. */
+static bool inflate_copy(int from, int fd)
 {
-	int fd = open(to, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	char buf[65536];
-	ssize_t n;
+	ssize_t n = 0;
 	Elf *elf;
 	Elf_Scn *scn = NULL;
 	GElf_Shdr shdr;
-	bool ok = fd >= 0;
+	unsigned char **zbufs = NULL;
+	size_t nr_zbufs = 0;
+	bool ok = lseek(from, 0, SEEK_SET) == 0;
 
-	if (lseek(from, 0, SEEK_SET))
-		ok = false;
 	while (ok && (n = read(from, buf, sizeof(buf))) > 0)
 		ok = write(fd, buf, (size_t)n) == n;
-	elf = ok ? elf_begin(fd, ELF_C_RDWR, NULL) : NULL;
-	ok = elf != NULL;
+	elf = ok && n == 0 ? elf_begin(fd, ELF_C_RDWR, NULL) : NULL;
+	ok = elf && !pr__zsection_inflate_zstd_dwarf(elf, MAX_DWARF_SECTION, &zbufs, &nr_zbufs);
 	while (ok && (scn = elf_nextscn(elf, scn)))
 		if (gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_COMPRESSED))
 			ok = elf_compress(scn, 0, 0) >= 0;
 	ok = ok && elf_update(elf, ELF_C_WRITE) >= 0;
 	if (elf)
 		elf_end(elf);
-	if (fd >= 0 && close(fd))
-		ok = false;
+	for (size_t i = 0; i < nr_zbufs; i++)
+		free(zbufs[i]);
+	free(zbufs);
+	lseek(from, 0, SEEK_SET);
 	return ok;
 }
 
@@ -185,7 +191,7 @@ static int keep_inflated(struct pr_symbolizer *s, int fd, const char *cached, ch
 	char tmp[4200];
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	bool worth = elf && compressed(elf);
-	int kept;
+	int copy, kept;
 
 	if (elf)
 		elf_end(elf);
@@ -193,11 +199,13 @@ static int keep_inflated(struct pr_symbolizer *s, int fd, const char *cached, ch
 	    (mkdir(tmp, 0755) && errno != EEXIST) ||
 	    !pr__path_fmt(tmp, sizeof(tmp), "%s.%d", cached, (int)getpid()))
 		return fd;
-	if (!inflate_copy(fd, tmp) || rename(tmp, cached)) {
+	copy = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (copy < 0 || !inflate_copy(fd, copy) || close(copy) || rename(tmp, cached)) {
+		if (copy >= 0)
+			close(copy);
 		unlink(tmp);
 		pr__log(&s->lg, PR_LOG_DEBUG, "could not keep %s inflated in %s",
 			*name ? *name : "a debug file", s->cache_dir);
-		lseek(fd, 0, SEEK_SET);
 		return fd;
 	}
 	kept = open(cached, O_RDONLY | O_CLOEXEC);
@@ -207,6 +215,33 @@ static int keep_inflated(struct pr_symbolizer *s, int fd, const char *cached, ch
 	free(*name);
 	*name = strdup(cached);
 	return kept;
+}
+
+/* Without a cache directory, `fd` itself, or, when its DWARF is compressed
+ * with zstd, a copy inflated in memory: libdwfl opens the debug file and
+ * hands it to libdw at once, with no moment between to inflate sections
+ * in place as symdwarf.c does for the file itself.  *name stays the file
+ * found, for messages. */
+static int zstd_inflated(struct pr_symbolizer *s, int fd, const char *name)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	bool worth = pr__zsection_zstd_dwarf(elf);
+	int copy;
+
+	if (elf)
+		elf_end(elf);
+	if (!worth)
+		return fd;
+	copy = memfd_create("debug", MFD_CLOEXEC);
+	if (copy < 0 || !inflate_copy(fd, copy)) {
+		if (copy >= 0)
+			close(copy);
+		pr__log(&s->lg, PR_LOG_DEBUG, "could not inflate %s: %s", name ? name : "a debug file",
+			copy < 0 ? strerror(errno) : "damaged or too large");
+		return fd;
+	}
+	close(fd);
+	return copy;
 }
 
 int pr__sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
@@ -248,7 +283,9 @@ int pr__sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
 		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, modname,
 						  debuglink_file, debuglink_crc,
 						  debuginfo_file_name);
-	if (fd < 0 || !cached[0])
+	if (fd < 0)
 		return fd;
-	return keep_inflated(s, fd, cached, debuginfo_file_name);
+	if (cached[0])
+		return keep_inflated(s, fd, cached, debuginfo_file_name);
+	return zstd_inflated(s, fd, *debuginfo_file_name);
 }

@@ -25,6 +25,11 @@ struct cu_span;
 /* Functions inlined into each other at one address, at most. */
 #define MAX_INLINE 64
 
+/* The most a compressed DWARF section is believed to inflate to (a large
+ * program's .debug_info is hundreds of megabytes): a header saying more
+ * is lying, and the section is not read. */
+#define MAX_DWARF_SECTION ((size_t)1 << 32)
+
 /* A mapped file, found and read once. */
 struct sym_module {
 	const struct pr_dso *dso;
@@ -41,6 +46,10 @@ struct sym_module {
 	bool dwarf_checked, has_dwarf;
 	Dwarf *dwarf;                /* its DWARF (libdwfl's), once checked */
 	Dwarf_Addr dwarf_bias;
+	/* Its DWARF sections inflated from zstd, which libdw reads in place
+	 * of the file's bytes until dwfl_end() (zsection.h). */
+	unsigned char **zbufs;
+	size_t nr_zbufs;
 	/* Its compile units' address ranges, sorted, when libdw's lookup
 	 * found none (symdwarf.c). */
 	struct cu_span *spans;

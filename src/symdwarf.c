@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "symbolizer.h"
+#include "zsection.h"
 
 /* The call site of an inlined scope: DW_AT_call_file and _line. */
 static void call_site(struct pr_symbolizer *s, Dwarf_Die *cu, Dwarf_Die *die,
@@ -448,56 +449,47 @@ static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
 /*
  * DWARF compressed with zstd (ELFCOMPRESS_ZSTD sections: what ld and
  * objcopy --compress-debug-sections=zstd write) is read by libdw from
- * elfutils 0.189 on; an older one finds no DWARF in the file at all, and
- * its frames would lose their inlined functions and lines without a word.
+ * elfutils 0.189 on; an older one finds no DWARF in the file at all.  The
+ * sections are inflated here before libdw is asked, whatever its version
+ * (a separate debug file is, as it is found: debugfile.c).  A section
+ * whose header lies about its size is not believed past
+ * MAX_DWARF_SECTION, and stays compressed.
  */
-#ifndef ELFCOMPRESS_ZSTD
-#define ELFCOMPRESS_ZSTD 2
-#endif
-
-static bool zstd_dwarf(Elf *elf)
+static void inflate_zstd(struct pr_symbolizer *s, struct sym_module *m)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	GElf_Chdr chdr;
-	size_t shstrndx;
-	const char *name;
+	GElf_Addr bias;
+	int err = pr__zsection_inflate_zstd_dwarf(dwfl_module_getelf(m->mod, &bias),
+						  MAX_DWARF_SECTION, &m->zbufs, &m->nr_zbufs);
 
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return false;
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &shdr) && (shdr.sh_flags & SHF_COMPRESSED) &&
-		    gelf_getchdr(scn, &chdr) && chdr.ch_type == ELFCOMPRESS_ZSTD &&
-		    (name = elf_strptr(elf, shstrndx, shdr.sh_name)) && !strncmp(name, ".debug_", 7))
-			return true;
-	return false;
+	if (err)
+		pr__log(&s->lg, PR_LOG_DEBUG, "%s: a DWARF section compressed with zstd not "
+			"inflated: %s", m->origin, strerror(-err));
 }
 
 /* Say so when the file's DWARF (or its debug file's) could not be read
- * because zstd compressed it. */
+ * because it stayed compressed with zstd, its frames otherwise losing
+ * their inlined functions and lines without a word. */
 static void say_if_zstd(struct pr_symbolizer *s, struct sym_module *m)
 {
 	GElf_Addr bias;
 	const char *debug = NULL, *where = NULL;
 	int fd;
 
-	if (zstd_dwarf(dwfl_module_getelf(m->mod, &bias)))
+	if (pr__zsection_zstd_dwarf(dwfl_module_getelf(m->mod, &bias)))
 		where = m->origin;
 	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
 	if (!where && debug && (fd = open(debug, O_RDONLY | O_CLOEXEC)) >= 0) {
 		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 
-		if (zstd_dwarf(elf))
+		if (pr__zsection_zstd_dwarf(elf))
 			where = debug;
 		elf_end(elf);
 		close(fd);
 	}
 	if (where)
-		pr__log(&s->lg, PR_LOG_WARN, "%s: its DWARF is compressed with zstd, which this "
-			"libdw (elfutils %s) cannot read (0.189 and later can): its frames are "
-			"named from its symbols alone, without inlined functions or source "
-			"lines; objcopy --decompress-debug-sections makes a copy that can be "
-			"read", where, dwfl_version(NULL));
+		pr__log(&s->lg, PR_LOG_WARN, "%s: its DWARF is compressed with zstd and could not "
+			"be inflated (damaged?): its frames are named from its symbols alone, "
+			"without inlined functions or source lines", where);
 }
 
 /* Fill `funcs` (room for MAX_INLINE) innermost first from the DWARF at
@@ -517,6 +509,7 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 
 	if (!m->dwarf_checked) {
 		m->dwarf_checked = true;
+		inflate_zstd(s, m);
 		m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
 		m->has_dwarf = m->dwarf != NULL;
 		if (m->has_dwarf)

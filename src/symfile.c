@@ -298,6 +298,9 @@ void pr__sym_module_free(struct sym_module *m)
 	pr__sym_dwarf_free(m);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
+	for (size_t i = 0; i < m->nr_zbufs; i++)
+		free(m->zbufs[i]);
+	free(m->zbufs);
 	pr__symtab_free(&m->syms);
 	free(m->names);
 	free(m->path);

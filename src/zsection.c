@@ -9,6 +9,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <gelf.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -94,4 +95,92 @@ int pr__zsection_inflate(const void *raw, size_t size, enum pr_zsection how, siz
 	*out = buf;
 	*out_size = (size_t)n;
 	return 0;
+}
+
+/* A .debug_ section compressed with zstd; its header in *shdr. */
+static bool zstd_debug_section(Elf *elf, size_t shstrndx, Elf_Scn *scn, GElf_Shdr *shdr)
+{
+	GElf_Chdr chdr;
+	const char *name;
+
+	return gelf_getshdr(scn, shdr) && (shdr->sh_flags & SHF_COMPRESSED) &&
+	       gelf_getchdr(scn, &chdr) && chdr.ch_type == ELFCOMPRESS_ZSTD &&
+	       (name = elf_strptr(elf, shstrndx, shdr->sh_name)) && !strncmp(name, ".debug_", 7);
+}
+
+bool pr__zsection_zstd_dwarf(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (zstd_debug_section(elf, shstrndx, scn, &shdr))
+			return true;
+	return false;
+}
+
+/* The section's bytes replaced by its inflated ones, which *buf owns. */
+static int inflate_in_place(Elf_Scn *scn, GElf_Shdr *shdr, size_t max, unsigned char **buf)
+{
+	Elf_Data *data = elf_getdata(scn, NULL);
+	GElf_Chdr chdr;
+	size_t n;
+	int err;
+
+	if (!data || !data->d_buf || !gelf_getchdr(scn, &chdr))
+		return -EINVAL;
+	err = pr__zsection_inflate(data->d_buf, data->d_size, PR_ZSECTION_CHDR, max, buf, &n);
+	if (err)
+		return err;
+	data->d_buf = *buf;
+	data->d_size = n;
+	data->d_type = ELF_T_BYTE;
+	data->d_align = chdr.ch_addralign ? chdr.ch_addralign : 1;
+	shdr->sh_flags &= ~(GElf_Xword)SHF_COMPRESSED;
+	shdr->sh_size = n;
+	shdr->sh_addralign = chdr.ch_addralign;
+	if (!gelf_update_shdr(scn, shdr)) {
+		free(*buf);
+		*buf = NULL;
+		return -EINVAL;
+	}
+	elf_flagdata(data, ELF_C_SET, ELF_F_DIRTY);
+	return 0;
+}
+
+int pr__zsection_inflate_zstd_dwarf(Elf *elf, size_t max, unsigned char ***bufs, size_t *nr)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	GElf_Ehdr ehdr;
+	size_t shstrndx;
+	int err = 0;
+
+	/* No section headers to read: no sections to inflate. */
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) || !gelf_getehdr(elf, &ehdr))
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		unsigned char **more, *buf = NULL;
+		int e;
+
+		if (!zstd_debug_section(elf, shstrndx, scn, &shdr))
+			continue;
+		/* An Elf64_Chdr as this host lays it out, or nothing. */
+		if (ehdr.e_ident[EI_CLASS] != ELFCLASS64 || ehdr.e_ident[EI_DATA] !=
+		    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB))
+			return -EOPNOTSUPP;
+		more = realloc(*bufs, (*nr + 1) * sizeof(**bufs));
+		if (!more)
+			return -ENOMEM;
+		*bufs = more;
+		e = inflate_in_place(scn, &shdr, max, &buf);
+		if (e)
+			err = e;
+		else
+			(*bufs)[(*nr)++] = buf;
+	}
+	return err;
 }

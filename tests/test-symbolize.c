@@ -650,55 +650,194 @@ START_TEST(damaged_files_fall_back_to_what_survives)
 }
 END_TEST
 
-/*
- * This program with its DWARF compressed by zstd, mapped in a made-up
- * process: a libdw that reads zstd (elfutils 0.189 on) gives the inlined
- * functions; an older one none, and the log says why.
- */
-START_TEST(zstd_compressed_dwarf_is_read_or_said_unreadable)
+/* ---- DWARF compressed with zstd ---- */
+
+/* `objcopy ARGS THIS-PROGRAM PATH`; false where this objcopy cannot.  The
+ * program by its name: under valgrind, /proc/PID/exe is valgrind's own
+ * to another process. */
+static bool objcopy_self(const char *args, const char *path)
 {
-	struct pr_model *self = self_model(), *m = pr_model_new();
-	const char *path = tmp_path("zstd");
-	const uint32_t pid = 4000002;
-	const struct pr_map *map;
+	char cmd[8600], exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	ck_assert_int_gt(n, 0);
+	exe[n] = '\0';
+	snprintf(cmd, sizeof(cmd), "objcopy %s %s %s 2>/dev/null", args, exe, path);
+	if (system(cmd)) {
+		fprintf(stderr, "# objcopy %s failed here: not tested\n", args);
+		return false;
+	}
+	return true;
+}
+
+/* Where the Elf64_Chdr of `path`'s .debug_info is, checked to be zstd's. */
+static uint64_t zstd_debug_info(const char *path)
+{
+	size_t len;
+	unsigned char *buf = slurp(path, &len);
+	uint64_t off, size;
+	Elf64_Chdr ch;
+
+	ck_assert(find_section(buf, len, ".debug_info", &off, &size));
+	ck_assert_uint_ge(size, sizeof(ch));
+	memcpy(&ch, buf + off, sizeof(ch));
+	ck_assert_uint_eq(ch.ch_type, 2);       /* ELFCOMPRESS_ZSTD */
+	free(buf);
+	return off;
+}
+
+/* A symbolizer over a made-up process, and what it said of one frame. */
+struct copy_run {
+	struct pr_model *m;
 	struct pr_symbolizer *s;
 	struct pr_symbol sym;
+};
+
+/*
+ * The frame in ds_sym_outer, as if `path` were mapped in a made-up
+ * process where this program's text is, its debug files looked for under
+ * `dir` (or nowhere) and kept inflated in `cache` (or not at all).
+ */
+static void symbolize_copy(const char *path, const char *dir, const char *cache,
+			   struct copy_run *run)
+{
+	struct pr_model *self = self_model();
+	const uint32_t pid = 4000002;
+	const char *dirs[1] = { dir };
+	const struct pr_map *map;
 	struct pr_record r;
 	struct pr_frame f;
-	char cmd[4200];
-	PR_OPTS(pr_symbolizer_opts, o, .log = keep_log);
+	PR_OPTS(pr_symbolizer_opts, o, .debug_dirs = dirs, .nr_debug_dirs = dir ? 1 : 0,
+		.cache_dir = cache, .log = keep_log);
 
-	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zstd /proc/%d/exe %s "
-		 "2>/dev/null", (int)getpid(), path);
-	if (system(cmd)) {
-		fprintf(stderr, "# objcopy cannot compress with zstd here: not tested\n");
-		pr_model_free(m);
-		pr_model_free(self);
-		return;
-	}
 	ds_sym_outer(1);
 	f = caller_frame(self, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
 	map = pr__model_find(self, (uint32_t)getpid(), f.ip);
 	r = mmap2(pid, map->start, map->end - map->start, map->pgoff, path);
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(pr_model_apply(m, &r), 0);
-	f.dso = pr__model_find(m, pid, f.ip)->dso;
-	logtext[0] = 0;
-	s = pr_symbolizer_new(m, &o);
-	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(pr_symbolizer_frame(s, pid, &f, &sym), 0);
-	ck_assert_str_eq(sym.name, "ds_sym_outer");
-	if (sym.nr) {
-		ck_assert_uint_eq(sym.nr, 3);
-		check_func(&sym.funcs[0], "ds_sym_inner", INNER_LINE, true);
-	} else {
-		ck_assert_msg(strstr(logtext, "its DWARF is compressed with zstd, which this libdw"),
-			      "%s", logtext);
-		ck_assert_msg(strstr(logtext, path), "%s", logtext);
-	}
-	pr_symbolizer_free(s);
-	pr_model_free(m);
+	run->m = pr_model_new();
+	ck_assert_ptr_nonnull(run->m);
+	ck_assert_int_eq(pr_model_apply(run->m, &r), 0);
+	f.dso = pr__model_find(run->m, pid, f.ip)->dso;
 	pr_model_free(self);
+	logtext[0] = 0;
+	run->s = pr_symbolizer_new(run->m, &o);
+	ck_assert_ptr_nonnull(run->s);
+	ck_assert_int_eq(pr_symbolizer_frame(run->s, pid, &f, &run->sym), 0);
+}
+
+static void copy_run_free(struct copy_run *run)
+{
+	pr_symbolizer_free(run->s);
+	pr_model_free(run->m);
+}
+
+/* The frame in ds_sym_outer named with its inlined functions and lines,
+ * and nothing said about zstd. */
+static void check_outer_chain(const struct pr_symbol *sym)
+{
+	ck_assert_str_eq(sym->name, "ds_sym_outer");
+	ck_assert_msg(sym->nr == 3, "%zu functions; log:\n%s", sym->nr, logtext);
+	check_func(&sym->funcs[0], "ds_sym_inner", INNER_LINE, true);
+	check_func(&sym->funcs[1], "ds_sym_middle", MIDDLE_LINE, true);
+	check_func(&sym->funcs[2], "ds_sym_outer", OUTER_LINE, false);
+	ck_assert_msg(!strstr(logtext, "zstd"), "%s", logtext);
+}
+
+/*
+ * This program with its DWARF compressed by zstd (which libdw reads only
+ * from elfutils 0.189 on): named with its inlined functions and lines all
+ * the same.
+ */
+START_TEST(zstd_compressed_dwarf_is_read)
+{
+	const char *path = tmp_path("zstd");
+	struct copy_run run;
+
+	if (!objcopy_self("--compress-debug-sections=zstd", path))
+		return;
+	zstd_debug_info(path);
+	symbolize_copy(path, NULL, NULL, &run);
+	check_outer_chain(&run.sym);
+	copy_run_free(&run);
+}
+END_TEST
+
+/*
+ * This program stripped of its DWARF, which is in a debug file compressed
+ * with zstd found by build-id: inflated in memory without a cache
+ * directory, kept inflated in one with; the same names each time.
+ */
+START_TEST(a_debug_file_compressed_with_zstd_is_read)
+{
+	const char *path = tmp_path("zstd-stripped"), *dir = tmp_path("zstd-debug");
+	const char *cache = tmp_path("zstd-cache");
+	char hex[41], debug[700], cmd[1600];
+	uint8_t id[PR_BUILD_ID_MAX];
+	size_t len = 0;
+
+	ck_assert_int_eq(pr__build_id_path("/proc/self/exe", id, &len), 0);
+	pr__hex(hex, id, len);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/.build-id/%.2s %s", dir, hex, cache);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(debug, sizeof(debug), "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
+	if (!objcopy_self("--only-keep-debug --compress-debug-sections=zstd", debug) ||
+	    !objcopy_self("--strip-debug", path))
+		return;
+	zstd_debug_info(debug);
+	for (int round = 0; round < 2; round++) {
+		struct copy_run run;
+
+		symbolize_copy(path, dir, round ? cache : NULL, &run);
+		check_outer_chain(&run.sym);
+		copy_run_free(&run);
+	}
+	/* Kept inflated: .debug_info there is plain DWARF (version 2 to 5). */
+	{
+		unsigned char *buf;
+		uint64_t off, size;
+
+		snprintf(debug, sizeof(debug), "%s/debug/%s.debug", cache, hex);
+		buf = slurp(debug, &len);
+		ck_assert(find_section(buf, len, ".debug_info", &off, &size));
+		ck_assert_int_ge(buf[off + 4], 2);
+		ck_assert_int_le(buf[off + 4], 5);
+		free(buf);
+	}
+}
+END_TEST
+
+/*
+ * A zstd-compressed .debug_info whose header lies about its size: far
+ * more than any section (refused before any allocation), or a little
+ * more than the stream holds (refused after inflating it).  Not read,
+ * said so, and the frame still named by its symbol.
+ */
+START_TEST(a_zstd_section_whose_size_lies_is_not_believed)
+{
+	static const uint64_t lies[] = { UINT64_C(1) << 40, 1 };
+	const char *good = tmp_path("zstd-good"), *bad = tmp_path("zstd-lying");
+
+	if (!objcopy_self("--compress-debug-sections=zstd", good))
+		return;
+	for (size_t i = 0; i < PR_ARRAY_SIZE(lies); i++) {
+		uint64_t at = zstd_debug_info(good);
+		size_t len;
+		unsigned char *buf = slurp(good, &len);
+		Elf64_Chdr ch;
+		struct copy_run run;
+
+		memcpy(&ch, buf + at, sizeof(ch));
+		ch.ch_size = lies[i] == 1 ? ch.ch_size + 1 : lies[i];
+		memcpy(buf + at, &ch, sizeof(ch));
+		write_file(bad, buf, len);
+		free(buf);
+		symbolize_copy(bad, NULL, NULL, &run);
+		ck_assert_str_eq(run.sym.name, "ds_sym_outer");
+		ck_assert_msg(strstr(logtext, "compressed with zstd not inflated: ") &&
+			      strstr(logtext, lies[i] == 1 ? strerror(EINVAL) : strerror(EFBIG)),
+			      "%s", logtext);
+		copy_run_free(&run);
+	}
 }
 END_TEST
 
@@ -814,8 +953,11 @@ int main(void)
 	tcase_add_test(tc, the_running_kernels_symbols_are_cached);
 	tcase_add_test(tc, perf_maps_name_jit_code_and_skip_garbage);
 	tcase_add_test(tc, damaged_files_fall_back_to_what_survives);
-	if (!getenv("DS_STRIPPED"))
-		tcase_add_test(tc, zstd_compressed_dwarf_is_read_or_said_unreadable);
+	if (!getenv("DS_STRIPPED")) {
+		tcase_add_test(tc, zstd_compressed_dwarf_is_read);
+		tcase_add_test(tc, a_debug_file_compressed_with_zstd_is_read);
+		tcase_add_test(tc, a_zstd_section_whose_size_lies_is_not_believed);
+	}
 	if (getenv("DS_STRIPPED") && debug_dir()) {
 		tcase_add_test(tc, a_debug_file_of_another_build_is_not_used);
 		tcase_add_test(tc, a_compressed_debug_file_is_kept_inflated);
