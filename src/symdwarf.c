@@ -556,10 +556,13 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		 * arguments its own way ("basic_string<char>"); Rust's
 		 * #[no_mangle] and C++'s extern "C" are bare in the symbol
 		 * table; of code folded into one, perf names it by the symbol
-		 * it picks.  Otherwise perf script's layout would mark it
-		 * inlined.  C names, unscoped, stay DWARF's ("f" in
+		 * it picks; Go's assembly functions are "runtime.goexit" in
+		 * DWARF, "runtime.goexit.abi0" in the symbol table (and to
+		 * llvm-symbolizer).  Otherwise perf script's layout would mark
+		 * it inlined.  C names, unscoped, stay DWARF's ("f" in
 		 * "f.part.0", as perf shows it). */
-		if (k == 0 && name && sym_name && strcmp(name, sym_name) && strstr(name, "::") &&
+		if (k == 0 && name && sym_name && strcmp(name, sym_name) &&
+		    (strstr(name, "::") || dwarf_srclang(cu) == DW_LANG_Go) &&
 		    dwarf_entrypc(&path[0], &entry) == 0 && entry + bias == sym_start)
 			name = sym_name;
 		funcs[nr] = (struct pr_sym_func){ .name = name,

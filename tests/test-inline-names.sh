@@ -132,6 +132,13 @@ cxx-*)
 		grep -q ' names::(anonymous namespace)::next_value (inlined)$' "$tmp/names"
 	check "$mode: no frame of the program ends in a function marked inlined" \
 		no_outer_inlined ;;
+go-*)
+	check "$mode: the recursion named as Go names it" \
+		grep -q " main.rec ($prog)\$" "$tmp/names"
+	check "$mode: runtime.goexit named by its symbol, as llvm-symbolizer names it" \
+		grep -q " runtime.goexit.abi0 ($prog)\$" "$tmp/names"
+	check "$mode: no frame of the program ends in a function marked inlined" \
+		no_outer_inlined ;;
 rust-*)
 	check "$mode: the inlined helper named with its modules" \
 		grep -q ' names_rust::work::inner::mix (inlined)$' "$tmp/names"
