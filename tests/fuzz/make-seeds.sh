@@ -17,7 +17,7 @@ ls -l "$out"
 # The unwinder's ELF seeds: a few small functions with the shapes of CFI
 # the parsers see (push/pop rows, remembered states, a frame pointer),
 # linked without libc so the files stay small: with .eh_frame_hdr, with
-# .eh_frame alone, and with only .debug_frame.
+# .eh_frame alone, and with only .debug_frame (plain and compressed).
 out=$src/tests/fuzz/seeds-unwind-elf
 mkdir -p "$out"
 tmp=$(mktemp -d)
@@ -51,9 +51,17 @@ link -Wl,--eh-frame-hdr "$tmp/f.c" -o "$out/eh-frame-hdr.elf"
 link -Wl,--no-eh-frame-hdr "$tmp/f.c" -o "$out/eh-frame.elf"
 link -fno-asynchronous-unwind-tables -fno-unwind-tables -g "$tmp/f.c" \
 	-o "$tmp/debug.elf"
-objcopy -R .comment -R .debug_info -R .debug_abbrev -R .debug_line \
-	-R .debug_str -R .debug_line_str -R .debug_aranges -R .debug_rnglists \
-	-R .debug_loclists "$tmp/debug.elf" "$out/debug-frame.elf"
+only_frame() { # objcopy arguments...
+	objcopy -R .comment -R .debug_info -R .debug_abbrev -R .debug_line \
+		-R .debug_str -R .debug_line_str -R .debug_aranges -R .debug_rnglists \
+		-R .debug_loclists "$@"
+}
+only_frame "$tmp/debug.elf" "$out/debug-frame.elf"
+# The same .debug_frame compressed, so the fuzzer reaches the inflating
+# path: SHF_COMPRESSED with zlib and zstd, and the older .zdebug_frame.
+only_frame --compress-debug-sections=zlib "$tmp/debug.elf" "$out/debug-frame-zlib.elf"
+only_frame --compress-debug-sections=zstd "$tmp/debug.elf" "$out/debug-frame-zstd.elf"
+only_frame --compress-debug-sections=zlib-gnu "$tmp/debug.elf" "$out/zdebug-frame.elf"
 ls -l "$out"
 
 # The symbolizer's seeds: small programs with symbols and DWARF -- C with
