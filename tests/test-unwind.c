@@ -288,14 +288,20 @@ NOINLINE void ds_unwind_on_signal(int sig, siginfo_t *si, void *uc)
 	__asm__ volatile("" ::: "memory");
 }
 
-NOINLINE void ds_unwind_interrupted(void)
+/* Signal `sig` to this thread from the calling function's own code. */
+static inline __attribute__((always_inline)) void signal_here(long sig)
 {
 	long pid = getpid(), tid = gettid(), ret;
 
-	interrupted_ra = (uintptr_t)__builtin_return_address(0);
 	__asm__ volatile("syscall" : "=a"(ret)
-			 : "0"((long)SYS_tgkill), "D"(pid), "S"(tid), "d"((long)SIGUSR1)
+			 : "0"((long)SYS_tgkill), "D"(pid), "S"(tid), "d"(sig)
 			 : "rcx", "r11", "memory");
+}
+
+NOINLINE void ds_unwind_interrupted(void)
+{
+	interrupted_ra = (uintptr_t)__builtin_return_address(0);
+	signal_here(SIGUSR1);
 }
 
 NOINLINE void ds_unwind_signalled(void)
@@ -306,6 +312,78 @@ NOINLINE void ds_unwind_signalled(void)
 	ds_unwind_interrupted();
 	__asm__ volatile("" ::: "memory");
 	signal(SIGUSR1, SIG_DFL);
+}
+
+/*
+ * A signal taken in a handler of another (SIGUSR2 sent the same way from
+ * the SIGUSR1 handler): two trampolines, each followed by the code it
+ * interrupted.
+ */
+static uint64_t nested_ip, nested_ra;
+
+void ds_unwind_on_nested(int sig, siginfo_t *si, void *uc);
+void ds_unwind_on_outer(int sig, siginfo_t *si, void *uc);
+void ds_unwind_interrupted_again(void);
+void ds_unwind_signalled_twice(void);
+
+NOINLINE void ds_unwind_on_nested(int sig, siginfo_t *si, void *uc)
+{
+	nested_ip = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	ds_unwind_capture();
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void ds_unwind_interrupted_again(void)
+{
+	nested_ra = (uintptr_t)__builtin_return_address(0);
+	signal_here(SIGUSR2);
+}
+
+NOINLINE void ds_unwind_on_outer(int sig, siginfo_t *si, void *uc)
+{
+	interrupted_ip = (uint64_t)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	ds_unwind_interrupted_again();
+	__asm__ volatile("" ::: "memory");
+}
+
+NOINLINE void ds_unwind_signalled_twice(void)
+{
+	struct sigaction outer = { .sa_sigaction = ds_unwind_on_outer, .sa_flags = SA_SIGINFO };
+	struct sigaction nested = { .sa_sigaction = ds_unwind_on_nested,
+				    .sa_flags = SA_SIGINFO };
+
+	ck_assert_int_eq(sigaction(SIGUSR1, &outer, NULL), 0);
+	ck_assert_int_eq(sigaction(SIGUSR2, &nested, NULL), 0);
+	ds_unwind_interrupted();
+	__asm__ volatile("" ::: "memory");
+	signal(SIGUSR1, SIG_DFL);
+	signal(SIGUSR2, SIG_DFL);
+}
+
+/*
+ * A handler on an alternate stack that lies above the interrupted code:
+ * an array in a caller's frame, as a program may keep it in main's.  The
+ * snapshot starts on the alternate stack, as the kernel's copy would, so
+ * it holds the interrupted instruction (in the signal frame) but not the
+ * interrupted code's own stack, below.
+ */
+#define ALT_STACK 65536
+
+void ds_unwind_on_alt_stack(void);
+
+NOINLINE void ds_unwind_on_alt_stack(void)
+{
+	unsigned char alt[ALT_STACK] __attribute__((aligned(64)));
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) }, old;
+	struct sigaction sa = { .sa_sigaction = ds_unwind_on_signal,
+				.sa_flags = SA_SIGINFO | SA_ONSTACK };
+
+	ck_assert_int_eq(sigaltstack(&ss, &old), 0);
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
+	ds_unwind_interrupted();
+	__asm__ volatile("" ::: "memory");
+	signal(SIGUSR1, SIG_DFL);
+	ck_assert_int_eq(sigaltstack(&old, NULL), 0);
 }
 
 /* ---- replaying the snapshot ---- */
@@ -819,6 +897,38 @@ START_TEST(a_return_address_in_a_register_unwinds)
 }
 END_TEST
 
+/* From frame `at`: `handler`, the trampoline (marked), the code the
+ * signal interrupted at exactly `ip`, named `interrupted`. */
+static void assert_signal_at(const struct pr_stack *st, size_t at, const char *handler,
+			     uint64_t ip, const char *interrupted)
+{
+	ck_assert_uint_ge(st->nr, at + 3);
+	ck_assert_str_eq(name_of(&st->frames[at]), handler);
+	ck_assert_msg(st->frames[at + 1].flags & PR_FRAME_SIGNAL, "frame %zu at 0x%llx (%s) is "
+		      "not the trampoline", at + 1, (unsigned long long)st->frames[at + 1].ip,
+		      name_of(&st->frames[at + 1]));
+	ck_assert_uint_eq(st->frames[at + 2].ip, ip);
+	ck_assert_str_eq(name_of(&st->frames[at + 2]), interrupted);
+}
+
+/* Frame `at` is a caller, at its return address `ra` minus one. */
+static void assert_caller_at(const struct pr_stack *st, size_t at, uint64_t ra,
+			     const char *name)
+{
+	ck_assert_uint_gt(st->nr, at);
+	ck_assert_uint_eq(st->frames[at].ip, ra - 1);
+	ck_assert_str_eq(name_of(&st->frames[at]), name);
+}
+
+/* No frame guessed by frame pointer; the trampolines (bit i of
+ * `trampolines` for frame i) marked, and only they. */
+static void assert_trampolines(const struct pr_stack *st, uint64_t trampolines)
+{
+	for (size_t i = 0; i < st->nr; i++)
+		ck_assert_uint_eq(st->frames[i].flags & (PR_FRAME_FP | PR_FRAME_SIGNAL),
+				  i < 64 && (trampolines >> i & 1) ? PR_FRAME_SIGNAL : 0);
+}
+
 /* Through a signal handler: the trampoline is marked, the code the signal
  * interrupted is at its exact address, and its caller at its return
  * address minus one, as prunwind.h says (and perf shows). */
@@ -830,19 +940,56 @@ START_TEST(the_interrupted_frame_is_exact_and_its_callers_are_not)
 	ds_unwind_signalled();
 	replay_init(&r, &snap, snap.size, 0);
 	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
-	ck_assert_uint_ge(st.nr, 6);
 	ck_assert_str_eq(name_of(&st.frames[0]), "ds_unwind_capture");
-	ck_assert_str_eq(name_of(&st.frames[1]), "ds_unwind_on_signal");
-	ck_assert_msg(st.frames[2].flags & PR_FRAME_SIGNAL, "frame 2 at 0x%llx (%s) is not "
-		      "the trampoline", (unsigned long long)st.frames[2].ip, name_of(&st.frames[2]));
-	ck_assert_uint_eq(st.frames[3].ip, interrupted_ip);
-	ck_assert_str_eq(name_of(&st.frames[3]), "ds_unwind_interrupted");
-	ck_assert_uint_eq(st.frames[4].ip, interrupted_ra - 1);
-	ck_assert_str_eq(name_of(&st.frames[4]), "ds_unwind_signalled");
-	for (size_t i = 0; i < st.nr; i++)
-		ck_assert_uint_eq(st.frames[i].flags & (i == 2 ? PR_FRAME_FP :
-						       PR_FRAME_FP | PR_FRAME_SIGNAL), 0);
+	assert_signal_at(&st, 1, "ds_unwind_on_signal", interrupted_ip, "ds_unwind_interrupted");
+	assert_caller_at(&st, 4, interrupted_ra, "ds_unwind_signalled");
+	assert_trampolines(&st, 1u << 2);
 	assert_reaches_main(&r, &st, 5);
+	replay_free(&r);
+}
+END_TEST
+
+/* A signal in a signal handler: each trampoline is marked, each
+ * interrupted frame exact, and the stack goes on to main. */
+START_TEST(nested_signal_frames_unwind_to_main)
+{
+	struct replay r;
+	struct pr_stack st;
+
+	ds_unwind_signalled_twice();
+	replay_init(&r, &snap, snap.size, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_str_eq(name_of(&st.frames[0]), "ds_unwind_capture");
+	assert_signal_at(&st, 1, "ds_unwind_on_nested", nested_ip,
+			 "ds_unwind_interrupted_again");
+	assert_caller_at(&st, 4, nested_ra, "ds_unwind_on_outer");
+	assert_signal_at(&st, 4, "ds_unwind_on_outer", interrupted_ip, "ds_unwind_interrupted");
+	assert_caller_at(&st, 7, interrupted_ra, "ds_unwind_signalled_twice");
+	assert_trampolines(&st, 1u << 2 | 1u << 5);
+	assert_reaches_main(&r, &st, 8);
+	replay_free(&r);
+}
+END_TEST
+
+/* On an alternate stack above the interrupted code: the frame the signal
+ * interrupted is still found (its stack pointer goes down, which for any
+ * other frame would end the stack as a loop), and the stack ends there,
+ * its callers' stack not copied.  (How it ends is not asserted: as an
+ * unwinder error, for now, where "truncated" or "outermost" would each
+ * say something untrue.) */
+START_TEST(a_handler_on_an_alternate_stack_reaches_the_interrupted_frame)
+{
+	struct replay r;
+	struct pr_stack st;
+
+	ds_unwind_on_alt_stack();
+	replay_init(&r, &snap, snap.size, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_str_eq(name_of(&st.frames[0]), "ds_unwind_capture");
+	assert_signal_at(&st, 1, "ds_unwind_on_signal", interrupted_ip, "ds_unwind_interrupted");
+	ck_assert_msg(st.nr == 4 && st.end != PR_END_DEPTH && st.end != PR_END_OUTERMOST,
+		      "%zu frames, ended: %s", (size_t)st.nr, pr_stack_end_name(st.end));
+	assert_trampolines(&st, 1u << 2);
 	replay_free(&r);
 }
 END_TEST
@@ -865,6 +1012,8 @@ int main(void)
 	tcase_add_test(tc, a_return_address_in_a_register_unwinds);
 	tcase_add_test(tc, a_deleted_and_replaced_library_still_resolves);
 	tcase_add_test(tc, the_interrupted_frame_is_exact_and_its_callers_are_not);
+	tcase_add_test(tc, nested_signal_frames_unwind_to_main);
+	tcase_add_test(tc, a_handler_on_an_alternate_stack_reaches_the_interrupted_frame);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
