@@ -228,11 +228,10 @@ static void cu_index_free(struct cu_index *x)
 
 static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
 {
-	uint8_t type = DW_UT_compile;
-	/* DWARF 4's type units have offsets of their own section. */
-	uint64_t key = (dwarf_dieoffset(cu) + 1) << 1 |
-		       (dwarf_cu_info(cu->cu, NULL, &type, NULL, NULL, NULL, NULL, NULL) == 0 &&
-			type == DW_UT_type);
+	/* By the unit itself: offsets are not unique (DWARF 4's type units
+	 * have a section of their own, split units a file), and libdw keeps
+	 * its units until the module goes. */
+	uint64_t key = (uintptr_t)cu->cu;
 	struct cu_index *x = pr__hashmap_get(&m->cus, key);
 
 	if (x)
@@ -363,8 +362,8 @@ static const char *func_name(struct pr_symbolizer *s, struct sym_module *m, Dwar
 		out = pr__sym_demangle(s, &s->arena, name);
 	else if (!name_die(&origin, &named) || !(name = dwarf_diename(&named)))
 		return NULL;
-	else if (!s->no_demangle && dwarf_cu_getdwarf(named.cu) == m->dwarf &&
-		 dwarf_diecu(&named, &cu, NULL, NULL) && (x = cu_index(m, &cu)))
+	else if (!s->no_demangle && dwarf_diecu(&named, &cu, NULL, NULL) &&
+		 (x = cu_index(m, &cu)))
 		out = qualify(s, x, dwarf_dieoffset(&named), name);
 	else
 		out = pr__arena_strdup(&s->arena, name);
@@ -432,7 +431,7 @@ static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
 			ptrdiff_t off = 0;
 
 			cu = next;
-			while (type == DW_UT_compile &&
+			while ((type == DW_UT_compile || type == DW_UT_skeleton) &&
 			       (off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 				if (grow((void **)&m->spans, &cap, m->nr_spans, sizeof(m->spans[0])))
 					return false;
@@ -492,6 +491,20 @@ static void say_if_zstd(struct pr_symbolizer *s, struct sym_module *m)
 			"without inlined functions or source lines", where);
 }
 
+/* Split DWARF (-gsplit-dwarf): a skeleton unit holds no DIEs but itself;
+ * its functions are in the split unit, in a .dwo file that libdw finds
+ * (by DW_AT_dwo_name, in DW_AT_comp_dir) and reads with it.  `cu`, or
+ * that split unit's DIE in *split. */
+static Dwarf_Die *unit_with_functions(Dwarf_Die *cu, Dwarf_Die *split)
+{
+	uint8_t type;
+
+	if (dwarf_cu_info(cu->cu, NULL, &type, NULL, split, NULL, NULL, NULL) == 0 &&
+	    type == DW_UT_skeleton && split->cu)
+		return split;
+	return cu;
+}
+
 /* Fill `funcs` (room for MAX_INLINE) innermost first from the DWARF at
  * `vaddr`: the functions inlined there and the one it is in, with their
  * lines, for a file with DWARF.  Code no DWARF function covers (assembly)
@@ -500,7 +513,7 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 			    const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs)
 {
 	Dwarf_Addr bias = 0, entry;
-	Dwarf_Die *cu, path[MAX_INLINE], own_cu;
+	Dwarf_Die *cu, path[MAX_INLINE], own_cu, split;
 	Dwfl_Line *line;
 	Dwarf_Line *dline;
 	const char *file;
@@ -532,6 +545,8 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 	}
 	if (file)
 		file = pr__sym_intern_file(s, file);
+	if (cu)
+		cu = unit_with_functions(cu, &split);
 	/* The functions around the address, as they nest where they were
 	 * inlined; innermost first from here. */
 	if (!cu) {

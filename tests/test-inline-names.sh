@@ -7,6 +7,9 @@
 #                member, std::sort with a lambda
 #   cxx-clang    the same by clang++ (its out-of-line template instances
 #                sit in their namespace in DWARF; no .debug_aranges)
+#   cxx-gcc-split, cxx-clang-split
+#                those with -gsplit-dwarf: the functions in .dwo files,
+#                the program holding only skeleton units
 #   rust-legacy  names-rust.rs by rustc -C opt-level=2 -g (Debian's, whose
 #                default mangling is the legacy one: _ZN...17h<hash>E)
 #   rust-v0      the same with -C symbol-mangling-version=v0 (_RNv...)
@@ -49,6 +52,13 @@ cxx-clang)
 	need clang++ clang
 	clang++ -O2 -g -o "$prog" "$src/names-cxx.cc"
 	args=90 ;;
+cxx-gcc-split | cxx-clang-split)
+	cxx=g++
+	[ "$mode" = cxx-clang-split ] && cxx=clang++
+	need $cxx "$cxx (g++ or clang)"
+	# In $tmp: clang writes the .dwo in the current directory.
+	(cd "$tmp" && $cxx -O2 -g -gsplit-dwarf -o "$prog" "$src/names-cxx.cc")
+	args=90 ;;
 cxx-image-base)
 	# GNU ld 2.40 makes a PIE with -Ttext-segment=0x400000 an ET_EXEC;
 	# lld keeps it ET_DYN, with its first segment at its image base.
@@ -79,7 +89,7 @@ rust-legacy | rust-v0)
 	$rustc -C opt-level=2 -g $mangling -o "$prog" "$src/names-rust.rs"
 	args=2000000 ;;
 *)
-	echo "usage: test-inline-names.sh cxx-gcc|cxx-clang|cxx-image-base|rust-legacy|rust-v0|go-pie ..." >&2
+	echo "usage: test-inline-names.sh cxx-gcc|cxx-clang|cxx-gcc-split|cxx-clang-split|cxx-image-base|rust-legacy|rust-v0|go-pie ..." >&2
 	exit 2 ;;
 esac
 check "$mode: built" test -x "$prog" || exit 1
