@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -382,7 +383,14 @@ static int apply_mmap(struct pr_model *m, const struct pr_record *rec)
 	nm.start = mm->addr;
 	nm.end = mm->addr + mm->len;
 	nm.pgoff = mm->pgoff;
-	nm.prot = mm->is_mmap2 ? mm->prot : 5;   /* MMAP: executable, readable */
+	/* MMAP records carry no permissions: the kernel sends them for
+	 * executable mappings, and for others (perf record -d) with
+	 * PERF_RECORD_MISC_MMAP_DATA.  The load bias depends on which. */
+	if (mm->is_mmap2)
+		nm.prot = mm->prot;
+	else
+		nm.prot = rec->misc & PERF_RECORD_MISC_MMAP_DATA ? PROT_READ :
+							       PROT_READ | PROT_EXEC;
 	nm.dso = pr__model_dso(m, mm->filename, mm->maj, mm->min, mm->ino);
 	if (!nm.dso)
 		return -ENOMEM;

@@ -6,6 +6,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "checkmain.h"
 #include "internal.h"
@@ -152,6 +153,26 @@ START_TEST(the_kernels_own_mapping_is_no_process)
 }
 END_TEST
 
+/* An MMAP record (old perf's) has no permissions: executable unless the
+ * kernel flagged it as data, as the load bias needs to know. */
+START_TEST(mmap_records_are_executable_unless_flagged_as_data)
+{
+	struct pr_model *m = pr__model_new();
+	struct pr_record code = mmap2(1, 0x1000, 0x1000, 0, "/a");
+	struct pr_record data = mmap2(1, 0x2000, 0x1000, 0x1000, "/a");
+
+	code.type = data.type = PR_RECORD_MMAP;
+	code.u.mmap.is_mmap2 = data.u.mmap.is_mmap2 = false;
+	code.u.mmap.prot = data.u.mmap.prot = 0;
+	data.misc = PERF_RECORD_MISC_MMAP_DATA;
+	apply(m, code);
+	apply(m, data);
+	ck_assert_uint_eq(pr__model_find(m, 1, 0x1000)->prot, PROT_READ | PROT_EXEC);
+	ck_assert_uint_eq(pr__model_find(m, 1, 0x2000)->prot, PROT_READ);
+	pr__model_free(m);
+}
+END_TEST
+
 START_TEST(the_idle_task_is_named_swapper_as_perf_names_it)
 {
 	struct pr_model *m = pr__model_new();
@@ -172,6 +193,7 @@ int main(void)
 	tcase_add_test(tc, a_forked_process_copies_its_parents_mappings_and_name);
 	tcase_add_test(tc, a_process_lives_until_its_last_thread_exits);
 	tcase_add_test(tc, the_kernels_own_mapping_is_no_process);
+	tcase_add_test(tc, mmap_records_are_executable_unless_flagged_as_data);
 	tcase_add_test(tc, the_idle_task_is_named_swapper_as_perf_names_it);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
