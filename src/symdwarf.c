@@ -247,7 +247,10 @@ static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
 		if (!x->scopes[i].end)
 			x->scopes[i].end = x->scopes[i].parent < 0 ? UINT64_MAX :
 					   x->scopes[x->scopes[i].parent].end;
-	qsort(x->r, x->nr, sizeof(x->r[0]), by_lo);
+	/* Never qsort(NULL, 0): its argument is declared non-null (a CU of
+	 * types alone has no function, a file's DWARF may have no unit). */
+	if (x->nr)
+		qsort(x->r, x->nr, sizeof(x->r[0]), by_lo);
 	if (pr__hashmap_put(&m->cus, key, x)) {
 		cu_index_free(x);
 		return NULL;
@@ -439,7 +442,8 @@ static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
 									    dwarf_dieoffset(&cudie) };
 			}
 		}
-		qsort(m->spans, m->nr_spans, sizeof(m->spans[0]), by_lo);
+		if (m->nr_spans)
+			qsort(m->spans, m->nr_spans, sizeof(m->spans[0]), by_lo);
 	}
 	i = pr__upper_bound(m->spans, m->nr_spans, sizeof(m->spans[0]), pc);
 	return i && pc < m->spans[i - 1].hi && dwarf_offdie(m->dwarf, m->spans[i - 1].die, out);
