@@ -929,6 +929,16 @@ static void assert_trampolines(const struct pr_stack *st, uint64_t trampolines)
 				  i < 64 && (trampolines >> i & 1) ? PR_FRAME_SIGNAL : 0);
 }
 
+/* `scenario` run (it captures in a signal handler), and its snapshot
+ * unwound into *st from the capture. */
+static void unwind_scenario(void (*scenario)(void), struct replay *r, struct pr_stack *st)
+{
+	scenario();
+	replay_init(r, &snap, snap.size, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r->u, &r->rec, st), 0);
+	ck_assert_str_eq(name_of(&st->frames[0]), "ds_unwind_capture");
+}
+
 /* Through a signal handler: the trampoline is marked, the code the signal
  * interrupted is at its exact address, and its caller at its return
  * address minus one, as prunwind.h says (and perf shows). */
@@ -937,10 +947,7 @@ START_TEST(the_interrupted_frame_is_exact_and_its_callers_are_not)
 	struct replay r;
 	struct pr_stack st;
 
-	ds_unwind_signalled();
-	replay_init(&r, &snap, snap.size, 0);
-	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
-	ck_assert_str_eq(name_of(&st.frames[0]), "ds_unwind_capture");
+	unwind_scenario(ds_unwind_signalled, &r, &st);
 	assert_signal_at(&st, 1, "ds_unwind_on_signal", interrupted_ip, "ds_unwind_interrupted");
 	assert_caller_at(&st, 4, interrupted_ra, "ds_unwind_signalled");
 	assert_trampolines(&st, 1u << 2);
@@ -956,10 +963,7 @@ START_TEST(nested_signal_frames_unwind_to_main)
 	struct replay r;
 	struct pr_stack st;
 
-	ds_unwind_signalled_twice();
-	replay_init(&r, &snap, snap.size, 0);
-	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
-	ck_assert_str_eq(name_of(&st.frames[0]), "ds_unwind_capture");
+	unwind_scenario(ds_unwind_signalled_twice, &r, &st);
 	assert_signal_at(&st, 1, "ds_unwind_on_nested", nested_ip,
 			 "ds_unwind_interrupted_again");
 	assert_caller_at(&st, 4, nested_ra, "ds_unwind_on_outer");
@@ -982,10 +986,7 @@ START_TEST(a_handler_on_an_alternate_stack_reaches_the_interrupted_frame)
 	struct replay r;
 	struct pr_stack st;
 
-	ds_unwind_on_alt_stack();
-	replay_init(&r, &snap, snap.size, 0);
-	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
-	ck_assert_str_eq(name_of(&st.frames[0]), "ds_unwind_capture");
+	unwind_scenario(ds_unwind_on_alt_stack, &r, &st);
 	assert_signal_at(&st, 1, "ds_unwind_on_signal", interrupted_ip, "ds_unwind_interrupted");
 	ck_assert_msg(st.nr == 4 && st.end != PR_END_DEPTH && st.end != PR_END_OUTERMOST,
 		      "%zu frames, ended: %s", (size_t)st.nr, pr_stack_end_name(st.end));
