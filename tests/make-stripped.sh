@@ -2,8 +2,11 @@
 # Split IN into a stripped OUT (with a .gnu_debuglink) and its debug
 # information, stored in DEBUG_DIR/.build-id/xx/rest.debug as debuginfo
 # stores lay it out.  --all strips the symbol table too and compresses the
-# debug file's sections, as distributions ship them.
-# usage: make-stripped.sh IN OUT DEBUG_DIR [--all]
+# debug file's sections, as distributions ship them.  --bad-own-frame
+# leaves OUT a .zdebug_frame of its own that does not inflate (a "ZLIB"
+# header over bytes that are no zlib stream): the unwinder must go on to
+# the debug file.
+# usage: make-stripped.sh IN OUT DEBUG_DIR [--all|--bad-own-frame]
 set -eu
 in=$1
 out=$2
@@ -29,4 +32,16 @@ fi
 if readelf -S "$out" | grep -qE '\.debug_(frame|info)'; then
 	echo "make-stripped.sh: $out still has DWARF" >&2
 	exit 1
+fi
+if [ "$all" = --bad-own-frame ]; then
+	bad="$dir/bad-zdebug-frame"
+	{ printf 'ZLIB\0\0\0\0\0\0\020\0'; head -c 64 /dev/zero; } >"$bad"
+	objcopy --add-section .zdebug_frame="$bad" \
+		--set-section-flags .zdebug_frame=readonly,debug "$out" "$out.tmp"
+	mv "$out.tmp" "$out"
+	rm -f "$bad"
+	readelf -S "$out" | grep -q '\.zdebug_frame' || {
+		echo "make-stripped.sh: $out has no .zdebug_frame" >&2
+		exit 1
+	}
 fi

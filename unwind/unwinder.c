@@ -303,9 +303,10 @@ const struct uw_cfi_table *uw_debug_frame(struct pr_unwinder *u, struct uw_elf *
 {
 	if (!e->dbg_tried) {
 		e->dbg_tried = true;
-		if (e->debug_frame.size)
-			uw_cfi_load_debug_frame(e, e, &u->lg);
-		else
+		/* A file's own .debug_frame that cannot be read (corrupt,
+		 * or compressed past what we inflate) leaves its separate
+		 * debug file to try. */
+		if (!e->debug_frame.size || uw_cfi_load_debug_frame(e, e, &u->lg))
 			find_debug_frame(u, e);
 	}
 	return e->dbg.nr ? &e->dbg : NULL;
