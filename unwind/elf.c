@@ -115,8 +115,8 @@ int uw_elf_section(const struct uw_elf *e, const struct uw_section *s, unsigned 
  */
 uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m)
 {
-	bool exec = m->prot & PROT_EXEC;
-	const struct uw_segment *any = NULL;
+	bool exec = m->prot & PROT_EXEC, write = m->prot & PROT_WRITE;
+	const struct uw_segment *same_x = NULL, *any = NULL;
 
 	for (size_t i = 0; i < e->nr_seg; i++) {
 		const struct uw_segment *s = &e->seg[i];
@@ -124,14 +124,24 @@ uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m)
 
 		if (m->pgoff < page_start || m->pgoff >= s->offset + (s->filesz ? s->filesz : 1))
 			continue;
-		/* Its bytes at p_offset are at p_vaddr + bias. */
-		if (!!(s->flags & PF_X) == exec)
-			return m->start - m->pgoff + s->offset - s->vaddr;
+		if (!!(s->flags & PF_X) == exec) {
+			if (exec || !!(s->flags & PF_W) == write)
+				return m->start - m->pgoff + s->offset - s->vaddr;
+			if (!same_x)
+				same_x = s;
+		}
 		if (!any)
 			any = s;
 	}
-	/* Permissions that match no segment (changed by mprotect): the
-	 * segment by offset, or the file mapped as a whole. */
+	/* Permissions that match no segment exactly (changed by mprotect:
+	 * the RELRO part of the data, read-only once relocated, shares its
+	 * first page's offset with the read-only data before it, and cannot
+	 * be told from it here; only code mappings are unwound through, and
+	 * those are told apart exactly): the closest segment by offset, or
+	 * the file mapped as a whole.  Its bytes at p_offset are at
+	 * p_vaddr + bias. */
+	if (same_x)
+		any = same_x;
 	if (any)
 		return m->start - m->pgoff + any->offset - any->vaddr;
 	return m->start - m->pgoff;
