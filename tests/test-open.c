@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -255,6 +256,16 @@ static void stop_process(pid_t pid)
 	waitpid(pid, NULL, 0);
 }
 
+/* Has `pid` exited?  It is left for the reader to reap. */
+static bool has_exited(pid_t pid)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	ck_assert_int_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
+	return si.si_pid == pid;
+}
+
 enum target { T_PIDS, T_CPUS, T_COMMAND };
 
 static struct pr_reader *open_target(enum target t, pid_t pid,
@@ -421,7 +432,8 @@ START_TEST(enabling_a_command_that_died_first_is_an_error_not_a_sigpipe)
 	r = pr_reader_open_command(argv, &o);
 	ck_assert_ptr_nonnull(r);
 	kill(pr_reader_child(r), SIGKILL);
-	usleep(100000);
+	while (!has_exited(pr_reader_child(r)))
+		usleep(1000);
 	/* With a pipe this write would raise SIGPIPE and end the test. */
 	ck_assert_int_eq(pr_reader_enable(r), -ESRCH);
 	ck_assert_msg(strstr(logtext, "exited before it could start"), "%s", logtext);
@@ -448,6 +460,7 @@ START_TEST(the_callers_signal_handlers_do_not_run_in_the_waiting_command)
 	PR_OPTS(pr_reader_opts, o, .ring_pages = 4);
 	struct sigaction sa;
 	struct pr_reader *r;
+	struct pollfd pfd;
 	char c;
 
 	reset_hooks();
@@ -458,7 +471,12 @@ START_TEST(the_callers_signal_handlers_do_not_run_in_the_waiting_command)
 	r = pr_reader_open_command(argv, &o);
 	ck_assert_ptr_nonnull(r);
 	kill(pr_reader_child(r), SIGUSR1);
-	usleep(100000);
+	/* The signal's default action ends it; the handler would write and
+	 * leave it waiting. */
+	pfd.fd = handler_pipe[0];
+	pfd.events = POLLIN;
+	while (!has_exited(pr_reader_child(r)) && poll(&pfd, 1, 1) == 0)
+		;
 	ck_assert_int_eq(read(handler_pipe[0], &c, 1), -1);
 	ck_assert_int_eq(errno, EAGAIN);
 	ck_assert_int_eq(pr_reader_enable(r), -ESRCH);
