@@ -9,6 +9,9 @@
  *   agree-workload threads SECONDS   the same in four threads
  *   agree-workload dlopen SECONDS LIB  load LIB, run its work, unload it,
  *                                    over and over: code that comes and goes
+ *
+ * SECONDS are of the process's CPU time, so that a run is as many samples
+ * however busy the machine is.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -27,7 +30,7 @@ static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 

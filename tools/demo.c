@@ -9,6 +9,10 @@
  *   main -> worker -> sieve_primes
  *
  * usage: dwarfsample-demo [SECONDS [THREADS]]   (default 3 s, 2 threads)
+ *
+ * Each thread works for SECONDS of its own CPU time (on an idle machine, as
+ * many seconds), so that a run is as many samples however busy the machine
+ * is.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -20,13 +24,14 @@
 #define NOINLINE __attribute__((noinline))
 
 static volatile uint64_t sink;
-static double deadline;
+static double seconds;
 
+/* The calling thread's CPU time. */
 static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -97,8 +102,9 @@ NOINLINE static void sieve_primes(int limit)
 NOINLINE static void *worker(void *arg)
 {
 	uint64_t seed = (uintptr_t)arg + 1;
+	double end = now() + seconds;
 
-	while (now() < deadline) {
+	while (now() < end) {
 		sort_batch(&seed);
 		sink += walk_tree(10, seed);
 		sieve_primes(2000000);
@@ -108,15 +114,14 @@ NOINLINE static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 3.0;
 	int threads = argc > 2 ? atoi(argv[2]) : 2;
 	pthread_t tids[64];
 
+	seconds = argc > 1 ? atof(argv[1]) : 3.0;
 	if (seconds <= 0 || threads < 1 || threads > 64) {
 		fprintf(stderr, "usage: %s [SECONDS [THREADS (1-64)]]\n", argv[0]);
 		return 2;
 	}
-	deadline = now() + seconds;
 	for (int i = 1; i < threads; i++)
 		pthread_create(&tids[i], NULL, worker, (void *)(uintptr_t)i);
 	worker(NULL);
