@@ -37,3 +37,43 @@ make_tmp() {
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 }
+
+# Run a command every 0.1 s until it succeeds: for a state the test needs
+# however long a loaded machine takes to get there (the test's timeout
+# bounds the wait).
+wait_for() {
+	while ! "$@"; do
+		sleep 0.1
+	done
+}
+
+# Has process PID exec'd NAME?
+runs() { # pid, name
+	[ "$(cat "/proc/$1/comm" 2>/dev/null)" = "$2" ]
+}
+
+# The CPU time process PID has used, in clock ticks (0 once it is gone).
+cpu_ticks() {
+	sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 } END { if (!NR) print 0 }'
+}
+
+# Wait until process PID has run TICKS more clock ticks of CPU time: as
+# many samples' worth of it, however busy the machine is.
+# Returns 1 if it exits first.
+wait_cpu() { # pid, ticks
+	end=$(($(cpu_ticks "$1") + $2))
+	while [ "$(cpu_ticks "$1")" -lt "$end" ]; do
+		[ -d "/proc/$1" ] || return 1
+		sleep 0.1
+	done
+}
+
+# Has process PID opened a perf event?
+has_perf_events() {
+	for fd in "/proc/$1/fd/"*; do
+		case $(readlink "$fd" 2>/dev/null) in
+		*perf_event*) return 0 ;;
+		esac
+	done
+	return 1
+}

@@ -58,10 +58,12 @@ check "a command that does not exist fails" grep -q "cannot run '/nonexistent/cm
 check "--help documents every capture flag" \
 	sh -c "for f in --pid --all-cpus --cpu --freq --duration --stack-size --ring-pages --hw-cycles --kernel --quiet; do grep -q -- \"\$f\" '$tmp/out' || exit 1; done"
 
-# SIGINT ends the capture and still prints the summary.
-"$ds" dump -q -- "$workload" spin 5 >"$tmp/out" 2>"$tmp/err" &
+# SIGINT ends the capture and still prints the summary: sent once samples
+# are being printed, whenever that is on a busy machine.  (The command
+# would spin for a minute; the interrupted capture terminates it.)
+"$ds" dump -- "$workload" spin 60 >"$tmp/out" 2>"$tmp/err" &
 pid=$!
-sleep 1
+wait_for grep -q "\] SAMPLE " "$tmp/out"
 kill -INT $pid
 wait $pid
 check "Ctrl-C stops the capture cleanly" test $? -eq 0

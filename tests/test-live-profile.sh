@@ -123,11 +123,12 @@ else
 fi
 
 # A reader of standard output that goes away (a pager quit) stops the
-# run with a message, rather than killing it silently.
-start=$(date +%s)
-"$ds" -F 499 -f perf-script -o - -- "$demo" 10 2>"$tmp/err" | head -n 1 >/dev/null
-check "a closed pipe ends the run early" test $(($(date +%s) - start)) -lt 8
-check "and says so" grep -q "writing standard output failed: Broken pipe" "$tmp/err"
+# run with a message, rather than killing it silently.  The demo would
+# run for ten minutes: a run the closed pipe does not end outlasts the
+# test's timeout.
+"$ds" -F 499 -f perf-script -o - -- "$demo" 600 2>"$tmp/err" | head -n 1 >/dev/null
+check "a closed pipe ends the run, and says so" \
+	grep -q "writing standard output failed: Broken pipe" "$tmp/err"
 
 # Threads apart with --tid; marks with --annotate.
 "$ds" -F 299 --tid --annotate -k -o "$tmp/tid.folded" -- "$demo" 1 >/dev/null 2>&1
@@ -149,23 +150,38 @@ check "a command forking on two CPUs is profiled" \
 	grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/forks.folded"
 check "no sample is met before its process's fork" sh -c "! grep -q '^\[unknown\]' '$tmp/forks.folded'"
 
-# A target that exits mid-run ends the run; the profile is written.
-"$workload" spin 0.8 &
+# The live command says nothing when sampling starts: a target is made
+# to work only once the profiler has opened its events, and for a second
+# of its own CPU time, however busy the machine is.
+
+# A target that exits mid-run ends the run (one that did not would
+# outlast the test's timeout); the profile is written.
+mkfifo "$tmp/cmds"
+"$workload" serve <"$tmp/cmds" >/dev/null &
 wpid=$!
-sleep 0.2
-start=$(date +%s)
-"$ds" -F 499 -d 30 -p $wpid -o "$tmp/exit.folded" 2>"$tmp/err"
+exec 3>"$tmp/cmds"
+wait_for runs $wpid workload
+"$ds" -F 499 -p $wpid -o "$tmp/exit.folded" 2>"$tmp/err" &
+dpid=$!
+wait_for has_perf_events $dpid
+# Spin a second, then quit.
+printf 'cq' >&3
+exec 3>&-
+wait $dpid
 rc=$?
-check "a target that exits ends the run (rc $rc)" test $rc -eq 0 -a $(($(date +%s) - start)) -lt 10
+check "a target that exits ends the run (rc $rc)" test $rc -eq 0
 check "and its profile is written" grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/exit.folded"
+wait $wpid 2>/dev/null
 
 # Signals stop, flush and write.
 for sig in INT TERM; do
-	"$workload" spin 20 &
+	"$workload" spin 60 &
 	wpid=$!
+	wait_for runs $wpid workload
 	"$ds" -F 499 -p $wpid -o "$tmp/sig$sig.folded" 2>"$tmp/err" &
 	dpid=$!
-	sleep 1.5
+	wait_for has_perf_events $dpid
+	wait_cpu $wpid 100
 	kill -s $sig $dpid
 	wait $dpid
 	rc=$?
@@ -188,10 +204,10 @@ fi
 (cd "$tmp" && "$ds" -F 99 -- "$workload" spin 0.3 >/dev/null 2>"$tmp/err")
 check "without -o: NAME-DATE-TIME.svg" sh -c "ls '$tmp' | grep -Eq '^workload-[0-9]{8}-[0-9]{6}\.svg$'"
 
-# System-wide on one CPU, with something sure to run there.
-taskset -c 0 "$workload" spin 1.5 &
+# System-wide on one CPU, with something sure to run there throughout.
+taskset -c 0 "$workload" spin 60 &
 wpid=$!
-sleep 0.2
+wait_for runs $wpid workload
 "$ds" -a -C 0 -d 0.5 -o "$tmp/sys.folded" 2>"$tmp/err"
 check "-a -C 0 works" test $? -eq 0
 check "and sees what runs on CPU 0" grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/sys.folded"

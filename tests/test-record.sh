@@ -14,6 +14,10 @@ wpid=
 samples() { # file: the sample total dump -i reports
 	"$ds" dump -q -i "$1" 2>/dev/null | sed -n 's/^#   total: \([0-9]*\) samples.*/\1/p'
 }
+# shellcheck disable=SC2317 # run through wait_for
+has_samples() { # file, n: does the file (finished or not) hold n samples?
+	[ "$(samples "$1")" -ge "$2" ] 2>/dev/null
+}
 
 "$ds" record -o "$tmp/cmd.data" -- "$workload" spin 0.6 >"$tmp/out" 2>"$tmp/err"
 rc=$?
@@ -31,10 +35,11 @@ check "its exit" grep -q "EXIT " "$tmp/dump"
 n=$(samples "$tmp/cmd.data")
 check "and about 60 samples ($n)" test "${n:-0}" -ge 30
 
-# Attach to a running process: what it already had is synthesized.
-"$workload" spin 3 &
+# Attach to a running process: what it already had is synthesized.  It
+# spins longer than every recording of it below takes.
+"$workload" spin 60 &
 wpid=$!
-sleep 0.3
+wait_for runs $wpid workload
 "$ds" record -d 0.5 -p $wpid -o "$tmp/pid.data" 2>"$tmp/err"
 check "recording -p PID exits 0" test $? -eq 0
 "$ds" dump -i "$tmp/pid.data" >"$tmp/dump" 2>&1
@@ -50,10 +55,10 @@ check "then its samples" grep -q "SAMPLE *pid $wpid" "$tmp/dump"
 check "a second recording keeps the first as .old" test -s "$tmp/pid.data.old"
 check "and says so" grep -q "kept the previous .*pid.data as .*pid.data.old" "$tmp/err"
 
-# Ctrl-C finishes the file.
+# Ctrl-C finishes the file; sent once the file holds samples.
 "$ds" record -p $wpid -o "$tmp/int.data" 2>"$tmp/err" &
 rpid=$!
-sleep 0.8
+wait_for has_samples "$tmp/int.data" 20
 kill -INT $rpid
 wait $rpid
 check "Ctrl-C ends the recording with status 0" test $? -eq 0
@@ -65,11 +70,12 @@ check "with its samples ($n)" test "${n:-0}" -ge 20
 # SIGKILL leaves a file that is still read up to its last complete record
 # (of a target sure to outlive the recorder).
 kill $wpid 2>/dev/null
-"$workload" spin 20 &
+"$workload" spin 60 &
 wpid=$!
+wait_for runs $wpid workload
 "$ds" record -p $wpid -o "$tmp/kill.data" 2>/dev/null &
 rpid=$!
-sleep 1
+wait_for has_samples "$tmp/kill.data" 20
 kill -KILL $rpid
 wait $rpid 2>/dev/null
 "$ds" dump -q -i "$tmp/kill.data" >"$tmp/dump" 2>"$tmp/err"
