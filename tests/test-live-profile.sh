@@ -204,11 +204,17 @@ fi
 (cd "$tmp" && "$ds" -F 99 -- "$workload" spin 0.3 >/dev/null 2>"$tmp/err")
 check "without -o: NAME-DATE-TIME.svg" sh -c "ls '$tmp' | grep -Eq '^workload-[0-9]{8}-[0-9]{6}\.svg$'"
 
-# System-wide on one CPU, with something sure to run there throughout.
+# System-wide on one CPU, with something sure to run there throughout,
+# for half a second of its CPU time there once the events are open.
 taskset -c 0 "$workload" spin 60 &
 wpid=$!
 wait_for runs $wpid workload
-"$ds" -a -C 0 -d 0.5 -o "$tmp/sys.folded" 2>"$tmp/err"
+"$ds" -a -C 0 -o "$tmp/sys.folded" 2>"$tmp/err" &
+dpid=$!
+wait_for has_perf_events $dpid
+wait_cpu $wpid 50
+kill -INT $dpid
+wait $dpid
 check "-a -C 0 works" test $? -eq 0
 check "and sees what runs on CPU 0" grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/sys.folded"
 kill $wpid 2>/dev/null

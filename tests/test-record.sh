@@ -40,7 +40,9 @@ check "and about 60 samples ($n)" test "${n:-0}" -ge 30
 "$workload" spin 60 &
 wpid=$!
 wait_for runs $wpid workload
-"$ds" record -d 0.5 -p $wpid -o "$tmp/pid.data" 2>"$tmp/err"
+# At 999 Hz, half a second holds samples of it even when it gets only a
+# small share of a CPU.
+"$ds" record -F 999 -d 0.5 -p $wpid -o "$tmp/pid.data" 2>"$tmp/err"
 check "recording -p PID exits 0" test $? -eq 0
 "$ds" dump -i "$tmp/pid.data" >"$tmp/dump" 2>&1
 check "the process's comm is synthesized at time 0" \
