@@ -16,7 +16,10 @@ trap 'kill $wpid 2>/dev/null; rm -rf "$tmp"' EXIT
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-"$ds" -F 499 -o "$tmp/demo.folded" -- "$demo" 2 >"$tmp/out" 2>"$tmp/err"
+# compare_items, the smallest function checked for here, is 0.6 % of the
+# demo's samples under ASan (1.1 % without): 4000 samples hold about 20
+# of it, 600 often none.
+"$ds" -F 999 -o "$tmp/demo.folded" -- "$demo" 2 >"$tmp/out" 2>"$tmp/err"
 rc=$?
 if [ $rc -ne 0 ] && grep -q "perf_event_paranoid" "$tmp/err"; then
 	echo "SKIP: the kernel refuses perf_event_open:"; cat "$tmp/err"; exit 77
@@ -49,7 +52,7 @@ for ext in pb.gz speedscope.json svg perf.txt; do
 done
 # Not compare_items: under 1% of samples land in it (its strcmp is a tail
 # call, so it is never a caller), too few in 1 s at 299 Hz to be sure of
-# one; the folded profile above, with over three times the samples, does.
+# one; the folded profile above, with over six times the samples, does.
 check "pprof: go tool pprof reads it and lists the demo's functions" \
 	"$check_pprof" "$tmp/demo.pb.gz" main worker sort_batch leaf_work
 check "svg: well-formed XML" xmllint --noout "$tmp/demo.svg"
@@ -215,7 +218,7 @@ wait_for has_perf_events $dpid
 wait_cpu $wpid 50
 kill -INT $dpid
 wait $dpid
-check "-a -C 0 works" test $? -eq 0
+check "-a -C 0 works" test $? -eq 0 || cat "$tmp/err"
 check "and sees what runs on CPU 0" grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/sys.folded"
 kill $wpid 2>/dev/null
 wait $wpid 2>/dev/null
