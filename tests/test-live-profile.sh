@@ -103,8 +103,19 @@ if command -v go >/dev/null && command -v readelf >/dev/null; then
 	while kill -0 $wpid 2>/dev/null && ! grep -qF "$demo" "/proc/$wpid/maps"; do
 		sleep 0.05
 	done
-	"$ds" -F 499 -d 1 -p $wpid -o "$tmp/maps.pb.gz" 2>"$tmp/err"
-	"$ds" record -F 499 -d 1 -p $wpid -o "$tmp/maps.data" 2>"$tmp/err"
+	# Each run ends after a second of the demo's CPU time (a couple of
+	# hundred samples, every one with libc's frames under the demo's),
+	# however busy the machine is.
+	for verb in "" record; do
+		# shellcheck disable=SC2086 # no verb is no word
+		"$ds" $verb -F 499 -p $wpid -o "$tmp/maps.${verb:-pb.gz}" 2>"$tmp/err" &
+		dpid=$!
+		wait_for has_perf_events $dpid
+		wait_cpu $wpid 100
+		kill -INT $dpid
+		wait $dpid
+	done
+	mv "$tmp/maps.record" "$tmp/maps.data"
 	# Long after the dynamic loader mapped what it maps.
 	cp "/proc/$wpid/maps" "$tmp/maps"
 	kill $wpid
