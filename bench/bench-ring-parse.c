@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "../tests/fakering.h"
-#include "synth.h"
+#include "capture/synth.h"
 
 #define STACK 8192
 

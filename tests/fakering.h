@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "capture/capture.h"
 
 #define FAKE_PAGE 4096
 

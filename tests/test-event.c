@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "checkmain.h"
-#include "internal.h"
+#include "base/base.h"
 
 static struct perf_event_attr build(const struct pr_event_opts *o,
 				    enum pr_event_source src, unsigned int flags)

@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 
 #include "checkmain.h"
-#include "internal.h"
+#include "model/model.h"
 #include "mkrecord.h"
 
 static struct pr_record task(uint32_t type, uint32_t pid, uint32_t ppid,

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "checkmain.h"
-#include "internal.h"
+#include "base/base.h"
 #include "livecheck.h"
 
 /* ---- interposition ---- */

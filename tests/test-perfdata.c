@@ -19,9 +19,10 @@
 
 #include "checkmain.h"
 #include "fixtures/fixture.h"
-#include "internal.h"
-#include "perfdata.h"
-#include "synth.h"
+#include "records/records.h"
+#include "model/model.h"
+#include "perfdata/perfdata.h"
+#include "capture/synth.h"
 
 static char logtext[16384];
 

@@ -15,9 +15,8 @@
 
 #include "checkmain.h"
 #include "mkrecord.h"
-#include "internal.h"
 #include "prprofile.h"
-#include "profile.h"
+#include "profile/profile.h"
 
 #define PID 3999001u
 #define BASE 0x7f0000000000ull

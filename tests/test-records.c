@@ -12,8 +12,8 @@
 
 #include "checkmain.h"
 #include "fakering.h"
-#include "reader.h"
-#include "synth.h"
+#include "capture/reader.h"
+#include "capture/synth.h"
 
 static struct perf_event_attr attr_for(unsigned int flags)
 {

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "checkmain.h"
-#include "internal.h"
+#include "model/model.h"
 #include "mkrecord.h"
 #include "prsym.h"
 #include "sym-test.h"

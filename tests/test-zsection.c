@@ -14,7 +14,7 @@
 #include <zstd.h>
 
 #include "checkmain.h"
-#include "zsection.h"
+#include "model/zsection.h"
 
 #ifndef ELFCOMPRESS_ZSTD
 #define ELFCOMPRESS_ZSTD 2

@@ -9,9 +9,9 @@
 
 #include <libunwind.h>
 
-#include "internal.h"
+#include "model/model.h"
 #include "prunwind.h"
-#include "zsection.h"
+#include "model/zsection.h"
 
 #define UW_MAX_SEGMENTS 16
 /* Functions of Go's runtime a stack ends at (see read_go_tops()). */

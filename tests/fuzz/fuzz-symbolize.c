@@ -14,7 +14,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "base/base.h"
+#include "records/records.h"
+#include "capture/capture.h"
+#include "model/model.h"
+#include "symbols/symtab.h"
 #include "prsym.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

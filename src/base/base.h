@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The base every stage builds on: options and stats structs, the logger,
+ * the arena, the hash table and small helpers.  Nothing here knows about
+ * perf records.  Internal: `pr__` names, hidden visibility.
+ */
+#ifndef PR_BASE_H
+#define PR_BASE_H
+
+#include <linux/perf_event.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "perfreader.h"
+
+#define PR_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/*
+ * Options structs grow at the end; `sz` says how much of the struct the
+ * caller knows.  A field beyond it takes its default, and bytes the caller
+ * set beyond what this library knows must be zero (libbpf's rule).
+ */
+#define PR_OPTS_HAS(opts, field)                                              \
+	((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) +       \
+				     sizeof((opts)->field))
+#define PR_OPTS_GET(opts, field, fallback)                                    \
+	(PR_OPTS_HAS(opts, field) && (opts)->field ? (opts)->field : (fallback))
+#define PR_OPTS_VALID(opts)                                                   \
+	pr__opts_valid((opts), (opts) ? (opts)->sz : 0, sizeof(*(opts)))
+
+bool pr__opts_valid(const void *opts, size_t user_sz, size_t known_sz);
+
+/* Give a caller's stats struct `dst` (its sz set, at least a size_t) the
+ * prefix of `src` (known_sz bytes) it has room for, and say in its sz how
+ * much that was: a caller built against an older header gets what it
+ * knows.  Returns 0, or -EINVAL for a NULL or a too-small sz. */
+int pr__stats_copy(void *dst, const void *src, size_t known_sz);
+
+/* ---- log.c ---- */
+
+struct pr_logger {
+	pr_log_fn fn;
+	void *ctx;
+};
+
+__attribute__((format(printf, 3, 4)))
+void pr__log(const struct pr_logger *lg, enum pr_log_level level,
+	     const char *fmt, ...);
+
+/* Read a small integer from a /proc/sys file; returns `fallback` when the
+ * file is missing or unreadable. */
+long pr__read_sysctl(const char *path, long fallback);
+
+/* ---- hashmap.c ---- */
+
+struct pr_hashmap_slot {
+	uint64_t key;
+	void *value;      /* NULL: empty slot */
+};
+
+/* u64 -> non-NULL pointer.  Zero-initialised is empty. */
+struct pr_hashmap {
+	struct pr_hashmap_slot *slots;
+	size_t cap, n;
+};
+
+void *pr__hashmap_get(const struct pr_hashmap *m, uint64_t key);
+int pr__hashmap_put(struct pr_hashmap *m, uint64_t key, void *value);
+/* Remove `key`; returns its value or NULL. */
+void *pr__hashmap_del(struct pr_hashmap *m, uint64_t key);
+void pr__hashmap_free(struct pr_hashmap *m);
+
+/* ---- arena.c: allocations freed together ---- */
+
+struct pr_arena_chunk;
+
+struct pr_arena {
+	struct pr_arena_chunk *head;
+};
+
+/* 16-byte aligned; NULL when out of memory.  Valid until pr__arena_free(). */
+void *pr__arena_alloc(struct pr_arena *a, size_t n);
+const char *pr__arena_strdup(struct pr_arena *a, const char *s);
+void pr__arena_free(struct pr_arena *a);
+
+/* snprintf that says whether it fit. */
+__attribute__((format(printf, 3, 4)))
+bool pr__path_fmt(char *out, size_t size, const char *fmt, ...);
+/* `len` bytes as lowercase hex, NUL-terminated (2 * len + 1 bytes). */
+void pr__hex(char *out, const uint8_t *id, size_t len);
+
+/* In an array of `nr` elements `size` bytes apart, sorted by the uint64_t
+ * each starts with: how many have one at most `key` -- the index after the
+ * last element at or below it. */
+static inline size_t pr__upper_bound(const void *base, size_t nr, size_t size, uint64_t key)
+{
+	size_t lo = 0, hi = nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A growable list of integers (CPUs, thread ids). */
+struct pr_intlist {
+	int *v;
+	size_t n, cap;
+};
+
+int pr__intlist_add(struct pr_intlist *l, int x);
+bool pr__intlist_has(const struct pr_intlist *l, int x);
+void pr__intlist_free(struct pr_intlist *l);
+
+#endif /* PR_BASE_H */

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Capture: events opened with perf_event_open, their rings mapped and
+ * drained, the targets (threads, CPUs, a command) they watch.
+ */
+#ifndef PR_CAPTURE_H
+#define PR_CAPTURE_H
+
+#include "base/base.h"
+#include "records/records.h"
+
+
+/* Sanity limits shared by the event builder and the tools' option parsers. */
+#define PR_MAX_RING_PAGES (1u << 20)
+
+/*
+ * perf_event_open(2).  Every open in the library goes through here so that
+ * tests can interpose on the syscall (they link with --wrap=syscall).
+ */
+int pr__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags);
+
+/* Log why perf_event_open failed with `err` (a positive errno) and what to
+ * do about it. */
+void pr__explain_open_error(const struct pr_logger *lg, int err,
+			    const struct perf_event_attr *attr, pid_t pid,
+			    int cpu);
+
+struct pr_ring {
+	int cpu;
+	int fd;                         /* fd the ring is mapped from, or -1 */
+	void *base;                     /* mapping: control page + data */
+	size_t map_len;                 /* 0 when `base` is not ours to unmap */
+	struct perf_event_mmap_page *meta;
+	unsigned char *data;
+	uint64_t data_size;             /* power of two */
+	uint64_t tail;                  /* next byte to read */
+	uint64_t head;                  /* data_head snapshot */
+	unsigned char *bounce;          /* for records that wrap or are unaligned */
+	struct pr_ring_stats stats;     /* counters: atomic accesses only */
+};
+
+/* Map `pages` data pages (a power of two) of `fd`'s ring.  On failure the
+ * log says what to do (perf_event_mlock_kb on EPERM). */
+int pr__ring_mmap(struct pr_ring *ring, int fd, int cpu, size_t pages,
+		  const struct pr_logger *lg);
+
+/* Use caller memory laid out as a mapping (control page, then `data_size`
+ * bytes of data) as a ring: for tests and benchmarks. */
+void pr__ring_init_mem(struct pr_ring *ring, void *base, size_t page_size,
+		       uint64_t data_size, int cpu);
+
+/* Unmap and free; leaves the ring zeroed with fd = -1.  Does not close fd. */
+void pr__ring_release(struct pr_ring *ring);
+
+/* Take a new snapshot of the kernel's data_head (acquire load).  Draining
+ * stops at the snapshot, so a busy ring cannot keep a reader forever. */
+void pr__ring_refresh(struct pr_ring *ring);
+
+/*
+ * The next record before the head snapshot, contiguous and 8-byte aligned,
+ * through *rec and its size through *size.  Returns 1 when there is one, 0
+ * when the snapshot is drained, and
+ * -EBADMSG when the header is corrupt; then the ring has been resynchronised
+ * to the kernel's head (pending data discarded and counted) and the log
+ * names the CPU and offset.  The record stays valid until pr__ring_advance().
+ */
+int pr__ring_peek(struct pr_ring *ring, const void **rec, size_t *size,
+		  const struct pr_logger *lg);
+
+/* Release `size` bytes to the kernel (release store of data_tail). */
+void pr__ring_advance(struct pr_ring *ring, size_t size);
+
+/* Account a parsed record in the ring's counters. */
+void pr__ring_count(struct pr_ring *ring, const struct pr_record *rec);
+
+/* Account a corrupt record: `bytes` were skipped. */
+void pr__ring_count_corrupt(struct pr_ring *ring, uint64_t bytes);
+
+/* Account a sample dropped as a duplicate (see struct pr_late_thread). */
+void pr__ring_count_duplicate(struct pr_ring *ring);
+
+/* Copy counters with atomic loads. */
+void pr__ring_stats_load(const struct pr_ring *ring, struct pr_ring_stats *st);
+
+/* ---- reader.c ---- */
+
+/* A reader over rings the caller prepared with pr__ring_init_mem(), with
+ * no events behind them: for tests and benchmarks.  The rings are copied;
+ * the memory they point to stays the caller's. */
+struct pr_reader *pr__reader_from_rings(struct pr_ring *rings, size_t nr,
+					 const struct perf_event_attr *attr,
+					 const struct pr_logger *lg);
+
+/* Parse a CPU list ("0-3,8,10-11") and append it, sorted and unique, to
+ * the empty list `out`.  Returns 0, -EINVAL or -ENOMEM. */
+int pr__parse_cpu_list(const char *s, struct pr_intlist *out);
+
+/* The online CPUs, from /sys/devices/system/cpu/online. */
+int pr__online_cpus(struct pr_intlist *out);
+
+/* Add the thread ids of process `pid` not yet in `tids`.  Returns the
+ * number added, or -ESRCH when the process does not exist. */
+int pr__list_threads(pid_t pid, struct pr_intlist *tids);
+
+/* A command forked and held before exec until pr__command_start(). */
+struct pr_command {
+	pid_t pid;
+	int fd;        /* our end: one byte lets the child exec; EOF or its
+			  exec errno comes back */
+	bool started;
+};
+
+int pr__command_fork(struct pr_command *cmd, char *const argv[],
+		     const struct pr_logger *lg);
+/* Let the command exec; returns 0 or the negative errno of a failed exec. */
+int pr__command_start(struct pr_command *cmd, const char *name,
+		      const struct pr_logger *lg);
+/* Kill and reap a command that was never started; close the pipes. */
+void pr__command_release(struct pr_command *cmd);
+
+#endif /* PR_CAPTURE_H */

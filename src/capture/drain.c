@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Reading an open reader: waiting on its poll set, noticing exited tasks,
+ * and handing out records from the rings, pushed or pulled.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+
+#include "capture/reader.h"
+
+int pr_reader_fd(const struct pr_reader *r)
+{
+	return r ? r->epfd : -EINVAL;
+}
+
+/* An event reports EPOLLHUP once its task and every task that inherited it
+ * have exited; it stays readable-with-HUP forever, so it leaves the set. */
+static void drop_hung_up(struct pr_reader *r, const struct epoll_event *ev)
+{
+	struct pr_evfd *e = &r->evs[ev->data.u64];
+
+	if (!e->polled)
+		return;
+	epoll_ctl(r->epfd, EPOLL_CTL_DEL, e->fd, NULL);
+	e->polled = false;
+	r->nr_live--;
+}
+
+/*
+ * Waiting is also where exits are noticed.  Nothing else polls the event
+ * fds: the kernel clears a ring's "data ready" flag whenever any of its
+ * fds is polled, so a second poller would swallow wakeups meant for this
+ * one (or for whoever polls pr_reader_fd()).
+ */
+int pr_reader_wait(struct pr_reader *r, int timeout_ms)
+{
+	struct epoll_event evs[64];
+	int n, ready = 0;
+
+	if (!r)
+		return -EINVAL;
+	if (r->kind != TARGET_CPUS && r->nr_live == 0)
+		return 0;
+	n = epoll_wait(r->epfd, evs, (int)PR_ARRAY_SIZE(evs), timeout_ms);
+	if (n < 0)
+		return -errno;
+	for (int i = 0; i < n; i++) {
+		/* A ring can signal data in the same report as its last
+		 * task's exit. */
+		if (evs[i].events & EPOLLIN)
+			ready++;
+		if (evs[i].events & (EPOLLHUP | EPOLLERR))
+			drop_hung_up(r, &evs[i]);
+	}
+	return ready;
+}
+
+bool pr_reader_done(const struct pr_reader *r)
+{
+	return r && r->kind != TARGET_CPUS && r->nr_live == 0;
+}
+
+static int cmp_late(const void *a, const void *b)
+{
+	int x = ((const struct pr_late_thread *)a)->tid;
+	int y = ((const struct pr_late_thread *)b)->tid;
+
+	return (x > y) - (x < y);
+}
+
+/* A sample of a thread found late that came through an event inherited
+ * from its creator rather than its own (see struct pr_late_thread). */
+static bool is_duplicate(const struct pr_reader *r, const struct pr_record *rec)
+{
+	struct pr_late_thread key = { .tid = (int)rec->tid };
+	const struct pr_late_thread *t;
+
+	if (!r->nr_late || rec->type != PERF_RECORD_SAMPLE)
+		return false;
+	t = bsearch(&key, r->late, r->nr_late, sizeof(key), cmp_late);
+	if (!t)
+		return false;
+	for (size_t i = 0; i < t->n; i++)
+		if (r->evs[t->first + i].id == rec->id)
+			return false;
+	return true;
+}
+
+void pr__reader_sort_late(struct pr_reader *r)
+{
+	if (r->nr_late)
+		qsort(r->late, r->nr_late, sizeof(*r->late), cmp_late);
+}
+
+/* Take the next record of `ring`'s snapshot into `rec`: 1, 0 when drained,
+ * or -EBADMSG (logged; the bad bytes are skipped). */
+static int take_record(struct pr_reader *r, struct pr_ring *ring,
+		       struct pr_record *rec, size_t *size)
+{
+	const void *p;
+	const char *why = NULL;
+	int n;
+
+	for (;;) {
+		n = pr__ring_peek(ring, &p, size, &r->lg);
+		if (n <= 0)
+			return n;
+		if (pr__record_parse(&r->cfg, p, *size, rec, &why)) {
+			pr__log(&r->lg, PR_LOG_ERROR,
+				"corrupt %s record on CPU %d at ring offset %llu: %s; record skipped",
+				pr_record_type_name(rec->type), ring->cpu,
+				(unsigned long long)(ring->tail & (ring->data_size - 1)), why);
+			pr__ring_count_corrupt(ring, *size);
+			pr__ring_advance(ring, *size);
+			return -EBADMSG;
+		}
+		if (!is_duplicate(r, rec))
+			break;
+		pr__ring_count_duplicate(ring);
+		pr__ring_advance(ring, *size);
+	}
+	rec->ring_cpu = ring->cpu;
+	pr__ring_count(ring, rec);
+	return 1;
+}
+
+static void release_pending(struct pr_reader *r)
+{
+	if (r->pending) {
+		pr__ring_advance(r->pending, r->pending_size);
+		r->pending = NULL;
+	}
+}
+
+int pr_reader_consume(struct pr_reader *r, pr_record_fn cb, void *ctx)
+{
+	struct pr_record rec;
+	int count = 0, bad = 0;
+
+	if (!r || !cb)
+		return -EINVAL;
+	release_pending(r);
+	for (size_t i = 0; i < r->nr_rings; i++) {
+		struct pr_ring *ring = &r->rings[i];
+		size_t size;
+		int n;
+
+		pr__ring_refresh(ring);
+		while ((n = take_record(r, ring, &rec, &size)) != 0) {
+			if (n == -EBADMSG) {
+				bad = n;
+				continue;
+			}
+			if (n < 0)
+				return n;
+			n = cb(&rec, ctx);
+			pr__ring_advance(ring, size);
+			count++;
+			if (n < 0)
+				return n;
+		}
+	}
+	return bad ? bad : count;
+}
+
+int pr_reader_parse(const struct pr_reader *r, const void *raw, size_t size,
+		    struct pr_record *rec)
+{
+	const struct perf_event_header *h = raw;
+	const char *why;
+
+	if (!r || !raw || !rec || (uintptr_t)raw % 8 || size < sizeof(*h) || h->size != size)
+		return -EINVAL;
+	if (pr__record_parse(&r->cfg, raw, size, rec, &why))
+		return -EBADMSG;
+	rec->ring_cpu = -1;
+	return 0;
+}
+
+int pr_reader_poll(struct pr_reader *r, int timeout_ms, pr_record_fn cb,
+		   void *ctx)
+{
+	int err = pr_reader_wait(r, timeout_ms);
+
+	if (err < 0 && err != -EINTR)
+		return err;
+	return pr_reader_consume(r, cb, ctx);
+}
+
+int pr_reader_read(struct pr_reader *r, struct pr_record *rec)
+{
+	if (!r || !rec)
+		return -EINVAL;
+	release_pending(r);
+	if (!r->nr_rings)
+		return 0;
+	/* Drain the current ring's snapshot, then move on and take a fresh
+	 * snapshot of the next: every ring gets its turn under load. */
+	for (size_t visited = 0; visited <= r->nr_rings; visited++) {
+		struct pr_ring *ring = &r->rings[r->cur];
+		size_t size;
+		int n = take_record(r, ring, rec, &size);
+
+		if (n > 0) {
+			r->pending = ring;
+			r->pending_size = size;
+			return 1;
+		}
+		if (n < 0)
+			return n;
+		r->cur = (r->cur + 1) % r->nr_rings;
+		pr__ring_refresh(&r->rings[r->cur]);
+	}
+	return 0;
+}
+
+int pr_reader_ring_stats(const struct pr_reader *r, size_t idx,
+			 struct pr_ring_stats *st)
+{
+	if (!r || idx >= r->nr_rings || !st || st->sz < sizeof(size_t))
+		return -EINVAL;
+	pr__ring_stats_load(&r->rings[idx], st);
+	return 0;
+}
+
+uint64_t pr_reader_lost(const struct pr_reader *r)
+{
+	uint64_t lost = 0;
+
+	for (size_t i = 0; r && i < r->nr_rings; i++)
+		lost += __atomic_load_n(&r->rings[i].stats.lost, __ATOMIC_RELAXED);
+	return lost;
+}

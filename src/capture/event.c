@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The event specification: the one place a perf_event_attr is built, the
+ * hardware-cycles probe, and the advice given when the kernel refuses.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "capture/capture.h"
+
+int pr__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
+			int group_fd, unsigned long flags)
+{
+	long fd = syscall(__NR_perf_event_open, attr, pid, cpu, group_fd, flags);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static int check_opts(const struct pr_event_opts *opts,
+		      const struct pr_logger *lg)
+{
+	uint32_t stack = PR_OPTS_GET(opts, stack_size, PR_DEFAULT_STACK_SIZE);
+	uint64_t regs = PR_OPTS_GET(opts, regs_user, PR_REGS_DWARF);
+	uint64_t freq = PR_OPTS_GET(opts, freq, PR_DEFAULT_FREQ);
+	uint64_t need = (UINT64_C(1) << PR_REG_SP) | (UINT64_C(1) << PR_REG_IP);
+
+	if (!PR_OPTS_VALID(opts)) {
+		pr__log(lg, PR_LOG_ERROR,
+			"pr_event_opts: sz is wrong or unknown fields are set");
+		return -EINVAL;
+	}
+	if (stack < 8 || stack > PR_MAX_STACK_SIZE || stack % 8) {
+		pr__log(lg, PR_LOG_ERROR,
+			"stack size %u is invalid: use a multiple of 8 between 8 and %u",
+			stack, PR_MAX_STACK_SIZE);
+		return -EINVAL;
+	}
+	if ((regs & need) != need || regs >> PR_REG_MAX) {
+		pr__log(lg, PR_LOG_ERROR,
+			"register mask 0x%llx is invalid: it must include SP and IP and name only registers 0-%d",
+			(unsigned long long)regs, PR_REG_MAX - 1);
+		return -EINVAL;
+	}
+	/* The kernel's sample_freq is a u64 but it rejects anything above
+	 * perf_event_max_sample_rate; the reader checks that limit with the
+	 * live value.  Zero frequency without a period samples nothing. */
+	if (!PR_OPTS_GET(opts, period, 0) && freq == 0) {
+		pr__log(lg, PR_LOG_ERROR, "sampling frequency must be above 0 Hz");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int pr_event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
+		  unsigned int flags, struct perf_event_attr *attr,
+		  pr_log_fn log, void *log_ctx)
+{
+	struct pr_logger lg = { log, log_ctx };
+	uint64_t period = PR_OPTS_GET(opts, period, 0);
+	int err;
+
+	if (!attr)
+		return -EINVAL;
+	err = check_opts(opts, &lg);
+	if (err)
+		return err;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	if (source == PR_SOURCE_HW_CYCLES) {
+		attr->type = PERF_TYPE_HARDWARE;
+		attr->config = PERF_COUNT_HW_CPU_CYCLES;
+	} else {
+		attr->type = PERF_TYPE_SOFTWARE;
+		attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	}
+	if (period) {
+		attr->sample_period = period;
+	} else {
+		attr->freq = 1;
+		attr->sample_freq = PR_OPTS_GET(opts, freq, PR_DEFAULT_FREQ);
+	}
+
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
+			    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+			    PERF_SAMPLE_STACK_USER;
+	/* With one event per ring the ring says which event wrote a record;
+	 * once several share it, only the identifier (at a fixed place in
+	 * every record type) does. */
+	if (flags & PR_ATTR_SHARED_RING)
+		attr->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	attr->sample_regs_user = PR_OPTS_GET(opts, regs_user, PR_REGS_DWARF);
+	attr->sample_stack_user = PR_OPTS_GET(opts, stack_size,
+					      PR_DEFAULT_STACK_SIZE);
+	/* The user part of the stack is unwound from the copied stack; the
+	 * kernel's frame-pointer walk of it would be wrong for -O2 code. */
+	attr->exclude_callchain_user = 1;
+	attr->exclude_callchain_kernel =
+		!(PR_OPTS_HAS(opts, kernel_callchain) && opts->kernel_callchain);
+	attr->exclude_kernel = !!(flags & PR_ATTR_USER_ONLY);
+	attr->exclude_hv = 1;
+
+	/* Side-band records: enough to rebuild every task's address space.
+	 * mmap_data too: the read-only segment holding .eh_frame_hdr is not
+	 * executable, and unwinders that read unwind tables through the
+	 * process's mappings (perf's does) need it mapped. */
+	attr->mmap = 1;
+	attr->mmap2 = 1;
+	attr->mmap_data = 1;
+	attr->comm = 1;
+	attr->comm_exec = 1;
+	attr->task = 1;
+	attr->sample_id_all = 1;
+
+	attr->disabled = 1;
+	attr->inherit = !!(flags & PR_ATTR_INHERIT);
+	attr->enable_on_exec = !!(flags & PR_ATTR_ENABLE_ON_EXEC);
+	attr->watermark = 1;
+	attr->wakeup_watermark = PR_OPTS_GET(opts, wakeup_bytes, 0);
+	return 0;
+}
+
+/* The errors with which a kernel says "no usable PMU here" or "not for you":
+ * falling back to cpu-clock is right for these and only these. */
+static bool is_pmu_unavailable(int err)
+{
+	switch (err) {
+	case EOPNOTSUPP:
+	case ENOENT:
+	case ENODEV:
+	case EINVAL:
+	case EACCES:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Open (and close) a hardware cycles event on ourselves with `flags`. */
+static int try_hw_cycles(const struct pr_event_opts *opts, unsigned int flags,
+			 pr_log_fn log, void *log_ctx)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	pr_event_attr(opts, PR_SOURCE_HW_CYCLES, flags, &attr, log, log_ctx);
+	fd = pr__perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0)
+		close(fd);
+	return fd < 0 ? fd : 0;
+}
+
+int pr_event_probe(const struct pr_event_opts *opts, pr_log_fn log,
+		   void *log_ctx)
+{
+	struct pr_logger lg = { log, log_ctx };
+	struct perf_event_attr attr;
+	int err;
+
+	/* Bad options are the caller's error, not a missing PMU. */
+	err = pr_event_attr(opts, PR_SOURCE_CPU_CLOCK, 0, &attr, log, log_ctx);
+	if (err)
+		return err;
+	if (!(PR_OPTS_HAS(opts, prefer_hw_cycles) && opts->prefer_hw_cycles))
+		return PR_SOURCE_CPU_CLOCK;
+
+	err = try_hw_cycles(opts, 0, log, log_ctx);
+	/* Under perf_event_paranoid >= 2 only user-mode counting is allowed;
+	 * the reader falls back to that too, so probe what it will open. */
+	if (err == -EACCES || err == -EPERM)
+		err = try_hw_cycles(opts, PR_ATTR_USER_ONLY, log, log_ctx);
+	if (!err) {
+		pr__log(&lg, PR_LOG_INFO, "sampling hardware cpu-cycles");
+		return PR_SOURCE_HW_CYCLES;
+	}
+	if (is_pmu_unavailable(-err)) {
+		pr__log(&lg, PR_LOG_INFO,
+			"hardware cpu-cycles unavailable (%s); sampling cpu-clock",
+			strerror(-err));
+		return PR_SOURCE_CPU_CLOCK;
+	}
+	pr__log(&lg, PR_LOG_ERROR, "probing hardware cpu-cycles failed: %s",
+		strerror(-err));
+	return err;
+}
+
+void pr__explain_open_error(const struct pr_logger *lg, int err,
+			    const struct perf_event_attr *attr, pid_t pid,
+			    int cpu)
+{
+	long paranoid = pr__read_sysctl("/proc/sys/kernel/perf_event_paranoid", -99);
+	long max_rate = pr__read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", -1);
+	char where[64];
+
+	if (pid == -1)
+		snprintf(where, sizeof(where), "CPU %d", cpu);
+	else
+		snprintf(where, sizeof(where), "thread %d on CPU %d", (int)pid, cpu);
+
+	switch (err) {
+	case EACCES:
+	case EPERM:
+		pr__log(lg, PR_LOG_ERROR,
+			"perf_event_open for %s: %s. kernel.perf_event_paranoid is %ld "
+			"(%s); run as root, or give the program CAP_PERFMON "
+			"(Linux 5.8+, CAP_SYS_ADMIN before), or lower the setting with "
+			"'sysctl -w kernel.perf_event_paranoid=%d'",
+			where, strerror(err), paranoid,
+			paranoid >= 2 ? "only your own processes, user mode" :
+			paranoid == 1 ? "your own processes, no system-wide sampling" :
+			paranoid == -99 ? "unreadable" : "permissive",
+			pid == -1 ? 0 : 1);
+		break;
+	case EMFILE:
+	case ENFILE:
+		pr__log(lg, PR_LOG_ERROR,
+			"perf_event_open for %s: too many open files (one event per thread and CPU); "
+			"raise the limit with 'ulimit -n' and retry", where);
+		break;
+	case EINVAL:
+		pr__log(lg, PR_LOG_ERROR,
+			"perf_event_open for %s: the kernel rejected the event "
+			"(%s%llu %s, %llu-byte stacks); kernel.perf_event_max_sample_rate is %ld",
+			where, attr->freq ? "" : "period ",
+			(unsigned long long)(attr->freq ? attr->sample_freq : attr->sample_period),
+			attr->freq ? "Hz" : "", (unsigned long long)attr->sample_stack_user,
+			max_rate);
+		break;
+	case ESRCH:
+		pr__log(lg, PR_LOG_ERROR, "perf_event_open for %s: no such process", where);
+		break;
+	case ENOSYS:
+		pr__log(lg, PR_LOG_ERROR,
+			"perf_event_open is not available: the kernel was built without "
+			"CONFIG_PERF_EVENTS or a seccomp filter blocks it");
+		break;
+	default:
+		pr__log(lg, PR_LOG_ERROR, "perf_event_open for %s: %s", where,
+			strerror(err));
+		break;
+	}
+}

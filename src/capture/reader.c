@@ -1,0 +1,629 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The reader: events opened on a target, one ring per CPU, one poll fd.
+ *
+ * Process targets get one event per (thread, CPU), opened with inherit so
+ * threads and children created later are followed; every event of a CPU is
+ * redirected into that CPU's ring with PERF_EVENT_IOC_SET_OUTPUT, so there
+ * is exactly one ring to drain per CPU whatever the thread count.
+ */
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "capture/reader.h"
+
+/* Bytes of a sample besides its stack: header, identity, registers and a
+ * kernel call chain of up to perf_event_max_stack (127) entries. */
+#define MAX_SAMPLE_OVERHEAD 2048
+
+/* The most consecutive /proc/PID/task scans while threads keep appearing;
+ * a process spawning threads faster than we open events for them is still
+ * covered by inherit from the threads already opened. */
+#define MAX_THREAD_SCANS 64
+
+static bool has_cap_ipc_lock(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return false;
+	return d[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32));
+}
+
+/* The kernel lets a user lock perf_event_mlock_kb per CPU of ring memory
+ * (beyond it, RLIMIT_MEMLOCK) unless the caller has CAP_IPC_LOCK or
+ * perf_event_paranoid is -1.  Default to what fits, like perf record.
+ * Larger stack copies get a larger ring, up to 4x, so that it holds about
+ * 250 samples whatever their size: at 10 kHz, 32 KiB stacks filled 512
+ * pages in 6 ms and lost 4.6% (BENCHMARKS.md). */
+static uint32_t default_ring_pages(uint32_t stack)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	long kb;
+	uint32_t pages = PR_DEFAULT_RING_PAGES;
+
+	while (pages < 4 * PR_DEFAULT_RING_PAGES &&
+	       (uint64_t)pages * (uint64_t)page < (uint64_t)stack * 256)
+		pages *= 2;
+
+	if (has_cap_ipc_lock() ||
+	    pr__read_sysctl("/proc/sys/kernel/perf_event_paranoid", 2) == -1)
+		return pages;
+	kb = pr__read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", 516);
+	/* One page of each mapping is the control page. */
+	while (pages > 1 && (long)(pages + 1) * page > kb * 1024)
+		pages /= 2;
+	return pages;
+}
+
+static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *opts)
+{
+	const struct pr_event_opts *ev = PR_OPTS_HAS(opts, event) ? opts->event : NULL;
+	uint32_t pages = PR_OPTS_GET(opts, ring_pages, 0);
+	uint64_t freq = PR_OPTS_GET(ev, freq, PR_DEFAULT_FREQ);
+	uint32_t stack = PR_OPTS_GET(ev, stack_size, PR_DEFAULT_STACK_SIZE);
+	long max_rate;
+
+	if (!PR_OPTS_VALID(opts)) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"pr_reader_opts: sz is wrong or unknown fields are set");
+		return -EINVAL;
+	}
+	if (!pages)
+		pages = default_ring_pages(stack);
+	if (pages & (pages - 1) || pages > PR_MAX_RING_PAGES) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"ring size of %u pages is invalid: use a power of two up to %u",
+			pages, PR_MAX_RING_PAGES);
+		return -EINVAL;
+	}
+	/* A sample that cannot fit is dropped without even a LOST record
+	 * (the kernel writes one only once something fits again). */
+	if ((uint64_t)pages * (uint64_t)sysconf(_SC_PAGESIZE) <
+	    (uint64_t)stack + MAX_SAMPLE_OVERHEAD) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"a ring of %u pages cannot hold one sample with %u-byte stacks; "
+			"use more ring pages or a smaller stack size", pages, stack);
+		return -EINVAL;
+	}
+	r->ring_pages = pages;
+	max_rate = pr__read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", -1);
+	if (!PR_OPTS_GET(ev, period, 0) && max_rate > 0 && freq > (uint64_t)max_rate) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"sampling at %llu Hz exceeds kernel.perf_event_max_sample_rate (%ld); "
+			"lower the frequency or raise the limit with "
+			"'sysctl -w kernel.perf_event_max_sample_rate=%llu'",
+			(unsigned long long)freq, max_rate, (unsigned long long)freq);
+		return -EINVAL;
+	}
+	r->kernel_requested = PR_OPTS_HAS(ev, kernel_callchain) && ev->kernel_callchain;
+	return 0;
+}
+
+static int build_attr(struct pr_reader *r, const struct pr_reader_opts *opts)
+{
+	const struct pr_event_opts *ev = PR_OPTS_HAS(opts, event) ? opts->event : NULL;
+	int source, err;
+
+	source = pr_event_probe(ev, r->lg.fn, r->lg.ctx);
+	if (source < 0)
+		return source;
+	err = pr_event_attr(ev, (enum pr_event_source)source, r->attr_flags,
+			    &r->attr, r->lg.fn, r->lg.ctx);
+	if (err)
+		return err;
+	pr__parse_cfg_from_attr(&r->cfg, &r->attr);
+	return 0;
+}
+
+static int add_evfd(struct pr_reader *r, int fd, int tid)
+{
+	if (r->nr_evs == r->cap_evs) {
+		size_t cap = r->cap_evs ? r->cap_evs * 2 : 16;
+		struct pr_evfd *v = realloc(r->evs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->evs = v;
+		r->cap_evs = cap;
+	}
+	r->evs[r->nr_evs++] = (struct pr_evfd){ .fd = fd, .tid = tid };
+	return 0;
+}
+
+/* Under perf_event_paranoid >= 2 an unprivileged user may sample only user
+ * mode.  Unless kernel call chains were asked for, accept that rather than
+ * fail: the user stacks are what this library is for.  Decided on the
+ * first event, so every event shares one attr. */
+static bool may_retry_user_only(const struct pr_reader *r, int err)
+{
+	return (err == EACCES || err == EPERM) && !r->nr_evs &&
+	       !(r->attr_flags & PR_ATTR_USER_ONLY) && !r->kernel_requested &&
+	       r->kind != TARGET_CPUS;
+}
+
+static int open_user_only(struct pr_reader *r, pid_t tid, int cpu, int refused)
+{
+	int fd;
+
+	r->attr.exclude_kernel = 1;
+	fd = pr__perf_event_open(&r->attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		/* Refused for another reason (another user's process, say):
+		 * the first refusal is the one to explain. */
+		r->attr.exclude_kernel = 0;
+		return refused;
+	}
+	r->attr_flags |= PR_ATTR_USER_ONLY;
+	pr__log(&r->lg, PR_LOG_INFO,
+		"kernel.perf_event_paranoid is %ld: sampling user mode only",
+		pr__read_sysctl("/proc/sys/kernel/perf_event_paranoid", -1));
+	return fd;
+}
+
+/*
+ * Open one event on ring `ri`'s CPU and connect it to the ring: the first
+ * event of a CPU owns the mapping, later ones are redirected into it.
+ * Returns 0 or a negative errno; the fd, once opened, is tracked and will be
+ * closed by the caller's cleanup whatever happens next.
+ */
+static int open_event(struct pr_reader *r, pid_t tid, size_t ri)
+{
+	struct pr_ring *ring = &r->rings[ri];
+	int fd, err;
+
+	fd = pr__perf_event_open(&r->attr, tid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && may_retry_user_only(r, -fd))
+		fd = open_user_only(r, tid, ring->cpu, fd);
+	if (fd < 0) {
+		/* A thread that exited, or a CPU that went offline, is for
+		 * the caller to skip. */
+		bool vanished = fd == -ESRCH || (tid == -1 && fd == -ENODEV);
+
+		if (!vanished)
+			pr__explain_open_error(&r->lg, -fd, &r->attr, tid, ring->cpu);
+		return fd;
+	}
+	err = add_evfd(r, fd, tid);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	/* The id samples carry (PERF_SAMPLE_IDENTIFIER): files list them, and
+	 * the late-thread filter compares them. */
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &r->evs[r->nr_evs - 1].id)) {
+		err = -errno;
+		pr__log(&r->lg, PR_LOG_ERROR, "reading an event's id failed: %s",
+			strerror(-err));
+		return err;
+	}
+	if (ring->fd < 0)
+		return pr__ring_mmap(ring, fd, ring->cpu, r->ring_pages, &r->lg);
+	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd)) {
+		err = -errno;
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"redirecting thread %d's event into the ring of CPU %d failed: %s",
+			(int)tid, ring->cpu, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int setup_rings(struct pr_reader *r, const struct pr_intlist *cpus)
+{
+	r->rings = calloc(cpus->n, sizeof(*r->rings));
+	if (!r->rings)
+		return -ENOMEM;
+	r->nr_rings = cpus->n;
+	for (size_t i = 0; i < cpus->n; i++) {
+		r->rings[i].fd = -1;
+		r->rings[i].cpu = cpus->v[i];
+	}
+	return 0;
+}
+
+/* Remember a late thread's own events and their ids (struct
+ * pr_late_thread says why). */
+static int add_late_thread(struct pr_reader *r, pid_t tid, size_t first)
+{
+	if (first == r->nr_evs)
+		return 0;
+	if (r->nr_late == r->cap_late) {
+		size_t cap = r->cap_late ? r->cap_late * 2 : 16;
+		struct pr_late_thread *v = realloc(r->late, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		r->late = v;
+		r->cap_late = cap;
+	}
+	r->late[r->nr_late++] = (struct pr_late_thread){
+		.tid = tid, .first = first, .n = r->nr_evs - first };
+	return 0;
+}
+
+/* Open the events of one thread on every CPU.  A thread that exits on us
+ * (ESRCH) is simply not sampled.  `late`: events were already open when the
+ * thread was found, so it may have inherited some. */
+static int open_thread(struct pr_reader *r, pid_t tid, bool late)
+{
+	size_t first = r->nr_evs;
+
+	for (size_t i = 0; i < r->nr_rings; i++) {
+		int err = open_event(r, tid, i);
+
+		if (err == -ESRCH)
+			break;
+		if (err)
+			return err;
+	}
+	return late ? add_late_thread(r, tid, first) : 0;
+}
+
+static int open_pid(struct pr_reader *r, pid_t pid, struct pr_intlist *tids)
+{
+	size_t done = tids->n;
+	int n;
+
+	for (int scan = 0; scan < MAX_THREAD_SCANS; scan++) {
+		bool late = r->nr_evs > 0;
+
+		n = pr__list_threads(pid, tids);
+		if (n == -ESRCH && scan == 0) {
+			pr__log(&r->lg, PR_LOG_ERROR,
+				"no process with PID %d: check the PID (ps -p %d) and that "
+				"it is still running", (int)pid, (int)pid);
+			return -ESRCH;
+		}
+		if (n <= 0)
+			return n == -ESRCH ? 0 : n;
+		/* Threads born between the scan and the opens inherit their
+		 * creator's events if those were already open; a rescan
+		 * catches those created by threads not yet opened, and the
+		 * late-thread filter drops what is then sampled twice. */
+		for (; done < tids->n; done++) {
+			int err = open_thread(r, tids->v[done], late);
+
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+static int open_cpus(struct pr_reader *r)
+{
+	for (size_t i = 0; i < r->nr_rings; i++) {
+		int err = open_event(r, -1, i);
+
+		/* CPU went offline between listing and opening. */
+		if (err == -ESRCH || err == -ENODEV) {
+			pr__log(&r->lg, PR_LOG_DEBUG, "CPU %d is offline, skipped",
+				r->rings[i].cpu);
+			continue;
+		}
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Drop rings no event was opened on (offline CPUs, vanished threads). */
+static void compact_rings(struct pr_reader *r)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < r->nr_rings; i++)
+		if (r->rings[i].fd >= 0)
+			r->rings[n++] = r->rings[i];
+	r->nr_rings = n;
+}
+
+static int setup_poll(struct pr_reader *r)
+{
+	r->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (r->epfd < 0)
+		return -errno;
+	for (size_t i = 0; i < r->nr_evs; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = i };
+
+		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->evs[i].fd, &ev))
+			return -errno;
+		r->evs[i].polled = true;
+		r->nr_live++;
+	}
+	return 0;
+}
+
+static struct pr_reader *reader_alloc(enum target_kind kind,
+				      const struct pr_reader_opts *opts)
+{
+	struct pr_reader *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	r->kind = kind;
+	r->epfd = -1;
+	r->cmd.pid = -1;
+	r->cmd.fd = -1;
+	if (PR_OPTS_HAS(opts, log_ctx)) {
+		r->lg.fn = opts->log;
+		r->lg.ctx = opts->log_ctx;
+	}
+	return r;
+}
+
+/* The first steps of every constructor: the reader, its options checked and
+ * its attr built.  Returns NULL only when out of memory; otherwise *err says
+ * whether to go on. */
+static struct pr_reader *reader_new(enum target_kind kind, unsigned int attr_flags,
+				    const struct pr_reader_opts *opts, int *err)
+{
+	struct pr_reader *r = reader_alloc(kind, opts);
+
+	if (!r)
+		return NULL;
+	r->attr_flags = attr_flags;
+	*err = check_reader_opts(r, opts);
+	if (!*err)
+		*err = build_attr(r, opts);
+	return r;
+}
+
+/* One ring, not yet mapped, for every online CPU. */
+static int setup_online_rings(struct pr_reader *r)
+{
+	struct pr_intlist cpus = { 0 };
+	int err = pr__online_cpus(&cpus);
+
+	if (!err)
+		err = setup_rings(r, &cpus);
+	pr__intlist_free(&cpus);
+	return err;
+}
+
+/* Common tail of every constructor: poll set, then either a reader or
+ * nothing at all. */
+static struct pr_reader *reader_finish(struct pr_reader *r, int err)
+{
+	if (!err) {
+		compact_rings(r);
+		if (!r->nr_evs) {
+			pr__log(&r->lg, PR_LOG_ERROR,
+				"no event could be opened: every CPU is offline or every thread exited");
+			err = -ENODEV;
+		}
+	}
+	if (!err)
+		err = setup_poll(r);
+	if (!err)
+		pr__reader_sort_late(r);
+	if (err) {
+		pr_reader_close(r);
+		errno = -err;
+		return NULL;
+	}
+	return r;
+}
+
+struct pr_reader *pr__reader_from_rings(struct pr_ring *rings, size_t nr,
+					 const struct perf_event_attr *attr,
+					 const struct pr_logger *lg)
+{
+	struct pr_reader *r = reader_alloc(TARGET_CPUS, NULL);
+
+	if (!r)
+		return NULL;
+	if (lg)
+		r->lg = *lg;
+	r->attr = *attr;
+	pr__parse_cfg_from_attr(&r->cfg, attr);
+	r->rings = calloc(nr ? nr : 1, sizeof(*r->rings));
+	if (!r->rings) {
+		free(r);
+		return NULL;
+	}
+	memcpy(r->rings, rings, nr * sizeof(*rings));
+	r->nr_rings = nr;
+	return r;
+}
+
+struct pr_reader *pr_reader_open_pids(const pid_t *pids, size_t nr_pids,
+				      const struct pr_reader_opts *opts)
+{
+	struct pr_intlist tids = { 0 };
+	struct pr_reader *r;
+	int err;
+
+	r = reader_new(TARGET_PIDS, PR_ATTR_INHERIT | PR_ATTR_SHARED_RING, opts, &err);
+	if (!r)
+		return NULL;
+	if (!err && !(nr_pids && pids)) {
+		pr__log(&r->lg, PR_LOG_ERROR, "no process to sample");
+		err = -EINVAL;
+	}
+	if (!err)
+		err = setup_online_rings(r);
+	for (size_t i = 0; !err && i < nr_pids; i++) {
+		if (pids[i] <= 0) {
+			pr__log(&r->lg, PR_LOG_ERROR, "invalid PID %d", (int)pids[i]);
+			err = -EINVAL;
+		} else {
+			err = open_pid(r, pids[i], &tids);
+		}
+	}
+	pr__intlist_free(&tids);
+	return reader_finish(r, err);
+}
+
+/* Requested CPUs that exist but are offline are skipped; CPUs that do not
+ * exist are an error. */
+static int select_cpus(struct pr_reader *r, const int *want, size_t n,
+		       struct pr_intlist *out)
+{
+	struct pr_intlist online = { 0 };
+	long configured = sysconf(_SC_NPROCESSORS_CONF);
+	int err = pr__online_cpus(&online);
+
+	for (size_t i = 0; !err && i < n; i++) {
+		if (want[i] < 0 || (configured > 0 && want[i] >= configured)) {
+			pr__log(&r->lg, PR_LOG_ERROR,
+				"CPU %d does not exist: this machine has CPUs 0-%ld",
+				want[i], configured - 1);
+			err = -EINVAL;
+		} else if (!pr__intlist_has(&online, want[i])) {
+			pr__log(&r->lg, PR_LOG_INFO, "CPU %d is offline, skipped", want[i]);
+		} else if (!pr__intlist_has(out, want[i])) {
+			err = pr__intlist_add(out, want[i]);
+		}
+	}
+	if (!err && !want) {
+		*out = online;
+		return 0;
+	}
+	pr__intlist_free(&online);
+	return err;
+}
+
+struct pr_reader *pr_reader_open_cpus(const int *cpus, size_t nr_cpus,
+				      const struct pr_reader_opts *opts)
+{
+	struct pr_intlist list = { 0 };
+	struct pr_reader *r;
+	int err;
+
+	r = reader_new(TARGET_CPUS, 0, opts, &err);
+	if (!r)
+		return NULL;
+	if (!err)
+		err = select_cpus(r, cpus, cpus ? nr_cpus : 0, &list);
+	if (!err)
+		err = setup_rings(r, &list);
+	if (!err)
+		err = open_cpus(r);
+	pr__intlist_free(&list);
+	return reader_finish(r, err);
+}
+
+struct pr_reader *pr_reader_open_command(char *const argv[],
+					 const struct pr_reader_opts *opts)
+{
+	struct pr_reader *r;
+	int err;
+
+	/* One top-level event per CPU: rings are not shared, and the child's
+	 * own threads inherit into their parent event's ring. */
+	r = reader_new(TARGET_COMMAND, PR_ATTR_INHERIT | PR_ATTR_ENABLE_ON_EXEC,
+		       opts, &err);
+	if (!r)
+		return NULL;
+	if (!err)
+		err = setup_online_rings(r);
+	if (!err)
+		err = pr__command_fork(&r->cmd, argv, &r->lg);
+	if (!err) {
+		r->cmd_name = strdup(argv[0]);
+		if (!r->cmd_name)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		err = open_thread(r, r->cmd.pid, false);
+	}
+	return reader_finish(r, err);
+}
+
+void pr_reader_close(struct pr_reader *r)
+{
+	if (!r)
+		return;
+	if (r->enabled)
+		pr_reader_disable(r);
+	for (size_t i = 0; i < r->nr_rings; i++)
+		pr__ring_release(&r->rings[i]);
+	for (size_t i = 0; i < r->nr_evs; i++)
+		close(r->evs[i].fd);
+	if (r->epfd >= 0)
+		close(r->epfd);
+	pr__command_release(&r->cmd);
+	free(r->rings);
+	free(r->evs);
+	free(r->late);
+	free(r->cmd_name);
+	free(r);
+}
+
+static int ioctl_all(struct pr_reader *r, unsigned long req)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < r->nr_evs; i++)
+		if (ioctl(r->evs[i].fd, req, 0) && !err)
+			err = -errno;
+	return err;
+}
+
+int pr_reader_enable(struct pr_reader *r)
+{
+	int err;
+
+	if (!r)
+		return -EINVAL;
+	if (r->kind == TARGET_COMMAND && !r->cmd.started) {
+		/* enable_on_exec does it, so the profiler's own code between
+		 * fork and exec is never sampled. */
+		err = pr__command_start(&r->cmd, r->cmd_name, &r->lg);
+	} else {
+		err = ioctl_all(r, PERF_EVENT_IOC_ENABLE);
+		if (err)
+			pr__log(&r->lg, PR_LOG_ERROR, "enabling the events failed: %s",
+				strerror(-err));
+	}
+	if (!err)
+		r->enabled = true;
+	return err;
+}
+
+int pr_reader_disable(struct pr_reader *r)
+{
+	if (!r)
+		return -EINVAL;
+	r->enabled = false;
+	return ioctl_all(r, PERF_EVENT_IOC_DISABLE);
+}
+
+pid_t pr_reader_child(const struct pr_reader *r)
+{
+	return r && r->kind == TARGET_COMMAND ? r->cmd.pid : -1;
+}
+
+const struct perf_event_attr *pr_reader_attr(const struct pr_reader *r)
+{
+	return r ? &r->attr : NULL;
+}
+
+size_t pr_reader_ids(const struct pr_reader *r, uint64_t *ids, size_t max)
+{
+	if (!r)
+		return 0;
+	for (size_t i = 0; i < r->nr_evs && i < max; i++)
+		ids[i] = r->evs[i].id;
+	return r->nr_evs;
+}
+
+size_t pr_reader_nr_rings(const struct pr_reader *r)
+{
+	return r ? r->nr_rings : 0;
+}
+
+int pr_reader_ring_cpu(const struct pr_reader *r, size_t idx)
+{
+	return r && idx < r->nr_rings ? r->rings[idx].cpu : -EINVAL;
+}
+

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Where the file behind a mapping may be found, for the unwinder and the
+ * symbolizer alike: for a process running here, the very file it mapped
+ * (/proc/PID/map_files: even deleted or replaced since) and the file inside
+ * its root (containers); then the file by build-id in each debug directory,
+ * in the layouts debuginfo stores, fixtures and perf's cache use; last the
+ * path it was mapped from.  Callers check each candidate (its build-id) and
+ * stop at the first they take.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+
+bool pr__path_fmt(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
+}
+
+void pr__hex(char *out, const uint8_t *id, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[id[i] >> 4];
+		out[2 * i + 1] = digits[id[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+int pr__debug_dirs(const char *const *extra, size_t nr_extra, struct pr_dirs *out)
+{
+	const char *home = getenv("HOME");
+
+	out->nr = 0;
+	out->v = calloc(nr_extra + 2, sizeof(char *));
+	if (!out->v)
+		return -1;
+	/* Absolute, as the caller meant them when it gave them: libdwfl takes
+	 * a relative directory as relative to each file. */
+	for (size_t i = 0; i < nr_extra; i++)
+		if (extra[i] && !(out->v[out->nr++] = realpath(extra[i], NULL)) &&
+		    (errno == ENOMEM || !(out->v[out->nr - 1] = strdup(extra[i]))))
+			goto fail;
+	if (!(out->v[out->nr++] = strdup("/usr/lib/debug")))
+		goto fail;
+	if (home && home[0]) {
+		char path[4096];
+
+		if (pr__path_fmt(path, sizeof(path), "%s/.debug", home) &&
+		    !(out->v[out->nr++] = strdup(path)))
+			goto fail;
+	}
+	return 0;
+fail:
+	pr__dirs_free(out);
+	return -1;
+}
+
+void pr__dirs_free(struct pr_dirs *d)
+{
+	for (size_t i = 0; d->v && i < d->nr; i++)
+		free(d->v[i]);
+	free(d->v);
+	d->v = NULL;
+	d->nr = 0;
+}
+
+int pr__dso_find(const struct pr_dso_query *q, int (*try)(const char *path, void *arg),
+		 void *arg)
+{
+	const struct pr_dso *d = q->dso;
+	char cand[4096], hexid[2 * PR_BUILD_ID_MAX + 1];
+	int ret;
+
+	if (q->live && q->map) {
+		if (pr__path_fmt(cand, sizeof(cand), "/proc/%u/map_files/%llx-%llx", q->pid,
+				 (unsigned long long)q->map->start,
+				 (unsigned long long)q->map->end) &&
+		    (ret = try(cand, arg)))
+			return ret;
+	}
+	if (q->live && d->path[0] == '/' &&
+	    pr__path_fmt(cand, sizeof(cand), "/proc/%u/root%s", q->pid, d->path) &&
+	    (ret = try(cand, arg)))
+		return ret;
+	if (d->build_id_size) {
+		pr__hex(hexid, d->build_id, d->build_id_size);
+		for (size_t i = 0; i < q->dirs->nr; i++) {
+			static const char *const layouts[] = {
+				"%s/.build-id/%.2s/%s",         /* a debuginfo store's */
+				"%s/%.2s/%s",                   /* a flat one */
+				"%s/.build-id/%.2s/%s/elf",     /* perf's ~/.debug */
+			};
+
+			for (size_t l = 0; l < PR_ARRAY_SIZE(layouts); l++) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+				bool fits = pr__path_fmt(cand, sizeof(cand), layouts[l], q->dirs->v[i],
+							 hexid, hexid + 2);
+#pragma GCC diagnostic pop
+				if (fits && (ret = try(cand, arg)))
+					return ret;
+			}
+		}
+	}
+	if (d->path[0] == '/')
+		return try(d->path, arg);
+	return 0;
+}

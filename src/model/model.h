@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The model: processes, their mappings and the files mapped, built from
+ * records in time order; where a mapped file and its debug file are found.
+ */
+#ifndef PR_MODEL_H
+#define PR_MODEL_H
+
+#include "base/base.h"
+
+/* ---- buildid.c ---- */
+
+/* The GNU build-id of an ELF file, of a notes blob, or of the running
+ * kernel: 0 and up to PR_BUILD_ID_MAX bytes in `id`, -ENOENT when there is
+ * none, -EINVAL when the file is not a little-endian ELF, or -errno. */
+int pr__build_id_fd(int fd, uint8_t *id, size_t *id_len);
+int pr__build_id_path(const char *path, uint8_t *id, size_t *id_len);
+int pr__build_id_from_notes(const void *buf, size_t len, uint8_t *id,
+			    size_t *id_len);
+int pr__build_id_kernel(uint8_t *id, size_t *id_len);
+/* The running kernel's vDSO (every process maps the same image). */
+int pr__build_id_vdso(uint8_t *id, size_t *id_len);
+
+/* ---- model.c ---- */
+
+/* A mapped file, shared by every mapping and process that maps it. */
+struct pr_dso {
+	char *path;
+	uint32_t maj, min;
+	uint64_t ino;
+	uint8_t build_id[PR_BUILD_ID_MAX];
+	uint8_t build_id_size;     /* 0: not known (yet) */
+	bool build_id_tried;       /* looked for it already */
+	bool hit;                  /* a sample landed in it */
+	struct pr_dso *next_same_key;
+};
+
+/* Hints on a file's build-id, by path (pr_model_set_build_id()). */
+struct pr_build_id_hint {
+	char *path;
+	uint8_t id[PR_BUILD_ID_MAX];
+	uint8_t len;
+	struct pr_build_id_hint *next_same_key;
+};
+
+struct pr_map {
+	uint64_t start, end;       /* [start, end) */
+	uint64_t pgoff;            /* file offset of start */
+	uint32_t prot;
+	struct pr_dso *dso;
+};
+
+/* One process: its mappings sorted by address, never overlapping. */
+struct pr_proc {
+	uint32_t pid;
+	uint32_t nr_threads;       /* announced and not yet exited */
+	/* Changes whenever the mappings do; unique across processes, so a
+	 * consumer caching per process notices a reused pid too. */
+	uint64_t generation;
+	struct pr_map *maps;
+	size_t nr, cap;
+	/* The image before the last exec, until the new one is seen running
+	 * (see pr__proc_running). */
+	struct pr_map *old;
+	size_t nr_old;
+};
+
+struct pr_model;
+
+struct pr_model *pr__model_new(void);
+void pr__model_free(struct pr_model *m);
+/* Apply MMAP, MMAP2, FORK, EXIT and COMM records, in time order; others
+ * are ignored.  Returns 0 or -ENOMEM. */
+int pr__model_apply(struct pr_model *m, const struct pr_record *rec);
+/* The mapping of `pid` holding `addr`, or NULL.  Valid until the next
+ * change to that process. */
+const struct pr_map *pr__model_find(struct pr_model *m, uint32_t pid, uint64_t addr);
+struct pr_proc *pr__model_proc(struct pr_model *m, uint32_t pid, bool create);
+/* A sample of `p` was taken at user address `ip`: once that is in the
+ * image exec loaded, the old image's mappings are let go. */
+void pr__proc_running(struct pr_model *m, struct pr_proc *p, uint64_t ip);
+
+struct pr_dirs {
+	char **v;
+	size_t nr;
+};
+
+/* The directories files are looked up in by build-id: the caller's, then
+ * /usr/lib/debug and perf's ~/.debug.  0, or -1 when out of memory. */
+int pr__debug_dirs(const char *const *extra, size_t nr_extra, struct pr_dirs *out);
+void pr__dirs_free(struct pr_dirs *d);
+
+struct pr_dso_query {
+	const struct pr_dso *dso;
+	const struct pr_map *map;    /* the mapping, for a live process; or NULL */
+	uint32_t pid;
+	bool live;                   /* the process runs on this machine */
+	const struct pr_dirs *dirs;
+};
+
+/* Offer `try` each place the file of q->dso may be, most specific first:
+ * /proc/PID/map_files and /proc/PID/root (live), DIR/.build-id/xx/rest,
+ * DIR/xx/rest and DIR/.build-id/xx/rest/elf (by build-id), the path.  The
+ * first nonzero return ends the search and is returned; 0 when none was
+ * taken. */
+int pr__dso_find(const struct pr_dso_query *q, int (*try)(const char *path, void *arg),
+		 void *arg);
+/* A thread's name (COMM, inherited at FORK), or NULL when unknown. */
+const char *pr__model_comm(const struct pr_model *m, uint32_t tid);
+int pr__proc_insert(struct pr_proc *p, const struct pr_map *nm);
+const struct pr_map *pr__proc_find(const struct pr_proc *p, uint64_t addr);
+/* The DSO for a file, created on first use; NULL when out of memory. */
+struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
+			    uint32_t min, uint64_t ino);
+/* The build-id recorded for `path` (pr_model_set_build_id()) into `id`
+ * (PR_BUILD_ID_MAX bytes): its length, 0 when none. */
+size_t pr__model_build_id_hint(const struct pr_model *m, const char *path, uint8_t *id);
+/* Where the kernel was when recorded: the symbol its text mapping is
+ * relative to ("_text"), *addr its address; NULL when no record said. */
+const char *pr__model_kernel_ref(const struct pr_model *m, uint64_t *addr);
+size_t pr__model_nr_dsos(const struct pr_model *m);
+struct pr_dso *pr__model_dso_at(const struct pr_model *m, size_t i);
+
+#endif /* PR_MODEL_H */

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * pprof's format: the profile's tables as the messages of profile.proto
+ * (in this directory), packed by protobuf-c and gzipped, as go tool pprof
+ * reads them.
+ *
+ * The profile's tables map one to one onto pprof's: a pprof id is the
+ * table index + 1, and the profile's interned strings, which start with ""
+ * as pprof's string table must, are the string table, so their indexes
+ * are used as they are.  The few strings this writer adds go after them.
+ * Every message lives in an array sized from the profile before anything
+ * is filled: a few allocations per write, however large the profile.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "profile/profile.h"
+#include "profile.pb-c.h"
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__ValueType pb_value_type;
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+
+#define NS_PER_S UINT64_C(1000000000)
+
+/* The strings this writer adds, at p->strings.nr + their index. */
+enum { S_SAMPLES, S_COUNT, S_CPU, S_NANOSECONDS, S_PID, S_TID, S_THREAD, S_PROCESS, NR_EXTRA };
+static const char *const extra_strings[NR_EXTRA] = {
+	[S_SAMPLES] = "samples", [S_COUNT] = "count",
+	[S_CPU] = "cpu", [S_NANOSECONDS] = "nanoseconds",
+	[S_PID] = "pid", [S_TID] = "tid",
+	[S_THREAD] = "thread", [S_PROCESS] = "process",
+};
+
+/* The labels every sample of a thread carries, before the profile's tags. */
+enum { L_PID, L_TID, L_THREAD, L_PROCESS, NR_THREAD_LABELS };
+
+/* Everything the Profile message points into; pprof_free() frees it. */
+struct pprof {
+	pb_profile msg;
+	pb_value_type types[2], *type_ptrs[2], period_type;
+	char **strings;
+	pb_mapping *mappings, **mapping_ptrs;
+	pb_function *functions, **function_ptrs;
+	pb_location *locations, **location_ptrs;
+	pb_line *lines, **line_ptrs;
+	pb_sample *samples, **sample_ptrs;
+	pb_label *labels, **label_ptrs;
+	uint64_t *location_ids;
+	int64_t *values;
+};
+
+/* protobuf-c's *__INIT values: each message knows its descriptor. */
+static const pb_mapping mapping_init = PERFTOOLS__PROFILES__MAPPING__INIT;
+static const pb_function function_init = PERFTOOLS__PROFILES__FUNCTION__INIT;
+static const pb_location location_init = PERFTOOLS__PROFILES__LOCATION__INIT;
+static const pb_line line_init = PERFTOOLS__PROFILES__LINE__INIT;
+static const pb_label label_init = PERFTOOLS__PROFILES__LABEL__INIT;
+static const pb_sample sample_init = PERFTOOLS__PROFILES__SAMPLE__INIT;
+static const pb_value_type value_type_init = PERFTOOLS__PROFILES__VALUE_TYPE__INIT;
+
+/* `n` messages of `size` bytes, each a copy of `init`; NULL when out of
+ * memory (never for n = 0, so that NULL means only that). */
+static void *msgs_new(size_t n, size_t size, const void *init)
+{
+	char *a = calloc(n ? n : 1, size);
+
+	for (size_t i = 0; a && i < n; i++)
+		memcpy(a + i * size, init, size);
+	return a;
+}
+
+/* An array of n pointers: what a repeated message field is. */
+static void *ptrs_new(size_t n)
+{
+	return calloc(n ? n : 1, sizeof(void *));
+}
+
+static void pprof_free(struct pprof *pp)
+{
+	free(pp->values);
+	free(pp->location_ids);
+	free(pp->label_ptrs);
+	free(pp->labels);
+	free(pp->sample_ptrs);
+	free(pp->samples);
+	free(pp->line_ptrs);
+	free(pp->lines);
+	free(pp->location_ptrs);
+	free(pp->locations);
+	free(pp->function_ptrs);
+	free(pp->functions);
+	free(pp->mapping_ptrs);
+	free(pp->mappings);
+	free(pp->strings);
+}
+
+static int64_t extra(const struct pr_profile *p, int s)
+{
+	return (int64_t)p->strings.nr + s;
+}
+
+static int add_strings(struct pprof *pp, const struct pr_profile *p)
+{
+	size_t n = (size_t)p->strings.nr + NR_EXTRA;
+
+	pp->strings = calloc(n, sizeof(*pp->strings));
+	if (!pp->strings)
+		return -ENOMEM;
+	/* protobuf-c's string type is char *, but packing only reads it. */
+	for (uint32_t i = 0; i < p->strings.nr; i++)
+		pp->strings[i] = (char *)p->strings.s[i];
+	for (int i = 0; i < NR_EXTRA; i++)
+		pp->strings[p->strings.nr + i] = (char *)extra_strings[i];
+	pp->msg.string_table = pp->strings;
+	pp->msg.n_string_table = n;
+	return 0;
+}
+
+static int add_mappings(struct pprof *pp, const struct pr_profile *p)
+{
+	pp->mappings = msgs_new(p->nr_mappings, sizeof(*pp->mappings), &mapping_init);
+	pp->mapping_ptrs = ptrs_new(p->nr_mappings);
+	if (!pp->mappings || !pp->mapping_ptrs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nr_mappings; i++) {
+		const struct prof_mapping *m = &p->mappings[i];
+		pb_mapping *pm = pp->mapping_ptrs[i] = &pp->mappings[i];
+
+		pm->id = i + 1;
+		pm->memory_start = m->start;
+		pm->memory_limit = m->limit;
+		pm->file_offset = m->offset;
+		pm->filename = m->name;
+		pm->build_id = m->build_id;
+		/* has_filenames is set from the locations (add_locations). */
+		pm->has_functions = m->has_functions;
+		pm->has_line_numbers = m->has_lines;
+		pm->has_inline_frames = m->has_inline;
+	}
+	/* pprof takes the first mapping listed for the main binary (its
+	 * "File:"): list the first executable first, not libc because it
+	 * happened to be seen first.  Ids stay as they are. */
+	for (uint32_t i = 0; i < p->nr_mappings; i++) {
+		const char *name = prof_str(p, p->mappings[i].name);
+
+		if (name[0] == '/' && name[1] != '/' && !strstr(name, ".so") &&
+		    strncmp(name, "/tmp/perf-", 10)) {
+			pb_mapping *first = pp->mapping_ptrs[0];
+
+			pp->mapping_ptrs[0] = pp->mapping_ptrs[i];
+			pp->mapping_ptrs[i] = first;
+			break;
+		}
+	}
+	pp->msg.mapping = pp->mapping_ptrs;
+	pp->msg.n_mapping = p->nr_mappings;
+	return 0;
+}
+
+static int add_functions(struct pprof *pp, const struct pr_profile *p)
+{
+	pp->functions = msgs_new(p->nr_functions, sizeof(*pp->functions), &function_init);
+	pp->function_ptrs = ptrs_new(p->nr_functions);
+	if (!pp->functions || !pp->function_ptrs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nr_functions; i++) {
+		pb_function *pf = pp->function_ptrs[i] = &pp->functions[i];
+
+		pf->id = i + 1;
+		/* The profile keeps names demangled as perf shows them; the
+		 * mangled ones are not kept, so the system name is the same. */
+		pf->name = p->functions[i].name;
+		pf->system_name = p->functions[i].name;
+		pf->filename = p->functions[i].file;
+	}
+	pp->msg.function = pp->function_ptrs;
+	pp->msg.n_function = p->nr_functions;
+	return 0;
+}
+
+static int add_locations(struct pprof *pp, const struct pr_profile *p)
+{
+	size_t nr_lines = 0, l = 0;
+
+	for (uint32_t i = 0; i < p->nr_locations; i++)
+		nr_lines += p->locations[i].nr_lines;
+	pp->locations = msgs_new(p->nr_locations, sizeof(*pp->locations), &location_init);
+	pp->location_ptrs = ptrs_new(p->nr_locations);
+	pp->lines = msgs_new(nr_lines, sizeof(*pp->lines), &line_init);
+	pp->line_ptrs = ptrs_new(nr_lines);
+	if (!pp->locations || !pp->location_ptrs || !pp->lines || !pp->line_ptrs)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nr_locations; i++) {
+		const struct prof_location *loc = &p->locations[i];
+		pb_location *pl = pp->location_ptrs[i] = &pp->locations[i];
+		bool files = false;
+
+		pl->id = i + 1;
+		pl->mapping_id = loc->mapping == PROF_NONE ? 0 : loc->mapping + 1;
+		pl->address = loc->address;
+		/* Both innermost first: pprof's last line is the function
+		 * the others were inlined into, as the profile's is. */
+		pl->line = &pp->line_ptrs[l];
+		pl->n_line = loc->nr_lines;
+		for (uint32_t k = 0; k < loc->nr_lines; k++, l++) {
+			const struct prof_line *line = &p->lines[loc->line + k];
+
+			pp->line_ptrs[l] = &pp->lines[l];
+			pp->lines[l].function_id = line->function + 1;
+			pp->lines[l].line = line->line;
+			files |= p->functions[line->function].file != 0;
+		}
+		if (files && loc->mapping != PROF_NONE)
+			pp->mappings[loc->mapping].has_filenames = true;
+	}
+	pp->msg.location = pp->location_ptrs;
+	pp->msg.n_location = p->nr_locations;
+	return 0;
+}
+
+/* The labels: NR_THREAD_LABELS per thread, then one per tag, shared by
+ * every sample that carries them (a repeated field is pointers). */
+static int add_labels(struct pprof *pp, const struct pr_profile *p)
+{
+	size_t nr = (size_t)p->nr_threads * NR_THREAD_LABELS + p->nr_tags;
+
+	pp->labels = msgs_new(nr, sizeof(*pp->labels), &label_init);
+	if (!pp->labels)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nr_threads; i++) {
+		const struct prof_thread *t = &p->threads[i];
+		pb_label *tl = &pp->labels[(size_t)i * NR_THREAD_LABELS];
+
+		tl[L_PID].key = extra(p, S_PID);
+		tl[L_PID].num = t->pid;
+		tl[L_TID].key = extra(p, S_TID);
+		tl[L_TID].num = t->tid;
+		tl[L_THREAD].key = extra(p, S_THREAD);
+		tl[L_THREAD].str = t->comm;
+		tl[L_PROCESS].key = extra(p, S_PROCESS);
+		tl[L_PROCESS].str = t->process;
+	}
+	for (uint32_t i = 0; i < p->nr_tags; i++) {
+		pb_label *tag = &pp->labels[(size_t)p->nr_threads * NR_THREAD_LABELS + i];
+
+		tag->key = p->tags[i].key;
+		tag->str = p->tags[i].value;
+	}
+	return 0;
+}
+
+/* `count` samples' worth of CPU time, each 1e9/freq ns, without the
+ * rounding error of multiplying the rounded period. */
+static int64_t cpu_ns(uint64_t count, uint64_t freq)
+{
+	if (!freq)
+		return 0;
+	return (int64_t)(count * (NS_PER_S / freq) + count * (NS_PER_S % freq) / freq);
+}
+
+static int add_samples(struct pprof *pp, const struct pr_profile *p)
+{
+	size_t nr_labels = NR_THREAD_LABELS + p->nr_tags, nr_ids = 0, id = 0;
+
+	for (uint32_t i = 0; i < p->nr_stacks; i++)
+		nr_ids += p->stacks[i].nr;
+	pp->samples = msgs_new(p->nr_stacks, sizeof(*pp->samples), &sample_init);
+	pp->sample_ptrs = ptrs_new(p->nr_stacks);
+	/* Each sample's labels, ids and values are its slice of one array. */
+	pp->label_ptrs = ptrs_new((size_t)p->nr_stacks * nr_labels);
+	pp->location_ids = calloc(nr_ids + 1, sizeof(*pp->location_ids));
+	pp->values = calloc((size_t)p->nr_stacks * 2 + 1, sizeof(*pp->values));
+	if (!pp->samples || !pp->sample_ptrs || !pp->label_ptrs || !pp->location_ids ||
+	    !pp->values)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
+		const struct prof_stack *st = &p->stacks[i];
+		pb_sample *ps = pp->sample_ptrs[i] = &pp->samples[i];
+		pb_label **labels = &pp->label_ptrs[(size_t)i * nr_labels];
+
+		/* Leaf first, in both. */
+		ps->location_id = &pp->location_ids[id];
+		ps->n_location_id = st->nr;
+		for (uint32_t k = 0; k < st->nr; k++)
+			pp->location_ids[id++] = (uint64_t)p->frames[st->frame + k] + 1;
+		ps->value = &pp->values[(size_t)i * 2];
+		ps->n_value = 2;
+		ps->value[0] = (int64_t)st->count;
+		ps->value[1] = cpu_ns(st->count, p->freq);
+		for (int k = 0; k < NR_THREAD_LABELS; k++)
+			labels[k] = &pp->labels[(size_t)st->thread * NR_THREAD_LABELS + k];
+		for (uint32_t k = 0; k < p->nr_tags; k++)
+			labels[NR_THREAD_LABELS + k] =
+				&pp->labels[(size_t)p->nr_threads * NR_THREAD_LABELS + k];
+		ps->label = labels;
+		ps->n_label = nr_labels;
+	}
+	pp->msg.sample = pp->sample_ptrs;
+	pp->msg.n_sample = p->nr_stacks;
+	return 0;
+}
+
+static void add_header(struct pprof *pp, const struct pr_profile *p)
+{
+	/* As Go's runtime/pprof writes a CPU profile: the count first (the
+	 * convention for the number of events), then the time. */
+	pp->types[0] = value_type_init;
+	pp->types[0].type = extra(p, S_SAMPLES);
+	pp->types[0].unit = extra(p, S_COUNT);
+	pp->types[1] = value_type_init;
+	pp->types[1].type = extra(p, S_CPU);
+	pp->types[1].unit = extra(p, S_NANOSECONDS);
+	pp->period_type = pp->types[1];
+	pp->type_ptrs[0] = &pp->types[0];
+	pp->type_ptrs[1] = &pp->types[1];
+	pp->msg.sample_type = pp->type_ptrs;
+	pp->msg.n_sample_type = 2;
+	pp->msg.period_type = &pp->period_type;
+	pp->msg.period = p->freq ? (int64_t)(NS_PER_S / p->freq) : 0;
+	/* pprof shows the last sample type when this is unset, which is the
+	 * CPU time already; setting it says so to readers that default to the
+	 * first.  Without a frequency the CPU time is all zeros, so the
+	 * counts are what to show. */
+	pp->msg.default_sample_type = extra(p, p->freq ? S_CPU : S_SAMPLES);
+	pp->msg.time_nanos = (int64_t)p->start_ns;
+	pp->msg.duration_nanos = (int64_t)p->duration_ns;
+}
+
+/* gzip `len` bytes of `buf` to `out`: what pprof's files are on disk. */
+static int write_gzip(const uint8_t *buf, size_t len, FILE *out)
+{
+	z_stream zs = { 0 };
+	uint8_t chunk[16384];
+	int ret = 0, zret;
+
+	/* windowBits 15 + 16: a gzip header and trailer, not zlib's. */
+	zret = deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			    Z_DEFAULT_STRATEGY);
+	if (zret != Z_OK)
+		return zret == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
+	zs.next_in = (Bytef *)buf;
+	do {
+		/* avail_in is an unsigned int: a packed profile over 4 GiB
+		 * goes in several parts. */
+		if (!zs.avail_in && len) {
+			zs.avail_in = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
+			len -= zs.avail_in;
+		}
+		zs.next_out = chunk;
+		zs.avail_out = sizeof(chunk);
+		zret = deflate(&zs, len ? Z_NO_FLUSH : Z_FINISH);
+		if (zret == Z_STREAM_ERROR) {
+			ret = -EINVAL;
+			break;
+		}
+		if (fwrite(chunk, 1, sizeof(chunk) - zs.avail_out, out) !=
+		    sizeof(chunk) - zs.avail_out) {
+			ret = -EIO;
+			break;
+		}
+	} while (zret != Z_STREAM_END);
+	deflateEnd(&zs);
+	return ret;
+}
+
+int pr__out_pprof(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o)
+{
+	struct pprof pp = { .msg = PERFTOOLS__PROFILES__PROFILE__INIT };
+	uint8_t *buf = NULL;
+	size_t len;
+	int ret;
+
+	(void)o;
+	ret = add_strings(&pp, p);
+	if (!ret)
+		ret = add_mappings(&pp, p);
+	if (!ret)
+		ret = add_functions(&pp, p);
+	if (!ret)
+		ret = add_locations(&pp, p);
+	if (!ret)
+		ret = add_labels(&pp, p);
+	if (!ret)
+		ret = add_samples(&pp, p);
+	if (ret)
+		goto out;
+	add_header(&pp, p);
+	len = protobuf_c_message_get_packed_size(&pp.msg.base);
+	buf = malloc(len ? len : 1);
+	if (!buf) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	protobuf_c_message_pack(&pp.msg.base, buf);
+	ret = write_gzip(buf, len, out);
+out:
+	free(buf);
+	pprof_free(&pp);
+	return ret;
+}

@@ -1,0 +1,299 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * An interactive SVG flame graph, one self-contained file a browser opens
+ * with nothing else installed: the stacks merged into a tree ("all", then
+ * a process or thread, then its frames root first), drawn root at the
+ * bottom, with a script for details on hover, zoom on click and search.
+ *
+ * The tree is flametree.c's; memory is the tree's, not the samples'.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+enum {
+	IMAGE_WIDTH = 1200,
+	SIDE = 10,                   /* margin left and right */
+	FRAME_HEIGHT = 16,
+	TOP = 60,                    /* title, subtitle, controls */
+	BOTTOM = 30,                 /* the details line */
+	FONT_SIZE = 12,
+};
+
+#define FRAMES_WIDTH (IMAGE_WIDTH - 2 * SIDE)
+/* Verdana's mean advance at 12px, for fitting names without measuring
+ * them: an overrun of a character or two is hidden by the next frame. */
+#define CHAR_WIDTH 7.0
+/* Narrower frames are not drawn (their samples stay in their parents'):
+ * a file of sub-pixel slivers is slow to open and shows nothing. */
+#define MIN_WIDTH 0.1
+
+/* ---- drawing ---- */
+
+static double width_of(uint64_t count, uint64_t total)
+{
+	return (double)count * FRAMES_WIDTH / (double)total;
+}
+
+/*
+ * A frame's fill: a hue range per kind, and a place in it by a hash of
+ * the name, so that a function has the same colour wherever it is and in
+ * every graph.  User code is warm (red to yellow), kernel blue, JIT green,
+ * inlined functions aqua.
+ */
+static void frame_color(const char *label, enum prof_tree_kind kind, int rgb[3])
+{
+	static const struct { uint8_t lo[3], span[3]; } palette[PROF_TREE_KINDS] = {
+		[PROF_TREE_USER] = { { 205, 40, 0 }, { 50, 190, 55 } },
+		[PROF_TREE_KERNEL] = { { 70, 110, 215 }, { 60, 50, 40 } },
+		[PROF_TREE_JIT] = { { 50, 185, 50 }, { 70, 55, 70 } },
+		[PROF_TREE_INLINE] = { { 60, 200, 200 }, { 60, 40, 40 } },
+	};
+	uint64_t h = prof__tree_hash(0, label);
+	/* One value moves along the range's axis, so a warm frame goes
+	 * from red to yellow rather than to a muddy mix. */
+	double v = (double)(h & 0xffff) / 0xffff, w = (double)(h >> 16 & 0xffff) / 0xffff;
+
+	for (int c = 0; c < 3; c++)
+		rgb[c] = palette[kind].lo[c] +
+			 (int)(palette[kind].span[c] * (c == 2 ? w : v));
+}
+
+/* The name, cut with ".." to what `width` pixels hold (nothing when even
+ * that does not fit), escaped.  Cuts fall between UTF-8 characters. */
+static void write_fitted(FILE *out, const char *s, double width)
+{
+	long fit = (long)((width - 6) / CHAR_WIDTH);
+	size_t chars = 0, cut = 0;
+	char buf[1024];
+
+	for (const char *c = s; *c; c++)
+		if ((*c & 0xc0) != 0x80 && chars++ == (size_t)(fit > 2 ? fit - 2 : 0))
+			cut = (size_t)(c - s);
+	if ((long)chars <= fit) {
+		pr__xml_text(out, s);
+	} else if (fit >= 3 && cut < sizeof(buf) - 3) {
+		memcpy(buf, s, cut);
+		memcpy(buf + cut, "..", 3);
+		pr__xml_text(out, buf);
+	}
+}
+
+static void write_frame(FILE *out, const struct prof_tree_node *n, uint64_t total, int height)
+{
+	double x = SIDE + width_of(n->offset, total), w = width_of(n->count, total);
+	int y = height - BOTTOM - (int)(n->depth + 1) * FRAME_HEIGHT, rgb[3];
+
+	frame_color(n->label, n->kind, rgb);
+	fprintf(out, "<g class=\"f\" data-o=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%u\">"
+		"<title>", n->offset, n->count, n->depth);
+	pr__xml_text(out, n->label);
+	fprintf(out, " (%" PRIu64 " sample%s, %.2f%%)</title>", n->count, n->count == 1 ? "" : "s",
+		100.0 * (double)n->count / (double)total);
+	fprintf(out, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\""
+		" rx=\"2\"/><text x=\"%.1f\" y=\"%.1f\">", x, y, w, FRAME_HEIGHT - 1,
+		rgb[0], rgb[1], rgb[2], x + 3, y + FRAME_HEIGHT * 0.72);
+	write_fitted(out, n->label, w);
+	fputs("</text></g>\n", out);
+}
+
+static void write_legend(FILE *out)
+{
+	static const char *const names[PROF_TREE_KINDS] = {
+		[PROF_TREE_USER] = "user", [PROF_TREE_KERNEL] = "kernel",
+		[PROF_TREE_JIT] = "JIT", [PROF_TREE_INLINE] = "inlined",
+	};
+	int rgb[3], x = SIDE;
+
+	for (int k = 0; k < PROF_TREE_KINDS; k++) {
+		frame_color("", k, rgb);
+		fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" rx=\"2\""
+			" fill=\"rgb(%d,%d,%d)\"/><text x=\"%d\" y=\"%d\" class=\"ctl-off\">%s</text>\n",
+			x, TOP - 20, rgb[0], rgb[1], rgb[2], x + 14, TOP - 11, names[k]);
+		x += 14 + (int)(strlen(names[k]) * CHAR_WIDTH) + 12;
+	}
+}
+
+/* Runs when the document has been parsed (it is the last element).  Each
+ * frame's data-o, data-n and data-d (offset, samples, depth) say where it
+ * is, exactly, so zooming needs no geometry read back from the page. */
+static const char script[] =
+"var frames = [], total = 0, zoomed = null, searching = null, lastRe = '';\n"
+"var byId = function (id) { return document.getElementById(id); };\n"
+"var details = byId('details'), matched = byId('matched');\n"
+"var unzoom = byId('unzoom'), searchCtl = byId('search');\n"
+"var gs = byId('frames').getElementsByTagName('g');\n"
+"for (var i = 0; i < gs.length; i++) {\n"
+"  var g = gs[i], info = g.getElementsByTagName('title')[0].textContent;\n"
+"  var f = { g: g, rect: g.getElementsByTagName('rect')[0],\n"
+"    text: g.getElementsByTagName('text')[0], info: info,\n"
+"    name: info.slice(0, info.lastIndexOf(' (')),\n"
+"    o: +g.getAttribute('data-o'), n: +g.getAttribute('data-n'),\n"
+"    d: +g.getAttribute('data-d') };\n"
+"  f.fill = f.rect.getAttribute('fill');\n"
+"  g.frame = f;\n"
+"  frames.push(f);\n"
+"  if (f.d === 0) total = f.n;\n"
+"}\n"
+"function frameOf(el) {\n"
+"  while (el && !el.frame) el = el.parentNode;\n"
+"  return el ? el.frame : null;\n"
+"}\n"
+"function fitName(f, w) {\n"
+"  var room = Math.floor((w - 6) / CHAR_W), s = f.name;\n"
+"  if (s.length > room) s = room < 3 ? '' : s.slice(0, room - 2) + '..';\n"
+"  f.text.textContent = s;\n"
+"}\n"
+"/* Fill the width with z (null: everything); its ancestors span the\n"
+"   width dimmed, what is neither it, below it nor above it is hidden. */\n"
+"function zoom(z) {\n"
+"  var zo = z ? z.o : 0, zn = z ? z.n : total, zd = z ? z.d : 0;\n"
+"  zoomed = z;\n"
+"  unzoom.setAttribute('class', z ? 'ctl' : 'ctl-off');\n"
+"  frames.forEach(function (f) {\n"
+"    var inside = f.o >= zo && f.o + f.n <= zo + zn;\n"
+"    var above = f.d < zd && f.o <= zo && f.o + f.n >= zo + zn;\n"
+"    var x = SIDE, w = WIDTH;\n"
+"    if (!(above || (inside && f.d >= zd))) {\n"
+"      f.g.setAttribute('display', 'none');\n"
+"      return;\n"
+"    }\n"
+"    f.g.removeAttribute('display');\n"
+"    f.g.setAttribute('class', above ? 'f dim' : 'f');\n"
+"    if (!above) {\n"
+"      x = SIDE + (f.o - zo) * WIDTH / zn;\n"
+"      w = f.n * WIDTH / zn;\n"
+"    }\n"
+"    f.rect.setAttribute('x', x.toFixed(1));\n"
+"    f.rect.setAttribute('width', w.toFixed(1));\n"
+"    f.text.setAttribute('x', (x + 3).toFixed(1));\n"
+"    fitName(f, w);\n"
+"  });\n"
+"}\n"
+"/* Colour the frames whose name matches re (null: none).  The matched\n"
+"   share counts a sample once even when a match is below another. */\n"
+"function highlight(re) {\n"
+"  var hits = [], sum = 0, end = -1;\n"
+"  searching = re;\n"
+"  frames.forEach(function (f) {\n"
+"    var hit = re !== null && re.test(f.name);\n"
+"    f.rect.setAttribute('fill', hit ? HIT : f.fill);\n"
+"    if (hit) hits.push(f);\n"
+"  });\n"
+"  hits.sort(function (a, b) { return a.o - b.o || a.d - b.d; });\n"
+"  hits.forEach(function (f) {\n"
+"    if (f.o >= end) { sum += f.n; end = f.o + f.n; }\n"
+"  });\n"
+"  searchCtl.textContent = re ? 'Reset Search' : 'Search';\n"
+"  matched.textContent = re ? 'Matched: ' + (total ? 100 * sum / total : 0).toFixed(2) +\n"
+"    '% (' + hits.length + ' frames)' : '';\n"
+"}\n"
+"function askSearch() {\n"
+"  var s = prompt('Search for (regular expression):', lastRe), re;\n"
+"  if (s === null || s === '') return;\n"
+"  try { re = new RegExp(s); } catch (e) { alert('Not a regular expression: ' + e.message); return; }\n"
+"  lastRe = s;\n"
+"  highlight(re);\n"
+"}\n"
+"byId('frames').addEventListener('mouseover', function (e) {\n"
+"  var f = frameOf(e.target);\n"
+"  if (f) details.textContent = f.info;\n"
+"});\n"
+"byId('frames').addEventListener('mouseout', function () { details.textContent = ' '; });\n"
+"byId('frames').addEventListener('click', function (e) {\n"
+"  var f = frameOf(e.target);\n"
+"  if (f) zoom(f.d === 0 ? null : f);\n"
+"});\n"
+"unzoom.addEventListener('click', function () { zoom(null); });\n"
+"searchCtl.addEventListener('click', function () {\n"
+"  if (searching) highlight(null); else askSearch();\n"
+"});\n"
+"window.addEventListener('keydown', function (e) {\n"
+"  if ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.key === 'F' || e.keyCode === 70)) {\n"
+"    e.preventDefault();\n"
+"    askSearch();\n"
+"  } else if (e.key === 'Escape') {\n"
+"    if (searching) highlight(null); else if (zoomed) zoom(null);\n"
+"  }\n"
+"});\n"
+"})();\n";
+
+static void write_header(FILE *out, const struct pr_profile *p, const char *title,
+			 uint64_t total, int height)
+{
+	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\""
+		" height=\"%d\" viewBox=\"0 0 %d %d\">\n", IMAGE_WIDTH, height, IMAGE_WIDTH, height);
+	fputs("<defs><linearGradient id=\"bg\" x1=\"0\" y1=\"0\" x2=\"0\" y2=\"1\">"
+	      "<stop offset=\"0\" stop-color=\"#fbfbf8\"/>"
+	      "<stop offset=\"1\" stop-color=\"#eeecdc\"/></linearGradient></defs>\n"
+	      "<style>\n"
+	      "text { font-family: Verdana, sans-serif; font-size: 12px; fill: #000; }\n"
+	      "#title { font-size: 17px; }\n"
+	      ".f { cursor: pointer; }\n"
+	      ".f:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+	      ".f text { pointer-events: none; }\n"
+	      ".dim { opacity: 0.5; }\n"
+	      ".ctl { cursor: pointer; fill: #2a55a0; }\n"
+	      ".ctl-off { fill: #555; }\n"
+	      "#unzoom.ctl-off { opacity: 0; cursor: default; }\n"
+	      "</style>\n", out);
+	fprintf(out, "<rect width=\"100%%\" height=\"100%%\" fill=\"url(#bg)\"/>\n"
+		"<text id=\"title\" x=\"%d\" y=\"24\" text-anchor=\"middle\">",
+		IMAGE_WIDTH / 2);
+	pr__xml_text(out, title);
+	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"%d\" text-anchor=\"middle\""
+		" class=\"ctl-off\">%" PRIu64 " sample%s", IMAGE_WIDTH / 2, TOP - 11, total,
+		total == 1 ? "" : "s");
+	if (p->freq)
+		fprintf(out, " at %" PRIu64 " Hz", p->freq);
+	if (p->duration_ns)
+		fprintf(out, " over %.2f s", (double)p->duration_ns / 1e9);
+	fprintf(out, "</text>\n"
+		"<text id=\"unzoom\" x=\"%d\" y=\"24\" class=\"ctl-off\">Reset Zoom</text>\n"
+		"<text id=\"search\" x=\"%d\" y=\"24\" text-anchor=\"end\" class=\"ctl\">Search</text>\n"
+		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n"
+		"<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"></text>\n",
+		SIDE, IMAGE_WIDTH - SIDE, SIDE, height - 10, IMAGE_WIDTH - SIDE, height - 10);
+	write_legend(out);
+}
+
+int pr__out_svg(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o)
+{
+	struct prof_tree t = { 0 };
+	uint32_t max_depth = 0;
+	uint64_t total;
+	int ret, height;
+
+	if ((ret = prof__tree_build(&t, p, o)) || (ret = prof__tree_layout(&t, NULL)))
+		goto out;
+	total = t.nodes[0].count;
+	for (uint32_t i = 0; total && i < t.nr; i++)
+		if (width_of(t.nodes[i].count, total) >= MIN_WIDTH && t.nodes[i].depth > max_depth)
+			max_depth = t.nodes[i].depth;
+	height = TOP + (int)(max_depth + 1) * FRAME_HEIGHT + BOTTOM;
+	write_header(out, p, o->title ? o->title : "dwarfsample", total, height);
+	fputs("<g id=\"frames\">\n", out);
+	/* A narrow frame's children are narrower still: skipping by width
+	 * alone drops whole subtrees. */
+	for (uint32_t i = 0; total && i < t.nr && !ferror(out); i++)
+		if (width_of(t.nodes[i].count, total) >= MIN_WIDTH)
+			write_frame(out, &t.nodes[i], total, height);
+	fputs("</g>\n", out);
+	if (!total)
+		fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"ctl-off\">"
+			"No samples</text>\n", IMAGE_WIDTH / 2, TOP + FRAME_HEIGHT - 4);
+	fprintf(out, "<script type=\"text/ecmascript\"><![CDATA[\n(function () {\n"
+		"\"use strict\";\nvar SIDE = %d, WIDTH = %d, CHAR_W = %.1f, HIT = 'rgb(230,0,230)';\n",
+		SIDE, FRAMES_WIDTH, CHAR_WIDTH);
+	fputs(script, out);
+	fputs("]]></script>\n</svg>\n", out);
+	if (ferror(out))
+		ret = -EIO;
+out:
+	prof__tree_free(&t);
+	return ret;
+}

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The open perf.data file, shared by perfdata_read.c (header, attrs,
+ * records) and perfdata_feat.c (feature sections).
+ */
+#ifndef PR_PERFDATA_READ_H
+#define PR_PERFDATA_READ_H
+
+#include "records/records.h"
+#include "perfdata/perfdata.h"
+
+struct pr_file_attr {
+	struct perf_event_attr attr;
+	struct pr_parse_cfg cfg;
+	const unsigned char *ids;    /* nr_ids u64s in the file, unaligned */
+	size_t nr_ids;
+};
+
+/* id -> attr, sorted by id; only built when there are several attrs. */
+struct pr_file_id {
+	uint64_t id;
+	size_t attr;
+};
+
+/* A record waiting to be handed out: its time and where it is. */
+struct pr_file_index {
+	uint64_t time;
+	uint64_t off;
+};
+
+struct pr_file {
+	struct pr_logger lg;
+	char *name;                  /* the path, for messages */
+	const unsigned char *buf;
+	size_t len;
+	bool mapped;
+	struct perfdata_header h;
+
+	struct pr_file_attr *attrs;
+	size_t nr_attrs;
+	struct pr_file_id *ids;
+	size_t nr_ids;
+	int64_t sample_id_word;      /* id's u64 index after a sample's header */
+	int64_t other_id_word;       /* ... before the end of other records */
+
+	/* The records, [data_start, data_end). */
+	uint64_t data_start, data_end;
+	bool truncated;
+
+	/* The walk in file order (perfdata_walk.c). */
+	uint64_t cursor;
+	bool walk_done;
+	uint64_t prev_time;          /* for records without a time */
+	/* Records walked but not handed out: a min-heap on (time, offset).
+	 * Those at or before flush_limit may go out (perf's round rule). */
+	struct pr_file_index *heap;
+	size_t nr_heap, cap_heap;
+	uint64_t flush_limit, round_mark, max_time;
+	/* Mapped pages given back behind the walk, per 4 MiB chunk. */
+	uint32_t *chunk_left;        /* records of the chunk still queued */
+	size_t nr_chunks, released;  /* chunks [0, released) given back */
+	unsigned char *bounce;       /* for records that are not 8-aligned */
+	struct pr_file_stats stats;
+	uint64_t counted_to;         /* stats cover records before this */
+
+	/* Features. */
+	char *strings[PR_FILE_CPUDESC + 1];
+	bool has_nr_cpus;
+	uint32_t nr_cpus_avail, nr_cpus_online;
+	char **cmdline;
+	size_t nr_cmdline;
+	char **event_names;          /* per attr, from EVENT_DESC; NULL when none */
+	char **made_names;           /* per attr, made from the attr, as asked for */
+	struct pr_build_id *build_ids;
+	size_t nr_build_ids;
+};
+
+/* perfdata_feat.c: parse the feature sections after the data; a malformed
+ * section is skipped with a warning (the records are still good). */
+int pr__file_read_features(struct pr_file *f);
+void pr__file_free_features(struct pr_file *f);
+
+const struct pr_file_attr *pr__file_attr_of(const struct pr_file *f,
+					    const unsigned char *p, uint64_t size);
+
+/* perfdata_read.c: log why the file is refused, naming the byte offset;
+ * returns -EBADMSG. */
+__attribute__((format(printf, 3, 4)))
+int pr__file_bad(struct pr_file *f, uint64_t off, const char *fmt, ...);
+/* Is [off, off + len) inside the file? */
+bool pr__file_has(const struct pr_file *f, uint64_t off, uint64_t len);
+
+#endif

@@ -1,0 +1,378 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Walking a perf.data file's records and handing them out in timestamp
+ * order, in one pass.
+ *
+ * perf record drains every ring, then writes FINISHED_ROUND.  No record
+ * written after a round's end is older than the newest record written
+ * before the previous round's end (the rings are drained in passes), so at
+ * the end of each round everything up to that older mark can go out in
+ * time order: a heap holds just the records of the last two rounds.  Files
+ * without round marks are sorted whole, which is the same rule with one
+ * round.
+ *
+ * The mapped file's pages are handed back (MADV_DONTNEED: still mapped,
+ * re-read from the page cache if touched again) once the walk has passed a
+ * 4 MiB chunk and every record starting in it has been handed out, so a
+ * multi-gigabyte capture stays at a few chunks of resident memory.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "perfdata/perfdata_read.h"
+
+#define CHUNK_SHIFT 22
+
+static void release_chunk(const struct pr_file *f, size_t chunk)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uint64_t from = (uint64_t)chunk << CHUNK_SHIFT;
+	uint64_t to = from + (UINT64_C(1) << CHUNK_SHIFT);
+	uintptr_t lo, hi;
+
+	if (to > f->len)
+		to = f->len;
+	lo = ((uintptr_t)f->buf + from + page - 1) & ~(page - 1);
+	hi = ((uintptr_t)f->buf + to) & ~(page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
+/* Give back every chunk the walk has left behind with nothing queued. */
+static void release_behind(struct pr_file *f)
+{
+	size_t behind = (size_t)(f->cursor >> CHUNK_SHIFT);
+
+	if (!f->mapped)
+		return;
+	while (f->released < behind &&
+	       (f->released >= f->nr_chunks || !f->chunk_left[f->released]))
+		release_chunk(f, f->released++);
+}
+
+static int chunk_hold(struct pr_file *f, uint64_t off)
+{
+	size_t chunk = (size_t)(off >> CHUNK_SHIFT);
+
+	if (!f->mapped)
+		return 0;
+	if (chunk >= f->nr_chunks) {
+		size_t n = chunk + 1;
+		uint32_t *v = realloc(f->chunk_left, n * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		memset(v + f->nr_chunks, 0, (n - f->nr_chunks) * sizeof(*v));
+		f->chunk_left = v;
+		f->nr_chunks = n;
+	}
+	f->chunk_left[chunk]++;
+	return 0;
+}
+
+static void chunk_done(struct pr_file *f, uint64_t off)
+{
+	size_t chunk = (size_t)(off >> CHUNK_SHIFT);
+
+	if (f->mapped && chunk < f->nr_chunks && !--f->chunk_left[chunk])
+		release_behind(f);
+}
+
+/* ---- the heap of records waiting for their turn ---- */
+
+static bool before(const struct pr_file_index *a, const struct pr_file_index *b)
+{
+	return a->time < b->time || (a->time == b->time && a->off < b->off);
+}
+
+static int heap_push(struct pr_file *f, uint64_t time, uint64_t off)
+{
+	struct pr_file_index *h;
+	size_t i;
+
+	if (f->nr_heap == f->cap_heap) {
+		size_t cap = f->cap_heap ? f->cap_heap * 2 : 1024;
+
+		h = realloc(f->heap, cap * sizeof(*h));
+		if (!h)
+			return -ENOMEM;
+		f->heap = h;
+		f->cap_heap = cap;
+	}
+	h = f->heap;
+	i = f->nr_heap++;
+	h[i] = (struct pr_file_index){ time, off };
+	while (i && before(&h[i], &h[(i - 1) / 2])) {
+		struct pr_file_index t = h[i];
+
+		h[i] = h[(i - 1) / 2];
+		h[(i - 1) / 2] = t;
+		i = (i - 1) / 2;
+	}
+	return 0;
+}
+
+static struct pr_file_index heap_pop(struct pr_file *f)
+{
+	struct pr_file_index *h = f->heap, top = h[0];
+	size_t i = 0, n = --f->nr_heap;
+
+	h[0] = h[n];
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		struct pr_file_index t;
+
+		if (l < n && before(&h[l], &h[m]))
+			m = l;
+		if (r < n && before(&h[r], &h[m]))
+			m = r;
+		if (m == i)
+			break;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+	return top;
+}
+
+/* ---- the walk ---- */
+
+/* The record's timestamp, read at its fixed place, or `prev` when it has
+ * none (it then keeps its place after its predecessor). */
+static uint64_t record_time(const struct pr_file_attr *a, const unsigned char *p,
+			    uint64_t size, uint32_t type, uint64_t prev)
+{
+	uint64_t t = a->attr.sample_type, v, off;
+
+	if (!(t & PERF_SAMPLE_TIME))
+		return prev;
+	if (type == PERF_RECORD_SAMPLE) {
+		off = 8 + 8 * (uint64_t)(!!(t & PERF_SAMPLE_IDENTIFIER) +
+					 !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID));
+	} else if (a->attr.sample_id_all) {
+		uint64_t after = !!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID) +
+				 !!(t & PERF_SAMPLE_CPU) + !!(t & PERF_SAMPLE_IDENTIFIER);
+
+		if (size < 16 + 8 * after)
+			return prev;
+		off = size - 8 - 8 * after;
+	} else {
+		return prev;
+	}
+	if (off + 8 > size)
+		return prev;
+	memcpy(&v, p + off, 8);
+	return v;
+}
+
+static void count_record(struct pr_file *f, const struct perf_event_header *hd,
+			 const unsigned char *p, uint64_t time)
+{
+	struct pr_file_stats *st = &f->stats;
+
+	st->records++;
+	st->by_type[hd->type < PR_RECORD_KERNEL_MAX ? hd->type : 0]++;
+	if (hd->type == PERF_RECORD_SAMPLE) {
+		if (!st->samples++ || time < st->first_sample_time)
+			st->first_sample_time = time;
+		if (time > st->last_sample_time)
+			st->last_sample_time = time;
+	} else if (hd->type == PERF_RECORD_LOST && hd->size >= 24) {
+		uint64_t lost;
+
+		memcpy(&lost, p + 16, 8);
+		st->lost += lost;
+	}
+}
+
+/* The size the record at `off` takes, header checked: > 0, or 0 at a
+ * clean end (a salvaged file's torn last record), or -EBADMSG. */
+static int64_t record_extent(struct pr_file *f, uint64_t off,
+			     struct perf_event_header *hd)
+{
+	uint64_t end = f->data_end, size;
+
+	if (end - off < sizeof(*hd)) {
+		if (f->truncated)
+			return 0;
+		return pr__file_bad(f, off, "truncated record header (%llu bytes left)",
+				    (unsigned long long)(end - off));
+	}
+	memcpy(hd, f->buf + off, sizeof(*hd));
+	size = hd->size;
+	if (size < sizeof(*hd)) {
+		if (f->truncated)
+			return 0;
+		return pr__file_bad(f, off, "record size below 8 (%llu)",
+				    (unsigned long long)size);
+	}
+	if (size > end - off) {
+		if (f->truncated)
+			return 0;
+		return pr__file_bad(f, off, "record runs past the end of the data "
+				    "section (%llu bytes)", (unsigned long long)size);
+	}
+	if (hd->type == PERFDATA_RECORD_AUXTRACE && size >= 16) {
+		uint64_t aux;
+
+		/* AUX trace data follows the record, outside its size. */
+		memcpy(&aux, f->buf + off + 8, 8);
+		if (aux > end - off - size) {
+			if (f->truncated)
+				return 0;
+			return pr__file_bad(f, off, "AUX trace data runs past the data "
+					    "section (%llu bytes)", (unsigned long long)aux);
+		}
+		size += aux;
+	}
+	if (hd->type == PERFDATA_RECORD_COMPRESSED ||
+	    hd->type == PERFDATA_RECORD_COMPRESSED2)
+		return pr__file_bad(f, off, "compressed perf.data (perf record -z) is "
+				    "not supported; decompress it with 'perf inject "
+				    "-i IN -o OUT'");
+	return (int64_t)size;
+}
+
+/* One step of the walk: queue a kernel record, or note a round's end.
+ * 1 when it stepped, 0 at the end, -errno when the walk must stop. */
+static int walk_one(struct pr_file *f)
+{
+	struct perf_event_header hd;
+	uint64_t off = f->cursor;
+	int64_t size;
+	int err;
+
+	if (off >= f->data_end)
+		return 0;
+	size = record_extent(f, off, &hd);
+	if (size <= 0)
+		return (int)size;
+	f->cursor += (uint64_t)size;
+	if (hd.type == PERFDATA_RECORD_FINISHED_ROUND) {
+		f->flush_limit = f->round_mark;
+		f->round_mark = f->max_time;
+	} else if (hd.type < PERFDATA_RECORD_USER_START) {
+		const struct pr_file_attr *a = pr__file_attr_of(f, f->buf + off, (uint64_t)size);
+
+		f->prev_time = record_time(a, f->buf + off, (uint64_t)size, hd.type,
+					   f->prev_time);
+		if (f->prev_time > f->max_time)
+			f->max_time = f->prev_time;
+		if (off >= f->counted_to)
+			count_record(f, &hd, f->buf + off, f->prev_time);
+		err = heap_push(f, f->prev_time, off);
+		if (!err)
+			err = chunk_hold(f, off);
+		if (err)
+			return err;
+	}
+	if (f->cursor > f->counted_to)
+		f->counted_to = f->cursor;
+	release_behind(f);
+	return 1;
+}
+
+/* The next record's offset in time order, or 0 at the end; -errno when
+ * the walk stopped on a corrupt header (reported once). */
+static int64_t next_offset(struct pr_file *f)
+{
+	for (;;) {
+		int n;
+
+		if (f->nr_heap && (f->walk_done || f->heap[0].time <= f->flush_limit)) {
+			struct pr_file_index e = heap_pop(f);
+
+			chunk_done(f, e.off);
+			return (int64_t)e.off;
+		}
+		if (f->walk_done)
+			return 0;
+		n = walk_one(f);
+		if (n <= 0) {
+			f->walk_done = true;
+			if (n < 0)
+				return n;
+		}
+	}
+}
+
+int pr_file_read(struct pr_file *f, struct pr_record *rec)
+{
+	const struct pr_file_attr *a;
+	const unsigned char *p;
+	const char *why = NULL;
+	int64_t off;
+	uint16_t size;
+
+	if (!f || !rec)
+		return -EINVAL;
+	off = next_offset(f);
+	if (off <= 0)
+		return (int)off;
+	p = f->buf + off;
+	memcpy(&size, p + 6, 2);
+	/* Records are 8-aligned in every file perf writes; a foreign one
+	 * gets copied so the typed views stay aligned. */
+	if ((uintptr_t)p % 8) {
+		if (!f->bounce) {
+			f->bounce = malloc(PR_MAX_RECORD_SIZE + 1);
+			if (!f->bounce)
+				return -ENOMEM;
+		}
+		memcpy(f->bounce, p, size);
+		p = f->bounce;
+	}
+	a = pr__file_attr_of(f, p, size);
+	if (pr__record_parse(&a->cfg, p, size, rec, &why)) {
+		pr__log(&f->lg, PR_LOG_ERROR, "%s: corrupt %s record at byte offset "
+			"%llu: %s; record skipped", f->name, pr_record_type_name(rec->type),
+			(unsigned long long)off, why);
+		return -EBADMSG;
+	}
+	return 1;
+}
+
+int pr_file_consume(struct pr_file *f, pr_record_fn cb, void *ctx)
+{
+	struct pr_record rec;
+	int n, count = 0, bad_seen = 0;
+
+	if (!f || !cb)
+		return -EINVAL;
+	while ((n = pr_file_read(f, &rec)) != 0) {
+		if (n == -EBADMSG) {
+			bad_seen = n;
+			continue;
+		}
+		if (n < 0)
+			return n;
+		n = cb(&rec, ctx);
+		if (n < 0)
+			return n;
+		count++;
+	}
+	return bad_seen ? bad_seen : count;
+}
+
+void pr_file_rewind(struct pr_file *f)
+{
+	if (!f)
+		return;
+	f->cursor = f->data_start;
+	f->walk_done = false;
+	f->prev_time = 0;
+	f->nr_heap = 0;
+	f->flush_limit = f->round_mark = f->max_time = 0;
+	if (f->chunk_left)
+		memset(f->chunk_left, 0, f->nr_chunks * sizeof(*f->chunk_left));
+	f->released = 0;
+}
+
+int pr_file_stats(const struct pr_file *f, struct pr_file_stats *st)
+{
+	return f ? pr__stats_copy(st, &f->stats, sizeof(*st)) : -EINVAL;
+}

@@ -1,0 +1,611 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Writing perf.data.  The header, ids and attr go out first with a data
+ * size of 0; records stream after them through a buffer pushed out at every
+ * round; closing writes the feature sections after the data and rewrites
+ * the header.  A recorder killed midway thus leaves a file whose header
+ * says "unfinished" and whose data holds every round that was flushed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "model/model.h"
+#include "perfdata/perfdata.h"
+
+#define WRITE_BUFFER (1u << 20)
+
+_Static_assert(sizeof(struct perf_event_attr) >= PERFDATA_ATTR_SIZE,
+	       "the kernel headers' perf_event_attr is older than VER7");
+
+struct pr_writer {
+	struct pr_logger lg;
+	int fd;
+	char *path;
+	int err;                     /* first error, sticky */
+	struct perf_event_attr attr;
+	uint64_t *ids;
+	size_t nr_ids;
+	char **argv;
+	int argc;
+
+	uint64_t data_offset, data_size;
+	unsigned char *buf;
+	size_t fill;
+	bool round_open;             /* records since the last round mark */
+
+	/* The mappings as records arrive, to read a sampled file's build-id
+	 * through /proc/PID/map_files while its process still runs.  Records
+	 * arrive ring by ring, not in time order, so which files were hit is
+	 * settled at close by replaying the file in time order (`hits`). */
+	struct pr_model *maps;
+	struct pr_model *hits;
+	bool kernel_hit;
+	uint64_t first_time, last_time;
+};
+
+static int fail(struct pr_writer *w, int err, const char *what)
+{
+	if (!w->err) {
+		w->err = err;
+		pr__log(&w->lg, PR_LOG_ERROR, "writing %s failed (%s): %s", w->path,
+			what, strerror(-err));
+	}
+	return w->err;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int flush(struct pr_writer *w)
+{
+	int err;
+
+	if (w->err || !w->fill)
+		return w->err;
+	err = write_all(w->fd, w->buf, w->fill);
+	if (err)
+		return fail(w, err, "data");
+	w->data_size += w->fill;
+	w->fill = 0;
+	return 0;
+}
+
+static int append(struct pr_writer *w, const void *p, size_t len)
+{
+	if (w->err)
+		return w->err;
+	if (w->fill + len > WRITE_BUFFER && flush(w))
+		return w->err;
+	if (len > WRITE_BUFFER) {
+		int err = write_all(w->fd, p, len);
+
+		if (err)
+			return fail(w, err, "data");
+		w->data_size += len;
+		return 0;
+	}
+	memcpy(w->buf + w->fill, p, len);
+	w->fill += len;
+	return 0;
+}
+
+static void header_fill(const struct pr_writer *w, struct perfdata_header *h,
+			const uint64_t features[4])
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = PERFDATA_MAGIC;
+	h->size = sizeof(*h);
+	h->attr_size = PERFDATA_ATTR_SIZE + sizeof(struct perfdata_section);
+	h->attrs.offset = sizeof(*h) + w->nr_ids * sizeof(uint64_t);
+	h->attrs.size = h->attr_size;
+	h->data.offset = w->data_offset;
+	h->data.size = w->data_size;
+	if (features)
+		memcpy(h->features, features, sizeof(h->features));
+}
+
+/* header | ids | the attr entry pointing at them.  Data starts after. */
+static int write_preamble(struct pr_writer *w)
+{
+	struct perfdata_header h;
+	struct perfdata_section ids = {
+		sizeof(h), w->nr_ids * sizeof(uint64_t) };
+	int err;
+
+	w->data_offset = sizeof(h) + ids.size + PERFDATA_ATTR_SIZE + sizeof(ids);
+	header_fill(w, &h, NULL);
+	err = write_all(w->fd, &h, sizeof(h));
+	if (!err)
+		err = write_all(w->fd, w->ids, ids.size);
+	if (!err)
+		err = write_all(w->fd, &w->attr, PERFDATA_ATTR_SIZE);
+	if (!err)
+		err = write_all(w->fd, &ids, sizeof(ids));
+	return err;
+}
+
+static int copy_cmdline(struct pr_writer *w, const struct pr_writer_opts *opts)
+{
+	int argc = PR_OPTS_HAS(opts, argv) && opts->argv ? opts->argc : 0;
+
+	if (argc <= 0)
+		return 0;
+	w->argv = calloc((size_t)argc, sizeof(char *));
+	if (!w->argv)
+		return -ENOMEM;
+	for (int i = 0; i < argc; i++) {
+		w->argv[i] = strdup(opts->argv[i] ? opts->argv[i] : "");
+		if (!w->argv[i])
+			return -ENOMEM;
+		w->argc = i + 1;
+	}
+	return 0;
+}
+
+static void writer_free(struct pr_writer *w)
+{
+	if (w->fd >= 0)
+		close(w->fd);
+	for (int i = 0; i < w->argc; i++)
+		free(w->argv[i]);
+	free(w->argv);
+	pr__model_free(w->maps);
+	pr__model_free(w->hits);
+	free(w->buf);
+	free(w->ids);
+	free(w->path);
+	free(w);
+}
+
+struct pr_writer *pr_writer_open(const char *path, const struct perf_event_attr *attr,
+				 const uint64_t *ids, size_t nr_ids,
+				 const struct pr_writer_opts *opts)
+{
+	struct pr_writer *w;
+	int err = 0;
+
+	if (!path || !attr || (nr_ids && !ids) || !PR_OPTS_VALID(opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return NULL;
+	w->fd = -1;
+	if (PR_OPTS_HAS(opts, log_ctx)) {
+		w->lg.fn = opts->log;
+		w->lg.ctx = opts->log_ctx;
+	}
+	w->attr = *attr;
+	w->attr.size = PERFDATA_ATTR_SIZE;
+	w->nr_ids = nr_ids;
+	w->first_time = UINT64_MAX;
+	w->path = strdup(path);
+	w->ids = malloc(nr_ids ? nr_ids * sizeof(*ids) : 1);
+	w->buf = malloc(WRITE_BUFFER);
+	w->maps = pr__model_new();
+	if (!w->path || !w->ids || !w->buf || !w->maps || copy_cmdline(w, opts)) {
+		writer_free(w);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (nr_ids)
+		memcpy(w->ids, ids, nr_ids * sizeof(*ids));
+	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (w->fd < 0) {
+		err = -errno;
+		pr__log(&w->lg, PR_LOG_ERROR, "cannot create %s: %s; choose another "
+			"output path (-o) or check the directory's permissions",
+			path, strerror(-err));
+	} else if ((err = write_preamble(w))) {
+		pr__log(&w->lg, PR_LOG_ERROR, "writing %s failed: %s", path,
+			strerror(-err));
+	}
+	if (err) {
+		writer_free(w);
+		errno = -err;
+		return NULL;
+	}
+	return w;
+}
+
+/* The build-id of a file a sample landed in, read while the process still
+ * runs: its map_files entry is the very file mapped, even if it has since
+ * been replaced or deleted on disk.  Best effort and first hit only: the
+ * reads are few, and close fills in what this misses. */
+static void note_hit(const struct pr_record *rec, const struct pr_map *m)
+{
+	struct pr_dso *d = m->dso;
+	size_t len = 0;
+	char path[128];
+
+	if (d->build_id_tried || d->build_id_size)
+		return;
+	d->build_id_tried = true;
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", rec->pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	if (!pr__build_id_path(path, d->build_id, &len))
+		d->build_id_size = (uint8_t)len;
+}
+
+static int track(struct pr_writer *w, const struct pr_record *rec)
+{
+	const struct pr_map *m;
+
+	if (rec->type != PERF_RECORD_SAMPLE)
+		return pr__model_apply(w->maps, rec) ? fail(w, -ENOMEM, "memory") : 0;
+	if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL) {
+		m = pr__model_find(w->maps, rec->pid, rec->u.sample.ip);
+		if (m)
+			note_hit(rec, m);
+	}
+	return 0;
+}
+
+int pr_writer_write(struct pr_writer *w, const struct pr_record *rec)
+{
+	int err;
+
+	if (!w || !rec || !rec->raw || rec->size < 8)
+		return -EINVAL;
+	err = append(w, rec->raw, rec->size);
+	if (!err) {
+		w->round_open = true;
+		err = track(w, rec);
+	}
+	return err;
+}
+
+int pr_writer_finish_round(struct pr_writer *w)
+{
+	struct perf_event_header h = { PERFDATA_RECORD_FINISHED_ROUND, 0, sizeof(h) };
+
+	if (!w)
+		return -EINVAL;
+	if (w->round_open && !append(w, &h, sizeof(h)))
+		w->round_open = false;
+	return flush(w);
+}
+
+/* ---- features ---- */
+
+struct feat_buf {
+	unsigned char *p;
+	size_t len, cap;
+	int err;
+};
+
+static void fb_put(struct feat_buf *b, const void *p, size_t len)
+{
+	if (b->err)
+		return;
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 4096;
+		unsigned char *n;
+
+		while (cap < b->len + len)
+			cap *= 2;
+		n = realloc(b->p, cap);
+		if (!n) {
+			b->err = -ENOMEM;
+			return;
+		}
+		b->p = n;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, p, len);
+	b->len += len;
+}
+
+static void fb_u32(struct feat_buf *b, uint32_t v)
+{
+	fb_put(b, &v, 4);
+}
+
+/* perf_header_string: u32 length (NUL included, padded to NAME_ALIGN). */
+static void fb_string(struct feat_buf *b, const char *s)
+{
+	static const unsigned char zeros[PERFDATA_NAME_ALIGN];
+	size_t n = strlen(s) + 1;
+	size_t padded = (n + PERFDATA_NAME_ALIGN - 1) & ~(size_t)(PERFDATA_NAME_ALIGN - 1);
+
+	fb_u32(b, (uint32_t)padded);
+	fb_put(b, s, n);
+	fb_put(b, zeros, padded - n);
+}
+
+static void fb_build_id(struct feat_buf *b, int32_t pid, uint16_t cpumode,
+			const uint8_t *id, size_t id_len, const char *name)
+{
+	static const unsigned char zeros[PERFDATA_NAME_ALIGN];
+	struct perfdata_build_id e;
+	size_t n = strlen(name) + 1;
+	size_t padded = (n + PERFDATA_NAME_ALIGN - 1) & ~(size_t)(PERFDATA_NAME_ALIGN - 1);
+
+	memset(&e, 0, sizeof(e));
+	e.type = PERFDATA_RECORD_HEADER_BUILD_ID;
+	e.misc = cpumode | PERFDATA_MISC_BUILD_ID_SIZE;
+	e.size = (uint16_t)(PERFDATA_BUILD_ID_FIXED + padded);
+	e.pid = pid;
+	memcpy(e.data, id, id_len);
+	e.id_size = (uint8_t)id_len;
+	fb_put(b, &e, sizeof(e));
+	fb_put(b, name, n);
+	fb_put(b, zeros, padded - n);
+}
+
+/*
+ * A sampled process's callers may be in any file it maps executable --
+ * which ones, only unwinding its copied stacks tells -- and a replay
+ * elsewhere finds each by build-id, so every one counts as hit (perf
+ * marks only the sampled address's file).  Once per state of the
+ * process's mappings: `done` holds the generations marked.
+ */
+static int hit_executables(struct pr_hashmap *done, struct pr_proc *p)
+{
+	if (!p || pr__hashmap_get(done, p->generation))
+		return 0;
+	for (size_t i = 0; i < p->nr; i++)
+		if (p->maps[i].prot & PROT_EXEC)
+			p->maps[i].dso->hit = true;
+	return pr__hashmap_put(done, p->generation, p);
+}
+
+/*
+ * Which mapped files samples landed in, settled by replaying the data in
+ * time order (as perf's build-id pass does): a sample's mapping is the one
+ * in force at its time, whatever ring order the records were written in.
+ */
+static int replay_hits(struct pr_writer *w)
+{
+	struct pr_file *f = pr_file_open(w->path, NULL);
+	struct pr_hashmap done = { 0 };
+	struct pr_record rec;
+	int n, err = 0;
+
+	if (!f)
+		return -errno;
+	w->hits = pr__model_new();
+	if (!w->hits) {
+		pr_file_close(f);
+		return -ENOMEM;
+	}
+	while ((n = pr_file_read(f, &rec)) != 0) {
+		const struct pr_map *m;
+
+		if (n < 0)
+			continue;
+		if (rec.type != PERF_RECORD_SAMPLE) {
+			if (pr__model_apply(w->hits, &rec))
+				break;
+			continue;
+		}
+		if (rec.fields & PR_ID_TIME) {
+			if (rec.time < w->first_time)
+				w->first_time = rec.time;
+			if (rec.time > w->last_time)
+				w->last_time = rec.time;
+		}
+		if ((rec.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+			w->kernel_hit = true;
+			continue;
+		}
+		m = pr__model_find(w->hits, rec.pid, rec.u.sample.ip);
+		if (m)
+			m->dso->hit = true;
+		err = hit_executables(&done, pr__model_proc(w->hits, rec.pid, false));
+		if (err)
+			break;
+	}
+	pr__hashmap_free(&done);
+	pr_file_close(f);
+	return err;
+}
+
+/* A hit file's build-id: the one read through map_files while it ran,
+ * else the one the mapping record carried, else the file's on disk. */
+static size_t hit_build_id(struct pr_writer *w, struct pr_dso *d)
+{
+	struct pr_dso *live = pr__model_dso(w->maps, d->path, d->maj, d->min, d->ino);
+	size_t len = 0;
+
+	if (live && live->build_id_size) {
+		memcpy(d->build_id, live->build_id, live->build_id_size);
+		return live->build_id_size;
+	}
+	if (d->build_id_size)
+		return d->build_id_size;
+	if (!strcmp(d->path, "[vdso]"))
+		return pr__build_id_vdso(d->build_id, &len) ? 0 : len;
+	if (d->path[0] == '/' && !pr__build_id_path(d->path, d->build_id, &len))
+		return len;
+	return 0;
+}
+
+static void feat_build_ids(struct pr_writer *w, struct feat_buf *b)
+{
+	for (size_t i = 0; w->hits && i < pr__model_nr_dsos(w->hits); i++) {
+		struct pr_dso *d = pr__model_dso_at(w->hits, i);
+		size_t len;
+
+		if (!d->hit)
+			continue;
+		len = hit_build_id(w, d);
+		if (len)
+			fb_build_id(b, -1, PERF_RECORD_MISC_USER, d->build_id, len,
+				    d->path);
+	}
+	if (w->kernel_hit) {
+		uint8_t id[PR_BUILD_ID_MAX];
+		size_t len = 0;
+
+		if (!pr__build_id_kernel(id, &len))
+			fb_build_id(b, -1, PERF_RECORD_MISC_KERNEL, id, len,
+				    "[kernel.kallsyms]");
+	}
+}
+
+static void feat_cmdline(struct pr_writer *w, struct feat_buf *b)
+{
+	char exe[4096];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	exe[n > 0 ? n : 0] = 0;
+	/* perf's layout: the tool's own path, then its arguments. */
+	fb_u32(b, (uint32_t)w->argc + 1);
+	fb_string(b, exe);
+	for (int i = 0; i < w->argc; i++)
+		fb_string(b, w->argv[i]);
+}
+
+static void feat_event_desc(struct pr_writer *w, struct feat_buf *b)
+{
+	fb_u32(b, 1);
+	fb_u32(b, PERFDATA_ATTR_SIZE);
+	fb_put(b, &w->attr, PERFDATA_ATTR_SIZE);
+	fb_u32(b, (uint32_t)w->nr_ids);
+	fb_string(b, w->attr.type == PERF_TYPE_HARDWARE ? "cycles" : "cpu-clock");
+	fb_put(b, w->ids, w->nr_ids * sizeof(uint64_t));
+}
+
+/* Build one feature's payload into `b`; false when it has none. */
+static bool feature_payload(struct pr_writer *w, int feat, struct feat_buf *b)
+{
+	struct utsname u;
+	long conf, onln;
+
+	switch (feat) {
+	case FEAT_BUILD_ID:
+		feat_build_ids(w, b);
+		return true;
+	case FEAT_HOSTNAME:
+	case FEAT_OSRELEASE:
+	case FEAT_ARCH:
+		if (uname(&u))
+			return false;
+		fb_string(b, feat == FEAT_HOSTNAME ? u.nodename :
+			     feat == FEAT_OSRELEASE ? u.release : u.machine);
+		return true;
+	case FEAT_VERSION:
+		fb_string(b, "dwarfsample " PR_VERSION);
+		return true;
+	case FEAT_NRCPUS:
+		conf = sysconf(_SC_NPROCESSORS_CONF);
+		onln = sysconf(_SC_NPROCESSORS_ONLN);
+		fb_u32(b, (uint32_t)(conf > 0 ? conf : 1));
+		fb_u32(b, (uint32_t)(onln > 0 ? onln : 1));
+		return true;
+	case FEAT_CMDLINE:
+		feat_cmdline(w, b);
+		return true;
+	case FEAT_EVENT_DESC:
+		feat_event_desc(w, b);
+		return true;
+	case FEAT_SAMPLE_TIME:
+		if (w->first_time == UINT64_MAX)
+			return false;
+		fb_put(b, &w->first_time, 8);
+		fb_put(b, &w->last_time, 8);
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* After the data: the table of sections for the set feature bits, then
+ * their payloads, in bit order. */
+static int write_features(struct pr_writer *w, uint64_t bits[4])
+{
+	static const int feats[] = {
+		FEAT_BUILD_ID, FEAT_HOSTNAME, FEAT_OSRELEASE, FEAT_VERSION,
+		FEAT_ARCH, FEAT_NRCPUS, FEAT_CMDLINE, FEAT_EVENT_DESC,
+		FEAT_SAMPLE_TIME,
+	};
+	struct feat_buf payload[PR_ARRAY_SIZE(feats)];
+	struct perfdata_section table[PR_ARRAY_SIZE(feats)];
+	size_t n = 0;
+	uint64_t at;
+	int err = 0;
+
+	memset(payload, 0, sizeof(payload));
+	for (size_t i = 0; i < PR_ARRAY_SIZE(feats); i++) {
+		if (!feature_payload(w, feats[i], &payload[n]))
+			continue;
+		if (payload[n].err) {
+			err = payload[n].err;
+			n++;
+			break;
+		}
+		bits[feats[i] / 64] |= UINT64_C(1) << (feats[i] % 64);
+		n++;
+	}
+	at = w->data_offset + w->data_size + n * sizeof(table[0]);
+	for (size_t i = 0; !err && i < n; i++) {
+		table[i].offset = at;
+		table[i].size = payload[i].len;
+		at += payload[i].len;
+	}
+	if (!err)
+		err = write_all(w->fd, table, n * sizeof(table[0]));
+	for (size_t i = 0; i < n; i++) {
+		if (!err)
+			err = write_all(w->fd, payload[i].p, payload[i].len);
+		free(payload[i].p);
+	}
+	return err;
+}
+
+int pr_writer_close(struct pr_writer *w)
+{
+	uint64_t bits[4] = { 0 };
+	struct perfdata_header h;
+	int err;
+
+	if (!w)
+		return -EINVAL;
+	pr_writer_finish_round(w);
+	err = w->err;
+	if (!err) {
+		err = replay_hits(w);
+		if (err)
+			fail(w, err, "reading it back for build-ids");
+	}
+	if (!err) {
+		err = write_features(w, bits);
+		if (err)
+			fail(w, err, "features");
+	}
+	if (!err) {
+		header_fill(w, &h, bits);
+		ssize_t n = pwrite(w->fd, &h, sizeof(h), 0);
+
+		if (n != (ssize_t)sizeof(h))
+			err = fail(w, n < 0 ? -errno : -EIO, "header");
+	}
+	if (!err && close(w->fd))
+		err = fail(w, -errno, "close");
+	w->fd = -1;
+	writer_free(w);
+	return err;
+}

@@ -1,0 +1,724 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The profile: distinct stacks per thread with their counts, over
+ * interned strings, mappings, functions and locations.
+ *
+ * A sample costs one hash of its (thread, frames) and, for a frame seen
+ * before, one probe of the location table; only a new address goes to the
+ * symbolizer, and only a new stack is stored.  All tables are arrays
+ * indexed by number, so the writers can emit them in order.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile/profile.h"
+
+/* Open-addressing tables of indexes (+1, 0 empty), keyed by 64-bit hashes
+ * whose collisions are told apart by comparing the entries. */
+struct prof_table {
+	uint32_t *slots;
+	uint64_t *hashes;
+	uint32_t mask, n;
+};
+
+struct prof_index {
+	struct prof_table mappings, functions, locations, threads, stacks, addr_table;
+	/* Every address seen: what names it (a struct pr_dso *, a pid for
+	 * anonymous memory, 0 for the kernel), the address, and its
+	 * location.  Addresses with the same function, inlined chain and
+	 * line share a location, so stacks are told apart by source line,
+	 * not by instruction: their number levels off as a run goes on. */
+	struct { uint64_t owner, addr; uint32_t loc; } *addrs;
+	size_t nr_addrs, cap_addrs;
+	uint32_t *scratch;           /* a stack's location indexes */
+	size_t cap_scratch;
+};
+
+static int table_grow(struct prof_table *t)
+{
+	uint32_t cap = t->mask ? (t->mask + 1) * 2 : 256;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+	uint64_t *hashes = calloc(cap, sizeof(*hashes));
+
+	if (!slots || !hashes) {
+		free(slots);
+		free(hashes);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; t->mask && i <= t->mask; i++) {
+		uint32_t j;
+
+		if (!t->slots[i])
+			continue;
+		for (j = (uint32_t)t->hashes[i] & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
+			;
+		slots[j] = t->slots[i];
+		hashes[j] = t->hashes[i];
+	}
+	free(t->slots);
+	free(t->hashes);
+	t->slots = slots;
+	t->hashes = hashes;
+	t->mask = cap - 1;
+	return 0;
+}
+
+/* Find the entry with hash `h` that `eq` accepts: its index, or
+ * PROF_NONE with *slot where to insert it. */
+static uint32_t table_find(const struct prof_table *t, uint64_t h,
+			   bool (*eq)(const struct pr_profile *, uint32_t, const void *),
+			   const struct pr_profile *p, const void *key, uint32_t *slot)
+{
+	uint32_t i;
+
+	for (i = (uint32_t)h & t->mask; t->slots[i]; i = (i + 1) & t->mask)
+		if (t->hashes[i] == h && eq(p, t->slots[i] - 1, key))
+			return t->slots[i] - 1;
+	*slot = i;
+	return PROF_NONE;
+}
+
+/* Make room for one more entry before a find whose slot is used. */
+static int table_reserve(struct prof_table *t)
+{
+	if (t->n + 1 > (t->mask + 1) / 2 || !t->mask)
+		return table_grow(t);
+	return 0;
+}
+
+static void table_set(struct prof_table *t, uint32_t slot, uint64_t h, uint32_t idx)
+{
+	t->slots[slot] = idx + 1;
+	t->hashes[slot] = h;
+	t->n++;
+}
+
+static void table_free(struct prof_table *t)
+{
+	free(t->slots);
+	free(t->hashes);
+}
+
+/* Grow array `*arr` of `*cap` elements of `size` to hold `need`. */
+static int reserve(void **arr, size_t size, size_t *cap, size_t need)
+{
+	size_t n = *cap ? *cap : 64;
+	void *a;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	a = realloc(*arr, n * size);
+	if (!a)
+		return -ENOMEM;
+	*arr = a;
+	*cap = n;
+	return 0;
+}
+
+#define RESERVE(arr, cap, need) reserve((void **)&(arr), sizeof(*(arr)), &(cap), (need))
+
+/* ---- strings ---- */
+
+static int strings_grow(struct prof_strings *ss)
+{
+	uint32_t cap = ss->mask ? (ss->mask + 1) * 2 : 1024;
+	uint32_t *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < ss->nr; i++) {
+		uint32_t j = (uint32_t)prof__hash_str(ss->s[i]) & (cap - 1);
+
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = i + 1;
+	}
+	free(ss->slots);
+	ss->slots = slots;
+	ss->mask = cap - 1;
+	return 0;
+}
+
+/* The index of string `s` (NULL is ""), or PROF_NONE out of memory. */
+static uint32_t intern(struct prof_strings *ss, const char *s)
+{
+	uint32_t i;
+	const char *copy;
+
+	if (!s)
+		s = "";
+	if ((ss->nr + 1 > (ss->mask + 1) / 2 || !ss->mask) && strings_grow(ss))
+		return PROF_NONE;
+	for (i = (uint32_t)prof__hash_str(s) & ss->mask; ss->slots[i]; i = (i + 1) & ss->mask)
+		if (!strcmp(ss->s[ss->slots[i] - 1], s))
+			return ss->slots[i] - 1;
+	if (RESERVE(ss->s, ss->cap, ss->nr + 1) || !(copy = pr__arena_strdup(&ss->arena, s)))
+		return PROF_NONE;
+	ss->s[ss->nr] = copy;
+	ss->slots[i] = ++ss->nr;
+	return ss->nr - 1;
+}
+
+/* ---- the profile ---- */
+
+struct pr_profile *pr_profile_new(const struct pr_profile_opts *opts)
+{
+	struct pr_profile *p;
+
+	if (!PR_OPTS_VALID(opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->index = calloc(1, sizeof(*p->index))) ||
+	    intern(&p->strings, "") != 0) {
+		pr_profile_free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->freq = PR_OPTS_GET(opts, freq, 0);
+	p->log.fn = PR_OPTS_GET(opts, log, NULL);
+	p->log.ctx = PR_OPTS_GET(opts, log_ctx, NULL);
+	return p;
+}
+
+void pr_profile_free(struct pr_profile *p)
+{
+	if (!p)
+		return;
+	if (p->index) {
+		table_free(&p->index->stacks);
+		table_free(&p->index->addr_table);
+		table_free(&p->index->threads);
+		table_free(&p->index->locations);
+		table_free(&p->index->functions);
+		table_free(&p->index->mappings);
+		free(p->index->addrs);
+		free(p->index->scratch);
+		free(p->index);
+	}
+	free(p->tags);
+	free(p->frames);
+	free(p->stacks);
+	free(p->threads);
+	free(p->locations);
+	free(p->lines);
+	free(p->functions);
+	free(p->mappings);
+	free(p->strings.slots);
+	free(p->strings.s);
+	pr__arena_free(&p->strings.arena);
+	free(p);
+}
+
+int pr_profile_tag(struct pr_profile *p, const char *key, const char *value)
+{
+	uint32_t k, v;
+
+	if (!p || !key || !*key || !value)
+		return -EINVAL;
+	k = intern(&p->strings, key);
+	v = intern(&p->strings, value);
+	if (k == PROF_NONE || v == PROF_NONE || RESERVE(p->tags, p->cap_tags, p->nr_tags + 1))
+		return -ENOMEM;
+	p->tags[p->nr_tags].key = k;
+	p->tags[p->nr_tags++].value = v;
+	return 0;
+}
+
+void pr_profile_set_time(struct pr_profile *p, uint64_t start_ns, uint64_t duration_ns)
+{
+	p->start_ns = start_ns;
+	p->duration_ns = duration_ns;
+}
+
+uint64_t pr_profile_samples(const struct pr_profile *p)
+{
+	return p->samples;
+}
+
+size_t pr_profile_nr_stacks(const struct pr_profile *p)
+{
+	return p->nr_stacks;
+}
+
+/* ---- adding a sample ---- */
+
+static bool mapping_eq(const struct pr_profile *p, uint32_t idx, const void *key)
+{
+	const struct prof_mapping *a = &p->mappings[idx], *b = key;
+
+	return a->name == b->name && a->kernel == b->kernel && a->sampled == b->sampled &&
+	       (a->sampled || (a->start == b->start && a->limit == b->limit &&
+			       a->offset == b->offset));
+}
+
+/* The mapping a frame is in: the one it carries, as its MMAP record gave
+ * it; for a frame in none (the kernel's), one per name whose range grows
+ * to cover every address seen in it. */
+static uint32_t mapping_of(struct pr_profile *p, const struct pr_symbol *sym,
+			   const struct pr_frame *f)
+{
+	struct prof_table *t = &p->index->mappings;
+	struct prof_mapping key = {
+		.start = f->map_start, .limit = f->map_end, .offset = f->map_pgoff,
+		.kernel = f->flags & PR_FRAME_KERNEL, .sampled = f->map_end <= f->map_start,
+	};
+	uint32_t idx, slot;
+	uint64_t h;
+
+	if (!sym->module)
+		return PROF_NONE;
+	key.name = intern(&p->strings, sym->module);
+	if (key.name == PROF_NONE || table_reserve(t))
+		return PROF_NONE;
+	if (key.sampled) {
+		key.start = f->ip;
+		key.limit = f->ip + 1;
+		key.offset = f->dso_ip;
+	}
+	h = prof__mix(prof__mix(key.name, key.kernel), key.sampled);
+	if (!key.sampled)
+		h = prof__mix(prof__mix(prof__mix(h, key.start), key.limit), key.offset);
+	idx = table_find(t, h, mapping_eq, p, &key, &slot);
+	if (idx != PROF_NONE) {
+		struct prof_mapping *m = &p->mappings[idx];
+
+		if (m->sampled && f->ip < m->start) {
+			m->start = f->ip;
+			m->offset = f->dso_ip;
+		}
+		if (m->sampled && f->ip >= m->limit)
+			m->limit = f->ip + 1;
+		return idx;
+	}
+	if (RESERVE(p->mappings, p->cap_mappings, p->nr_mappings + 1))
+		return PROF_NONE;
+	if (f->dso) {
+		const uint8_t *id;
+		size_t len = pr_dso_build_id(f->dso, &id);
+		char hex[2 * 64 + 1];
+
+		if (len && len <= 64) {
+			pr__hex(hex, id, len);
+			key.build_id = intern(&p->strings, hex);
+			if (key.build_id == PROF_NONE)
+				return PROF_NONE;
+		}
+	}
+	idx = p->nr_mappings++;
+	p->mappings[idx] = key;
+	table_set(t, slot, h, idx);
+	return idx;
+}
+
+static bool function_eq(const struct pr_profile *p, uint32_t idx, const void *key)
+{
+	const struct prof_function *a = &p->functions[idx], *b = key;
+
+	return a->name == b->name && a->file == b->file;
+}
+
+static uint32_t function_of(struct pr_profile *p, const char *name, const char *file)
+{
+	struct prof_table *t = &p->index->functions;
+	struct prof_function key = {
+		.name = intern(&p->strings, name),
+		.file = intern(&p->strings, file),
+	};
+	uint32_t idx, slot;
+	uint64_t h;
+
+	if (key.name == PROF_NONE || key.file == PROF_NONE || table_reserve(t))
+		return PROF_NONE;
+	h = prof__mix(key.name, key.file);
+	idx = table_find(t, h, function_eq, p, &key, &slot);
+	if (idx != PROF_NONE)
+		return idx;
+	if (RESERVE(p->functions, p->cap_functions, p->nr_functions + 1))
+		return PROF_NONE;
+	idx = p->nr_functions++;
+	p->functions[idx] = key;
+	table_set(t, slot, h, idx);
+	return idx;
+}
+
+static int add_line(struct pr_profile *p, const char *name, const char *file, uint32_t line)
+{
+	uint32_t fn = function_of(p, name, file);
+
+	if (fn == PROF_NONE || RESERVE(p->lines, p->cap_lines, p->nr_lines + 1))
+		return -ENOMEM;
+	p->lines[p->nr_lines].function = fn;
+	p->lines[p->nr_lines++].line = line;
+	return 0;
+}
+
+/* Fill a new location's lines from what the symbolizer says. */
+static int location_lines(struct pr_profile *p, struct prof_location *loc,
+			  const struct pr_symbol *sym)
+{
+	loc->line = p->nr_lines;
+	for (size_t i = 0; i < sym->nr && i < UINT16_MAX; i++) {
+		const struct pr_sym_func *fn = &sym->funcs[i];
+		/* The function the address is in goes by its symbol's name,
+		 * as perf shows it (a clone "f.part.0" stays told apart). */
+		const char *name = i + 1 == sym->nr && sym->name ? sym->name : fn->name;
+
+		if (add_line(p, name ? name : "[unknown]", fn->file, fn->line))
+			return -ENOMEM;
+		loc->nr_lines++;
+	}
+	if (!loc->nr_lines && sym->name) {
+		if (add_line(p, sym->name, NULL, 0))
+			return -ENOMEM;
+		loc->nr_lines = 1;
+	}
+	return 0;
+}
+
+static bool addr_eq(const struct pr_profile *p, uint32_t idx, const void *key)
+{
+	const uint64_t *k = key;
+
+	return p->index->addrs[idx].owner == k[0] && p->index->addrs[idx].addr == k[1];
+}
+
+/* A named location by what it says: mapping, kind and chain of lines. */
+static uint64_t location_hash(const struct pr_profile *p, const struct prof_location *loc)
+{
+	uint64_t h = prof__mix(loc->mapping, loc->kind);
+
+	for (uint32_t i = 0; i < loc->nr_lines; i++)
+		h = prof__mix(prof__mix(h, p->lines[loc->line + i].function), p->lines[loc->line + i].line);
+	return h;
+}
+
+static bool location_eq(const struct pr_profile *p, uint32_t idx, const void *key)
+{
+	const struct prof_location *a = &p->locations[idx], *b = key;
+
+	return a->mapping == b->mapping && a->kind == b->kind && a->nr_lines == b->nr_lines &&
+	       !memcmp(&p->lines[a->line], &p->lines[b->line], b->nr_lines * sizeof(*p->lines));
+}
+
+/* A new address's location: an existing one that says the same, or a new
+ * one.  PROF_NONE when out of memory. */
+static uint32_t new_location(struct pr_profile *p, struct pr_symbolizer *sym, uint32_t pid,
+			     const struct pr_frame *f)
+{
+	struct prof_table *t = &p->index->locations;
+	struct pr_symbol s = { 0 };
+	struct prof_location loc;
+	uint32_t idx, slot = 0;
+	uint64_t h;
+
+	if (sym && pr_symbolizer_frame(sym, pid, f, &s))
+		memset(&s, 0, sizeof(s));
+	loc = (struct prof_location){ .address = f->ip, .mapping = mapping_of(p, &s, f) };
+	if (f->flags & PR_FRAME_KERNEL)
+		loc.kind = PROF_KERNEL;
+	else if (s.source == PR_SYM_PERF_MAP || !f->dso)
+		loc.kind = PROF_JIT;
+	if (location_lines(p, &loc, &s) || table_reserve(t))
+		return PROF_NONE;
+	h = location_hash(p, &loc);
+	/* What nothing names stays apart by address (pprof shows those). */
+	idx = loc.nr_lines ? table_find(t, h, location_eq, p, &loc, &slot) : PROF_NONE;
+	if (idx != PROF_NONE) {
+		p->nr_lines = loc.line;   /* the same lines are there already */
+		return idx;
+	}
+	if (RESERVE(p->locations, p->cap_locations, p->nr_locations + 1))
+		return PROF_NONE;
+	if (loc.mapping != PROF_NONE && loc.nr_lines) {
+		struct prof_mapping *m = &p->mappings[loc.mapping];
+
+		m->has_functions = true;
+		m->has_lines |= p->lines[loc.line].line != 0;
+		m->has_inline |= loc.nr_lines > 1;
+	}
+	idx = p->nr_locations++;
+	p->locations[idx] = loc;
+	if (loc.nr_lines)
+		table_set(t, slot, h, idx);
+	return idx;
+}
+
+static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uint32_t pid,
+			    const struct pr_frame *f)
+{
+	struct prof_index *x = p->index;
+	uint64_t key[2], h;
+	uint32_t idx, slot, loc;
+
+	/* An address is named by its file and offset in it; in anonymous
+	 * memory by its process; in the kernel by itself.  Pointers are
+	 * even, so odd owners (pids) do not collide with them. */
+	if (f->flags & PR_FRAME_KERNEL)
+		key[0] = 0, key[1] = f->ip;
+	else if (f->dso)
+		key[0] = (uintptr_t)f->dso, key[1] = f->dso_ip;
+	else
+		key[0] = (uint64_t)pid << 1 | 1, key[1] = f->ip;
+	if (table_reserve(&x->addr_table))
+		return PROF_NONE;
+	h = prof__mix(key[0], key[1]);
+	idx = table_find(&x->addr_table, h, addr_eq, p, key, &slot);
+	if (idx != PROF_NONE)
+		return x->addrs[idx].loc;
+	if (RESERVE(x->addrs, x->cap_addrs, x->nr_addrs + 1))
+		return PROF_NONE;
+	loc = new_location(p, sym, pid, f);
+	if (loc == PROF_NONE)
+		return PROF_NONE;
+	x->addrs[x->nr_addrs].owner = key[0];
+	x->addrs[x->nr_addrs].addr = key[1];
+	x->addrs[x->nr_addrs].loc = loc;
+	table_set(&x->addr_table, slot, h, (uint32_t)x->nr_addrs++);
+	return loc;
+}
+
+static bool thread_eq(const struct pr_profile *p, uint32_t idx, const void *key)
+{
+	const struct prof_thread *a = &p->threads[idx], *b = key;
+
+	return a->tid == b->tid && a->pid == b->pid && a->comm == b->comm &&
+	       a->process == b->process;
+}
+
+static uint32_t thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, const char *comm,
+			  const char *process)
+{
+	struct prof_table *t = &p->index->threads;
+	struct prof_thread key = { .pid = pid, .tid = tid };
+	uint32_t idx, slot;
+	uint64_t h;
+
+	key.comm = intern(&p->strings, comm ? comm : "[unknown]");
+	key.process = intern(&p->strings, process ? process : comm ? comm : "[unknown]");
+	if (key.comm == PROF_NONE || key.process == PROF_NONE || table_reserve(t))
+		return PROF_NONE;
+	h = prof__mix(prof__mix(prof__mix(pid, tid), key.comm), key.process);
+	idx = table_find(t, h, thread_eq, p, &key, &slot);
+	if (idx != PROF_NONE)
+		return idx;
+	if (RESERVE(p->threads, p->cap_threads, p->nr_threads + 1))
+		return PROF_NONE;
+	idx = p->nr_threads++;
+	p->threads[idx] = key;
+	table_set(t, slot, h, idx);
+	return idx;
+}
+
+struct stack_key {
+	uint32_t thread, nr;
+	const uint32_t *frames;
+};
+
+static bool stack_eq(const struct pr_profile *p, uint32_t idx, const void *key)
+{
+	const struct prof_stack *a = &p->stacks[idx];
+	const struct stack_key *b = key;
+
+	return a->thread == b->thread && a->nr == b->nr &&
+	       !memcmp(&p->frames[a->frame], b->frames, b->nr * sizeof(*b->frames));
+}
+
+int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
+		   const struct pr_record *rec, const struct pr_stack *stack,
+		   const char *comm, const char *process)
+{
+	struct prof_index *x;
+	struct stack_key key;
+	struct prof_stack *st;
+	uint32_t idx, slot;
+	uint64_t h;
+
+	if (!p || !rec || !stack)
+		return -EINVAL;
+	x = p->index;
+	if (RESERVE(x->scratch, x->cap_scratch, stack->nr + 1))
+		return -ENOMEM;
+	key.thread = thread_of(p, rec->pid, rec->tid, comm, process);
+	if (key.thread == PROF_NONE)
+		return -ENOMEM;
+	h = prof__mix(0, key.thread);
+	for (size_t i = 0; i < stack->nr; i++) {
+		x->scratch[i] = location_of(p, sym, rec->pid, &stack->frames[i]);
+		if (x->scratch[i] == PROF_NONE)
+			return -ENOMEM;
+		h = prof__mix(h, x->scratch[i]);
+	}
+	key.nr = (uint32_t)stack->nr;
+	key.frames = x->scratch;
+	if (table_reserve(&x->stacks))
+		return -ENOMEM;
+	idx = table_find(&x->stacks, h, stack_eq, p, &key, &slot);
+	if (idx == PROF_NONE) {
+		if (RESERVE(p->stacks, p->cap_stacks, p->nr_stacks + 1) ||
+		    RESERVE(p->frames, p->cap_frames, p->nr_frames + key.nr))
+			return -ENOMEM;
+		idx = p->nr_stacks++;
+		p->stacks[idx] = (struct prof_stack){ .thread = key.thread,
+						      .frame = (uint32_t)p->nr_frames,
+						      .nr = key.nr, .first_time = rec->time };
+		memcpy(&p->frames[p->nr_frames], key.frames, key.nr * sizeof(*key.frames));
+		p->nr_frames += key.nr;
+		table_set(&x->stacks, slot, h, idx);
+	}
+	st = &p->stacks[idx];
+	st->count++;
+	st->last_time = rec->time;
+	p->samples++;
+	return 0;
+}
+
+/* ---- for the writers ---- */
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+const char *prof__frame_label(const struct pr_profile *p, const struct prof_location *loc,
+			      uint32_t i, bool annotate, char *buf, size_t len)
+{
+	const char *name, *mark = "";
+
+	if (i < loc->nr_lines) {
+		name = prof_str(p, p->functions[p->lines[loc->line + i].function].name);
+		snprintf(buf, len, "%s", name);
+	} else if (loc->mapping != PROF_NONE) {
+		/* As stackcollapse-perf.pl names an unnamed frame: by its
+		 * file, "[libc.so.6]"; "[kernel.kallsyms]" is already so. */
+		name = base_name(prof_str(p, p->mappings[loc->mapping].name));
+		snprintf(buf, len, name[0] == '[' ? "%s" : "[%s]", name);
+	} else {
+		snprintf(buf, len, "[unknown]");
+	}
+	if (!annotate)
+		return buf;
+	if (loc->kind == PROF_KERNEL)
+		mark = "_[k]";
+	else if (i + 1 < loc->nr_lines)
+		mark = "_[i]";
+	else if (loc->kind == PROF_JIT)
+		mark = "_[j]";
+	if (*mark) {
+		size_t n = strlen(buf);
+
+		if (n + strlen(mark) < len)
+			memcpy(buf + n, mark, strlen(mark) + 1);
+	}
+	return buf;
+}
+
+int prof__walk_stack(const struct pr_profile *p, const struct prof_stack *st, bool annotate,
+		     prof_frame_fn fn, void *arg)
+{
+	char buf[1024];
+
+	for (uint32_t f = st->nr; f-- > 0;) {
+		const struct prof_location *loc = &p->locations[p->frames[st->frame + f]];
+		uint32_t n = loc->nr_lines ? loc->nr_lines : 1;
+
+		/* Lines are innermost first: the root-first walk takes
+		 * them from the last. */
+		for (uint32_t i = n; i-- > 0;) {
+			int ret = fn(prof__frame_label(p, loc, i, annotate, buf, sizeof(buf)),
+				     loc, i, arg);
+
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+const char *prof__root_label(const struct pr_profile *p, const struct prof_thread *t,
+			     bool per_thread, char *buf, size_t len)
+{
+	if (per_thread)
+		snprintf(buf, len, "%s-%u/%u", prof_str(p, t->comm), t->pid, t->tid);
+	else
+		snprintf(buf, len, "%s", prof_str(p, t->process));
+	return buf;
+}
+
+/* ---- formats ---- */
+
+static const struct {
+	const char *name, *ext;
+	int (*write)(const struct pr_profile *, FILE *, const struct pr_profile_write_opts *);
+} formats[PR_FORMAT_MAX] = {
+	[PR_FORMAT_FOLDED] = { "folded", ".folded", pr__out_folded },
+	[PR_FORMAT_PPROF] = { "pprof", ".pb.gz", pr__out_pprof },
+	[PR_FORMAT_SPEEDSCOPE] = { "speedscope", ".speedscope.json", pr__out_speedscope },
+	[PR_FORMAT_SVG] = { "svg", ".svg", pr__out_svg },
+};
+
+const char *pr_profile_format_name(enum pr_profile_format f)
+{
+	return (unsigned)f < PR_FORMAT_MAX ? formats[f].name : NULL;
+}
+
+const char *pr_profile_format_ext(enum pr_profile_format f)
+{
+	return (unsigned)f < PR_FORMAT_MAX ? formats[f].ext : NULL;
+}
+
+int pr_profile_format_by_name(const char *name)
+{
+	for (int f = 0; name && f < PR_FORMAT_MAX; f++)
+		if (!strcmp(name, formats[f].name))
+			return f;
+	return -EINVAL;
+}
+
+static bool ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+
+	return n >= m && !strcmp(s + n - m, end);
+}
+
+int pr_profile_format_by_path(const char *path)
+{
+	/* Also the extensions the tools that read them use. */
+	static const struct { const char *ext; int f; } more[] = {
+		{ ".pb", PR_FORMAT_PPROF }, { ".pprof", PR_FORMAT_PPROF },
+		{ ".collapsed", PR_FORMAT_FOLDED },
+		{ ".json", PR_FORMAT_SPEEDSCOPE },
+	};
+
+	for (int f = 0; path && f < PR_FORMAT_MAX; f++)
+		if (ends_with(path, formats[f].ext))
+			return f;
+	for (size_t i = 0; path && i < PR_ARRAY_SIZE(more); i++)
+		if (ends_with(path, more[i].ext))
+			return more[i].f;
+	return -EINVAL;
+}
+
+int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt, FILE *out,
+		     const struct pr_profile_write_opts *opts)
+{
+	struct pr_profile_write_opts o = { .sz = sizeof(o) };
+	int ret;
+
+	if (!p || !out || (unsigned)fmt >= PR_FORMAT_MAX || !PR_OPTS_VALID(opts))
+		return -EINVAL;
+	o.per_thread = PR_OPTS_GET(opts, per_thread, false);
+	o.annotate = PR_OPTS_GET(opts, annotate, false);
+	o.title = PR_OPTS_GET(opts, title, "dwarfsample");
+	ret = formats[fmt].write(p, out, &o);
+	if (!ret && (fflush(out) || ferror(out)))
+		ret = -EIO;
+	return ret;
+}

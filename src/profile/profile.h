@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The profile's tables, shared by profile.c (which fills them) and the
+ * writers (out_*.c, which only read them).  Everything is an index into
+ * an array, so a writer can number things as its format wants (pprof's
+ * ids are index + 1).
+ */
+#ifndef PR_PROFILE_INT_H
+#define PR_PROFILE_INT_H
+
+#include <stdint.h>
+
+#include "model/model.h"
+#include "prprofile.h"
+
+#define PROF_NONE UINT32_MAX
+
+/* Strings are interned: equal strings have equal indexes, and index 0 is
+ * "" (pprof's string table starts so). */
+struct prof_strings {
+	const char **s;
+	uint32_t nr;
+	size_t cap;
+	uint32_t *slots;             /* index + 1, 0 empty */
+	uint32_t mask;
+	struct pr_arena arena;
+};
+
+/* A mapped file, [vdso], a perf map: per mapping, as the process mapped
+ * it, so that pprof's address arithmetic holds (address - start + offset
+ * is the file offset).  [kernel.kallsyms] and the kernel's modules, which
+ * no process maps, are `sampled`: [start, limit) is what samples hit. */
+struct prof_mapping {
+	uint32_t name;               /* string */
+	uint32_t build_id;           /* string (hex), 0 when unknown */
+	uint64_t start, limit, offset;
+	bool kernel, sampled;
+	bool has_functions, has_lines, has_inline;
+};
+
+struct prof_function {
+	uint32_t name;               /* string, never 0 */
+	uint32_t file;               /* string, 0 when unknown */
+};
+
+/* One function of a location's chain: innermost first. */
+struct prof_line {
+	uint32_t function;
+	uint32_t line;               /* 0 when unknown */
+};
+
+enum prof_kind { PROF_USER, PROF_KERNEL, PROF_JIT };
+
+/* A distinct code address: its function and the ones inlined into it. */
+struct prof_location {
+	uint64_t address;            /* as sampled (perf's ip) */
+	uint32_t mapping;            /* index, or PROF_NONE */
+	uint32_t line;               /* index of the first in lines[] */
+	uint16_t nr_lines;           /* 0 when nothing names the address; all
+				      * but the last are inlined */
+	uint8_t kind;                /* enum prof_kind */
+};
+
+struct prof_thread {
+	uint32_t pid, tid;
+	uint32_t comm;               /* string: the thread's name */
+	uint32_t process;            /* string: its process's name */
+};
+
+/* A distinct stack of a thread, and how many samples had it. */
+struct prof_stack {
+	uint32_t thread;
+	uint32_t frame;              /* index of its leaf in frames[] */
+	uint32_t nr;                 /* locations, leaf first */
+	uint64_t count;
+	uint64_t first_time, last_time;  /* the samples' perf clock, ns */
+};
+
+struct pr_profile {
+	struct prof_strings strings;
+	struct prof_mapping *mappings;
+	uint32_t nr_mappings;
+	size_t cap_mappings;
+	struct prof_function *functions;
+	uint32_t nr_functions;
+	size_t cap_functions;
+	struct prof_line *lines;
+	uint32_t nr_lines;
+	size_t cap_lines;
+	struct prof_location *locations;
+	uint32_t nr_locations;
+	size_t cap_locations;
+	struct prof_thread *threads;
+	uint32_t nr_threads;
+	size_t cap_threads;
+	struct prof_stack *stacks;
+	uint32_t nr_stacks;
+	size_t cap_stacks;
+	uint32_t *frames;            /* location indexes */
+	size_t nr_frames, cap_frames;
+	struct prof_index *index;    /* profile.c's lookup tables */
+	struct { uint32_t key, value; } *tags;  /* strings */
+	uint32_t nr_tags;
+	size_t cap_tags;
+	uint64_t freq;
+	uint64_t samples;
+	uint64_t start_ns, duration_ns;
+	struct pr_logger log;
+};
+
+/* Hashes for the profile's tables and the flame tree: FNV-1a for a
+ * string, and a mixing step to fold another value into a hash. */
+static inline uint64_t prof__hash_str(const char *s)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+static inline uint64_t prof__mix(uint64_t h, uint64_t v)
+{
+	h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+	return h * UINT64_C(0xff51afd7ed558ccd);
+}
+
+static inline const char *prof_str(const struct pr_profile *p, uint32_t s)
+{
+	return p->strings.s[s];
+}
+
+/*
+ * The name a flame graph shows for line `i` of location `loc` (i <
+ * nr_lines), or for the location itself when nothing names it (i = 0):
+ * the function's name, else "[file]" (the mapping's base name) or
+ * "[unknown]".  With `annotate`, "_[k]", "_[i]" or "_[j]" appended as
+ * flamegraph.pl's stackcollapse-perf.pl does.  Writes into buf (always
+ * terminated) and returns it.
+ */
+const char *prof__frame_label(const struct pr_profile *p, const struct prof_location *loc,
+			      uint32_t i, bool annotate, char *buf, size_t len);
+
+/*
+ * Walk a stack root first, one call per function — the inlined ones
+ * expanded, outermost first — with the label prof__frame_label() gives.
+ * The callback returns 0 to go on.  Returns 0 or the callback's value.
+ */
+typedef int (*prof_frame_fn)(const char *label, const struct prof_location *loc,
+			     uint32_t line, void *arg);
+int prof__walk_stack(const struct pr_profile *p, const struct prof_stack *st, bool annotate,
+		     prof_frame_fn fn, void *arg);
+
+/* The root frame of a folded stack or flame graph: the process's name, or
+ * with `per_thread` "comm-PID/TID". */
+const char *prof__root_label(const struct pr_profile *p, const struct prof_thread *t,
+			     bool per_thread, char *buf, size_t len);
+
+/* ---- flametree.c: the stacks merged by label ---- */
+
+enum prof_tree_kind {
+	PROF_TREE_USER, PROF_TREE_KERNEL, PROF_TREE_JIT, PROF_TREE_INLINE, PROF_TREE_KINDS
+};
+
+struct prof_tree_node {
+	const char *label;           /* in the tree's arena */
+	uint64_t hash;               /* of (parent, label) */
+	uint64_t count;              /* samples in it and below it */
+	uint64_t offset;             /* samples left of it, at its depth */
+	uint64_t next;               /* layout: where its next child goes */
+	uint32_t parent;             /* PROF_NONE for the root, "all" */
+	uint32_t depth;
+	uint8_t kind;                /* enum prof_tree_kind, as first seen */
+};
+
+struct prof_tree {
+	struct prof_tree_node *nodes;    /* [0] is "all" */
+	uint32_t nr, cap;
+	uint32_t *slots;             /* node index + 1, 0 empty */
+	uint32_t mask;
+	struct pr_arena arena;
+	/* While a stack is walked: where it is, and its count. */
+	uint32_t cur;
+	uint64_t count;
+};
+
+/* Build `t` (zeroed) from the profile's stacks, with the labels
+ * prof__walk_stack() gives under `o`.  0 or -ENOMEM; prof__tree_free()
+ * either way. */
+int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
+		     const struct pr_profile_write_opts *o);
+/* Offsets and depths; see flametree.c for `children`.  0 or -ENOMEM. */
+int prof__tree_layout(struct prof_tree *t, uint32_t **children);
+void prof__tree_free(struct prof_tree *t);
+/* The hash of a label under `parent` (also colours frames by name). */
+uint64_t prof__tree_hash(uint32_t parent, const char *s);
+
+/* The writers: 0 or a negative errno. */
+int pr__out_folded(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o);
+int pr__out_pprof(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o);
+int pr__out_speedscope(const struct pr_profile *p, FILE *out,
+		       const struct pr_profile_write_opts *o);
+int pr__out_svg(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o);
+
+/* JSON and XML text: `s` with what the format needs escaped. */
+void pr__json_string(FILE *out, const char *s);
+void pr__xml_text(FILE *out, const char *s);
+
+#endif

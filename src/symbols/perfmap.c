@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * JIT code: /tmp/perf-PID.map, "START SIZE name" per line in hex, as
+ * Node's --perf-basic-prof, CPython's -X perf and others write it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "symbols/symbolizer.h"
+
+/* Re-read on a miss at most this often (live). */
+#define PERF_MAP_REREAD_NS 1000000000ull
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Read (again) a process's perf map: "START SIZE name" per line, in hex;
+ * lines that do not parse are skipped. */
+static void read_perf_map(struct pr_symbolizer *s, struct sym_perf_map *pm)
+{
+	char path[128], line[4096];
+	FILE *f;
+	size_t bad = 0;
+
+	pm->read_at = now_ns();
+	pm->reads++;
+	if (s->live)
+		snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", pm->pid, pm->pid);
+	else
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pm->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	pr__symtab_free(&pm->syms);
+	pr__arena_free(&pm->names);
+	pm->found = true;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long start, size;
+		int used = 0;
+		char *name;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx %llx %n", &start, &size, &used) < 2 || !used ||
+		    !line[used] || start + size < start) {
+			bad++;
+			continue;
+		}
+		name = (char *)pr__arena_strdup(&pm->names, line + used);
+		if (!name || pr__symtab_add(&pm->syms, start, size, name, PR_SYM_GLOBAL))
+			break;
+	}
+	fclose(f);
+	pr__symtab_finish(&pm->syms);
+	if (bad)
+		pr__log(&s->lg, PR_LOG_INFO, "%s: %zu lines not of the form 'START SIZE name' "
+			"skipped", path, bad);
+}
+
+static struct sym_perf_map *perf_map_of(struct pr_symbolizer *s, uint32_t pid)
+{
+	struct sym_perf_map *pm = pr__hashmap_get(&s->perf_maps, pid);
+
+	if (pm)
+		return pm;
+	pm = calloc(1, sizeof(*pm));
+	if (!pm || pr__hashmap_put(&s->perf_maps, pid, pm)) {
+		free(pm);
+		return NULL;
+	}
+	pm->pid = pid;
+	if (asprintf(&pm->module, "/tmp/perf-%u.map", pid) < 0)
+		pm->module = NULL;
+	read_perf_map(s, pm);
+	return pm;
+}
+
+void pr__sym_perf_map_free(struct sym_perf_map *pm)
+{
+	if (!pm)
+		return;
+	pr__symtab_free(&pm->syms);
+	pr__arena_free(&pm->names);
+	free(pm->module);
+	free(pm);
+}
+
+int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, uint64_t ip,
+			struct pr_symbol *out)
+{
+	struct sym_perf_map *pm = perf_map_of(s, pid);
+	const struct pr_sym *sym;
+	struct sym_result *r;
+
+	if (!pm)
+		return -ENOMEM;
+	sym = pr__symtab_find(&pm->syms, ip);
+	/* A JIT writes its map as it compiles: a miss may be new code. */
+	if (!sym && s->live && now_ns() - pm->read_at >= PERF_MAP_REREAD_NS) {
+		read_perf_map(s, pm);
+		sym = pr__symtab_find(&pm->syms, ip);
+	}
+	memset(out, 0, sizeof(*out));
+	out->module = pm->module;
+	if (!sym)
+		return 0;
+	/* Re-reading the map may rename an address: results are per read. */
+	r = pr__sym_result_get(s, pm, ip);
+	if (!r || r->generation != pm->reads) {
+		r = pr__sym_result_new(s, pm, ip);
+		if (!r)
+			return -ENOMEM;
+		s->stats.resolved++;
+		pr__sym_named(s, &r->sym, pr__arena_strdup(&s->arena, sym->name), ip - sym->start,
+			     PR_SYM_PERF_MAP);
+		r->generation = pm->reads;
+		r->sym.module = pm->module;
+	}
+	*out = r->sym;
+	return 0;
+}
+

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The symbolizer: frame addresses to function names, inlined calls and
+ * source lines.
+ *
+ * A mapped file is found once (src/dsofind.c), reported to its own libdwfl
+ * session at its link-time addresses, and its ELF symbols read into a
+ * table with perf's rules (src/symtab.c); libdwfl reads its DWARF, from
+ * the file or from a separate debug file (src/debugfile.c).
+ * A frame's file offset becomes a link-time address; the symbol table
+ * names the function and the offset in it; DWARF's scopes at the address
+ * give the functions inlined there, the line table the innermost line and
+ * each inlined call's DW_AT_call_file/line the lines of the callers.  The
+ * kernel is named from /proc/kallsyms, JIT code from /tmp/perf-PID.map.
+ *
+ * Every (file, address) is resolved once, into a table probed first for
+ * every frame; names, inline chains and file names live in an arena for
+ * as long as the symbolizer.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/symbolizer.h"
+
+#include <libiberty/demangle.h>
+
+/* ---- names ---- */
+
+/*
+ * Names demangled as perf shows them: C++ without parameters or clone
+ * suffixes ("ns::Widget::run", not "ns::Widget::run(int) [clone
+ * .isra.0]"); Rust's legacy names ("_ZN...17h<hash>E") without the hash
+ * and its v0 names ("_R...") without crate disambiguators, as perf and
+ * llvm-symbolizer give them ("mycrate::module::func").  libiberty's
+ * cplus_demangle() with no style given tries each scheme (auto): the
+ * Itanium one, and on a legacy Rust name its Rust demangler.
+ */
+const char *pr__sym_demangle(struct pr_symbolizer *s, struct pr_arena *a, const char *name)
+{
+	char *d;
+	const char *out;
+
+	if (s->no_demangle || (strncmp(name, "_Z", 2) && strncmp(name, "_R", 2)))
+		return pr__arena_strdup(a, name);
+	d = cplus_demangle(name, DMGL_ANSI);
+	if (!d)
+		return pr__arena_strdup(a, name);
+	out = pr__arena_strdup(a, d);
+	free(d);
+	return out;
+}
+
+static uint64_t hash_str(const char *str)
+{
+	uint64_t h = UINT64_C(1469598103934665603);
+
+	for (; *str; str++)
+		h = (h ^ (unsigned char)*str) * UINT64_C(1099511628211);
+	return h | 1;
+}
+
+/* Source file names repeat across lines: one copy each. */
+struct file_name {
+	struct file_name *next;
+	const char *name;
+};
+
+const char *pr__sym_intern_file(struct pr_symbolizer *s, const char *name)
+{
+	uint64_t h = hash_str(name);
+	struct file_name *f = pr__hashmap_get(&s->files, h);
+
+	for (struct file_name *i = f; i; i = i->next)
+		if (!strcmp(i->name, name))
+			return i->name;
+	{
+		struct file_name *n = pr__arena_alloc(&s->arena, sizeof(*n));
+
+		if (!n || !(n->name = pr__arena_strdup(&s->arena, name)))
+			return NULL;
+		n->next = f;
+		if (pr__hashmap_put(&s->files, h, n))
+			return NULL;
+		return n->name;
+	}
+}
+
+/* ---- results ---- */
+
+static uint64_t result_key(const void *owner, uint64_t addr)
+{
+	uint64_t k = ((uint64_t)(uintptr_t)owner * UINT64_C(0x9e3779b97f4a7c15)) ^
+		     (addr * UINT64_C(0xc2b2ae3d27d4eb4f));
+
+	return k ? k : 1;
+}
+
+struct sym_result *pr__sym_result_get(struct pr_symbolizer *s, const void *owner, uint64_t addr)
+{
+	for (struct sym_result *r = pr__hashmap_get(&s->results, result_key(owner, addr)); r;
+	     r = r->next)
+		if (r->owner == owner && r->addr == addr)
+			return r;
+	return NULL;
+}
+
+struct sym_result *pr__sym_result_new(struct pr_symbolizer *s, const void *owner, uint64_t addr)
+{
+	uint64_t k = result_key(owner, addr);
+	struct sym_result *r = pr__arena_alloc(&s->arena, sizeof(*r));
+
+	if (!r)
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	r->owner = owner;
+	r->addr = addr;
+	r->next = pr__hashmap_get(&s->results, k);
+	if (pr__hashmap_put(&s->results, k, r))
+		return NULL;
+	return r;
+}
+
+/* A frame named by a symbol alone (the kernel's, a perf map's). */
+void pr__sym_named(struct pr_symbolizer *s, struct pr_symbol *sym, const char *name,
+		   uint64_t offset, enum pr_sym_source source)
+{
+	if (!name)
+		return;
+	sym->name = name;
+	sym->offset = offset;
+	sym->source = source;
+	s->stats.named++;
+}
+
+/* ---- the API ---- */
+
+struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
+					const struct pr_symbolizer_opts *opts)
+{
+	size_t extra = PR_OPTS_HAS(opts, nr_debug_dirs) ? opts->nr_debug_dirs : 0;
+	struct pr_symbolizer *s;
+	size_t len;
+
+	if (!model || !PR_OPTS_VALID(opts) || (extra && !opts->debug_dirs)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->model = model;
+	if (PR_OPTS_HAS(opts, log_ctx)) {
+		s->lg.fn = opts->log;
+		s->lg.ctx = opts->log_ctx;
+	}
+	s->live = PR_OPTS_HAS(opts, live) && opts->live;
+	s->no_inline = PR_OPTS_HAS(opts, no_inline) && opts->no_inline;
+	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
+	s->stats.sz = sizeof(s->stats);
+	if (PR_OPTS_HAS(opts, cache_dir) && opts->cache_dir &&
+	    !(s->cache_dir = strdup(opts->cache_dir)))
+		goto fail;
+	if (PR_OPTS_HAS(opts, kallsyms) && opts->kallsyms &&
+	    !(s->kallsyms_path = strdup(opts->kallsyms)))
+		goto fail;
+	if (pr__debug_dirs(extra ? opts->debug_dirs : NULL, extra, &s->dirs))
+		goto fail;
+	/* For dwfl_standard_find_debuginfo(), asked when there are debuginfod
+	 * servers: its search by name (beside the file, its .debug/, under
+	 * /usr/lib/debug) and by build-id under each directory. */
+	len = sizeof("-:.debug");
+	for (size_t i = 0; i < s->dirs.nr; i++)
+		len += strlen(s->dirs.v[i]) + 1;
+	s->debuginfo_path = malloc(len);
+	if (!s->debuginfo_path)
+		goto fail;
+	strcpy(s->debuginfo_path, "-:.debug");
+	for (size_t i = 0; i < s->dirs.nr; i++) {
+		strcat(s->debuginfo_path, ":");
+		strcat(s->debuginfo_path, s->dirs.v[i]);
+	}
+	s->callbacks.find_elf = dwfl_build_id_find_elf;
+	s->callbacks.find_debuginfo = pr__sym_find_debuginfo;
+	s->callbacks.debuginfo_path = &s->debuginfo_path;
+	return s;
+fail:
+	pr_symbolizer_free(s);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void pr_symbolizer_free(struct pr_symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->modules.cap; i++)
+		pr__sym_module_free(s->modules.slots[i].value);
+	pr__hashmap_free(&s->modules);
+	for (size_t i = 0; i < s->perf_maps.cap; i++)
+		pr__sym_perf_map_free(s->perf_maps.slots[i].value);
+	pr__hashmap_free(&s->perf_maps);
+	pr__hashmap_free(&s->results);
+	free(s->slots);
+	pr__hashmap_free(&s->files);
+	pr__sym_kernel_free(s);
+	pr__arena_free(&s->arena);
+	pr__dirs_free(&s->dirs);
+	free(s->debuginfo_path);
+	free((char *)s->cache_dir);
+	free(s->kallsyms_path);
+	free(s);
+}
+
+/*
+ * The resolved frames, by (file or kernel, address): open addressing with
+ * linear probing over slots of one cache line each, the answer in the
+ * slot, so that a frame seen before costs one probe -- most frames are.
+ */
+static uint64_t slot_hash(const void *owner, uint64_t addr)
+{
+	return ((uint64_t)(uintptr_t)owner * UINT64_C(0x9e3779b97f4a7c15) ^ addr) *
+	       UINT64_C(0xff51afd7ed558ccd);
+}
+
+static struct sym_slot *slot_probe(const struct pr_symbolizer *s, const void *owner,
+				   uint64_t addr)
+{
+	size_t mask = s->nr_slots - 1, i = (size_t)(slot_hash(owner, addr) >> 32) & mask;
+
+	while (s->slots[i].owner && (s->slots[i].owner != owner || s->slots[i].addr != addr))
+		i = (i + 1) & mask;
+	return &s->slots[i];
+}
+
+/* Room for one more, at most half full. */
+static int slots_reserve(struct pr_symbolizer *s)
+{
+	struct sym_slot *old = s->slots;
+	size_t nr = s->nr_slots;
+
+	if (s->used_slots + 1 <= nr / 2)
+		return 0;
+	s->nr_slots = nr ? nr * 2 : 4096;
+	s->slots = aligned_alloc(64, s->nr_slots * sizeof(*s->slots));
+	if (!s->slots) {
+		s->slots = old;
+		s->nr_slots = nr;
+		return -ENOMEM;
+	}
+	memset(s->slots, 0, s->nr_slots * sizeof(*s->slots));
+	for (size_t i = 0; i < nr; i++)
+		if (old[i].owner)
+			*slot_probe(s, old[i].owner, old[i].addr) = old[i];
+	free(old);
+	return 0;
+}
+
+int pr_symbolizer_frame(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
+			struct pr_symbol *out)
+{
+	const struct pr_dso *d;
+	const void *owner;
+	uint64_t addr;
+	struct sym_slot *slot;
+	struct pr_symbol sym = { 0 };
+	int err = 0;
+
+	if (!s || !f || !out)
+		return -EINVAL;
+	s->stats.lookups++;
+	d = f->dso;
+	owner = (f->flags & PR_FRAME_KERNEL) ? (const void *)&s->ksyms : (const void *)d;
+	addr = (f->flags & PR_FRAME_KERNEL) ? f->ip : f->dso_ip;
+	if (!owner) {
+		memset(out, 0, sizeof(*out));
+		return 0;
+	}
+	if (s->slots) {
+		slot = slot_probe(s, owner, addr);
+		if (slot->owner) {
+			*out = slot->sym;
+			return 0;
+		}
+	}
+	if (owner == &s->ksyms) {
+		err = pr__sym_resolve_kernel(s, addr, &sym);
+	} else if (!strncmp(d->path, "//anon", 6)) {
+		/* JIT maps are read again as they grow: resolved there. */
+		return pr__sym_resolve_jit(s, pid, f->ip, out);
+	} else if (d->path[0] == '/' || !strcmp(d->path, "[vdso]")) {
+		struct sym_module *m = pr__sym_module_of(s, pid, d, f->ip);
+
+		err = m ? pr__sym_resolve_file(s, m, addr, &sym) : -ENOMEM;
+	} else {
+		/* [heap], [stack] and the like: named, never symbolized. */
+		sym.module = d->path;
+	}
+	if (err || (err = slots_reserve(s)))
+		return err;
+	slot = slot_probe(s, owner, addr);
+	slot->owner = owner;
+	slot->addr = addr;
+	slot->sym = sym;
+	s->used_slots++;
+	s->stats.resolved++;
+	*out = sym;
+	return 0;
+}
+
+int pr_symbolizer_stats(const struct pr_symbolizer *s, struct pr_symbolizer_stats *st)
+{
+	return s ? pr__stats_copy(st, &s->stats, sizeof(*st)) : -EINVAL;
+}
+

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The symbolizer's insides, shared by its files:
+ *
+ *   symbolizer.c  the API, results (each (file, address) resolved once),
+ *                 names demangled and file names interned
+ *   symfile.c     mapped files: found, opened with libdwfl, their ELF
+ *                 symbols read with perf's rules
+ *   debugfile.c   their separate debug files
+ *   symdwarf.c    DWARF: the functions inlined at an address, and lines
+ *   kallsyms.c    the kernel's symbols, and their cache
+ *   perfmap.c     JIT code: /tmp/perf-PID.map
+ */
+#ifndef PR_SYMBOLIZER_H
+#define PR_SYMBOLIZER_H
+
+#include <elfutils/libdwfl.h>
+
+#include "model/model.h"
+#include "symbols/symtab.h"
+#include "prsym.h"
+
+struct cu_span;
+
+#define MAX_SEGMENTS 16
+/* Functions inlined into each other at one address, at most. */
+#define MAX_INLINE 64
+
+/* The most a compressed DWARF section is believed to inflate to (a large
+ * program's .debug_info is hundreds of megabytes): a header saying more
+ * is lying, and the section is not read. */
+#define MAX_DWARF_SECTION ((size_t)1 << 32)
+
+/* A mapped file, found and read once. */
+struct sym_module {
+	const struct pr_dso *dso;
+	const char *origin;          /* the path it was mapped from */
+	char *path;                  /* what was opened */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	struct {
+		uint64_t offset, filesz, vaddr;
+	} seg[MAX_SEGMENTS];
+	size_t nr_seg;
+	struct pr_symtab syms;
+	const char **names;          /* syms' names demangled, as asked for */
+	bool dwarf_checked, has_dwarf;
+	Dwarf *dwarf;                /* its DWARF (libdwfl's), once checked */
+	Dwarf_Addr dwarf_bias;
+	/* Its DWARF sections inflated from zstd, which libdw reads in place
+	 * of the file's bytes until dwfl_end() (zsection.h). */
+	unsigned char **zbufs;
+	size_t nr_zbufs;
+	/* Its compile units' address ranges, sorted, when libdw's lookup
+	 * found none (symdwarf.c). */
+	struct cu_span *spans;
+	size_t nr_spans;
+	bool spans_read;
+	/* Per unit (by DIE offset + 1, shifted left, | 1 for a type unit):
+	 * its functions' address ranges, sorted, and its scopes (symdwarf.c). */
+	struct pr_hashmap cus;
+	/* A function's name, by its (abstract origin's) DIE offset + 1. */
+	struct pr_hashmap func_names;
+};
+
+/* A perf map's resolved address (re-reading the map makes new ones). */
+struct sym_result {
+	const void *owner;
+	uint64_t addr;
+	uint64_t generation;         /* of a perf map: results of an older read are stale */
+	struct sym_result *next;     /* the same hash */
+	struct pr_symbol sym;
+};
+
+/* A resolved frame, by (file or kernel, address), in the symbolizer's
+ * open-addressing table: one cache line. */
+struct sym_slot {
+	const void *owner;           /* a struct pr_dso *, &s->ksyms; NULL: free */
+	uint64_t addr;
+	struct pr_symbol sym;
+};
+
+/* A process's perf map. */
+struct sym_perf_map {
+	uint32_t pid;
+	char *module;                /* "/tmp/perf-PID.map", as perf names it */
+	struct pr_symtab syms;
+	struct pr_arena names;
+	uint64_t read_at;            /* CLOCK_MONOTONIC ns; 0: never */
+	uint64_t reads;
+	bool found;
+};
+
+struct pr_symbolizer {
+	struct pr_model *model;
+	struct pr_logger lg;
+	bool live, no_inline, no_demangle;
+	struct pr_dirs dirs;
+	char *debuginfo_path;        /* for libdwfl: "-:.debug:/usr/lib/debug:..." */
+	Dwfl_Callbacks callbacks;
+
+	struct pr_arena arena;       /* results, names, lines */
+	struct pr_hashmap results;   /* perf maps': hash -> struct sym_result (chained) */
+	struct pr_hashmap modules;   /* struct pr_dso * -> struct sym_module */
+	struct pr_hashmap files;     /* hash of a source file name -> interned (chained) */
+	struct pr_hashmap perf_maps; /* pid -> struct sym_perf_map */
+
+	bool kernel_loaded;
+	char *kallsyms_path;         /* a copy to read instead of /proc/kallsyms */
+	/* The kernel's symbols (kallsyms.c): sorted entries and their names,
+	 * in an image built here or mapped from the cache. */
+	const struct ksym_entry *ksyms;
+	size_t nr_ksyms;
+	const char *knames;
+	char *kimage;
+	void *kimage_map;
+	size_t kimage_len;
+	uint64_t ktext, kstext;      /* _text and _stext */
+	uint64_t kernel_delta;       /* added to a recorded kernel address */
+
+	struct sym_slot *slots;
+	size_t nr_slots, used_slots;
+	const char *cache_dir;       /* for what is slow to read (prsym.h), or NULL */
+
+	struct pr_symbolizer_stats stats;
+};
+
+/* symbolizer.c */
+
+/* C++ and Rust names as perf shows them (see there); copied into `a`. */
+const char *pr__sym_demangle(struct pr_symbolizer *s, struct pr_arena *a, const char *name);
+/* One copy of each source file name; NULL when out of memory. */
+const char *pr__sym_intern_file(struct pr_symbolizer *s, const char *name);
+struct sym_result *pr__sym_result_get(struct pr_symbolizer *s, const void *owner,
+				      uint64_t addr);
+/* A new, empty result for (owner, addr); NULL when out of memory. */
+struct sym_result *pr__sym_result_new(struct pr_symbolizer *s, const void *owner,
+				      uint64_t addr);
+/* Name `sym` by a symbol alone (the kernel's, a perf map's); `name` may be NULL. */
+void pr__sym_named(struct pr_symbolizer *s, struct pr_symbol *sym, const char *name,
+		   uint64_t offset, enum pr_sym_source source);
+
+/* debugfile.c */
+
+/* libdwfl's find_debuginfo callback: local debug files, debuginfod, and
+ * the inflated-debug-file cache. */
+int pr__sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			   Dwarf_Addr base, const char *file_name,
+			   const char *debuglink_file, GElf_Word debuglink_crc,
+			   char **debuginfo_file_name);
+/* Whether the ELF file open at `fd` has this GNU build-id. */
+bool pr__sym_has_build_id(int fd, const void *want, size_t len);
+
+/* symfile.c */
+
+/* The module for `d` (mapped in `pid` around `ip`), opened the first time;
+ * one that could not be opened has no `mod`.  NULL when out of memory. */
+struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
+				     const struct pr_dso *d, uint64_t ip);
+void pr__sym_module_free(struct sym_module *m);
+/* The DWARF indexes of a module (symdwarf.c). */
+void pr__sym_dwarf_free(struct sym_module *m);
+/* Resolve file offset `off` of `m` into `sym`: 0 or -ENOMEM. */
+int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t off,
+			 struct pr_symbol *sym);
+
+/* symdwarf.c */
+
+/* Fill `funcs` (room for MAX_INLINE) innermost first at link-time address
+ * `vaddr`, in the symbol `sym_name` (NULL: none) starting at `sym_start`:
+ * it names code no DWARF function covers.  Returns how many, 0 without
+ * DWARF. */
+size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			    const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs);
+
+/* kallsyms.c */
+
+/* Resolve kernel address `ip` into `sym`: 0 or -ENOMEM. */
+int pr__sym_resolve_kernel(struct pr_symbolizer *s, uint64_t ip, struct pr_symbol *sym);
+void pr__sym_kernel_free(struct pr_symbolizer *s);
+
+/* perfmap.c */
+
+/* Name JIT address `ip` of `pid` from its perf map into *out. */
+int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, uint64_t ip,
+			struct pr_symbol *out);
+void pr__sym_perf_map_free(struct sym_perf_map *pm);
+
+#endif /* PR_SYMBOLIZER_H */

@@ -1,0 +1,607 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The symbolizer's DWARF: the functions inlined at an address, innermost
+ * first, with their lines as addr2line and perf give them, and named
+ * whole: with the namespaces and classes they are declared in, where perf
+ * and addr2line print an inlined function's bare DW_AT_name.
+ */
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "symbols/symbolizer.h"
+#include "model/zsection.h"
+
+/* The call site of an inlined scope: DW_AT_call_file and _line. */
+static void call_site(struct pr_symbolizer *s, Dwarf_Die *cu, Dwarf_Die *die,
+		      const char **file, uint32_t *line)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word idx, ln;
+	Dwarf_Files *files;
+	size_t nfiles;
+	const char *name;
+
+	*file = NULL;
+	*line = 0;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &ln) == 0)
+		*line = (uint32_t)ln;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) == 0 &&
+	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles &&
+	    (name = dwarf_filesrc(files, idx, NULL, NULL)))
+		*file = pr__sym_intern_file(s, name);
+}
+
+/*
+ * The ELF symbol addr2line (binutils) takes an address to be in: of the
+ * function and untyped symbols in the section holding it, starting at or
+ * below it, one that contains it, then the nearest, then the later in the
+ * table.  It differs from perf's pick among aliases (__memcpy_* and
+ * __memmove_* share their code).  Few addresses need it: a walk over the
+ * table is fine.
+ */
+static const char *addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64_t *start)
+{
+	int n = dwfl_module_getsymtab(m->mod);
+	const char *best = NULL;
+	bool best_contains = false;
+
+	*start = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		GElf_Shdr shdr;
+		Elf_Scn *scn;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf,
+							   &bias);
+		uint8_t type = GELF_ST_TYPE(sym.st_info);
+		bool contains;
+
+		if (!name || !name[0] || !elf || addr > vaddr || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_shndx >= SHN_LORESERVE ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+		    !(scn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(scn, &shdr) ||
+		    vaddr < shdr.sh_addr + bias || vaddr - shdr.sh_addr - bias >= shdr.sh_size)
+			continue;
+		contains = vaddr - addr < sym.st_size;
+		if (!best || (contains && !best_contains) ||
+		    (contains == best_contains && addr >= *start)) {
+			best = name;
+			*start = addr;
+			best_contains = contains;
+		}
+	}
+	return best;
+}
+
+/*
+ * The scopes around `pc` under `parent` (a CU, or a function found
+ * already, then path[0..n) holds it): the functions and inlined calls,
+ * outermost first, looking through lexical blocks.  Returns how many in
+ * all.
+ */
+static int scope_path(Dwarf_Die parent, Dwarf_Addr pc, Dwarf_Die *path, int n, int max)
+{
+	Dwarf_Die child;
+
+	while (n < max && dwarf_child(&parent, &child) == 0) {
+		bool found = false;
+
+		do {
+			int tag = dwarf_tag(&child);
+
+			if ((tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+			     tag == DW_TAG_lexical_block) && dwarf_haspc(&child, pc) > 0) {
+				if (tag != DW_TAG_lexical_block)
+					path[n++] = child;
+				parent = child;
+				found = true;
+			}
+		} while (!found && dwarf_siblingof(&child, &child) == 0);
+		if (!found)
+			break;
+	}
+	return n;
+}
+
+/*
+ * The function an address is in, and the names of the scopes around a
+ * function's declaration, from one walk of each CU (the first time an
+ * address falls in it).  Functions with code sit at the top of a C CU,
+ * but clang puts a C++ function template's instances in their namespace,
+ * and rustc every function in its module's (DW_TAG_namespace); methods
+ * may sit in their class.  So the walk descends into namespaces and types,
+ * not into functions (what nests there is found from the function, by
+ * scope_path()).  A C++ CU has thousands of DIEs (types, declarations,
+ * templates): walking them for every new address was most of a live
+ * profile's CPU; read once, sorted and searched, they are not.
+ */
+struct cu_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off die;
+};
+
+/* A namespace, class, structure or union: the DIEs from `start` to `end`
+ * (its children, theirs, ...) are in it.  In the order of the CU. */
+struct cu_scope {
+	Dwarf_Off start, end;
+	const char *name;            /* NULL: anonymous */
+	int32_t parent;              /* index, -1: the CU */
+	int tag;
+};
+
+struct cu_index {
+	struct cu_range *r;
+	struct cu_scope *scopes;
+	size_t nr, cap, nr_scopes, cap_scopes;
+};
+
+/* Nested deeper than this, scopes are not walked (no compiler does). */
+#define MAX_SCOPE_DEPTH 32
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Room in *v for one more element of `size` bytes, `nr` used of *cap. */
+static int grow(void **v, size_t *cap, size_t nr, size_t size)
+{
+	void *n;
+
+	if (nr < *cap)
+		return 0;
+	n = realloc(*v, (*cap ? *cap * 2 : 64) * size);
+	if (!n)
+		return -1;
+	*v = n;
+	*cap = *cap ? *cap * 2 : 64;
+	return 0;
+}
+
+static bool is_scope(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+	       tag == DW_TAG_interface_type || tag == DW_TAG_module;
+}
+
+/* The functions and scopes among the children of `parent` (scope index
+ * `scope`), into `x`; -1 when out of memory. */
+static int index_children(struct cu_index *x, Dwarf_Die *parent, int32_t scope, int depth)
+{
+	Dwarf_Die child, next;
+	int more;
+
+	if (dwarf_child(parent, &child))
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+
+		more = dwarf_siblingof(&child, &next) == 0;
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (grow((void **)&x->r, &x->cap, x->nr, sizeof(x->r[0])))
+					return -1;
+				x->r[x->nr++] = (struct cu_range){ lo, hi, dwarf_dieoffset(&child) };
+			}
+		} else if (is_scope(tag) && depth < MAX_SCOPE_DEPTH && dwarf_haschildren(&child)) {
+			int32_t at = (int32_t)x->nr_scopes;
+
+			if (grow((void **)&x->scopes, &x->cap_scopes, x->nr_scopes,
+				 sizeof(x->scopes[0])))
+				return -1;
+			/* The end of the last child's subtree is its parent's. */
+			x->scopes[x->nr_scopes++] = (struct cu_scope){
+				.start = dwarf_dieoffset(&child),
+				.end = more ? dwarf_dieoffset(&next) : 0,
+				.name = dwarf_diename(&child), .parent = scope, .tag = tag };
+			if (index_children(x, &child, at, depth + 1))
+				return -1;
+		}
+		child = next;
+	} while (more);
+	return 0;
+}
+
+static void cu_index_free(struct cu_index *x)
+{
+	if (!x)
+		return;
+	free(x->r);
+	free(x->scopes);
+	free(x);
+}
+
+static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
+{
+	/* By the unit itself: offsets are not unique (DWARF 4's type units
+	 * have a section of their own, split units a file), and libdw keeps
+	 * its units until the module goes. */
+	uint64_t key = (uintptr_t)cu->cu;
+	struct cu_index *x = pr__hashmap_get(&m->cus, key);
+
+	if (x)
+		return x;
+	if (!(x = calloc(1, sizeof(*x))))
+		return NULL;
+	if (index_children(x, cu, -1, 0)) {
+		cu_index_free(x);
+		return NULL;
+	}
+	/* Scopes come parents first: their ends are known by their children's. */
+	for (size_t i = 0; i < x->nr_scopes; i++)
+		if (!x->scopes[i].end)
+			x->scopes[i].end = x->scopes[i].parent < 0 ? UINT64_MAX :
+					   x->scopes[x->scopes[i].parent].end;
+	/* Never qsort(NULL, 0): its argument is declared non-null (a CU of
+	 * types alone has no function, a file's DWARF may have no unit). */
+	if (x->nr)
+		qsort(x->r, x->nr, sizeof(x->r[0]), by_lo);
+	if (pr__hashmap_put(&m->cus, key, x)) {
+		cu_index_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+/* The CU's function around `pc`, through the index: 1 and *fn, 0 when no
+ * function has it, -1 when the index could not be made. */
+static int top_function(struct sym_module *m, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)
+{
+	struct cu_index *x = cu_index(m, cu);
+	size_t i;
+
+	if (!x)
+		return -1;
+	/* The last range starting at or below pc, then back over the few
+	 * that may start earlier and still hold it (nested or aliased). */
+	i = pr__upper_bound(x->r, x->nr, sizeof(x->r[0]), pc);
+	for (size_t k = 0; i > 0 && k < 16; k++, i--) {
+		const struct cu_range *r = &x->r[i - 1];
+
+		if (pc >= r->lo && pc < r->hi)
+			return dwarf_offdie(dwarf_cu_getdwarf(cu->cu), r->die, fn) ? 1 : -1;
+	}
+	return 0;
+}
+
+/*
+ * `name` qualified with the scopes the DIE at `off` is declared in,
+ * "ns::Class::name", as a linkage name demangled would have it (for what
+ * has none: gcc writes none for constructors, nor for what involves an
+ * anonymous namespace).  NULL when out of memory.
+ */
+static const char *qualify(struct pr_symbolizer *s, const struct cu_index *x, Dwarf_Off off,
+			   const char *name)
+{
+	const char *parts[MAX_SCOPE_DEPTH + 1];
+	size_t n = 0, len = strlen(name) + 1;
+	int32_t k = (int32_t)pr__upper_bound(x->scopes, x->nr_scopes, sizeof(x->scopes[0]),
+					     off - 1) - 1;
+	char *out, *p;
+
+	/* The last scope starting before `off` holds it, or one of its
+	 * parents does (they nest). */
+	while (k >= 0 && n < MAX_SCOPE_DEPTH) {
+		const struct cu_scope *sc = &x->scopes[k];
+
+		if (off < sc->end) {
+			parts[n] = sc->name ? sc->name : sc->tag == DW_TAG_namespace ?
+				   "(anonymous namespace)" : "(anonymous)";
+			len += strlen(parts[n++]) + 2;
+		}
+		k = sc->parent;
+	}
+	if (!n)
+		return pr__arena_strdup(&s->arena, name);
+	p = out = pr__arena_alloc(&s->arena, len);
+	if (!out)
+		return NULL;
+	while (n--)
+		p = stpcpy(stpcpy(p, parts[n]), "::");
+	strcpy(p, name);
+	return out;
+}
+
+/* The DIE that names a function: through DW_AT_abstract_origin (from an
+ * inlined call or a concrete instance) and DW_AT_specification (from a
+ * definition to its declaration, in its class or namespace). */
+static bool name_die(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute attr;
+
+	*out = *die;
+	for (int i = 0; i < 8 && !dwarf_hasattr(out, DW_AT_name); i++) {
+		Dwarf_Attribute *ref = dwarf_attr(out, DW_AT_abstract_origin, &attr);
+
+		if (!ref)
+			ref = dwarf_attr(out, DW_AT_specification, &attr);
+		if (!dwarf_formref_die(ref, out))
+			return false;
+	}
+	return dwarf_hasattr(out, DW_AT_name);
+}
+
+/*
+ * The name a function goes by, whole: its linkage name demangled (as
+ * perf shows a symbol: "ns::Class<int>::run", "mycrate::module::func"),
+ * else its DW_AT_name with the scopes it is declared in.  perf and
+ * addr2line name an inlined function by DW_AT_name alone ("run").  Each
+ * function's once: inlined calls of it share its abstract origin.
+ */
+static const char *func_name(struct pr_symbolizer *s, struct sym_module *m, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin = *die, named, cu;
+	struct cu_index *x;
+	const char *name = NULL, *out;
+	uint64_t key;
+
+	for (int i = 0; i < 4 && dwarf_formref_die(dwarf_attr(&origin, DW_AT_abstract_origin,
+								   &attr), &origin); i++)
+		;
+	/* Offsets are the main file's (not a dwz supplementary file's). */
+	key = dwarf_cu_getdwarf(origin.cu) == m->dwarf ? dwarf_dieoffset(&origin) + 1 : 0;
+	if (key && (out = pr__hashmap_get(&m->func_names, key)))
+		return out;
+	if (dwarf_attr_integrate(&origin, DW_AT_linkage_name, &attr) ||
+	    dwarf_attr_integrate(&origin, DW_AT_MIPS_linkage_name, &attr))
+		name = dwarf_formstring(&attr);
+	if (name)
+		out = pr__sym_demangle(s, &s->arena, name);
+	else if (!name_die(&origin, &named) || !(name = dwarf_diename(&named)))
+		return NULL;
+	else if (!s->no_demangle && dwarf_diecu(&named, &cu, NULL, NULL) &&
+		 (x = cu_index(m, &cu)))
+		out = qualify(s, x, dwarf_dieoffset(&named), name);
+	else
+		out = pr__arena_strdup(&s->arena, name);
+	/* Not kept when the table cannot grow: found again next time. */
+	if (key && out)
+		pr__hashmap_put(&m->func_names, key, (void *)out);
+	return out;
+}
+
+void pr__sym_dwarf_free(struct sym_module *m)
+{
+	for (size_t i = 0; i < m->cus.cap; i++)
+		cu_index_free(m->cus.slots[i].value);
+	pr__hashmap_free(&m->cus);
+	pr__hashmap_free(&m->func_names);
+	free(m->spans);
+}
+
+/*
+ * The assembler describes a function once per name it has: aliases are
+ * DW_TAG_subprograms with the same range.  addr2line takes the last of
+ * those that fit the address best; so does this, into *fn.
+ */
+static void last_alias(Dwarf_Die *cu, uint64_t pc, Dwarf_Die *fn)
+{
+	Dwarf_Die child;
+	Dwarf_Addr lo, hi, best = UINT64_MAX;
+
+	if (dwarf_child(cu, &child))
+		return;
+	do {
+		if (dwarf_tag(&child) != DW_TAG_subprogram || dwarf_lowpc(&child, &lo) ||
+		    dwarf_highpc(&child, &hi) || pc < lo || pc >= hi || hi - lo > best)
+			continue;
+		best = hi - lo;
+		*fn = child;
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/*
+ * The compile unit holding `pc`, for files libdw finds none in: clang
+ * writes no .debug_aranges, and libdw 0.188 looks nowhere else (0.189
+ * does), so no address of a clang-built file had a function, an inlined
+ * call or a line.  The units' own ranges, read once and sorted.
+ */
+struct cu_span {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off die;
+};
+
+static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	size_t i;
+
+	if (!m->spans_read) {
+		Dwarf_CU *cu = NULL, *next;
+		Dwarf_Die cudie;
+		Dwarf_Half version;
+		uint8_t type;
+		size_t cap = 0;
+
+		m->spans_read = true;
+		while (dwarf_get_units(m->dwarf, cu, &next, &version, &type, &cudie, NULL) == 0) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+
+			cu = next;
+			while ((type == DW_UT_compile || type == DW_UT_skeleton) &&
+			       (off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
+				if (grow((void **)&m->spans, &cap, m->nr_spans, sizeof(m->spans[0])))
+					return false;
+				m->spans[m->nr_spans++] = (struct cu_span){ lo, hi,
+									    dwarf_dieoffset(&cudie) };
+			}
+		}
+		if (m->nr_spans)
+			qsort(m->spans, m->nr_spans, sizeof(m->spans[0]), by_lo);
+	}
+	i = pr__upper_bound(m->spans, m->nr_spans, sizeof(m->spans[0]), pc);
+	return i && pc < m->spans[i - 1].hi && dwarf_offdie(m->dwarf, m->spans[i - 1].die, out);
+}
+
+/*
+ * DWARF compressed with zstd (ELFCOMPRESS_ZSTD sections: what ld and
+ * objcopy --compress-debug-sections=zstd write) is read by libdw from
+ * elfutils 0.189 on; an older one finds no DWARF in the file at all.  The
+ * sections are inflated here before libdw is asked, whatever its version
+ * (a separate debug file is, as it is found: debugfile.c).  A section
+ * whose header lies about its size is not believed past
+ * MAX_DWARF_SECTION, and stays compressed.
+ */
+static void inflate_zstd(struct pr_symbolizer *s, struct sym_module *m)
+{
+	GElf_Addr bias;
+	int err = pr__zsection_inflate_zstd_dwarf(dwfl_module_getelf(m->mod, &bias),
+						  MAX_DWARF_SECTION, &m->zbufs, &m->nr_zbufs);
+
+	if (err)
+		pr__log(&s->lg, PR_LOG_DEBUG, "%s: a DWARF section compressed with zstd not "
+			"inflated: %s", m->origin, strerror(-err));
+}
+
+/* Say so when the file's DWARF (or its debug file's) could not be read
+ * because it stayed compressed with zstd, its frames otherwise losing
+ * their inlined functions and lines without a word. */
+static void say_if_zstd(struct pr_symbolizer *s, struct sym_module *m)
+{
+	GElf_Addr bias;
+	const char *debug = NULL, *where = NULL;
+	int fd;
+
+	if (pr__zsection_zstd_dwarf(dwfl_module_getelf(m->mod, &bias)))
+		where = m->origin;
+	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
+	if (!where && debug && (fd = open(debug, O_RDONLY | O_CLOEXEC)) >= 0) {
+		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+		if (pr__zsection_zstd_dwarf(elf))
+			where = debug;
+		elf_end(elf);
+		close(fd);
+	}
+	if (where)
+		pr__log(&s->lg, PR_LOG_WARN, "%s: its DWARF is compressed with zstd and could not "
+			"be inflated (damaged?): its frames are named from its symbols alone, "
+			"without inlined functions or source lines", where);
+}
+
+/* Split DWARF (-gsplit-dwarf): a skeleton unit holds no DIEs but itself;
+ * its functions are in the split unit, in a .dwo file that libdw finds
+ * (by DW_AT_dwo_name, in DW_AT_comp_dir) and reads with it.  `cu`, or
+ * that split unit's DIE in *split. */
+static Dwarf_Die *unit_with_functions(Dwarf_Die *cu, Dwarf_Die *split)
+{
+	uint8_t type;
+
+	if (dwarf_cu_info(cu->cu, NULL, &type, NULL, split, NULL, NULL, NULL) == 0 &&
+	    type == DW_UT_skeleton && split->cu)
+		return split;
+	return cu;
+}
+
+/* Fill `funcs` (room for MAX_INLINE) innermost first from the DWARF at
+ * `vaddr`: the functions inlined there and the one it is in, with their
+ * lines, for a file with DWARF.  Code no DWARF function covers (assembly)
+ * is one entry, named as addr2line names it.  Returns how many. */
+size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			    const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs)
+{
+	Dwarf_Addr bias = 0, entry;
+	Dwarf_Die *cu, path[MAX_INLINE], own_cu, split;
+	Dwfl_Line *line;
+	Dwarf_Line *dline;
+	const char *file;
+	int lineno = 0, n;
+	size_t nr = 0;
+
+	if (!m->dwarf_checked) {
+		m->dwarf_checked = true;
+		inflate_zstd(s, m);
+		m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
+		m->has_dwarf = m->dwarf != NULL;
+		if (m->has_dwarf)
+			s->stats.debug_files++;
+		else
+			say_if_zstd(s, m);
+	}
+	if (!m->has_dwarf)
+		return 0;
+	cu = dwfl_module_addrdie(m->mod, vaddr, &bias);
+	line = cu ? dwfl_module_getsrc(m->mod, vaddr) : NULL;
+	file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
+	if (!cu && cu_by_ranges(m, vaddr - m->dwarf_bias, &own_cu)) {
+		cu = &own_cu;
+		bias = m->dwarf_bias;
+		dline = dwarf_getsrc_die(cu, vaddr - bias);
+		file = dline ? dwarf_linesrc(dline, NULL, NULL) : NULL;
+		if (file)
+			dwarf_lineno(dline, &lineno);
+	}
+	if (file)
+		file = pr__sym_intern_file(s, file);
+	if (cu)
+		cu = unit_with_functions(cu, &split);
+	/* The functions around the address, as they nest where they were
+	 * inlined; innermost first from here. */
+	if (!cu) {
+		n = 0;
+	} else if (dwarf_srclang(cu) == DW_LANG_Mips_Assembler) {
+		n = scope_path(*cu, vaddr - bias, path, 0, MAX_INLINE);
+		if (n > 0)
+			last_alias(cu, vaddr - bias, &path[0]);
+	} else {
+		n = top_function(m, cu, vaddr - bias, &path[0]);
+		n = n < 0 ? scope_path(*cu, vaddr - bias, path, 0, MAX_INLINE)
+			  : n ? scope_path(path[0], vaddr - bias, path, 1, MAX_INLINE) : 0;
+	}
+	for (int k = n - 1; k >= 0 && nr < MAX_INLINE; k--) {
+		int t = dwarf_tag(&path[k]);
+		const char *name = func_name(s, m, &path[k]);
+
+		/* The function the address is in, named with scopes by DWARF
+		 * and otherwise by the symbol starting where it does, takes the
+		 * symbol's name: gcc writes no linkage name for what involves
+		 * an anonymous namespace, and DW_AT_name spells template
+		 * arguments its own way ("basic_string<char>"); Rust's
+		 * #[no_mangle] and C++'s extern "C" are bare in the symbol
+		 * table; of code folded into one, perf names it by the symbol
+		 * it picks; Go's assembly functions are "runtime.goexit" in
+		 * DWARF, "runtime.goexit.abi0" in the symbol table (and to
+		 * llvm-symbolizer).  Otherwise perf script's layout would mark
+		 * it inlined.  C names, unscoped, stay DWARF's ("f" in
+		 * "f.part.0", as perf shows it). */
+		if (k == 0 && name && sym_name && strcmp(name, sym_name) &&
+		    (strstr(name, "::") || dwarf_srclang(cu) == DW_LANG_Go) &&
+		    dwarf_entrypc(&path[0], &entry) == 0 && entry + bias == sym_start)
+			name = sym_name;
+		funcs[nr] = (struct pr_sym_func){ .name = name,
+						  .file = file, .line = (uint32_t)lineno,
+						  .inlined = t == DW_TAG_inlined_subroutine };
+		nr++;
+		/* The caller's line is where it inlined this one. */
+		if (t == DW_TAG_inlined_subroutine)
+			call_site(s, cu, &path[k], &file, (uint32_t *)&lineno);
+	}
+	/* Code no DWARF function covers: addr2line names it by its symbol. */
+	if (!nr) {
+		uint64_t start;
+		const char *at = addr2line_symbol(m, vaddr, &start);
+
+		if (at)
+			sym_name = pr__sym_demangle(s, &s->arena, at);
+		if (sym_name)
+			funcs[nr++] = (struct pr_sym_func){ .name = sym_name, .file = file,
+							    .line = (uint32_t)lineno };
+	}
+	return nr;
+}
