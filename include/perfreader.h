@@ -597,9 +597,12 @@ PR_API int pr_synthesize_kernel(const struct perf_event_attr *attr, uint64_t id,
 
 /* ------------------------------------------------------------------------
  * The process model: every process's mappings and threads, kept current
- * from MMAP, MMAP2, FORK, EXIT and COMM records applied in timestamp order
- * (a file's records come in that order; so do synthesized ones, at time
- * 0).  Mapped files (DSOs) are shared by every process that maps them.
+ * from MMAP, MMAP2, FORK, EXIT, COMM and SAMPLE records applied in
+ * timestamp order (a file's records come in that order; so do synthesized
+ * ones, at time 0).  After an exec, the old image's mappings stay behind
+ * the new one's, for samples taken inside exec, until a SAMPLE shows the
+ * new image running: feed it samples too, each before it is unwound.
+ * Mapped files (DSOs) are shared by every process that maps them.
  * Not thread-safe.
  */
 
@@ -610,8 +613,8 @@ PR_API struct pr_model *pr_model_new(void);
 /* Accepts NULL. */
 PR_API void pr_model_free(struct pr_model *m);
 
-/* Apply one record; other record types are ignored.  Returns 0 or
- * -ENOMEM. */
+/* Apply one record (samples included); other record types are ignored.
+ * Returns 0, -EINVAL or -ENOMEM. */
 PR_API int pr_model_apply(struct pr_model *m, const struct pr_record *rec);
 
 /* A thread's name (its COMM, or its creator's), or NULL when the model

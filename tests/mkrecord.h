@@ -3,6 +3,7 @@
 #ifndef DS_TEST_MKRECORD_H
 #define DS_TEST_MKRECORD_H
 
+#include <linux/perf_event.h>
 #include <string.h>
 
 #include "perfreader.h"
@@ -23,6 +24,19 @@ static inline struct pr_record mmap2(uint32_t pid, uint64_t addr, uint64_t len,
 	r.u.mmap.filename = path;
 	r.u.mmap.is_mmap2 = true;
 	r.u.mmap.prot = 5;
+	return r;
+}
+
+/* A user-mode SAMPLE of `pid` at `ip`, without registers or stack. */
+static inline struct pr_record sample_at(uint32_t pid, uint64_t ip)
+{
+	struct pr_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PR_RECORD_SAMPLE;
+	r.misc = PERF_RECORD_MISC_USER;
+	r.pid = r.tid = pid;
+	r.u.sample.ip = ip;
 	return r;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The process model: mappings kept current from MMAP2, FORK, EXIT and
- * COMM records, as the kernel's address spaces change.
+ * The process model: mappings kept current from MMAP2, FORK, EXIT, COMM
+ * and SAMPLE records, as the kernel's address spaces change.
  */
 #include <check.h>
 #include <stdlib.h>
@@ -105,11 +105,53 @@ START_TEST(a_forked_process_copies_its_parents_mappings_and_name)
 	apply(m, mmap2(20, 0x1800, 0x100, 0, "/new2"));
 	ck_assert_str_eq(file_at(m, 20, 0x1800), "/new2");
 	ck_assert_str_eq(file_at(m, 20, 0x1000), "/other");
-	pr__proc_running(m, pr__model_proc(m, 20, false), 0x1000);
+	apply(m, sample_at(20, 0x1000));
 	ck_assert_str_eq(file_at(m, 20, 0x1000), "/other");
-	pr__proc_running(m, pr__model_proc(m, 20, false), 0x5010);
+	apply(m, sample_at(20, 0x5010));
 	ck_assert_ptr_null(file_at(m, 20, 0x1000));
 	ck_assert_str_eq(file_at(m, 20, 0x5010), "/new");
+	pr__model_free(m);
+}
+END_TEST
+
+/* A sample whose user registers (or, without them, whose user-mode ip)
+ * lie in the image exec loaded retires the image before: the model alone
+ * decides it, from the records it is fed, with no unwinder about. */
+START_TEST(a_sample_in_the_new_image_retires_the_one_before_exec)
+{
+	struct pr_model *m = pr__model_new();
+	struct pr_record r;
+	uint64_t user_ip, gen;
+
+	apply(m, comm(50, 50, "sh", false));
+	apply(m, mmap2(50, 0x1000, 0x1000, 0, "/bin/sh"));
+	apply(m, comm(50, 50, "app", true));
+	apply(m, mmap2(50, 0x400000, 0x1000, 0, "/app"));
+	ck_assert_str_eq(file_at(m, 50, 0x1010), "/bin/sh");
+	/* In the kernel, with no user registers: says nothing of either. */
+	r = sample_at(50, 0xffffffff81000010ull);
+	r.misc = PERF_RECORD_MISC_KERNEL;
+	apply(m, r);
+	ck_assert_str_eq(file_at(m, 50, 0x1010), "/bin/sh");
+	/* In the kernel, the user registers still in the old image (a
+	 * sample taken inside exec). */
+	user_ip = 0x1010;
+	r.u.sample.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+	r.u.sample.regs_mask = UINT64_C(1) << PR_REG_IP;
+	r.u.sample.regs = &user_ip;
+	apply(m, r);
+	ck_assert_str_eq(file_at(m, 50, 0x1010), "/bin/sh");
+	/* Another process's sample in its own new image is not this one's. */
+	apply(m, sample_at(51, 0x400010));
+	ck_assert_str_eq(file_at(m, 50, 0x1010), "/bin/sh");
+	/* The user registers in the new image: the old one is gone, and the
+	 * process's generation says its mappings changed. */
+	gen = pr__model_proc(m, 50, false)->generation;
+	user_ip = 0x400010;
+	apply(m, r);
+	ck_assert_ptr_null(file_at(m, 50, 0x1010));
+	ck_assert_str_eq(file_at(m, 50, 0x400010), "/app");
+	ck_assert_uint_gt(pr__model_proc(m, 50, false)->generation, gen);
 	pr__model_free(m);
 }
 END_TEST
@@ -191,6 +233,7 @@ int main(void)
 
 	tcase_add_test(tc, a_mapping_over_others_trims_and_splits_them);
 	tcase_add_test(tc, a_forked_process_copies_its_parents_mappings_and_name);
+	tcase_add_test(tc, a_sample_in_the_new_image_retires_the_one_before_exec);
 	tcase_add_test(tc, a_process_lives_until_its_last_thread_exits);
 	tcase_add_test(tc, the_kernels_own_mapping_is_no_process);
 	tcase_add_test(tc, mmap_records_are_executable_unless_flagged_as_data);

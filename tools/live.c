@@ -61,8 +61,10 @@ static int process(const struct pr_record *rec, void *arg)
 	struct pr_stack st;
 	int err;
 
-	if (rec->type != PR_RECORD_SAMPLE)
-		return pr_model_apply(s->model, rec);
+	/* Samples too: one in the image exec loaded retires the old one. */
+	err = pr_model_apply(s->model, rec);
+	if (err || rec->type != PR_RECORD_SAMPLE)
+		return err;
 	if (pr_unwinder_unwind(s->u, rec, &st))
 		return 0;
 	err = ds_sink_sample(s->sink, rec, &st, s->sym, pr_model_comm(s->model, rec->tid),

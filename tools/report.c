@@ -57,9 +57,12 @@ static int on_record(const struct pr_record *rec, void *arg)
 {
 	struct report *r = arg;
 	struct pr_stack st;
+	int err;
 
-	if (rec->type != PR_RECORD_SAMPLE)
-		return pr_model_apply(r->model, rec);
+	/* Samples too: one in the image exec loaded retires the old one. */
+	err = pr_model_apply(r->model, rec);
+	if (err || rec->type != PR_RECORD_SAMPLE)
+		return err;
 	if (pr_unwinder_unwind(r->u, rec, &st))
 		return 0;
 	if (rec->fields & PR_ID_TIME) {

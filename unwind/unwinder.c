@@ -760,7 +760,6 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	for (uint64_t m = s->regs_mask & ((UINT64_C(1) << PR_REG_MAX) - 1), i = 0; m;
 	     m &= m - 1)
 		regs[__builtin_ctzll(m)] = s->regs[i++];
-	pr__proc_running(u->model, proc, regs[PR_REG_IP]);
 	memset(&c, 0, sizeof(c));
 	c.u = u;
 	c.proc = proc;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The process model: each process's mappings, kept current from MMAP,
- * MMAP2, FORK, EXIT and COMM-exec records applied in order, and the DSOs
+ * MMAP2, FORK, EXIT, COMM-exec and SAMPLE records applied in order (a
+ * sample in the image exec loaded ends the old one), and the DSOs
  * (mapped files) they share.  A DSO is one file however many processes and
  * mappings refer to it, identified by device and inode when the record has
  * them, by name otherwise.
@@ -202,6 +203,7 @@ struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
 	d->maj = maj;
 	d->min = min;
 	d->ino = ino;
+	d->anon = !strncmp(path, "//anon", 6);
 	apply_hint(m, d);
 	d->next_same_key = pr__hashmap_get(&m->dso_index, key);
 	if (pr__hashmap_put(&m->dso_index, key, d)) {
@@ -341,12 +343,25 @@ const struct pr_map *pr__proc_find(const struct pr_proc *p, uint64_t addr)
 	return NULL;
 }
 
-void pr__proc_running(struct pr_model *m, struct pr_proc *p, uint64_t ip)
+/*
+ * A sample of `rec->pid` whose user registers put it in the image exec
+ * loaded: the new image runs, so samples inside exec are over and the old
+ * image's mappings are let go.  A sample without user registers says so
+ * only when it was taken in user mode.
+ */
+static void apply_sample(struct pr_model *m, const struct pr_record *rec)
 {
+	struct pr_proc *p = pr__model_proc(m, rec->pid, false);
+	uint64_t ip;
 	size_t i;
 
 	if (!p || !p->nr_old)
 		return;
+	if (pr_sample_reg(&rec->u.sample, PR_REG_IP, &ip)) {
+		if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_USER)
+			return;
+		ip = rec->u.sample.ip;
+	}
 	i = first_ending_after(p, ip);
 	if (i < p->nr && p->maps[i].start <= ip) {
 		free(p->old);
@@ -493,7 +508,7 @@ static int apply_comm(struct pr_model *m, const struct pr_record *rec)
 		 * records follow.  Samples taken inside exec, after this
 		 * record, still carry the old image's registers until the
 		 * new one runs: its mappings stay, second in line, until a
-		 * sample shows the new image running (pr__proc_running). */
+		 * sample shows the new image running (apply_sample). */
 		if (p) {
 			free(p->old);
 			p->old = p->maps;
@@ -519,6 +534,9 @@ int pr__model_apply(struct pr_model *m, const struct pr_record *rec)
 		return 0;
 	case PERF_RECORD_COMM:
 		return apply_comm(m, rec);
+	case PERF_RECORD_SAMPLE:
+		apply_sample(m, rec);
+		return 0;
 	default:
 		return 0;
 	}

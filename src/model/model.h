@@ -30,8 +30,9 @@ struct pr_dso {
 	uint64_t ino;
 	uint8_t build_id[PR_BUILD_ID_MAX];
 	uint8_t build_id_size;     /* 0: not known (yet) */
-	bool build_id_tried;       /* looked for it already */
-	bool hit;                  /* a sample landed in it */
+	/* Anonymous memory ("//anon"): what runs there is a JIT's, named
+	 * per process by its perf map, not by a file. */
+	bool anon;
 	struct pr_dso *next_same_key;
 };
 
@@ -59,8 +60,8 @@ struct pr_proc {
 	uint64_t generation;
 	struct pr_map *maps;
 	size_t nr, cap;
-	/* The image before the last exec, until the new one is seen running
-	 * (see pr__proc_running). */
+	/* The image before the last exec, until a sample shows the new one
+	 * running (a SAMPLE record applied). */
 	struct pr_map *old;
 	size_t nr_old;
 };
@@ -69,16 +70,13 @@ struct pr_model;
 
 struct pr_model *pr__model_new(void);
 void pr__model_free(struct pr_model *m);
-/* Apply MMAP, MMAP2, FORK, EXIT and COMM records, in time order; others
- * are ignored.  Returns 0 or -ENOMEM. */
+/* Apply MMAP, MMAP2, FORK, EXIT, COMM and SAMPLE records, in time order;
+ * others are ignored.  Returns 0 or -ENOMEM. */
 int pr__model_apply(struct pr_model *m, const struct pr_record *rec);
 /* The mapping of `pid` holding `addr`, or NULL.  Valid until the next
  * change to that process. */
 const struct pr_map *pr__model_find(struct pr_model *m, uint32_t pid, uint64_t addr);
 struct pr_proc *pr__model_proc(struct pr_model *m, uint32_t pid, bool create);
-/* A sample of `p` was taken at user address `ip`: once that is in the
- * image exec loaded, the old image's mappings are let go. */
-void pr__proc_running(struct pr_model *m, struct pr_proc *p, uint64_t ip);
 
 struct pr_dirs {
 	char **v;

@@ -45,9 +45,34 @@ struct pr_writer {
 	 * settled at close by replaying the file in time order (`hits`). */
 	struct pr_model *maps;
 	struct pr_model *hits;
+	struct pr_hashmap files;     /* struct pr_dso * of either -> struct w_file */
 	bool kernel_hit;
 	uint64_t first_time, last_time;
 };
+
+/* What the writer learns of a mapped file, kept here rather than in the
+ * model's struct pr_dso, which is the model's alone. */
+struct w_file {
+	bool build_id_tried;         /* read through map_files already */
+	bool hit;                    /* a sample landed in it */
+	uint8_t build_id_size;
+	uint8_t build_id[PR_BUILD_ID_MAX];
+};
+
+/* The writer's entry for `d`, made on first use; NULL when out of memory. */
+static struct w_file *file_of(struct pr_writer *w, const struct pr_dso *d)
+{
+	struct w_file *f = pr__hashmap_get(&w->files, (uintptr_t)d);
+
+	if (f)
+		return f;
+	f = calloc(1, sizeof(*f));
+	if (!f || pr__hashmap_put(&w->files, (uintptr_t)d, f)) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
 
 static int fail(struct pr_writer *w, int err, const char *what)
 {
@@ -170,6 +195,9 @@ static void writer_free(struct pr_writer *w)
 	for (int i = 0; i < w->argc; i++)
 		free(w->argv[i]);
 	free(w->argv);
+	for (size_t i = 0; i < w->files.cap; i++)
+		free(w->files.slots[i].value);
+	pr__hashmap_free(&w->files);
 	pr__model_free(w->maps);
 	pr__model_free(w->hits);
 	free(w->buf);
@@ -234,31 +262,32 @@ struct pr_writer *pr_writer_open(const char *path, const struct perf_event_attr 
  * runs: its map_files entry is the very file mapped, even if it has since
  * been replaced or deleted on disk.  Best effort and first hit only: the
  * reads are few, and close fills in what this misses. */
-static void note_hit(const struct pr_record *rec, const struct pr_map *m)
+static void note_hit(struct pr_writer *w, const struct pr_record *rec, const struct pr_map *m)
 {
-	struct pr_dso *d = m->dso;
+	struct w_file *f;
 	size_t len = 0;
 	char path[128];
 
-	if (d->build_id_tried || d->build_id_size)
+	if (m->dso->build_id_size || !(f = file_of(w, m->dso)) || f->build_id_tried)
 		return;
-	d->build_id_tried = true;
+	f->build_id_tried = true;
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", rec->pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
-	if (!pr__build_id_path(path, d->build_id, &len))
-		d->build_id_size = (uint8_t)len;
+	if (!pr__build_id_path(path, f->build_id, &len))
+		f->build_id_size = (uint8_t)len;
 }
 
 static int track(struct pr_writer *w, const struct pr_record *rec)
 {
 	const struct pr_map *m;
 
-	if (rec->type != PERF_RECORD_SAMPLE)
-		return pr__model_apply(w->maps, rec) ? fail(w, -ENOMEM, "memory") : 0;
-	if ((rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL) {
+	if (pr__model_apply(w->maps, rec))
+		return fail(w, -ENOMEM, "memory");
+	if (rec->type == PERF_RECORD_SAMPLE &&
+	    (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL) {
 		m = pr__model_find(w->maps, rec->pid, rec->u.sample.ip);
 		if (m)
-			note_hit(rec, m);
+			note_hit(w, rec, m);
 	}
 	return 0;
 }
@@ -362,13 +391,19 @@ static void fb_build_id(struct feat_buf *b, int32_t pid, uint16_t cpumode,
  * marks only the sampled address's file).  Once per state of the
  * process's mappings: `done` holds the generations marked.
  */
-static int hit_executables(struct pr_hashmap *done, struct pr_proc *p)
+static int hit_executables(struct pr_writer *w, struct pr_hashmap *done, struct pr_proc *p)
 {
 	if (!p || pr__hashmap_get(done, p->generation))
 		return 0;
-	for (size_t i = 0; i < p->nr; i++)
-		if (p->maps[i].prot & PROT_EXEC)
-			p->maps[i].dso->hit = true;
+	for (size_t i = 0; i < p->nr; i++) {
+		struct w_file *f;
+
+		if (!(p->maps[i].prot & PROT_EXEC))
+			continue;
+		if (!(f = file_of(w, p->maps[i].dso)))
+			return -ENOMEM;
+		f->hit = true;
+	}
 	return pr__hashmap_put(done, p->generation, p);
 }
 
@@ -393,14 +428,16 @@ static int replay_hits(struct pr_writer *w)
 	}
 	while ((n = pr_file_read(f, &rec)) != 0) {
 		const struct pr_map *m;
+		struct w_file *hit;
 
 		if (n < 0)
 			continue;
-		if (rec.type != PERF_RECORD_SAMPLE) {
-			if (pr__model_apply(w->hits, &rec))
-				break;
-			continue;
+		if (pr__model_apply(w->hits, &rec)) {
+			err = -ENOMEM;
+			break;
 		}
+		if (rec.type != PERF_RECORD_SAMPLE)
+			continue;
 		if (rec.fields & PR_ID_TIME) {
 			if (rec.time < w->first_time)
 				w->first_time = rec.time;
@@ -412,9 +449,14 @@ static int replay_hits(struct pr_writer *w)
 			continue;
 		}
 		m = pr__model_find(w->hits, rec.pid, rec.u.sample.ip);
-		if (m)
-			m->dso->hit = true;
-		err = hit_executables(&done, pr__model_proc(w->hits, rec.pid, false));
+		if (m) {
+			if (!(hit = file_of(w, m->dso))) {
+				err = -ENOMEM;
+				break;
+			}
+			hit->hit = true;
+		}
+		err = hit_executables(w, &done, pr__model_proc(w->hits, rec.pid, false));
 		if (err)
 			break;
 	}
@@ -423,22 +465,31 @@ static int replay_hits(struct pr_writer *w)
 	return err;
 }
 
-/* A hit file's build-id: the one read through map_files while it ran,
- * else the one the mapping record carried, else the file's on disk. */
-static size_t hit_build_id(struct pr_writer *w, struct pr_dso *d)
+/* A build-id copied into `id` (PR_BUILD_ID_MAX bytes): its length. */
+static size_t copy_id(uint8_t *id, const uint8_t *from, size_t len)
 {
-	struct pr_dso *live = pr__model_dso(w->maps, d->path, d->maj, d->min, d->ino);
+	memcpy(id, from, len);
+	return len;
+}
+
+/* A hit file's build-id into `id`: the one read through map_files while
+ * it ran, else the one the mapping record carried, else the file's on
+ * disk.  Its length, 0 when none. */
+static size_t hit_build_id(struct pr_writer *w, const struct pr_dso *d, uint8_t *id)
+{
+	const struct pr_dso *live = pr__model_dso(w->maps, d->path, d->maj, d->min, d->ino);
+	const struct w_file *f = live ? pr__hashmap_get(&w->files, (uintptr_t)live) : NULL;
 	size_t len = 0;
 
-	if (live && live->build_id_size) {
-		memcpy(d->build_id, live->build_id, live->build_id_size);
-		return live->build_id_size;
-	}
+	if (f && f->build_id_size)
+		return copy_id(id, f->build_id, f->build_id_size);
+	if (live && live->build_id_size)
+		return copy_id(id, live->build_id, live->build_id_size);
 	if (d->build_id_size)
-		return d->build_id_size;
+		return copy_id(id, d->build_id, d->build_id_size);
 	if (!strcmp(d->path, "[vdso]"))
-		return pr__build_id_vdso(d->build_id, &len) ? 0 : len;
-	if (d->path[0] == '/' && !pr__build_id_path(d->path, d->build_id, &len))
+		return pr__build_id_vdso(id, &len) ? 0 : len;
+	if (d->path[0] == '/' && !pr__build_id_path(d->path, id, &len))
 		return len;
 	return 0;
 }
@@ -446,15 +497,16 @@ static size_t hit_build_id(struct pr_writer *w, struct pr_dso *d)
 static void feat_build_ids(struct pr_writer *w, struct feat_buf *b)
 {
 	for (size_t i = 0; w->hits && i < pr__model_nr_dsos(w->hits); i++) {
-		struct pr_dso *d = pr__model_dso_at(w->hits, i);
+		const struct pr_dso *d = pr__model_dso_at(w->hits, i);
+		const struct w_file *f = pr__hashmap_get(&w->files, (uintptr_t)d);
+		uint8_t id[PR_BUILD_ID_MAX];
 		size_t len;
 
-		if (!d->hit)
+		if (!f || !f->hit)
 			continue;
-		len = hit_build_id(w, d);
+		len = hit_build_id(w, d, id);
 		if (len)
-			fb_build_id(b, -1, PERF_RECORD_MISC_USER, d->build_id, len,
-				    d->path);
+			fb_build_id(b, -1, PERF_RECORD_MISC_USER, id, len, d->path);
 	}
 	if (w->kernel_hit) {
 		uint8_t id[PR_BUILD_ID_MAX];
