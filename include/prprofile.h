@@ -43,8 +43,10 @@ PR_API void pr_profile_free(struct pr_profile *p);
  * `rec`), each frame named through `sym` (which may be NULL: frames are
  * then only addresses), of thread rec->tid called `comm` in process
  * rec->pid called `process` (either may be NULL when unknown).  What the
- * profile keeps is its own copy.  Returns 0 or -ENOMEM (the sample is not
- * counted).  Not thread-safe.
+ * profile keeps is its own copy.  A file's address is named once; JIT
+ * code (anonymous memory) is named per process and asked of `sym` every
+ * time, so that a name its perf map gains later reaches the profile.
+ * Returns 0 or -ENOMEM (the sample is not counted).  Not thread-safe.
  */
 PR_API int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 			  const struct pr_record *rec, const struct pr_stack *stack,

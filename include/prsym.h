@@ -101,8 +101,10 @@ struct pr_symbolizer_opts {
 };
 
 /*
- * A symbolizer over `model` (which must outlive it: frames are looked up
- * in the processes it knows).  NULL with errno set on failure.
+ * A symbolizer over `model`, which must outlive it: it says where the
+ * recorded kernel was and what build-ids a file recorded.  A frame's
+ * process mappings are not looked up there: each frame carries its own
+ * (pr_frame).  NULL with errno set on failure.
  */
 PR_API struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 					       const struct pr_symbolizer_opts *opts);

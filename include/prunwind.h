@@ -4,7 +4,8 @@
  * DWARF call-frame information through libunwind's remote interface.
  *
  * An unwinder works on a process model (perfreader.h): feed the model
- * every record in timestamp order, and unwind each sample as it comes.
+ * every record in timestamp order, samples included, and unwind each
+ * sample after the model has seen it.  The unwinder only reads the model.
  * The same conventions as perfreader.h hold: int returns 0 or a negative
  * errno, options structs start with `sz`, the library never prints.
  */
@@ -59,7 +60,10 @@ struct pr_frame {
 	 * for code a signal interrupted; for callers, the return address
 	 * minus one, so it lies in the call instruction (and its line). */
 	uint64_t ip;
-	/* The mapped file, or NULL (kernel, anonymous memory, no mapping). */
+	/* The mapping's file ("//anon" for anonymous memory, whose code a
+	 * JIT's perf map names), or NULL (kernel, no mapping).  Valid as
+	 * long as the model.  With the mapping below it is all naming
+	 * needs: the symbolizer does not look the process's maps up. */
 	const struct pr_dso *dso;
 	/* ip as perf shows it: for a mapped file, the offset into the file
 	 * (ip - mapping start + mapping offset); otherwise ip itself. */

@@ -17,6 +17,7 @@
 #include "mkrecord.h"
 #include "prprofile.h"
 #include "profile/profile.h"
+#include "symbols/symbolizer.h"
 
 #define PID 3999001u
 #define BASE 0x7f0000000000ull
@@ -402,6 +403,105 @@ START_TEST(an_empty_profile_writes_valid_files)
 }
 END_TEST
 
+/* ---- JIT code, per process ---- */
+
+/* A one-frame sample of process `pid` (named `process`) at `ip` in its
+ * anonymous memory, named through `s`. */
+static void add_jit(struct pr_profile *p, struct pr_symbolizer *s, uint32_t pid,
+		    const char *process, uint64_t ip)
+{
+	const struct pr_map *m = pr__model_find(model, pid, ip);
+	struct pr_frame f = { .ip = ip, .dso_ip = ip };
+	struct pr_record rec = { .type = PR_RECORD_SAMPLE, .pid = pid, .tid = pid, .time = 1 };
+	struct pr_stack st = { .frames = &f, .nr = 1, .end = PR_END_NO_MAPPING };
+
+	ck_assert_ptr_nonnull(m);
+	f.dso = m->dso;
+	f.map_start = m->start;
+	f.map_end = m->end;
+	f.map_pgoff = m->pgoff;
+	ck_assert_int_eq(pr_profile_add(p, s, &rec, &st, process, process), 0);
+}
+
+static void write_perf_map(const char *path, const char *mode, uint64_t start,
+			   const char *name)
+{
+	FILE *f = fopen(path, mode);
+
+	ck_assert_ptr_nonnull(f);
+	fprintf(f, "%llx 100 %s\n", (unsigned long long)start, name);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Every process's anonymous memory is one "//anon" file to the model; two
+ * JITs putting code at the same address still run their own functions,
+ * each named by its own process's perf map. */
+START_TEST(jit_code_at_one_address_in_two_processes_keeps_each_ones_name)
+{
+	const uint32_t other = PID + 7;
+	struct pr_record r = mmap2(other, BASE, 0x100000, 0, "//anon");
+	const uint64_t ip = BASE + 0x1010;           /* "main" in PID's map */
+	struct pr_profile *p = new_profile(99);
+	char path[64], *text;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", other);
+	write_perf_map(path, "w", BASE + 0x1000, "other_main");
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	ck_assert_ptr_eq(pr__model_find(model, PID, ip)->dso, pr__model_find(model, other, ip)->dso);
+	add_jit(p, sym, PID, "app", ip);
+	add_jit(p, sym, other, "other", ip);
+	add_jit(p, sym, PID, "app", ip);
+	add_jit(p, sym, other, "other", ip);
+	add_jit(p, sym, other, "other", ip);
+	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+	ck_assert_str_eq(text, "app;main 2\n"
+			       "other;other_main 3\n");
+	free(text);
+	/* Each process's code is in its own perf map's mapping. */
+	ck_assert_uint_eq(p->nr_mappings, 2);
+	ck_assert_uint_ne(p->mappings[0].name, p->mappings[1].name);
+	pr_profile_free(p);
+	unlink(path);
+}
+END_TEST
+
+/* A JIT writes its perf map as it compiles: an address the map did not
+ * name when first sampled gets its name once the map has it, however
+ * many samples of it came before. */
+START_TEST(a_perf_map_entry_written_after_a_miss_names_later_samples)
+{
+	PR_OPTS(pr_symbolizer_opts, so, .live = true);
+	const uint32_t self = (uint32_t)getpid();
+	struct pr_record r = mmap2(self, BASE, 0x100000, 0, "//anon");
+	const uint64_t ip = BASE + 0x2010;
+	struct pr_profile *p = new_profile(99);
+	struct pr_symbolizer *live;
+	char path[64], want[128], *text;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", self);
+	write_perf_map(path, "w", BASE + 0x1000, "early");
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	live = pr_symbolizer_new(model, &so);
+	ck_assert_ptr_nonnull(live);
+	/* Every miss reads the map again, not at most once a second: the
+	 * test must not wait on a clock. */
+	live->perf_map_reread_ns = 0;
+	add_jit(p, live, self, "jit", ip);
+	add_jit(p, live, self, "jit", ip);
+	write_perf_map(path, "a", BASE + 0x2000, "later");
+	add_jit(p, live, self, "jit", ip);
+	add_jit(p, live, self, "jit", ip);
+	add_jit(p, live, self, "jit", ip);
+	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+	snprintf(want, sizeof(want), "jit;[perf-%u.map] 2\njit;later 3\n", self);
+	ck_assert_str_eq(text, want);
+	free(text);
+	pr_profile_free(p);
+	pr_symbolizer_free(live);
+	unlink(path);
+}
+END_TEST
+
 static Suite *profile_suite(void)
 {
 	Suite *s = suite_create("profile");
@@ -420,6 +520,8 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, formats_are_known_by_name_and_by_extension);
 	tcase_add_test(tc, a_failed_write_is_reported);
 	tcase_add_test(tc, an_empty_profile_writes_valid_files);
+	tcase_add_test(tc, jit_code_at_one_address_in_two_processes_keeps_each_ones_name);
+	tcase_add_test(tc, a_perf_map_entry_written_after_a_miss_names_later_samples);
 	suite_add_tcase(s, tc);
 	return s;
 }

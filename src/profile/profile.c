@@ -24,12 +24,12 @@ struct prof_table {
 
 struct prof_index {
 	struct prof_table mappings, functions, locations, threads, stacks, addr_table;
-	/* Every address seen: what names it (a struct pr_dso *, a pid for
-	 * anonymous memory, 0 for the kernel), the address, and its
-	 * location.  Addresses with the same function, inlined chain and
-	 * line share a location, so stacks are told apart by source line,
-	 * not by instruction: their number levels off as a run goes on. */
-	struct { uint64_t owner, addr; uint32_t loc; } *addrs;
+	/* Every address seen: what names it (location_of()), the address,
+	 * for JIT code the name its perf map gave, and its location.
+	 * Addresses with the same function, inlined chain and line share a
+	 * location, so stacks are told apart by source line, not by
+	 * instruction: their number levels off as a run goes on. */
+	struct { uint64_t owner, addr, name; uint32_t loc; } *addrs;
 	size_t nr_addrs, cap_addrs;
 	uint32_t *scratch;           /* a stack's location indexes */
 	size_t cap_scratch;
@@ -384,7 +384,8 @@ static bool addr_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 {
 	const uint64_t *k = key;
 
-	return p->index->addrs[idx].owner == k[0] && p->index->addrs[idx].addr == k[1];
+	return p->index->addrs[idx].owner == k[0] && p->index->addrs[idx].addr == k[1] &&
+	       p->index->addrs[idx].name == k[2];
 }
 
 /* A named location by what it says: mapping, kind and chain of lines. */
@@ -405,25 +406,30 @@ static bool location_eq(const struct pr_profile *p, uint32_t idx, const void *ke
 	       !memcmp(&p->lines[a->line], &p->lines[b->line], b->nr_lines * sizeof(*p->lines));
 }
 
-/* A new address's location: an existing one that says the same, or a new
- * one.  PROF_NONE when out of memory. */
-static uint32_t new_location(struct pr_profile *p, struct pr_symbolizer *sym, uint32_t pid,
-			     const struct pr_frame *f)
+/* Frame `f` of `pid` named into *s; all 0 when nothing names it. */
+static void symbolize(struct pr_symbolizer *sym, uint32_t pid, const struct pr_frame *f,
+		      struct pr_symbol *s)
+{
+	if (!sym || pr_symbolizer_frame(sym, pid, f, s))
+		memset(s, 0, sizeof(*s));
+}
+
+/* A new address's location, named `s`: an existing one that says the
+ * same, or a new one.  PROF_NONE when out of memory. */
+static uint32_t new_location(struct pr_profile *p, const struct pr_frame *f,
+			     const struct pr_symbol *s)
 {
 	struct prof_table *t = &p->index->locations;
-	struct pr_symbol s = { 0 };
 	struct prof_location loc;
 	uint32_t idx, slot = 0;
 	uint64_t h;
 
-	if (sym && pr_symbolizer_frame(sym, pid, f, &s))
-		memset(&s, 0, sizeof(s));
-	loc = (struct prof_location){ .address = f->ip, .mapping = mapping_of(p, &s, f) };
+	loc = (struct prof_location){ .address = f->ip, .mapping = mapping_of(p, s, f) };
 	if (f->flags & PR_FRAME_KERNEL)
 		loc.kind = PROF_KERNEL;
-	else if (s.source == PR_SYM_PERF_MAP || !f->dso)
+	else if (s->source == PR_SYM_PERF_MAP || !f->dso)
 		loc.kind = PROF_JIT;
-	if (location_lines(p, &loc, &s) || table_reserve(t))
+	if (location_lines(p, &loc, s) || table_reserve(t))
 		return PROF_NONE;
 	h = location_hash(p, &loc);
 	/* What nothing names stays apart by address (pprof shows those). */
@@ -448,35 +454,56 @@ static uint32_t new_location(struct pr_profile *p, struct pr_symbolizer *sym, ui
 	return idx;
 }
 
+/* Owners of addresses that are not a file's: tagged pids, which the
+ * (8-aligned) struct pr_dso pointers never equal. */
+#define OWNER_NO_MAPPING(pid) ((uint64_t)(pid) << 2 | 1)
+#define OWNER_JIT(pid) ((uint64_t)(pid) << 2 | 3)
+
 static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uint32_t pid,
 			    const struct pr_frame *f)
 {
 	struct prof_index *x = p->index;
-	uint64_t key[2], h;
+	struct pr_symbol s = { 0 };
+	bool named = false;
+	uint64_t key[3] = { 0 }, h;
 	uint32_t idx, slot, loc;
 
-	/* An address is named by its file and offset in it; in anonymous
-	 * memory by its process; in the kernel by itself.  Pointers are
-	 * even, so odd owners (pids) do not collide with them. */
-	if (f->flags & PR_FRAME_KERNEL)
-		key[0] = 0, key[1] = f->ip;
-	else if (f->dso)
+	/*
+	 * An address is named by its file and offset in it; in the kernel by
+	 * itself; in no mapping by its process.  JIT code (anonymous memory)
+	 * is its process's, named by that process's perf map, which the
+	 * symbolizer reads again as the JIT adds to it: it is asked every
+	 * time (from its own cache of each read) and its answer is part of
+	 * the key, so a name found by a later read reaches the profile, and
+	 * one process's name never stands for another's code.
+	 */
+	if (f->flags & PR_FRAME_KERNEL) {
+		key[1] = f->ip;
+	} else if (f->dso && f->dso->anon) {
+		symbolize(sym, pid, f, &s);
+		named = true;
+		key[0] = OWNER_JIT(pid), key[1] = f->ip, key[2] = (uintptr_t)s.name;
+	} else if (f->dso) {
 		key[0] = (uintptr_t)f->dso, key[1] = f->dso_ip;
-	else
-		key[0] = (uint64_t)pid << 1 | 1, key[1] = f->ip;
+	} else {
+		key[0] = OWNER_NO_MAPPING(pid), key[1] = f->ip;
+	}
 	if (table_reserve(&x->addr_table))
 		return PROF_NONE;
-	h = prof__mix(key[0], key[1]);
+	h = prof__mix(prof__mix(key[0], key[1]), key[2]);
 	idx = table_find(&x->addr_table, h, addr_eq, p, key, &slot);
 	if (idx != PROF_NONE)
 		return x->addrs[idx].loc;
 	if (RESERVE(x->addrs, x->cap_addrs, x->nr_addrs + 1))
 		return PROF_NONE;
-	loc = new_location(p, sym, pid, f);
+	if (!named)
+		symbolize(sym, pid, f, &s);
+	loc = new_location(p, f, &s);
 	if (loc == PROF_NONE)
 		return PROF_NONE;
 	x->addrs[x->nr_addrs].owner = key[0];
 	x->addrs[x->nr_addrs].addr = key[1];
+	x->addrs[x->nr_addrs].name = key[2];
 	x->addrs[x->nr_addrs].loc = loc;
 	table_set(&x->addr_table, slot, h, (uint32_t)x->nr_addrs++);
 	return loc;

@@ -11,9 +11,6 @@
 
 #include "symbols/symbolizer.h"
 
-/* Re-read on a miss at most this often (live). */
-#define PERF_MAP_REREAD_NS 1000000000ull
-
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -103,7 +100,7 @@ int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, uint64_t ip,
 		return -ENOMEM;
 	sym = pr__symtab_find(&pm->syms, ip);
 	/* A JIT writes its map as it compiles: a miss may be new code. */
-	if (!sym && s->live && now_ns() - pm->read_at >= PERF_MAP_REREAD_NS) {
+	if (!sym && s->live && now_ns() - pm->read_at >= s->perf_map_reread_ns) {
 		read_perf_map(s, pm);
 		sym = pr__symtab_find(&pm->syms, ip);
 	}

@@ -158,6 +158,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->no_inline = PR_OPTS_HAS(opts, no_inline) && opts->no_inline;
 	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
 	s->stats.sz = sizeof(s->stats);
+	s->perf_map_reread_ns = PERF_MAP_REREAD_NS;
 	if (PR_OPTS_HAS(opts, cache_dir) && opts->cache_dir &&
 	    !(s->cache_dir = strdup(opts->cache_dir)))
 		goto fail;
@@ -285,11 +286,11 @@ int pr_symbolizer_frame(struct pr_symbolizer *s, uint32_t pid, const struct pr_f
 	}
 	if (owner == &s->ksyms) {
 		err = pr__sym_resolve_kernel(s, addr, &sym);
-	} else if (!strncmp(d->path, "//anon", 6)) {
+	} else if (d->anon) {
 		/* JIT maps are read again as they grow: resolved there. */
 		return pr__sym_resolve_jit(s, pid, f->ip, out);
 	} else if (d->path[0] == '/' || !strcmp(d->path, "[vdso]")) {
-		struct sym_module *m = pr__sym_module_of(s, pid, d, f->ip);
+		struct sym_module *m = pr__sym_module_of(s, pid, f);
 
 		err = m ? pr__sym_resolve_file(s, m, addr, &sym) : -ENOMEM;
 	} else {

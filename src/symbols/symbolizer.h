@@ -80,6 +80,9 @@ struct sym_slot {
 	struct pr_symbol sym;
 };
 
+/* A live process's perf map is read again on a miss at most this often. */
+#define PERF_MAP_REREAD_NS 1000000000ull
+
 /* A process's perf map. */
 struct sym_perf_map {
 	uint32_t pid;
@@ -104,6 +107,8 @@ struct pr_symbolizer {
 	struct pr_hashmap modules;   /* struct pr_dso * -> struct sym_module */
 	struct pr_hashmap files;     /* hash of a source file name -> interned (chained) */
 	struct pr_hashmap perf_maps; /* pid -> struct sym_perf_map */
+	/* PERF_MAP_REREAD_NS; a test sets 0 to re-read at every miss. */
+	uint64_t perf_map_reread_ns;
 
 	bool kernel_loaded;
 	char *kallsyms_path;         /* a copy to read instead of /proc/kallsyms */
@@ -153,10 +158,11 @@ bool pr__sym_has_build_id(int fd, const void *want, size_t len);
 
 /* symfile.c */
 
-/* The module for `d` (mapped in `pid` around `ip`), opened the first time;
- * one that could not be opened has no `mod`.  NULL when out of memory. */
+/* The module for frame `f`'s file (f->dso, mapped in `pid` where the frame
+ * says), opened the first time; one that could not be opened has no `mod`.
+ * NULL when out of memory. */
 struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
-				     const struct pr_dso *d, uint64_t ip);
+				     const struct pr_frame *f);
 void pr__sym_module_free(struct sym_module *m);
 /* The DWARF indexes of a module (symdwarf.c). */
 void pr__sym_dwarf_free(struct sym_module *m);

@@ -228,11 +228,17 @@ static void read_segments(struct sym_module *m)
 }
 
 struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
-				     const struct pr_dso *d, uint64_t ip)
+				     const struct pr_frame *f)
 {
+	const struct pr_dso *d = f->dso;
 	struct sym_module *m = pr__hashmap_get(&s->modules, (uintptr_t)d);
 	struct open_try t = { .s = s, .dso = d, .fd = -1 };
-	struct pr_dso_query q = { .dso = d, .pid = pid, .live = s->live, .dirs = &s->dirs };
+	/* The mapping the frame was found in, as the unwinder hands it on:
+	 * its /proc/PID/map_files entry is the very file mapped. */
+	const struct pr_map map = { .start = f->map_start, .end = f->map_end,
+				    .pgoff = f->map_pgoff };
+	struct pr_dso_query q = { .dso = d, .pid = pid, .live = s->live, .dirs = &s->dirs,
+				  .map = f->map_end > f->map_start ? &map : NULL };
 
 	if (m)
 		return m;
@@ -247,7 +253,6 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 		if ((s->live || d->build_id_size) && (t.fd = vdso_fd(d)) >= 0)
 			snprintf(t.path, sizeof(t.path), "[vdso]");
 	} else if (d->path[0] == '/') {
-		q.map = pr__model_find(s->model, pid, ip);
 		pr__dso_find(&q, open_candidate, &t);
 	}
 	if (t.fd < 0) {
