@@ -144,7 +144,9 @@ static struct pr_frame caller_frame(struct pr_model *m, uint32_t pid, uint64_t r
 
 	ck_assert_ptr_nonnull(map);
 	return (struct pr_frame){ .ip = ret - 1, .dso = map->dso,
-				  .dso_ip = ret - 1 - map->start + map->pgoff };
+				  .dso_ip = ret - 1 - map->start + map->pgoff,
+				  .map_start = map->start, .map_end = map->end,
+				  .map_pgoff = map->pgoff };
 }
 
 static bool ends_with(const char *s, const char *tail)
@@ -199,6 +201,41 @@ START_TEST(inlined_functions_come_innermost_first_with_their_lines)
 	ck_assert_uint_eq(st.debug_files, 1);
 	pr_symbolizer_free(s);
 	pr_model_free(m);
+}
+END_TEST
+
+/*
+ * The symbolizer opens a live process's file through the mapping the
+ * frame carries (/proc/PID/map_files), not by looking the process up in
+ * the model: here the model knows no such process, and the path the
+ * mapping names does not exist.
+ */
+START_TEST(a_live_file_is_opened_through_the_mapping_its_frame_carries)
+{
+	struct pr_model *self = self_model(), *other = pr_model_new();
+	struct pr_symbolizer *s;
+	const struct pr_map *map;
+	struct pr_record r;
+	struct pr_frame f;
+	struct pr_symbol sym;
+
+	ds_sym_outer(1);
+	f = caller_frame(self, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
+	ck_assert_ptr_nonnull(other);
+	r = mmap2(7, f.map_start, f.map_end - f.map_start, f.map_pgoff, "/gone/test-symbolize");
+	ck_assert_int_eq(pr_model_apply(other, &r), 0);
+	map = pr__model_find(other, 7, f.ip);
+	ck_assert_ptr_nonnull(map);
+	ck_assert_ptr_null(pr__model_find(other, (uint32_t)getpid(), f.ip));
+	f.dso = map->dso;
+	s = symbolizer(other, false);
+	ck_assert_int_eq(pr_symbolizer_frame(s, (uint32_t)getpid(), &f, &sym), 0);
+	ck_assert_ptr_nonnull(sym.name);
+	ck_assert_str_eq(sym.name, "ds_sym_outer");
+	ck_assert_str_eq(sym.module, "/gone/test-symbolize");
+	pr_symbolizer_free(s);
+	pr_model_free(other);
+	pr_model_free(self);
 }
 END_TEST
 
@@ -968,6 +1005,7 @@ int main(void)
 	}
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, inlined_functions_come_innermost_first_with_their_lines);
+	tcase_add_test(tc, a_live_file_is_opened_through_the_mapping_its_frame_carries);
 	tcase_add_test(tc, cxx_names_are_demangled_without_parameters);
 	tcase_add_test(tc, cxx_functions_without_linkage_names_are_named_by_their_scopes);
 	tcase_add_test(tc, kernel_frames_are_named_with_their_modules_where_the_kernel_was);
