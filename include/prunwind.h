@@ -73,6 +73,12 @@ struct pr_frame {
 	 * All 0 for the kernel and for an address in no mapping. */
 	uint64_t map_start, map_end, map_pgoff;
 	uint32_t flags;            /* enum pr_frame_flags */
+	/* For a user frame, which process it is of: the model's number for
+	 * the process, new when a pid is reused or a process execs, so that
+	 * what is named per process (JIT code, by its perf map) is not taken
+	 * from an earlier one.  0 for kernel frames, or when not known.
+	 * (Added in what was padding: the struct's size and layout stand.) */
+	uint32_t proc_serial;
 };
 
 struct pr_stack {

@@ -156,6 +156,35 @@ START_TEST(a_sample_in_the_new_image_retires_the_one_before_exec)
 }
 END_TEST
 
+/* Each process has a number of its own (what a frame's proc_serial
+ * says): kept while its mappings change, new when it execs or when its
+ * pid comes back as another process. */
+START_TEST(a_process_keeps_its_serial_until_it_execs_or_its_pid_is_reused)
+{
+	struct pr_model *m = pr__model_new();
+	uint32_t first, exec, other;
+
+	apply(m, mmap2(60, 0x1000, 0x1000, 0, "/bin"));
+	first = pr__model_proc(m, 60, false)->serial;
+	ck_assert_uint_ne(first, 0);
+	apply(m, mmap2(60, 0x8000, 0x1000, 0, "//anon"));
+	ck_assert_uint_eq(pr__model_proc(m, 60, false)->serial, first);
+	apply(m, mmap2(61, 0x1000, 0x1000, 0, "/bin"));
+	other = pr__model_proc(m, 61, false)->serial;
+	ck_assert_uint_ne(other, first);
+	apply(m, comm(60, 60, "node", true));
+	exec = pr__model_proc(m, 60, false)->serial;
+	ck_assert_uint_ne(exec, first);
+	ck_assert_uint_ne(exec, other);
+	apply(m, task(PR_RECORD_EXIT, 60, 60, 60, 60));
+	ck_assert_ptr_null(pr__model_proc(m, 60, false));
+	apply(m, mmap2(60, 0x1000, 0x1000, 0, "/bin"));
+	ck_assert_uint_ne(pr__model_proc(m, 60, false)->serial, exec);
+	ck_assert_uint_ne(pr__model_proc(m, 60, false)->serial, first);
+	pr__model_free(m);
+}
+END_TEST
+
 START_TEST(a_process_lives_until_its_last_thread_exits)
 {
 	struct pr_model *m = pr__model_new();
@@ -234,6 +263,7 @@ int main(void)
 	tcase_add_test(tc, a_mapping_over_others_trims_and_splits_them);
 	tcase_add_test(tc, a_forked_process_copies_its_parents_mappings_and_name);
 	tcase_add_test(tc, a_sample_in_the_new_image_retires_the_one_before_exec);
+	tcase_add_test(tc, a_process_keeps_its_serial_until_it_execs_or_its_pid_is_reused);
 	tcase_add_test(tc, a_process_lives_until_its_last_thread_exits);
 	tcase_add_test(tc, the_kernels_own_mapping_is_no_process);
 	tcase_add_test(tc, mmap_records_are_executable_unless_flagged_as_data);

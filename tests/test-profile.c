@@ -406,7 +406,8 @@ END_TEST
 /* ---- JIT code, per process ---- */
 
 /* A one-frame sample of process `pid` (named `process`) at `ip` in its
- * anonymous memory, named through `s`. */
+ * anonymous memory, named through `s`; placed as the unwinder places it,
+ * with the model's number for the process. */
 static void add_jit(struct pr_profile *p, struct pr_symbolizer *s, uint32_t pid,
 		    const char *process, uint64_t ip)
 {
@@ -420,6 +421,7 @@ static void add_jit(struct pr_profile *p, struct pr_symbolizer *s, uint32_t pid,
 	f.map_start = m->start;
 	f.map_end = m->end;
 	f.map_pgoff = m->pgoff;
+	f.proc_serial = pr__model_proc(model, pid, false)->serial;
 	ck_assert_int_eq(pr_profile_add(p, s, &rec, &st, process, process), 0);
 }
 
@@ -460,6 +462,34 @@ START_TEST(jit_code_at_one_address_in_two_processes_keeps_each_ones_name)
 	/* Each process's code is in its own perf map's mapping. */
 	ck_assert_uint_eq(p->nr_mappings, 2);
 	ck_assert_uint_ne(p->mappings[0].name, p->mappings[1].name);
+	pr_profile_free(p);
+	unlink(path);
+}
+END_TEST
+
+/* A pid used again is another process, with a perf map of its own: the
+ * first one's names, read already, are not the second one's. */
+START_TEST(a_reused_pid_is_named_by_the_new_processs_perf_map)
+{
+	const uint32_t pid = PID + 8;
+	struct pr_record r = mmap2(pid, BASE, 0x100000, 0, "//anon");
+	struct pr_record exit = { .type = PR_RECORD_EXIT, .pid = pid, .tid = pid };
+	const uint64_t ip = BASE + 0x1010;
+	struct pr_profile *p = new_profile(99);
+	char path[64], *text;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	write_perf_map(path, "w", BASE + 0x1000, "first");
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	add_jit(p, sym, pid, "old", ip);
+	ck_assert_int_eq(pr_model_apply(model, &exit), 0);
+	write_perf_map(path, "w", BASE + 0x1000, "second");
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	add_jit(p, sym, pid, "new", ip);
+	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+	ck_assert_str_eq(text, "new;second 1\n"
+			       "old;first 1\n");
+	free(text);
 	pr_profile_free(p);
 	unlink(path);
 }
@@ -521,6 +551,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, a_failed_write_is_reported);
 	tcase_add_test(tc, an_empty_profile_writes_valid_files);
 	tcase_add_test(tc, jit_code_at_one_address_in_two_processes_keeps_each_ones_name);
+	tcase_add_test(tc, a_reused_pid_is_named_by_the_new_processs_perf_map);
 	tcase_add_test(tc, a_perf_map_entry_written_after_a_miss_names_later_samples);
 	suite_add_tcase(s, tc);
 	return s;

@@ -514,6 +514,15 @@ START_TEST(a_snapshot_through_qsort_unwinds_to_the_exact_chain)
 	ck_assert_uint_eq(st.frames[0].ip, snap.regs[PR_REG_IP]);
 	for (size_t i = 0; i < st.nr; i++)
 		ck_assert_uint_eq(st.frames[i].flags & PR_FRAME_FP, 0);
+	/* Every frame carries its process and its mapping: all that naming
+	 * needs, without looking the process up again. */
+	for (size_t i = 0; i < st.nr; i++) {
+		ck_assert_uint_ne(st.frames[i].proc_serial, 0);
+		ck_assert_uint_eq(st.frames[i].proc_serial, st.frames[0].proc_serial);
+		ck_assert_ptr_nonnull(st.frames[i].dso);
+		ck_assert_uint_le(st.frames[i].map_start, st.frames[i].ip);
+		ck_assert_uint_gt(st.frames[i].map_end, st.frames[i].ip);
+	}
 	replay_free(&r);
 }
 END_TEST
@@ -671,6 +680,10 @@ static void assert_same(struct replay *r, struct pr_unwinder *slow)
 		ck_assert_uint_eq(a.frames[i].dso_ip, b.frames[i].dso_ip);
 		ck_assert_ptr_eq(a.frames[i].dso, b.frames[i].dso);
 		ck_assert_uint_eq(a.frames[i].flags, b.frames[i].flags);
+		ck_assert_uint_eq(a.frames[i].map_start, b.frames[i].map_start);
+		ck_assert_uint_eq(a.frames[i].map_end, b.frames[i].map_end);
+		ck_assert_uint_eq(a.frames[i].map_pgoff, b.frames[i].map_pgoff);
+		ck_assert_uint_eq(a.frames[i].proc_serial, b.frames[i].proc_serial);
 	}
 }
 

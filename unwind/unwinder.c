@@ -551,10 +551,12 @@ static uint64_t dso_delta(const struct pr_map *m)
 	return m && !uw_shown_as_address(m->dso->path) ? m->pgoff - m->start : 0;
 }
 
-/* Frame `f` in mapping `m` (or none), whose addresses perf shows
- * `delta` (dso_delta()) away. */
-static void place_in(struct pr_frame *f, const struct pr_map *m, uint64_t delta)
+/* Frame `f` of `proc` in mapping `m` (or none), whose addresses perf
+ * shows `delta` (dso_delta()) away. */
+static void place_in(struct pr_frame *f, const struct pr_proc *proc, const struct pr_map *m,
+		     uint64_t delta)
 {
+	f->proc_serial = proc ? proc->serial : 0;
 	f->dso = m ? m->dso : NULL;
 	f->dso_ip = f->ip + delta;
 	f->map_start = m ? m->start : 0;
@@ -566,7 +568,7 @@ static void place(struct pr_frame *f, const struct pr_proc *proc)
 {
 	const struct pr_map *m = pr__proc_find(proc, f->ip);
 
-	place_in(f, m, dso_delta(m));
+	place_in(f, proc, m, dso_delta(m));
 }
 
 /* The kernel part of the call chain, up to the first user context. */
@@ -670,7 +672,7 @@ static bool fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack
 		r = &fi->rule;
 		f->ip = leaf ? ip : ip - 1;
 		f->flags = 0;
-		place_in(f, fi->map, fi->dso_delta);
+		place_in(f, c->proc, fi->map, fi->dso_delta);
 		out->nr++;
 		if (out->nr - first >= u->max_depth || fi->top) {
 			out->end = fi->top ? PR_END_OUTERMOST : PR_END_DEPTH;

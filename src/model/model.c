@@ -29,6 +29,7 @@ struct pr_model {
 	size_t nr_dsos, cap_dsos;
 	struct pr_hashmap hints;      /* hash_str(path) -> build-id hint (chained) */
 	uint64_t generation;
+	uint32_t serial;              /* the last struct pr_proc's */
 	/* The kernel's text as recorded: the symbol perf relocates by
 	 * ("_text" of "[kernel.kallsyms]_text") and its address (pgoff). */
 	char kernel_ref[32];
@@ -38,6 +39,15 @@ struct pr_model {
 static void touched(struct pr_model *m, struct pr_proc *p)
 {
 	p->generation = ++m->generation;
+}
+
+/* `p` is a new process (a new pid, or an exec): a serial number of its
+ * own, skipping 0 (unknown) when the counter wraps. */
+static void new_serial(struct pr_model *m, struct pr_proc *p)
+{
+	if (!++m->serial)
+		++m->serial;
+	p->serial = m->serial;
 }
 
 static uint64_t hash_str(const char *s)
@@ -236,6 +246,7 @@ struct pr_proc *pr__model_proc(struct pr_model *m, uint32_t pid, bool create)
 		return NULL;
 	p->pid = pid;
 	touched(m, p);
+	new_serial(m, p);
 	if (pr__hashmap_put(&m->procs, pid, p)) {
 		free(p);
 		return NULL;
@@ -516,6 +527,7 @@ static int apply_comm(struct pr_model *m, const struct pr_record *rec)
 			p->maps = NULL;
 			p->nr = p->cap = 0;
 			touched(m, p);
+			new_serial(m, p);
 		}
 	}
 	return 0;

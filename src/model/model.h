@@ -58,6 +58,9 @@ struct pr_proc {
 	/* Changes whenever the mappings do; unique across processes, so a
 	 * consumer caching per process notices a reused pid too. */
 	uint64_t generation;
+	/* Which process this is (pr_frame's proc_serial): set when the pid
+	 * appears and at each exec, never 0. */
+	uint32_t serial;
 	struct pr_map *maps;
 	size_t nr, cap;
 	/* The image before the last exec, until a sample shows the new one

@@ -19,6 +19,13 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static void perf_map_clear(struct sym_perf_map *pm)
+{
+	pr__symtab_free(&pm->syms);
+	pr__arena_free(&pm->names);
+	pm->found = false;
+}
+
 /* Read (again) a process's perf map: "START SIZE name" per line, in hex;
  * lines that do not parse are skipped. */
 static void read_perf_map(struct pr_symbolizer *s, struct sym_perf_map *pm)
@@ -36,8 +43,7 @@ static void read_perf_map(struct pr_symbolizer *s, struct sym_perf_map *pm)
 	f = fopen(path, "re");
 	if (!f)
 		return;
-	pr__symtab_free(&pm->syms);
-	pr__arena_free(&pm->names);
+	perf_map_clear(pm);
 	pm->found = true;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long start, size;
@@ -61,18 +67,31 @@ static void read_perf_map(struct pr_symbolizer *s, struct sym_perf_map *pm)
 			"skipped", path, bad);
 }
 
-static struct sym_perf_map *perf_map_of(struct pr_symbolizer *s, uint32_t pid)
+/* The perf map of process `serial` (pr_frame's proc_serial) of `pid`. */
+static struct sym_perf_map *perf_map_of(struct pr_symbolizer *s, uint32_t pid,
+					uint32_t serial)
 {
 	struct sym_perf_map *pm = pr__hashmap_get(&s->perf_maps, pid);
 
-	if (pm)
+	if (pm) {
+		/* Another process now has the pid (or it exec'd): its map
+		 * is its own, and none at all says nothing of the last one's. */
+		if (serial && pm->proc_serial != serial) {
+			if (pm->proc_serial) {
+				perf_map_clear(pm);
+				read_perf_map(s, pm);
+			}
+			pm->proc_serial = serial;
+		}
 		return pm;
+	}
 	pm = calloc(1, sizeof(*pm));
 	if (!pm || pr__hashmap_put(&s->perf_maps, pid, pm)) {
 		free(pm);
 		return NULL;
 	}
 	pm->pid = pid;
+	pm->proc_serial = serial;
 	if (asprintf(&pm->module, "/tmp/perf-%u.map", pid) < 0)
 		pm->module = NULL;
 	read_perf_map(s, pm);
@@ -83,16 +102,16 @@ void pr__sym_perf_map_free(struct sym_perf_map *pm)
 {
 	if (!pm)
 		return;
-	pr__symtab_free(&pm->syms);
-	pr__arena_free(&pm->names);
+	perf_map_clear(pm);
 	free(pm->module);
 	free(pm);
 }
 
-int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, uint64_t ip,
+int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
 			struct pr_symbol *out)
 {
-	struct sym_perf_map *pm = perf_map_of(s, pid);
+	struct sym_perf_map *pm = perf_map_of(s, pid, f->proc_serial);
+	uint64_t ip = f->ip;
 	const struct pr_sym *sym;
 	struct sym_result *r;
 

@@ -288,7 +288,7 @@ int pr_symbolizer_frame(struct pr_symbolizer *s, uint32_t pid, const struct pr_f
 		err = pr__sym_resolve_kernel(s, addr, &sym);
 	} else if (d->anon) {
 		/* JIT maps are read again as they grow: resolved there. */
-		return pr__sym_resolve_jit(s, pid, f->ip, out);
+		return pr__sym_resolve_jit(s, pid, f, out);
 	} else if (d->path[0] == '/' || !strcmp(d->path, "[vdso]")) {
 		struct sym_module *m = pr__sym_module_of(s, pid, f);
 

@@ -86,6 +86,7 @@ struct sym_slot {
 /* A process's perf map. */
 struct sym_perf_map {
 	uint32_t pid;
+	uint32_t proc_serial;        /* the process read for (pr_frame); 0: not known */
 	char *module;                /* "/tmp/perf-PID.map", as perf names it */
 	struct pr_symtab syms;
 	struct pr_arena names;
@@ -187,8 +188,8 @@ void pr__sym_kernel_free(struct pr_symbolizer *s);
 
 /* perfmap.c */
 
-/* Name JIT address `ip` of `pid` from its perf map into *out. */
-int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, uint64_t ip,
+/* Name JIT frame `f` of `pid` from its perf map into *out. */
+int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
 			struct pr_symbol *out);
 void pr__sym_perf_map_free(struct sym_perf_map *pm);
 
