@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s [ROUNDS [RING_KIB (power of two, >= 64)]]\n", argv[0]);
 		return 2;
 	}
-	pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr, NULL, NULL);
+	pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr);
 	fakering_init(&f, RING_BYTES, start);
 
 	/* Samples, then one filler record so the ring holds exactly

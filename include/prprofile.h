@@ -7,14 +7,16 @@
  * count: memory grows with the number of distinct stacks, not with the
  * number of samples.  The profile is then written as folded stacks
  * (flamegraph.pl, inferno, speedscope), pprof (go tool pprof), speedscope
- * JSON, or an interactive SVG flame graph.
+ * JSON, or an interactive SVG flame graph.  The conventions written at the
+ * top of perfreader.h hold.
  */
 #ifndef PRPROFILE_H
 #define PRPROFILE_H
 
 #include <stdio.h>
 
-#include "perfreader.h"
+#include "prcommon.h"
+#include "prrecord.h"
 #include "prsym.h"
 #include "prunwind.h"
 
@@ -33,7 +35,8 @@ struct pr_profile_opts {
 	void *log_ctx;
 };
 
-/* An empty profile; NULL with errno set on failure. */
+/* An empty profile, owned by the caller (pr_profile_free()); NULL with
+ * errno set on failure. */
 PR_API struct pr_profile *pr_profile_new(const struct pr_profile_opts *opts);
 /* Accepts NULL. */
 PR_API void pr_profile_free(struct pr_profile *p);
@@ -57,10 +60,10 @@ PR_API int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 PR_API int pr_profile_tag(struct pr_profile *p, const char *key, const char *value);
 
 /* When the profile was taken: its start (ns since the Unix epoch) and how
- * long it ran (ns). */
-PR_API void pr_profile_set_time(struct pr_profile *p, uint64_t start_ns, uint64_t duration_ns);
+ * long it ran (ns).  Returns 0 or -EINVAL. */
+PR_API int pr_profile_set_time(struct pr_profile *p, uint64_t start_ns, uint64_t duration_ns);
 
-/* Samples counted, and distinct (thread, stack) pairs kept. */
+/* Samples counted, and distinct (thread, stack) pairs kept; 0 for NULL. */
 PR_API uint64_t pr_profile_samples(const struct pr_profile *p);
 PR_API size_t pr_profile_nr_stacks(const struct pr_profile *p);
 
@@ -74,7 +77,7 @@ enum pr_profile_format {
 
 /* The format's name ("folded", "pprof", "speedscope", "svg") and the file
  * extension it is written with (".folded", ".pb.gz", ".speedscope.json",
- * ".svg"). */
+ * ".svg"); NULL past the last.  Static strings.  Thread-safe. */
 PR_API const char *pr_profile_format_name(enum pr_profile_format f);
 PR_API const char *pr_profile_format_ext(enum pr_profile_format f);
 /* The format called `name`, or the one whose extension ends `path`;
@@ -96,7 +99,8 @@ struct pr_profile_write_opts {
 
 /*
  * Write the profile to `out` in format `fmt`.  Returns 0, -EINVAL for an
- * unknown format, -ENOMEM, or -EIO when writing failed (errno says why).
+ * unknown format, -ENOMEM, or the negative errno of the write that failed
+ * (-ENOSPC, -EPIPE...; -EIO when stdio did not say).
  * The profile is not changed; it can be written again, in another format.
  */
 PR_API int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt,

@@ -12,13 +12,13 @@
  * own settings: DEBUGINFOD_CACHE_PATH for the cache, DEBUGINFOD_TIMEOUT
  * (seconds) for each fetch.
  *
- * The conventions of perfreader.h hold: int returns 0 or a negative errno,
- * options structs start with `sz`, the library never prints.
+ * The conventions written at the top of perfreader.h hold.
  */
 #ifndef PRSYM_H
 #define PRSYM_H
 
-#include "perfreader.h"
+#include "prcommon.h"
+#include "prmodel.h"
 #include "prunwind.h"
 
 #ifdef __cplusplus
@@ -104,7 +104,9 @@ struct pr_symbolizer_opts {
  * A symbolizer over `model`, which must outlive it: it says where the
  * recorded kernel was and what build-ids a file recorded.  A frame's
  * process mappings are not looked up there: each frame carries its own
- * (pr_frame).  NULL with errno set on failure.
+ * (pr_frame).  NULL with errno set on failure.  The options' strings are
+ * copied.  The caller owns the symbolizer and releases it with
+ * pr_symbolizer_free().
  */
 PR_API struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 					       const struct pr_symbolizer_opts *opts);
@@ -117,7 +119,7 @@ PR_API void pr_symbolizer_free(struct pr_symbolizer *s);
  * until the symbolizer is freed.  Returns 0 (a frame nothing names is not
  * an error: sym->nr is 0), or -EINVAL.  Not thread-safe.
  */
-PR_API int pr_symbolizer_frame(struct pr_symbolizer *s, uint32_t pid,
+PR_API int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid,
 			       const struct pr_frame *f, struct pr_symbol *sym);
 
 struct pr_symbolizer_stats {
@@ -130,7 +132,7 @@ struct pr_symbolizer_stats {
 	uint64_t missing;          /* mapped files not found */
 };
 
-/* Copy the counters; set `sz` first.  Returns 0 or -EINVAL. */
+/* Copy the counters; set st->sz first.  Returns 0 or -EINVAL. */
 PR_API int pr_symbolizer_stats(const struct pr_symbolizer *s,
 			       struct pr_symbolizer_stats *st);
 

@@ -3,16 +3,17 @@
  * prunwind.h - user stacks from register and stack snapshots, unwound with
  * DWARF call-frame information through libunwind's remote interface.
  *
- * An unwinder works on a process model (perfreader.h): feed the model
+ * An unwinder works on a process model (prmodel.h): feed the model
  * every record in timestamp order, samples included, and unwind each
  * sample after the model has seen it.  The unwinder only reads the model.
- * The same conventions as perfreader.h hold: int returns 0 or a negative
- * errno, options structs start with `sz`, the library never prints.
+ * The conventions written at the top of perfreader.h hold.
  */
 #ifndef PRUNWIND_H
 #define PRUNWIND_H
 
-#include "perfreader.h"
+#include "prcommon.h"
+#include "prmodel.h"
+#include "prrecord.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -27,7 +28,7 @@ enum pr_stack_end {
 	/* The outermost frame (_start, a thread's start) was reached. */
 	PR_END_OUTERMOST = 0,
 	/* The copied stack ran out before the outermost frame: a larger
-	 * --stack-size would have gone further. */
+	 * stack copy (pr_event_opts.stack_size) would have gone further. */
 	PR_END_TRUNCATED,
 	/* A mapped file without unwind information (or not found). */
 	PR_END_NO_UNWIND_INFO,
@@ -122,7 +123,9 @@ struct pr_unwinder_opts {
 
 /*
  * An unwinder over `model`, which must outlive it and which the caller
- * keeps current (pr_model_apply()).  NULL with errno set on failure.
+ * keeps current (pr_model_apply()).  NULL with errno set on failure.  The
+ * options' debug_dirs are copied.  The caller owns the unwinder and
+ * releases it with pr_unwinder_free().
  */
 PR_API struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 					   const struct pr_unwinder_opts *opts);
@@ -152,11 +155,12 @@ struct pr_unwind_stats {
 	uint64_t fast_samples;
 };
 
-/* Copy the counters; set `sz` first.  Returns 0 or -EINVAL. */
+/* Copy the counters; set st->sz first.  Returns 0 or -EINVAL. */
 PR_API int pr_unwinder_stats(const struct pr_unwinder *u,
 			     struct pr_unwind_stats *st);
 
-/* "outermost", "truncated", ... for messages and summaries. */
+/* "outermost", "truncated", ... for messages and summaries; "unknown" past
+ * the last.  Static strings.  Thread-safe. */
 PR_API const char *pr_stack_end_name(enum pr_stack_end end);
 
 #ifdef __cplusplus

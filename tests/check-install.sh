@@ -19,7 +19,7 @@ cat >"$tmp/use.c" <<'C'
 int main(void)
 {
 	int cpus[8];
-	int n = pr_parse_cpu_list("0-2,5", cpus, 8);
+	int n = pr_cpu_list_parse("0-2,5", cpus, 8);
 	printf("%d %d\n", n, cpus[3]);
 	return n == 4 && cpus[3] == 5 ? 0 : 1;
 }

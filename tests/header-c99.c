@@ -1,19 +1,23 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The public headers compile as strict C99 on its own (-std=c99 -pedantic
- * -Werror): embedders are not forced onto GNU C or C11. */
+/* The public headers compile as strict C99 (-std=c99 -pedantic -Werror):
+ * embedders are not forced onto GNU C or C11.  perfreader.h includes every
+ * other header; each also compiles alone (header-alone.c). */
 #include "perfreader.h"
-#include "prunwind.h"
-#include "prsym.h"
-#include "prprofile.h"
 
 int main(void)
 {
 	PR_OPTS(pr_event_opts, ev, .freq = 99);
 	PR_OPTS(pr_reader_opts, o, .event = &ev);
 	PR_OPTS(pr_symbolizer_opts, so, .no_inline = true);
+	PR_OPTS(pr_file_opts, fo, .log = NULL);
+	PR_OPTS(pr_writer_opts, wo, .argc = 0);
+	PR_OPTS(pr_unwinder_opts, uo, .max_depth = 8);
+	PR_OPTS(pr_profile_opts, po, .freq = 99);
 	struct pr_record rec;
 
 	rec.type = PR_RECORD_SAMPLE;
 	rec.u.sample.ip = 0;
-	return (int)(o.sz != sizeof(o)) + (int)(so.sz != sizeof(so)) + (int)rec.u.sample.ip;
+	return (int)(o.sz != sizeof(o)) + (int)(so.sz != sizeof(so)) + (int)(fo.sz != sizeof(fo)) +
+	       (int)(wo.sz != sizeof(wo)) + (int)(uo.sz != sizeof(uo)) + (int)(po.sz != sizeof(po)) +
+	       (int)rec.u.sample.ip;
 }

@@ -66,8 +66,8 @@ static void setup(struct both *t)
 	t->pid = (uint32_t)getpid();
 	t->model = pr_model_new();
 	ck_assert_ptr_nonnull(t->model);
-	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr, NULL, NULL), 0);
-	ck_assert_int_eq(pr_synthesize_process(getpid(), &attr, 0, feed, t->model), 0);
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr), 0);
+	ck_assert_int_eq(pr_process_synthesize(getpid(), &attr, 0, feed, t->model), 0);
 	unwinders(t);
 }
 

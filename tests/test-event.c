@@ -15,7 +15,7 @@ static struct perf_event_attr build(const struct pr_event_opts *o,
 {
 	struct perf_event_attr a;
 
-	ck_assert_int_eq(pr_event_attr(o, src, flags, &a, NULL, NULL), 0);
+	ck_assert_int_eq(pr_event_attr(o, src, flags, &a), 0);
 	return a;
 }
 
@@ -96,12 +96,14 @@ static void keep_log(enum pr_log_level level, const char *msg, void *ctx)
 	snprintf(last_log, sizeof(last_log), "%s", msg);
 }
 
-static int attr_err(const struct pr_event_opts *o)
+/* Build with `o`, whose log is keep_log. */
+static int attr_err(struct pr_event_opts *o)
 {
 	struct perf_event_attr a;
 
+	o->log = keep_log;
 	last_log[0] = 0;
-	return pr_event_attr(o, PR_SOURCE_CPU_CLOCK, 0, &a, keep_log, NULL);
+	return pr_event_attr(o, PR_SOURCE_CPU_CLOCK, 0, &a);
 }
 
 START_TEST(stack_size_must_be_a_multiple_of_8_up_to_65528)
@@ -161,8 +163,7 @@ START_TEST(options_struct_grows_without_breaking_callers)
 	{
 		struct perf_event_attr a;
 
-		ck_assert_int_eq(pr_event_attr(&older, PR_SOURCE_CPU_CLOCK, 0, &a,
-					       NULL, NULL), 0);
+		ck_assert_int_eq(pr_event_attr(&older, PR_SOURCE_CPU_CLOCK, 0, &a), 0);
 		ck_assert_uint_eq(a.sample_freq, 500);
 		ck_assert_uint_eq(a.sample_stack_user, 8192);
 		ck_assert_uint_eq(a.sample_regs_user, PR_REGS_DWARF);
@@ -174,21 +175,21 @@ START_TEST(cpu_lists_parse_like_the_kernels)
 {
 	int cpus[16];
 
-	ck_assert_int_eq(pr_parse_cpu_list("0-3,8,10-11", cpus, 16), 7);
+	ck_assert_int_eq(pr_cpu_list_parse("0-3,8,10-11", cpus, 16), 7);
 	ck_assert_int_eq(cpus[0], 0);
 	ck_assert_int_eq(cpus[3], 3);
 	ck_assert_int_eq(cpus[4], 8);
 	ck_assert_int_eq(cpus[6], 11);
-	ck_assert_int_eq(pr_parse_cpu_list("3,1,3,2\n", cpus, 16), 3);
+	ck_assert_int_eq(pr_cpu_list_parse("3,1,3,2\n", cpus, 16), 3);
 	ck_assert_int_eq(cpus[0], 1);
 	ck_assert_int_eq(cpus[2], 3);
-	ck_assert_int_eq(pr_parse_cpu_list("0-20", cpus, 16), -E2BIG);
-	ck_assert_int_eq(pr_parse_cpu_list("", cpus, 16), -EINVAL);
-	ck_assert_int_eq(pr_parse_cpu_list("1,", cpus, 16), -EINVAL);
-	ck_assert_int_eq(pr_parse_cpu_list("3-1", cpus, 16), -EINVAL);
-	ck_assert_int_eq(pr_parse_cpu_list("a", cpus, 16), -EINVAL);
-	ck_assert_int_eq(pr_parse_cpu_list("-1", cpus, 16), -EINVAL);
-	ck_assert_int_eq(pr_parse_cpu_list("99999", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_cpu_list_parse("0-20", cpus, 16), -E2BIG);
+	ck_assert_int_eq(pr_cpu_list_parse("", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_cpu_list_parse("1,", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_cpu_list_parse("3-1", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_cpu_list_parse("a", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_cpu_list_parse("-1", cpus, 16), -EINVAL);
+	ck_assert_int_eq(pr_cpu_list_parse("99999", cpus, 16), -EINVAL);
 }
 END_TEST
 

@@ -543,10 +543,10 @@ START_TEST(hardware_cycles_are_used_when_the_pmu_answers)
 
 	reset_hooks();
 	hw_answer = 1;
-	ck_assert_int_eq(pr_event_probe(&ev, NULL, NULL), PR_SOURCE_HW_CYCLES);
+	ck_assert_int_eq(pr_event_probe(&ev), PR_SOURCE_HW_CYCLES);
 	/* Without the preference nothing is probed. */
 	nr_calls = 0;
-	ck_assert_int_eq(pr_event_probe(NULL, NULL, NULL), PR_SOURCE_CPU_CLOCK);
+	ck_assert_int_eq(pr_event_probe(NULL), PR_SOURCE_CPU_CLOCK);
 	ck_assert_int_eq(nr_calls, 0);
 	reset_hooks();
 }
@@ -558,7 +558,7 @@ START_TEST(a_pmu_open_to_user_mode_only_is_still_used)
 
 	reset_hooks();
 	hw_user_only = true;
-	ck_assert_int_eq(pr_event_probe(&ev, NULL, NULL), PR_SOURCE_HW_CYCLES);
+	ck_assert_int_eq(pr_event_probe(&ev), PR_SOURCE_HW_CYCLES);
 	reset_hooks();
 }
 END_TEST
@@ -569,7 +569,7 @@ START_TEST(bad_options_are_not_mistaken_for_a_missing_pmu)
 
 	reset_hooks();
 	hw_answer = 1;
-	ck_assert_int_eq(pr_event_probe(&ev, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(pr_event_probe(&ev), -EINVAL);
 	reset_hooks();
 }
 END_TEST
@@ -585,7 +585,7 @@ START_TEST(missing_pmu_falls_back_to_cpu_clock)
 
 		reset_hooks();
 		hw_answer = -fallbacks[i];
-		ck_assert_int_eq(pr_event_probe(&ev, NULL, NULL), PR_SOURCE_CPU_CLOCK);
+		ck_assert_int_eq(pr_event_probe(&ev), PR_SOURCE_CPU_CLOCK);
 		r = pr_reader_open_cpus(NULL, 0, &o);
 		ck_assert_ptr_nonnull(r);
 		ck_assert_uint_eq(pr_reader_attr(r)->type, PERF_TYPE_SOFTWARE);
@@ -603,7 +603,7 @@ START_TEST(other_pmu_errors_propagate)
 
 	reset_hooks();
 	hw_answer = -EBUSY;
-	ck_assert_int_eq(pr_event_probe(&ev, NULL, NULL), -EBUSY);
+	ck_assert_int_eq(pr_event_probe(&ev), -EBUSY);
 	logtext[0] = 0;
 	ck_assert_ptr_null(pr_reader_open_cpus(NULL, 0, &o));
 	ck_assert_int_eq(errno, EBUSY);

@@ -97,7 +97,7 @@ START_TEST(a_live_capture_reads_back_as_exactly_what_was_written)
 	ck_assert_uint_gt(nr, 0);
 	written.w = pr_writer_open(path, pr_reader_attr(r), ids, nr, NULL);
 	ck_assert_ptr_nonnull(written.w);
-	ck_assert_int_eq(pr_synthesize_kernel(pr_reader_attr(r), ids[0],
+	ck_assert_int_eq(pr_kernel_synthesize(pr_reader_attr(r), ids[0],
 					      write_and_keep, &written), 0);
 	ck_assert_int_eq(pr_reader_enable(r), 0);
 	while (!pr_reader_done(r)) {
@@ -196,14 +196,14 @@ START_TEST(synthesized_records_describe_a_running_process)
 	pthread_t t;
 
 	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, PR_ATTR_SHARED_RING,
-				       &attr, NULL, NULL), 0);
+				       &attr), 0);
 	ck_assert_ptr_nonnull(realpath("/proc/self/exe", s.exe));
 	pthread_mutex_lock(&hold);
 	pthread_create(&t, NULL, held_thread, NULL);
 	while (!thread_tid)
 		usleep(1000);
 	s.thread = thread_tid;
-	ck_assert_int_eq(pr_synthesize_process(getpid(), &attr, 7, on_synth, &s), 0);
+	ck_assert_int_eq(pr_process_synthesize(getpid(), &attr, 7, on_synth, &s), 0);
 	pthread_mutex_unlock(&hold);
 	pthread_join(t, NULL);
 	ck_assert(s.comm_main);
@@ -212,9 +212,9 @@ START_TEST(synthesized_records_describe_a_running_process)
 	ck_assert(s.mmap2_exe_text);
 	ck_assert(s.mmap2_exe_data);
 	/* A process that does not exist. */
-	ck_assert_int_eq(pr_synthesize_process(0x7ffffff0, &attr, 7, on_synth, &s), -ESRCH);
+	ck_assert_int_eq(pr_process_synthesize(0x7ffffff0, &attr, 7, on_synth, &s), -ESRCH);
 	/* The kernel's text, where kallsyms shows addresses (as root here). */
-	ck_assert_int_eq(pr_synthesize_kernel(&attr, 7, on_synth, &s), 0);
+	ck_assert_int_eq(pr_kernel_synthesize(&attr, 7, on_synth, &s), 0);
 	if (access("/proc/kallsyms", R_OK) == 0 && getuid() == 0)
 		ck_assert(s.kernel_mmap);
 }
@@ -231,8 +231,8 @@ START_TEST(a_callback_error_stops_synthesis)
 	struct perf_event_attr attr;
 	int n = 0;
 
-	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr, NULL, NULL), 0);
-	ck_assert_int_eq(pr_synthesize_system(&attr, 1, stop_at_three, &n), -99);
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr), 0);
+	ck_assert_int_eq(pr_system_synthesize(&attr, 1, stop_at_three, &n), -99);
 	ck_assert_int_eq(n, 3);
 }
 END_TEST

@@ -39,7 +39,7 @@ static struct perf_event_attr test_attr(void)
 	struct perf_event_attr a;
 
 	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, PR_ATTR_SHARED_RING,
-				       &a, NULL, NULL), 0);
+				       &a), 0);
 	return a;
 }
 

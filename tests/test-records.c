@@ -19,8 +19,7 @@ static struct perf_event_attr attr_for(unsigned int flags)
 {
 	struct perf_event_attr attr;
 
-	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, flags, &attr,
-				       NULL, NULL), 0);
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, flags, &attr), 0);
 	return attr;
 }
 

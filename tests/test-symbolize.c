@@ -112,9 +112,8 @@ static struct pr_model *self_model(void)
 	struct pr_model *m = pr_model_new();
 
 	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, PR_ATTR_SHARED_RING, &attr,
-				       NULL, NULL), 0);
-	ck_assert_int_eq(pr_synthesize_process(getpid(), &attr, 0, apply_cb, m), 0);
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, PR_ATTR_SHARED_RING, &attr), 0);
+	ck_assert_int_eq(pr_process_synthesize(getpid(), &attr, 0, apply_cb, m), 0);
 	return m;
 }
 
@@ -176,7 +175,7 @@ START_TEST(inlined_functions_come_innermost_first_with_their_lines)
 
 	ds_sym_outer(1);
 	f = caller_frame(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
-	ck_assert_int_eq(pr_symbolizer_frame(s, (uint32_t)getpid(), &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &sym), 0);
 	/* The ELF symbol, and the offset in it, as perf shows them. */
 	ck_assert_str_eq(sym.name, "ds_sym_outer");
 	ck_assert_uint_eq(sym.offset, f.ip - (uint64_t)(uintptr_t)ds_sym_outer);
@@ -191,7 +190,7 @@ START_TEST(inlined_functions_come_innermost_first_with_their_lines)
 	check_func(&sym.funcs[2], "ds_sym_outer", OUTER_LINE, false);
 
 	/* Once resolved, the same answer from the cache. */
-	ck_assert_int_eq(pr_symbolizer_frame(s, (uint32_t)getpid(), &f, &again), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &again), 0);
 	ck_assert_ptr_eq(again.name, sym.name);
 	ck_assert_ptr_eq(again.funcs, sym.funcs);
 	ck_assert_int_eq(pr_symbolizer_stats(s, &st), 0);
@@ -229,7 +228,7 @@ START_TEST(a_live_file_is_opened_through_the_mapping_its_frame_carries)
 	ck_assert_ptr_null(pr__model_find(other, (uint32_t)getpid(), f.ip));
 	f.dso = map->dso;
 	s = symbolizer(other, false);
-	ck_assert_int_eq(pr_symbolizer_frame(s, (uint32_t)getpid(), &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &sym), 0);
 	ck_assert_ptr_nonnull(sym.name);
 	ck_assert_str_eq(sym.name, "ds_sym_outer");
 	ck_assert_str_eq(sym.module, "/gone/test-symbolize");
@@ -248,7 +247,7 @@ START_TEST(cxx_names_are_demangled_without_parameters)
 
 	ds_sym_cxx(2);
 	f = caller_frame(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
-	ck_assert_int_eq(pr_symbolizer_frame(s, (uint32_t)getpid(), &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "ds::sym::Box<int>::twice");
 	ck_assert_uint_eq(sym.nr, 2);
 	ck_assert_str_eq(sym.funcs[0].name, "ds::sym::helper");
@@ -257,7 +256,7 @@ START_TEST(cxx_names_are_demangled_without_parameters)
 	ck_assert_str_eq(sym.funcs[1].name, "ds::sym::Box<int>::twice");
 	ck_assert(!sym.funcs[1].inlined);
 
-	ck_assert_int_eq(pr_symbolizer_frame(raw, (uint32_t)getpid(), &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(raw, (uint32_t)getpid(), &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "_ZN2ds3sym3BoxIiE5twiceEi");
 	ck_assert_str_eq(sym.funcs[0].name, "_ZN2ds3sym6helperEi");
 	pr_symbolizer_free(raw);
@@ -283,7 +282,7 @@ START_TEST(cxx_functions_without_linkage_names_are_named_by_their_scopes)
 
 	ds_sym_cxx_anon(2);
 	f = caller_frame(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
-	ck_assert_int_eq(pr_symbolizer_frame(s, (uint32_t)getpid(), &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "ds::sym::(anonymous namespace)::level<std::__cxx11::"
 		"basic_string<char, std::char_traits<char>, std::allocator<char> > >");
 	ck_assert_uint_eq(sym.nr, 3);
@@ -322,7 +321,7 @@ static struct pr_symbol kernel_frame(struct pr_symbolizer *s, uint64_t ip)
 	struct pr_frame f = { .ip = ip, .dso_ip = ip, .flags = PR_FRAME_KERNEL };
 	struct pr_symbol sym;
 
-	ck_assert_int_eq(pr_symbolizer_frame(s, 1, &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, 1, &f, &sym), 0);
 	return sym;
 }
 
@@ -530,20 +529,20 @@ START_TEST(perf_maps_name_jit_code_and_skip_garbage)
 	f.dso = pr__model_find(m, pid, f.ip)->dso;
 	logtext[0] = 0;
 	s = symbolizer(m, false);
-	ck_assert_int_eq(pr_symbolizer_frame(s, pid, &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "LazyCompile:*hot /app.js:3");
 	ck_assert_uint_eq(sym.offset, 0x10);
 	ck_assert_str_eq(sym.module, map_name);
 	ck_assert_int_eq(sym.source, PR_SYM_PERF_MAP);
 	ck_assert_msg(strstr(logtext, "4 lines not of the form"), "%s", logtext);
 	f.ip = f.dso_ip = 0x7f0000004020ull;
-	ck_assert_int_eq(pr_symbolizer_frame(s, pid, &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "py::run:/app.py");
 
 	/* Code compiled after the map was read: a miss reads it again, at
 	 * most once a second. */
 	f.ip = f.dso_ip = 0x7f0000005008ull;
-	ck_assert_int_eq(pr_symbolizer_frame(s, pid, &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
 	ck_assert_ptr_null(sym.name);
 	ck_assert_str_eq(sym.module, map_name);
 	mf = fopen(path, "a");
@@ -551,12 +550,12 @@ START_TEST(perf_maps_name_jit_code_and_skip_garbage)
 	fputs("7f0000005000 80 LazyCompile:*later /app.js:9\n", mf);
 	ck_assert_int_eq(fclose(mf), 0);
 	usleep(1100 * 1000);
-	ck_assert_int_eq(pr_symbolizer_frame(s, pid, &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "LazyCompile:*later /app.js:9");
 	ck_assert_uint_eq(sym.offset, 8);
 	/* What was named stays named. */
 	f.ip = f.dso_ip = 0x7f0000001010ull;
-	ck_assert_int_eq(pr_symbolizer_frame(s, pid, &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "LazyCompile:*hot /app.js:3");
 	pr_symbolizer_free(s);
 	pr_model_free(m);
@@ -671,7 +670,7 @@ START_TEST(damaged_files_fall_back_to_what_survives)
 			s = pr_symbolizer_new(m, &o);
 		}
 		ck_assert_ptr_nonnull(s);
-		ck_assert_int_eq(pr_symbolizer_frame(s, pid, &g, &sym), 0);
+		ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &g, &sym), 0);
 		ck_assert_str_eq(sym.module, path);
 		if (symtab_intact && !debug_dir() && !getenv("DS_STRIPPED"))
 			ck_assert_msg(sym.name && !strcmp(sym.name, "ds_sym_outer"),
@@ -782,7 +781,7 @@ static void symbolize_copy(const char *path, const char *dir, const char *cache,
 	logtext[0] = 0;
 	run->s = pr_symbolizer_new(run->m, &o);
 	ck_assert_ptr_nonnull(run->s);
-	ck_assert_int_eq(pr_symbolizer_frame(run->s, pid, &f, &run->sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(run->s, pid, &f, &run->sym), 0);
 }
 
 static void copy_run_free(struct copy_run *run)
@@ -938,7 +937,7 @@ START_TEST(a_debug_file_of_another_build_is_not_used)
 		s = pr_symbolizer_new(m, &o);
 	}
 	ck_assert_ptr_nonnull(s);
-	ck_assert_int_eq(pr_symbolizer_frame(s, (uint32_t)getpid(), &f, &sym), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &sym), 0);
 	/* -rdynamic put it in .dynsym; nothing else names it. */
 	ck_assert_str_eq(sym.name, "ds_sym_outer");
 	ck_assert_uint_eq(sym.nr, 0);
@@ -975,7 +974,7 @@ START_TEST(a_compressed_debug_file_is_kept_inflated)
 		struct pr_symbol sym;
 
 		ck_assert_ptr_nonnull(s);
-		ck_assert_int_eq(pr_symbolizer_frame(s, (uint32_t)getpid(), &f, &sym), 0);
+		ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &sym), 0);
 		ck_assert_str_eq(sym.name, "ds_sym_outer");
 		ck_assert_uint_eq(sym.nr, 3);
 		check_func(&sym.funcs[0], "ds_sym_inner", INNER_LINE, true);

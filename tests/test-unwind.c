@@ -427,8 +427,8 @@ static void replay_init(struct replay *r, const struct snapshot *s, size_t size,
 	memset(r, 0, sizeof(*r));
 	r->model = pr_model_new();
 	ck_assert_ptr_nonnull(r->model);
-	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr, NULL, NULL), 0);
-	ck_assert_int_eq(pr_synthesize_process(getpid(), &attr, 0, feed, r->model), 0);
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr), 0);
+	ck_assert_int_eq(pr_process_synthesize(getpid(), &attr, 0, feed, r->model), 0);
 	r->u = new_unwinder(r->model, max_depth, 0);
 	for (int reg = 0; reg < PR_REG_MAX; reg++)
 		if (PR_REGS_DWARF >> reg & 1)

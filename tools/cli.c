@@ -197,7 +197,7 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 		c->system_wide = true;
 		return 1;
 	case 'C':
-		n = pr_parse_cpu_list(arg, c->cpus, DS_MAX_CPUS);
+		n = pr_cpu_list_parse(arg, c->cpus, DS_MAX_CPUS);
 		if (n <= 0) {
 			ds_err("invalid CPU list '%s': use numbers and ranges like 0-3,8", arg);
 			return -1;
@@ -401,12 +401,12 @@ int ds_synthesize(const struct ds_capture *c, struct pr_reader *r, uint64_t id,
 {
 	const struct perf_event_attr *attr = pr_reader_attr(r);
 	struct synth sy = { cb, ctx };
-	int err = pr_synthesize_kernel(attr, id, synthesized, &sy);
+	int err = pr_kernel_synthesize(attr, id, synthesized, &sy);
 
 	if (!err && c->system_wide)
-		err = pr_synthesize_system(attr, id, synthesized, &sy);
+		err = pr_system_synthesize(attr, id, synthesized, &sy);
 	for (size_t i = 0; !err && !c->system_wide && !c->argv && i < c->nr_pids; i++) {
-		err = pr_synthesize_process(c->pids[i], attr, id, synthesized, &sy);
+		err = pr_process_synthesize(c->pids[i], attr, id, synthesized, &sy);
 		if (err == -ESRCH)
 			err = 0;
 	}

@@ -285,8 +285,6 @@ int ds_sink_close(struct ds_sink *s, uint64_t start_ns, uint64_t duration_ns, bo
 	if (s->profile && !discard) {
 		pr_profile_set_time(s->profile, start_ns, duration_ns);
 		err = pr_profile_write(s->profile, (enum pr_profile_format)s->fmt, s->out, &s->wo);
-		if (err == -EIO)
-			err = errno ? -errno : -EIO;
 	}
 	if (!err && fflush(s->out))
 		err = -errno;

@@ -231,7 +231,7 @@ void ps_sample(struct ps_writer *w, const struct pr_record *rec, const char *com
 		const char *module;
 		bool expand;
 
-		if (!sym || pr_symbolizer_frame(sym, rec->pid, f, &s)) {
+		if (!sym || pr_symbolizer_symbolize(sym, rec->pid, f, &s)) {
 			s = (struct pr_symbol){ 0 };
 			module = frame_module(w, f, rec->pid);
 		} else {

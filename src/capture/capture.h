@@ -20,6 +20,13 @@
 int pr__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 			int group_fd, unsigned long flags);
 
+/* pr_event_attr() and pr_event_probe() logging through `lg` (a reader's
+ * logger) rather than the event options' own. */
+int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
+		   unsigned int flags, struct perf_event_attr *attr,
+		   const struct pr_logger *lg);
+int pr__event_probe(const struct pr_event_opts *opts, const struct pr_logger *lg);
+
 /* Log why perf_event_open failed with `err` (a positive errno) and what to
  * do about it. */
 void pr__explain_open_error(const struct pr_logger *lg, int err,

@@ -54,17 +54,27 @@ static int check_opts(const struct pr_event_opts *opts,
 	return 0;
 }
 
-int pr_event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
-		  unsigned int flags, struct perf_event_attr *attr,
-		  pr_log_fn log, void *log_ctx)
+/* The logger of an event's own options, for the public calls (a reader
+ * passes its own). */
+static struct pr_logger opts_logger(const struct pr_event_opts *opts)
 {
-	struct pr_logger lg = { log, log_ctx };
+	struct pr_logger lg = {
+		PR_OPTS_GET(opts, log, NULL), PR_OPTS_GET(opts, log_ctx, NULL)
+	};
+
+	return lg;
+}
+
+int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
+		   unsigned int flags, struct perf_event_attr *attr,
+		   const struct pr_logger *lg)
+{
 	uint64_t period = PR_OPTS_GET(opts, period, 0);
 	int err;
 
 	if (!attr)
 		return -EINVAL;
-	err = check_opts(opts, &lg);
+	err = check_opts(opts, lg);
 	if (err)
 		return err;
 
@@ -124,6 +134,14 @@ int pr_event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
 	return 0;
 }
 
+int pr_event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
+		  unsigned int flags, struct perf_event_attr *attr)
+{
+	struct pr_logger lg = opts_logger(opts);
+
+	return pr__event_attr(opts, source, flags, attr, &lg);
+}
+
 /* The errors with which a kernel says "no usable PMU here" or "not for you":
  * falling back to cpu-clock is right for these and only these. */
 static bool is_pmu_unavailable(int err)
@@ -142,50 +160,55 @@ static bool is_pmu_unavailable(int err)
 
 /* Open (and close) a hardware cycles event on ourselves with `flags`. */
 static int try_hw_cycles(const struct pr_event_opts *opts, unsigned int flags,
-			 pr_log_fn log, void *log_ctx)
+			 const struct pr_logger *lg)
 {
 	struct perf_event_attr attr;
 	int fd;
 
-	pr_event_attr(opts, PR_SOURCE_HW_CYCLES, flags, &attr, log, log_ctx);
+	pr__event_attr(opts, PR_SOURCE_HW_CYCLES, flags, &attr, lg);
 	fd = pr__perf_event_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd >= 0)
 		close(fd);
 	return fd < 0 ? fd : 0;
 }
 
-int pr_event_probe(const struct pr_event_opts *opts, pr_log_fn log,
-		   void *log_ctx)
+int pr__event_probe(const struct pr_event_opts *opts, const struct pr_logger *lg)
 {
-	struct pr_logger lg = { log, log_ctx };
 	struct perf_event_attr attr;
 	int err;
 
 	/* Bad options are the caller's error, not a missing PMU. */
-	err = pr_event_attr(opts, PR_SOURCE_CPU_CLOCK, 0, &attr, log, log_ctx);
+	err = pr__event_attr(opts, PR_SOURCE_CPU_CLOCK, 0, &attr, lg);
 	if (err)
 		return err;
 	if (!(PR_OPTS_HAS(opts, prefer_hw_cycles) && opts->prefer_hw_cycles))
 		return PR_SOURCE_CPU_CLOCK;
 
-	err = try_hw_cycles(opts, 0, log, log_ctx);
+	err = try_hw_cycles(opts, 0, lg);
 	/* Under perf_event_paranoid >= 2 only user-mode counting is allowed;
 	 * the reader falls back to that too, so probe what it will open. */
 	if (err == -EACCES || err == -EPERM)
-		err = try_hw_cycles(opts, PR_ATTR_USER_ONLY, log, log_ctx);
+		err = try_hw_cycles(opts, PR_ATTR_USER_ONLY, lg);
 	if (!err) {
-		pr__log(&lg, PR_LOG_INFO, "sampling hardware cpu-cycles");
+		pr__log(lg, PR_LOG_INFO, "sampling hardware cpu-cycles");
 		return PR_SOURCE_HW_CYCLES;
 	}
 	if (is_pmu_unavailable(-err)) {
-		pr__log(&lg, PR_LOG_INFO,
+		pr__log(lg, PR_LOG_INFO,
 			"hardware cpu-cycles unavailable (%s); sampling cpu-clock",
 			strerror(-err));
 		return PR_SOURCE_CPU_CLOCK;
 	}
-	pr__log(&lg, PR_LOG_ERROR, "probing hardware cpu-cycles failed: %s",
+	pr__log(lg, PR_LOG_ERROR, "probing hardware cpu-cycles failed: %s",
 		strerror(-err));
 	return err;
+}
+
+int pr_event_probe(const struct pr_event_opts *opts)
+{
+	struct pr_logger lg = opts_logger(opts);
+
+	return pr__event_probe(opts, &lg);
 }
 
 void pr__explain_open_error(const struct pr_logger *lg, int err,

@@ -112,11 +112,11 @@ static int build_attr(struct pr_reader *r, const struct pr_reader_opts *opts)
 	const struct pr_event_opts *ev = PR_OPTS_HAS(opts, event) ? opts->event : NULL;
 	int source, err;
 
-	source = pr_event_probe(ev, r->lg.fn, r->lg.ctx);
+	source = pr__event_probe(ev, &r->lg);
 	if (source < 0)
 		return source;
-	err = pr_event_attr(ev, (enum pr_event_source)source, r->attr_flags,
-			    &r->attr, r->lg.fn, r->lg.ctx);
+	err = pr__event_attr(ev, (enum pr_event_source)source, r->attr_flags,
+			     &r->attr, &r->lg);
 	if (err)
 		return err;
 	pr__parse_cfg_from_attr(&r->cfg, &r->attr);
@@ -612,7 +612,7 @@ size_t pr_reader_ids(const struct pr_reader *r, uint64_t *ids, size_t max)
 {
 	if (!r)
 		return 0;
-	for (size_t i = 0; i < r->nr_evs && i < max; i++)
+	for (size_t i = 0; ids && i < r->nr_evs && i < max; i++)
 		ids[i] = r->evs[i].id;
 	return r->nr_evs;
 }

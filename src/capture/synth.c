@@ -190,7 +190,7 @@ static int synth_one(struct emitter *e, pid_t pid)
 	return err ? err : synth_maps(e, pid);
 }
 
-int pr_synthesize_process(pid_t pid, const struct perf_event_attr *attr,
+int pr_process_synthesize(pid_t pid, const struct perf_event_attr *attr,
 			  uint64_t id, pr_record_fn cb, void *ctx)
 {
 	struct emitter e;
@@ -202,7 +202,7 @@ int pr_synthesize_process(pid_t pid, const struct perf_event_attr *attr,
 	return err;
 }
 
-int pr_synthesize_system(const struct perf_event_attr *attr, uint64_t id,
+int pr_system_synthesize(const struct perf_event_attr *attr, uint64_t id,
 			 pr_record_fn cb, void *ctx)
 {
 	struct emitter e;
@@ -255,7 +255,7 @@ static uint64_t kernel_text_start(void)
 	return addr;
 }
 
-int pr_synthesize_kernel(const struct perf_event_attr *attr, uint64_t id,
+int pr_kernel_synthesize(const struct perf_event_attr *attr, uint64_t id,
 			 pr_record_fn cb, void *ctx)
 {
 	struct emitter e;

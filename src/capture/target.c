@@ -88,10 +88,10 @@ int pr__parse_cpu_list(const char *s, struct pr_intlist *out)
 	return 0;
 }
 
-int pr_parse_cpu_list(const char *s, int *cpus, size_t max)
+int pr_cpu_list_parse(const char *s, int *cpus, size_t max)
 {
 	struct pr_intlist l = { 0 };
-	int err = pr__parse_cpu_list(s, &l);
+	int err = !cpus && max ? -EINVAL : pr__parse_cpu_list(s, &l);
 
 	if (!err && l.n > max)
 		err = -E2BIG;

@@ -262,7 +262,9 @@ const char *pr_file_string(const struct pr_file *f, enum pr_file_string which)
 
 int pr_file_nr_cpus(const struct pr_file *f, uint32_t *available, uint32_t *online)
 {
-	if (!f || !f->has_nr_cpus)
+	if (!f)
+		return -EINVAL;
+	if (!f->has_nr_cpus)
 		return -ENOENT;
 	if (available)
 		*available = f->nr_cpus_avail;

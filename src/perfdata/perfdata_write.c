@@ -635,7 +635,7 @@ int pr_writer_close(struct pr_writer *w)
 	int err;
 
 	if (!w)
-		return -EINVAL;
+		return 0;
 	pr_writer_finish_round(w);
 	err = w->err;
 	if (!err) {

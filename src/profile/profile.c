@@ -229,20 +229,23 @@ int pr_profile_tag(struct pr_profile *p, const char *key, const char *value)
 	return 0;
 }
 
-void pr_profile_set_time(struct pr_profile *p, uint64_t start_ns, uint64_t duration_ns)
+int pr_profile_set_time(struct pr_profile *p, uint64_t start_ns, uint64_t duration_ns)
 {
+	if (!p)
+		return -EINVAL;
 	p->start_ns = start_ns;
 	p->duration_ns = duration_ns;
+	return 0;
 }
 
 uint64_t pr_profile_samples(const struct pr_profile *p)
 {
-	return p->samples;
+	return p ? p->samples : 0;
 }
 
 size_t pr_profile_nr_stacks(const struct pr_profile *p)
 {
-	return p->nr_stacks;
+	return p ? p->nr_stacks : 0;
 }
 
 /* ---- adding a sample ---- */
@@ -410,7 +413,7 @@ static bool location_eq(const struct pr_profile *p, uint32_t idx, const void *ke
 static void symbolize(struct pr_symbolizer *sym, uint32_t pid, const struct pr_frame *f,
 		      struct pr_symbol *s)
 {
-	if (!sym || pr_symbolizer_frame(sym, pid, f, s))
+	if (!sym || pr_symbolizer_symbolize(sym, pid, f, s))
 		memset(s, 0, sizeof(*s));
 }
 
@@ -744,8 +747,13 @@ int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt, FIL
 	o.per_thread = PR_OPTS_GET(opts, per_thread, false);
 	o.annotate = PR_OPTS_GET(opts, annotate, false);
 	o.title = PR_OPTS_GET(opts, title, "dwarfsample");
+	/* The writers see only that stdio failed (-EIO); why is in errno,
+	 * which stdio sets at the failed write and nothing after it clears. */
+	errno = 0;
 	ret = formats[fmt].write(p, out, &o);
 	if (!ret && (fflush(out) || ferror(out)))
 		ret = -EIO;
+	if (ret == -EIO && errno)
+		ret = -errno;
 	return ret;
 }

@@ -413,6 +413,8 @@ int pr_sample_reg(const struct pr_sample *s, enum pr_reg reg, uint64_t *val)
 	bit = UINT64_C(1) << reg;
 	if (!(s->regs_mask & bit))
 		return -ENOENT;
+	if (!val)
+		return -EINVAL;
 	/* Registers are packed densely in ascending bit order. */
 	*val = s->regs[__builtin_popcountll(s->regs_mask & (bit - 1))];
 	return 0;

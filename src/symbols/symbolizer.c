@@ -257,7 +257,7 @@ static int slots_reserve(struct pr_symbolizer *s)
 	return 0;
 }
 
-int pr_symbolizer_frame(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
+int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
 			struct pr_symbol *out)
 {
 	const struct pr_dso *d;

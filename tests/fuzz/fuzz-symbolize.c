@@ -85,7 +85,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Placed as the unwinder places frames: in the mapped file. */
 		f = (struct pr_frame){ .ip = 0x400000 + off, .dso = map ? map->dso : NULL,
 				       .dso_ip = off };
-		if (pr_symbolizer_frame(s, 1, &f, &sym) == 0)
+		if (pr_symbolizer_symbolize(s, 1, &f, &sym) == 0)
 			use(&sym);
 	}
 	pr_symbolizer_free(s);

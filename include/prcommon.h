@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * prcommon.h - what every perfreader header shares: the export marker,
+ * options structs, logging and error strings.  The conventions are in
+ * perfreader.h.
+ */
+#ifndef PRCOMMON_H
+#define PRCOMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#define PR_API __attribute__((visibility("default")))
+#else
+#define PR_API
+#endif
+
+/* The kernel's event description, from <linux/perf_event.h>, which these
+ * headers leave to the caller to include. */
+struct perf_event_attr;
+
+/* Declare and zero an options struct with its size filled in:
+ *     PR_OPTS(pr_event_opts, o, .freq = 999);  */
+#define PR_OPTS(TYPE, NAME, ...)                                              \
+	struct TYPE NAME = { .sz = sizeof(struct TYPE), __VA_ARGS__ }
+
+/* ------------------------------------------------------------------------
+ * Logging
+ */
+
+enum pr_log_level {
+	PR_LOG_ERROR = 0,
+	PR_LOG_WARN = 1,
+	PR_LOG_INFO = 2,
+	PR_LOG_DEBUG = 3,
+};
+
+/*
+ * Receives one complete message without a trailing newline.  `msg` is valid
+ * only during the call.  Called from whichever thread made the library call
+ * that produced the message.
+ */
+typedef void (*pr_log_fn)(enum pr_log_level level, const char *msg, void *ctx);
+
+/*
+ * Describe a return code of this library in `buf` (always NUL-terminated).
+ * Returns `buf`.  Thread-safe.
+ */
+PR_API const char *pr_strerror(int err, char *buf, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PRCOMMON_H */

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * prreader.h - live sampling with perf_event_open(2): the event, the
+ * targets (processes, CPUs, a command), one ring buffer per CPU read
+ * into records, and records synthesized for what already existed.
+ *
+ * This header does not include <linux/perf_event.h>; include it yourself
+ * before calling pr_event_attr().
+ */
+#ifndef PRREADER_H
+#define PRREADER_H
+
+#include "prcommon.h"
+#include "prrecord.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Event specification
+ */
+
+/* Default sampling frequency, as perf record's: 99 Hz avoids lockstep with
+ * 100 Hz timers in the sampled program. */
+#define PR_DEFAULT_FREQ 99
+/* Default bytes of user stack copied per sample (perf's default). */
+#define PR_DEFAULT_STACK_SIZE 8192
+/* The kernel's limit: the sample must fit in a 16-bit record size. */
+#define PR_MAX_STACK_SIZE 65528
+
+enum pr_event_source {
+	/* Software cpu-clock: works everywhere, including VMs without a PMU. */
+	PR_SOURCE_CPU_CLOCK = 0,
+	/* Hardware cpu-cycles. */
+	PR_SOURCE_HW_CYCLES = 1,
+};
+
+/* Flags for pr_event_attr(): what the target needs from the event. */
+enum pr_attr_flags {
+	/* Follow threads and children created after the event is opened. */
+	PR_ATTR_INHERIT = 1u << 0,
+	/* Start counting at the target's next exec (launched commands). */
+	PR_ATTR_ENABLE_ON_EXEC = 1u << 1,
+	/* Several events write into one ring: add PERF_SAMPLE_IDENTIFIER. */
+	PR_ATTR_SHARED_RING = 1u << 2,
+	/* Do not sample while the target runs in the kernel (unprivileged
+	 * users under perf_event_paranoid >= 2 need this). */
+	PR_ATTR_USER_ONLY = 1u << 3,
+};
+
+struct pr_event_opts {
+	size_t sz;
+	/* Samples per second per CPU.  Default PR_DEFAULT_FREQ.  Ignored when
+	 * `period` is set. */
+	uint64_t freq;
+	/* Sample every `period` events (nanoseconds for cpu-clock, cycles for
+	 * hardware cycles) instead of sampling by frequency. */
+	uint64_t period;
+	/* Bytes of user stack copied per sample: a multiple of 8 in
+	 * [8, PR_MAX_STACK_SIZE].  Default PR_DEFAULT_STACK_SIZE. */
+	uint32_t stack_size;
+	/* User registers to copy, a mask of 1 << enum pr_reg.  Must contain
+	 * SP and IP.  Default PR_REGS_DWARF. */
+	uint64_t regs_user;
+	/* Record the kernel part of the call chain. */
+	bool kernel_callchain;
+	/* Probe hardware cycles and use them when the PMU allows; fall back to
+	 * cpu-clock otherwise (see pr_event_probe()). */
+	bool prefer_hw_cycles;
+	/* Wake readers when a ring holds this many bytes.  Default: half the
+	 * ring (the kernel's choice). */
+	uint32_t wakeup_bytes;
+	/* Where pr_event_attr() and pr_event_probe() send diagnostics; may
+	 * be NULL.  A reader logs through its own options instead. */
+	pr_log_fn log;
+	void *log_ctx;
+};
+
+/*
+ * Fill `attr` for sampling with the given options.  This is the only place in
+ * the library where a perf_event_attr is built; every event the library
+ * opens, and every attr it writes to a file, comes from here.  `opts` may be
+ * NULL for all defaults.  `source` selects the event, `flags` is a mask of
+ * enum pr_attr_flags.  The event is always built disabled.
+ *
+ * Returns 0, or -EINVAL when an option is out of range or `attr` is NULL
+ * (the message says which, through opts->log).  Thread-safe.
+ */
+PR_API int pr_event_attr(const struct pr_event_opts *opts,
+			 enum pr_event_source source, unsigned int flags,
+			 struct perf_event_attr *attr);
+
+/*
+ * Decide the event source for `opts`: PR_SOURCE_CPU_CLOCK unless
+ * opts->prefer_hw_cycles is set and a hardware cycles event opens on this
+ * machine.  The probe falls back to cpu-clock when the kernel answers
+ * EOPNOTSUPP, ENOENT, ENODEV, EINVAL or EACCES (no PMU, as in most VMs, or
+ * no permission for it); any other error is returned as a negative errno,
+ * because it means something is broken that a fallback would hide.
+ *
+ * Returns the source (>= 0) or a negative errno.  Thread-safe.
+ */
+PR_API int pr_event_probe(const struct pr_event_opts *opts);
+
+/*
+ * Parse a CPU list in the kernel's format ("0-3,8,10-11") into `cpus`,
+ * sorted and without duplicates.  Returns the number of CPUs, -EINVAL for a
+ * malformed list, or -E2BIG when more than `max` CPUs are listed.
+ * Thread-safe.
+ */
+PR_API int pr_cpu_list_parse(const char *s, int *cpus, size_t max);
+
+/* ------------------------------------------------------------------------
+ * The reader: events on a target, one ring buffer per CPU.
+ */
+
+struct pr_reader;
+
+/* Default ring size in pages per CPU (power of two): 2 MiB with 4 KiB
+ * pages, measured to drop nothing at 10 kHz with 8 KiB stacks on a busy
+ * machine (BENCHMARKS.md).  Without CAP_IPC_LOCK, under a paranoid setting
+ * the kernel caps locked ring memory at kernel.perf_event_mlock_kb per CPU,
+ * so the default shrinks to fit it (128 pages with the usual 516 KiB), as
+ * perf record's does. */
+#define PR_DEFAULT_RING_PAGES 512
+
+struct pr_reader_opts {
+	size_t sz;
+	/* The event; NULL for all defaults. */
+	const struct pr_event_opts *event;
+	/* Data pages per CPU ring, a power of two.  Default
+	 * PR_DEFAULT_RING_PAGES, more (up to 4x) for stack copies over
+	 * 8 KiB so that a ring holds about 250 samples, or less to fit
+	 * perf_event_mlock_kb (see there). */
+	uint32_t ring_pages;
+	/* Where diagnostics go; may be NULL (they are dropped). */
+	pr_log_fn log;
+	void *log_ctx;
+};
+
+/*
+ * Sample processes: every thread each of `pids` has, and every thread or
+ * child process they create after the call.  Events are opened per thread and
+ * CPU and share one ring per CPU.  A thread that appears while the events
+ * are being opened gets events of its own, and samples it would also
+ * deliver through an event inherited from its creator are dropped, so every
+ * thread is sampled exactly once (pr_ring_stats.duplicates counts them).
+ *
+ * Sample system-wide: every task on the CPUs in `cpus` (all online CPUs when
+ * `cpus` is NULL).  CPUs that are offline are skipped.
+ *
+ * Sample a command: fork `argv` (argv[0] looked up in PATH) stopped before
+ * exec; it runs, with sampling from its first instruction, when
+ * pr_reader_enable() is called.  `argv` is copied as needed; it need not
+ * outlive the call.  Signals the caller ignores stay ignored in the command
+ * (as with nohup); handlers the caller installed are reset.  The caller
+ * reaps the child (pr_reader_child()); if the reader is closed before the
+ * command was started, the child is killed and reaped by pr_reader_close().
+ * The start handshake relies on close-on-exec: a thread of the caller that
+ * forks without exec'ing while the command starts delays the start until
+ * that child execs or exits.
+ *
+ * All events are opened disabled, every ring is mapped, then nothing runs
+ * until pr_reader_enable().  On failure nothing is left open or mapped and
+ * NULL is returned with errno set; the log says why and what to do.
+ * `opts` may be NULL.  The caller owns the reader; release it with
+ * pr_reader_close().
+ */
+PR_API struct pr_reader *pr_reader_open_pids(const pid_t *pids, size_t nr_pids,
+					     const struct pr_reader_opts *opts);
+PR_API struct pr_reader *pr_reader_open_cpus(const int *cpus, size_t nr_cpus,
+					     const struct pr_reader_opts *opts);
+PR_API struct pr_reader *pr_reader_open_command(char *const argv[],
+						const struct pr_reader_opts *opts);
+
+/*
+ * Release everything in reverse order of acquisition: disable the events,
+ * unmap the rings, close the event fds and the poll fd.  Accepts NULL.
+ */
+PR_API void pr_reader_close(struct pr_reader *r);
+
+/*
+ * Start sampling (for a command, the first time: let it exec).  For a
+ * command whose exec fails, returns the exec's negative errno; for one that
+ * died before it could start, -ESRCH.  Enabling again after
+ * pr_reader_disable() resumes sampling.
+ */
+PR_API int pr_reader_enable(struct pr_reader *r);
+/* Stop sampling; records already in the rings can still be read. */
+PR_API int pr_reader_disable(struct pr_reader *r);
+
+/*
+ * One file descriptor, readable when any ring has data past its wakeup
+ * mark or a sampled task has exited, for poll/epoll/select.  Owned by the
+ * reader.  When it turns readable, call pr_reader_poll(r, 0, ...) (or
+ * pr_reader_wait(r, 0), then consume): that also retires the events of
+ * exited tasks, without which it would stay readable.  Returns -EINVAL
+ * for NULL.
+ */
+PR_API int pr_reader_fd(const struct pr_reader *r);
+
+/*
+ * Wait up to `timeout_ms` (-1: forever) for data.  Returns the number of
+ * event fds that signalled data (0 on timeout or when only exits were
+ * seen), or a negative errno; -EINTR when a signal arrived.  This is where
+ * exits of sampled tasks are noticed (pr_reader_done()); once every task
+ * has exited it returns 0 at once.
+ */
+PR_API int pr_reader_wait(struct pr_reader *r, int timeout_ms);
+
+/*
+ * Push: hand every record now in the rings to `cb`, ring by ring, each ring
+ * in the order the kernel wrote it.  The record is valid until `cb` returns.
+ * A negative return from `cb` stops the drain and is returned (the record
+ * counts as consumed).  Returns the number of records handed out, or a
+ * negative errno.  A corrupt record is logged with its CPU and ring offset
+ * and skipped: one whose header is sound alone, one with a corrupt header
+ * together with the rest of that ring's pending data (no later boundary can
+ * be trusted).  The drain goes on and returns -EBADMSG at the end, unless
+ * `cb` stopped it first; the next call continues with new data.
+ */
+PR_API int pr_reader_consume(struct pr_reader *r, pr_record_fn cb, void *ctx);
+
+/* pr_reader_wait(), then pr_reader_consume(). */
+PR_API int pr_reader_poll(struct pr_reader *r, int timeout_ms,
+			  pr_record_fn cb, void *ctx);
+
+/*
+ * Pull: store the next record in `rec`.  Returns 1 when a record was
+ * stored, 0 when the rings are empty, or a negative errno (-EBADMSG as for
+ * pr_reader_consume()).  The record stays valid until the next call on `r`.
+ */
+PR_API int pr_reader_read(struct pr_reader *r, struct pr_record *rec);
+
+/*
+ * Decode again a record copied out of the rings (or out of a synthesize
+ * callback): `size` bytes at `raw` (8-byte aligned; rec->raw and its
+ * header's size as handed out).  This lets a caller move records to another
+ * thread and parse them there: pointers in `rec` point into `raw`, and
+ * rec->ring_cpu is -1.  Returns 0, -EINVAL, or -EBADMSG when the bytes are
+ * not a record of this reader's events.  Thread-safe: it reads only the
+ * reader's fixed configuration, so it may run while another thread drains.
+ */
+PR_API int pr_reader_parse(const struct pr_reader *r, const void *raw, size_t size,
+			   struct pr_record *rec);
+
+/*
+ * True once every sampled task has exited (process and command targets;
+ * never for system-wide sampling), as last seen by pr_reader_wait() or
+ * pr_reader_poll().  Records may still be pending: drain them after this
+ * turns true.
+ */
+PR_API bool pr_reader_done(const struct pr_reader *r);
+
+/* The launched command's pid, or -1 for other targets and NULL. */
+PR_API pid_t pr_reader_child(const struct pr_reader *r);
+
+/*
+ * The perf_event_attr the events were opened with (for writing files), or
+ * NULL for NULL.  Valid until pr_reader_close(); it never changes, so any
+ * thread may read it while another drains.
+ */
+PR_API const struct perf_event_attr *pr_reader_attr(const struct pr_reader *r);
+
+/* Number of rings (0 for NULL), and the CPU ring `idx` belongs to
+ * (-EINVAL past the last). */
+PR_API size_t pr_reader_nr_rings(const struct pr_reader *r);
+PR_API int pr_reader_ring_cpu(const struct pr_reader *r, size_t idx);
+
+/* Counters of one ring.  Set `sz` before the call. */
+struct pr_ring_stats {
+	size_t sz;
+	int cpu;
+	uint64_t records;
+	uint64_t samples;
+	/* Samples the kernel dropped: sum of PERF_RECORD_LOST.lost. */
+	uint64_t lost;
+	/* Sum of PERF_RECORD_LOST_SAMPLES.lost. */
+	uint64_t lost_samples;
+	uint64_t throttled;
+	/* Corrupt records seen, and bytes discarded to resynchronise. */
+	uint64_t corrupt;
+	uint64_t discarded_bytes;
+	/* Samples dropped because a thread found while attaching delivered
+	 * them twice (its own event and one inherited from its creator). */
+	uint64_t duplicates;
+	uint64_t bytes;
+	/* Records by type, indexed by enum pr_record_type; others in [0]. */
+	uint64_t by_type[PR_RECORD_KERNEL_MAX];
+};
+
+/*
+ * Copy ring `idx`'s counters.  Thread-safe: may be called from another
+ * thread while one thread reads the rings; each counter is read atomically.
+ * Returns 0 or -EINVAL.
+ */
+PR_API int pr_reader_ring_stats(const struct pr_reader *r, size_t idx,
+				struct pr_ring_stats *st);
+
+/* Sum over every ring of pr_ring_stats.lost.  Thread-safe like
+ * pr_reader_ring_stats(). */
+PR_API uint64_t pr_reader_lost(const struct pr_reader *r);
+
+/*
+ * The kernel ids of the reader's events (what PERF_SAMPLE_IDENTIFIER
+ * carries), for writing files: up to `max` into `ids` (which may be NULL
+ * to ask how many).  Returns how many there are, 0 for NULL.
+ */
+PR_API size_t pr_reader_ids(const struct pr_reader *r, uint64_t *ids, size_t max);
+
+/* ------------------------------------------------------------------------
+ * Synthesized records: what already existed when sampling started,
+ * described as the kernel describes what happens later.
+ *
+ * Each record is handed to `cb` as a typed record (valid until it
+ * returns) whose raw bytes follow `attr`'s layout: time 0 and, where
+ * `attr` asks for it, a sample_id trailer naming the task and `id`.  A
+ * negative return from `cb` stops and is returned.
+ */
+
+/*
+ * For process `pid`: a COMM for every thread, a FORK for every thread
+ * other than the main one, and an MMAP2 for every executable mapping in
+ * /proc/PID/maps.  Returns 0, -ESRCH when the process is gone, or an error
+ * of `cb`.
+ */
+PR_API int pr_process_synthesize(pid_t pid, const struct perf_event_attr *attr,
+				 uint64_t id, pr_record_fn cb, void *ctx);
+
+/* The same for every process on the system (those that exit meanwhile are
+ * skipped). */
+PR_API int pr_system_synthesize(const struct perf_event_attr *attr, uint64_t id,
+				pr_record_fn cb, void *ctx);
+
+/*
+ * An MMAP of the kernel's text ("[kernel.kallsyms]_text", pid -1), as perf
+ * record writes, so kernel addresses resolve.  Returns 0 without a record
+ * when /proc/kallsyms hides addresses (kernel.kptr_restrict).
+ */
+PR_API int pr_kernel_synthesize(const struct perf_event_attr *attr, uint64_t id,
+				pr_record_fn cb, void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PRREADER_H */

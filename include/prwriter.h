@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * prwriter.h - writing perf.data files that perf and dwarfsample read.
+ */
+#ifndef PRWRITER_H
+#define PRWRITER_H
+
+#include "prcommon.h"
+#include "prrecord.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct pr_writer;
+
+struct pr_writer_opts {
+	size_t sz;
+	/* The command line recorded in the file (perf's CMDLINE feature). */
+	int argc;
+	char *const *argv;
+	pr_log_fn log;
+	void *log_ctx;
+};
+
+/*
+ * Create `path` (truncating it) as a perf.data file for records of events
+ * opened with `attr`, whose kernel ids are `ids` (pr_reader_ids()).  The
+ * header is written at once, so a recorder killed later leaves a file that
+ * pr_file_open() still reads up to its last complete record.  NULL with
+ * errno set (and a log message) on failure.  `attr`, `ids` and the
+ * options' argv are copied.  The caller owns the writer and releases it
+ * with pr_writer_close().  Not thread-safe.
+ */
+PR_API struct pr_writer *pr_writer_open(const char *path,
+					const struct perf_event_attr *attr,
+					const uint64_t *ids, size_t nr_ids,
+					const struct pr_writer_opts *opts);
+
+/*
+ * Append a record (its raw bytes).  The writer also follows mappings and
+ * samples, to list in the file the build-id of every mapped file a sample
+ * landed in.  Returns 0 or the negative errno of a failed write (logged
+ * once; later calls return it too).
+ */
+PR_API int pr_writer_write(struct pr_writer *w, const struct pr_record *rec);
+
+/*
+ * Mark the end of a drain of every ring: perf sorts records only within
+ * the rounds these delimit.  Also pushes buffered records to the file.
+ */
+PR_API int pr_writer_finish_round(struct pr_writer *w);
+
+/*
+ * Finish the file: the feature sections (build-ids, host name, OS release,
+ * architecture, CPUs, command line, event description, sample times) and
+ * the final header.  Frees the writer whatever happens; returns 0 or the
+ * first error the writer met.  Accepts NULL (returns 0).
+ */
+PR_API int pr_writer_close(struct pr_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PRWRITER_H */
