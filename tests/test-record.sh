@@ -93,6 +93,7 @@ wpid=
 "$ds" record -o /nonexistent/dir/x.data -- true >"$tmp/out" 2>"$tmp/err"
 check "an unwritable output fails" test $? -ne 0
 check "and says what to do" grep -q "choose another output path" "$tmp/err"
+check "naming the flag that sets it" grep -q "output path (-o)" "$tmp/err"
 "$ds" record -p 2147483000 -o "$tmp/x.data" >"$tmp/out" 2>"$tmp/err"
 check "a missing PID fails with its message" grep -q "no process with PID 2147483000" "$tmp/err"
 "$ds" dump -i /nonexistent.data >"$tmp/out" 2>"$tmp/err"

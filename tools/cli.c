@@ -116,14 +116,55 @@ void ds_verbose(int more)
 	log_verbosity = PR_LOG_WARN + more;
 }
 
+/* The library's advice names settings, never our flags (prcommon.h): the
+ * flag that sets each follows its name where a message gives it. */
+static const struct {
+	const char *setting, *flag;
+} setting_flags[] = {
+	{ PR_LOG_SETTING_DEBUG_DIRS, "--debug-dir" },
+	{ PR_LOG_SETTING_KALLSYMS, "--kallsyms" },
+	{ PR_LOG_SETTING_STACK_SIZE, "--stack-size" },
+	{ PR_LOG_SETTING_RING_PAGES, "--ring-pages" },
+	{ PR_LOG_SETTING_OUTPUT_PATH, "-o" },
+};
+
+/* `msg` into `out` (always terminated), each setting it names followed by
+ * its flag: "... to the debug directories (--debug-dir)". */
+static void with_flags(char *out, size_t len, const char *msg)
+{
+	const size_t nr = sizeof(setting_flags) / sizeof(setting_flags[0]);
+	size_t n = 0;
+
+	while (*msg && n + 1 < len) {
+		size_t i, w = 0;
+
+		for (i = 0; i < nr; i++) {
+			w = strlen(setting_flags[i].setting);
+			if (!strncmp(msg, setting_flags[i].setting, w))
+				break;
+		}
+		if (i == nr) {
+			out[n++] = *msg++;
+			continue;
+		}
+		n += (size_t)snprintf(out + n, len - n, "%.*s (%s)", (int)w, msg,
+				      setting_flags[i].flag);
+		msg += w;
+	}
+	out[n < len ? n : len - 1] = '\0';
+}
+
 void ds_log(enum pr_log_level level, const char *msg, void *ctx)
 {
+	char text[2048];
+
 	(void)ctx;
 	if ((int)level > log_verbosity)
 		return;
+	with_flags(text, sizeof(text), msg);
 	fprintf(stderr, "dwarfsample: %s%s\n",
 		level == PR_LOG_ERROR ? "error: " :
-		level == PR_LOG_WARN ? "warning: " : "", msg);
+		level == PR_LOG_WARN ? "warning: " : "", text);
 }
 
 void ds_err(const char *fmt, ...)

@@ -326,8 +326,9 @@ struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_m
 
 			pr__hex(hexid, m->dso->build_id, m->dso->build_id_size);
 			pr__log(&u->lg, PR_LOG_INFO, "%s (build-id %s): not found by build-id "
-				"or at its path; stacks through it end there (add a "
-				"directory holding it by build-id: --debug-dir)",
+				"or at its path; stacks through it end there; add a "
+				"directory holding it by build-id to the "
+				PR_LOG_SETTING_DEBUG_DIRS,
 				m->dso->path, hexid);
 		} else if (m->dso->path[0] == '/') {
 			pr__log(&u->lg, PR_LOG_INFO, "%s: not found at its path, and the "

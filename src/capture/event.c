@@ -34,7 +34,7 @@ static int check_opts(const struct pr_event_opts *opts,
 	}
 	if (stack < 8 || stack > PR_MAX_STACK_SIZE || stack % 8) {
 		pr__log(lg, PR_LOG_ERROR,
-			"stack size %u is invalid: use a multiple of 8 between 8 and %u",
+			PR_LOG_SETTING_STACK_SIZE " %u is invalid: use a multiple of 8 between 8 and %u",
 			stack, PR_MAX_STACK_SIZE);
 		return -EINVAL;
 	}

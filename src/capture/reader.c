@@ -90,7 +90,8 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 	    (uint64_t)stack + MAX_SAMPLE_OVERHEAD) {
 		pr__log(&r->lg, PR_LOG_ERROR,
 			"a ring of %u pages cannot hold one sample with %u-byte stacks; "
-			"use more ring pages or a smaller stack size", pages, stack);
+			"use more " PR_LOG_SETTING_RING_PAGES " or a smaller "
+			PR_LOG_SETTING_STACK_SIZE, pages, stack);
 		return -EINVAL;
 	}
 	r->ring_pages = pages;

@@ -55,7 +55,7 @@ int pr__ring_mmap(struct pr_ring *ring, int fd, int cpu, size_t pages,
 			pr__log(lg, PR_LOG_ERROR,
 				"mapping the %zu KiB ring buffer of CPU %d was refused: it exceeds "
 				"kernel.perf_event_mlock_kb (%ld KiB per user) and RLIMIT_MEMLOCK; "
-				"use a smaller ring (fewer pages), raise the limit with "
+				"use fewer " PR_LOG_SETTING_RING_PAGES ", raise the limit with "
 				"'sysctl -w kernel.perf_event_mlock_kb=N', or run with CAP_IPC_LOCK",
 				len / 1024, cpu,
 				pr__read_sysctl("/proc/sys/kernel/perf_event_mlock_kb", -1));

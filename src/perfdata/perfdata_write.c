@@ -244,7 +244,7 @@ struct pr_writer *pr_writer_open(const char *path, const struct perf_event_attr 
 	if (w->fd < 0) {
 		err = -errno;
 		pr__log(&w->lg, PR_LOG_ERROR, "cannot create %s: %s; choose another "
-			"output path (-o) or check the directory's permissions",
+			PR_LOG_SETTING_OUTPUT_PATH " or check the directory's permissions",
 			path, strerror(-err));
 	} else if ((err = write_preamble(w))) {
 		pr__log(&w->lg, PR_LOG_ERROR, "writing %s failed: %s", path,

@@ -326,8 +326,9 @@ static void relocate(struct pr_symbolizer *s)
 	    (len != n || memcmp(recorded, running, n))) {
 		pr__hex(hex, recorded, n);
 		pr__log(&s->lg, PR_LOG_WARN, "the capture was recorded on another kernel "
-			"(build-id %s) than the one running; kernel frames keep their addresses "
-			"(give that kernel's kallsyms, as perf report --kallsyms does)", hex);
+			"(build-id %s) than the one running; kernel frames keep their addresses; "
+			"give a copy of that kernel's /proc/kallsyms as the "
+			PR_LOG_SETTING_KALLSYMS, hex);
 		s->nr_ksyms = 0;
 		return;
 	}
