@@ -106,7 +106,8 @@ PR_API int pr_event_probe(const struct pr_event_opts *opts);
 /*
  * Parse a CPU list in the kernel's format ("0-3,8,10-11") into `cpus`,
  * sorted and without duplicates.  Returns the number of CPUs, -EINVAL for a
- * malformed list, or -E2BIG when more than `max` CPUs are listed.
+ * malformed list (or NULL `s`, or NULL `cpus` with a non-zero `max`), or
+ * -E2BIG when more than `max` CPUs are listed.
  * Thread-safe.
  */
 PR_API int pr_cpu_list_parse(const char *s, int *cpus, size_t max);
@@ -316,7 +317,9 @@ PR_API size_t pr_reader_ids(const struct pr_reader *r, uint64_t *ids, size_t max
  * Each record is handed to `cb` as a typed record (valid until it
  * returns) whose raw bytes follow `attr`'s layout: time 0 and, where
  * `attr` asks for it, a sample_id trailer naming the task and `id`.  A
- * negative return from `cb` stops and is returned.
+ * negative return from `cb` stops and is returned.  `attr` is only read
+ * during the call.  Thread-safe: they keep no state, and `cb` runs on the
+ * calling thread.
  */
 
 /*

@@ -211,8 +211,9 @@ struct pr_record {
 };
 
 /*
- * The value of register `reg` in a sample, through `val`.  Returns 0, or
- * -ENOENT when the sample does not hold that register.  Thread-safe.
+ * The value of register `reg` in a sample, through `val`.  Returns 0,
+ * -ENOENT when the sample (or a NULL one) does not hold that register, or
+ * -EINVAL for a NULL `val`.  Thread-safe.
  */
 PR_API int pr_sample_reg(const struct pr_sample *s, enum pr_reg reg,
 			 uint64_t *val);
