@@ -8,6 +8,15 @@ shift
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# Every header in include/ is among them (meson's public_headers, which
+# are also the installed ones).
+for h in "$(dirname "$1")"/*.h; do
+	case " $* " in
+	*" $h "*) ;;
+	*) echo "FAIL: $h is not in public_headers (src/meson.build)"; exit 1 ;;
+	esac
+done
+
 nm -D --defined-only "$lib" | awk '$2 == "T" { sub(/@.*/, "", $3); print $3 }' |
 	sort >"$tmp/exported"
 # Each declaration starts a line with PR_API and names the function
