@@ -46,12 +46,14 @@ enum pr_log_level {
  * Messages that advise changing a setting name it with these words, and
  * with no program's flag: "debug directories" (debug_dirs of the unwinder
  * and symbolizer options), "kallsyms file" (pr_symbolizer_opts.kallsyms),
- * "stack size" (pr_event_opts.stack_size), "ring pages"
+ * "sampling frequency" (pr_event_opts.freq), "stack size"
+ * (pr_event_opts.stack_size), "ring pages"
  * (pr_reader_opts.ring_pages), "output path" (pr_writer_open()'s path).  A
  * program may key its own names for them (a command's flags) on these.
  */
 #define PR_LOG_SETTING_DEBUG_DIRS "debug directories"
 #define PR_LOG_SETTING_KALLSYMS "kallsyms file"
+#define PR_LOG_SETTING_FREQUENCY "sampling frequency"
 #define PR_LOG_SETTING_STACK_SIZE "stack size"
 #define PR_LOG_SETTING_RING_PAGES "ring pages"
 #define PR_LOG_SETTING_OUTPUT_PATH "output path"

@@ -39,6 +39,12 @@ check "and says so" grep -q "no process with PID 2147483000" "$tmp/err"
 check "a bad stack size fails" test $? -eq 2
 check "and says it must be a multiple of 8" grep -q "multiple of 8" "$tmp/err"
 
+# The library names the settings, the command adds its flags for them.
+"$ds" dump --ring-pages 1 --stack-size 65528 -- true >"$tmp/out" 2>"$tmp/err"
+check "a ring too small for one sample fails" test $? -ne 0
+check "and names the flags that set both" \
+	grep -q "more ring pages (--ring-pages) or a smaller stack size (--stack-size)" "$tmp/err"
+
 "$ds" dump -F 0 -- true >"$tmp/out" 2>"$tmp/err"
 check "a zero frequency is refused" grep -q "invalid frequency" "$tmp/err"
 

@@ -123,6 +123,7 @@ static const struct {
 } setting_flags[] = {
 	{ PR_LOG_SETTING_DEBUG_DIRS, "--debug-dir" },
 	{ PR_LOG_SETTING_KALLSYMS, "--kallsyms" },
+	{ PR_LOG_SETTING_FREQUENCY, "-F" },
 	{ PR_LOG_SETTING_STACK_SIZE, "--stack-size" },
 	{ PR_LOG_SETTING_RING_PAGES, "--ring-pages" },
 	{ PR_LOG_SETTING_OUTPUT_PATH, "-o" },

@@ -48,7 +48,7 @@ static int check_opts(const struct pr_event_opts *opts,
 	 * perf_event_max_sample_rate; the reader checks that limit with the
 	 * live value.  Zero frequency without a period samples nothing. */
 	if (!PR_OPTS_GET(opts, period, 0) && freq == 0) {
-		pr__log(lg, PR_LOG_ERROR, "sampling frequency must be above 0 Hz");
+		pr__log(lg, PR_LOG_ERROR, PR_LOG_SETTING_FREQUENCY " must be above 0 Hz");
 		return -EINVAL;
 	}
 	return 0;

@@ -99,7 +99,7 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 	if (!PR_OPTS_GET(ev, period, 0) && max_rate > 0 && freq > (uint64_t)max_rate) {
 		pr__log(&r->lg, PR_LOG_ERROR,
 			"sampling at %llu Hz exceeds kernel.perf_event_max_sample_rate (%ld); "
-			"lower the frequency or raise the limit with "
+			"lower the " PR_LOG_SETTING_FREQUENCY " or raise the limit with "
 			"'sysctl -w kernel.perf_event_max_sample_rate=%llu'",
 			(unsigned long long)freq, max_rate, (unsigned long long)freq);
 		return -EINVAL;
