@@ -117,7 +117,9 @@ void ds_verbose(int more)
 }
 
 /* The library's advice names settings, never our flags (prcommon.h): the
- * flag that sets each follows its name where a message gives it. */
+ * flag that sets each follows its name where a message gives it.  The
+ * library writes these words only when it means the setting (a record's
+ * own fields it names as the kernel does: stack_size). */
 static const struct {
 	const char *setting, *flag;
 } setting_flags[] = {

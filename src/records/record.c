@@ -221,7 +221,7 @@ static int parse_sample(const struct pr_parse_cfg *cfg, struct cursor *c,
 		}
 	}
 	if (t & PERF_SAMPLE_STACK_USER) {
-		uint64_t size = take_u64(c, "stack size");
+		uint64_t size = take_u64(c, "stack_size");
 
 		if (size) {
 			if (size > (uint64_t)(c->end - c->p)) {
@@ -231,7 +231,7 @@ static int parse_sample(const struct pr_parse_cfg *cfg, struct cursor *c,
 				s->stack_size = size;
 				s->stack_dyn_size = take_u64(c, "stack dyn_size");
 				if (s->stack_dyn_size > size && !c->why)
-					c->why = "stack dyn_size exceeds the stack size";
+					c->why = "stack dyn_size exceeds stack_size";
 			}
 		}
 	}
