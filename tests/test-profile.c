@@ -19,7 +19,17 @@
 #include "profile/profile.h"
 #include "symbols/symbolizer.h"
 
-#define PID 3999001u
+/*
+ * The fake process's pid: above any real one on this machine's default
+ * pid_max and different in every test process (Check forks one per test),
+ * so that test runs side by side (the plain and the sanitizer build) never
+ * share a /tmp/perf-PID.map.
+ */
+static uint32_t fake_pid(void)
+{
+	return 5000000u + (uint32_t)getpid() % 1000000u;
+}
+#define PID fake_pid()
 #define BASE 0x7f0000000000ull
 
 static char map_path[64];
@@ -170,7 +180,7 @@ START_TEST(threads_fold_into_their_process_unless_asked_apart)
 {
 	PR_OPTS(pr_profile_write_opts, per_thread, .per_thread = true);
 	struct pr_profile *p = new_profile(99);
-	char *text;
+	char *text, want[160];
 
 	add(p, PID, "app", A, 3);
 	add(p, PID + 1, "worker", A, 3);
@@ -183,8 +193,9 @@ START_TEST(threads_fold_into_their_process_unless_asked_apart)
 	free(text);
 	/* ... and a root per thread with --tid. */
 	text = write_out(p, PR_FORMAT_FOLDED, &per_thread, NULL);
-	ck_assert_str_eq(text, "app-3999001/3999001;main;run;leaf 1\n"
-			       "worker-3999001/3999002;main;run;leaf 2\n");
+	snprintf(want, sizeof(want), "app-%u/%u;main;run;leaf 1\nworker-%u/%u;main;run;leaf 2\n",
+		 PID, PID, PID, PID + 1);
+	ck_assert_str_eq(text, want);
 	free(text);
 	pr_profile_free(p);
 }
@@ -287,7 +298,7 @@ static size_t count(const char *hay, const char *needle)
 START_TEST(speedscope_has_a_sampled_profile_per_thread_weighted_in_time)
 {
 	struct pr_profile *p = new_profile(100);   /* 10 ms a sample */
-	char *text;
+	char *text, want[80];
 
 	add(p, PID, "app", A, 3);
 	add(p, PID, "app", A, 3);
@@ -296,8 +307,10 @@ START_TEST(speedscope_has_a_sampled_profile_per_thread_weighted_in_time)
 	ck_assert_ptr_nonnull(strstr(text, "\"$schema\":\"https://www.speedscope.app/"
 					   "file-format-schema.json\""));
 	ck_assert_uint_eq(count(text, "\"type\":\"sampled\""), 2);
-	ck_assert_ptr_nonnull(strstr(text, "\"name\":\"app (pid 3999001, tid 3999001)\""));
-	ck_assert_ptr_nonnull(strstr(text, "\"name\":\"worker (pid 3999001, tid 3999002)\""));
+	snprintf(want, sizeof(want), "\"name\":\"app (pid %u, tid %u)\"", PID, PID);
+	ck_assert_ptr_nonnull(strstr(text, want));
+	snprintf(want, sizeof(want), "\"name\":\"worker (pid %u, tid %u)\"", PID, PID + 1);
+	ck_assert_ptr_nonnull(strstr(text, want));
 	ck_assert_ptr_nonnull(strstr(text, "\"unit\":\"nanoseconds\""));
 	/* Two samples of one stack: one entry weighing 20 ms. */
 	ck_assert_ptr_nonnull(strstr(text, "\"weights\":[20000000]"));
