@@ -349,7 +349,7 @@ void pr_file_close(struct pr_file *f)
 	free(f->made_names);
 	free(f->attrs);
 	free(f->ids);
-	free(f->heap);
+	pr__timeq_free(&f->order);
 	free(f->chunk_left);
 	free(f->bounce);
 	free(f->name);

@@ -22,12 +22,6 @@ struct pr_file_id {
 	size_t attr;
 };
 
-/* A record waiting to be handed out: its time and where it is. */
-struct pr_file_index {
-	uint64_t time;
-	uint64_t off;
-};
-
 struct pr_file {
 	struct pr_logger lg;
 	char *name;                  /* the path, for messages */
@@ -51,11 +45,8 @@ struct pr_file {
 	uint64_t cursor;
 	bool walk_done;
 	uint64_t prev_time;          /* for records without a time */
-	/* Records walked but not handed out: a min-heap on (time, offset).
-	 * Those at or before flush_limit may go out (perf's round rule). */
-	struct pr_file_index *heap;
-	size_t nr_heap, cap_heap;
-	uint64_t flush_limit, round_mark, max_time;
+	/* Records walked but not handed out, by their offsets. */
+	struct pr_timeq order;
 	/* Mapped pages given back behind the walk, per 4 MiB chunk. */
 	uint32_t *chunk_left;        /* records of the chunk still queued */
 	size_t nr_chunks, released;  /* chunks [0, released) given back */

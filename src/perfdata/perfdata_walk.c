@@ -3,13 +3,10 @@
  * Walking a perf.data file's records and handing them out in timestamp
  * order, in one pass.
  *
- * perf record drains every ring, then writes FINISHED_ROUND.  No record
- * written after a round's end is older than the newest record written
- * before the previous round's end (the rings are drained in passes), so at
- * the end of each round everything up to that older mark can go out in
- * time order: a heap holds just the records of the last two rounds.  Files
- * without round marks are sorted whole, which is the same rule with one
- * round.
+ * perf record drains every ring, then writes FINISHED_ROUND: the rounds
+ * of records/timeq.c, whose round rule puts the records in time order
+ * holding just those of the last two rounds.  Files without round marks
+ * are sorted whole, which is the same rule with one round.
  *
  * The mapped file's pages are handed back (MADV_DONTNEED: still mapped,
  * re-read from the page cache if touched again) once the walk has passed a
@@ -79,64 +76,6 @@ static void chunk_done(struct pr_file *f, uint64_t off)
 
 	if (f->mapped && chunk < f->nr_chunks && !--f->chunk_left[chunk])
 		release_behind(f);
-}
-
-/* ---- the heap of records waiting for their turn ---- */
-
-static bool before(const struct pr_file_index *a, const struct pr_file_index *b)
-{
-	return a->time < b->time || (a->time == b->time && a->off < b->off);
-}
-
-static int heap_push(struct pr_file *f, uint64_t time, uint64_t off)
-{
-	struct pr_file_index *h;
-	size_t i;
-
-	if (f->nr_heap == f->cap_heap) {
-		size_t cap = f->cap_heap ? f->cap_heap * 2 : 1024;
-
-		h = realloc(f->heap, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		f->heap = h;
-		f->cap_heap = cap;
-	}
-	h = f->heap;
-	i = f->nr_heap++;
-	h[i] = (struct pr_file_index){ time, off };
-	while (i && before(&h[i], &h[(i - 1) / 2])) {
-		struct pr_file_index t = h[i];
-
-		h[i] = h[(i - 1) / 2];
-		h[(i - 1) / 2] = t;
-		i = (i - 1) / 2;
-	}
-	return 0;
-}
-
-static struct pr_file_index heap_pop(struct pr_file *f)
-{
-	struct pr_file_index *h = f->heap, top = h[0];
-	size_t i = 0, n = --f->nr_heap;
-
-	h[0] = h[n];
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		struct pr_file_index t;
-
-		if (l < n && before(&h[l], &h[m]))
-			m = l;
-		if (r < n && before(&h[r], &h[m]))
-			m = r;
-		if (m == i)
-			break;
-		t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
-	return top;
 }
 
 /* ---- the walk ---- */
@@ -241,7 +180,7 @@ static int64_t record_extent(struct pr_file *f, uint64_t off,
  * 1 when it stepped, 0 at the end, -errno when the walk must stop. */
 static int walk_one(struct pr_file *f)
 {
-	struct perf_event_header hd;
+	struct perf_event_header hd = { 0 };
 	uint64_t off = f->cursor;
 	int64_t size;
 	int err;
@@ -253,18 +192,15 @@ static int walk_one(struct pr_file *f)
 		return (int)size;
 	f->cursor += (uint64_t)size;
 	if (hd.type == PERFDATA_RECORD_FINISHED_ROUND) {
-		f->flush_limit = f->round_mark;
-		f->round_mark = f->max_time;
+		pr__timeq_round(&f->order);
 	} else if (hd.type < PERFDATA_RECORD_USER_START) {
 		const struct pr_file_attr *a = pr__file_attr_of(f, f->buf + off, (uint64_t)size);
 
 		f->prev_time = record_time(a, f->buf + off, (uint64_t)size, hd.type,
 					   f->prev_time);
-		if (f->prev_time > f->max_time)
-			f->max_time = f->prev_time;
 		if (off >= f->counted_to)
 			count_record(f, &hd, f->buf + off, f->prev_time);
-		err = heap_push(f, f->prev_time, off);
+		err = pr__timeq_push(&f->order, f->prev_time, (uintptr_t)off, NULL);
 		if (!err)
 			err = chunk_hold(f, off);
 		if (err)
@@ -281,13 +217,12 @@ static int walk_one(struct pr_file *f)
 static int64_t next_offset(struct pr_file *f)
 {
 	for (;;) {
+		struct pr_timed e;
 		int n;
 
-		if (f->nr_heap && (f->walk_done || f->heap[0].time <= f->flush_limit)) {
-			struct pr_file_index e = heap_pop(f);
-
-			chunk_done(f, e.off);
-			return (int64_t)e.off;
+		if (pr__timeq_pop(&f->order, f->walk_done, &e)) {
+			chunk_done(f, e.ref);
+			return (int64_t)e.ref;
 		}
 		if (f->walk_done)
 			return 0;
@@ -365,8 +300,7 @@ void pr_file_rewind(struct pr_file *f)
 	f->cursor = f->data_start;
 	f->walk_done = false;
 	f->prev_time = 0;
-	f->nr_heap = 0;
-	f->flush_limit = f->round_mark = f->max_time = 0;
+	pr__timeq_reset(&f->order);
 	if (f->chunk_left)
 		memset(f->chunk_left, 0, f->nr_chunks * sizeof(*f->chunk_left));
 	f->released = 0;

@@ -37,4 +37,44 @@ void pr__parse_cfg_from_attr(struct pr_parse_cfg *cfg,
 int pr__record_parse(const struct pr_parse_cfg *cfg, const void *buf,
 		     size_t size, struct pr_record *rec, const char **why);
 
+/* ---- timeq.c: records in time order, by perf's round rule ---- */
+
+/* A record waiting for its turn: `ref` and `owner` are the caller's (a
+ * file offset; a copy and the buffer holding it). */
+struct pr_timed {
+	uint64_t time;
+	uint64_t seq;                /* the order records came in: ties keep it */
+	uintptr_t ref;
+	void *owner;
+};
+
+/*
+ * Records from several sources (rings, or a file's rounds), each read in
+ * rounds: a round is one pass over every source.  A min-heap on (time,
+ * arrival) merges what is held, and at each round's end every record no
+ * later than the latest time of the round before may go out: nothing
+ * read later can be older than that (see timeq.c for why, and for the
+ * bound on records that arrive later still).  Zero-initialised is empty.
+ */
+struct pr_timeq {
+	struct pr_timed *heap;
+	size_t nr, cap;
+	uint64_t seq;
+	uint64_t max_time;           /* the latest time pushed */
+	uint64_t round_mark;         /* max_time when the last round ended */
+	uint64_t limit;              /* records up to this time may go out */
+	uint64_t last_out;           /* the time of the last record out */
+	uint64_t late;               /* records out after a later one */
+};
+
+int pr__timeq_push(struct pr_timeq *q, uint64_t time, uintptr_t ref, void *owner);
+/* The end of a round: what the round before brought may go out. */
+void pr__timeq_round(struct pr_timeq *q);
+/* Take the oldest record held into *out if it may go out (or whatever
+ * the time, when `all`: the input has ended).  false when none may. */
+bool pr__timeq_pop(struct pr_timeq *q, bool all, struct pr_timed *out);
+/* Forget what is held, keep the memory. */
+void pr__timeq_reset(struct pr_timeq *q);
+void pr__timeq_free(struct pr_timeq *q);
+
 #endif /* PR_RECORDS_H */
