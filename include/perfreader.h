@@ -70,6 +70,7 @@
 
 #include "prcommon.h"
 #include "prrecord.h"
+#include "prorder.h"
 #include "prreader.h"
 #include "prmodel.h"
 #include "prfile.h"

@@ -12,6 +12,7 @@
 
 #include "prcommon.h"
 #include "prrecord.h"
+#include "prorder.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -309,6 +310,16 @@ PR_API uint64_t pr_reader_lost(const struct pr_reader *r);
  * to ask how many).  Returns how many there are, 0 for NULL.
  */
 PR_API size_t pr_reader_ids(const struct pr_reader *r, uint64_t *ids, size_t max);
+
+/*
+ * Drain every ring of `r` into `o` (pr_reader_consume()), end the round
+ * and deliver what it lets go (pr_order_deliver()): the reader's records
+ * in time order, one drain behind.  Returns the number of records
+ * delivered or a negative errno; -EBADMSG, after delivering, when the
+ * drain skipped a corrupt record.  Call pr_order_flush() at the end.
+ */
+PR_API int pr_reader_consume_ordered(struct pr_reader *r, struct pr_order *o,
+				     pr_record_fn cb, void *ctx);
 
 /* ------------------------------------------------------------------------
  * Synthesized records: what already existed when sampling started,

@@ -12,8 +12,8 @@
 
 #include "checkmain.h"
 #include "fakering.h"
+#include "fakesample.h"
 #include "capture/reader.h"
-#include "capture/synth.h"
 
 static struct perf_event_attr attr_for(unsigned int flags)
 {
@@ -21,39 +21,6 @@ static struct perf_event_attr attr_for(unsigned int flags)
 
 	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, flags, &attr), 0);
 	return attr;
-}
-
-/* A sample in the default layout (see pr_event_attr()), with IDENTIFIER
- * first when `identifier`.  Registers hold 100 + register number, except SP
- * which is `sp`; the stack bytes count up from `stack_seed`. */
-static size_t put_sample(struct synth *s, int identifier, uint64_t id,
-			 uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu,
-			 uint64_t sp, uint32_t stack_size, uint32_t dyn,
-			 unsigned char stack_seed)
-{
-	uint64_t mask = PR_REGS_DWARF;
-
-	synth_begin(s, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	if (identifier)
-		synth_u64(s, id);
-	synth_u64(s, 0x401000 + time);             /* ip */
-	synth_u32x2(s, pid, tid);
-	synth_u64(s, time);
-	synth_u32x2(s, cpu, 0);
-	synth_u64(s, 10101010);                     /* period */
-	synth_u64(s, 2);                            /* callchain nr */
-	synth_u64(s, PERF_CONTEXT_KERNEL);
-	synth_u64(s, 0xffffffff81000000ull);
-	synth_u64(s, PERF_SAMPLE_REGS_ABI_64);
-	for (int r = 0; r < 64; r++)
-		if (mask >> r & 1)
-			synth_u64(s, r == PR_REG_SP ? sp : 100u + (unsigned)r);
-	synth_u64(s, stack_size);
-	for (uint32_t i = 0; i < stack_size; i++)
-		s->buf[s->len + i] = (unsigned char)(stack_seed + i);
-	s->len += stack_size;
-	synth_u64(s, dyn);
-	return synth_end(s);
 }
 
 struct collected {

@@ -164,6 +164,27 @@ int pr_reader_consume(struct pr_reader *r, pr_record_fn cb, void *ctx)
 	return bad ? bad : count;
 }
 
+static int add_to_order(const struct pr_record *rec, void *o)
+{
+	return pr_order_add(o, rec);
+}
+
+int pr_reader_consume_ordered(struct pr_reader *r, struct pr_order *o,
+			      pr_record_fn cb, void *ctx)
+{
+	int drained, n;
+
+	if (!r || !o || !cb)
+		return -EINVAL;
+	drained = pr_reader_consume(r, add_to_order, o);
+	if (drained < 0 && drained != -EBADMSG)
+		return drained;
+	n = pr_order_round(o);
+	if (!n)
+		n = pr_order_deliver(o, cb, ctx);
+	return n < 0 || drained >= 0 ? n : drained;
+}
+
 int pr_reader_parse(const struct pr_reader *r, const void *raw, size_t size,
 		    struct pr_record *rec)
 {
