@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdalign.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,8 +51,9 @@ struct session {
 	double start, end, last_status;
 	bool started;                /* sampling began */
 	bool status;                 /* a terminal: show the status line */
-	/* Written by the worker, read by the status line. */
-	_Atomic uint64_t samples, complete;
+	/* Written by the worker, read by the status line: a cache line
+	 * apart from what the capture thread writes each drain (end). */
+	alignas(64) _Atomic uint64_t samples, complete;
 };
 
 /* The worker: every record, in time order. */

@@ -3,14 +3,11 @@
  * Records from the rings to a worker thread.  The capture thread only
  * copies each record out of its ring (so the kernel never waits on
  * unwinding or on a symbolizer reading a large debug file for the first
- * time) and hands over a batch per drain; the worker puts each batch in
- * time order, parses it again and processes it.
- *
- * Time order matters: a sample on one CPU can follow the mmap, fork or
- * exec on another CPU that it depends on, and rings are drained one after
- * the other, so a drain can hold records later than some the next drain
- * brings.  The worker holds records back until the drain after next, as
- * perf's ordered events do (pipeline.c says why that is enough).
+ * time) and ends a round after each drain; the worker gets the records in
+ * time order.  Both go through the library's pr_order (perfreader.h):
+ * a sample on one CPU can follow the mmap, fork or exec on another CPU
+ * that it depends on, and the order holds records back by perf's round
+ * rule until nothing a later drain brings can be older.
  */
 #ifndef DS_PIPELINE_H
 #define DS_PIPELINE_H
@@ -24,8 +21,8 @@ struct ds_pipeline;
 
 /*
  * A pipeline feeding `process` (called on the worker thread, in time
- * order; a negative return stops the worker and is reported by
- * ds_pipeline_finish()).  `max_bytes` bounds what may wait for the worker:
+ * order; after a negative return the rest is only released, and
+ * ds_pipeline_finish() reports it).  `max_bytes` bounds what may wait for the worker:
  * past it, samples are dropped and counted (other records are kept: the
  * process model needs them).  Once `*hurry` (may be NULL) exceeds 1 — a
  * second Ctrl-C — what still waits is dropped and counted.  The worker
@@ -37,7 +34,8 @@ struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn proc
 				    const volatile sig_atomic_t *hurry);
 
 /* Capture thread: copy one record (a pr_record_fn; ctx is the pipeline),
- * and hand over what was copied since the last call (a round hook). */
+ * and end a round, handing over what was copied since the last call (a
+ * round hook: call it after every drain of all the rings). */
 int ds_pipeline_copy(const struct pr_record *rec, void *pipeline);
 int ds_pipeline_flush(void *pipeline);
 
