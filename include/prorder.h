@@ -36,7 +36,8 @@ extern "C" {
  * while one other thread delivers (pr_order_deliver()); the two meet only
  * in pr_order_round() and in pr_order_deliver() taking the closed rounds,
  * under a lock.  pr_order_stats() may be called from any thread.
- * pr_order_flush() and pr_order_free() need both sides stopped.
+ * pr_order_flush() may run on the delivering thread once nothing more
+ * will be added; pr_order_free() once neither side runs.
  */
 
 struct perf_event_attr;

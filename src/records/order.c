@@ -66,7 +66,7 @@ struct pr_order *pr_order_new(const struct perf_event_attr *attr,
 {
 	struct pr_order *o;
 
-	if (!attr || (opts && !PR_OPTS_VALID(opts))) {
+	if (!attr || !PR_OPTS_VALID(opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
