@@ -82,7 +82,7 @@ static void two_cpus_open(struct two_cpus *t, int first)
 {
 	struct pr_ring rings[2];
 
-	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &t->attr, NULL, NULL), 0);
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &t->attr), 0);
 	for (int cpu = 0; cpu < 2; cpu++)
 		fakering_init(&t->f[cpu], 4096, 0);
 	fakering_ring(&t->f[first], &rings[0], first);
