@@ -2,11 +2,16 @@
 # Run a stripped test program, its debug information in a separate debug
 # file (make-stripped.sh) found one way or another:
 #   build-id    under DEBUG_DIR/.build-id/xx/rest.debug (DS_DEBUG_DIR)
+#   last-dir    the same, DEBUG_DIR the last of five debug directories
+#               (the first holding another file under the same build-id
+#               path, which must be passed over)
 #   debuglink   beside a copy of the binary, under the name its
 #               .gnu_debuglink records, with no debug directory given
+#   debuglink-subdir
+#               the same, in a .debug/ directory beside the copy
 #   debuginfod  fetched from a debuginfod server run here on loopback,
 #               serving DEBUG_DIR (DEBUGINFOD_URLS), nothing local
-# usage: run-stripped.sh build-id|debuglink|debuginfod STRIPPED DEBUG_DIR LIBPERFREADER
+# usage: run-stripped.sh MODE STRIPPED DEBUG_DIR LIBPERFREADER
 set -eu
 mode=$1
 stripped=$2
@@ -30,10 +35,19 @@ cleanup() {
 }
 trap cleanup EXIT
 debug=$(find "$dir/.build-id" -name '*.debug' | head -n 1)
-if [ "$mode" = debuglink ]; then
+if [ "$mode" = last-dir ]; then
+	decoy="$tmp/first/${debug#"$dir"/}"
+	mkdir -p "$(dirname "$decoy")" "$tmp/2" "$tmp/3" "$tmp/4"
+	cp "$4" "$decoy"
+	DS_DEBUG_DIR=$tmp/first:$tmp/2:$tmp/3:$tmp/4:$dir "$stripped"
+	exit
+fi
+if [ "$mode" = debuglink ] || [ "$mode" = debuglink-subdir ]; then
 	name=$(readelf --string-dump=.gnu_debuglink "$stripped" | awk '/\]/ { print $3; exit }')
 	cp "$stripped" "$tmp/$(basename "$stripped")"
-	cp "$debug" "$tmp/$name"
+	sub=
+	[ "$mode" = debuglink ] || { sub=.debug/; mkdir "$tmp/.debug"; }
+	cp "$debug" "$tmp/$sub$name"
 	"$tmp/$(basename "$stripped")"
 	exit
 fi

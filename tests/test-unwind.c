@@ -12,7 +12,10 @@
  *   debug-frame-zlib, -zstd, zdebug-frame
  *                 that, compressed (SHF_COMPRESSED, or .zdebug_frame)
  *   stripped      that, with .debug_frame in a separate debug file found
- *                 by build-id (DS_DEBUG_DIR) or by .gnu_debuglink
+ *                 by build-id (DS_DEBUG_DIR: directories separated by
+ *                 ':'), or by .gnu_debuglink; the symbolizer must name
+ *                 the frames with lines from the same file
+ *                 (DS_STRIPPED=1, unless DS_OWN_DEBUG_SECTION=1)
  *   lld           linked by lld: the text segment shares a file page with
  *                 the read-only segment before it
  *
@@ -34,6 +37,7 @@
 #include "checkmain.h"
 #include "perfreader.h"
 #include "prunwind.h"
+#include "prsym.h"
 
 #define NOINLINE __attribute__((noinline, noclone))
 #define SNAP_STACK 32768
@@ -402,13 +406,32 @@ static int feed(const struct pr_record *rec, void *arg)
 
 enum { NO_RULE_CACHE = 1, NO_FRAME_POINTERS = 2 };
 
+#define MAX_DEBUG_DIRS 8
+
+/* DS_DEBUG_DIR's directories into `dirs` (room for MAX_DEBUG_DIRS): how
+ * many.  They stay valid until the next call. */
+static size_t debug_dirs(const char **dirs)
+{
+	static char buf[4096];
+	const char *env = getenv("DS_DEBUG_DIR");
+	size_t n = 0;
+
+	if (!env)
+		return 0;
+	snprintf(buf, sizeof(buf), "%s", env);
+	for (char *save = NULL, *d = strtok_r(buf, ":", &save); d && n < MAX_DEBUG_DIRS;
+	     d = strtok_r(NULL, ":", &save))
+		dirs[n++] = d;
+	return n;
+}
+
 static struct pr_unwinder *new_unwinder(struct pr_model *model, uint32_t max_depth,
 					unsigned flags)
 {
-	const char *dir = getenv("DS_DEBUG_DIR");
-	const char *dirs[1] = { dir };
+	const char *dirs[MAX_DEBUG_DIRS];
+	size_t nr_dirs = debug_dirs(dirs);
 	PR_OPTS(pr_unwinder_opts, o, .live = true, .max_depth = max_depth,
-		.debug_dirs = dirs, .nr_debug_dirs = dir ? 1 : 0,
+		.debug_dirs = dirs, .nr_debug_dirs = nr_dirs,
 		.no_rule_cache = flags & NO_RULE_CACHE,
 		.no_frame_pointers = flags & NO_FRAME_POINTERS);
 	struct pr_unwinder *u = pr_unwinder_new(model, &o);
@@ -523,6 +546,63 @@ START_TEST(a_snapshot_through_qsort_unwinds_to_the_exact_chain)
 		ck_assert_uint_le(st.frames[i].map_start, st.frames[i].ip);
 		ck_assert_uint_gt(st.frames[i].map_end, st.frames[i].ip);
 	}
+	replay_free(&r);
+}
+END_TEST
+
+/*
+ * Stripped, the program's own unwind rules and lines are only in its debug
+ * file (DS_STRIPPED): the unwinder must have reached main through it, and
+ * the symbolizer, over the same model, must name our frames with lines of
+ * this file from it.
+ */
+START_TEST(the_debug_file_that_unwinds_also_names)
+{
+	static const char *const ours[] = {
+		"ds_unwind_level3", "ds_unwind_level2", "ds_unwind_level1",
+	};
+	const char *dirs[MAX_DEBUG_DIRS];
+	struct replay r;
+	struct pr_stack st;
+	struct pr_symbolizer *sym;
+	size_t k = 0;
+	size_t nr_dirs = debug_dirs(dirs);
+	bool reached_main = false;
+	PR_OPTS(pr_symbolizer_opts, so, .live = true, .debug_dirs = dirs,
+		.nr_debug_dirs = nr_dirs);
+
+	ds_unwind_take_snapshot();
+	replay_init(&r, &snap, snap.size, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	/* By the rules of the debug file's .debug_frame, not by frame
+	 * pointer: the binary has no CFI of its own for our code. */
+	for (size_t i = 0; i < st.nr; i++) {
+		reached_main |= !strcmp(name_of(&st.frames[i]), "main");
+		ck_assert_uint_eq(st.frames[i].flags & PR_FRAME_FP, 0);
+	}
+	ck_assert_msg(reached_main && st.end == PR_END_OUTERMOST, "ended: %s after %zu frames",
+		      pr_stack_end_name(st.end), (size_t)st.nr);
+	sym = pr_symbolizer_new(r.model, &so);
+	ck_assert_ptr_nonnull(sym);
+	for (size_t i = 0; i < st.nr && k < sizeof(ours) / sizeof(ours[0]); i++) {
+		struct pr_symbol s;
+		const struct pr_sym_func *fn;
+
+		if (strcmp(name_of(&st.frames[i]), ours[k]))
+			continue;
+		ck_assert_int_eq(pr_symbolizer_symbolize(sym, (uint32_t)getpid(), &st.frames[i],
+							 &s), 0);
+		ck_assert_msg(s.name && !strcmp(s.name, ours[k]), "frame %zu named %s, not %s", i,
+			      s.name ? s.name : "(none)", ours[k]);
+		ck_assert_msg(s.nr > 0, "%s: no DWARF from the debug file", ours[k]);
+		fn = &s.funcs[s.nr - 1];
+		ck_assert_str_eq(fn->name, ours[k]);
+		ck_assert_msg(fn->file && strstr(fn->file, "test-unwind.c") && fn->line > 0,
+			      "%s at %s:%u", ours[k], fn->file ? fn->file : "?", fn->line);
+		k++;
+	}
+	ck_assert_uint_eq(k, sizeof(ours) / sizeof(ours[0]));
+	pr_symbolizer_free(sym);
 	replay_free(&r);
 }
 END_TEST
@@ -1028,6 +1108,10 @@ int main(void)
 	tcase_add_test(tc, the_interrupted_frame_is_exact_and_its_callers_are_not);
 	tcase_add_test(tc, nested_signal_frames_unwind_to_main);
 	tcase_add_test(tc, a_handler_on_an_alternate_stack_reaches_the_interrupted_frame);
+	/* A binary with a debug section of its own (DS_OWN_DEBUG_SECTION) is
+	 * one libdw reads no debug file for. */
+	if (getenv("DS_STRIPPED") && !getenv("DS_OWN_DEBUG_SECTION"))
+		tcase_add_test(tc, the_debug_file_that_unwinds_also_names);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

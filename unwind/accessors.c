@@ -47,14 +47,14 @@ static int search_built(unw_addr_space_t as, struct uw_ctx *c, const struct uw_e
 	if (!uw_synthetic(c->u, t, bias, &addr, &frames_at))
 		return -UNW_ENOMEM;
 	memset(&di, 0, sizeof(di));
-	di.start_ip = e->text_lo + bias;
-	di.end_ip = e->text_hi + bias;
+	di.start_ip = e->img->text_lo + bias;
+	di.end_ip = e->img->text_hi + bias;
 	di.format = UNW_INFO_FORMAT_IP_OFFSET;
 	di.u.rti.table_data = addr;
 	di.u.rti.table_len = t->nr * sizeof(struct uw_fde) / sizeof(unw_word_t);
 	/* .eh_frame is read where it is mapped; converted .debug_frame from
 	 * the image. */
-	di.u.rti.segbase = t->frames ? addr + frames_at : e->eh_frame.vaddr + bias;
+	di.u.rti.segbase = t->frames ? addr + frames_at : e->img->eh_frame.vaddr + bias;
 	c->reading_cfi = true;
 	ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, c);
 	c->reading_cfi = false;
@@ -80,8 +80,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		return -UNW_ENOINFO;
 	}
 	e = uw_resolve(c->u, c->pid, m);
-	bias = e ? uw_elf_bias(e, m) : 0;
-	if (!e || ip < e->text_lo + bias || ip >= e->text_hi + bias) {
+	bias = e ? pr__elf_bias(e->img, m) : 0;
+	if (!e || ip < e->img->text_lo + bias || ip >= e->img->text_hi + bias) {
 		c->no_info = true;
 		c->file_missing = !e;
 		c->not_code = !(m->prot & PROT_EXEC);
@@ -93,8 +93,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		unw_dyn_info_t di;
 
 		memset(&di, 0, sizeof(di));
-		di.start_ip = e->text_lo + bias;
-		di.end_ip = e->text_hi + bias;
+		di.start_ip = e->img->text_lo + bias;
+		di.end_ip = e->img->text_hi + bias;
 		di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
 		di.u.rti.segbase = e->eh_hdr_vaddr + bias;
 		di.u.rti.table_data = e->eh_table_vaddr + bias;
@@ -132,7 +132,7 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *a
 
 /* The 8 file bytes behind `addr` in mapping `m` of `e`, or NULL: a
  * mapping's offset comes from a record, and may be anything. */
-static const unsigned char *file_bytes(const struct uw_elf *e, const struct pr_map *m,
+static const unsigned char *file_bytes(const struct pr_elf *e, const struct pr_map *m,
 				       uint64_t addr)
 {
 	uint64_t rel = addr - m->start;
@@ -157,13 +157,13 @@ int uw_read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 	if (!m || (m->prot & PROT_WRITE) || !uw_has_image(m))
 		return -1;
 	e = uw_resolve(c->u, c->pid, m);
-	if (!e || !(p = file_bytes(e, m, addr)))
+	if (!e || !(p = file_bytes(e->img, m, addr)))
 		return -1;
 	/* Remember the part of this mapping the file covers. */
-	covered = e->size - m->pgoff;
+	covered = e->img->size - m->pgoff;
 	c->hit_lo = m->start;
 	c->hit_hi = m->start + (covered < m->end - m->start ? covered : m->end - m->start);
-	c->hit_data = e->data + m->pgoff;
+	c->hit_data = e->img->data + m->pgoff;
 	memcpy(val, p, 8);
 	return 0;
 }
@@ -185,7 +185,7 @@ static int read_cfi(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 {
 	if (!c->cfi_elf)
 		return -1;
-	return uw_elf_read(c->cfi_elf, addr - c->cfi_bias, c->reading_cfi, val);
+	return pr__elf_read(c->cfi_elf->img, addr - c->cfi_bias, c->reading_cfi, val);
 }
 
 /*

@@ -154,11 +154,11 @@ static int cie_fde_encoding(const unsigned char *cie, const unsigned char *end,
 static int add_fde(const struct uw_elf *e, struct uw_cfi_table *t, size_t *cap,
 		   uint64_t start, uint64_t fde)
 {
-	int64_t rel = (int64_t)(start - e->text_lo);
+	int64_t rel = (int64_t)(start - e->img->text_lo);
 
 	/* Outside the file's code, or a table offset past 32 bits: not an
 	 * FDE libunwind could use. */
-	if (start < e->text_lo || start >= e->text_hi || rel > INT32_MAX || fde > INT32_MAX)
+	if (start < e->img->text_lo || start >= e->img->text_hi || rel > INT32_MAX || fde > INT32_MAX)
 		return 0;
 	if (t->nr == *cap) {
 		size_t n = *cap ? *cap * 2 : 256;
@@ -261,12 +261,13 @@ void uw_cfi_table_free(struct uw_cfi_table *t)
 	memset(t, 0, sizeof(*t));
 }
 
-int uw_cfi_index_eh_frame(struct uw_elf *e, const struct pr_logger *lg)
+static int index_eh_frame(struct uw_elf *e, const struct pr_logger *lg)
 {
+	const struct pr_elf *f = e->img;
 	/* walk() does not write to .eh_frame (convert is false), so the
 	 * read-only mapping is safe despite the cast. */
-	int err = walk(e, &e->eh, (unsigned char *)e->data + e->eh_frame.offset,
-		       (size_t)e->eh_frame.size, e->eh_frame.vaddr, false);
+	int err = walk(e, &e->eh, (unsigned char *)f->data + f->eh_frame.offset,
+		       (size_t)f->eh_frame.size, f->eh_frame.vaddr, false);
 
 	if (err || !e->eh.nr) {
 		uw_cfi_table_free(&e->eh);
@@ -274,11 +275,46 @@ int uw_cfi_index_eh_frame(struct uw_elf *e, const struct pr_logger *lg)
 	}
 	e->table = UW_TABLE_EH_FRAME;
 	pr__log(lg, PR_LOG_DEBUG, "%s: no .eh_frame_hdr; indexed %zu FDEs of .eh_frame",
-		e->path, e->eh.nr);
+		f->path, e->eh.nr);
 	return 0;
 }
 
-int uw_cfi_load_debug_frame(struct uw_elf *e, const struct uw_elf *src,
+/* .eh_frame_hdr encodings (DW_EH_PE_*) the fast path understands: the
+ * table of (initial location, FDE address) pairs as signed 32-bit values
+ * relative to the header, which is what every GNU linker writes. */
+#define EH_PE_udata4 0x03
+#define EH_PE_sdata4 0x0b
+#define EH_PE_datarel 0x30
+
+void uw_cfi_find_table(struct uw_elf *e, const struct pr_logger *lg)
+{
+	const struct pr_elf *f = e->img;
+	const struct pr_elf_section *hs = &f->eh_frame_hdr;
+	const unsigned char *h = f->data + hs->offset;
+	size_t seg_size;
+	uint64_t seg_vaddr;
+	uint32_t count;
+
+	if (hs->size >= 12 && h[0] == 1 && h[1] == (DW_EH_PE_pcrel | EH_PE_sdata4) &&
+	    h[2] == EH_PE_udata4 && h[3] == (EH_PE_datarel | EH_PE_sdata4)) {
+		memcpy(&count, h + 8, 4);
+		/* The table must be in the file's loaded bytes, where
+		 * libunwind reads it. */
+		if ((uint64_t)count * 8 <= hs->size - 12 &&
+		    pr__elf_segment(f, hs->vaddr + 12, &seg_size, &seg_vaddr) &&
+		    (uint64_t)count * 8 <= seg_size - (hs->vaddr + 12 - seg_vaddr)) {
+			e->table = UW_TABLE_EH_HDR;
+			e->eh_hdr_vaddr = hs->vaddr;
+			e->eh_table_vaddr = hs->vaddr + 12;
+			e->fde_count = count;
+			return;
+		}
+	}
+	if (f->eh_frame.size)
+		index_eh_frame(e, lg);
+}
+
+int uw_cfi_load_debug_frame(struct uw_elf *e, const struct pr_elf *src,
 			    const struct pr_logger *lg)
 {
 	struct uw_cfi_table t = { 0 };
@@ -286,7 +322,7 @@ int uw_cfi_load_debug_frame(struct uw_elf *e, const struct uw_elf *src,
 
 	if (!src->debug_frame.size)
 		return -ENOENT;
-	err = uw_elf_section(src, &src->debug_frame, &t.frames, &t.frames_size, lg);
+	err = pr__elf_section(src, &src->debug_frame, &t.frames, &t.frames_size, lg);
 	if (err)
 		return err;
 	err = walk(e, &t, t.frames, t.frames_size, 0, true);
@@ -296,8 +332,8 @@ int uw_cfi_load_debug_frame(struct uw_elf *e, const struct uw_elf *src,
 	}
 	uw_cfi_table_free(&e->dbg);
 	e->dbg = t;
-	pr__log(lg, PR_LOG_DEBUG, "%s: %zu FDEs of .debug_frame%s%s", e->path, t.nr,
-		src != e ? " from " : "", src != e ? src->path : "");
+	pr__log(lg, PR_LOG_DEBUG, "%s: %zu FDEs of .debug_frame%s%s", e->img->path, t.nr,
+		src != e->img ? " from " : "", src != e->img ? src->path : "");
 	return 0;
 }
 

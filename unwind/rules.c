@@ -12,11 +12,97 @@
  * libunwind searches (accessors.c), in the same order, so both agree on
  * which rules apply; rows the fast path does not model are kept as not
  * usable, and samples that meet one are left to libunwind.
+ *
+ * Also where a stack ends beyond what the CFI says: Go's runtime.
  */
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "unwind-int.h"
+
+/*
+ * Go's runtime starts stacks in functions its own traceback stops at
+ * (TOPFRAME: goexit under every goroutine, mstart under every thread's
+ * system stack, rt0_go under the first), and switches stacks in others:
+ * systemstack, mcall, morestack, asmcgocall and gogo to and from the
+ * system stack, nanotime1 and walltime to it around a vDSO call; the
+ * kernel to the signal stack before sigtramp, and back in sigreturn (the
+ * restorer; sigreturn__sigaction since Go 1.20).
+ * Their CFI, which the linker writes from stack-pointer deltas alone,
+ * does not say so: it finds a caller above the frame, in stale words of
+ * the stack switched to, in argc for rt0_go, in the signal frame for
+ * sigreturn.  The snapshot holds only the stack the sample was on, so
+ * these are the outermost frames it has.  ABI0 assembly is named with
+ * ".abi0" since Go 1.17, where a wrapper may have the bare name: the
+ * suffixed symbol is preferred.
+ */
+static const char *const go_tops[] = {
+	"runtime.goexit", "runtime.mstart", "runtime.rt0_go",
+	"runtime.systemstack", "runtime.mcall", "runtime.morestack", "runtime.asmcgocall",
+	"runtime.gogo", "runtime.nanotime1", "runtime.walltime", "runtime.walltime1",
+	"runtime.sigtramp", "runtime.cgoSigtramp", "runtime.sigreturn",
+	"runtime.sigreturn__sigaction",
+};
+_Static_assert(PR_ARRAY_SIZE(go_tops) <= UW_MAX_TOPS, "room for every top frame");
+
+static void read_go_tops(struct uw_elf *e, Elf *elf, Elf_Scn *symtab)
+{
+	struct uw_range found[PR_ARRAY_SIZE(go_tops)] = { 0 };
+	bool abi0[PR_ARRAY_SIZE(go_tops)] = { false };
+	Elf_Data *d = elf_getdata(symtab, NULL);
+	GElf_Shdr sh;
+	GElf_Sym sym;
+
+	if (!d || !gelf_getshdr(symtab, &sh) || !sh.sh_entsize)
+		return;
+	for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && gelf_getsym(d, (int)i, &sym); i++) {
+		const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+		    strncmp(name, "runtime.", 8))
+			continue;
+		for (size_t k = 0; k < PR_ARRAY_SIZE(go_tops); k++) {
+			size_t n = strlen(go_tops[k]);
+			bool suffixed;
+
+			if (strncmp(name, go_tops[k], n))
+				continue;
+			suffixed = !strcmp(name + n, ".abi0");
+			if ((name[n] && !suffixed) || (abi0[k] && !suffixed))
+				continue;
+			found[k] = (struct uw_range){ sym.st_value, sym.st_value + sym.st_size };
+			abi0[k] = suffixed;
+		}
+	}
+	for (size_t k = 0; k < PR_ARRAY_SIZE(go_tops); k++)
+		if (found[k].hi)
+			e->tops[e->nr_tops++] = found[k];
+}
+
+bool uw_elf_is_top(const struct uw_elf *e, uint64_t vaddr)
+{
+	for (size_t i = 0; i < e->nr_tops; i++)
+		if (vaddr >= e->tops[i].lo && vaddr < e->tops[i].hi)
+			return true;
+	return false;
+}
+
+void uw_read_tops(struct uw_elf *e)
+{
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (!e->img->go || !(elf = elf_memory((char *)e->img->data, e->img->size)))
+		return;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
+			read_go_tops(e, elf, scn);
+			break;
+		}
+	elf_end(elf);
+}
 
 /* Rows kept per file at most: a sane table has one per row of CFI. */
 #define MAX_RULES (1u << 20)
@@ -69,20 +155,21 @@ static struct search from_built(const struct uw_elf *e, const struct uw_cfi_tabl
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (e->text_lo + (uint64_t)(int64_t)t->index[mid].start <= addr)
+		if (e->img->text_lo + (uint64_t)(int64_t)t->index[mid].start <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	next = lo < t->nr ? e->text_lo + (uint64_t)(int64_t)t->index[lo].start : 0;
+	next = lo < t->nr ? e->img->text_lo + (uint64_t)(int64_t)t->index[lo].start : 0;
 	if (!lo)
 		return (struct search){ 0, 0, next ? next : UINT64_MAX };
-	entry = e->text_lo + (uint64_t)(int64_t)t->index[lo - 1].start;
+	entry = e->img->text_lo + (uint64_t)(int64_t)t->index[lo - 1].start;
 	if (t->frames)
 		return row_of(t->frames, t->frames_size, 0, (size_t)t->index[lo - 1].fde,
 			      entry, next, addr, r);
-	return row_of(e->data + e->eh_frame.offset, (size_t)e->eh_frame.size,
-		      e->eh_frame.vaddr, (size_t)t->index[lo - 1].fde, entry, next, addr, r);
+	return row_of(e->img->data + e->img->eh_frame.offset, (size_t)e->img->eh_frame.size,
+		      e->img->eh_frame.vaddr, (size_t)t->index[lo - 1].fde, entry, next, addr,
+		      r);
 }
 
 /* Through .eh_frame_hdr's table: (start, FDE) pairs of signed 32-bit
@@ -94,7 +181,7 @@ static struct search from_eh_hdr(const struct uw_elf *e, uint64_t addr, struct u
 	uint64_t seg_vaddr, fde, entry, next = 0;
 	int32_t v[2];
 
-	seg = uw_elf_segment(e, e->eh_table_vaddr, &seg_size, &seg_vaddr);
+	seg = pr__elf_segment(e->img, e->eh_table_vaddr, &seg_size, &seg_vaddr);
 	if (!seg || e->fde_count * 8 > seg_size - (e->eh_table_vaddr - seg_vaddr))
 		return (struct search){ -1, 0, 0 };
 	table = seg + (e->eh_table_vaddr - seg_vaddr);
@@ -117,7 +204,7 @@ static struct search from_eh_hdr(const struct uw_elf *e, uint64_t addr, struct u
 	entry = e->eh_hdr_vaddr + (uint64_t)(int64_t)v[0];
 	fde = e->eh_hdr_vaddr + (uint64_t)(int64_t)v[1];
 	/* The FDE and its CIE are in .eh_frame, in the segment. */
-	seg = uw_elf_segment(e, fde, &seg_size, &seg_vaddr);
+	seg = pr__elf_segment(e->img, fde, &seg_size, &seg_vaddr);
 	if (!seg)
 		return (struct search){ -1, 0, 0 };
 	return row_of(seg, seg_size, seg_vaddr, (size_t)(fde - seg_vaddr), entry, next, addr, r);

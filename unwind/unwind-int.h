@@ -1,26 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Shared by the files of unwind/: ELF images (elf.c), the unwind tables
- * built for files without .eh_frame_hdr (cfi.c), libunwind's accessors
- * (accessors.c) and the unwinder itself (unwinder.c).
+ * Shared by the files of unwind/: the unwind tables built for files
+ * without .eh_frame_hdr (cfi.c), the compiled rules (rules.c),
+ * libunwind's accessors (accessors.c) and the unwinder itself
+ * (unwinder.c).  The files themselves come from the model's ELF cache
+ * (model/elfcache.h).
  */
 #ifndef PR_UNWIND_INT_H
 #define PR_UNWIND_INT_H
 
 #include <libunwind.h>
 
-#include "model/model.h"
+#include "model/elfcache.h"
 #include "prunwind.h"
-#include "model/zsection.h"
 
-#define UW_MAX_SEGMENTS 16
-/* Functions of Go's runtime a stack ends at (see read_go_tops()). */
+/* Functions of Go's runtime a stack ends at (see uw_read_tops()). */
 #define UW_MAX_TOPS 16
-
-struct uw_segment {
-	uint64_t vaddr, offset, filesz, memsz;
-	uint32_t flags;              /* PF_X, PF_W, PF_R */
-};
 
 /* How a file's .eh_frame is searched. */
 enum uw_table_kind {
@@ -68,30 +63,17 @@ struct uw_rule {
 	uint8_t rbp, ra;             /* enum uw_loc */
 };
 
-/* A mapped ELF file, opened once and shared by every process mapping it. */
+/* The unwinder's view of a mapped file (the model's struct pr_elf, shared
+ * by every process mapping it): where its unwind table is, the tables
+ * built for it and the rules compiled from them. */
 struct uw_elf {
-	char *path;                  /* what was opened, for messages */
-	char *origin;                /* the path the process mapped it from */
-	const unsigned char *data;   /* the whole file, mapped read-only */
-	size_t size;
-	bool owns_mapping;           /* munmap on free (else malloc'd copy) */
-	uint16_t type;               /* ET_EXEC, ET_DYN */
-	struct uw_segment seg[UW_MAX_SEGMENTS];
-	size_t nr_seg;
-	uint64_t text_lo, text_hi;   /* link-time range of executable code */
+	struct pr_elf *img;
 	/* Link-time ranges of the functions stacks end at, beyond what the
 	 * CFI says: Go's runtime only, for now. */
 	struct uw_range {
 		uint64_t lo, hi;
 	} tops[UW_MAX_TOPS];
 	size_t nr_tops;
-	uint8_t build_id[PR_BUILD_ID_MAX];
-	size_t build_id_size;
-	char *debuglink;             /* .gnu_debuglink's name, or NULL */
-	struct uw_section {
-		uint64_t offset, size, vaddr;   /* size 0: absent */
-		enum pr_zsection z;             /* compressed: as stored */
-	} eh_frame, debug_frame;
 
 	enum uw_table_kind table;
 	/* UW_TABLE_EH_HDR: link-time addresses of the header and its table */
@@ -107,48 +89,14 @@ struct uw_elf {
 	size_t nr_rules, cap_rules;
 };
 
-/* ---- elf.c ---- */
-
-/* Map and parse the ELF file open at `fd` (which is closed); NULL when it
- * is not a usable ELF file (the reason goes to the log at debug level). */
-struct uw_elf *uw_elf_open(int fd, const char *path, const struct pr_logger *lg);
-/* An ELF image already in memory (the vDSO), copied. */
-struct uw_elf *uw_elf_from_memory(const void *image, size_t size, const char *name,
-				  const struct pr_logger *lg);
-void uw_elf_free(struct uw_elf *e);
-
-/* The load bias of `e` in a process where mapping `m` maps part of it:
- * runtime address = link-time address + bias. */
-uint64_t uw_elf_bias(const struct uw_elf *e, const struct pr_map *m);
-
-/* Read 8 bytes at link-time address `vaddr` from the file's loaded
- * contents: read-only segments, or also writable ones (their bytes as in
- * the file, before any relocation).  0, or -1 when not file-backed. */
-int uw_elf_read(const struct uw_elf *e, uint64_t vaddr, bool writable, uint64_t *val);
-
-/* Whether link-time address `vaddr` of `e` is in a function no stack
- * goes beyond (e->tops). */
-bool uw_elf_is_top(const struct uw_elf *e, uint64_t vaddr);
-
-/* The contents of section `s` of `e`, inflated when it is compressed,
- * in *out (malloc'd: the caller frees it) and *size.  0 or -errno (why,
- * also in the log at debug level). */
-int uw_elf_section(const struct uw_elf *e, const struct uw_section *s, unsigned char **out,
-		   size_t *size, const struct pr_logger *lg);
-
-/* The file bytes of the loaded segment holding link-time address
- * `vaddr`: their start (at link-time *seg_vaddr) and *size; or NULL. */
-const unsigned char *uw_elf_segment(const struct uw_elf *e, uint64_t vaddr, size_t *size,
-				    uint64_t *seg_vaddr);
-
-
 /* ---- cfi.c ---- */
 
-/* Index .eh_frame (no .eh_frame_hdr), setting e->table and e->eh; or
- * convert the .debug_frame of `src` (`e` itself, or its separate debug
- * file) into e->dbg.  0 or -errno. */
-int uw_cfi_index_eh_frame(struct uw_elf *e, const struct pr_logger *lg);
-int uw_cfi_load_debug_frame(struct uw_elf *e, const struct uw_elf *src,
+/* Find how e's .eh_frame is searched: its .eh_frame_hdr when that is the
+ * usual layout, else an index we build (e->table, e->eh). */
+void uw_cfi_find_table(struct uw_elf *e, const struct pr_logger *lg);
+/* Convert the .debug_frame of `src` (e's file itself, or its separate
+ * debug file) into e->dbg.  0 or -errno. */
+int uw_cfi_load_debug_frame(struct uw_elf *e, const struct pr_elf *src,
 			    const struct pr_logger *lg);
 void uw_cfi_table_free(struct uw_cfi_table *t);
 
@@ -168,6 +116,11 @@ unsigned char *uw_cfi_image(const struct uw_cfi_table *t, uint64_t bias,
 			    size_t *size, size_t *frames_at);
 
 /* ---- rules.c ---- */
+
+/* Read e->tops: Go's runtime functions no stack goes beyond. */
+void uw_read_tops(struct uw_elf *e);
+/* Whether link-time address `vaddr` of `e` is in one of e->tops. */
+bool uw_elf_is_top(const struct uw_elf *e, uint64_t vaddr);
 
 /* The compiled row for link-time address `addr` of `e`, found through
  * the same tables libunwind searches; not usable where there is no
@@ -222,6 +175,12 @@ bool uw_has_image(const struct pr_map *m);
 bool uw_shown_as_address(const char *path);
 
 /* ---- unwinder.c (for the accessors) ---- */
+
+/* The unwinder's state of file `img`, its unwind table found; NULL when
+ * out of memory. */
+struct uw_elf *uw_elf_new(struct pr_elf *img, const struct pr_logger *lg);
+/* Accepts NULL. */
+void uw_elf_free(struct uw_elf *e);
 
 /* The ELF file mapping `m` of process `pid`, or NULL when it cannot be
  * found; looked up once per mapped file. */

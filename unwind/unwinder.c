@@ -1,20 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The unwinder: ELF files found once and shared; the fast path, which
+ * The unwinder: its state of each file (from the model's ELF cache); the
+ * fast path, which
  * steps through compiled CFA rules cached per frame address and process
  * generation; and behind it one libunwind address space per process and
  * the step loop that turns a sample into frames and says why the stack
  * ended.
  */
+#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "unwind-int.h"
 
@@ -62,13 +58,10 @@ struct pr_unwinder {
 	struct pr_logger lg;
 	uint32_t max_depth;
 	bool live, frame_pointers;
-	struct pr_dirs dirs;       /* where to find files by build-id */
+	struct pr_elfcache *files; /* the model's */
 
 	struct pr_hashmap by_dso;  /* struct pr_dso * -> uw_elf, or &missing */
-	struct pr_hashmap by_id;   /* build-id / (dev, inode) key -> uw_elf */
-	struct uw_elf **elves;     /* every file loaded, to free */
-	size_t nr_elves, cap_elves;
-	struct uw_elf *vdso;       /* the running kernel's, once loaded */
+	struct pr_hashmap by_img;  /* struct pr_elf * -> uw_elf */
 
 	struct pr_hashmap procs;   /* pid -> struct uw_proc */
 	uint64_t tick;
@@ -101,213 +94,65 @@ const char *pr_stack_end_name(enum pr_stack_end end)
 	return (unsigned)end < PR_END_MAX ? end_names[end] : "unknown";
 }
 
-/* ---- finding files ---- */
+/* ---- the files, from the model's cache ---- */
 
-static uint64_t id_key(const uint8_t *id, size_t len)
+struct uw_elf *uw_elf_new(struct pr_elf *img, const struct pr_logger *lg)
 {
-	uint64_t k = 0;
+	struct uw_elf *e = calloc(1, sizeof(*e));
 
-	memcpy(&k, id, len < 8 ? len : 8);
-	return k | 1;
-}
-
-static uint64_t devino_key(const struct stat *st)
-{
-	return ((uint64_t)st->st_dev * UINT64_C(0x9e3779b97f4a7c15)) ^ (uint64_t)st->st_ino ^
-	       UINT64_C(0x8000000000000000);
-}
-
-static int keep_elf(struct pr_unwinder *u, struct uw_elf *e)
-{
-	if (u->nr_elves == u->cap_elves) {
-		size_t cap = u->cap_elves ? u->cap_elves * 2 : 64;
-		struct uw_elf **v = realloc(u->elves, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		u->elves = v;
-		u->cap_elves = cap;
-	}
-	u->elves[u->nr_elves++] = e;
-	u->stats.files_opened++;
-	return 0;
-}
-
-/* Look for a separate debug file with .debug_frame for `e`, by build-id
- * under the debug directories, or by .gnu_debuglink beside the file. */
-static void find_debug_frame(struct pr_unwinder *u, struct uw_elf *e)
-{
-	/* .gnu_debuglink is relative to where the process mapped the file
-	 * from, not to /proc/PID/map_files. */
-	const char *path = e->origin ? e->origin : e->path;
-	char hexid[2 * PR_BUILD_ID_MAX + 1], cand[8][4096], dir[4096];
-	size_t n = 0;
-	const char *slash = strrchr(path, '/');
-
-	if (e->build_id_size) {
-		pr__hex(hexid, e->build_id, e->build_id_size);
-		for (size_t i = 0; i < u->dirs.nr && n < 4; i++)
-			n += pr__path_fmt(cand[n], sizeof(cand[0]), "%s/.build-id/%.2s/%s.debug",
-				      u->dirs.v[i], hexid, hexid + 2);
-	}
-	if (e->debuglink && slash && n + 3 <= 8 &&
-	    pr__path_fmt(dir, sizeof(dir), "%.*s", (int)(slash - path), path)) {
-		n += pr__path_fmt(cand[n], sizeof(cand[0]), "%s/%s", dir, e->debuglink);
-		n += pr__path_fmt(cand[n], sizeof(cand[0]), "%s/.debug/%s", dir, e->debuglink);
-		n += pr__path_fmt(cand[n], sizeof(cand[0]), "/usr/lib/debug%s/%s", dir,
-			      e->debuglink);
-	}
-	for (size_t i = 0; i < n; i++) {
-		int fd = open(cand[i], O_RDONLY | O_CLOEXEC);
-		struct uw_elf *dbg;
-
-		if (fd < 0)
-			continue;
-		dbg = uw_elf_open(fd, cand[i], &u->lg);
-		if (!dbg)
-			continue;
-		/* A debug file for another build is worse than none. */
-		if (e->build_id_size && (dbg->build_id_size != e->build_id_size ||
-		    memcmp(dbg->build_id, e->build_id, e->build_id_size))) {
-			pr__log(&u->lg, PR_LOG_DEBUG, "%s: build-id does not match %s; ignored",
-				cand[i], path);
-			uw_elf_free(dbg);
-			continue;
-		}
-		uw_cfi_load_debug_frame(e, dbg, &u->lg);
-		uw_elf_free(dbg);
-		if (e->dbg.nr)
-			return;
-	}
-}
-
-/* Open `cand` if it is the file wanted (build-id `want`, when known). */
-static struct uw_elf *try_file(struct pr_unwinder *u, const char *cand,
-			       const uint8_t *want, size_t want_len, const char *path)
-{
-	int fd = open(cand, O_RDONLY | O_CLOEXEC);
-	struct uw_elf *e, *known;
-	struct stat st;
-
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st)) {
-		close(fd);
-		return NULL;
-	}
-	known = pr__hashmap_get(&u->by_id, devino_key(&st));
-	if (known) {
-		close(fd);
-		if (want_len && (known->build_id_size != want_len ||
-		    memcmp(known->build_id, want, want_len)))
-			return NULL;
-		return known;
-	}
-	e = uw_elf_open(fd, cand, &u->lg);
 	if (!e)
 		return NULL;
-	e->origin = strdup(path);
-	if (!e->origin) {
-		uw_elf_free(e);
-		return NULL;
-	}
-	if (want_len && (e->build_id_size != want_len || memcmp(e->build_id, want, want_len))) {
-		pr__log(&u->lg, PR_LOG_DEBUG, "%s is not the %s that was sampled "
-			"(build-id differs); not used", cand, path);
-		uw_elf_free(e);
-		return NULL;
-	}
-	if (e->build_id_size) {
-		known = pr__hashmap_get(&u->by_id, id_key(e->build_id, e->build_id_size));
-		if (known && known->build_id_size == e->build_id_size &&
-		    !memcmp(known->build_id, e->build_id, e->build_id_size)) {
-			uw_elf_free(e);
-			pr__hashmap_put(&u->by_id, devino_key(&st), known);
-			return known;
-		}
-	}
-	if (keep_elf(u, e)) {
-		uw_elf_free(e);
-		return NULL;
-	}
-	pr__hashmap_put(&u->by_id, devino_key(&st), e);
-	if (e->build_id_size)
-		pr__hashmap_put(&u->by_id, id_key(e->build_id, e->build_id_size), e);
+	e->img = img;
+	uw_cfi_find_table(e, lg);
+	uw_read_tops(e);
 	return e;
 }
 
-/* The running kernel's vDSO, for live targets and for files recorded on
- * this kernel (same build-id). */
-static struct uw_elf *own_vdso(struct pr_unwinder *u, const uint8_t *want, size_t want_len)
+void uw_elf_free(struct uw_elf *e)
 {
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	char line[256];
-	FILE *f;
-
-	if (!u->vdso && base && (f = fopen("/proc/self/maps", "re"))) {
-		while (!u->vdso && fgets(line, sizeof(line), f)) {
-			unsigned long lo, hi;
-
-			if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base &&
-			    strstr(line, "[vdso]")) {
-				u->vdso = uw_elf_from_memory((const void *)lo, hi - lo,
-							     "[vdso]", &u->lg);
-				if (u->vdso && keep_elf(u, u->vdso)) {
-					uw_elf_free(u->vdso);
-					u->vdso = NULL;
-				}
-			}
-		}
-		fclose(f);
-	}
-	if (u->vdso && want_len && (u->vdso->build_id_size != want_len ||
-	    memcmp(u->vdso->build_id, want, want_len)))
-		return NULL;
-	return u->vdso;
+	if (!e)
+		return;
+	uw_cfi_table_free(&e->eh);
+	uw_cfi_table_free(&e->dbg);
+	free(e->rules);
+	free(e);
 }
 
-struct try_arg {
-	struct pr_unwinder *u;
-	const struct pr_dso *dso;
-	struct uw_elf *found;
-};
-
-static int try_candidate(const char *path, void *arg)
+/* The unwinder's state of file `img`, made the first time; NULL for a
+ * file libunwind's x86-64 remote unwinder cannot read. */
+static struct uw_elf *state_of(struct pr_unwinder *u, struct pr_elf *img)
 {
-	struct try_arg *t = arg;
+	struct uw_elf *e = pr__hashmap_get(&u->by_img, (uintptr_t)img);
 
-	t->found = try_file(t->u, path, t->dso->build_id, t->dso->build_id_size, t->dso->path);
-	return t->found != NULL;
-}
-
-static struct uw_elf *locate(struct pr_unwinder *u, uint32_t pid, const struct pr_map *m)
-{
-	const struct pr_dso *d = m->dso;
-	struct pr_dso_query q = { .dso = d, .map = m, .pid = pid, .live = u->live,
-				  .dirs = &u->dirs };
-	struct try_arg t = { u, d, NULL };
-	struct uw_elf *e;
-
-	if (!strcmp(d->path, "[vdso]")) {
-		e = u->live || d->build_id_size ? own_vdso(u, d->build_id, d->build_id_size) : NULL;
-		if (e || !d->build_id_size)
-			return e;
-	} else if (d->path[0] != '/') {
+	if (e)
+		return e;
+	if (!img->is64 || img->machine != EM_X86_64 ||
+	    (img->type != ET_EXEC && img->type != ET_DYN)) {
+		pr__log(&u->lg, PR_LOG_DEBUG, "%s: not an x86-64 executable or library",
+			img->path);
 		return NULL;
 	}
-	pr__dso_find(&q, try_candidate, &t);
-	return t.found;
+	e = uw_elf_new(img, &u->lg);
+	if (!e || pr__hashmap_put(&u->by_img, (uintptr_t)img, e)) {
+		uw_elf_free(e);
+		return NULL;
+	}
+	u->stats.files_opened++;
+	return e;
 }
 
 const struct uw_cfi_table *uw_debug_frame(struct pr_unwinder *u, struct uw_elf *e)
 {
+	struct pr_elf *dbg;
+
 	if (!e->dbg_tried) {
 		e->dbg_tried = true;
 		/* A file's own .debug_frame that cannot be read (corrupt,
 		 * or compressed past what we inflate) leaves its separate
 		 * debug file to try. */
-		if (!e->debug_frame.size || uw_cfi_load_debug_frame(e, e, &u->lg))
-			find_debug_frame(u, e);
+		if ((!e->img->debug_frame.size || uw_cfi_load_debug_frame(e, e->img, &u->lg)) &&
+		    (dbg = pr__elfcache_debug(u->files, e->img, &u->lg)))
+			uw_cfi_load_debug_frame(e, dbg, &u->lg);
 	}
 	return e->dbg.nr ? &e->dbg : NULL;
 }
@@ -315,10 +160,12 @@ const struct uw_cfi_table *uw_debug_frame(struct pr_unwinder *u, struct uw_elf *
 struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_map *m)
 {
 	struct uw_elf *e = pr__hashmap_get(&u->by_dso, (uintptr_t)m->dso);
+	struct pr_elf *img;
 
 	if (e)
 		return e == &missing ? NULL : e;
-	e = locate(u, pid, m);
+	img = pr__elfcache_file(u->files, m->dso, m, pid, u->live, &u->lg);
+	e = img ? state_of(u, img) : NULL;
 	if (!e) {
 		u->stats.files_missing++;
 		if (m->dso->build_id_size) {
@@ -335,13 +182,6 @@ struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_m
 				"capture has no build-id to look for it by; stacks through "
 				"it end there", m->dso->path);
 		}
-	}
-	/* A live process's file is opened as the very file it maps: its
-	 * build-id is the mapping's, which no live record carries and the
-	 * outputs that name files by build-id (pprof) need. */
-	if (e && u->live && !m->dso->build_id_size && e->build_id_size) {
-		memcpy(m->dso->build_id, e->build_id, e->build_id_size);
-		m->dso->build_id_size = (uint8_t)e->build_id_size;
 	}
 	pr__hashmap_put(&u->by_dso, (uintptr_t)m->dso, e ? e : &missing);
 	return e;
@@ -499,7 +339,8 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 	u->stats.sz = sizeof(u->stats);
 	/* The caller's directories first, then the system's debug files and
 	 * perf's build-id cache. */
-	if (pr__debug_dirs(extra ? opts->debug_dirs : NULL, extra, &u->dirs)) {
+	u->files = pr__model_elfcache(model);
+	if (!u->files || pr__elfcache_add_dirs(u->files, opts ? opts->debug_dirs : NULL, extra)) {
 		free(u->frame_cache);
 		free(u);
 		errno = ENOMEM;
@@ -522,14 +363,13 @@ void pr_unwinder_free(struct pr_unwinder *u)
 	}
 	pr__hashmap_free(&u->procs);
 	pr__hashmap_free(&u->by_dso);
-	pr__hashmap_free(&u->by_id);
-	for (size_t i = 0; i < u->nr_elves; i++)
-		uw_elf_free(u->elves[i]);
-	free(u->elves);
+	for (size_t i = 0; i < u->by_img.cap; i++)
+		if (u->by_img.slots[i].value)
+			uw_elf_free(u->by_img.slots[i].value);
+	pr__hashmap_free(&u->by_img);
 	for (size_t i = 0; i < u->nr_synth; i++)
 		free(u->synth[i].image);
 	free(u->synth);
-	pr__dirs_free(&u->dirs);
 	free(u->frame_cache);
 	free(u);
 }
@@ -619,8 +459,8 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 	fi->dso_delta = dso_delta(fi->map);
 	if (!fi->map || !uw_has_image(fi->map) || !(e = uw_resolve(u, c->pid, fi->map)))
 		goto done;
-	bias = uw_elf_bias(e, fi->map);
-	if (addr < e->text_lo + bias || addr >= e->text_hi + bias)
+	bias = pr__elf_bias(e->img, fi->map);
+	if (addr < e->img->text_lo + bias || addr >= e->img->text_hi + bias)
 		goto done;
 	fi->top = uw_elf_is_top(e, addr - bias);
 	/* A signal trampoline is libunwind's to step through. */
@@ -730,7 +570,7 @@ static bool top_frame(struct pr_unwinder *u, const struct uw_ctx *c, uint64_t ad
 
 	if (!m || !uw_has_image(m) || !(e = uw_resolve(u, c->pid, m)) || !e->nr_tops)
 		return false;
-	return uw_elf_is_top(e, addr - uw_elf_bias(e, m));
+	return uw_elf_is_top(e, addr - pr__elf_bias(e->img, m));
 }
 
 /* Why the step that just failed (ret <= 0) ended the stack. */

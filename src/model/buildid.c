@@ -2,13 +2,16 @@
 /*
  * GNU build-ids: the NT_GNU_BUILD_ID note of an ELF file (looked for in
  * PT_NOTE segments, then in SHT_NOTE sections, which is all a separate
- * debug file may have), or of the kernel (/sys/kernel/notes).  Every offset
- * and size read from the file is checked before use: these files come from
- * anywhere.
+ * debug file may have), or of the kernel (/sys/kernel/notes).  The one
+ * reader of them: libelf reads the headers of either class and byte
+ * order, and checks their offsets against the file; the notes themselves
+ * are checked here.
  */
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +22,6 @@
 
 /* No note section worth reading is larger. */
 #define MAX_NOTES_SIZE (1u << 20)
-#define MAX_HEADERS 4096
 
 static size_t align4(size_t x)
 {
@@ -56,191 +58,95 @@ int pr__build_id_from_notes(const void *buf, size_t len, uint8_t *id,
 	return -ENOENT;
 }
 
-/* Where the ELF image is: a file, or memory (the vDSO). */
-struct elf_src {
-	int fd;
-	const unsigned char *mem;
-	size_t len;
-};
-
-static int read_at(const struct elf_src *src, void *buf, size_t len, uint64_t off)
+/* The notes at [off, off + size) of the file, in the host's byte order. */
+static int note_region(Elf *elf, uint64_t off, uint64_t size, uint8_t *id, size_t *id_len)
 {
-	ssize_t n;
-
-	if (src->mem) {
-		if (off > src->len || len > src->len - off)
-			return -EINVAL;
-		memcpy(buf, src->mem + off, len);
-		return 0;
-	}
-	n = pread(src->fd, buf, len, (off_t)off);
-	return n == (ssize_t)len ? 0 : -EINVAL;
-}
-
-/* Read [off, off + size) and look for the note there. */
-static int note_region(const struct elf_src *fd, uint64_t off, uint64_t size, uint8_t *id,
-		       size_t *id_len)
-{
-	void *buf;
-	int err;
+	Elf_Data *d;
 
 	if (size == 0 || size > MAX_NOTES_SIZE)
 		return -ENOENT;
-	buf = malloc(size);
-	if (!buf)
-		return -ENOMEM;
-	err = read_at(fd, buf, size, off);
-	if (!err)
-		err = pr__build_id_from_notes(buf, size, id, id_len);
-	free(buf);
-	return err;
+	d = elf_getdata_rawchunk(elf, (int64_t)off, (size_t)size, ELF_T_NHDR);
+	return d && d->d_buf ? pr__build_id_from_notes(d->d_buf, d->d_size, id, id_len) : -ENOENT;
 }
 
-/* The ELF class decides the header layout; both are little-endian here.
- * Converts what we need into the 64-bit forms. */
-struct elf_view {
-	bool is64;
-	uint64_t phoff, shoff;
-	uint16_t phnum, shnum, phentsize, shentsize;
-};
-
-static int read_elf_header(const struct elf_src *fd, struct elf_view *v)
+int pr__build_id_elf(Elf *elf, uint8_t *id, size_t *id_len)
 {
-	unsigned char ident[EI_NIDENT];
+	Elf_Scn *scn = NULL;
+	size_t n;
 
-	if (read_at(fd, ident, sizeof(ident), 0) || memcmp(ident, ELFMAG, SELFMAG))
+	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		return -EINVAL;
-	if (ident[EI_DATA] != ELFDATA2LSB)
-		return -EINVAL;
-	v->is64 = ident[EI_CLASS] == ELFCLASS64;
-	if (v->is64) {
-		Elf64_Ehdr e;
-
-		if (read_at(fd, &e, sizeof(e), 0))
-			return -EINVAL;
-		v->phoff = e.e_phoff;
-		v->shoff = e.e_shoff;
-		v->phnum = e.e_phnum;
-		v->shnum = e.e_shnum;
-		v->phentsize = e.e_phentsize;
-		v->shentsize = e.e_shentsize;
-		if ((v->phnum && v->phentsize < sizeof(Elf64_Phdr)) ||
-		    (v->shnum && v->shentsize < sizeof(Elf64_Shdr)))
-			return -EINVAL;
-	} else if (ident[EI_CLASS] == ELFCLASS32) {
-		Elf32_Ehdr e;
-
-		if (read_at(fd, &e, sizeof(e), 0))
-			return -EINVAL;
-		v->phoff = e.e_phoff;
-		v->shoff = e.e_shoff;
-		v->phnum = e.e_phnum;
-		v->shnum = e.e_shnum;
-		v->phentsize = e.e_phentsize;
-		v->shentsize = e.e_shentsize;
-		if ((v->phnum && v->phentsize < sizeof(Elf32_Phdr)) ||
-		    (v->shnum && v->shentsize < sizeof(Elf32_Shdr)))
-			return -EINVAL;
-	} else {
-		return -EINVAL;
-	}
-	if (v->phnum > MAX_HEADERS || v->shnum > MAX_HEADERS)
-		return -EINVAL;
-	return 0;
-}
-
-/* Header `i` of a table as (type, offset, size). */
-static int table_entry(const struct elf_src *fd, const struct elf_view *v, bool segments,
-		       unsigned int i, uint32_t *type, uint64_t *off,
-		       uint64_t *size)
-{
-	uint64_t at = segments ? v->phoff + (uint64_t)i * v->phentsize
-			       : v->shoff + (uint64_t)i * v->shentsize;
-
-	if (segments && v->is64) {
-		Elf64_Phdr h;
-
-		if (read_at(fd, &h, sizeof(h), at))
-			return -EINVAL;
-		*type = h.p_type, *off = h.p_offset, *size = h.p_filesz;
-	} else if (segments) {
-		Elf32_Phdr h;
-
-		if (read_at(fd, &h, sizeof(h), at))
-			return -EINVAL;
-		*type = h.p_type, *off = h.p_offset, *size = h.p_filesz;
-	} else if (v->is64) {
-		Elf64_Shdr h;
-
-		if (read_at(fd, &h, sizeof(h), at))
-			return -EINVAL;
-		*type = h.sh_type, *off = h.sh_offset, *size = h.sh_size;
-	} else {
-		Elf32_Shdr h;
-
-		if (read_at(fd, &h, sizeof(h), at))
-			return -EINVAL;
-		*type = h.sh_type, *off = h.sh_offset, *size = h.sh_size;
-	}
-	return 0;
-}
-
-static int build_id_src(const struct elf_src *fd, uint8_t *id, size_t *id_len)
-{
-	struct elf_view v;
-	int err = read_elf_header(fd, &v);
-
-	if (err)
-		return err;
 	/* Segments first: they are what the loader maps, so what the
 	 * running process has.  Sections for files without them. */
-	for (int pass = 0; pass < 2; pass++) {
-		bool segments = pass == 0;
-		unsigned int n = segments ? v.phnum : v.shnum;
+	if (!elf_getphdrnum(elf, &n))
+		for (size_t i = 0; i < n; i++) {
+			GElf_Phdr ph;
 
-		for (unsigned int i = 0; i < n; i++) {
-			uint32_t type;
-			uint64_t off, size;
-
-			if (table_entry(fd, &v, segments, i, &type, &off, &size))
-				break;
-			if (type != (segments ? PT_NOTE : SHT_NOTE))
-				continue;
-			if (!note_region(fd, off, size, id, id_len))
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_NOTE &&
+			    !note_region(elf, ph.p_offset, ph.p_filesz, id, id_len))
 				return 0;
 		}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    !note_region(elf, sh.sh_offset, sh.sh_size, id, id_len))
+			return 0;
 	}
 	return -ENOENT;
 }
 
 int pr__build_id_fd(int fd, uint8_t *id, size_t *id_len)
 {
-	struct elf_src src = { fd, NULL, 0 };
+	Elf *elf;
+	int err;
 
-	return build_id_src(&src, id, id_len);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	err = pr__build_id_elf(elf, id, id_len);
+	if (elf)
+		elf_end(elf);
+	return err;
+}
+
+int pr__vdso_image(const void **image, size_t *size)
+{
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	FILE *f = base ? fopen("/proc/self/maps", "re") : NULL;
+	char line[256];
+
+	*image = NULL;
+	if (!f)
+		return -ENOENT;
+	while (!*image && fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base &&
+		    strstr(line, "[vdso]")) {
+			*image = (const void *)lo;
+			*size = hi - lo;
+		}
+	}
+	fclose(f);
+	return *image ? 0 : -ENOENT;
 }
 
 /* The vDSO is the same image in every process of this kernel: ours. */
 int pr__build_id_vdso(uint8_t *id, size_t *id_len)
 {
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[256];
-	struct elf_src src = { -1, NULL, 0 };
+	const void *image;
+	size_t size;
+	Elf *elf;
+	int err = pr__vdso_image(&image, &size);
 
-	if (!f)
-		return -ENOENT;
-	while (base && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == base &&
-		    strstr(line, "[vdso]")) {
-			src.mem = (const unsigned char *)lo;
-			src.len = hi - lo;
-		}
-	}
-	fclose(f);
-	return src.mem ? build_id_src(&src, id, id_len) : -ENOENT;
+	if (err)
+		return err;
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)image, size);
+	err = pr__build_id_elf(elf, id, id_len);
+	if (elf)
+		elf_end(elf);
+	return err;
 }
 
 int pr__build_id_path(const char *path, uint8_t *id, size_t *id_len)

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "model/model.h"
+#include "model/elfcache.h"
 
 /* A thread: its process and name. */
 struct pr_thread {
@@ -34,6 +34,7 @@ struct pr_model {
 	 * ("_text" of "[kernel.kallsyms]_text") and its address (pgoff). */
 	char kernel_ref[32];
 	uint64_t kernel_ref_addr;
+	struct pr_elfcache *elves;    /* made on first use */
 };
 
 static void touched(struct pr_model *m, struct pr_proc *p)
@@ -84,10 +85,18 @@ static void proc_free(struct pr_proc *p)
 	}
 }
 
+struct pr_elfcache *pr__model_elfcache(struct pr_model *m)
+{
+	if (!m->elves)
+		m->elves = pr__elfcache_new();
+	return m->elves;
+}
+
 void pr__model_free(struct pr_model *m)
 {
 	if (!m)
 		return;
+	pr__elfcache_free(m->elves);
 	for (size_t i = 0; i < m->procs.cap; i++)
 		if (m->procs.slots[i].value)
 			proc_free(m->procs.slots[i].value);

@@ -6,13 +6,15 @@
 #ifndef PR_MODEL_H
 #define PR_MODEL_H
 
+#include <libelf.h>
+
 #include "base/base.h"
 
 /* ---- buildid.c ---- */
 
 /* The GNU build-id of an ELF file, of a notes blob, or of the running
  * kernel: 0 and up to PR_BUILD_ID_MAX bytes in `id`, -ENOENT when there is
- * none, -EINVAL when the file is not a little-endian ELF, or -errno. */
+ * none, -EINVAL when the file is not ELF, or -errno. */
 int pr__build_id_fd(int fd, uint8_t *id, size_t *id_len);
 int pr__build_id_path(const char *path, uint8_t *id, size_t *id_len);
 int pr__build_id_from_notes(const void *buf, size_t len, uint8_t *id,
@@ -20,6 +22,10 @@ int pr__build_id_from_notes(const void *buf, size_t len, uint8_t *id,
 int pr__build_id_kernel(uint8_t *id, size_t *id_len);
 /* The running kernel's vDSO (every process maps the same image). */
 int pr__build_id_vdso(uint8_t *id, size_t *id_len);
+/* ... of an ELF file libelf has open (either class). */
+int pr__build_id_elf(Elf *elf, uint8_t *id, size_t *id_len);
+/* Where this process has the vDSO: 0, or -ENOENT. */
+int pr__vdso_image(const void **image, size_t *size);
 
 /* ---- model.c ---- */
 

@@ -139,6 +139,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 					const struct pr_symbolizer_opts *opts)
 {
 	size_t extra = PR_OPTS_HAS(opts, nr_debug_dirs) ? opts->nr_debug_dirs : 0;
+	const struct pr_dirs *dirs;
 	struct pr_symbolizer *s;
 	size_t len;
 
@@ -165,21 +166,23 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	if (PR_OPTS_HAS(opts, kallsyms) && opts->kallsyms &&
 	    !(s->kallsyms_path = strdup(opts->kallsyms)))
 		goto fail;
-	if (pr__debug_dirs(extra ? opts->debug_dirs : NULL, extra, &s->dirs))
+	s->elves = pr__model_elfcache(model);
+	if (!s->elves || pr__elfcache_add_dirs(s->elves, opts ? opts->debug_dirs : NULL, extra))
 		goto fail;
+	dirs = pr__elfcache_dirs(s->elves);
 	/* For dwfl_standard_find_debuginfo(), asked when there are debuginfod
 	 * servers: its search by name (beside the file, its .debug/, under
 	 * /usr/lib/debug) and by build-id under each directory. */
 	len = sizeof("-:.debug");
-	for (size_t i = 0; i < s->dirs.nr; i++)
-		len += strlen(s->dirs.v[i]) + 1;
+	for (size_t i = 0; i < dirs->nr; i++)
+		len += strlen(dirs->v[i]) + 1;
 	s->debuginfo_path = malloc(len);
 	if (!s->debuginfo_path)
 		goto fail;
 	strcpy(s->debuginfo_path, "-:.debug");
-	for (size_t i = 0; i < s->dirs.nr; i++) {
+	for (size_t i = 0; i < dirs->nr; i++) {
 		strcat(s->debuginfo_path, ":");
-		strcat(s->debuginfo_path, s->dirs.v[i]);
+		strcat(s->debuginfo_path, dirs->v[i]);
 	}
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = pr__sym_find_debuginfo;
@@ -206,7 +209,6 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
 	pr__hashmap_free(&s->files);
 	pr__sym_kernel_free(s);
 	pr__arena_free(&s->arena);
-	pr__dirs_free(&s->dirs);
 	free(s->debuginfo_path);
 	free((char *)s->cache_dir);
 	free(s->kallsyms_path);

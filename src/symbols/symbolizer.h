@@ -4,9 +4,9 @@
  *
  *   symbolizer.c  the API, results (each (file, address) resolved once),
  *                 names demangled and file names interned
- *   symfile.c     mapped files: found, opened with libdwfl, their ELF
- *                 symbols read with perf's rules
- *   debugfile.c   their separate debug files
+ *   symfile.c     mapped files (from the model's ELF cache), opened with
+ *                 libdwfl, their ELF symbols read with perf's rules
+ *   debugfile.c   libdwfl's hook for their separate debug files
  *   symdwarf.c    DWARF: the functions inlined at an address, and lines
  *   kallsyms.c    the kernel's symbols, and their cache
  *   perfmap.c     JIT code: /tmp/perf-PID.map
@@ -16,13 +16,12 @@
 
 #include <elfutils/libdwfl.h>
 
-#include "model/model.h"
+#include "model/elfcache.h"
 #include "symbols/symtab.h"
 #include "prsym.h"
 
 struct cu_span;
 
-#define MAX_SEGMENTS 16
 /* Functions inlined into each other at one address, at most. */
 #define MAX_INLINE 64
 
@@ -33,15 +32,13 @@ struct cu_span;
 
 /* A mapped file, found and read once. */
 struct sym_module {
+	struct pr_symbolizer *s;
 	const struct pr_dso *dso;
+	struct pr_elf *elf;          /* from the model's ELF cache, or NULL */
 	const char *origin;          /* the path it was mapped from */
 	char *path;                  /* what was opened */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	struct {
-		uint64_t offset, filesz, vaddr;
-	} seg[MAX_SEGMENTS];
-	size_t nr_seg;
 	struct pr_symtab syms;
 	const char **names;          /* syms' names demangled, as asked for */
 	bool dwarf_checked, has_dwarf;
@@ -99,7 +96,7 @@ struct pr_symbolizer {
 	struct pr_model *model;
 	struct pr_logger lg;
 	bool live, no_inline, no_demangle;
-	struct pr_dirs dirs;
+	struct pr_elfcache *elves;   /* the model's ELF cache */
 	char *debuginfo_path;        /* for libdwfl: "-:.debug:/usr/lib/debug:..." */
 	Dwfl_Callbacks callbacks;
 
@@ -148,14 +145,12 @@ void pr__sym_named(struct pr_symbolizer *s, struct pr_symbol *sym, const char *n
 
 /* debugfile.c */
 
-/* libdwfl's find_debuginfo callback: local debug files, debuginfod, and
- * the inflated-debug-file cache. */
+/* libdwfl's find_debuginfo callback: the ELF cache's debug file,
+ * debuginfod, and the inflated-debug-file cache. */
 int pr__sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			   Dwarf_Addr base, const char *file_name,
 			   const char *debuglink_file, GElf_Word debuglink_crc,
 			   char **debuginfo_file_name);
-/* Whether the ELF file open at `fd` has this GNU build-id. */
-bool pr__sym_has_build_id(int fd, const void *want, size_t len);
 
 /* symfile.c */
 

@@ -1,90 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The symbolizer's files: a mapped file found (src/dsofind.c) and checked
- * against the build-id the capture saw, reported to its own libdwfl
- * session at its link-time addresses, its ELF symbols read with perf's
- * rules (src/symtab.c).  libdwfl finds its DWARF, in the file or in a
- * separate debug file (src/debugfile.c).
+ * The symbolizer's files: a mapped file from the model's ELF cache (found
+ * and checked against the build-id the capture saw), reported to its own
+ * libdwfl session at its link-time addresses, its ELF symbols read with
+ * perf's rules (symtab.c).  libdwfl finds its DWARF, in the file or in the
+ * separate debug file the cache found (debugfile.c).
  */
-#include <elfutils/libdwelf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "symbols/symbolizer.h"
-
-struct open_try {
-	struct pr_symbolizer *s;
-	const struct pr_dso *dso;
-	int fd;
-	char path[4096];
-};
-
-/* Take `path` if it is an ELF file with the build-id the capture saw. */
-static int open_candidate(const char *path, void *arg)
-{
-	struct open_try *t = arg;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
-	bool ok;
-
-	if (fd < 0)
-		return 0;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	ok = elf && elf_kind(elf) == ELF_K_ELF;
-	if (elf)
-		elf_end(elf);
-	if (ok && t->dso->build_id_size &&
-	    !pr__sym_has_build_id(fd, t->dso->build_id, t->dso->build_id_size)) {
-		pr__log(&t->s->lg, PR_LOG_DEBUG, "%s is not the %s that was sampled "
-			"(build-id differs); not used", path, t->dso->path);
-		ok = false;
-	}
-	if (!ok) {
-		close(fd);
-		return 0;
-	}
-	t->fd = fd;
-	snprintf(t->path, sizeof(t->path), "%s", path);
-	return 1;
-}
-
-/* The running kernel's vDSO, as a file libdwfl can read. */
-static int vdso_fd(const struct pr_dso *d)
-{
-	unsigned long base = getauxval(AT_SYSINFO_EHDR);
-	char line[256];
-	FILE *f;
-	int fd = -1;
-
-	if (!base || !(f = fopen("/proc/self/maps", "re")))
-		return -1;
-	while (fd < 0 && fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi;
-
-		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2 || lo != base || !strstr(line, "[vdso]"))
-			continue;
-		fd = memfd_create("vdso", MFD_CLOEXEC);
-		if (fd >= 0 && write(fd, (const void *)lo, hi - lo) != (ssize_t)(hi - lo)) {
-			close(fd);
-			fd = -1;
-		}
-	}
-	fclose(f);
-	if (fd >= 0 && d->build_id_size && !pr__sym_has_build_id(fd, d->build_id, d->build_id_size)) {
-		close(fd);
-		fd = -1;
-	}
-	return fd;
-}
 
 /* Whether perf keeps an ELF symbol: functions; objects in loaded
  * sections; labels in sections whose names say code or data. */
@@ -207,38 +136,16 @@ static void read_symbols(struct pr_symbolizer *s, struct sym_module *m, struct p
 	plt_symbols(s, m, names);
 }
 
-static void read_segments(struct sym_module *m)
-{
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(m->mod, &bias);
-	size_t n;
-
-	if (!elf || elf_getphdrnum(elf, &n))
-		return;
-	for (size_t i = 0; i < n && m->nr_seg < MAX_SEGMENTS; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
-			m->seg[m->nr_seg].offset = ph.p_offset;
-			m->seg[m->nr_seg].filesz = ph.p_filesz;
-			m->seg[m->nr_seg].vaddr = ph.p_vaddr;
-			m->nr_seg++;
-		}
-	}
-}
-
 struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 				     const struct pr_frame *f)
 {
 	const struct pr_dso *d = f->dso;
 	struct sym_module *m = pr__hashmap_get(&s->modules, (uintptr_t)d);
-	struct open_try t = { .s = s, .dso = d, .fd = -1 };
 	/* The mapping the frame was found in, as the unwinder hands it on:
 	 * its /proc/PID/map_files entry is the very file mapped. */
 	const struct pr_map map = { .start = f->map_start, .end = f->map_end,
 				    .pgoff = f->map_pgoff };
-	struct pr_dso_query q = { .dso = d, .pid = pid, .live = s->live, .dirs = &s->dirs,
-				  .map = f->map_end > f->map_start ? &map : NULL };
+	int fd = -1;
 
 	if (m)
 		return m;
@@ -247,23 +154,22 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 		free(m);
 		return NULL;
 	}
+	m->s = s;
 	m->dso = d;
 	m->origin = d->path;
-	if (!strcmp(d->path, "[vdso]")) {
-		if ((s->live || d->build_id_size) && (t.fd = vdso_fd(d)) >= 0)
-			snprintf(t.path, sizeof(t.path), "[vdso]");
-	} else if (d->path[0] == '/') {
-		pr__dso_find(&q, open_candidate, &t);
-	}
-	if (t.fd < 0) {
-		if (d->path[0] == '/' || !strcmp(d->path, "[vdso]")) {
-			s->stats.missing++;
-			pr__log(&s->lg, PR_LOG_INFO, "%s: not found; its frames keep their "
-				"addresses", d->path);
-		}
+	if (d->path[0] != '/' && strcmp(d->path, "[vdso]"))
+		return m;
+	/* The cache may give a live file the build-id it has: the DSO is the
+	 * model's, handed out const to the frames. */
+	m->elf = pr__elfcache_file(s->elves, (struct pr_dso *)d,
+				   f->map_end > f->map_start ? &map : NULL, pid, s->live, &s->lg);
+	if (!m->elf || (fd = pr__elf_fd(m->elf)) < 0) {
+		s->stats.missing++;
+		pr__log(&s->lg, PR_LOG_INFO, "%s: not found; its frames keep their addresses",
+			d->path);
 		return m;
 	}
-	m->path = strdup(t.path);
+	m->path = strdup(m->elf->path);
 	m->dwfl = dwfl_begin(&s->callbacks);
 	if (m->dwfl) {
 		/* At its link-time addresses (bias 0), whatever the process:
@@ -273,25 +179,24 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 		 * -buildmode=pie at 0x400000, lld's --image-base, prelinked
 		 * libraries) would be moved down by that much, and none of
 		 * its link-time addresses (offset_to_vaddr()) would be in it. */
-		m->mod = dwfl_report_elf(m->dwfl, d->path, t.path, t.fd, 0, true);
+		m->mod = dwfl_report_elf(m->dwfl, d->path, m->elf->path, fd, 0, true);
 		dwfl_report_end(m->dwfl, NULL, NULL);
 		if (m->mod) {
 			void **ud = NULL;
 
 			dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 			if (ud)
-				*ud = s;
+				*ud = m;
 		}
 	} else {
-		close(t.fd);
+		close(fd);
 	}
 	if (!m->mod) {
-		pr__log(&s->lg, PR_LOG_INFO, "%s: %s; its frames keep their addresses", t.path,
-			m->dwfl ? dwfl_errmsg(-1) : "out of memory");
+		pr__log(&s->lg, PR_LOG_INFO, "%s: %s; its frames keep their addresses",
+			m->elf->path, m->dwfl ? dwfl_errmsg(-1) : "out of memory");
 		return m;
 	}
 	s->stats.files++;
-	read_segments(m);
 	read_symbols(s, m, &s->arena);
 	return m;
 }
@@ -315,9 +220,11 @@ void pr__sym_module_free(struct sym_module *m)
 /* A file offset as a link-time address, through the segment holding it. */
 static bool offset_to_vaddr(const struct sym_module *m, uint64_t off, uint64_t *vaddr)
 {
-	for (size_t i = 0; i < m->nr_seg; i++)
-		if (off >= m->seg[i].offset && off - m->seg[i].offset < m->seg[i].filesz) {
-			*vaddr = off - m->seg[i].offset + m->seg[i].vaddr;
+	const struct pr_elf_segment *seg = m->elf->seg;
+
+	for (size_t i = 0; i < m->elf->nr_seg; i++)
+		if (off >= seg[i].offset && off - seg[i].offset < seg[i].filesz) {
+			*vaddr = off - seg[i].offset + seg[i].vaddr;
 			return true;
 		}
 	return false;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libFuzzer target for what the unwinder reads from ELF files: any bytes
- * are parsed as a mapped file (segments, sections, .eh_frame_hdr, build-id,
- * debuglink); .eh_frame is indexed when there is no header; .debug_frame is
+ * are parsed as a mapped file by the model's ELF reader (segments,
+ * sections, .eh_frame_hdr, build-id, debuglink); .eh_frame is indexed when there is no header; .debug_frame is
  * converted; the images libunwind would read are built; and rows are
  * compiled for addresses across the file's code and at every FDE, so
  * AddressSanitizer sees every read the parsers let through.  See
@@ -26,12 +26,12 @@ static void touch_rule(const struct uw_rule *r)
 
 static void rules_over(struct pr_unwinder *u, struct uw_elf *e)
 {
-	uint64_t span = e->text_hi - e->text_lo;
+	uint64_t span = e->img->text_hi - e->img->text_lo;
 	struct uw_rule r;
 
 	/* Across the code, and just outside it. */
 	for (uint64_t i = 0; i <= 64; i++) {
-		uint64_t addr = e->text_lo + (span / 64) * i;
+		uint64_t addr = e->img->text_lo + (span / 64) * i;
 
 		if (!uw_rule_find(u, e, addr, &r))
 			return;
@@ -42,7 +42,7 @@ static void rules_over(struct pr_unwinder *u, struct uw_elf *e)
 	}
 	/* At every FDE of a table we built, and one byte in. */
 	for (size_t i = 0; i < e->eh.nr && i < 4096; i++) {
-		uint64_t addr = e->text_lo + (uint64_t)(int64_t)e->eh.index[i].start;
+		uint64_t addr = e->img->text_lo + (uint64_t)(int64_t)e->eh.index[i].start;
 
 		if (!uw_rule_find(u, e, addr, &r) || !uw_rule_find(u, e, addr + 1, &r))
 			return;
@@ -66,6 +66,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct pr_model *model;
 	static struct pr_unwinder *u;
+	struct pr_elf *img;
 	struct uw_elf *e;
 
 	if (!model) {
@@ -74,11 +75,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!u)
 			abort();
 	}
-	e = uw_elf_from_memory(data, size, "fuzz", NULL);
-	if (!e)
+	img = pr__elf_from_memory(data, size, "fuzz", NULL);
+	if (!img)
 		return 0;
+	e = uw_elf_new(img, NULL);
+	if (!e) {
+		pr__elf_free(img);
+		return 0;
+	}
 	/* .debug_frame from the file itself only: no looking on disk. */
-	uw_cfi_load_debug_frame(e, e, NULL);
+	uw_cfi_load_debug_frame(e, img, NULL);
 	e->dbg_tried = true;
 	images_of(&e->eh);
 	images_of(&e->dbg);
@@ -86,9 +92,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (uint64_t off = 0; off < 4096; off += 8) {
 		uint64_t v;
 
-		if (!uw_elf_read(e, e->text_lo + off, off & 8, &v))
+		if (!pr__elf_read(img, img->text_lo + off, off & 8, &v))
 			sink += v;
 	}
 	uw_elf_free(e);
+	pr__elf_free(img);
 	return 0;
 }

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The one ELF and debug-file cache, for the unwinder and the symbolizer
+ * alike: each mapped file found (dsofind.c's rules), mapped, build-id
+ * checked and its headers read once (elf.c); its separate debug file found
+ * once, by one set of rules (elfcache.c).  One cache per model; it keeps
+ * no state of its users, who key their own by the struct pr_elf.
+ * Not thread-safe: it is used from the thread that applies records.
+ */
+#ifndef PR_ELFCACHE_H
+#define PR_ELFCACHE_H
+
+#include "model/model.h"
+#include "model/zsection.h"
+
+#define PR_ELF_MAX_SEGMENTS 16
+
+struct pr_elf_segment {
+	uint64_t vaddr, offset, filesz, memsz;
+	uint32_t flags;              /* PF_X, PF_W, PF_R */
+};
+
+/* Where a section's bytes are in the file; size 0: absent (or NOBITS). */
+struct pr_elf_section {
+	uint64_t offset, size, vaddr;
+	enum pr_zsection z;          /* compressed: as stored */
+};
+
+/* An ELF file mapped read-only whole: a mapped file, a debug file or the
+ * vDSO.  Every offset here has been checked against `size`. */
+struct pr_elf {
+	char *path;                  /* what was opened, for messages */
+	char *origin;                /* the path a process mapped it from */
+	const unsigned char *data;
+	size_t size;
+	bool owns_mapping;           /* munmap on free (else a malloc'd copy) */
+	uint64_t dev, ino;           /* 0, 0 for an image from memory */
+	/* Kept open when the file was found through a path of a process
+	 * (/proc/PID/...), which goes with it: see pr__elf_fd(). */
+	int fd;
+	bool is64;
+	uint16_t machine, type;      /* EM_*, ET_* */
+	struct pr_elf_segment seg[PR_ELF_MAX_SEGMENTS];
+	size_t nr_seg;
+	uint64_t text_lo, text_hi;   /* link-time range of executable code */
+	uint8_t build_id[PR_BUILD_ID_MAX];
+	size_t build_id_size;
+	char *debuglink;             /* .gnu_debuglink's name, or NULL */
+	uint32_t debuglink_crc;
+	/* .eh_frame_hdr is where PT_GNU_EH_FRAME says, else the section. */
+	struct pr_elf_section eh_frame, eh_frame_hdr, debug_frame;
+	bool has_debug_info;         /* DWARF: a .debug_info with bytes */
+	bool go;                     /* built by Go's linker */
+
+	bool debug_tried;            /* pr__elfcache_debug() looked already */
+	struct pr_elf *debug;        /* ... and found this */
+};
+
+/* ---- elf.c ---- */
+
+/* Map and read the ELF file open at `fd` (closed, unless `keep_fd`: then
+ * e->fd); an image in memory (copied).  NULL when it is not an ELF file
+ * (why: in the log at debug level). */
+struct pr_elf *pr__elf_open(int fd, const char *path, bool keep_fd, const struct pr_logger *lg);
+struct pr_elf *pr__elf_from_memory(const void *image, size_t size, const char *name,
+				   const struct pr_logger *lg);
+void pr__elf_free(struct pr_elf *e);
+/* Whether `e` has build-id `id` (any file does when `len` is 0). */
+bool pr__elf_is(const struct pr_elf *e, const uint8_t *id, size_t len);
+
+/* The load bias of `e` in a process where mapping `m` maps part of it:
+ * runtime address = link-time address + bias. */
+uint64_t pr__elf_bias(const struct pr_elf *e, const struct pr_map *m);
+/* Read 8 bytes at link-time address `vaddr` from the loaded contents:
+ * read-only segments, or also writable ones (as in the file, before any
+ * relocation).  0, or -1 when not file-backed. */
+int pr__elf_read(const struct pr_elf *e, uint64_t vaddr, bool writable, uint64_t *val);
+/* The file bytes of the loaded segment holding link-time address
+ * `vaddr`: their start (at link-time *seg_vaddr) and *size; or NULL. */
+const unsigned char *pr__elf_segment(const struct pr_elf *e, uint64_t vaddr, size_t *size,
+				     uint64_t *seg_vaddr);
+/* Section `s` of `e`, inflated when compressed, in *out (malloc'd: the
+ * caller frees it) and *size.  0 or -errno (why: in the log). */
+int pr__elf_section(const struct pr_elf *e, const struct pr_elf_section *s,
+		    unsigned char **out, size_t *size, const struct pr_logger *lg);
+/* A new descriptor of the file, the caller's to close: the one kept
+ * (handed over once), else the path opened again if it is still the same
+ * file, else the bytes copied into a memfd (the vDSO, a file whose
+ * process is gone).  -1 when none can be had. */
+int pr__elf_fd(struct pr_elf *e);
+
+/* ---- elfcache.c ---- */
+
+struct pr_elfcache;
+
+struct pr_elfcache *pr__elfcache_new(void);
+void pr__elfcache_free(struct pr_elfcache *c);
+/* Add directories to look in by build-id and for debug files (before
+ * /usr/lib/debug and ~/.debug, which are always there).  0 or -ENOMEM. */
+int pr__elfcache_add_dirs(struct pr_elfcache *c, const char *const *dirs, size_t nr);
+/* The directories, in search order. */
+const struct pr_dirs *pr__elfcache_dirs(const struct pr_elfcache *c);
+
+/*
+ * The file of `d`, as mapped by `m` (may be NULL) in process `pid`, found
+ * the first time it is asked for (through the process's /proc entries
+ * when `live`), by build-id when `d` has one: pr__dso_find()'s places,
+ * and the running kernel's vDSO.  The same file mapped under two names is
+ * opened once.  NULL when not found.  Valid as long as the cache.  A live file found without a
+ * build-id in `d` gives it its own (outputs that name files by build-id
+ * need it).
+ */
+struct pr_elf *pr__elfcache_file(struct pr_elfcache *c, struct pr_dso *d,
+				 const struct pr_map *m, uint32_t pid, bool live,
+				 const struct pr_logger *lg);
+/*
+ * The separate debug file of `e`, looked for once: by build-id in every
+ * directory (DIR/.build-id/xx/rest.debug); by .gnu_debuglink beside the
+ * file it was mapped from, in a .debug/ there, and under every directory
+ * at that path (/usr/lib/debug/usr/bin/prog.debug).  A candidate must
+ * have `e`'s build-id (or the link's CRC without one) and debug
+ * information (.debug_info or .debug_frame).  NULL when none.
+ */
+struct pr_elf *pr__elfcache_debug(struct pr_elfcache *c, struct pr_elf *e,
+				  const struct pr_logger *lg);
+
+/* The model's cache, made on first use; NULL when out of memory. */
+struct pr_elfcache *pr__model_elfcache(struct pr_model *m);
+
+#endif /* PR_ELFCACHE_H */
