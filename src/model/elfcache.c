@@ -26,6 +26,7 @@ struct pr_elfcache {
 	size_t nr_elves, cap_elves;
 	struct pr_elf *vdso;         /* the running kernel's, once read */
 	bool vdso_tried;
+	struct pr_debuginfod *debuginfod;
 };
 
 /* The mark for "looked, not found" in by_dso. */
@@ -55,6 +56,7 @@ void pr__elfcache_free(struct pr_elfcache *c)
 		free(c->user_dirs[i]);
 	free(c->user_dirs);
 	pr__dirs_free(&c->dirs);
+	pr__debuginfod_free(c->debuginfod);
 	free(c);
 }
 
@@ -255,13 +257,12 @@ static bool has_crc(const struct pr_elf *e, uint32_t want)
 	return (uint32_t)crc == want;
 }
 
-/* The debug file of `e` at `path`, if it is one: `e`'s build-id (or the
- * link's CRC), and debug information, which keeps the stripped file
- * itself from passing. */
-static struct pr_elf *try_debug_file(const struct pr_elf *e, const char *path,
-				     const struct pr_logger *lg)
+/* The file open at `fd` (closed), if it is the debug file of `e`: `e`'s
+ * build-id (or the link's CRC), and debug information, which keeps the
+ * stripped file itself from passing. */
+static struct pr_elf *debug_file_at(const struct pr_elf *e, int fd, const char *path,
+				    const struct pr_logger *lg)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct pr_elf *dbg;
 
 	if (fd < 0 || !(dbg = pr__elf_open(fd, path, false, lg)))
@@ -279,8 +280,25 @@ static struct pr_elf *try_debug_file(const struct pr_elf *e, const char *path,
 	return NULL;
 }
 
+static struct pr_elf *try_debug_file(const struct pr_elf *e, const char *path,
+				     const struct pr_logger *lg)
+{
+	return debug_file_at(e, open(path, O_RDONLY | O_CLOEXEC), path, lg);
+}
+
+static struct pr_elf *fetch_debug_file(struct pr_elfcache *c, const struct pr_elf *e,
+				       const struct pr_logger *lg)
+{
+	char *path = NULL;
+	int fd = pr__debuginfod_find(&c->debuginfod, e->build_id, e->build_id_size, &path, lg);
+	struct pr_elf *dbg = debug_file_at(e, fd, path ? path : "(debuginfod)", lg);
+
+	free(path);
+	return dbg;
+}
+
 /* Where gdb, perf and libdwfl look (elfcache.h), first found first. */
-static struct pr_elf *find_debug(const struct pr_elfcache *c, const struct pr_elf *e,
+static struct pr_elf *find_debug(struct pr_elfcache *c, const struct pr_elf *e,
 				 const struct pr_logger *lg)
 {
 	/* .gnu_debuglink is relative to where the process mapped the file
@@ -297,17 +315,18 @@ static struct pr_elf *find_debug(const struct pr_elfcache *c, const struct pr_el
 					 c->dirs.v[i], hex, hex + 2))
 				dbg = try_debug_file(e, path, lg);
 	}
-	if (dbg || !e->debuglink || !slash ||
-	    !pr__path_fmt(dir, sizeof(dir), "%.*s", (int)(slash - from), from))
-		return dbg;
-	if (pr__path_fmt(path, sizeof(path), "%s/%s", dir, e->debuglink))
-		dbg = try_debug_file(e, path, lg);
-	if (!dbg && pr__path_fmt(path, sizeof(path), "%s/.debug/%s", dir, e->debuglink))
-		dbg = try_debug_file(e, path, lg);
-	for (size_t i = 0; !dbg && i < c->dirs.nr; i++)
-		if (pr__path_fmt(path, sizeof(path), "%s%s/%s", c->dirs.v[i], dir, e->debuglink))
+	if (!dbg && e->debuglink && slash &&
+	    pr__path_fmt(dir, sizeof(dir), "%.*s", (int)(slash - from), from)) {
+		if (pr__path_fmt(path, sizeof(path), "%s/%s", dir, e->debuglink))
 			dbg = try_debug_file(e, path, lg);
-	return dbg;
+		if (!dbg && pr__path_fmt(path, sizeof(path), "%s/.debug/%s", dir, e->debuglink))
+			dbg = try_debug_file(e, path, lg);
+		for (size_t i = 0; !dbg && i < c->dirs.nr; i++)
+			if (pr__path_fmt(path, sizeof(path), "%s%s/%s", c->dirs.v[i], dir,
+					 e->debuglink))
+				dbg = try_debug_file(e, path, lg);
+	}
+	return dbg ? dbg : fetch_debug_file(c, e, lg);
 }
 
 struct pr_elf *pr__elfcache_debug(struct pr_elfcache *c, struct pr_elf *e,

@@ -117,12 +117,25 @@ struct pr_elf *pr__elfcache_file(struct pr_elfcache *c, struct pr_dso *d,
  * The separate debug file of `e`, looked for once: by build-id in every
  * directory (DIR/.build-id/xx/rest.debug); by .gnu_debuglink beside the
  * file it was mapped from, in a .debug/ there, and under every directory
- * at that path (/usr/lib/debug/usr/bin/prog.debug).  A candidate must
- * have `e`'s build-id (or the link's CRC without one) and debug
- * information (.debug_info or .debug_frame).  NULL when none.
+ * at that path (/usr/lib/debug/usr/bin/prog.debug); then by build-id
+ * from debuginfod (debuginfod.c).  A candidate must have `e`'s build-id
+ * (or the link's CRC without one) and debug information (.debug_info or
+ * .debug_frame).  NULL when none.
  */
 struct pr_elf *pr__elfcache_debug(struct pr_elfcache *c, struct pr_elf *e,
 				  const struct pr_logger *lg);
+
+/* ---- debuginfod.c ---- */
+
+struct pr_debuginfod;
+
+/* A descriptor (the caller's) of the debug file with build-id `id`
+ * fetched from the servers DEBUGINFOD_URLS names, its path in *path
+ * (malloc'd); -1 when there are no servers, no libdebuginfod, or no such
+ * file.  *d is the client, made on first use. */
+int pr__debuginfod_find(struct pr_debuginfod **d, const uint8_t *id, size_t len,
+			char **path, const struct pr_logger *lg);
+void pr__debuginfod_free(struct pr_debuginfod *d);
 
 /* The model's cache, made on first use; NULL when out of memory. */
 struct pr_elfcache *pr__model_elfcache(struct pr_model *m);

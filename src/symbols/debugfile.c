@@ -1,15 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Separate debug files, for libdwfl's find_debuginfo callback: the one the
- * model's ELF cache found on this machine (the same the unwinder takes
- * .debug_frame from), else fetched from debuginfod when DEBUGINFOD_URLS
- * names servers, and kept inflated in the cache directory when their
- * sections are compressed (without one, inflated in memory when
+ * model's ELF cache found, here or from debuginfod (the same file the
+ * unwinder takes .debug_frame from), kept inflated in the cache directory
+ * when its sections are compressed (without one, inflated in memory when
  * compressed with zstd, which libdw 0.188 cannot read).
- *
- * dwfl_standard_find_debuginfo() is asked only when there are servers:
- * it loads libdebuginfod (and libcurl, GnuTLS, Kerberos...: 6 ms a run)
- * the first time a file has no debug file, servers or not.
  */
 #include <elfutils/libdwelf.h>
 #include <errno.h>
@@ -33,13 +28,6 @@ static bool has_build_id(int fd, const void *want, size_t len)
 	size_t n = 0;
 
 	return !pr__build_id_fd(fd, id, &n) && n == len && !memcmp(id, want, len);
-}
-
-static bool debuginfod_servers(void)
-{
-	const char *urls = getenv("DEBUGINFOD_URLS");
-
-	return urls && urls[strspn(urls, " \t")];
 }
 
 /*
@@ -161,7 +149,12 @@ int pr__sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
 	char hexid[2 * PR_BUILD_ID_MAX + 1], cached[4096] = "";
 	int fd;
 
+	(void)mod;
+	(void)modname;
+	(void)base;
 	(void)file_name;
+	(void)debuglink_file;
+	(void)debuglink_crc;
 	if (!s || !m->elf)
 		return -1;
 	if (m->elf->build_id_size && s->cache_dir) {
@@ -179,17 +172,9 @@ int pr__sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
 	}
 	dbg = pr__elfcache_debug(s->elves, m->elf, &s->lg);
 	/* A debug file with only .debug_frame names nothing. */
-	if (dbg && dbg->has_debug_info && (fd = pr__elf_fd(dbg)) >= 0) {
-		*debuginfo_file_name = strdup(dbg->path);
-	} else if (debuginfod_servers()) {
-		fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, modname,
-						  debuglink_file, debuglink_crc,
-						  debuginfo_file_name);
-		if (fd < 0)
-			return fd;
-	} else {
+	if (!dbg || !dbg->has_debug_info || (fd = pr__elf_fd(dbg)) < 0)
 		return -1;
-	}
+	*debuginfo_file_name = strdup(dbg->path);
 	if (cached[0])
 		return keep_inflated(s, fd, cached, debuginfo_file_name);
 	return zstd_inflated(s, fd, *debuginfo_file_name);

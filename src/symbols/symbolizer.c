@@ -139,9 +139,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 					const struct pr_symbolizer_opts *opts)
 {
 	size_t extra = PR_OPTS_HAS(opts, nr_debug_dirs) ? opts->nr_debug_dirs : 0;
-	const struct pr_dirs *dirs;
 	struct pr_symbolizer *s;
-	size_t len;
 
 	if (!model || !PR_OPTS_VALID(opts) || (extra && !opts->debug_dirs)) {
 		errno = EINVAL;
@@ -169,24 +167,8 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->elves = pr__model_elfcache(model);
 	if (!s->elves || pr__elfcache_add_dirs(s->elves, opts ? opts->debug_dirs : NULL, extra))
 		goto fail;
-	dirs = pr__elfcache_dirs(s->elves);
-	/* For dwfl_standard_find_debuginfo(), asked when there are debuginfod
-	 * servers: its search by name (beside the file, its .debug/, under
-	 * /usr/lib/debug) and by build-id under each directory. */
-	len = sizeof("-:.debug");
-	for (size_t i = 0; i < dirs->nr; i++)
-		len += strlen(dirs->v[i]) + 1;
-	s->debuginfo_path = malloc(len);
-	if (!s->debuginfo_path)
-		goto fail;
-	strcpy(s->debuginfo_path, "-:.debug");
-	for (size_t i = 0; i < dirs->nr; i++) {
-		strcat(s->debuginfo_path, ":");
-		strcat(s->debuginfo_path, dirs->v[i]);
-	}
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = pr__sym_find_debuginfo;
-	s->callbacks.debuginfo_path = &s->debuginfo_path;
 	return s;
 fail:
 	pr_symbolizer_free(s);
@@ -209,7 +191,6 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
 	pr__hashmap_free(&s->files);
 	pr__sym_kernel_free(s);
 	pr__arena_free(&s->arena);
-	free(s->debuginfo_path);
 	free((char *)s->cache_dir);
 	free(s->kallsyms_path);
 	free(s);

@@ -97,7 +97,6 @@ struct pr_symbolizer {
 	struct pr_logger lg;
 	bool live, no_inline, no_demangle;
 	struct pr_elfcache *elves;   /* the model's ELF cache */
-	char *debuginfo_path;        /* for libdwfl: "-:.debug:/usr/lib/debug:..." */
 	Dwfl_Callbacks callbacks;
 
 	struct pr_arena arena;       /* results, names, lines */
@@ -145,8 +144,8 @@ void pr__sym_named(struct pr_symbolizer *s, struct pr_symbol *sym, const char *n
 
 /* debugfile.c */
 
-/* libdwfl's find_debuginfo callback: the ELF cache's debug file,
- * debuginfod, and the inflated-debug-file cache. */
+/* libdwfl's find_debuginfo callback: the ELF cache's debug file, and
+ * the inflated-debug-file cache. */
 int pr__sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
 			   Dwarf_Addr base, const char *file_name,
 			   const char *debuglink_file, GElf_Word debuglink_crc,
