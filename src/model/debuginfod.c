@@ -86,7 +86,7 @@ void pr__debuginfod_free(struct pr_debuginfod *d)
 		return;
 	if (d->client)
 		d->end(d->client);
-	if (d->lib)
-		dlclose(d->lib);
+	/* The library stays loaded, as libdwfl leaves it: libcurl's global
+	 * state, set up once per process, would be lost with it. */
 	free(d);
 }
