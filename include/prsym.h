@@ -78,7 +78,9 @@ struct pr_symbolizer_opts {
 	 * /proc/PID/root and re-read when an address misses. */
 	bool live;
 	/* Directories holding files and debug files by build-id, searched
-	 * before /usr/lib/debug and ~/.debug. */
+	 * before /usr/lib/debug and ~/.debug.  Files are found once per
+	 * model, for its unwinders and symbolizers alike, in the
+	 * directories any of them was given. */
 	const char *const *debug_dirs;
 	size_t nr_debug_dirs;
 	/* Symbols only: no DWARF, so no inlined functions and no source
@@ -106,7 +108,9 @@ struct pr_symbolizer_opts {
  * process mappings are not looked up there: each frame carries its own
  * (pr_frame).  NULL with errno set on failure.  The options' strings are
  * copied.  The caller owns the symbolizer and releases it with
- * pr_symbolizer_free().
+ * pr_symbolizer_free().  It opens files through the model's file
+ * cache, shared with the unwinders over the model: use them all from one
+ * thread.
  */
 PR_API struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 					       const struct pr_symbolizer_opts *opts);

@@ -106,7 +106,9 @@ struct pr_unwinder_opts {
 	bool live;
 	/* Directories to find files by build-id in, beside
 	 * /usr/lib/debug and perf's ~/.debug: each is searched as
-	 * DIR/.build-id/xx/rest and DIR/xx/rest. */
+	 * DIR/.build-id/xx/rest and DIR/xx/rest, and for separate debug
+	 * files.  Files are found once per model, for its unwinders and
+	 * symbolizers alike, in the directories any of them was given. */
 	const char *const *debug_dirs;
 	size_t nr_debug_dirs;
 	/* Do not follow frame pointers through code without unwind
@@ -125,7 +127,9 @@ struct pr_unwinder_opts {
  * An unwinder over `model`, which must outlive it and which the caller
  * keeps current (pr_model_apply()).  NULL with errno set on failure.  The
  * options' debug_dirs are copied.  The caller owns the unwinder and
- * releases it with pr_unwinder_free().
+ * releases it with pr_unwinder_free().  It opens files through the
+ * model's file cache, shared with the symbolizers over the model: use
+ * them all from one thread.
  */
 PR_API struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 					   const struct pr_unwinder_opts *opts);
