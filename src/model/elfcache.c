@@ -124,7 +124,6 @@ static uint64_t devino_key(uint64_t dev, uint64_t ino)
 struct try_arg {
 	struct pr_elfcache *c;
 	const struct pr_dso *dso;
-	bool live;
 	const struct pr_logger *lg;
 	struct pr_elf *found;
 };
@@ -208,7 +207,7 @@ static struct pr_elf *locate(struct pr_elfcache *c, const struct pr_dso *d,
 {
 	struct pr_dso_query q = { .dso = d, .map = m, .pid = pid, .live = live,
 				  .dirs = &c->dirs };
-	struct try_arg t = { c, d, live, lg, NULL };
+	struct try_arg t = { c, d, lg, NULL };
 	struct pr_elf *e;
 
 	if (!strcmp(d->path, "[vdso]")) {
