@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The perf.data tests' fixtures, shared by their files
+ * (perfdata-fixture.c): files written into a directory of the test's own,
+ * records built to write into them, and the log the reader leaves.
+ */
+#ifndef DS_TEST_PERFDATA_FIXTURE_H
+#define DS_TEST_PERFDATA_FIXTURE_H
+
+#include <check.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "records/records.h"
+#include "perfdata/perfdata.h"
+#include "capture/synth.h"
+
+/* No such process: the writer cannot read its /proc/PID/map_files and
+ * falls back to the mapped file's path. */
+#define GHOST_PID 0x7ffffff0u
+
+/* What keep_log() was handed, each message on a line; tests clear it. */
+extern char logtext[16384];
+void keep_log(enum pr_log_level level, const char *msg, void *ctx);
+
+/* The event every test file records: cpu-clock with a shared ring. */
+struct perf_event_attr test_attr(void);
+void put_sample(struct synth *s, uint32_t pid, uint64_t ip, uint64_t t);
+void put_mmap2_prot(struct synth *s, uint32_t pid, uint64_t addr, uint64_t len,
+		    const char *path, uint64_t t, uint32_t prot);
+void put_mmap2(struct synth *s, uint32_t pid, uint64_t addr, uint64_t len,
+	       const char *path, uint64_t t);
+void write_built(struct pr_writer *w, const struct synth *s, size_t from);
+
+/* The checked fixture's teardown: removes what the test wrote. */
+void remove_tmpdir(void);
+struct pr_writer *test_writer(const char *name, const char **path);
+const char *write_small_file(void);
+/* write_small_file()'s bytes, in a buffer the caller frees, and its
+ * header in *h. */
+unsigned char *small_copy(size_t *len, struct perfdata_header *h);
+
+/* A pr_file_consume() callback counting records into the int at `arg`. */
+int count_cb(const struct pr_record *rec, void *arg);
+
+/* The damaged-file tests (test-perfdata-damage.c). */
+void add_damage_tests(TCase *tc);
+
+#endif
