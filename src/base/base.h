@@ -18,6 +18,8 @@
 
 #define PR_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
+/* ---- opts.c ---- */
+
 /*
  * Options structs grow at the end; `sz` says how much of the struct the
  * caller knows.  A field beyond it takes its default, and bytes the caller
@@ -49,10 +51,6 @@ struct pr_logger {
 __attribute__((format(printf, 3, 4)))
 void pr__log(const struct pr_logger *lg, enum pr_log_level level,
 	     const char *fmt, ...);
-
-/* Read a small integer from a /proc/sys file; returns `fallback` when the
- * file is missing or unreadable. */
-long pr__read_sysctl(const char *path, long fallback);
 
 /* ---- hashmap.c ---- */
 
@@ -86,11 +84,16 @@ void *pr__arena_alloc(struct pr_arena *a, size_t n);
 const char *pr__arena_strdup(struct pr_arena *a, const char *s);
 void pr__arena_free(struct pr_arena *a);
 
+/* ---- util.c ---- */
+
 /* snprintf that says whether it fit. */
 __attribute__((format(printf, 3, 4)))
 bool pr__path_fmt(char *out, size_t size, const char *fmt, ...);
 /* `len` bytes as lowercase hex, NUL-terminated (2 * len + 1 bytes). */
 void pr__hex(char *out, const uint8_t *id, size_t len);
+/* Read a small integer from a /proc/sys file; returns `fallback` when the
+ * file is missing or unreadable. */
+long pr__read_sysctl(const char *path, long fallback);
 
 /* In an array of `nr` elements `size` bytes apart, sorted by the uint64_t
  * each starts with: how many have one at most `key` -- the index after the
@@ -112,7 +115,7 @@ static inline size_t pr__upper_bound(const void *base, size_t nr, size_t size, u
 	return lo;
 }
 
-/* A growable list of integers (CPUs, thread ids). */
+/* ---- intlist.c: a growable list of integers (CPUs, thread ids) ---- */
 struct pr_intlist {
 	int *v;
 	size_t n, cap;

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Diagnostics: the caller's log callback, error strings, sysctl reads. */
+/* Diagnostics: the caller's log callback and error strings. */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "base/base.h"
@@ -19,26 +18,6 @@ void pr__log(const struct pr_logger *lg, enum pr_log_level level,
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	lg->fn(level, msg, lg->ctx);
-}
-
-long pr__read_sysctl(const char *path, long fallback)
-{
-	char buf[64];
-	FILE *f = fopen(path, "re");
-	long v = fallback;
-
-	if (!f)
-		return fallback;
-	if (fgets(buf, sizeof(buf), f)) {
-		char *end;
-
-		errno = 0;
-		v = strtol(buf, &end, 10);
-		if (errno || end == buf)
-			v = fallback;
-	}
-	fclose(f);
-	return v;
 }
 
 const char *pr_strerror(int err, char *buf, size_t len)
@@ -64,34 +43,4 @@ const char *pr_strerror(int err, char *buf, size_t len)
 	}
 	}
 	return buf;
-}
-
-bool pr__opts_valid(const void *opts, size_t user_sz, size_t known_sz)
-{
-	const unsigned char *p = opts;
-
-	if (!opts)
-		return true;
-	if (user_sz < sizeof(size_t))
-		return false;
-	for (size_t i = known_sz; i < user_sz; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
-int pr__stats_copy(void *dst, const void *src, size_t known_sz)
-{
-	size_t sz;
-
-	if (!dst)
-		return -EINVAL;
-	memcpy(&sz, dst, sizeof(sz));
-	if (sz < sizeof(size_t))
-		return -EINVAL;
-	if (sz > known_sz)
-		sz = known_sz;
-	memcpy(dst, src, sz);
-	memcpy(dst, &sz, sizeof(sz));
-	return 0;
 }

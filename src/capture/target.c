@@ -17,35 +17,6 @@
 
 #include "capture/capture.h"
 
-int pr__intlist_add(struct pr_intlist *l, int x)
-{
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		int *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
-	l->v[l->n++] = x;
-	return 0;
-}
-
-bool pr__intlist_has(const struct pr_intlist *l, int x)
-{
-	for (size_t i = 0; i < l->n; i++)
-		if (l->v[i] == x)
-			return true;
-	return false;
-}
-
-void pr__intlist_free(struct pr_intlist *l)
-{
-	free(l->v);
-	memset(l, 0, sizeof(*l));
-}
-
 /* Highest CPU number a list may name (the kernel's NR_CPUS maximum). */
 #define MAX_CPU_NUMBER 8191
 

@@ -9,34 +9,11 @@
  * stop at the first they take.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/model.h"
-
-bool pr__path_fmt(char *out, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(out, size, fmt, ap);
-	va_end(ap);
-	return n >= 0 && (size_t)n < size;
-}
-
-void pr__hex(char *out, const uint8_t *id, size_t len)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = digits[id[i] >> 4];
-		out[2 * i + 1] = digits[id[i] & 15];
-	}
-	out[2 * len] = '\0';
-}
 
 int pr__debug_dirs(const char *const *extra, size_t nr_extra, struct pr_dirs *out)
 {

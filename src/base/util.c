@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Small helpers every stage uses: paths, hex, sysctl values. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/base.h"
+
+bool pr__path_fmt(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(out, size, fmt, ap);
+	va_end(ap);
+	return n >= 0 && (size_t)n < size;
+}
+
+void pr__hex(char *out, const uint8_t *id, size_t len)
+{
+	static const char digits[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		out[2 * i] = digits[id[i] >> 4];
+		out[2 * i + 1] = digits[id[i] & 15];
+	}
+	out[2 * len] = '\0';
+}
+
+long pr__read_sysctl(const char *path, long fallback)
+{
+	char buf[64];
+	FILE *f = fopen(path, "re");
+	long v = fallback;
+
+	if (!f)
+		return fallback;
+	if (fgets(buf, sizeof(buf), f)) {
+		char *end;
+
+		errno = 0;
+		v = strtol(buf, &end, 10);
+		if (errno || end == buf)
+			v = fallback;
+	}
+	fclose(f);
+	return v;
+}
