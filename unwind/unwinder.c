@@ -446,7 +446,7 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 					      uint64_t ip, bool leaf)
 {
 	uint64_t gen = c->proc->generation;
-	uint64_t h = ((ip + leaf) ^ gen * UINT64_C(0x9e3779b97f4a7c15)) * UINT64_C(0xff51afd7ed558ccd);
+	uint64_t h = pr__hash_mix(gen, ip + leaf);
 	struct uw_frame_info *fi = &u->frame_cache[h >> (64 - FRAME_CACHE_BITS)];
 	uint64_t addr = leaf ? ip : ip - 1, w0;
 	struct uw_elf *e;

@@ -52,6 +52,43 @@ __attribute__((format(printf, 3, 4)))
 void pr__log(const struct pr_logger *lg, enum pr_log_level level,
 	     const char *fmt, ...);
 
+/* ---- hashing: the one hash function ---- */
+
+/*
+ * FNV-1a, 64 bits, for bytes and strings: `h` is PR_HASH_INIT (the
+ * offset basis) or what an earlier call returned, so several pieces hash
+ * as one.  pr__hash_mix() folds a number into a hash (the boost
+ * hash_combine step with a 64-bit multiply after it), for keys made of
+ * several numbers.  Nothing persists a hash but the kernel-symbol cache's
+ * key, which only has to change when the kernel does; the flame graph's
+ * colours come from these too, so changing either changes them.
+ */
+#define PR_HASH_INIT UINT64_C(0xcbf29ce484222325)
+
+static inline uint64_t pr__hash_bytes(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+static inline uint64_t pr__hash_str(const char *s)
+{
+	uint64_t h = PR_HASH_INIT;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * UINT64_C(0x100000001b3);
+	return h;
+}
+
+static inline uint64_t pr__hash_mix(uint64_t h, uint64_t v)
+{
+	h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
+	return h * UINT64_C(0xff51afd7ed558ccd);
+}
+
 /* ---- hashmap.c ---- */
 
 struct pr_hashmap_slot {
@@ -59,15 +96,30 @@ struct pr_hashmap_slot {
 	void *value;      /* NULL: empty slot */
 };
 
-/* u64 -> non-NULL pointer.  Zero-initialised is empty. */
+/*
+ * u64 -> non-NULL pointer; a key may hold several values (added with
+ * pr__hashmap_add), as a table keyed by a hash holds colliding entries.
+ * Zero-initialised is empty.  A table of array indexes stores index + 1.
+ * Not thread-safe; a put, add or del ends any walk with _next.
+ */
 struct pr_hashmap {
-	struct pr_hashmap_slot *slots;
+	struct pr_hashmap_slot *slots;   /* cap of them, a power of two */
 	size_t cap, n;
 };
 
+/* The first value under `key`, or NULL. */
 void *pr__hashmap_get(const struct pr_hashmap *m, uint64_t key);
+/* The values under `key` one by one: *it is 0 for the first; NULL when
+ * there are no more. */
+void *pr__hashmap_next(const struct pr_hashmap *m, uint64_t key, size_t *it);
+/* Set the (first) value under `key`.  0 or -ENOMEM. */
 int pr__hashmap_put(struct pr_hashmap *m, uint64_t key, void *value);
-/* Remove `key`; returns its value or NULL. */
+/* One more value under `key`, beside any there.  0 or -ENOMEM. */
+int pr__hashmap_add(struct pr_hashmap *m, uint64_t key, void *value);
+/* Room for `more` entries, so that that many puts or adds cannot fail.
+ * 0 or -ENOMEM. */
+int pr__hashmap_reserve(struct pr_hashmap *m, size_t more);
+/* Remove the (first) value under `key`; returns it or NULL. */
 void *pr__hashmap_del(struct pr_hashmap *m, uint64_t key);
 void pr__hashmap_free(struct pr_hashmap *m);
 

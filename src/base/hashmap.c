@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * A map from u64 keys to pointers: open addressing with linear probing,
- * kept at most half full.  Enough for pids and DSO keys; deletion uses
- * backward shifting, so there are no tombstones to accumulate.
+ * The one hash table: u64 keys to non-NULL pointers, open addressing with
+ * linear probing, kept at most half full.  A key may hold several values
+ * (pr__hashmap_add), so a table keyed by a hash of something larger keeps
+ * colliding entries side by side and the caller tells them apart.
+ * Deletion shifts later members of a probe run back, so there are no
+ * tombstones to accumulate.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,16 +14,31 @@
 
 static size_t slot_of(uint64_t key, size_t mask)
 {
-	/* Fibonacci hashing spreads sequential pids. */
-	return (size_t)((key * UINT64_C(0x9e3779b97f4a7c15)) >> 17) & mask;
+	/* Spread sequential pids and addresses over the table. */
+	return (size_t)(pr__hash_mix(0, key) >> 32) & mask;
 }
 
-static int grow(struct pr_hashmap *m)
+/* Where `key` goes: the first empty slot of its probe run. */
+static void insert(struct pr_hashmap *m, uint64_t key, void *value)
 {
-	size_t cap = m->cap ? m->cap * 2 : 64;
-	struct pr_hashmap_slot *old = m->slots;
-	size_t old_cap = m->cap;
+	size_t i;
 
+	for (i = slot_of(key, m->cap - 1); m->slots[i].value; i = (i + 1) & (m->cap - 1))
+		;
+	m->slots[i].key = key;
+	m->slots[i].value = value;
+	m->n++;
+}
+
+int pr__hashmap_reserve(struct pr_hashmap *m, size_t more)
+{
+	struct pr_hashmap_slot *old = m->slots;
+	size_t old_cap = m->cap, cap = m->cap ? m->cap : 64;
+
+	while ((m->n + more) * 2 > cap)
+		cap *= 2;
+	if (cap == m->cap)
+		return 0;
 	m->slots = calloc(cap, sizeof(*m->slots));
 	if (!m->slots) {
 		m->slots = old;
@@ -30,39 +48,55 @@ static int grow(struct pr_hashmap *m)
 	m->n = 0;
 	for (size_t i = 0; i < old_cap; i++)
 		if (old[i].value)
-			pr__hashmap_put(m, old[i].key, old[i].value);
+			insert(m, old[i].key, old[i].value);
 	free(old);
 	return 0;
 }
 
-void *pr__hashmap_get(const struct pr_hashmap *m, uint64_t key)
+void *pr__hashmap_next(const struct pr_hashmap *m, uint64_t key, size_t *it)
 {
+	size_t mask = m->cap - 1, i;
+
 	if (!m->cap)
 		return NULL;
-	for (size_t i = slot_of(key, m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (!m->slots[i].value)
-			return NULL;
-		if (m->slots[i].key == key)
+	/* *it is 0 before the first call, then the slot to look at next + 1. */
+	for (i = *it ? *it - 1 : slot_of(key, mask); m->slots[i].value; i = (i + 1) & mask) {
+		if (m->slots[i].key == key) {
+			*it = ((i + 1) & mask) + 1;
 			return m->slots[i].value;
+		}
 	}
+	*it = i + 1;
+	return NULL;
+}
+
+void *pr__hashmap_get(const struct pr_hashmap *m, uint64_t key)
+{
+	size_t it = 0;
+
+	return pr__hashmap_next(m, key, &it);
 }
 
 int pr__hashmap_put(struct pr_hashmap *m, uint64_t key, void *value)
 {
-	size_t i;
-
-	if ((m->n + 1) * 2 > m->cap && grow(m))
+	if (pr__hashmap_reserve(m, 1))
 		return -ENOMEM;
-	for (i = slot_of(key, m->cap - 1); m->slots[i].value;
+	for (size_t i = slot_of(key, m->cap - 1); m->slots[i].value;
 	     i = (i + 1) & (m->cap - 1)) {
 		if (m->slots[i].key == key) {
 			m->slots[i].value = value;
 			return 0;
 		}
 	}
-	m->slots[i].key = key;
-	m->slots[i].value = value;
-	m->n++;
+	insert(m, key, value);
+	return 0;
+}
+
+int pr__hashmap_add(struct pr_hashmap *m, uint64_t key, void *value)
+{
+	if (pr__hashmap_reserve(m, 1))
+		return -ENOMEM;
+	insert(m, key, value);
 	return 0;
 }
 
@@ -78,7 +112,8 @@ void *pr__hashmap_del(struct pr_hashmap *m, uint64_t key)
 		if (!m->slots[i].value)
 			return NULL;
 	value = m->slots[i].value;
-	/* Shift later members of the probe run back into the hole. */
+	/* Shift later members of the probe run back into the hole: one whose
+	 * home is cyclically outside (i, j] would no longer be found past it. */
 	for (j = (i + 1) & mask; m->slots[j].value; j = (j + 1) & mask) {
 		size_t home = slot_of(m->slots[j].key, mask);
 

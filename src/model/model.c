@@ -27,7 +27,7 @@ struct pr_model {
 	struct pr_hashmap dso_index;  /* dso_key() -> struct pr_dso (chained) */
 	struct pr_dso **dsos;
 	size_t nr_dsos, cap_dsos;
-	struct pr_hashmap hints;      /* hash_str(path) -> build-id hint (chained) */
+	struct pr_hashmap hints;      /* pr__hash_str(path) -> build-id hint (chained) */
 	uint64_t generation;
 	uint32_t serial;              /* the last struct pr_proc's */
 	/* The kernel's text as recorded: the symbol perf relocates by
@@ -51,22 +51,9 @@ static void new_serial(struct pr_model *m, struct pr_proc *p)
 	p->serial = m->serial;
 }
 
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = UINT64_C(1469598103934665603);
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-	return h;
-}
-
 static uint64_t dso_key(const char *path, uint32_t maj, uint32_t min, uint64_t ino)
 {
-	uint64_t k = hash_str(path);
-
-	k ^= ino * UINT64_C(0x9e3779b97f4a7c15);
-	k ^= ((uint64_t)maj << 32 | min) * UINT64_C(0xc2b2ae3d27d4eb4f);
-	return k ? k : 1;
+	return pr__hash_mix(pr__hash_mix(pr__hash_str(path), ino), (uint64_t)maj << 32 | min);
 }
 
 #define KERNEL_MAP "[kernel.kallsyms]"
@@ -128,7 +115,7 @@ void pr__model_free(struct pr_model *m)
 static const struct pr_build_id_hint *find_hint(const struct pr_model *m,
 						 const char *path)
 {
-	const struct pr_build_id_hint *h = pr__hashmap_get(&m->hints, hash_str(path) | 1);
+	const struct pr_build_id_hint *h = pr__hashmap_get(&m->hints, pr__hash_str(path));
 
 	for (; h; h = h->next_same_key)
 		if (!strcmp(h->path, path))
@@ -172,7 +159,7 @@ int pr_model_set_build_id(struct pr_model *m, const char *path, const uint8_t *i
 		return -EINVAL;
 	if (find_hint(m, path))
 		return 0;
-	key = hash_str(path) | 1;
+	key = pr__hash_str(path);
 	h = calloc(1, sizeof(*h));
 	if (!h || !(h->path = strdup(path))) {
 		free(h);

@@ -17,27 +17,7 @@
 
 uint64_t prof__tree_hash(uint32_t parent, const char *s)
 {
-	return prof__mix(prof__hash_str(s), parent);
-}
-
-static int tree_grow_slots(struct prof_tree *t)
-{
-	uint32_t cap = t->mask ? (t->mask + 1) * 2 : 1024;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < t->nr; i++) {
-		uint32_t j = (uint32_t)t->nodes[i].hash & (cap - 1);
-
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->mask = cap - 1;
-	return 0;
+	return pr__hash_mix(pr__hash_str(s), parent);
 }
 
 /* The child of `parent` called `label`, made if new: its index, or
@@ -48,15 +28,16 @@ static uint32_t tree_child(struct prof_tree *t, uint32_t parent, const char *lab
 {
 	uint64_t h = prof__tree_hash(parent, label);
 	struct prof_tree_node *n;
-	uint32_t i;
+	size_t it = 0;
+	void *v;
 
-	if ((t->nr + 1 > (t->mask + 1) / 2 || !t->mask) && tree_grow_slots(t))
-		return PROF_NONE;
-	for (i = (uint32_t)h & t->mask; t->slots[i]; i = (i + 1) & t->mask) {
-		n = &t->nodes[t->slots[i] - 1];
-		if (n->hash == h && n->parent == parent && !strcmp(n->label, label))
-			return t->slots[i] - 1;
+	while ((v = pr__hashmap_next(&t->index, h, &it))) {
+		n = &t->nodes[(uintptr_t)v - 1];
+		if (n->parent == parent && !strcmp(n->label, label))
+			return (uint32_t)((uintptr_t)v - 1);
 	}
+	if (pr__hashmap_reserve(&t->index, 1))
+		return PROF_NONE;
 	if (t->nr == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 1024;
 
@@ -66,17 +47,17 @@ static uint32_t tree_child(struct prof_tree *t, uint32_t parent, const char *lab
 		t->cap = cap;
 	}
 	n = &t->nodes[t->nr];
-	*n = (struct prof_tree_node){ .hash = h, .parent = parent, .kind = (uint8_t)kind };
+	*n = (struct prof_tree_node){ .parent = parent, .kind = (uint8_t)kind };
 	if (!(n->label = pr__arena_strdup(&t->arena, label)))
 		return PROF_NONE;
-	t->slots[i] = ++t->nr;
-	return t->nr - 1;
+	pr__hashmap_add(&t->index, h, (void *)((uintptr_t)t->nr + 1));
+	return t->nr++;
 }
 
 void prof__tree_free(struct prof_tree *t)
 {
 	free(t->nodes);
-	free(t->slots);
+	pr__hashmap_free(&t->index);
 	pr__arena_free(&t->arena);
 }
 

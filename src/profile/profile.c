@@ -14,16 +14,10 @@
 
 #include "profile/profile.h"
 
-/* Open-addressing tables of indexes (+1, 0 empty), keyed by 64-bit hashes
- * whose collisions are told apart by comparing the entries. */
-struct prof_table {
-	uint32_t *slots;
-	uint64_t *hashes;
-	uint32_t mask, n;
-};
-
 struct prof_index {
-	struct prof_table mappings, functions, locations, threads, stacks, addr_table;
+	/* Each a 64-bit hash of an entry -> its index + 1; entries whose
+	 * hashes collide are told apart by comparing them. */
+	struct pr_hashmap mappings, functions, locations, threads, stacks, addr_table;
 	/* Every address seen: what names it (location_of()), the address,
 	 * for JIT code the name its perf map gave, and its location.
 	 * Addresses with the same function, inlined chain and line share a
@@ -35,69 +29,24 @@ struct prof_index {
 	size_t cap_scratch;
 };
 
-static int table_grow(struct prof_table *t)
-{
-	uint32_t cap = t->mask ? (t->mask + 1) * 2 : 256;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-	uint64_t *hashes = calloc(cap, sizeof(*hashes));
-
-	if (!slots || !hashes) {
-		free(slots);
-		free(hashes);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; t->mask && i <= t->mask; i++) {
-		uint32_t j;
-
-		if (!t->slots[i])
-			continue;
-		for (j = (uint32_t)t->hashes[i] & (cap - 1); slots[j]; j = (j + 1) & (cap - 1))
-			;
-		slots[j] = t->slots[i];
-		hashes[j] = t->hashes[i];
-	}
-	free(t->slots);
-	free(t->hashes);
-	t->slots = slots;
-	t->hashes = hashes;
-	t->mask = cap - 1;
-	return 0;
-}
-
-/* Find the entry with hash `h` that `eq` accepts: its index, or
- * PROF_NONE with *slot where to insert it. */
-static uint32_t table_find(const struct prof_table *t, uint64_t h,
+/* The entry with hash `h` that `eq` accepts: its index, or PROF_NONE. */
+static uint32_t table_find(const struct pr_hashmap *t, uint64_t h,
 			   bool (*eq)(const struct pr_profile *, uint32_t, const void *),
-			   const struct pr_profile *p, const void *key, uint32_t *slot)
+			   const struct pr_profile *p, const void *key)
 {
-	uint32_t i;
+	size_t it = 0;
+	void *v;
 
-	for (i = (uint32_t)h & t->mask; t->slots[i]; i = (i + 1) & t->mask)
-		if (t->hashes[i] == h && eq(p, t->slots[i] - 1, key))
-			return t->slots[i] - 1;
-	*slot = i;
+	while ((v = pr__hashmap_next(t, h, &it)))
+		if (eq(p, (uint32_t)((uintptr_t)v - 1), key))
+			return (uint32_t)((uintptr_t)v - 1);
 	return PROF_NONE;
 }
 
-/* Make room for one more entry before a find whose slot is used. */
-static int table_reserve(struct prof_table *t)
+/* Index entry `idx` under `h`: cannot fail after pr__hashmap_reserve(t, 1). */
+static void table_set(struct pr_hashmap *t, uint64_t h, uint32_t idx)
 {
-	if (t->n + 1 > (t->mask + 1) / 2 || !t->mask)
-		return table_grow(t);
-	return 0;
-}
-
-static void table_set(struct prof_table *t, uint32_t slot, uint64_t h, uint32_t idx)
-{
-	t->slots[slot] = idx + 1;
-	t->hashes[slot] = h;
-	t->n++;
-}
-
-static void table_free(struct prof_table *t)
-{
-	free(t->slots);
-	free(t->hashes);
+	pr__hashmap_add(t, h, (void *)((uintptr_t)idx + 1));
 }
 
 /* Grow array `*arr` of `*cap` elements of `size` to hold `need`. */
@@ -122,44 +71,26 @@ static int reserve(void **arr, size_t size, size_t *cap, size_t need)
 
 /* ---- strings ---- */
 
-static int strings_grow(struct prof_strings *ss)
-{
-	uint32_t cap = ss->mask ? (ss->mask + 1) * 2 : 1024;
-	uint32_t *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (uint32_t i = 0; i < ss->nr; i++) {
-		uint32_t j = (uint32_t)prof__hash_str(ss->s[i]) & (cap - 1);
-
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = i + 1;
-	}
-	free(ss->slots);
-	ss->slots = slots;
-	ss->mask = cap - 1;
-	return 0;
-}
-
 /* The index of string `s` (NULL is ""), or PROF_NONE out of memory. */
 static uint32_t intern(struct prof_strings *ss, const char *s)
 {
-	uint32_t i;
 	const char *copy;
+	uint64_t h;
+	size_t it = 0;
+	void *v;
 
 	if (!s)
 		s = "";
-	if ((ss->nr + 1 > (ss->mask + 1) / 2 || !ss->mask) && strings_grow(ss))
-		return PROF_NONE;
-	for (i = (uint32_t)prof__hash_str(s) & ss->mask; ss->slots[i]; i = (i + 1) & ss->mask)
-		if (!strcmp(ss->s[ss->slots[i] - 1], s))
-			return ss->slots[i] - 1;
-	if (RESERVE(ss->s, ss->cap, ss->nr + 1) || !(copy = pr__arena_strdup(&ss->arena, s)))
+	h = pr__hash_str(s);
+	while ((v = pr__hashmap_next(&ss->index, h, &it)))
+		if (!strcmp(ss->s[(uintptr_t)v - 1], s))
+			return (uint32_t)((uintptr_t)v - 1);
+	if (pr__hashmap_reserve(&ss->index, 1) || RESERVE(ss->s, ss->cap, ss->nr + 1) ||
+	    !(copy = pr__arena_strdup(&ss->arena, s)))
 		return PROF_NONE;
 	ss->s[ss->nr] = copy;
-	ss->slots[i] = ++ss->nr;
-	return ss->nr - 1;
+	pr__hashmap_add(&ss->index, h, (void *)((uintptr_t)ss->nr + 1));
+	return ss->nr++;
 }
 
 /* ---- the profile ---- */
@@ -190,12 +121,12 @@ void pr_profile_free(struct pr_profile *p)
 	if (!p)
 		return;
 	if (p->index) {
-		table_free(&p->index->stacks);
-		table_free(&p->index->addr_table);
-		table_free(&p->index->threads);
-		table_free(&p->index->locations);
-		table_free(&p->index->functions);
-		table_free(&p->index->mappings);
+		pr__hashmap_free(&p->index->stacks);
+		pr__hashmap_free(&p->index->addr_table);
+		pr__hashmap_free(&p->index->threads);
+		pr__hashmap_free(&p->index->locations);
+		pr__hashmap_free(&p->index->functions);
+		pr__hashmap_free(&p->index->mappings);
 		free(p->index->addrs);
 		free(p->index->scratch);
 		free(p->index);
@@ -208,7 +139,7 @@ void pr_profile_free(struct pr_profile *p)
 	free(p->lines);
 	free(p->functions);
 	free(p->mappings);
-	free(p->strings.slots);
+	pr__hashmap_free(&p->strings.index);
 	free(p->strings.s);
 	pr__arena_free(&p->strings.arena);
 	free(p);
@@ -265,28 +196,28 @@ static bool mapping_eq(const struct pr_profile *p, uint32_t idx, const void *key
 static uint32_t mapping_of(struct pr_profile *p, const struct pr_symbol *sym,
 			   const struct pr_frame *f)
 {
-	struct prof_table *t = &p->index->mappings;
+	struct pr_hashmap *t = &p->index->mappings;
 	struct prof_mapping key = {
 		.start = f->map_start, .limit = f->map_end, .offset = f->map_pgoff,
 		.kernel = f->flags & PR_FRAME_KERNEL, .sampled = f->map_end <= f->map_start,
 	};
-	uint32_t idx, slot;
+	uint32_t idx;
 	uint64_t h;
 
 	if (!sym->module)
 		return PROF_NONE;
 	key.name = intern(&p->strings, sym->module);
-	if (key.name == PROF_NONE || table_reserve(t))
+	if (key.name == PROF_NONE || pr__hashmap_reserve(t, 1))
 		return PROF_NONE;
 	if (key.sampled) {
 		key.start = f->ip;
 		key.limit = f->ip + 1;
 		key.offset = f->dso_ip;
 	}
-	h = prof__mix(prof__mix(key.name, key.kernel), key.sampled);
+	h = pr__hash_mix(pr__hash_mix(key.name, key.kernel), key.sampled);
 	if (!key.sampled)
-		h = prof__mix(prof__mix(prof__mix(h, key.start), key.limit), key.offset);
-	idx = table_find(t, h, mapping_eq, p, &key, &slot);
+		h = pr__hash_mix(pr__hash_mix(pr__hash_mix(h, key.start), key.limit), key.offset);
+	idx = table_find(t, h, mapping_eq, p, &key);
 	if (idx != PROF_NONE) {
 		struct prof_mapping *m = &p->mappings[idx];
 
@@ -314,7 +245,7 @@ static uint32_t mapping_of(struct pr_profile *p, const struct pr_symbol *sym,
 	}
 	idx = p->nr_mappings++;
 	p->mappings[idx] = key;
-	table_set(t, slot, h, idx);
+	table_set(t, h, idx);
 	return idx;
 }
 
@@ -327,25 +258,25 @@ static bool function_eq(const struct pr_profile *p, uint32_t idx, const void *ke
 
 static uint32_t function_of(struct pr_profile *p, const char *name, const char *file)
 {
-	struct prof_table *t = &p->index->functions;
+	struct pr_hashmap *t = &p->index->functions;
 	struct prof_function key = {
 		.name = intern(&p->strings, name),
 		.file = intern(&p->strings, file),
 	};
-	uint32_t idx, slot;
+	uint32_t idx;
 	uint64_t h;
 
-	if (key.name == PROF_NONE || key.file == PROF_NONE || table_reserve(t))
+	if (key.name == PROF_NONE || key.file == PROF_NONE || pr__hashmap_reserve(t, 1))
 		return PROF_NONE;
-	h = prof__mix(key.name, key.file);
-	idx = table_find(t, h, function_eq, p, &key, &slot);
+	h = pr__hash_mix(key.name, key.file);
+	idx = table_find(t, h, function_eq, p, &key);
 	if (idx != PROF_NONE)
 		return idx;
 	if (RESERVE(p->functions, p->cap_functions, p->nr_functions + 1))
 		return PROF_NONE;
 	idx = p->nr_functions++;
 	p->functions[idx] = key;
-	table_set(t, slot, h, idx);
+	table_set(t, h, idx);
 	return idx;
 }
 
@@ -394,10 +325,10 @@ static bool addr_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 /* A named location by what it says: mapping, kind and chain of lines. */
 static uint64_t location_hash(const struct pr_profile *p, const struct prof_location *loc)
 {
-	uint64_t h = prof__mix(loc->mapping, loc->kind);
+	uint64_t h = pr__hash_mix(loc->mapping, loc->kind);
 
 	for (uint32_t i = 0; i < loc->nr_lines; i++)
-		h = prof__mix(prof__mix(h, p->lines[loc->line + i].function), p->lines[loc->line + i].line);
+		h = pr__hash_mix(pr__hash_mix(h, p->lines[loc->line + i].function), p->lines[loc->line + i].line);
 	return h;
 }
 
@@ -422,9 +353,9 @@ static void symbolize(struct pr_symbolizer *sym, uint32_t pid, const struct pr_f
 static uint32_t new_location(struct pr_profile *p, const struct pr_frame *f,
 			     const struct pr_symbol *s)
 {
-	struct prof_table *t = &p->index->locations;
+	struct pr_hashmap *t = &p->index->locations;
 	struct prof_location loc;
-	uint32_t idx, slot = 0;
+	uint32_t idx;
 	uint64_t h;
 
 	loc = (struct prof_location){ .address = f->ip, .mapping = mapping_of(p, s, f) };
@@ -432,11 +363,11 @@ static uint32_t new_location(struct pr_profile *p, const struct pr_frame *f,
 		loc.kind = PROF_KERNEL;
 	else if (s->source == PR_SYM_PERF_MAP || !f->dso)
 		loc.kind = PROF_JIT;
-	if (location_lines(p, &loc, s) || table_reserve(t))
+	if (location_lines(p, &loc, s) || pr__hashmap_reserve(t, 1))
 		return PROF_NONE;
 	h = location_hash(p, &loc);
 	/* What nothing names stays apart by address (pprof shows those). */
-	idx = loc.nr_lines ? table_find(t, h, location_eq, p, &loc, &slot) : PROF_NONE;
+	idx = loc.nr_lines ? table_find(t, h, location_eq, p, &loc) : PROF_NONE;
 	if (idx != PROF_NONE) {
 		p->nr_lines = loc.line;   /* the same lines are there already */
 		return idx;
@@ -453,7 +384,7 @@ static uint32_t new_location(struct pr_profile *p, const struct pr_frame *f,
 	idx = p->nr_locations++;
 	p->locations[idx] = loc;
 	if (loc.nr_lines)
-		table_set(t, slot, h, idx);
+		table_set(t, h, idx);
 	return idx;
 }
 
@@ -469,7 +400,7 @@ static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uin
 	struct pr_symbol s = { 0 };
 	bool named = false;
 	uint64_t key[3] = { 0 }, h;
-	uint32_t idx, slot, loc;
+	uint32_t idx, loc;
 
 	/*
 	 * An address is named by its file and offset in it; in the kernel by
@@ -491,10 +422,10 @@ static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uin
 	} else {
 		key[0] = OWNER_NO_MAPPING(pid), key[1] = f->ip;
 	}
-	if (table_reserve(&x->addr_table))
+	if (pr__hashmap_reserve(&x->addr_table, 1))
 		return PROF_NONE;
-	h = prof__mix(prof__mix(key[0], key[1]), key[2]);
-	idx = table_find(&x->addr_table, h, addr_eq, p, key, &slot);
+	h = pr__hash_mix(pr__hash_mix(key[0], key[1]), key[2]);
+	idx = table_find(&x->addr_table, h, addr_eq, p, key);
 	if (idx != PROF_NONE)
 		return x->addrs[idx].loc;
 	if (RESERVE(x->addrs, x->cap_addrs, x->nr_addrs + 1))
@@ -508,7 +439,7 @@ static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uin
 	x->addrs[x->nr_addrs].addr = key[1];
 	x->addrs[x->nr_addrs].name = key[2];
 	x->addrs[x->nr_addrs].loc = loc;
-	table_set(&x->addr_table, slot, h, (uint32_t)x->nr_addrs++);
+	table_set(&x->addr_table, h, (uint32_t)x->nr_addrs++);
 	return loc;
 }
 
@@ -523,24 +454,24 @@ static bool thread_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 static uint32_t thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, const char *comm,
 			  const char *process)
 {
-	struct prof_table *t = &p->index->threads;
+	struct pr_hashmap *t = &p->index->threads;
 	struct prof_thread key = { .pid = pid, .tid = tid };
-	uint32_t idx, slot;
+	uint32_t idx;
 	uint64_t h;
 
 	key.comm = intern(&p->strings, comm ? comm : "[unknown]");
 	key.process = intern(&p->strings, process ? process : comm ? comm : "[unknown]");
-	if (key.comm == PROF_NONE || key.process == PROF_NONE || table_reserve(t))
+	if (key.comm == PROF_NONE || key.process == PROF_NONE || pr__hashmap_reserve(t, 1))
 		return PROF_NONE;
-	h = prof__mix(prof__mix(prof__mix(pid, tid), key.comm), key.process);
-	idx = table_find(t, h, thread_eq, p, &key, &slot);
+	h = pr__hash_mix(pr__hash_mix(pr__hash_mix(pid, tid), key.comm), key.process);
+	idx = table_find(t, h, thread_eq, p, &key);
 	if (idx != PROF_NONE)
 		return idx;
 	if (RESERVE(p->threads, p->cap_threads, p->nr_threads + 1))
 		return PROF_NONE;
 	idx = p->nr_threads++;
 	p->threads[idx] = key;
-	table_set(t, slot, h, idx);
+	table_set(t, h, idx);
 	return idx;
 }
 
@@ -565,7 +496,7 @@ int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 	struct prof_index *x;
 	struct stack_key key;
 	struct prof_stack *st;
-	uint32_t idx, slot;
+	uint32_t idx;
 	uint64_t h;
 
 	if (!p || !rec || !stack)
@@ -576,18 +507,18 @@ int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 	key.thread = thread_of(p, rec->pid, rec->tid, comm, process);
 	if (key.thread == PROF_NONE)
 		return -ENOMEM;
-	h = prof__mix(0, key.thread);
+	h = pr__hash_mix(0, key.thread);
 	for (size_t i = 0; i < stack->nr; i++) {
 		x->scratch[i] = location_of(p, sym, rec->pid, &stack->frames[i]);
 		if (x->scratch[i] == PROF_NONE)
 			return -ENOMEM;
-		h = prof__mix(h, x->scratch[i]);
+		h = pr__hash_mix(h, x->scratch[i]);
 	}
 	key.nr = (uint32_t)stack->nr;
 	key.frames = x->scratch;
-	if (table_reserve(&x->stacks))
+	if (pr__hashmap_reserve(&x->stacks, 1))
 		return -ENOMEM;
-	idx = table_find(&x->stacks, h, stack_eq, p, &key, &slot);
+	idx = table_find(&x->stacks, h, stack_eq, p, &key);
 	if (idx == PROF_NONE) {
 		if (RESERVE(p->stacks, p->cap_stacks, p->nr_stacks + 1) ||
 		    RESERVE(p->frames, p->cap_frames, p->nr_frames + key.nr))
@@ -598,7 +529,7 @@ int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 						      .nr = key.nr, .first_time = rec->time };
 		memcpy(&p->frames[p->nr_frames], key.frames, key.nr * sizeof(*key.frames));
 		p->nr_frames += key.nr;
-		table_set(&x->stacks, slot, h, idx);
+		table_set(&x->stacks, h, idx);
 	}
 	st = &p->stacks[idx];
 	st->count++;

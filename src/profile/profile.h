@@ -21,8 +21,7 @@ struct prof_strings {
 	const char **s;
 	uint32_t nr;
 	size_t cap;
-	uint32_t *slots;             /* index + 1, 0 empty */
-	uint32_t mask;
+	struct pr_hashmap index;     /* pr__hash_str() -> index + 1 */
 	struct pr_arena arena;
 };
 
@@ -108,23 +107,6 @@ struct pr_profile {
 	struct pr_logger log;
 };
 
-/* Hashes for the profile's tables and the flame tree: FNV-1a for a
- * string, and a mixing step to fold another value into a hash. */
-static inline uint64_t prof__hash_str(const char *s)
-{
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * UINT64_C(0x100000001b3);
-	return h;
-}
-
-static inline uint64_t prof__mix(uint64_t h, uint64_t v)
-{
-	h ^= v + UINT64_C(0x9e3779b97f4a7c15) + (h << 6) + (h >> 2);
-	return h * UINT64_C(0xff51afd7ed558ccd);
-}
-
 static inline const char *prof_str(const struct pr_profile *p, uint32_t s)
 {
 	return p->strings.s[s];
@@ -164,7 +146,6 @@ enum prof_tree_kind {
 
 struct prof_tree_node {
 	const char *label;           /* in the tree's arena */
-	uint64_t hash;               /* of (parent, label) */
 	uint64_t count;              /* samples in it and below it */
 	uint64_t offset;             /* samples left of it, at its depth */
 	uint64_t next;               /* layout: where its next child goes */
@@ -176,8 +157,7 @@ struct prof_tree_node {
 struct prof_tree {
 	struct prof_tree_node *nodes;    /* [0] is "all" */
 	uint32_t nr, cap;
-	uint32_t *slots;             /* node index + 1, 0 empty */
-	uint32_t mask;
+	struct pr_hashmap index;     /* prof__tree_hash() -> node index + 1 */
 	struct pr_arena arena;
 	/* While a stack is walked: where it is, and its count. */
 	uint32_t cur;

@@ -77,15 +77,15 @@ static uint64_t kernel_key(void)
 	static const char *const files[] = {
 		"/proc/sys/kernel/random/boot_id", "/proc/modules", "/proc/sys/kernel/osrelease",
 	};
-	uint64_t h = UINT64_C(1469598103934665603);
+	uint64_t h = PR_HASH_INIT;
 
 	for (size_t i = 0; i < PR_ARRAY_SIZE(files); i++) {
 		size_t len = 0;
 		char *text = read_all(files[i], &len);
 
-		for (size_t k = 0; text && k < len; k++)
-			h = (h ^ (unsigned char)text[k]) * UINT64_C(1099511628211);
-		h = (h ^ 0xff) * UINT64_C(1099511628211);
+		if (text)
+			h = pr__hash_bytes(h, text, len);
+		h = pr__hash_bytes(h, "\xff", 1);
 		free(text);
 	}
 	return h;

@@ -51,15 +51,6 @@ const char *pr__sym_demangle(struct pr_symbolizer *s, struct pr_arena *a, const 
 	return out;
 }
 
-static uint64_t hash_str(const char *str)
-{
-	uint64_t h = UINT64_C(1469598103934665603);
-
-	for (; *str; str++)
-		h = (h ^ (unsigned char)*str) * UINT64_C(1099511628211);
-	return h | 1;
-}
-
 /* Source file names repeat across lines: one copy each. */
 struct file_name {
 	struct file_name *next;
@@ -68,7 +59,7 @@ struct file_name {
 
 const char *pr__sym_intern_file(struct pr_symbolizer *s, const char *name)
 {
-	uint64_t h = hash_str(name);
+	uint64_t h = pr__hash_str(name);
 	struct file_name *f = pr__hashmap_get(&s->files, h);
 
 	for (struct file_name *i = f; i; i = i->next)
@@ -90,10 +81,7 @@ const char *pr__sym_intern_file(struct pr_symbolizer *s, const char *name)
 
 static uint64_t result_key(const void *owner, uint64_t addr)
 {
-	uint64_t k = ((uint64_t)(uintptr_t)owner * UINT64_C(0x9e3779b97f4a7c15)) ^
-		     (addr * UINT64_C(0xc2b2ae3d27d4eb4f));
-
-	return k ? k : 1;
+	return pr__hash_mix((uintptr_t)owner, addr);
 }
 
 struct sym_result *pr__sym_result_get(struct pr_symbolizer *s, const void *owner, uint64_t addr)
@@ -200,17 +188,14 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
  * The resolved frames, by (file or kernel, address): open addressing with
  * linear probing over slots of one cache line each, the answer in the
  * slot, so that a frame seen before costs one probe -- most frames are.
+ * This is the one table that is not base/hashmap.c: a map to a pointer
+ * would cost a second cache miss on every frame, and nothing here is ever
+ * deleted.
  */
-static uint64_t slot_hash(const void *owner, uint64_t addr)
-{
-	return ((uint64_t)(uintptr_t)owner * UINT64_C(0x9e3779b97f4a7c15) ^ addr) *
-	       UINT64_C(0xff51afd7ed558ccd);
-}
-
 static struct sym_slot *slot_probe(const struct pr_symbolizer *s, const void *owner,
 				   uint64_t addr)
 {
-	size_t mask = s->nr_slots - 1, i = (size_t)(slot_hash(owner, addr) >> 32) & mask;
+	size_t mask = s->nr_slots - 1, i = (size_t)(pr__hash_mix((uintptr_t)owner, addr) >> 32) & mask;
 
 	while (s->slots[i].owner && (s->slots[i].owner != owner || s->slots[i].addr != addr))
 		i = (i + 1) & mask;
