@@ -110,6 +110,16 @@ int pr__online_cpus(struct pr_intlist *out);
  * number added, or -ESRCH when the process does not exist. */
 int pr__list_threads(pid_t pid, struct pr_intlist *tids);
 
+/* ---- proc.c ---- */
+
+/* Called with a process or thread id; non-zero stops the walk. */
+typedef int (*pr_proc_id_fn)(pid_t id, void *arg);
+
+/* fn() for each process in /proc (pid 0) or each thread of process `pid`,
+ * in directory order.  Returns 0, what fn() returned to stop, -ESRCH when
+ * the process does not exist, or another negative errno. */
+int pr__proc_for_each(pid_t pid, pr_proc_id_fn fn, void *arg);
+
 /* A command forked and held before exec until pr__command_start(). */
 struct pr_command {
 	pid_t pid;

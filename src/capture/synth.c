@@ -6,7 +6,6 @@
  * record, which is what perf expects of synthesized records too.
  */
 #include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -15,7 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "records/records.h"
+#include "capture/capture.h"
 #include "capture/synth.h"
 
 struct emitter {
@@ -73,33 +72,23 @@ static void read_comm(const char *path, char *comm, size_t len)
 	fclose(f);
 }
 
-/* A COMM for every thread, a FORK for every thread but the main one. */
-static int synth_threads(struct emitter *e, pid_t pid)
+struct thread_walk {
+	struct emitter *e;
+	pid_t pid;
+};
+
+/* A COMM for the thread, and a FORK first unless it is the main one. */
+static int synth_thread(pid_t tid, void *arg)
 {
+	struct thread_walk *w = arg;
 	char path[64], comm[32];
-	struct dirent *de;
-	DIR *d;
 	int err = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return -ESRCH;
-	while (!err && (de = readdir(d))) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-
-		if (*end || end == de->d_name || tid <= 0 || tid > INT_MAX)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%ld/comm", (int)pid, tid);
-		read_comm(path, comm, sizeof(comm));
-		if (tid != pid)
-			err = emit_fork(e, (uint32_t)pid, (uint32_t)tid);
-		if (!err)
-			err = emit_comm(e, (uint32_t)pid, (uint32_t)tid, comm);
-	}
-	closedir(d);
-	return err;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)w->pid, (int)tid);
+	read_comm(path, comm, sizeof(comm));
+	if (tid != w->pid)
+		err = emit_fork(w->e, (uint32_t)w->pid, (uint32_t)tid);
+	return err ? err : emit_comm(w->e, (uint32_t)w->pid, (uint32_t)tid, comm);
 }
 
 /* One line of /proc/PID/maps into an MMAP2: executable mappings, and the
@@ -185,9 +174,18 @@ static int emitter_init(struct emitter *e, const struct perf_event_attr *attr,
 
 static int synth_one(struct emitter *e, pid_t pid)
 {
-	int err = synth_threads(e, pid);
+	struct thread_walk w = { e, pid };
+	int err = pr__proc_for_each(pid, synth_thread, &w);
 
 	return err ? err : synth_maps(e, pid);
+}
+
+/* A process of the system's, gone or not. */
+static int synth_any(pid_t pid, void *arg)
+{
+	int err = synth_one(arg, pid);
+
+	return err == -ESRCH ? 0 : err;   /* exited while we looked */
 }
 
 int pr_process_synthesize(pid_t pid, const struct perf_event_attr *attr,
@@ -206,28 +204,10 @@ int pr_system_synthesize(const struct perf_event_attr *attr, uint64_t id,
 			 pr_record_fn cb, void *ctx)
 {
 	struct emitter e;
-	struct dirent *de;
-	DIR *d;
 	int err = emitter_init(&e, attr, id, cb, ctx);
 
-	if (err)
-		return err;
-	d = opendir("/proc");
-	if (!d) {
-		free(e.s);
-		return -errno;
-	}
-	while (!err && (de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-
-		if (*end || end == de->d_name || pid <= 0 || pid > INT_MAX)
-			continue;
-		err = synth_one(&e, (pid_t)pid);
-		if (err == -ESRCH)   /* exited while we looked */
-			err = 0;
-	}
-	closedir(d);
+	if (!err)
+		err = pr__proc_for_each(0, synth_any, &e);
 	free(e.s);
 	return err;
 }

@@ -3,9 +3,7 @@
  * What to sample: CPU lists, the threads of a process, and a command held
  * before exec so sampling starts at its first instruction.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -97,33 +95,29 @@ int pr__online_cpus(struct pr_intlist *out)
 	return err;
 }
 
+struct new_threads {
+	struct pr_intlist *tids;
+	int added;
+};
+
+static int add_thread(pid_t tid, void *arg)
+{
+	struct new_threads *t = arg;
+
+	if (pr__intlist_has(t->tids, (int)tid))
+		return 0;
+	if (pr__intlist_add(t->tids, (int)tid))
+		return -ENOMEM;
+	t->added++;
+	return 0;
+}
+
 int pr__list_threads(pid_t pid, struct pr_intlist *tids)
 {
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	int added = 0;
+	struct new_threads t = { tids, 0 };
+	int err = pr__proc_for_each(pid, add_thread, &t);
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while ((de = readdir(d))) {
-		char *end;
-		long tid = strtol(de->d_name, &end, 10);
-
-		if (*end || end == de->d_name || tid <= 0 || tid > INT_MAX)
-			continue;
-		if (pr__intlist_has(tids, (int)tid))
-			continue;
-		if (pr__intlist_add(tids, (int)tid)) {
-			closedir(d);
-			return -ENOMEM;
-		}
-		added++;
-	}
-	closedir(d);
-	return added;
+	return err ? err : t.added;
 }
 
 /* Between fork and exec the child would still run the caller's signal
