@@ -106,17 +106,16 @@ static int keep(struct pr_elfcache *c, struct pr_elf *e)
 	return 0;
 }
 
+/* by_file holds both keys: 64-bit hashes of different inputs, which meet
+ * no more often than any two hashes do. */
 static uint64_t id_key(const uint8_t *id, size_t len)
 {
-	uint64_t k = 0;
-
-	memcpy(&k, id, len < 8 ? len : 8);
-	return k | 1;
+	return pr__hash_bytes(PR_HASH_INIT, id, len);
 }
 
 static uint64_t devino_key(uint64_t dev, uint64_t ino)
 {
-	return (dev * UINT64_C(0x9e3779b97f4a7c15)) ^ ino ^ UINT64_C(0x8000000000000000);
+	return pr__hash_mix(pr__hash_mix(PR_HASH_INIT, dev), ino);
 }
 
 /* ---- mapped files ---- */
