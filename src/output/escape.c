@@ -8,7 +8,7 @@
  */
 #include <stdint.h>
 
-#include "profile/profile.h"
+#include "output/output.h"
 
 static const char replacement[] = "\xef\xbf\xbd";  /* U+FFFD in UTF-8 */
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/profile.h"
+#include "output/output.h"
 
 struct path {
 	char *s;

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "profile/profile.h"
+#include "output/output.h"
 #include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile pb_profile;

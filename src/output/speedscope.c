@@ -15,7 +15,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
-#include "profile/profile.h"
+#include "output/output.h"
 
 /* A line's frame: its function, else (nothing named the location) an
  * index after the functions: per mapping, then one for no mapping. */

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "profile/profile.h"
+#include "output/output.h"
 
 enum {
 	IMAGE_WIDTH = 1200,

@@ -175,15 +175,4 @@ void prof__tree_free(struct prof_tree *t);
 /* The hash of a label under `parent` (also colours frames by name). */
 uint64_t prof__tree_hash(uint32_t parent, const char *s);
 
-/* The writers: 0 or a negative errno. */
-int pr__out_folded(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o);
-int pr__out_pprof(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o);
-int pr__out_speedscope(const struct pr_profile *p, FILE *out,
-		       const struct pr_profile_write_opts *o);
-int pr__out_svg(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o);
-
-/* JSON and XML text: `s` with what the format needs escaped. */
-void pr__json_string(FILE *out, const char *s);
-void pr__xml_text(FILE *out, const char *s);
-
 #endif

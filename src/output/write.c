@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The profile's sinks: which formats there are, what their files are
+ * called, and pr_profile_write() handing a profile to the one asked for.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "output/output.h"
+
+static const struct {
+	const char *name, *ext;
+	int (*write)(const struct pr_profile *, FILE *, const struct pr_profile_write_opts *);
+} formats[PR_FORMAT_MAX] = {
+	[PR_FORMAT_FOLDED] = { "folded", ".folded", pr__out_folded },
+	[PR_FORMAT_PPROF] = { "pprof", ".pb.gz", pr__out_pprof },
+	[PR_FORMAT_SPEEDSCOPE] = { "speedscope", ".speedscope.json", pr__out_speedscope },
+	[PR_FORMAT_SVG] = { "svg", ".svg", pr__out_svg },
+};
+
+const char *pr_profile_format_name(enum pr_profile_format f)
+{
+	return (unsigned)f < PR_FORMAT_MAX ? formats[f].name : NULL;
+}
+
+const char *pr_profile_format_ext(enum pr_profile_format f)
+{
+	return (unsigned)f < PR_FORMAT_MAX ? formats[f].ext : NULL;
+}
+
+int pr_profile_format_by_name(const char *name)
+{
+	for (int f = 0; name && f < PR_FORMAT_MAX; f++)
+		if (!strcmp(name, formats[f].name))
+			return f;
+	return -EINVAL;
+}
+
+static bool ends_with(const char *s, const char *end)
+{
+	size_t n = strlen(s), m = strlen(end);
+
+	return n >= m && !strcmp(s + n - m, end);
+}
+
+int pr_profile_format_by_path(const char *path)
+{
+	/* Also the extensions the tools that read them use. */
+	static const struct { const char *ext; int f; } more[] = {
+		{ ".pb", PR_FORMAT_PPROF }, { ".pprof", PR_FORMAT_PPROF },
+		{ ".collapsed", PR_FORMAT_FOLDED },
+		{ ".json", PR_FORMAT_SPEEDSCOPE },
+	};
+
+	for (int f = 0; path && f < PR_FORMAT_MAX; f++)
+		if (ends_with(path, formats[f].ext))
+			return f;
+	for (size_t i = 0; path && i < PR_ARRAY_SIZE(more); i++)
+		if (ends_with(path, more[i].ext))
+			return more[i].f;
+	return -EINVAL;
+}
+
+int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt, FILE *out,
+		     const struct pr_profile_write_opts *opts)
+{
+	struct pr_profile_write_opts o = { .sz = sizeof(o) };
+	int ret;
+
+	if (!p || !out || (unsigned)fmt >= PR_FORMAT_MAX || !PR_OPTS_VALID(opts))
+		return -EINVAL;
+	o.per_thread = PR_OPTS_GET(opts, per_thread, false);
+	o.annotate = PR_OPTS_GET(opts, annotate, false);
+	o.title = PR_OPTS_GET(opts, title, "dwarfsample");
+	/* The writers see only that stdio failed (-EIO); why is in errno,
+	 * which stdio sets at the failed write and nothing after it clears. */
+	errno = 0;
+	ret = formats[fmt].write(p, out, &o);
+	if (!ret && (fflush(out) || ferror(out)))
+		ret = -EIO;
+	if (ret == -EIO && errno)
+		ret = -errno;
+	return ret;
+}
