@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The base every stage builds on: the hash function and the hash table. */
 #include <check.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -215,6 +216,43 @@ START_TEST(deleting_in_a_run_that_wraps_the_end_keeps_the_rest_findable)
 }
 END_TEST
 
+START_TEST(an_array_grows_by_doubling_and_keeps_what_it_held)
+{
+	uint64_t *v = NULL;
+	size_t cap = 0;
+
+	ck_assert_int_eq(PR_ARRAY_RESERVE(v, cap, 0), 0);
+	ck_assert_ptr_null(v);
+	for (size_t i = 0; i < 1000; i++) {
+		ck_assert_int_eq(PR_ARRAY_RESERVE(v, cap, i + 1), 0);
+		ck_assert_uint_ge(cap, i + 1);
+		v[i] = i * 7;
+	}
+	/* Doubling from 64: 64, 128, ..., 1024. */
+	ck_assert_uint_eq(cap, 1024);
+	for (size_t i = 0; i < 1000; i++)
+		ck_assert_uint_eq(v[i], i * 7);
+	free(v);
+}
+END_TEST
+
+START_TEST(an_array_that_would_overflow_is_refused_and_left_as_it_was)
+{
+	uint64_t *v = NULL, *before;
+	size_t cap = 0;
+
+	ck_assert_int_eq(PR_ARRAY_RESERVE(v, cap, 10), 0);
+	v[9] = 42;
+	before = v;
+	ck_assert_int_eq(PR_ARRAY_RESERVE(v, cap, SIZE_MAX / 4), -ENOMEM);
+	ck_assert_int_eq(PR_ARRAY_RESERVE(v, cap, SIZE_MAX), -ENOMEM);
+	ck_assert_ptr_eq(v, before);
+	ck_assert_uint_eq(cap, 64);
+	ck_assert_uint_eq(v[9], 42);
+	free(v);
+}
+END_TEST
+
 static Suite *base_suite(void)
 {
 	Suite *s = suite_create("base");
@@ -230,6 +268,10 @@ static Suite *base_suite(void)
 	tcase_add_test(tc, several_values_under_one_key_are_walked_and_deleted_one_by_one);
 	tcase_add_test(tc, deleting_in_a_run_that_wraps_the_end_keeps_the_rest_findable);
 	tcase_add_test(tc, deleting_from_crowded_probe_runs_keeps_the_rest_findable);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("array");
+	tcase_add_test(tc, an_array_grows_by_doubling_and_keeps_what_it_held);
+	tcase_add_test(tc, an_array_that_would_overflow_is_refused_and_left_as_it_was);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -160,15 +160,8 @@ static int add_fde(const struct uw_elf *e, struct uw_cfi_table *t, size_t *cap,
 	 * FDE libunwind could use. */
 	if (start < e->img->text_lo || start >= e->img->text_hi || rel > INT32_MAX || fde > INT32_MAX)
 		return 0;
-	if (t->nr == *cap) {
-		size_t n = *cap ? *cap * 2 : 256;
-		struct uw_fde *v = realloc(t->index, n * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->index = v;
-		*cap = n;
-	}
+	if (PR_ARRAY_RESERVE(t->index, *cap, t->nr + 1))
+		return -ENOMEM;
 	t->index[t->nr++] = (struct uw_fde){ (int32_t)rel, (int32_t)fde };
 	return 0;
 }

@@ -278,15 +278,8 @@ bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, struct
 	 * file whose table leaves a row per address is kept in bounds. */
 	if (r.hi <= r.lo || e->nr_rules >= MAX_RULES)
 		return true;
-	if (e->nr_rules == e->cap_rules) {
-		size_t cap = e->cap_rules ? e->cap_rules * 2 : 64;
-		struct uw_rule *v = realloc(e->rules, cap * sizeof(*v));
-
-		if (!v)
-			return false;
-		e->rules = v;
-		e->cap_rules = cap;
-	}
+	if (PR_ARRAY_RESERVE(e->rules, e->cap_rules, e->nr_rules + 1))
+		return false;
 	memmove(e->rules + lo + 1, e->rules + lo, (e->nr_rules - lo) * sizeof(r));
 	e->rules[lo] = r;
 	e->nr_rules++;

@@ -143,6 +143,13 @@ __attribute__((format(printf, 3, 4)))
 bool pr__path_fmt(char *out, size_t size, const char *fmt, ...);
 /* `len` bytes as lowercase hex, NUL-terminated (2 * len + 1 bytes). */
 void pr__hex(char *out, const uint8_t *id, size_t len);
+
+/* Make room in the array *arr, of *cap elements of `size` bytes, for
+ * `need`: its capacity doubles (from 64), so appending one at a time costs
+ * amortised O(1).  0, or -ENOMEM with the array as it was. */
+int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need);
+#define PR_ARRAY_RESERVE(arr, cap, need)                                      \
+	pr__array_reserve((void **)&(arr), sizeof(*(arr)), &(cap), (need))
 /* Read a small integer from a /proc/sys file; returns `fallback` when the
  * file is missing or unreadable. */
 long pr__read_sysctl(const char *path, long fallback);

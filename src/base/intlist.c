@@ -7,15 +7,8 @@
 
 int pr__intlist_add(struct pr_intlist *l, int x)
 {
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 16;
-		int *v = realloc(l->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		l->v = v;
-		l->cap = cap;
-	}
+	if (PR_ARRAY_RESERVE(l->v, l->cap, l->n + 1))
+		return -ENOMEM;
 	l->v[l->n++] = x;
 	return 0;
 }

@@ -48,3 +48,25 @@ long pr__read_sysctl(const char *path, long fallback)
 	fclose(f);
 	return v;
 }
+
+int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need)
+{
+	size_t n = *cap ? *cap : 64;
+	void *a;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need) {
+		if (n > SIZE_MAX / 2)
+			return -ENOMEM;
+		n *= 2;
+	}
+	if (n > SIZE_MAX / size)
+		return -ENOMEM;
+	a = realloc(*arr, n * size);
+	if (!a)
+		return -ENOMEM;
+	*arr = a;
+	*cap = n;
+	return 0;
+}

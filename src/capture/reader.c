@@ -126,15 +126,8 @@ static int build_attr(struct pr_reader *r, const struct pr_reader_opts *opts)
 
 static int add_evfd(struct pr_reader *r, int fd, int tid)
 {
-	if (r->nr_evs == r->cap_evs) {
-		size_t cap = r->cap_evs ? r->cap_evs * 2 : 16;
-		struct pr_evfd *v = realloc(r->evs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->evs = v;
-		r->cap_evs = cap;
-	}
+	if (PR_ARRAY_RESERVE(r->evs, r->cap_evs, r->nr_evs + 1))
+		return -ENOMEM;
 	r->evs[r->nr_evs++] = (struct pr_evfd){ .fd = fd, .tid = tid };
 	return 0;
 }
@@ -236,15 +229,8 @@ static int add_late_thread(struct pr_reader *r, pid_t tid, size_t first)
 {
 	if (first == r->nr_evs)
 		return 0;
-	if (r->nr_late == r->cap_late) {
-		size_t cap = r->cap_late ? r->cap_late * 2 : 16;
-		struct pr_late_thread *v = realloc(r->late, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		r->late = v;
-		r->cap_late = cap;
-	}
+	if (PR_ARRAY_RESERVE(r->late, r->cap_late, r->nr_late + 1))
+		return -ENOMEM;
 	r->late[r->nr_late++] = (struct pr_late_thread){
 		.tid = tid, .first = first, .n = r->nr_evs - first };
 	return 0;

@@ -93,15 +93,8 @@ const struct pr_dirs *pr__elfcache_dirs(const struct pr_elfcache *c)
 
 static int keep(struct pr_elfcache *c, struct pr_elf *e)
 {
-	if (c->nr_elves == c->cap_elves) {
-		size_t cap = c->cap_elves ? c->cap_elves * 2 : 64;
-		struct pr_elf **v = realloc(c->elves, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->elves = v;
-		c->cap_elves = cap;
-	}
+	if (PR_ARRAY_RESERVE(c->elves, c->cap_elves, c->nr_elves + 1))
+		return -ENOMEM;
 	c->elves[c->nr_elves++] = e;
 	return 0;
 }

@@ -189,15 +189,8 @@ struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
 		if (d->maj == maj && d->min == min && d->ino == ino &&
 		    !strcmp(d->path, path))
 			return d;
-	if (m->nr_dsos == m->cap_dsos) {
-		size_t cap = m->cap_dsos ? m->cap_dsos * 2 : 64;
-		struct pr_dso **v = realloc(m->dsos, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		m->dsos = v;
-		m->cap_dsos = cap;
-	}
+	if (PR_ARRAY_RESERVE(m->dsos, m->cap_dsos, m->nr_dsos + 1))
+		return NULL;
 	d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;

@@ -49,25 +49,6 @@ static void table_set(struct pr_hashmap *t, uint64_t h, uint32_t idx)
 	pr__hashmap_add(t, h, (void *)((uintptr_t)idx + 1));
 }
 
-/* Grow array `*arr` of `*cap` elements of `size` to hold `need`. */
-static int reserve(void **arr, size_t size, size_t *cap, size_t need)
-{
-	size_t n = *cap ? *cap : 64;
-	void *a;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	a = realloc(*arr, n * size);
-	if (!a)
-		return -ENOMEM;
-	*arr = a;
-	*cap = n;
-	return 0;
-}
-
-#define RESERVE(arr, cap, need) reserve((void **)&(arr), sizeof(*(arr)), &(cap), (need))
 
 /* ---- strings ---- */
 
@@ -85,7 +66,7 @@ static uint32_t intern(struct prof_strings *ss, const char *s)
 	while ((v = pr__hashmap_next(&ss->index, h, &it)))
 		if (!strcmp(ss->s[(uintptr_t)v - 1], s))
 			return (uint32_t)((uintptr_t)v - 1);
-	if (pr__hashmap_reserve(&ss->index, 1) || RESERVE(ss->s, ss->cap, ss->nr + 1) ||
+	if (pr__hashmap_reserve(&ss->index, 1) || PR_ARRAY_RESERVE(ss->s, ss->cap, ss->nr + 1) ||
 	    !(copy = pr__arena_strdup(&ss->arena, s)))
 		return PROF_NONE;
 	ss->s[ss->nr] = copy;
@@ -153,7 +134,7 @@ int pr_profile_tag(struct pr_profile *p, const char *key, const char *value)
 		return -EINVAL;
 	k = intern(&p->strings, key);
 	v = intern(&p->strings, value);
-	if (k == PROF_NONE || v == PROF_NONE || RESERVE(p->tags, p->cap_tags, p->nr_tags + 1))
+	if (k == PROF_NONE || v == PROF_NONE || PR_ARRAY_RESERVE(p->tags, p->cap_tags, p->nr_tags + 1))
 		return -ENOMEM;
 	p->tags[p->nr_tags].key = k;
 	p->tags[p->nr_tags++].value = v;
@@ -229,7 +210,7 @@ static uint32_t mapping_of(struct pr_profile *p, const struct pr_symbol *sym,
 			m->limit = f->ip + 1;
 		return idx;
 	}
-	if (RESERVE(p->mappings, p->cap_mappings, p->nr_mappings + 1))
+	if (PR_ARRAY_RESERVE(p->mappings, p->cap_mappings, p->nr_mappings + 1))
 		return PROF_NONE;
 	if (f->dso) {
 		const uint8_t *id;
@@ -272,7 +253,7 @@ static uint32_t function_of(struct pr_profile *p, const char *name, const char *
 	idx = table_find(t, h, function_eq, p, &key);
 	if (idx != PROF_NONE)
 		return idx;
-	if (RESERVE(p->functions, p->cap_functions, p->nr_functions + 1))
+	if (PR_ARRAY_RESERVE(p->functions, p->cap_functions, p->nr_functions + 1))
 		return PROF_NONE;
 	idx = p->nr_functions++;
 	p->functions[idx] = key;
@@ -284,7 +265,7 @@ static int add_line(struct pr_profile *p, const char *name, const char *file, ui
 {
 	uint32_t fn = function_of(p, name, file);
 
-	if (fn == PROF_NONE || RESERVE(p->lines, p->cap_lines, p->nr_lines + 1))
+	if (fn == PROF_NONE || PR_ARRAY_RESERVE(p->lines, p->cap_lines, p->nr_lines + 1))
 		return -ENOMEM;
 	p->lines[p->nr_lines].function = fn;
 	p->lines[p->nr_lines++].line = line;
@@ -372,7 +353,7 @@ static uint32_t new_location(struct pr_profile *p, const struct pr_frame *f,
 		p->nr_lines = loc.line;   /* the same lines are there already */
 		return idx;
 	}
-	if (RESERVE(p->locations, p->cap_locations, p->nr_locations + 1))
+	if (PR_ARRAY_RESERVE(p->locations, p->cap_locations, p->nr_locations + 1))
 		return PROF_NONE;
 	if (loc.mapping != PROF_NONE && loc.nr_lines) {
 		struct prof_mapping *m = &p->mappings[loc.mapping];
@@ -428,7 +409,7 @@ static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uin
 	idx = table_find(&x->addr_table, h, addr_eq, p, key);
 	if (idx != PROF_NONE)
 		return x->addrs[idx].loc;
-	if (RESERVE(x->addrs, x->cap_addrs, x->nr_addrs + 1))
+	if (PR_ARRAY_RESERVE(x->addrs, x->cap_addrs, x->nr_addrs + 1))
 		return PROF_NONE;
 	if (!named)
 		symbolize(sym, pid, f, &s);
@@ -467,7 +448,7 @@ static uint32_t thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, cons
 	idx = table_find(t, h, thread_eq, p, &key);
 	if (idx != PROF_NONE)
 		return idx;
-	if (RESERVE(p->threads, p->cap_threads, p->nr_threads + 1))
+	if (PR_ARRAY_RESERVE(p->threads, p->cap_threads, p->nr_threads + 1))
 		return PROF_NONE;
 	idx = p->nr_threads++;
 	p->threads[idx] = key;
@@ -502,7 +483,7 @@ int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 	if (!p || !rec || !stack)
 		return -EINVAL;
 	x = p->index;
-	if (RESERVE(x->scratch, x->cap_scratch, stack->nr + 1))
+	if (PR_ARRAY_RESERVE(x->scratch, x->cap_scratch, stack->nr + 1))
 		return -ENOMEM;
 	key.thread = thread_of(p, rec->pid, rec->tid, comm, process);
 	if (key.thread == PROF_NONE)
@@ -520,8 +501,8 @@ int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 		return -ENOMEM;
 	idx = table_find(&x->stacks, h, stack_eq, p, &key);
 	if (idx == PROF_NONE) {
-		if (RESERVE(p->stacks, p->cap_stacks, p->nr_stacks + 1) ||
-		    RESERVE(p->frames, p->cap_frames, p->nr_frames + key.nr))
+		if (PR_ARRAY_RESERVE(p->stacks, p->cap_stacks, p->nr_stacks + 1) ||
+		    PR_ARRAY_RESERVE(p->frames, p->cap_frames, p->nr_frames + key.nr))
 			return -ENOMEM;
 		idx = p->nr_stacks++;
 		p->stacks[idx] = (struct prof_stack){ .thread = key.thread,

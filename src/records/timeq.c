@@ -48,15 +48,8 @@ int pr__timeq_push(struct pr_timeq *q, uint64_t time, uintptr_t ref, void *owner
 	struct pr_timed *h;
 	size_t i;
 
-	if (q->nr == q->cap) {
-		size_t cap = q->cap ? q->cap * 2 : 1024;
-
-		h = realloc(q->heap, cap * sizeof(*h));
-		if (!h)
-			return -ENOMEM;
-		q->heap = h;
-		q->cap = cap;
-	}
+	if (PR_ARRAY_RESERVE(q->heap, q->cap, q->nr + 1))
+		return -ENOMEM;
 	h = q->heap;
 	i = q->nr++;
 	h[i] = (struct pr_timed){ time, q->seq++, ref, owner };

@@ -154,21 +154,6 @@ static int by_lo(const void *a, const void *b)
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-/* Room in *v for one more element of `size` bytes, `nr` used of *cap. */
-static int grow(void **v, size_t *cap, size_t nr, size_t size)
-{
-	void *n;
-
-	if (nr < *cap)
-		return 0;
-	n = realloc(*v, (*cap ? *cap * 2 : 64) * size);
-	if (!n)
-		return -1;
-	*v = n;
-	*cap = *cap ? *cap * 2 : 64;
-	return 0;
-}
-
 static bool is_scope(int tag)
 {
 	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
@@ -194,15 +179,14 @@ static int index_children(struct cu_index *x, Dwarf_Die *parent, int32_t scope, 
 			ptrdiff_t off = 0;
 
 			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
-				if (grow((void **)&x->r, &x->cap, x->nr, sizeof(x->r[0])))
+				if (PR_ARRAY_RESERVE(x->r, x->cap, x->nr + 1))
 					return -1;
 				x->r[x->nr++] = (struct cu_range){ lo, hi, dwarf_dieoffset(&child) };
 			}
 		} else if (is_scope(tag) && depth < MAX_SCOPE_DEPTH && dwarf_haschildren(&child)) {
 			int32_t at = (int32_t)x->nr_scopes;
 
-			if (grow((void **)&x->scopes, &x->cap_scopes, x->nr_scopes,
-				 sizeof(x->scopes[0])))
+			if (PR_ARRAY_RESERVE(x->scopes, x->cap_scopes, x->nr_scopes + 1))
 				return -1;
 			/* The end of the last child's subtree is its parent's. */
 			x->scopes[x->nr_scopes++] = (struct cu_scope){
@@ -436,7 +420,7 @@ static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
 			cu = next;
 			while ((type == DW_UT_compile || type == DW_UT_skeleton) &&
 			       (off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
-				if (grow((void **)&m->spans, &cap, m->nr_spans, sizeof(m->spans[0])))
+				if (PR_ARRAY_RESERVE(m->spans, cap, m->nr_spans + 1))
 					return false;
 				m->spans[m->nr_spans++] = (struct cu_span){ lo, hi,
 									    dwarf_dieoffset(&cudie) };

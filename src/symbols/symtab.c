@@ -16,15 +16,8 @@
 int pr__symtab_add(struct pr_symtab *t, uint64_t start, uint64_t size, const char *name,
 		   uint8_t binding)
 {
-	if (t->nr == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		struct pr_sym *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (PR_ARRAY_RESERVE(t->v, t->cap, t->nr + 1))
+		return -1;
 	t->v[t->nr] = (struct pr_sym){ start, start + size, name, binding, (uint32_t)t->nr };
 	t->nr++;
 	return 0;
