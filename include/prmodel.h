@@ -65,6 +65,98 @@ struct pr_file;
  * 0, -EINVAL or -ENOMEM. */
 PR_API int pr_model_use_file(struct pr_model *m, const struct pr_file *f);
 
+/* ------------------------------------------------------------------------
+ * Off-CPU: when each thread left the CPU and when it came back.
+ *
+ * Off-CPU profiling samples every switch of a sampled thread out of the
+ * CPU (PR_SOURCE_CONTEXT_SWITCH, prreader.h): a sample with the thread's
+ * registers and stack as it leaves, and PERF_RECORD_SWITCH (or
+ * _SWITCH_CPU_WIDE) records as it leaves and as it comes back.  The
+ * tracker pairs them per thread into waits: from the switch out (the
+ * sample's time) to the next switch in, its exit, or the end of the run.
+ * The kernel marks a switch out of a task that was still runnable
+ * (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT): that wait is "preempted", a
+ * wait in the run queue; any other is "blocked" (I/O, a lock, a sleep).
+ *
+ * Feed it every record in time order, as the model.  Each wait is handed
+ * to the callback exactly once, whatever ends it, with the cookie its
+ * switch-out sample was given (what the caller keeps for it: a stack);
+ * none is dropped here, so a caller that holds something per cookie can
+ * always release it.  Not thread-safe.
+ */
+
+enum pr_wait_kind {
+	PR_WAIT_BLOCKED = 0,     /* asleep: I/O, a lock, a timer, a pipe */
+	PR_WAIT_PREEMPTED = 1,   /* runnable, waiting for a CPU */
+	PR_WAIT_KIND_MAX,
+};
+
+/* What ended a wait. */
+enum pr_wait_end {
+	PR_WAIT_SWITCHED_IN = 0, /* the thread ran again */
+	PR_WAIT_EXITED,          /* it exited first (its EXIT record) */
+	PR_WAIT_RUN_ENDED,       /* the run ended first (pr_switches_end()) */
+	/* The thread left the CPU again before its switch in was seen (a
+	 * record lost): the wait ends at that next switch out. */
+	PR_WAIT_SUPERSEDED,
+	PR_WAIT_END_MAX,
+};
+
+struct pr_wait {
+	uint32_t pid, tid;
+	/* Event clock, ns: switched out, and what ended the wait. */
+	uint64_t start, end;
+	uint8_t kind;            /* enum pr_wait_kind */
+	uint8_t how;             /* enum pr_wait_end */
+	/* A switch-out sample began the wait (pr_switches_sample()): `cookie`
+	 * is what it was given.  False when only the switch record was seen
+	 * (the sample was lost): the wait has no stack. */
+	bool has_sample;
+	uint64_t cookie;
+};
+
+/* Receives one ended wait, valid until it returns; a negative return
+ * stops and is returned by the call that ended the wait. */
+typedef int (*pr_wait_fn)(const struct pr_wait *w, void *ctx);
+
+struct pr_switches;
+
+/* An empty tracker, owned by the caller (pr_switches_free()); NULL with
+ * errno set on failure. */
+PR_API struct pr_switches *pr_switches_new(void);
+/* Accepts NULL; waits still open are dropped without a callback (call
+ * pr_switches_end() first to have them). */
+PR_API void pr_switches_free(struct pr_switches *sw);
+
+/*
+ * A switch-out sample of thread rec->tid at rec->time begins a wait that
+ * carries `cookie`.  A wait of that thread still open (its switch in was
+ * lost) ends here first, through `cb`.  The idle task (tid 0) has no
+ * waits: its samples are ignored, and their cookies never come back.  Returns 0, -EINVAL (no tid or
+ * time in the record), -ENOMEM, or what `cb` returned.
+ */
+PR_API int pr_switches_sample(struct pr_switches *sw, const struct pr_record *rec,
+			      uint64_t cookie, pr_wait_fn cb, void *ctx);
+
+/*
+ * Any other record: a switch out says how the wait began, a switch in or
+ * an EXIT ends it (through `cb`); the rest are ignored, as are the idle
+ * task's switches (tid 0).  Returns 0, -ENOMEM, or what `cb` returned.
+ */
+PR_API int pr_switches_apply(struct pr_switches *sw, const struct pr_record *rec,
+			     pr_wait_fn cb, void *ctx);
+
+/* End every wait still open at `time` (the end of the run, event clock),
+ * through `cb`, in no particular order.  Returns 0 or what `cb` returned
+ * (the waits not yet handed out stay open). */
+PR_API int pr_switches_end(struct pr_switches *sw, uint64_t time, pr_wait_fn cb, void *ctx);
+
+/* Waits now open. */
+PR_API size_t pr_switches_open(const struct pr_switches *sw);
+
+/* The kind's name ("blocked", "preempted"), or NULL.  Thread-safe. */
+PR_API const char *pr_wait_kind_name(enum pr_wait_kind kind);
+
 #ifdef __cplusplus
 }
 #endif

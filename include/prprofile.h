@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * prprofile.h: a CPU profile in memory, and the files people open it in.
+ * prprofile.h: a profile in memory, and the files people open it in.
  *
  * Samples, once unwound (prunwind.h) and named (prsym.h), are added to a
  * profile, which keeps each distinct stack of each thread once with its
@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "prcommon.h"
+#include "prmodel.h"
 #include "prrecord.h"
 #include "prsym.h"
 #include "prunwind.h"
@@ -26,6 +27,19 @@ extern "C" {
 
 struct pr_profile;
 
+/* What a profile measures, and so the unit of its values. */
+enum pr_profile_mode {
+	/* CPU samples: values are sample counts (and CPU time from the
+	 * samples' periods or the frequency). */
+	PR_PROFILE_CPU = 0,
+	/* Off-CPU time only: each wait weighs its nanoseconds. */
+	PR_PROFILE_OFF_CPU,
+	/* CPU samples and waits, both in nanoseconds: each thread's total
+	 * is its wall-clock time. */
+	PR_PROFILE_WALL,
+	PR_PROFILE_MODE_MAX,
+};
+
 struct pr_profile_opts {
 	size_t sz;
 	/* The sampling frequency in Hz (each sample stands for 1e9/freq ns
@@ -33,6 +47,20 @@ struct pr_profile_opts {
 	uint64_t freq;
 	pr_log_fn log;
 	void *log_ctx;
+	/* enum pr_profile_mode; default PR_PROFILE_CPU. */
+	uint32_t mode;
+	/* A CPU sample's period is the CPU time it stands for, in ns (the
+	 * cpu-clock and task-clock events): weigh each by it rather than
+	 * by 1e9/freq. */
+	bool period_is_ns;
+	/* Waits shorter than this (ns) are not counted; pr_profile_times()
+	 * says how many there were. */
+	uint64_t off_cpu_min_ns;
+	/* Keep every sample's time and stack (a few bytes each, not the
+	 * stack), so that speedscope's time-order view shows each thread's
+	 * run as it happened.  Without it, each distinct stack is listed
+	 * once, where it was first seen. */
+	bool timeline;
 };
 
 /* An empty profile, owned by the caller (pr_profile_free()); NULL with
@@ -54,6 +82,51 @@ PR_API void pr_profile_free(struct pr_profile *p);
 PR_API int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 			  const struct pr_record *rec, const struct pr_stack *stack,
 			  const char *comm, const char *process);
+
+/*
+ * Off-CPU time: give the profile a switch-out sample (an event built as
+ * PR_SOURCE_CONTEXT_SWITCH) with pr_profile_add_switch(), with the same
+ * arguments as pr_profile_add(), and every other record in time order
+ * with pr_profile_apply().  The stack is kept, interned, until the wait
+ * it begins ends (prmodel.h: pr_switches), then counted with the wait's
+ * length.  Its leaf-most frame is a pseudo-frame, "[off-cpu: blocked]" or
+ * "[off-cpu: preempted]", so the two kinds of wait stay apart in every
+ * format.  At the end of the run, pr_profile_end() ends the waits still
+ * open at `time` (event clock, ns).  The profile's mode must be
+ * PR_PROFILE_OFF_CPU or PR_PROFILE_WALL (-EINVAL otherwise).  Return 0,
+ * -EINVAL or -ENOMEM.  Not thread-safe.  Samples of the idle task (pid
+ * 0) are ignored.
+ */
+PR_API int pr_profile_add_switch(struct pr_profile *p, struct pr_symbolizer *sym,
+				 const struct pr_record *rec, const struct pr_stack *stack,
+				 const char *comm, const char *process);
+PR_API int pr_profile_apply(struct pr_profile *p, const struct pr_record *rec);
+PR_API int pr_profile_end(struct pr_profile *p, uint64_t time);
+
+/* Where time went, for one process or all. */
+struct pr_profile_times {
+	size_t sz;
+	uint64_t samples;           /* CPU samples counted */
+	uint64_t cpu_ns;            /* their time (0 without a frequency or
+				     * period_is_ns) */
+	uint64_t waits[PR_WAIT_KIND_MAX];     /* waits counted, by kind */
+	uint64_t off_cpu_ns[PR_WAIT_KIND_MAX];
+	/* Waits not counted: shorter than off_cpu_min_ns, or without a
+	 * stack (their switch-out sample was lost). */
+	uint64_t waits_short, waits_lost;
+};
+
+/*
+ * The times of process `pid`, or of everything for pid 0, into `t` (set
+ * t->sz first).  All are kept as samples come, so a thread other than the
+ * one adding may call it only between additions.  Returns 0 or -EINVAL.
+ */
+PR_API int pr_profile_times(const struct pr_profile *p, uint32_t pid,
+			    struct pr_profile_times *t);
+
+/* The processes in the profile, most time first: up to `max` pids into
+ * `pids`.  Returns how many there are.  NULL `pids` with `max` 0 asks. */
+PR_API size_t pr_profile_pids(const struct pr_profile *p, uint32_t *pids, size_t max);
 
 /* A label the whole profile carries (pprof writes it on every sample).
  * Returns 0, -EINVAL or -ENOMEM. */

@@ -9,6 +9,7 @@
  * indexed by number, so the writers can emit them in order.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,6 +93,15 @@ struct pr_profile *pr_profile_new(const struct pr_profile_opts *opts)
 		return NULL;
 	}
 	p->freq = PR_OPTS_GET(opts, freq, 0);
+	p->mode = (enum pr_profile_mode)PR_OPTS_GET(opts, mode, PR_PROFILE_CPU);
+	p->period_is_ns = PR_OPTS_GET(opts, period_is_ns, false);
+	p->off_cpu_min_ns = PR_OPTS_GET(opts, off_cpu_min_ns, 0);
+	p->timeline = PR_OPTS_GET(opts, timeline, false);
+	if (p->mode >= PR_PROFILE_MODE_MAX) {
+		pr_profile_free(p);
+		errno = EINVAL;
+		return NULL;
+	}
 	p->log.fn = PR_OPTS_GET(opts, log, NULL);
 	p->log.ctx = PR_OPTS_GET(opts, log_ctx, NULL);
 	return p;
@@ -112,6 +122,10 @@ void pr_profile_free(struct pr_profile *p)
 		free(p->index->scratch);
 		free(p->index);
 	}
+	prof__offcpu_free(p->off);
+	for (size_t i = 0; i < p->cap_timelines; i++)
+		free(p->timelines[i].b);
+	free(p->timelines);
 	free(p->tags);
 	free(p->frames);
 	free(p->stacks);
@@ -369,6 +383,26 @@ static uint32_t new_location(struct pr_profile *p, const struct pr_frame *f,
 	return idx;
 }
 
+uint32_t prof__wait_location(struct pr_profile *p, enum pr_wait_kind kind)
+{
+	char name[64];
+	uint32_t idx;
+
+	if (p->wait_locs[kind])
+		return p->wait_locs[kind] - 1;
+	if (PR_ARRAY_RESERVE(p->locations, p->cap_locations, p->nr_locations + 1))
+		return PROF_NONE;
+	snprintf(name, sizeof(name), "[off-cpu: %s]", pr_wait_kind_name(kind));
+	idx = p->nr_locations;
+	p->locations[idx] = (struct prof_location){ .mapping = PROF_NONE, .line = p->nr_lines,
+						    .nr_lines = 1, .kind = PROF_WAIT };
+	if (add_line(p, name, NULL, 0))
+		return PROF_NONE;
+	p->nr_locations++;
+	p->wait_locs[kind] = idx + 1;
+	return idx;
+}
+
 /* Owners of addresses that are not a file's: tagged pids, which the
  * (8-aligned) struct pr_dso pointers never equal. */
 #define OWNER_NO_MAPPING(pid) ((uint64_t)(pid) << 2 | 1)
@@ -470,52 +504,110 @@ static bool stack_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 	       !memcmp(&p->frames[a->frame], b->frames, b->nr * sizeof(*b->frames));
 }
 
+uint32_t *prof__locations(struct pr_profile *p, struct pr_symbolizer *sym,
+			  const struct pr_record *rec, const struct pr_stack *stack,
+			  const char *comm, const char *process, size_t reserve,
+			  uint32_t *thread)
+{
+	struct prof_index *x = p->index;
+
+	if (PR_ARRAY_RESERVE(x->scratch, x->cap_scratch, stack->nr + reserve + 1))
+		return NULL;
+	*thread = thread_of(p, rec->pid, rec->tid, comm, process);
+	if (*thread == PROF_NONE)
+		return NULL;
+	for (size_t i = 0; i < stack->nr; i++) {
+		x->scratch[reserve + i] = location_of(p, sym, rec->pid, &stack->frames[i]);
+		if (x->scratch[reserve + i] == PROF_NONE)
+			return NULL;
+	}
+	return x->scratch;
+}
+
+uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, const uint32_t *locs,
+			uint32_t nr, enum prof_stack_kind kind, uint64_t time)
+{
+	struct prof_index *x = p->index;
+	struct stack_key key = { .thread = thread, .nr = nr, .frames = locs };
+	uint32_t idx;
+	uint64_t h = pr__hash_mix(0, thread);
+
+	for (uint32_t i = 0; i < nr; i++)
+		h = pr__hash_mix(h, locs[i]);
+	if (pr__hashmap_reserve(&x->stacks, 1))
+		return PROF_NONE;
+	idx = table_find(&x->stacks, h, stack_eq, p, &key);
+	if (idx != PROF_NONE)
+		return idx;
+	if (PR_ARRAY_RESERVE(p->stacks, p->cap_stacks, p->nr_stacks + 1) ||
+	    PR_ARRAY_RESERVE(p->frames, p->cap_frames, p->nr_frames + nr))
+		return PROF_NONE;
+	idx = p->nr_stacks++;
+	p->stacks[idx] = (struct prof_stack){ .thread = thread, .frame = (uint32_t)p->nr_frames,
+					      .nr = nr, .kind = (uint8_t)kind,
+					      .first_time = time };
+	memcpy(&p->frames[p->nr_frames], locs, nr * sizeof(*locs));
+	p->nr_frames += nr;
+	table_set(&x->stacks, h, idx);
+	return idx;
+}
+
+int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t ns)
+{
+	struct prof_stack *st = &p->stacks[idx];
+
+	if (p->timeline) {
+		uint32_t t = st->thread;
+
+		if (t >= p->cap_timelines) {
+			size_t old = p->cap_timelines;
+
+			if (PR_ARRAY_RESERVE(p->timelines, p->cap_timelines, t + 1))
+				return -ENOMEM;
+			memset(p->timelines + old, 0,
+			       (p->cap_timelines - old) * sizeof(*p->timelines));
+		}
+		if (prof__timeline_add(&p->timelines[t], time, idx, ns))
+			return -ENOMEM;
+	}
+	st->count++;
+	st->ns += ns;
+	st->last_time = time;
+	return 0;
+}
+
+/* What one CPU sample stands for, in ns: its period when that is time,
+ * else the frequency's interval; 0 when neither says. */
+static uint64_t sample_ns(const struct pr_profile *p, const struct pr_record *rec)
+{
+	if (p->period_is_ns && rec->type == PR_RECORD_SAMPLE && rec->u.sample.period)
+		return rec->u.sample.period;
+	return p->freq ? UINT64_C(1000000000) / p->freq : 0;
+}
+
 int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 		   const struct pr_record *rec, const struct pr_stack *stack,
 		   const char *comm, const char *process)
 {
-	struct prof_index *x;
-	struct stack_key key;
-	struct prof_stack *st;
-	uint32_t idx;
-	uint64_t h;
+	uint32_t thread, idx, *locs;
+	uint64_t ns;
+	int err;
 
 	if (!p || !rec || !stack)
 		return -EINVAL;
-	x = p->index;
-	if (PR_ARRAY_RESERVE(x->scratch, x->cap_scratch, stack->nr + 1))
+	locs = prof__locations(p, sym, rec, stack, comm, process, 0, &thread);
+	if (!locs)
 		return -ENOMEM;
-	key.thread = thread_of(p, rec->pid, rec->tid, comm, process);
-	if (key.thread == PROF_NONE)
+	idx = prof__stack_of(p, thread, locs, (uint32_t)stack->nr, PROF_ON_CPU, rec->time);
+	if (idx == PROF_NONE)
 		return -ENOMEM;
-	h = pr__hash_mix(0, key.thread);
-	for (size_t i = 0; i < stack->nr; i++) {
-		x->scratch[i] = location_of(p, sym, rec->pid, &stack->frames[i]);
-		if (x->scratch[i] == PROF_NONE)
-			return -ENOMEM;
-		h = pr__hash_mix(h, x->scratch[i]);
-	}
-	key.nr = (uint32_t)stack->nr;
-	key.frames = x->scratch;
-	if (pr__hashmap_reserve(&x->stacks, 1))
-		return -ENOMEM;
-	idx = table_find(&x->stacks, h, stack_eq, p, &key);
-	if (idx == PROF_NONE) {
-		if (PR_ARRAY_RESERVE(p->stacks, p->cap_stacks, p->nr_stacks + 1) ||
-		    PR_ARRAY_RESERVE(p->frames, p->cap_frames, p->nr_frames + key.nr))
-			return -ENOMEM;
-		idx = p->nr_stacks++;
-		p->stacks[idx] = (struct prof_stack){ .thread = key.thread,
-						      .frame = (uint32_t)p->nr_frames,
-						      .nr = key.nr, .first_time = rec->time };
-		memcpy(&p->frames[p->nr_frames], key.frames, key.nr * sizeof(*key.frames));
-		p->nr_frames += key.nr;
-		table_set(&x->stacks, h, idx);
-	}
-	st = &p->stacks[idx];
-	st->count++;
-	st->last_time = rec->time;
+	ns = sample_ns(p, rec);
+	err = prof__count(p, idx, rec->time, ns);
+	if (err)
+		return err;
 	p->samples++;
+	p->total.samples++;
+	p->total.cpu_ns += ns;
 	return 0;
 }
 

@@ -48,7 +48,9 @@ struct prof_line {
 	uint32_t line;               /* 0 when unknown */
 };
 
-enum prof_kind { PROF_USER, PROF_KERNEL, PROF_JIT };
+/* PROF_WAIT: the pseudo-frame an off-CPU stack ends with, which names
+ * the kind of wait (no address, no mapping). */
+enum prof_kind { PROF_USER, PROF_KERNEL, PROF_JIT, PROF_WAIT };
 
 /* A distinct code address: its function and the ones inlined into it. */
 struct prof_location {
@@ -66,13 +68,46 @@ struct prof_thread {
 	uint32_t process;            /* string: its process's name */
 };
 
+/* What a stack's samples were: on the CPU, or a wait of either kind. */
+enum prof_stack_kind { PROF_ON_CPU, PROF_BLOCKED, PROF_PREEMPTED, PROF_STACK_KINDS };
+
 /* A distinct stack of a thread, and how many samples had it. */
 struct prof_stack {
 	uint32_t thread;
 	uint32_t frame;              /* index of its leaf in frames[] */
 	uint32_t nr;                 /* locations, leaf first */
-	uint64_t count;
-	uint64_t first_time, last_time;  /* the samples' perf clock, ns */
+	uint8_t kind;                /* enum prof_stack_kind */
+	uint64_t count;              /* samples, or waits */
+	uint64_t ns;                 /* their time: CPU, or off the CPU */
+	uint64_t first_time, last_time;  /* the samples' event clock, ns */
+};
+
+/* A thread's samples in time order (pr_profile_opts.timeline): each a
+ * varint of its time since the previous one (zigzag: the clocks of two
+ * CPUs may disagree by a little), of its stack index and of its ns. */
+struct prof_timeline {
+	uint8_t *b;
+	size_t len, cap;
+	uint64_t last;               /* time of the last entry */
+};
+
+struct prof_timeline_iter {
+	const uint8_t *p, *end;
+	uint64_t time;
+};
+
+/* Append one entry.  0 or -ENOMEM. */
+int prof__timeline_add(struct prof_timeline *t, uint64_t time, uint32_t stack, uint64_t ns);
+/* Walk `t` from the start: 1 and the next entry, or 0 at the end. */
+void prof__timeline_iter(const struct prof_timeline *t, struct prof_timeline_iter *it);
+int prof__timeline_next(struct prof_timeline_iter *it, uint64_t *time, uint32_t *stack,
+			uint64_t *ns);
+
+struct prof_offcpu;
+struct prof_times {
+	uint64_t samples, cpu_ns;
+	uint64_t waits[PR_WAIT_KIND_MAX], off_cpu_ns[PR_WAIT_KIND_MAX];
+	uint64_t waits_short, waits_lost;
 };
 
 struct pr_profile {
@@ -95,6 +130,8 @@ struct pr_profile {
 	struct prof_stack *stacks;
 	uint32_t nr_stacks;
 	size_t cap_stacks;
+	struct prof_timeline *timelines; /* per thread, with `timeline` */
+	size_t cap_timelines;
 	uint32_t *frames;            /* location indexes */
 	size_t nr_frames, cap_frames;
 	struct prof_index *index;    /* profile.c's lookup tables */
@@ -105,7 +142,46 @@ struct pr_profile {
 	uint64_t samples;
 	uint64_t start_ns, duration_ns;
 	struct pr_logger log;
+	enum pr_profile_mode mode;
+	bool period_is_ns, timeline;
+	uint64_t off_cpu_min_ns;
+	struct prof_offcpu *off;     /* offcpu.c's, NULL until a switch */
+	uint32_t wait_locs[PR_WAIT_KIND_MAX];  /* index + 1; 0: not yet */
+	struct prof_times total;
 };
+
+/* The value a stack adds to a flame graph or a folded line: its count in
+ * a CPU profile, its nanoseconds otherwise (prof__in_ns()). */
+static inline bool prof__in_ns(const struct pr_profile *p)
+{
+	return p->mode != PR_PROFILE_CPU;
+}
+
+static inline uint64_t prof__stack_value(const struct pr_profile *p, const struct prof_stack *st)
+{
+	return prof__in_ns(p) ? st->ns : st->count;
+}
+
+/* ---- profile.c, for offcpu.c ---- */
+
+/* The locations of `stack` (leaf first) into p->index's scratch, after
+ * `reserve` free entries; its thread through *thread.  Returns the
+ * scratch array, or NULL out of memory. */
+uint32_t *prof__locations(struct pr_profile *p, struct pr_symbolizer *sym,
+			  const struct pr_record *rec, const struct pr_stack *stack,
+			  const char *comm, const char *process, size_t reserve,
+			  uint32_t *thread);
+/* The stack of `thread` with locations `locs` (kind given to a new one):
+ * its index, or PROF_NONE out of memory. */
+uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, const uint32_t *locs,
+			uint32_t nr, enum prof_stack_kind kind, uint64_t time);
+/* Count one sample or wait of stack `idx` at `time` (its start) weighing
+ * `ns`.  0 or -ENOMEM (the timeline could not grow). */
+int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t ns);
+/* The location of the pseudo-frame that names a wait of `kind`, or
+ * PROF_NONE out of memory. */
+uint32_t prof__wait_location(struct pr_profile *p, enum pr_wait_kind kind);
+void prof__offcpu_free(struct prof_offcpu *off);
 
 static inline const char *prof_str(const struct pr_profile *p, uint32_t s)
 {
@@ -146,7 +222,9 @@ enum prof_tree_kind {
 
 struct prof_tree_node {
 	const char *label;           /* in the tree's arena */
-	uint64_t count;              /* samples in it and below it */
+	uint64_t count;              /* value in it and below it
+				      * (prof__stack_value()) */
+	uint64_t off_cpu;            /* the part of it that was off the CPU */
 	uint64_t offset;             /* samples left of it, at its depth */
 	uint64_t next;               /* layout: where its next child goes */
 	uint32_t parent;             /* PROF_NONE for the root, "all" */
