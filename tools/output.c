@@ -202,7 +202,10 @@ static FILE *open_output(struct ds_sink *s)
 struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char *path,
 			     uint64_t freq, const char *event, int event_width)
 {
-	PR_OPTS(pr_profile_opts, po, .freq = freq, .log = ds_log);
+	PR_OPTS(pr_profile_opts, po, .freq = freq, .log = ds_log, .mode = o->mode,
+		.period_is_ns = o->period_is_ns, .off_cpu_min_ns = o->off_cpu_min_ns,
+		/* Only speedscope shows the order samples came in. */
+		.timeline = fmt == PR_FORMAT_SPEEDSCOPE);
 	struct ds_sink *s = calloc(1, sizeof(*s));
 
 	if (!s) {
@@ -265,6 +268,28 @@ int ds_sink_sample(struct ds_sink *s, const struct pr_record *rec, const struct 
 		return ferror(s->out) ? -EIO : 0;
 	}
 	return pr_profile_add(s->profile, sym, rec, st, comm, process);
+}
+
+int ds_sink_switch(struct ds_sink *s, const struct pr_record *rec, const struct pr_stack *st,
+		   struct pr_symbolizer *sym, const char *comm, const char *process)
+{
+	s->samples++;
+	return pr_profile_add_switch(s->profile, sym, rec, st, comm, process);
+}
+
+int ds_sink_record(struct ds_sink *s, const struct pr_record *rec)
+{
+	return pr_profile_apply(s->profile, rec);
+}
+
+int ds_sink_end(struct ds_sink *s, uint64_t time)
+{
+	return pr_profile_end(s->profile, time);
+}
+
+int ds_sink_times(const struct ds_sink *s, uint32_t pid, struct pr_profile_times *t)
+{
+	return pr_profile_times(s->profile, pid, t);
 }
 
 uint64_t ds_sink_samples(const struct ds_sink *s)

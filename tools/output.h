@@ -31,6 +31,10 @@ struct ds_output_opts {
 	unsigned fields;             /* perf-script: PS_* (0: perf's default) */
 	bool no_inline;              /* perf-script: no inlined lines */
 	const char *title;           /* SVG, speedscope; NULL: "dwarfsample" */
+	/* Set by the verb from what was (or is being) captured: */
+	enum pr_profile_mode mode;   /* CPU, off-CPU or wall time */
+	bool period_is_ns;           /* CPU samples' periods are ns (cpu-clock) */
+	uint64_t off_cpu_min_ns;     /* --off-cpu-min */
 };
 
 /* The output options' getopt entries and help text. */
@@ -73,6 +77,23 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 int ds_sink_sample(struct ds_sink *s, const struct pr_record *rec, const struct pr_stack *st,
 		   struct pr_symbolizer *sym, const char *comm, const char *process,
 		   const char *event);
+
+/*
+ * Off-CPU (o->mode not PR_PROFILE_CPU): a switch-out sample, with the same
+ * arguments as ds_sink_sample(); every other record, in time order
+ * (switches and exits end waits); and the end of the run at `time`
+ * (event clock), which ends the waits still open.  A wait reaches the
+ * output when it ends: counted in a profile, or printed as perf script
+ * prints perf's off-CPU samples (event "offcpu-time", the wait's ns as
+ * the period).  0 or a negative errno.
+ */
+int ds_sink_switch(struct ds_sink *s, const struct pr_record *rec, const struct pr_stack *st,
+		   struct pr_symbolizer *sym, const char *comm, const char *process);
+int ds_sink_record(struct ds_sink *s, const struct pr_record *rec);
+int ds_sink_end(struct ds_sink *s, uint64_t time);
+
+/* Where the time of process `pid` (0: all) went so far (set t->sz). */
+int ds_sink_times(const struct ds_sink *s, uint32_t pid, struct pr_profile_times *t);
 
 /* Samples and distinct stacks so far (stacks: 0 for perf script text). */
 uint64_t ds_sink_samples(const struct ds_sink *s);
