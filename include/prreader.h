@@ -35,6 +35,14 @@ enum pr_event_source {
 	PR_SOURCE_CPU_CLOCK = 0,
 	/* Hardware cpu-cycles. */
 	PR_SOURCE_HW_CYCLES = 1,
+	/* Software context-switches with period 1: a sample (user registers
+	 * and stack included) at every switch out of a sampled thread, and,
+	 * through attr.context_switch, a PERF_RECORD_SWITCH (per-thread) or
+	 * PERF_RECORD_SWITCH_CPU_WIDE (system-wide) record at every switch
+	 * out and in.  The sample is taken in the kernel, so the event never
+	 * excludes it: it needs kernel.perf_event_paranoid <= 1 or
+	 * CAP_PERFMON.  The frequency and period options are ignored. */
+	PR_SOURCE_CONTEXT_SWITCH = 2,
 };
 
 /* Flags for pr_event_attr(): what the target needs from the event. */
@@ -48,6 +56,9 @@ enum pr_attr_flags {
 	/* Do not sample while the target runs in the kernel (unprivileged
 	 * users under perf_event_paranoid >= 2 need this). */
 	PR_ATTR_USER_ONLY = 1u << 3,
+	/* Ask for no side-band records (mmap, comm, task): another event on
+	 * the same target reports them, and two would report each twice. */
+	PR_ATTR_NO_SIDEBAND = 1u << 4,
 };
 
 struct pr_event_opts {
@@ -91,6 +102,15 @@ struct pr_event_opts {
 PR_API int pr_event_attr(const struct pr_event_opts *opts,
 			 enum pr_event_source source, unsigned int flags,
 			 struct perf_event_attr *attr);
+
+/*
+ * The enum pr_event_source `attr` was built as by pr_event_attr() (told
+ * by its type and config), -ENOENT for any other event, -EINVAL for NULL.
+ * Every event the library builds times its records with CLOCK_MONOTONIC
+ * (attr.use_clockid), so clock_gettime(CLOCK_MONOTONIC) compares with
+ * record times.  Thread-safe.
+ */
+PR_API int pr_event_source_of(const struct perf_event_attr *attr);
 
 /*
  * Decide the event source for `opts`: PR_SOURCE_CPU_CLOCK unless
@@ -139,6 +159,18 @@ struct pr_reader_opts {
 	/* Where diagnostics go; may be NULL (they are dropped). */
 	pr_log_fn log;
 	void *log_ctx;
+	/* Non-NULL: also profile off-CPU time.  On every thread or CPU the
+	 * reader samples, an event PR_SOURCE_CONTEXT_SWITCH built from these
+	 * options is opened beside the CPU event, in the same ring (both
+	 * then carry PERF_SAMPLE_IDENTIFIER; pr_reader_event_of() tells
+	 * them apart).  The ring's default size follows the larger of the two
+	 * stack copies.  Needs kernel.perf_event_paranoid <= 1 or CAP_PERFMON:
+	 * opening fails with a message saying so otherwise.  Only read during
+	 * the open call. */
+	const struct pr_event_opts *off_cpu;
+	/* Open no CPU-sampling event: only the off-CPU one (`event` is then
+	 * ignored).  -EINVAL when `off_cpu` is NULL. */
+	bool no_cpu_samples;
 };
 
 /*
@@ -259,11 +291,35 @@ PR_API bool pr_reader_done(const struct pr_reader *r);
 PR_API pid_t pr_reader_child(const struct pr_reader *r);
 
 /*
- * The perf_event_attr the events were opened with (for writing files), or
- * NULL for NULL.  Valid until pr_reader_close(); it never changes, so any
- * thread may read it while another drains.
+ * The perf_event_attr the first event was opened with (for writing files),
+ * or NULL for NULL.  Valid until pr_reader_close(); it never changes, so
+ * any thread may read it while another drains.
  */
 PR_API const struct perf_event_attr *pr_reader_attr(const struct pr_reader *r);
+
+/*
+ * The reader's events: 1, or 2 with pr_reader_opts.off_cpu (0 for NULL).
+ * Event 0 is the CPU-sampling event when there is one, and the off-CPU
+ * event (pr_event_source_of() says PR_SOURCE_CONTEXT_SWITCH) follows it.
+ * pr_reader_event_attr(): event `idx`'s attr, NULL past the last; valid
+ * until pr_reader_close().  pr_reader_event_ids(): the kernel ids of event
+ * `idx`, up to `max` into `ids` (which may be NULL); returns how many it
+ * has.  All thread-safe: the events never change once open.
+ */
+PR_API size_t pr_reader_nr_events(const struct pr_reader *r);
+PR_API const struct perf_event_attr *pr_reader_event_attr(const struct pr_reader *r,
+							   size_t idx);
+PR_API size_t pr_reader_event_ids(const struct pr_reader *r, size_t idx,
+				  uint64_t *ids, size_t max);
+
+/*
+ * The index of the event that wrote `rec` (a record of this reader, or
+ * parsed by pr_reader_parse()): 0 when the reader has one event; otherwise
+ * from rec->id, -ENOENT when the record carries no id or an unknown one.
+ * -EINVAL for NULL.  A binary search: cheap enough per sample.
+ * Thread-safe.
+ */
+PR_API int pr_reader_event_of(const struct pr_reader *r, const struct pr_record *rec);
 
 /* Number of rings (0 for NULL), and the CPU ring `idx` belongs to
  * (-EINVAL past the last). */
@@ -305,9 +361,10 @@ PR_API int pr_reader_ring_stats(const struct pr_reader *r, size_t idx,
 PR_API uint64_t pr_reader_lost(const struct pr_reader *r);
 
 /*
- * The kernel ids of the reader's events (what PERF_SAMPLE_IDENTIFIER
- * carries), for writing files: up to `max` into `ids` (which may be NULL
- * to ask how many).  Returns how many there are, 0 for NULL.
+ * The kernel ids of all the reader's events (what PERF_SAMPLE_IDENTIFIER
+ * carries): up to `max` into `ids` (which may be NULL to ask how many).
+ * Returns how many there are, 0 for NULL.  pr_reader_event_ids() gives
+ * them per event, as a file with several events lists them.
  */
 PR_API size_t pr_reader_ids(const struct pr_reader *r, uint64_t *ids, size_t max);
 

@@ -178,6 +178,20 @@ struct pr_throttle {
 	uint64_t stream_id;
 };
 
+/*
+ * PERF_RECORD_SWITCH and PERF_RECORD_SWITCH_CPU_WIDE (attr.context_switch):
+ * the task named by the record's pid/tid (sample_id_all) left the CPU
+ * (`out`) or came back to it.  `preempt`: it left while still runnable
+ * (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT), rather than to wait.  CPU-wide
+ * records also name the other task: the next one for a switch out, the
+ * previous one for a switch in (0 for SWITCH records).
+ */
+struct pr_switch {
+	bool out;
+	bool preempt;
+	uint32_t next_prev_pid, next_prev_tid;
+};
+
 struct pr_record {
 	/* enum pr_record_type, or another PERF_RECORD_* value. */
 	uint32_t type;
@@ -207,6 +221,7 @@ struct pr_record {
 		struct pr_task task;
 		struct pr_lost lost;
 		struct pr_throttle throttle;
+		struct pr_switch sw;
 	} u;
 };
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checkmain.h"
@@ -17,6 +18,17 @@ static struct perf_event_attr build(const struct pr_event_opts *o,
 
 	ck_assert_int_eq(pr_event_attr(o, src, flags, &a), 0);
 	return a;
+}
+
+/* Every side-band record asked for (1) or none (0). */
+static void assert_sideband(const struct perf_event_attr *a, unsigned int on)
+{
+	ck_assert_uint_eq(a->mmap, on);
+	ck_assert_uint_eq(a->mmap2, on);
+	ck_assert_uint_eq(a->mmap_data, on);
+	ck_assert_uint_eq(a->comm, on);
+	ck_assert_uint_eq(a->comm_exec, on);
+	ck_assert_uint_eq(a->task, on);
 }
 
 START_TEST(default_attr_samples_cpu_clock_at_99_hz_with_dwarf_registers)
@@ -39,12 +51,7 @@ START_TEST(default_attr_samples_cpu_clock_at_99_hz_with_dwarf_registers)
 	ck_assert_uint_eq(a.exclude_callchain_user, 1);
 	ck_assert_uint_eq(a.exclude_callchain_kernel, 1);
 	ck_assert_uint_eq(a.exclude_kernel, 0);
-	ck_assert_uint_eq(a.mmap, 1);
-	ck_assert_uint_eq(a.mmap2, 1);
-	ck_assert_uint_eq(a.mmap_data, 1);
-	ck_assert_uint_eq(a.comm, 1);
-	ck_assert_uint_eq(a.comm_exec, 1);
-	ck_assert_uint_eq(a.task, 1);
+	assert_sideband(&a, 1);
 	ck_assert_uint_eq(a.sample_id_all, 1);
 	ck_assert_uint_eq(a.disabled, 1);
 	ck_assert_uint_eq(a.inherit, 0);
@@ -198,6 +205,7 @@ START_TEST(reader_rejects_bad_options_before_opening_anything)
 	PR_OPTS(pr_event_opts, fast, .freq = 100000000);
 	PR_OPTS(pr_reader_opts, too_fast, .event = &fast, .log = keep_log);
 	PR_OPTS(pr_reader_opts, odd_ring, .ring_pages = 3, .log = keep_log);
+	PR_OPTS(pr_reader_opts, no_event, .no_cpu_samples = true, .log = keep_log);
 	pid_t self = getpid();
 
 	last_log[0] = 0;
@@ -210,8 +218,78 @@ START_TEST(reader_rejects_bad_options_before_opening_anything)
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_msg(strstr(last_log, "power of two"), "%s", last_log);
 
+	/* Off-CPU only, without the off-CPU event's options. */
+	ck_assert_ptr_null(pr_reader_open_pids(&self, 1, &no_event));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(last_log, "no_cpu_samples without off_cpu"), "%s", last_log);
+
 	ck_assert_ptr_null(pr_reader_open_pids(NULL, 0, NULL));
 	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
+START_TEST(context_switch_source_samples_every_switch_out_with_switch_records)
+{
+	/* Frequency, period and the user-only flag are the CPU event's: the
+	 * off-CPU event ignores them. */
+	PR_OPTS(pr_event_opts, o, .freq = 4000, .period = 12345, .stack_size = 4096,
+		.kernel_callchain = true);
+	struct perf_event_attr cpu = build(&o, PR_SOURCE_CPU_CLOCK, PR_ATTR_SHARED_RING);
+	struct perf_event_attr a = build(&o, PR_SOURCE_CONTEXT_SWITCH,
+					 PR_ATTR_SHARED_RING | PR_ATTR_USER_ONLY);
+
+	ck_assert_uint_eq(a.type, PERF_TYPE_SOFTWARE);
+	ck_assert_uint_eq(a.config, PERF_COUNT_SW_CONTEXT_SWITCHES);
+	ck_assert_uint_eq(a.freq, 0);
+	ck_assert_uint_eq(a.sample_period, 1);
+	ck_assert_uint_eq(a.context_switch, 1);
+	ck_assert_uint_eq(a.exclude_kernel, 0);
+	ck_assert_uint_eq(a.sample_type, cpu.sample_type);
+	ck_assert_uint_eq(a.sample_regs_user, cpu.sample_regs_user);
+	ck_assert_uint_eq(a.sample_stack_user, 4096);
+	ck_assert_uint_eq(a.exclude_callchain_kernel, 0);
+	ck_assert_uint_eq(a.exclude_callchain_user, 1);
+	assert_sideband(&a, 1);
+	ck_assert_uint_eq(cpu.context_switch, 0);
+
+	/* Its stack copy is checked as the CPU event's. */
+	PR_OPTS(pr_event_opts, odd, .stack_size = 4100);
+	ck_assert_int_eq(pr_event_attr(&odd, PR_SOURCE_CONTEXT_SWITCH, 0, &a), -EINVAL);
+	ck_assert_int_eq(pr_event_attr(NULL, (enum pr_event_source)3, 0, &a), -EINVAL);
+}
+END_TEST
+
+START_TEST(no_sideband_flag_clears_every_sideband_record)
+{
+	struct perf_event_attr a = build(NULL, PR_SOURCE_CONTEXT_SWITCH,
+					 PR_ATTR_NO_SIDEBAND | PR_ATTR_INHERIT);
+
+	assert_sideband(&a, 0);
+	/* Still needed: the task and time of its own records. */
+	ck_assert_uint_eq(a.sample_id_all, 1);
+	ck_assert_uint_eq(a.context_switch, 1);
+	ck_assert_uint_eq(a.inherit, 1);
+}
+END_TEST
+
+START_TEST(every_event_uses_the_monotonic_clock_and_says_its_source)
+{
+	static const enum pr_event_source all[] = {
+		PR_SOURCE_CPU_CLOCK, PR_SOURCE_HW_CYCLES, PR_SOURCE_CONTEXT_SWITCH,
+	};
+	struct perf_event_attr a;
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		a = build(NULL, all[i], 0);
+		ck_assert_uint_eq(a.use_clockid, 1);
+		ck_assert_int_eq(a.clockid, CLOCK_MONOTONIC);
+		ck_assert_int_eq(pr_event_source_of(&a), (int)all[i]);
+	}
+	a.config = PERF_COUNT_SW_PAGE_FAULTS;
+	ck_assert_int_eq(pr_event_source_of(&a), -ENOENT);
+	a.type = PERF_TYPE_TRACEPOINT;
+	ck_assert_int_eq(pr_event_source_of(&a), -ENOENT);
+	ck_assert_int_eq(pr_event_source_of(NULL), -EINVAL);
 }
 END_TEST
 
@@ -261,6 +339,9 @@ int main(void)
 	tcase_add_test(tc, options_struct_grows_without_breaking_callers);
 	tcase_add_test(tc, cpu_lists_parse_like_the_kernels);
 	tcase_add_test(tc, reader_rejects_bad_options_before_opening_anything);
+	tcase_add_test(tc, context_switch_source_samples_every_switch_out_with_switch_records);
+	tcase_add_test(tc, no_sideband_flag_clears_every_sideband_record);
+	tcase_add_test(tc, every_event_uses_the_monotonic_clock_and_says_its_source);
 	tcase_add_test(tc, missing_pid_is_reported_with_what_to_check);
 	tcase_add_test(tc, null_arguments_are_refused_not_crashed_on);
 	suite_add_tcase(s, tc);

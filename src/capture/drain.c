@@ -76,7 +76,9 @@ static bool is_duplicate(const struct pr_reader *r, const struct pr_record *rec)
 	struct pr_late_thread key = { .tid = (int)rec->tid };
 	const struct pr_late_thread *t;
 
-	if (!r->nr_late || rec->type != PERF_RECORD_SAMPLE)
+	/* The switch records of the off-CPU event come twice too. */
+	if (!r->nr_late ||
+	    (rec->type != PERF_RECORD_SAMPLE && rec->type != PERF_RECORD_SWITCH))
 		return false;
 	t = bsearch(&key, r->late, r->nr_late, sizeof(key), cmp_late);
 	if (!t)
@@ -91,6 +93,45 @@ void pr__reader_sort_late(struct pr_reader *r)
 {
 	if (r->nr_late)
 		qsort(r->late, r->nr_late, sizeof(*r->late), cmp_late);
+}
+
+static int cmp_id_event(const void *a, const void *b)
+{
+	uint64_t x = ((const struct pr_id_event *)a)->id;
+	uint64_t y = ((const struct pr_id_event *)b)->id;
+
+	return (x > y) - (x < y);
+}
+
+int pr__reader_index_ids(struct pr_reader *r)
+{
+	if (r->nr_attrs < 2)
+		return 0;
+	r->id_events = calloc(r->nr_evs, sizeof(*r->id_events));
+	if (!r->id_events)
+		return -ENOMEM;
+	for (size_t i = 0; i < r->nr_evs; i++)
+		r->id_events[i] = (struct pr_id_event){ r->evs[i].id, r->evs[i].event };
+	qsort(r->id_events, r->nr_evs, sizeof(*r->id_events), cmp_id_event);
+	return 0;
+}
+
+/* Inherited events report their parent's id, so the ids opened are every
+ * id a record can carry. */
+int pr_reader_event_of(const struct pr_reader *r, const struct pr_record *rec)
+{
+	struct pr_id_event key;
+	const struct pr_id_event *e;
+
+	if (!r || !rec)
+		return -EINVAL;
+	if (r->nr_attrs == 1)
+		return 0;
+	if (!(rec->fields & PR_ID_ID))
+		return -ENOENT;
+	key.id = rec->id;
+	e = bsearch(&key, r->id_events, r->nr_evs, sizeof(key), cmp_id_event);
+	return e ? e->event : -ENOENT;
 }
 
 /* Take the next record of `ring`'s snapshot into `rec`: 1, 0 when drained,

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -20,7 +21,7 @@ int pr__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 }
 
 static int check_opts(const struct pr_event_opts *opts,
-		      const struct pr_logger *lg)
+		      enum pr_event_source source, const struct pr_logger *lg)
 {
 	uint32_t stack = PR_OPTS_GET(opts, stack_size, PR_DEFAULT_STACK_SIZE);
 	uint64_t regs = PR_OPTS_GET(opts, regs_user, PR_REGS_DWARF);
@@ -47,7 +48,8 @@ static int check_opts(const struct pr_event_opts *opts,
 	/* The kernel's sample_freq is a u64 but it rejects anything above
 	 * perf_event_max_sample_rate; the reader checks that limit with the
 	 * live value.  Zero frequency without a period samples nothing. */
-	if (!PR_OPTS_GET(opts, period, 0) && freq == 0) {
+	if (source != PR_SOURCE_CONTEXT_SWITCH && !PR_OPTS_GET(opts, period, 0) &&
+	    freq == 0) {
 		pr__log(lg, PR_LOG_ERROR, PR_LOG_SETTING_FREQUENCY " must be above 0 Hz");
 		return -EINVAL;
 	}
@@ -65,27 +67,29 @@ static struct pr_logger opts_logger(const struct pr_event_opts *opts)
 	return lg;
 }
 
-int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
-		   unsigned int flags, struct perf_event_attr *attr,
-		   const struct pr_logger *lg)
+/* The event proper: what is counted and how often a sample is taken. */
+static void set_event(struct perf_event_attr *attr, const struct pr_event_opts *opts,
+		      enum pr_event_source source)
 {
 	uint64_t period = PR_OPTS_GET(opts, period, 0);
-	int err;
 
-	if (!attr)
-		return -EINVAL;
-	err = check_opts(opts, lg);
-	if (err)
-		return err;
-
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	if (source == PR_SOURCE_HW_CYCLES) {
+	switch (source) {
+	case PR_SOURCE_HW_CYCLES:
 		attr->type = PERF_TYPE_HARDWARE;
 		attr->config = PERF_COUNT_HW_CPU_CYCLES;
-	} else {
+		break;
+	case PR_SOURCE_CONTEXT_SWITCH:
+		/* Every switch out, and the switch records that time the
+		 * switch back in: an off-CPU interval needs both ends. */
+		attr->type = PERF_TYPE_SOFTWARE;
+		attr->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+		attr->sample_period = 1;
+		attr->context_switch = 1;
+		return;
+	default:
 		attr->type = PERF_TYPE_SOFTWARE;
 		attr->config = PERF_COUNT_SW_CPU_CLOCK;
+		break;
 	}
 	if (period) {
 		attr->sample_period = period;
@@ -93,6 +97,24 @@ int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source
 		attr->freq = 1;
 		attr->sample_freq = PR_OPTS_GET(opts, freq, PR_DEFAULT_FREQ);
 	}
+}
+
+int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
+		   unsigned int flags, struct perf_event_attr *attr,
+		   const struct pr_logger *lg)
+{
+	bool sideband = !(flags & PR_ATTR_NO_SIDEBAND);
+	int err;
+
+	if (!attr || (unsigned int)source > PR_SOURCE_CONTEXT_SWITCH)
+		return -EINVAL;
+	err = check_opts(opts, source, lg);
+	if (err)
+		return err;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	set_event(attr, opts, source);
 
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
@@ -111,20 +133,27 @@ int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source
 	attr->exclude_callchain_user = 1;
 	attr->exclude_callchain_kernel =
 		!(PR_OPTS_HAS(opts, kernel_callchain) && opts->kernel_callchain);
-	attr->exclude_kernel = !!(flags & PR_ATTR_USER_ONLY);
+	/* A switch-out sample is taken in the scheduler: excluding the
+	 * kernel would leave an event that never fires. */
+	attr->exclude_kernel = source != PR_SOURCE_CONTEXT_SWITCH &&
+			       (flags & PR_ATTR_USER_ONLY);
 	attr->exclude_hv = 1;
 
 	/* Side-band records: enough to rebuild every task's address space.
 	 * mmap_data too: the read-only segment holding .eh_frame_hdr is not
 	 * executable, and unwinders that read unwind tables through the
 	 * process's mappings (perf's does) need it mapped. */
-	attr->mmap = 1;
-	attr->mmap2 = 1;
-	attr->mmap_data = 1;
-	attr->comm = 1;
-	attr->comm_exec = 1;
-	attr->task = 1;
+	attr->mmap = sideband;
+	attr->mmap2 = sideband;
+	attr->mmap_data = sideband;
+	attr->comm = sideband;
+	attr->comm_exec = sideband;
+	attr->task = sideband;
 	attr->sample_id_all = 1;
+	/* One clock for every event, and one the caller can read: the end
+	 * of a capture (clock_gettime) closes the waits still open then. */
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
 
 	attr->disabled = 1;
 	attr->inherit = !!(flags & PR_ATTR_INHERIT);
@@ -140,6 +169,21 @@ int pr_event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
 	struct pr_logger lg = opts_logger(opts);
 
 	return pr__event_attr(opts, source, flags, attr, &lg);
+}
+
+int pr_event_source_of(const struct perf_event_attr *attr)
+{
+	if (!attr)
+		return -EINVAL;
+	if (attr->type == PERF_TYPE_HARDWARE && attr->config == PERF_COUNT_HW_CPU_CYCLES)
+		return PR_SOURCE_HW_CYCLES;
+	if (attr->type != PERF_TYPE_SOFTWARE)
+		return -ENOENT;
+	if (attr->config == PERF_COUNT_SW_CPU_CLOCK)
+		return PR_SOURCE_CPU_CLOCK;
+	if (attr->config == PERF_COUNT_SW_CONTEXT_SWITCHES)
+		return PR_SOURCE_CONTEXT_SWITCH;
+	return -ENOENT;
 }
 
 /* The errors with which a kernel says "no usable PMU here" or "not for you":

@@ -42,7 +42,9 @@ static bool has_cap_ipc_lock(void)
  * perf_event_paranoid is -1.  Default to what fits, like perf record.
  * Larger stack copies get a larger ring, up to 4x, so that it holds about
  * 250 samples whatever their size: at 10 kHz, 32 KiB stacks filled 512
- * pages in 6 ms and lost 4.6% (BENCHMARKS.md). */
+ * pages in 6 ms and lost 4.6% (BENCHMARKS.md).  `stack` is the largest
+ * copy of any event: switch-out samples come at up to 20 000/s per CPU
+ * on a switch-heavy program, faster than CPU samples. */
 static uint32_t default_ring_pages(uint32_t stack)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -63,12 +65,39 @@ static uint32_t default_ring_pages(uint32_t stack)
 	return pages;
 }
 
+static const struct pr_event_opts *cpu_opts(const struct pr_reader_opts *opts)
+{
+	return PR_OPTS_HAS(opts, event) ? opts->event : NULL;
+}
+
+static const struct pr_event_opts *off_cpu_opts(const struct pr_reader_opts *opts)
+{
+	return PR_OPTS_HAS(opts, off_cpu) ? opts->off_cpu : NULL;
+}
+
+static bool wants_cpu_samples(const struct pr_reader_opts *opts)
+{
+	return !PR_OPTS_GET(opts, no_cpu_samples, false);
+}
+
+/* The largest stack copy any of the events takes. */
+static uint32_t max_stack_size(const struct pr_reader_opts *opts)
+{
+	const struct pr_event_opts *off = off_cpu_opts(opts);
+	uint32_t stack = 0, off_stack;
+
+	if (wants_cpu_samples(opts))
+		stack = PR_OPTS_GET(cpu_opts(opts), stack_size, PR_DEFAULT_STACK_SIZE);
+	off_stack = off ? PR_OPTS_GET(off, stack_size, PR_DEFAULT_STACK_SIZE) : 0;
+	return stack > off_stack ? stack : off_stack;
+}
+
 static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *opts)
 {
-	const struct pr_event_opts *ev = PR_OPTS_HAS(opts, event) ? opts->event : NULL;
+	const struct pr_event_opts *ev = cpu_opts(opts);
 	uint32_t pages = PR_OPTS_GET(opts, ring_pages, 0);
 	uint64_t freq = PR_OPTS_GET(ev, freq, PR_DEFAULT_FREQ);
-	uint32_t stack = PR_OPTS_GET(ev, stack_size, PR_DEFAULT_STACK_SIZE);
+	uint32_t stack;
 	long max_rate;
 
 	if (!PR_OPTS_VALID(opts)) {
@@ -76,6 +105,12 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 			"pr_reader_opts: sz is wrong or unknown fields are set");
 		return -EINVAL;
 	}
+	if (!wants_cpu_samples(opts) && !off_cpu_opts(opts)) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"pr_reader_opts: no_cpu_samples without off_cpu leaves no event to open");
+		return -EINVAL;
+	}
+	stack = max_stack_size(opts);
 	if (!pages)
 		pages = default_ring_pages(stack);
 	if (pages & (pages - 1) || pages > PR_MAX_RING_PAGES) {
@@ -96,7 +131,8 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 	}
 	r->ring_pages = pages;
 	max_rate = pr__read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", -1);
-	if (!PR_OPTS_GET(ev, period, 0) && max_rate > 0 && freq > (uint64_t)max_rate) {
+	if (wants_cpu_samples(opts) && !PR_OPTS_GET(ev, period, 0) && max_rate > 0 &&
+	    freq > (uint64_t)max_rate) {
 		pr__log(&r->lg, PR_LOG_ERROR,
 			"sampling at %llu Hz exceeds kernel.perf_event_max_sample_rate (%ld); "
 			"lower the " PR_LOG_SETTING_FREQUENCY " or raise the limit with "
@@ -104,31 +140,55 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 			(unsigned long long)freq, max_rate, (unsigned long long)freq);
 		return -EINVAL;
 	}
-	r->kernel_requested = PR_OPTS_HAS(ev, kernel_callchain) && ev->kernel_callchain;
+	r->kernel_requested = wants_cpu_samples(opts) &&
+			      PR_OPTS_HAS(ev, kernel_callchain) && ev->kernel_callchain;
 	return 0;
 }
 
-static int build_attr(struct pr_reader *r, const struct pr_reader_opts *opts)
+/* The events, in the order pr_reader_event_attr() lists them: the CPU
+ * event, then the off-CPU one.  The first carries the side-band records of
+ * the target; the kernel would report every mapping once per event. */
+static int build_attrs(struct pr_reader *r, const struct pr_reader_opts *opts)
 {
-	const struct pr_event_opts *ev = PR_OPTS_HAS(opts, event) ? opts->event : NULL;
+	const struct pr_event_opts *ev = cpu_opts(opts);
+	const struct pr_event_opts *off = off_cpu_opts(opts);
 	int source, err;
 
-	source = pr__event_probe(ev, &r->lg);
-	if (source < 0)
-		return source;
-	err = pr__event_attr(ev, (enum pr_event_source)source, r->attr_flags,
-			     &r->attr, &r->lg);
-	if (err)
-		return err;
-	pr__parse_cfg_from_attr(&r->cfg, &r->attr);
+	if (off)
+		r->attr_flags |= PR_ATTR_SHARED_RING;
+	if (wants_cpu_samples(opts)) {
+		source = pr__event_probe(ev, &r->lg);
+		if (source < 0)
+			return source;
+		err = pr__event_attr(ev, (enum pr_event_source)source, r->attr_flags,
+				     &r->attrs[r->nr_attrs++], &r->lg);
+		if (err)
+			return err;
+	}
+	if (off) {
+		unsigned int flags = r->attr_flags;
+
+		if (r->nr_attrs)
+			flags |= PR_ATTR_NO_SIDEBAND;
+		err = pr__event_attr(off, PR_SOURCE_CONTEXT_SWITCH, flags,
+				     &r->attrs[r->nr_attrs++], &r->lg);
+		if (err)
+			return err;
+	}
+	pr__parse_cfg_from_attr(&r->cfg, &r->attrs[0]);
 	return 0;
 }
 
-static int add_evfd(struct pr_reader *r, int fd, int tid)
+static bool is_off_cpu(const struct perf_event_attr *attr)
+{
+	return pr_event_source_of(attr) == PR_SOURCE_CONTEXT_SWITCH;
+}
+
+static int add_evfd(struct pr_reader *r, int fd, int tid, int event)
 {
 	if (PR_ARRAY_RESERVE(r->evs, r->cap_evs, r->nr_evs + 1))
 		return -ENOMEM;
-	r->evs[r->nr_evs++] = (struct pr_evfd){ .fd = fd, .tid = tid };
+	r->evs[r->nr_evs++] = (struct pr_evfd){ .fd = fd, .tid = tid, .event = event };
 	return 0;
 }
 
@@ -136,23 +196,25 @@ static int add_evfd(struct pr_reader *r, int fd, int tid)
  * mode.  Unless kernel call chains were asked for, accept that rather than
  * fail: the user stacks are what this library is for.  Decided on the
  * first event, so every event shares one attr. */
-static bool may_retry_user_only(const struct pr_reader *r, int err)
+static bool may_retry_user_only(const struct pr_reader *r, int err, int event)
 {
 	return (err == EACCES || err == EPERM) && !r->nr_evs &&
+	       !is_off_cpu(&r->attrs[event]) &&
 	       !(r->attr_flags & PR_ATTR_USER_ONLY) && !r->kernel_requested &&
 	       r->kind != TARGET_CPUS;
 }
 
 static int open_user_only(struct pr_reader *r, pid_t tid, int cpu, int refused)
 {
+	struct perf_event_attr *attr = &r->attrs[0];
 	int fd;
 
-	r->attr.exclude_kernel = 1;
-	fd = pr__perf_event_open(&r->attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	attr->exclude_kernel = 1;
+	fd = pr__perf_event_open(attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		/* Refused for another reason (another user's process, say):
 		 * the first refusal is the one to explain. */
-		r->attr.exclude_kernel = 0;
+		attr->exclude_kernel = 0;
 		return refused;
 	}
 	r->attr_flags |= PR_ATTR_USER_ONLY;
@@ -162,30 +224,46 @@ static int open_user_only(struct pr_reader *r, pid_t tid, int cpu, int refused)
 	return fd;
 }
 
+/* The user-only fallback cannot help the off-CPU event: its sample is
+ * taken in the scheduler.  Say so rather than explain a generic refusal. */
+static void explain_off_cpu_refused(struct pr_reader *r)
+{
+	pr__log(&r->lg, PR_LOG_ERROR,
+		"off-CPU profiling needs kernel.perf_event_paranoid <= 1 or CAP_PERFMON "
+		"(the context-switch sample is taken in the kernel), and "
+		"kernel.perf_event_paranoid is %ld: run as root, give the program "
+		"CAP_PERFMON (Linux 5.8+, CAP_SYS_ADMIN before), or lower the setting "
+		"with 'sysctl -w kernel.perf_event_paranoid=1'",
+		pr__read_sysctl("/proc/sys/kernel/perf_event_paranoid", -99));
+}
+
 /*
- * Open one event on ring `ri`'s CPU and connect it to the ring: the first
- * event of a CPU owns the mapping, later ones are redirected into it.
+ * Open event `event` on ring `ri`'s CPU and connect it to the ring: the
+ * first event of a CPU owns the mapping, later ones are redirected into it.
  * Returns 0 or a negative errno; the fd, once opened, is tracked and will be
  * closed by the caller's cleanup whatever happens next.
  */
-static int open_event(struct pr_reader *r, pid_t tid, size_t ri)
+static int open_event(struct pr_reader *r, pid_t tid, size_t ri, int event)
 {
+	struct perf_event_attr *attr = &r->attrs[event];
 	struct pr_ring *ring = &r->rings[ri];
 	int fd, err;
 
-	fd = pr__perf_event_open(&r->attr, tid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && may_retry_user_only(r, -fd))
+	fd = pr__perf_event_open(attr, tid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && may_retry_user_only(r, -fd, event))
 		fd = open_user_only(r, tid, ring->cpu, fd);
 	if (fd < 0) {
 		/* A thread that exited, or a CPU that went offline, is for
 		 * the caller to skip. */
 		bool vanished = fd == -ESRCH || (tid == -1 && fd == -ENODEV);
 
-		if (!vanished)
-			pr__explain_open_error(&r->lg, -fd, &r->attr, tid, ring->cpu);
+		if (is_off_cpu(attr) && (fd == -EACCES || fd == -EPERM))
+			explain_off_cpu_refused(r);
+		else if (!vanished)
+			pr__explain_open_error(&r->lg, -fd, attr, tid, ring->cpu);
 		return fd;
 	}
-	err = add_evfd(r, fd, tid);
+	err = add_evfd(r, fd, tid, event);
 	if (err) {
 		close(fd);
 		return err;
@@ -236,6 +314,18 @@ static int add_late_thread(struct pr_reader *r, pid_t tid, size_t first)
 	return 0;
 }
 
+/* Every event of `tid` (-1: the CPU's) on ring `ri`'s CPU. */
+static int open_events(struct pr_reader *r, pid_t tid, size_t ri)
+{
+	for (size_t k = 0; k < r->nr_attrs; k++) {
+		int err = open_event(r, tid, ri, (int)k);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /* Open the events of one thread on every CPU.  A thread that exits on us
  * (ESRCH) is simply not sampled.  `late`: events were already open when the
  * thread was found, so it may have inherited some. */
@@ -244,7 +334,7 @@ static int open_thread(struct pr_reader *r, pid_t tid, bool late)
 	size_t first = r->nr_evs;
 
 	for (size_t i = 0; i < r->nr_rings; i++) {
-		int err = open_event(r, tid, i);
+		int err = open_events(r, tid, i);
 
 		if (err == -ESRCH)
 			break;
@@ -288,7 +378,7 @@ static int open_pid(struct pr_reader *r, pid_t pid, struct pr_intlist *tids)
 static int open_cpus(struct pr_reader *r)
 {
 	for (size_t i = 0; i < r->nr_rings; i++) {
-		int err = open_event(r, -1, i);
+		int err = open_events(r, -1, i);
 
 		/* CPU went offline between listing and opening. */
 		if (err == -ESRCH || err == -ENODEV) {
@@ -360,7 +450,7 @@ static struct pr_reader *reader_new(enum target_kind kind, unsigned int attr_fla
 	r->attr_flags = attr_flags;
 	*err = check_reader_opts(r, opts);
 	if (!*err)
-		*err = build_attr(r, opts);
+		*err = build_attrs(r, opts);
 	return r;
 }
 
@@ -391,6 +481,8 @@ static struct pr_reader *reader_finish(struct pr_reader *r, int err)
 	if (!err)
 		err = setup_poll(r);
 	if (!err)
+		err = pr__reader_index_ids(r);
+	if (!err)
 		pr__reader_sort_late(r);
 	if (err) {
 		pr_reader_close(r);
@@ -410,7 +502,8 @@ struct pr_reader *pr__reader_from_rings(struct pr_ring *rings, size_t nr,
 		return NULL;
 	if (lg)
 		r->lg = *lg;
-	r->attr = *attr;
+	r->attrs[0] = *attr;
+	r->nr_attrs = 1;
 	pr__parse_cfg_from_attr(&r->cfg, attr);
 	r->rings = calloc(nr ? nr : 1, sizeof(*r->rings));
 	if (!r->rings) {
@@ -542,6 +635,7 @@ void pr_reader_close(struct pr_reader *r)
 	free(r->rings);
 	free(r->evs);
 	free(r->late);
+	free(r->id_events);
 	free(r->cmd_name);
 	free(r);
 }
@@ -592,7 +686,33 @@ pid_t pr_reader_child(const struct pr_reader *r)
 
 const struct perf_event_attr *pr_reader_attr(const struct pr_reader *r)
 {
-	return r ? &r->attr : NULL;
+	return r ? &r->attrs[0] : NULL;
+}
+
+size_t pr_reader_nr_events(const struct pr_reader *r)
+{
+	return r ? r->nr_attrs : 0;
+}
+
+const struct perf_event_attr *pr_reader_event_attr(const struct pr_reader *r,
+						   size_t idx)
+{
+	return r && idx < r->nr_attrs ? &r->attrs[idx] : NULL;
+}
+
+size_t pr_reader_event_ids(const struct pr_reader *r, size_t idx, uint64_t *ids,
+			   size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; r && i < r->nr_evs; i++) {
+		if ((size_t)r->evs[i].event != idx)
+			continue;
+		if (ids && n < max)
+			ids[n] = r->evs[i].id;
+		n++;
+	}
+	return n;
 }
 
 size_t pr_reader_ids(const struct pr_reader *r, uint64_t *ids, size_t max)

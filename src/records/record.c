@@ -349,6 +349,14 @@ static int parse_other(const struct pr_parse_cfg *cfg, struct cursor *c,
 	case PERF_RECORD_LOST_SAMPLES:
 		rec->u.lost.lost = take_u64(&body, "lost_samples count");
 		break;
+	case PERF_RECORD_SWITCH_CPU_WIDE:
+		take_u32_pair(&body, &rec->u.sw.next_prev_pid,
+			      &rec->u.sw.next_prev_tid, "switch next_prev pid/tid");
+		/* fall through */
+	case PERF_RECORD_SWITCH:
+		rec->u.sw.out = !!(rec->misc & PERF_RECORD_MISC_SWITCH_OUT);
+		rec->u.sw.preempt = !!(rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:
 		rec->u.throttle.time = take_u64(&body, "throttle time");

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The off-CPU event, live, through the public API only: a thread that
+ * blocks gives a switch-out sample (user registers and stack) from the
+ * off-CPU event and SWITCH records out and in; a thread that is preempted
+ * is marked so; side-band records come once although two events watch
+ * each thread.  The kernel must allow kernel-mode sampling
+ * (kernel.perf_event_paranoid <= 1 or CAP_PERFMON), else the test skips.
+ */
+#include <check.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "checkmain.h"
+#include "livecheck.h"
+#include "perfreader.h"
+
+/* What a capture saw of one process. */
+struct seen {
+	const struct pr_reader *r;
+	pid_t pid;
+	int off_event;                   /* the off-CPU event's index */
+	int samples[2];                  /* of the process, by event */
+	int off_with_stack;              /* off-CPU samples with regs + stack */
+	int outs, ins, preempted_outs;   /* its SWITCH records */
+	int exits, unknown_event;
+};
+
+static int note(const struct pr_record *rec, void *arg)
+{
+	struct seen *s = arg;
+	int ev = pr_reader_event_of(s->r, rec);
+
+	if (rec->pid != (uint32_t)s->pid)
+		return 0;
+	if (ev < 0) {
+		s->unknown_event++;
+		return 0;
+	}
+	switch (rec->type) {
+	case PR_RECORD_SAMPLE:
+		s->samples[ev]++;
+		if (ev == s->off_event && rec->u.sample.regs &&
+		    rec->u.sample.regs_abi == PERF_SAMPLE_REGS_ABI_64 &&
+		    rec->u.sample.stack_dyn_size > 0)
+			s->off_with_stack++;
+		break;
+	case PR_RECORD_SWITCH:
+		ck_assert_int_eq(ev, s->off_event);
+		if (rec->u.sw.out)
+			s->outs++;
+		else
+			s->ins++;
+		s->preempted_outs += rec->u.sw.out && rec->u.sw.preempt;
+		break;
+	case PR_RECORD_EXIT:
+		s->exits++;
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void skip_unless_allowed(struct pr_reader *r, const char *log)
+{
+	if (!r && (errno == EACCES || errno == EPERM)) {
+		printf("SKIP: %s\n", log);
+		exit(77);
+	}
+	ck_assert_msg(r, "open failed: %s: %s", strerror(errno), log);
+}
+
+static char last_log[1024];
+
+static void keep_log(enum pr_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level == PR_LOG_ERROR)
+		snprintf(last_log, sizeof(last_log), "%s", msg);
+}
+
+/* A child that waits for a byte on `go`, then sleeps `n` times 1 ms. */
+static pid_t sleeper(int n, int *go)
+{
+	int fds[2];
+	pid_t pid;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		struct timespec ms = { 0, 1000000 };
+		char c;
+
+		close(fds[1]);
+		if (read(fds[0], &c, 1) != 1)
+			_exit(1);
+		for (int i = 0; i < n; i++)
+			nanosleep(&ms, NULL);
+		_exit(0);
+	}
+	close(fds[0]);
+	*go = fds[1];
+	return pid;
+}
+
+static void drain_until_done(struct pr_reader *r, struct seen *s)
+{
+	while (!pr_reader_done(r))
+		ck_assert_int_ge(pr_reader_poll(r, 100, note, s), 0);
+	ck_assert_int_ge(pr_reader_consume(r, note, s), 0);
+}
+
+START_TEST(a_blocking_thread_gives_switch_out_samples_and_switch_records)
+{
+	PR_OPTS(pr_event_opts, off, .stack_size = 4096);
+	PR_OPTS(pr_reader_opts, o, .off_cpu = &off, .log = keep_log);
+	struct seen s = { 0 };
+	struct pr_reader *r;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int go, status;
+	pid_t pid = sleeper(20, &go);
+
+	r = pr_reader_open_pids(&pid, 1, &o);
+	skip_unless_allowed(r, last_log);
+	ck_assert_uint_eq(pr_reader_nr_events(r), 2);
+	ck_assert_int_eq(pr_event_source_of(pr_reader_event_attr(r, 0)), PR_SOURCE_CPU_CLOCK);
+	ck_assert_int_eq(pr_event_source_of(pr_reader_event_attr(r, 1)),
+			 PR_SOURCE_CONTEXT_SWITCH);
+	ck_assert_ptr_null(pr_reader_event_attr(r, 2));
+	ck_assert_ptr_eq(pr_reader_attr(r), pr_reader_event_attr(r, 0));
+	/* The side-band comes from the CPU event alone. */
+	ck_assert_uint_eq(pr_reader_event_attr(r, 0)->task, 1);
+	ck_assert_uint_eq(pr_reader_event_attr(r, 1)->task, 0);
+	/* One event of each kind per CPU for the one thread. */
+	ck_assert_uint_eq(pr_reader_event_ids(r, 0, NULL, 0), (size_t)cpus);
+	ck_assert_uint_eq(pr_reader_event_ids(r, 1, NULL, 0), (size_t)cpus);
+	ck_assert_uint_eq(pr_reader_ids(r, NULL, 0), 2 * (size_t)cpus);
+
+	s.r = r;
+	s.pid = pid;
+	s.off_event = 1;
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	ck_assert_int_eq(write(go, "g", 1), 1);
+	close(go);
+	drain_until_done(r, &s);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	pr_reader_close(r);
+
+	/* Twenty sleeps: at least twenty switches out, each sampled with
+	 * the user registers and stack, and as many back in. */
+	ck_assert_int_eq(s.unknown_event, 0);
+	ck_assert_int_ge(s.samples[1], 20);
+	ck_assert_int_ge(s.off_with_stack, 20);
+	ck_assert_int_ge(s.outs, 20);
+	ck_assert_int_ge(s.ins, 20);
+	ck_assert_int_eq(s.exits, 1);
+}
+END_TEST
+
+static void *spin(void *arg)
+{
+	(void)arg;
+	for (;;)
+		__asm__ volatile("" ::: "memory");
+	return NULL;
+}
+
+/* A child whose two threads spin on one CPU: each is preempted by the
+ * other at every scheduler tick that ends its slice. */
+static pid_t two_spinners(void)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		cpu_set_t one;
+		pthread_t t;
+		int cpu = sched_getcpu();
+
+		CPU_ZERO(&one);
+		CPU_SET(cpu < 0 ? 0 : cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one) ||
+		    pthread_create(&t, NULL, spin, NULL))
+			_exit(1);
+		spin(NULL);
+	}
+	return pid;
+}
+
+START_TEST(a_thread_preempted_while_runnable_is_marked_so)
+{
+	PR_OPTS(pr_event_opts, off, .stack_size = 1024);
+	PR_OPTS(pr_reader_opts, o, .off_cpu = &off, .no_cpu_samples = true,
+		.log = keep_log);
+	struct seen s = { 0 };
+	struct pr_reader *r;
+	pid_t pid = two_spinners();
+	int status;
+
+	r = pr_reader_open_pids(&pid, 1, &o);
+	if (!r)
+		kill(pid, SIGKILL);
+	skip_unless_allowed(r, last_log);
+	/* Off-CPU only: its one event carries the side-band. */
+	ck_assert_uint_eq(pr_reader_nr_events(r), 1);
+	ck_assert_int_eq(pr_event_source_of(pr_reader_attr(r)), PR_SOURCE_CONTEXT_SWITCH);
+	ck_assert_uint_eq(pr_reader_attr(r)->mmap2, 1);
+	s.r = r;
+	s.pid = pid;
+	s.off_event = 0;
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	/* Time slices are milliseconds; 2000 polls of up to 10 ms is ample,
+	 * and the loop stops at the first preemption seen. */
+	for (int i = 0; i < 2000 && !s.preempted_outs; i++)
+		ck_assert_int_ge(pr_reader_poll(r, 10, note, &s), 0);
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	pr_reader_close(r);
+	ck_assert_msg(s.preempted_outs > 0, "no preempted switch out among %d", s.outs);
+	ck_assert_int_gt(s.off_with_stack, 0);
+	ck_assert_int_eq(s.unknown_event, 0);
+}
+END_TEST
+
+START_TEST(a_launched_command_gets_both_events_in_one_ring)
+{
+	PR_OPTS(pr_event_opts, off, .stack_size = 2048);
+	PR_OPTS(pr_reader_opts, o, .off_cpu = &off, .log = keep_log);
+	char *argv[] = { "sleep", "0.01", NULL };
+	struct seen s = { 0 };
+	struct pr_reader *r = pr_reader_open_command(argv, &o);
+	int status;
+
+	skip_unless_allowed(r, last_log);
+	/* Two events per CPU share a ring: records say which wrote them. */
+	ck_assert(pr_reader_event_attr(r, 0)->sample_type & PERF_SAMPLE_IDENTIFIER);
+	ck_assert(pr_reader_event_attr(r, 1)->sample_type & PERF_SAMPLE_IDENTIFIER);
+	s.r = r;
+	s.pid = pr_reader_child(r);
+	s.off_event = 1;
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	drain_until_done(r, &s);
+	ck_assert_int_eq(waitpid(s.pid, &status, 0), s.pid);
+	pr_reader_close(r);
+	ck_assert_int_eq(s.unknown_event, 0);
+	ck_assert_int_ge(s.off_with_stack, 1);
+	ck_assert_int_ge(s.outs, 1);
+	ck_assert_int_ge(s.ins, 1);
+	ck_assert_int_eq(s.exits, 1);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("offcpu-live");
+	TCase *tc = tcase_create("offcpu");
+
+	live_require_perf();
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, a_blocking_thread_gives_switch_out_samples_and_switch_records);
+	tcase_add_test(tc, a_thread_preempted_while_runnable_is_marked_so);
+	tcase_add_test(tc, a_launched_command_gets_both_events_in_one_ring);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
