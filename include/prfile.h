@@ -100,6 +100,15 @@ PR_API int pr_file_nr_cpus(const struct pr_file *f, uint32_t *available,
  * its strings are valid until pr_file_close(). */
 PR_API size_t pr_file_cmdline(const struct pr_file *f, const char *const **argv);
 
+/*
+ * When the capture ended, on the events' clock, through *time: the end
+ * dwarfsample's writer was given (pr_writer_set_end_time()), else, as
+ * for files of perf record, the last sample's time (both from the
+ * SAMPLE_TIME feature).  Waits still open at the end run up to it.
+ * Returns 0, -ENOENT when the file does not say, or -EINVAL.
+ */
+PR_API int pr_file_end_time(const struct pr_file *f, uint64_t *time);
+
 /* A build-id the file records for a mapped file (BUILD_ID feature). */
 struct pr_build_id {
 	int32_t pid;              /* -1: the host */

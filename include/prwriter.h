@@ -23,6 +23,14 @@ struct pr_writer_opts {
 	void *log_ctx;
 };
 
+/* One event of a file: its attr and the kernel ids its records carry
+ * (pr_reader_event_attr(), pr_reader_event_ids()). */
+struct pr_writer_event {
+	const struct perf_event_attr *attr;
+	const uint64_t *ids;
+	size_t nr_ids;
+};
+
 /*
  * Create `path` (truncating it) as a perf.data file for records of events
  * opened with `attr`, whose kernel ids are `ids` (pr_reader_ids()).  The
@@ -38,9 +46,31 @@ PR_API struct pr_writer *pr_writer_open(const char *path,
 					const struct pr_writer_opts *opts);
 
 /*
+ * The same for `nr` (>= 1) events, in the order the file lists them (its
+ * EVENT_DESC names each as perf does: "cpu-clock", "cycles",
+ * "context-switches").  Records of several events must carry their id
+ * (PERF_SAMPLE_IDENTIFIER), as a reader's do when it opens several.
+ * `events`, their attrs and ids are copied.  pr_writer_open() is this with
+ * one event.  NULL with errno EINVAL for no event, a NULL attr, or ids
+ * missing; otherwise as pr_writer_open().
+ */
+PR_API struct pr_writer *pr_writer_open_events(const char *path,
+					       const struct pr_writer_event *events,
+					       size_t nr,
+					       const struct pr_writer_opts *opts);
+
+/*
+ * The capture ran until `time` (on the events' clock: CLOCK_MONOTONIC for
+ * the library's events), which may be past the last record: a thread
+ * still off the CPU then waited until it.  Written at close;
+ * pr_file_end_time() reads it back.  Returns 0 or -EINVAL.
+ */
+PR_API int pr_writer_set_end_time(struct pr_writer *w, uint64_t time);
+
+/*
  * Append a record (its raw bytes).  The writer also follows mappings and
- * samples, to list in the file the build-id of every mapped file a sample
- * landed in.  Returns 0 or the negative errno of a failed write (logged
+ * samples (of every event; a switch-out sample by its user registers), to
+ * list in the file the build-id of every mapped file a sample landed in.  Returns 0 or the negative errno of a failed write (logged
  * once; later calls return it too).
  */
 PR_API int pr_writer_write(struct pr_writer *w, const struct pr_record *rec);
@@ -53,7 +83,8 @@ PR_API int pr_writer_finish_round(struct pr_writer *w);
 
 /*
  * Finish the file: the feature sections (build-ids, host name, OS release,
- * architecture, CPUs, command line, event description, sample times) and
+ * architecture, CPUs, command line, event description, sample times,
+ * clock) and
  * the final header.  Frees the writer whatever happens; returns 0 or the
  * first error the writer met.  Accepts NULL (returns 0).
  */

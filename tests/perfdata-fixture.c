@@ -37,8 +37,16 @@ struct perf_event_attr test_attr(void)
 /* A sample of `pid` at `ip`, time `t`, in test_attr()'s layout. */
 void put_sample(struct synth *s, uint32_t pid, uint64_t ip, uint64_t t)
 {
-	synth_begin(s, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
-	synth_u64(s, 42);                    /* identifier */
+	put_sample_of(s, 42, PERF_RECORD_MISC_USER, pid, ip, t);
+}
+
+/* The same for event `id`, with header misc `misc`; its user registers
+ * hold 0x1000 + their index (the IP 0x1008). */
+void put_sample_of(struct synth *s, uint64_t id, uint16_t misc, uint32_t pid,
+		   uint64_t ip, uint64_t t)
+{
+	synth_begin(s, PERF_RECORD_SAMPLE, misc);
+	synth_u64(s, id);                    /* identifier */
 	synth_u64(s, ip);
 	synth_u32x2(s, pid, pid);
 	synth_u64(s, t);
@@ -69,6 +77,14 @@ void put_mmap2_prot(struct synth *s, uint32_t pid, uint64_t addr, uint64_t len,
 	synth_u32x2(s, prot, 2);
 	synth_string(s, path);
 	synth_trailer(s, test_attr().sample_type, pid, pid, t, 1, 42);
+	synth_end(s);
+}
+
+/* A PERF_RECORD_SWITCH of event `id` with header misc `misc`. */
+void put_switch(struct synth *s, uint64_t id, uint16_t misc, uint32_t pid, uint64_t t)
+{
+	synth_begin(s, PERF_RECORD_SWITCH, misc);
+	synth_trailer(s, test_attr().sample_type, pid, pid, t, 1, id);
 	synth_end(s);
 }
 
@@ -116,7 +132,7 @@ void remove_tmpdir(void)
 	tmpdir[0] = '\0';
 }
 
-static const char *tmp_path(const char *name)
+const char *tmp_path(const char *name)
 {
 	static char path[512];
 

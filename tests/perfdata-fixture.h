@@ -26,6 +26,9 @@ void keep_log(enum pr_log_level level, const char *msg, void *ctx);
 /* The event every test file records: cpu-clock with a shared ring. */
 struct perf_event_attr test_attr(void);
 void put_sample(struct synth *s, uint32_t pid, uint64_t ip, uint64_t t);
+void put_sample_of(struct synth *s, uint64_t id, uint16_t misc, uint32_t pid,
+		   uint64_t ip, uint64_t t);
+void put_switch(struct synth *s, uint64_t id, uint16_t misc, uint32_t pid, uint64_t t);
 void put_mmap2_prot(struct synth *s, uint32_t pid, uint64_t addr, uint64_t len,
 		    const char *path, uint64_t t, uint32_t prot);
 void put_mmap2(struct synth *s, uint32_t pid, uint64_t addr, uint64_t len,
@@ -35,6 +38,8 @@ void write_built(struct pr_writer *w, const struct synth *s, size_t from);
 /* The checked fixture's teardown: removes what the test wrote. */
 void remove_tmpdir(void);
 struct pr_writer *test_writer(const char *name, const char **path);
+/* `name` in the test's own directory (made on first use). */
+const char *tmp_path(const char *name);
 const char *write_small_file(void);
 /* write_small_file()'s bytes, in a buffer the caller frees, and its
  * header in *h. */

@@ -47,4 +47,25 @@ check "perf script sees our samples ($total of $n)" test "$total" -ge 200
 check "and unwinds at least 99% of them to main ($to_main of $total)" \
 	test $((to_main * 100)) -ge $((total * 99))
 
+# Our file with the off-CPU event beside the CPU one: perf lists both
+# events, the switch-out samples and the switch records.  A sleeping
+# command blocks at least once.
+"$ds" record --wall -o "$tmp/wall.data" -- sleep 0.05 2>"$tmp/err"
+if [ $? -ne 0 ] && grep -q "perf_event_paranoid" "$tmp/err"; then
+	echo "# off-CPU recording refused (kernel.perf_event_paranoid): not checked"
+else
+	perf script -i "$tmp/wall.data" -F event,tid,period 2>"$tmp/err" >"$tmp/script"
+	n=$(grep -c "context-switches:" "$tmp/script")
+	check "perf script lists the switch-out samples of a --wall recording ($n)" \
+		test "$n" -ge 1
+	perf script -i "$tmp/wall.data" --show-switch-events 2>/dev/null >"$tmp/script"
+	check "and its switch records, out and in" \
+		sh -c "grep -q 'PERF_RECORD_SWITCH OUT' '$tmp/script' &&
+			grep -q 'PERF_RECORD_SWITCH IN' '$tmp/script'"
+	perf report -i "$tmp/wall.data" --stdio 2>"$tmp/err" >"$tmp/report"
+	check "perf report reads it" grep -q "of event 'context-switches'" "$tmp/report"
+	perf report -i "$tmp/wall.data" --header-only 2>/dev/null >"$tmp/report"
+	check "and knows its clock" grep -q "clockid frequency" "$tmp/report"
+fi
+
 exit $fail

@@ -139,6 +139,116 @@ START_TEST(samples_name_their_event)
 }
 END_TEST
 
+static int note_events(const struct pr_record *rec, void *arg)
+{
+	void **args = arg;
+	int *seen = args[1];
+	int ev = pr_file_event_of(args[0], rec);
+
+	ck_assert_int_ge(ev, 0);
+	if (rec->type == PR_RECORD_SAMPLE)
+		seen[ev]++;
+	if (rec->type == PR_RECORD_SWITCH) {
+		ck_assert_int_eq(ev, 1);
+		/* out preempt at 25, in at 30 */
+		ck_assert(rec->u.sw.out == (rec->time == 25));
+		ck_assert(rec->u.sw.preempt == (rec->time == 25));
+		seen[2]++;
+	}
+	return 0;
+}
+
+/* A CPU event and an off-CPU event in one file: both listed and named as
+ * perf names them, each record tied to its event, the end of the capture
+ * kept, and the off-CPU sample (taken in the kernel) counted for build-ids
+ * by its user registers. */
+START_TEST(two_events_and_the_end_time_read_back)
+{
+	struct perf_event_attr cpu = test_attr(), off;
+	uint64_t cpu_ids[] = { 42 }, off_ids[] = { 43, 44 };
+	struct pr_writer_event evs[] = {
+		{ &cpu, cpu_ids, 1 }, { &off, off_ids, 2 },
+	};
+	static struct synth s;
+	const char *path = tmp_path("two.data");
+	struct pr_writer *w;
+	struct pr_file *f;
+	uint64_t end = 0;
+	int seen[3] = { 0 };
+	void *args[] = { NULL, seen };
+	size_t at[5];
+
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CONTEXT_SWITCH,
+				       PR_ATTR_SHARED_RING | PR_ATTR_NO_SIDEBAND, &off), 0);
+	w = pr_writer_open_events(path, evs, 2, NULL);
+	ck_assert_ptr_nonnull(w);
+	s.len = 0;
+	at[0] = s.len;
+	put_mmap2(&s, GHOST_PID, 0x1000, 0x1000, "/proc/self/exe", 5);
+	/* The CPU sample is another process's, outside any mapping. */
+	at[1] = s.len;
+	put_sample_of(&s, 42, PERF_RECORD_MISC_USER, GHOST_PID + 1, 0x401000, 10);
+	at[2] = s.len;
+	put_sample_of(&s, 44, PERF_RECORD_MISC_KERNEL, GHOST_PID,
+		      0xffffffff81000000ull, 20);
+	at[3] = s.len;
+	put_switch(&s, 44, PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT,
+		   GHOST_PID, 25);
+	at[4] = s.len;
+	put_switch(&s, 43, 0, GHOST_PID, 30);
+	for (int i = 0; i < 5; i++)
+		write_built(w, &s, at[i]);
+	ck_assert_int_eq(pr_writer_set_end_time(w, 1000), 0);
+	ck_assert_int_eq(pr_writer_set_end_time(NULL, 1000), -EINVAL);
+	ck_assert_int_eq(pr_writer_close(w), 0);
+
+	f = pr_file_open(path, NULL);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(pr_file_nr_attrs(f), 2);
+	ck_assert_int_eq(pr_event_source_of(pr_file_attr(f, 0)), PR_SOURCE_CPU_CLOCK);
+	ck_assert_int_eq(pr_event_source_of(pr_file_attr(f, 1)), PR_SOURCE_CONTEXT_SWITCH);
+	ck_assert_str_eq(pr_file_event_name(f, 0), "cpu-clock");
+	ck_assert_str_eq(pr_file_event_name(f, 1), "context-switches");
+	args[0] = f;
+	ck_assert_int_eq(pr_file_consume(f, note_events, args), 5);
+	ck_assert_int_eq(seen[0], 1);
+	ck_assert_int_eq(seen[1], 1);
+	ck_assert_int_eq(seen[2], 2);
+	ck_assert_int_eq(pr_file_end_time(f, &end), 0);
+	ck_assert_uint_eq(end, 1000);
+	ck_assert_int_eq(pr_file_end_time(f, NULL), -EINVAL);
+	/* The executable, and the kernel when its build-id is readable. */
+	ck_assert_uint_ge(pr_file_nr_build_ids(f), 1);
+	ck_assert_str_eq(pr_file_build_id(f, 0)->filename, "/proc/self/exe");
+	ck_assert_uint_eq(pr_file_build_id(f, 0)->cpumode, PERF_RECORD_MISC_USER);
+	pr_file_close(f);
+}
+END_TEST
+
+/* A file without an end: perf record's without samples, or ours. */
+START_TEST(a_file_without_samples_or_end_says_so)
+{
+	const char *path;
+	struct pr_writer *w = test_writer("empty-end.data", &path);
+	struct pr_file *f;
+	uint64_t end = 7;
+
+	ck_assert_int_eq(pr_writer_close(w), 0);
+	f = pr_file_open(path, NULL);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(pr_file_end_time(f, &end), -ENOENT);
+	ck_assert_uint_eq(end, 7);
+	pr_file_close(f);
+
+	/* Without an end set, the last sample is the end. */
+	f = pr_file_open(write_small_file(), NULL);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(pr_file_end_time(f, &end), 0);
+	ck_assert_uint_eq(end, 40);
+	pr_file_close(f);
+}
+END_TEST
+
 /* Rings are drained one after another, so a file can hold a sample before
  * the MMAP2 that precedes it in time; the build-id list must still name
  * the file the sample landed in. */
@@ -360,6 +470,8 @@ int main(void)
 	tcase_add_test(tc, what_the_writer_writes_the_reader_reads_in_time_order);
 	tcase_add_test(tc, features_describe_the_recording);
 	tcase_add_test(tc, samples_name_their_event);
+	tcase_add_test(tc, two_events_and_the_end_time_read_back);
+	tcase_add_test(tc, a_file_without_samples_or_end_says_so);
 	add_damage_tests(tc);
 	tcase_add_test(tc, build_ids_follow_time_order_not_file_order);
 	tcase_add_test(tc, build_ids_cover_every_file_a_sampled_process_maps_executable);

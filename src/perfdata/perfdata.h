@@ -57,6 +57,7 @@ enum perfdata_feature {
 	FEAT_CMDLINE = 11,
 	FEAT_EVENT_DESC = 12,
 	FEAT_SAMPLE_TIME = 21,
+	FEAT_CLOCKID = 23,
 	FEAT_BITS = 256,
 };
 

@@ -160,6 +160,21 @@ static void read_build_ids(struct pr_file *f, struct feat_cursor *c)
 	}
 }
 
+static void read_sample_time(struct pr_file *f, struct feat_cursor *c)
+{
+	uint64_t end = 0;
+
+	if (c->left < 16) {
+		c->bad = true;
+		return;
+	}
+	memcpy(&end, c->p + 8, 8);
+	c->p += 16;
+	c->left -= 16;
+	f->end_time = end;
+	f->has_end_time = true;
+}
+
 static int read_feature(struct pr_file *f, int feat, struct feat_cursor *c)
 {
 	int slot = -1;
@@ -183,6 +198,11 @@ static int read_feature(struct pr_file *f, int feat, struct feat_cursor *c)
 		return 0;
 	case FEAT_EVENT_DESC:
 		read_event_desc(f, c);
+		return 0;
+	case FEAT_SAMPLE_TIME:
+		/* first, then last sample time, or the end of the capture
+		 * when dwarfsample wrote it (perfdata_write.c says why). */
+		read_sample_time(f, c);
 		return 0;
 	default:
 		return 0;
@@ -280,6 +300,16 @@ size_t pr_file_cmdline(const struct pr_file *f, const char *const **argv)
 	if (argv)
 		*argv = (const char *const *)f->cmdline;
 	return f->nr_cmdline;
+}
+
+int pr_file_end_time(const struct pr_file *f, uint64_t *time)
+{
+	if (!f || !time)
+		return -EINVAL;
+	if (!f->has_end_time)
+		return -ENOENT;
+	*time = f->end_time;
+	return 0;
 }
 
 size_t pr_file_nr_build_ids(const struct pr_file *f)

@@ -64,6 +64,8 @@ struct pr_file {
 	char **made_names;           /* per attr, made from the attr, as asked for */
 	struct pr_build_id *build_ids;
 	size_t nr_build_ids;
+	bool has_end_time;
+	uint64_t end_time;           /* SAMPLE_TIME's end */
 };
 
 /* perfdata_feat.c: parse the feature sections after the data; a malformed

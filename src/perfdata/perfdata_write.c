@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model/model.h"
@@ -28,9 +29,9 @@ struct pr_writer {
 	int fd;
 	char *path;
 	int err;                     /* first error, sticky */
-	struct perf_event_attr attr;
-	uint64_t *ids;
-	size_t nr_ids;
+	struct w_event *events;
+	size_t nr_events;
+	size_t nr_ids;               /* of every event */
 	char **argv;
 	int argc;
 
@@ -48,6 +49,14 @@ struct pr_writer {
 	struct pr_hashmap files;     /* struct pr_dso * of either -> struct w_file */
 	bool kernel_hit;
 	uint64_t first_time, last_time;
+	uint64_t end_time;           /* pr_writer_set_end_time(); 0: unset */
+};
+
+/* One event of the file, copied from the caller's. */
+struct w_event {
+	struct perf_event_attr attr;
+	uint64_t *ids;
+	size_t nr_ids;
 };
 
 /* What the writer learns of a mapped file, kept here rather than in the
@@ -143,30 +152,37 @@ static void header_fill(const struct pr_writer *w, struct perfdata_header *h,
 	h->size = sizeof(*h);
 	h->attr_size = PERFDATA_ATTR_SIZE + sizeof(struct perfdata_section);
 	h->attrs.offset = sizeof(*h) + w->nr_ids * sizeof(uint64_t);
-	h->attrs.size = h->attr_size;
+	h->attrs.size = h->attr_size * w->nr_events;
 	h->data.offset = w->data_offset;
 	h->data.size = w->data_size;
 	if (features)
 		memcpy(h->features, features, sizeof(h->features));
 }
 
-/* header | ids | the attr entry pointing at them.  Data starts after. */
+/* header | every event's ids | the attr entries pointing at them.  Data
+ * starts after. */
 static int write_preamble(struct pr_writer *w)
 {
 	struct perfdata_header h;
-	struct perfdata_section ids = {
-		sizeof(h), w->nr_ids * sizeof(uint64_t) };
+	uint64_t at = sizeof(h);
 	int err;
 
-	w->data_offset = sizeof(h) + ids.size + PERFDATA_ATTR_SIZE + sizeof(ids);
+	w->data_offset = sizeof(h) + w->nr_ids * sizeof(uint64_t) +
+			 w->nr_events * (PERFDATA_ATTR_SIZE + sizeof(struct perfdata_section));
 	header_fill(w, &h, NULL);
 	err = write_all(w->fd, &h, sizeof(h));
-	if (!err)
-		err = write_all(w->fd, w->ids, ids.size);
-	if (!err)
-		err = write_all(w->fd, &w->attr, PERFDATA_ATTR_SIZE);
-	if (!err)
-		err = write_all(w->fd, &ids, sizeof(ids));
+	for (size_t i = 0; !err && i < w->nr_events; i++)
+		err = write_all(w->fd, w->events[i].ids,
+				w->events[i].nr_ids * sizeof(uint64_t));
+	for (size_t i = 0; !err && i < w->nr_events; i++) {
+		struct perfdata_section ids = {
+			at, w->events[i].nr_ids * sizeof(uint64_t) };
+
+		err = write_all(w->fd, &w->events[i].attr, PERFDATA_ATTR_SIZE);
+		if (!err)
+			err = write_all(w->fd, &ids, sizeof(ids));
+		at += ids.size;
+	}
 	return err;
 }
 
@@ -201,19 +217,64 @@ static void writer_free(struct pr_writer *w)
 	pr__model_free(w->maps);
 	pr__model_free(w->hits);
 	free(w->buf);
-	free(w->ids);
+	for (size_t i = 0; i < w->nr_events; i++)
+		free(w->events[i].ids);
+	free(w->events);
 	free(w->path);
 	free(w);
+}
+
+static bool events_valid(const struct pr_writer_event *events, size_t nr)
+{
+	if (!events || !nr)
+		return false;
+	for (size_t i = 0; i < nr; i++)
+		if (!events[i].attr || (events[i].nr_ids && !events[i].ids))
+			return false;
+	return true;
+}
+
+/* Copy the caller's events; false when out of memory. */
+static bool copy_events(struct pr_writer *w, const struct pr_writer_event *events,
+			size_t nr)
+{
+	w->events = calloc(nr, sizeof(*w->events));
+	if (!w->events)
+		return false;
+	w->nr_events = nr;
+	for (size_t i = 0; i < nr; i++) {
+		struct w_event *e = &w->events[i];
+
+		e->attr = *events[i].attr;
+		e->attr.size = PERFDATA_ATTR_SIZE;
+		e->nr_ids = events[i].nr_ids;
+		e->ids = malloc(e->nr_ids ? e->nr_ids * sizeof(uint64_t) : 1);
+		if (!e->ids)
+			return false;
+		if (e->nr_ids)
+			memcpy(e->ids, events[i].ids, e->nr_ids * sizeof(uint64_t));
+		w->nr_ids += e->nr_ids;
+	}
+	return true;
 }
 
 struct pr_writer *pr_writer_open(const char *path, const struct perf_event_attr *attr,
 				 const uint64_t *ids, size_t nr_ids,
 				 const struct pr_writer_opts *opts)
 {
+	struct pr_writer_event ev = { attr, ids, nr_ids };
+
+	return pr_writer_open_events(path, &ev, 1, opts);
+}
+
+struct pr_writer *pr_writer_open_events(const char *path,
+					const struct pr_writer_event *events,
+					size_t nr, const struct pr_writer_opts *opts)
+{
 	struct pr_writer *w;
 	int err = 0;
 
-	if (!path || !attr || (nr_ids && !ids) || !PR_OPTS_VALID(opts)) {
+	if (!path || !events_valid(events, nr) || !PR_OPTS_VALID(opts)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -225,21 +286,16 @@ struct pr_writer *pr_writer_open(const char *path, const struct perf_event_attr 
 		w->lg.fn = opts->log;
 		w->lg.ctx = opts->log_ctx;
 	}
-	w->attr = *attr;
-	w->attr.size = PERFDATA_ATTR_SIZE;
-	w->nr_ids = nr_ids;
 	w->first_time = UINT64_MAX;
 	w->path = strdup(path);
-	w->ids = malloc(nr_ids ? nr_ids * sizeof(*ids) : 1);
 	w->buf = malloc(WRITE_BUFFER);
 	w->maps = pr__model_new();
-	if (!w->path || !w->ids || !w->buf || !w->maps || copy_cmdline(w, opts)) {
+	if (!w->path || !copy_events(w, events, nr) || !w->buf || !w->maps ||
+	    copy_cmdline(w, opts)) {
 		writer_free(w);
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (nr_ids)
-		memcpy(w->ids, ids, nr_ids * sizeof(*ids));
 	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (w->fd < 0) {
 		err = -errno;
@@ -277,18 +333,43 @@ static void note_hit(struct pr_writer *w, const struct pr_record *rec, const str
 		f->build_id_size = (uint8_t)len;
 }
 
+static bool is_kernel_sample(const struct pr_record *rec)
+{
+	return (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+}
+
+/* Where a sample was in user mode: its ip, or for one taken in the kernel
+ * (every switch-out sample is) the user registers' ip.  False when the
+ * task has no user mode to speak of (a kernel thread). */
+static bool sample_user_ip(const struct pr_record *rec, uint64_t *ip)
+{
+	if (!is_kernel_sample(rec)) {
+		*ip = rec->u.sample.ip;
+		return true;
+	}
+	return !pr_sample_reg(&rec->u.sample, PR_REG_IP, ip);
+}
+
 static int track(struct pr_writer *w, const struct pr_record *rec)
 {
 	const struct pr_map *m;
+	uint64_t ip;
 
 	if (pr__model_apply(w->maps, rec))
 		return fail(w, -ENOMEM, "memory");
-	if (rec->type == PERF_RECORD_SAMPLE &&
-	    (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) != PERF_RECORD_MISC_KERNEL) {
-		m = pr__model_find(w->maps, rec->pid, rec->u.sample.ip);
+	if (rec->type == PERF_RECORD_SAMPLE && sample_user_ip(rec, &ip)) {
+		m = pr__model_find(w->maps, rec->pid, ip);
 		if (m)
 			note_hit(w, rec, m);
 	}
+	return 0;
+}
+
+int pr_writer_set_end_time(struct pr_writer *w, uint64_t time)
+{
+	if (!w)
+		return -EINVAL;
+	w->end_time = time;
 	return 0;
 }
 
@@ -429,6 +510,7 @@ static int replay_hits(struct pr_writer *w)
 	while ((n = pr_file_read(f, &rec)) != 0) {
 		const struct pr_map *m;
 		struct w_file *hit;
+		uint64_t ip;
 
 		if (n < 0)
 			continue;
@@ -444,11 +526,13 @@ static int replay_hits(struct pr_writer *w)
 			if (rec.time > w->last_time)
 				w->last_time = rec.time;
 		}
-		if ((rec.misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+		if (is_kernel_sample(&rec))
 			w->kernel_hit = true;
+		/* Switch-out samples are taken in the kernel, but it is
+		 * their user stack that is unwound. */
+		if (!sample_user_ip(&rec, &ip))
 			continue;
-		}
-		m = pr__model_find(w->hits, rec.pid, rec.u.sample.ip);
+		m = pr__model_find(w->hits, rec.pid, ip);
 		if (m) {
 			if (!(hit = file_of(w, m->dso))) {
 				err = -ENOMEM;
@@ -531,14 +615,70 @@ static void feat_cmdline(struct pr_writer *w, struct feat_buf *b)
 		fb_string(b, w->argv[i]);
 }
 
+/* An event's name as perf's parser spells the event. */
+static const char *event_name(const struct perf_event_attr *attr)
+{
+	switch (pr_event_source_of(attr)) {
+	case PR_SOURCE_HW_CYCLES:
+		return "cycles";
+	case PR_SOURCE_CONTEXT_SWITCH:
+		return "context-switches";
+	default:
+		return "cpu-clock";
+	}
+}
+
 static void feat_event_desc(struct pr_writer *w, struct feat_buf *b)
 {
-	fb_u32(b, 1);
+	fb_u32(b, (uint32_t)w->nr_events);
 	fb_u32(b, PERFDATA_ATTR_SIZE);
-	fb_put(b, &w->attr, PERFDATA_ATTR_SIZE);
-	fb_u32(b, (uint32_t)w->nr_ids);
-	fb_string(b, w->attr.type == PERF_TYPE_HARDWARE ? "cycles" : "cpu-clock");
-	fb_put(b, w->ids, w->nr_ids * sizeof(uint64_t));
+	for (size_t i = 0; i < w->nr_events; i++) {
+		const struct w_event *e = &w->events[i];
+
+		fb_put(b, &e->attr, PERFDATA_ATTR_SIZE);
+		fb_u32(b, (uint32_t)e->nr_ids);
+		fb_string(b, event_name(&e->attr));
+		fb_put(b, e->ids, e->nr_ids * sizeof(uint64_t));
+	}
+}
+
+/*
+ * The first and last sample times, the last moved to the end of the
+ * capture when it is later (pr_writer_set_end_time()): a thread still
+ * off the CPU then is charged up to it, and this is where the file keeps
+ * it.  perf's tools use the section only as the span of the recording
+ * (perf report --time with percentages, the header listing), which the
+ * end of the capture bounds as well as the last sample does.
+ */
+static bool feat_sample_time(struct pr_writer *w, struct feat_buf *b)
+{
+	uint64_t first = w->first_time, last = w->last_time;
+
+	if (first == UINT64_MAX) {
+		if (!w->end_time)
+			return false;
+		first = w->end_time;
+	}
+	if (w->end_time > last)
+		last = w->end_time;
+	fb_put(b, &first, 8);
+	fb_put(b, &last, 8);
+	return true;
+}
+
+/* perf's CLOCKID: the resolution of the clock the events use (the clock
+ * itself is in the attrs), in ns; perf tools show it in the header. */
+static bool feat_clockid(struct pr_writer *w, struct feat_buf *b)
+{
+	struct timespec res;
+	uint64_t ns;
+
+	if (!w->events[0].attr.use_clockid ||
+	    clock_getres(w->events[0].attr.clockid, &res))
+		return false;
+	ns = (uint64_t)res.tv_sec * 1000000000u + (uint64_t)res.tv_nsec;
+	fb_put(b, &ns, 8);
+	return true;
 }
 
 /* Build one feature's payload into `b`; false when it has none. */
@@ -575,11 +715,9 @@ static bool feature_payload(struct pr_writer *w, int feat, struct feat_buf *b)
 		feat_event_desc(w, b);
 		return true;
 	case FEAT_SAMPLE_TIME:
-		if (w->first_time == UINT64_MAX)
-			return false;
-		fb_put(b, &w->first_time, 8);
-		fb_put(b, &w->last_time, 8);
-		return true;
+		return feat_sample_time(w, b);
+	case FEAT_CLOCKID:
+		return feat_clockid(w, b);
 	default:
 		return false;
 	}
@@ -592,7 +730,7 @@ static int write_features(struct pr_writer *w, uint64_t bits[4])
 	static const int feats[] = {
 		FEAT_BUILD_ID, FEAT_HOSTNAME, FEAT_OSRELEASE, FEAT_VERSION,
 		FEAT_ARCH, FEAT_NRCPUS, FEAT_CMDLINE, FEAT_EVENT_DESC,
-		FEAT_SAMPLE_TIME,
+		FEAT_SAMPLE_TIME, FEAT_CLOCKID,
 	};
 	struct feat_buf payload[PR_ARRAY_SIZE(feats)];
 	struct perfdata_section table[PR_ARRAY_SIZE(feats)];
