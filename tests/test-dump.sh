@@ -60,9 +60,44 @@ check "an unknown flag fails with a hint" grep -q "dwarfsample dump --help" "$tm
 "$ds" dump -- /nonexistent/cmd >"$tmp/out" 2>"$tmp/err"
 check "a command that does not exist fails" grep -q "cannot run '/nonexistent/cmd'" "$tmp/err"
 
+# The off-CPU options: refused where they mean nothing, with the reason.
+refused() { # what the message says, then the options
+	want=$1
+	shift
+	"$ds" dump "$@" -- true >"$tmp/out" 2>"$tmp/err"
+	[ $? -eq 2 ] && grep -q -- "$want" "$tmp/err"
+}
+check "--off-cpu with -F is refused: it takes no CPU samples" \
+	refused "-F has no effect with --off-cpu" --off-cpu -F 99
+check "--off-cpu with --hw-cycles is refused" \
+	refused "--hw-cycles has no effect with --off-cpu" --off-cpu --hw-cycles
+check "--off-cpu with --wall is refused" refused "not both" --off-cpu --wall
+check "--off-cpu-min without --off-cpu or --wall is refused" \
+	refused "use it with --off-cpu or --wall" --off-cpu-min 1ms
+check "--off-cpu-stack-size without them is refused" \
+	refused "--off-cpu-stack-size applies to off-CPU time" --off-cpu-stack-size 4096
+check "--off-cpu-min needs a unit" \
+	refused "invalid off-CPU minimum '5': expected a duration with a unit" --wall --off-cpu-min 5
+check "and a known one" refused "invalid off-CPU minimum '5m'" --wall --off-cpu-min 5m
+check "and no negative duration" refused "invalid off-CPU minimum" --wall --off-cpu-min -1ms
+check "--off-cpu-stack-size is checked as --stack-size" \
+	refused "multiple of 8" --off-cpu --off-cpu-stack-size 100
+check "up to 65528" refused "invalid stack size '65536'" --off-cpu --off-cpu-stack-size 65536
+"$ds" dump -q --wall --off-cpu-min 0.5ms --off-cpu-stack-size 4096 -- true >"$tmp/out" 2>"$tmp/err"
+rc=$?
+if [ $rc -ne 0 ] && grep -q "perf_event_paranoid" "$tmp/err"; then
+	echo "# off-CPU capture refused (kernel.perf_event_paranoid): not checked"
+else
+	check "valid off-CPU options capture ($(cat "$tmp/err"))" test $rc -eq 0
+	"$ds" dump --off-cpu -- sleep 0.01 >"$tmp/out" 2>"$tmp/err"
+	check "switch records print which way the task went" \
+		sh -c "grep -q 'SWITCH  *pid [0-9]* tid [0-9]* out' '$tmp/out' &&
+			grep -q 'SWITCH  *pid [0-9]* tid [0-9]* in$' '$tmp/out'"
+fi
+
 "$ds" dump --help >"$tmp/out" 2>&1
 check "--help documents every capture flag" \
-	sh -c "for f in --pid --all-cpus --cpu --freq --duration --stack-size --ring-pages --hw-cycles --kernel --quiet; do grep -q -- \"\$f\" '$tmp/out' || exit 1; done"
+	sh -c "for f in --pid --all-cpus --cpu --freq --duration --stack-size --ring-pages --hw-cycles --kernel --off-cpu --wall --off-cpu-min --off-cpu-stack-size --quiet; do grep -q -- \"\$f\" '$tmp/out' || exit 1; done"
 
 # SIGINT ends the capture and still prints the summary: sent once samples
 # are being printed, whenever that is on a busy machine.  (The command

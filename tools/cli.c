@@ -21,6 +21,10 @@ enum {
 	OPT_STACK_SIZE = 1000,
 	OPT_RING_PAGES,
 	OPT_HW_CYCLES,
+	OPT_OFF_CPU,
+	OPT_WALL,
+	OPT_OFF_CPU_MIN,
+	OPT_OFF_CPU_STACK_SIZE,
 };
 
 #define CAPTURE_SHORTOPTS "p:aC:F:d:kv"
@@ -36,6 +40,10 @@ static const struct option capture_longopts[] = {
 	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 	{ "ring-pages", required_argument, NULL, OPT_RING_PAGES },
 	{ "hw-cycles", no_argument, NULL, OPT_HW_CYCLES },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "wall", no_argument, NULL, OPT_WALL },
+	{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+	{ "off-cpu-stack-size", required_argument, NULL, OPT_OFF_CPU_STACK_SIZE },
 };
 
 const char ds_capture_help[] =
@@ -58,7 +66,20 @@ const char ds_capture_help[] =
 	"      --hw-cycles          sample hardware cycles when the CPU has a PMU\n"
 	"                           (falls back to cpu-clock otherwise)\n"
 	"  -k, --kernel             record kernel call chains too\n"
-	"  -v, --verbose            more diagnostics\n";
+	"  -v, --verbose            more diagnostics\n"
+	"Off-CPU time (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root):\n"
+	"      --off-cpu            profile time spent off the CPU instead of on it:\n"
+	"                           the stack at every switch out of a sampled\n"
+	"                           thread, weighted by the nanoseconds until it\n"
+	"                           runs again (blocked and preempted kept apart)\n"
+	"      --wall               on-CPU samples and off-CPU time in one profile\n"
+	"                           in nanoseconds: each thread's wall time\n"
+	"      --off-cpu-min DURATION\n"
+	"                           drop waits shorter than this, with a unit:\n"
+	"                           ns, us, ms or s (e.g. 50us, 1ms, 0.5s)\n"
+	"      --off-cpu-stack-size BYTES\n"
+	"                           user stack bytes copied per switch out, a\n"
+	"                           multiple of 8 up to 65528 (default 16384)\n";
 
 static int log_verbosity = PR_LOG_WARN;
 
@@ -227,6 +248,50 @@ static int parse_pids(struct ds_capture *c, const char *arg)
 	return ret;
 }
 
+/* "50us", "1ms", "0.5s": nanoseconds into *ns; 0, or -1 after saying why. */
+static int parse_duration_ns(const char *arg, const char *what, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(arg, &end);
+	if (end == arg || errno || !isfinite(d) || d < 0 || arg[0] == '-')
+		goto bad;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (d * units[i].ns >= 1e18)
+			goto bad;
+		*ns = (uint64_t)(d * units[i].ns + 0.5);
+		return 0;
+	}
+bad:
+	ds_err("invalid %s '%s': expected a duration with a unit, ns, us, ms or s "
+	       "(e.g. 50us, 1ms, 0.5s)", what, arg);
+	return -1;
+}
+
+/* A stack copy size: a multiple of 8 in [8, PR_MAX_STACK_SIZE]. */
+static int parse_stack_size(const char *arg, uint32_t *out)
+{
+	uint64_t v;
+
+	if (ds_parse_u64(arg, "stack size", 8, PR_MAX_STACK_SIZE, &v))
+		return -1;
+	if (v % 8) {
+		ds_err("invalid stack size %llu: it must be a multiple of 8",
+		       (unsigned long long)v);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
 /* One capture option: 1 when handled, 0 when it is not one, -1 on a bad
  * value (reported). */
 static int capture_option(struct ds_capture *c, int opt, const char *arg)
@@ -273,15 +338,17 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 		ds_verbose(++c->verbose);
 		return 1;
 	case OPT_STACK_SIZE:
-		if (ds_parse_u64(arg, "stack size", 8, PR_MAX_STACK_SIZE, &v))
-			return -1;
-		if (v % 8) {
-			ds_err("invalid stack size %llu: it must be a multiple of 8",
-			       (unsigned long long)v);
-			return -1;
-		}
-		c->stack_size = (uint32_t)v;
+		return parse_stack_size(arg, &c->stack_size) ? -1 : 1;
+	case OPT_OFF_CPU_STACK_SIZE:
+		return parse_stack_size(arg, &c->off_cpu_stack_size) ? -1 : 1;
+	case OPT_OFF_CPU:
+		c->off_cpu = true;
 		return 1;
+	case OPT_WALL:
+		c->wall = true;
+		return 1;
+	case OPT_OFF_CPU_MIN:
+		return parse_duration_ns(arg, "off-CPU minimum", &c->off_cpu_min_ns) ? -1 : 1;
 	case OPT_RING_PAGES:
 		if (ds_parse_u64(arg, "ring size", 1, 1u << 20, &v))
 			return -1;
@@ -357,7 +424,35 @@ bool ds_capture_given(const struct ds_capture *c)
 {
 	return c->nr_pids || c->system_wide || c->nr_cpus || c->freq ||
 	       c->duration > 0 || c->stack_size || c->ring_pages || c->hw_cycles ||
-	       c->kernel;
+	       c->kernel || c->off_cpu || c->wall || c->off_cpu_min_ns ||
+	       c->off_cpu_stack_size;
+}
+
+/* The off-CPU options together: 0, or -1 after saying what is wrong.
+ * --off-cpu-min 0s is indistinguishable from its absence, and harmless. */
+static int check_off_cpu(const struct ds_capture *c)
+{
+	if (c->off_cpu && c->wall) {
+		ds_err("give --off-cpu (off-CPU time only) or --wall (on- and off-CPU "
+		       "time), not both");
+		return -1;
+	}
+	if (c->off_cpu && c->freq) {
+		ds_err("-F has no effect with --off-cpu, which takes no CPU samples; "
+		       "use --wall to sample the CPU as well");
+		return -1;
+	}
+	if (c->off_cpu && c->hw_cycles) {
+		ds_err("--hw-cycles has no effect with --off-cpu, which takes no CPU "
+		       "samples; use --wall to sample the CPU as well");
+		return -1;
+	}
+	if (!c->off_cpu && !c->wall && (c->off_cpu_min_ns || c->off_cpu_stack_size)) {
+		ds_err("%s applies to off-CPU time: use it with --off-cpu or --wall",
+		       c->off_cpu_stack_size ? "--off-cpu-stack-size" : "--off-cpu-min");
+		return -1;
+	}
+	return 0;
 }
 
 int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
@@ -373,6 +468,8 @@ int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
 		ds_err("-C selects CPUs for system-wide sampling; use it with -a");
 		return -1;
 	}
+	if (check_off_cpu(c))
+		return -1;
 	if (argc > 0)
 		c->argv = argv;
 	return 0;
@@ -385,10 +482,18 @@ struct pr_reader *ds_capture_open(const struct ds_capture *c)
 		.stack_size = c->stack_size,
 		.kernel_callchain = c->kernel,
 		.prefer_hw_cycles = c->hw_cycles);
+	/* The switch-out sample: the same registers and kernel stacks, its
+	 * own stack copy. */
+	PR_OPTS(pr_event_opts, off,
+		.stack_size = c->off_cpu_stack_size ? c->off_cpu_stack_size
+						    : DS_OFF_CPU_STACK_SIZE,
+		.kernel_callchain = c->kernel);
 	PR_OPTS(pr_reader_opts, opts,
 		.event = &ev,
 		.ring_pages = c->ring_pages,
-		.log = ds_log);
+		.log = ds_log,
+		.off_cpu = c->off_cpu || c->wall ? &off : NULL,
+		.no_cpu_samples = c->off_cpu);
 
 	if (c->argv)
 		return pr_reader_open_command(c->argv, &opts);
@@ -467,12 +572,17 @@ void ds_stack_ends(const struct pr_unwind_stats *st)
 	fputc('\n', stderr);
 }
 
-double ds_now(void)
+uint64_t ds_now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+double ds_now(void)
+{
+	return (double)ds_now_ns() / 1e9;
 }
 
 /* Wait for a launched command, terminating it first if it is still
@@ -512,7 +622,7 @@ static int drain_once(struct pr_reader *r, int timeout,
 }
 
 int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
-		   const struct ds_capture_hooks *h)
+		   struct ds_capture_hooks *h)
 {
 	double deadline = c->duration > 0 ? ds_now() + c->duration : 0;
 	int err = pr_reader_enable(r);
@@ -536,6 +646,9 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 		if (pr_reader_done(r))
 			break;
 	}
+	/* Before disabling: a switch-in after this instant may still be
+	 * recorded, one after disabling cannot. */
+	h->end_ns = ds_now_ns();
 	pr_reader_disable(r);
 	/* What the rings still hold is part of the capture. */
 	if (!err) {

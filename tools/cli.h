@@ -15,6 +15,8 @@
 
 #define DS_MAX_PIDS 1024
 #define DS_MAX_CPUS 4096
+/* User stack bytes copied per switch-out sample, until measured. */
+#define DS_OFF_CPU_STACK_SIZE 16384
 
 /* What to sample and how: the options every capturing verb takes. */
 struct ds_capture {
@@ -31,6 +33,11 @@ struct ds_capture {
 	bool hw_cycles;
 	bool kernel;
 	int verbose;
+	/* --off-cpu: off-CPU time only (no CPU-sampling event); --wall: CPU
+	 * samples and off-CPU time in one profile. */
+	bool off_cpu, wall;
+	uint64_t off_cpu_min_ns;        /* drop shorter waits; 0 keeps all */
+	uint32_t off_cpu_stack_size;    /* 0: DS_OFF_CPU_STACK_SIZE */
 };
 
 /* Set by SIGINT/SIGTERM handlers (1, then 2 on a second signal); the
@@ -117,15 +124,20 @@ int ds_synthesize(const struct ds_capture *c, struct pr_reader *r, uint64_t id,
 
 /* Seconds on the monotonic clock. */
 double ds_now(void);
+/* The monotonic clock in nanoseconds: the clock record times use. */
+uint64_t ds_now_ns(void);
 
 /* What a capture does with what it reads.  `started` (may be NULL) runs
  * once the events are enabled, before the first drain; `round` (may be
- * NULL) after every drain of all the rings. */
+ * NULL) after every drain of all the rings.  `end_ns` is an output: the
+ * CLOCK_MONOTONIC time (the events' clock) just before the events were
+ * disabled, up to which waits still open count. */
 struct ds_capture_hooks {
 	pr_record_fn record;
 	int (*started)(void *ctx);
 	int (*round)(void *ctx);
 	void *ctx;
+	uint64_t end_ns;
 };
 
 /*
@@ -135,6 +147,6 @@ struct ds_capture_hooks {
  * SIGTERM; it is always reaped.  Returns 0 or a negative errno.
  */
 int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
-		   const struct ds_capture_hooks *h);
+		   struct ds_capture_hooks *h);
 
 #endif

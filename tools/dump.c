@@ -56,6 +56,20 @@ static void print_sample(FILE *out, const struct pr_record *rec)
 		fprintf(out, " callchain %" PRIu64, s->nr_callchain);
 }
 
+/* "pid 12 tid 13 out preempt next_pid 0 next_tid 0", as perf script
+ * words them; the other task only in CPU-wide records. */
+static void print_switch(FILE *out, const struct pr_record *rec)
+{
+	const struct pr_switch *sw = &rec->u.sw;
+
+	fprintf(out, " pid %d tid %d %s%s", (int)rec->pid, (int)rec->tid,
+		sw->out ? "out" : "in", sw->preempt ? " preempt" : "");
+	if (rec->type == PR_RECORD_SWITCH_CPU_WIDE)
+		fprintf(out, " %s_pid %d %s_tid %d", sw->out ? "next" : "prev",
+			(int)sw->next_prev_pid, sw->out ? "next" : "prev",
+			(int)sw->next_prev_tid);
+}
+
 void ds_dump_record(FILE *out, const struct pr_record *rec)
 {
 	print_time(out, rec);
@@ -110,6 +124,10 @@ void ds_dump_record(FILE *out, const struct pr_record *rec)
 	case PR_RECORD_UNTHROTTLE:
 		fprintf(out, " id %" PRIu64 " stream %" PRIu64, rec->u.throttle.id,
 			rec->u.throttle.stream_id);
+		break;
+	case PR_RECORD_SWITCH:
+	case PR_RECORD_SWITCH_CPU_WIDE:
+		print_switch(out, rec);
 		break;
 	default:
 		fprintf(out, " type %u size %u", rec->type, rec->size);

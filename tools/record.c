@@ -78,6 +78,33 @@ static void usage(FILE *out)
 		ds_capture_help);
 }
 
+/* The file, with every event of the reader and its ids; the first id of
+ * the first event (the one with the side-band) tags synthesized records. */
+static struct pr_writer *open_writer(struct recording *rc, const char *out,
+				     const struct pr_writer_opts *wo)
+{
+	struct pr_writer_event events[2];
+	size_t nr = pr_reader_nr_events(rc->r), all = pr_reader_ids(rc->r, NULL, 0);
+	uint64_t *ids = calloc(all ? all : 1, sizeof(*ids)), *at = ids;
+	struct pr_writer *w;
+
+	if (!ids || nr > sizeof(events) / sizeof(events[0])) {
+		free(ids);
+		return NULL;
+	}
+	for (size_t i = 0; i < nr; i++) {
+		size_t n = pr_reader_event_ids(rc->r, i, at, all - (size_t)(at - ids));
+
+		events[i] = (struct pr_writer_event){ pr_reader_event_attr(rc->r, i), at, n };
+		at += n;
+	}
+	rc->id = ids[0];
+	keep_old(out);
+	w = pr_writer_open_events(out, events, nr, wo);
+	free(ids);
+	return w;
+}
+
 static int run(struct ds_capture *c, const char *out, int argc, char **argv)
 {
 	PR_OPTS(pr_writer_opts, wo, .argc = argc, .argv = argv, .log = ds_log);
@@ -86,8 +113,6 @@ static int run(struct ds_capture *c, const char *out, int argc, char **argv)
 		.record = write_record, .started = synthesize,
 		.round = finish_round, .ctx = &rc,
 	};
-	uint64_t *ids;
-	size_t nr;
 	double start;
 	struct stat st;
 	int err;
@@ -95,23 +120,14 @@ static int run(struct ds_capture *c, const char *out, int argc, char **argv)
 	rc.r = ds_capture_open(c);
 	if (!rc.r)
 		return 1;
-	nr = pr_reader_ids(rc.r, NULL, 0);
-	ids = calloc(nr ? nr : 1, sizeof(*ids));
-	if (!ids) {
-		pr_reader_close(rc.r);
-		return 1;
-	}
-	pr_reader_ids(rc.r, ids, nr);
-	rc.id = ids[0];
-	keep_old(out);
-	rc.w = pr_writer_open(out, pr_reader_attr(rc.r), ids, nr, &wo);
-	free(ids);
+	rc.w = open_writer(&rc, out, &wo);
 	if (!rc.w) {
 		pr_reader_close(rc.r);
 		return 1;
 	}
 	start = ds_now();
 	err = ds_capture_run(c, rc.r, &hooks);
+	pr_writer_set_end_time(rc.w, hooks.end_ns);
 	if (err) {
 		char buf[128];
 
