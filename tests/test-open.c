@@ -289,9 +289,11 @@ static struct pr_reader *open_target(enum target t, pid_t pid,
  * ring mapping, no other fd, no child.  Then the unfailed open succeeds and
  * close releases everything.
  */
-static void check_no_leak_at_any_failure(enum target t, int min_steps)
+static void check_no_leak_at_any_failure(enum target t, int min_steps, bool off_cpu)
 {
-	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log);
+	PR_OPTS(pr_event_opts, off, .stack_size = 1024);
+	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log,
+		.off_cpu = off_cpu ? &off : NULL);
 	pid_t pid = t == T_PIDS ? spawn_idle_process() : 0;
 	int fds = count_fds(), perf_fds = count_perf_fds(), maps = count_perf_maps();
 	int k;
@@ -332,19 +334,29 @@ START_TEST(failure_at_any_step_of_opening_a_process_leaks_nothing)
 
 	/* Three threads on every CPU: 3 * cpus opens, cpus mmaps and
 	 * 2 * cpus redirections. */
-	check_no_leak_at_any_failure(T_PIDS, (int)(6 * cpus));
+	check_no_leak_at_any_failure(T_PIDS, (int)(6 * cpus), false);
+}
+END_TEST
+
+START_TEST(failure_at_any_step_of_opening_two_events_per_thread_leaks_nothing)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	/* With the off-CPU event: 6 * cpus opens, cpus mmaps and 5 * cpus
+	 * redirections. */
+	check_no_leak_at_any_failure(T_PIDS, (int)(12 * cpus), true);
 }
 END_TEST
 
 START_TEST(failure_at_any_step_of_opening_all_cpus_leaks_nothing)
 {
-	check_no_leak_at_any_failure(T_CPUS, (int)(2 * sysconf(_SC_NPROCESSORS_ONLN)));
+	check_no_leak_at_any_failure(T_CPUS, (int)(2 * sysconf(_SC_NPROCESSORS_ONLN)), false);
 }
 END_TEST
 
 START_TEST(failure_at_any_step_of_launching_a_command_leaks_nothing_not_even_the_child)
 {
-	check_no_leak_at_any_failure(T_COMMAND, (int)(2 * sysconf(_SC_NPROCESSORS_ONLN)));
+	check_no_leak_at_any_failure(T_COMMAND, (int)(2 * sysconf(_SC_NPROCESSORS_ONLN)), false);
 }
 END_TEST
 
@@ -631,6 +643,37 @@ START_TEST(refused_kernel_sampling_falls_back_to_user_mode_for_processes)
 }
 END_TEST
 
+/* Under perf_event_paranoid=2 the CPU event falls back to user mode, but
+ * the off-CPU event cannot (its sample is taken in the kernel): the open
+ * fails, saying what off-CPU profiling needs, rather than leave an event
+ * that never fires.  Alone or beside the CPU event. */
+START_TEST(refused_off_cpu_event_says_it_needs_kernel_sampling)
+{
+	PR_OPTS(pr_event_opts, off, .stack_size = 1024);
+	PR_OPTS(pr_reader_opts, wall, .ring_pages = 4, .off_cpu = &off, .log = keep_log);
+	PR_OPTS(pr_reader_opts, only, .ring_pages = 4, .off_cpu = &off,
+		.no_cpu_samples = true, .log = keep_log);
+	const struct pr_reader_opts *both[] = { &wall, &only };
+	pid_t pid = spawn_idle_process();
+	int fds = count_fds();
+
+	for (size_t i = 0; i < PR_ARRAY_SIZE(both); i++) {
+		reset_hooks();
+		refuse_kernel = true;
+		logtext[0] = 0;
+		ck_assert_ptr_null(pr_reader_open_pids(&pid, 1, both[i]));
+		ck_assert_int_eq(errno, EACCES);
+		ck_assert_msg(strstr(logtext, "off-CPU profiling needs kernel.perf_event_paranoid <= 1 "
+				     "or CAP_PERFMON"), "%s", logtext);
+		ck_assert_msg(strstr(logtext, "sysctl -w kernel.perf_event_paranoid=1"),
+			      "%s", logtext);
+		ck_assert_int_eq(count_fds(), fds);
+	}
+	stop_process(pid);
+	reset_hooks();
+}
+END_TEST
+
 START_TEST(refused_system_wide_sampling_says_what_to_do)
 {
 	PR_OPTS(pr_reader_opts, o, .log = keep_log);
@@ -686,6 +729,7 @@ int main(void)
 	live_require_perf();
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, failure_at_any_step_of_opening_a_process_leaks_nothing);
+	tcase_add_test(tc, failure_at_any_step_of_opening_two_events_per_thread_leaks_nothing);
 	tcase_add_test(tc, failure_at_any_step_of_opening_all_cpus_leaks_nothing);
 	tcase_add_test(tc, failure_at_any_step_of_launching_a_command_leaks_nothing_not_even_the_child);
 	tcase_add_test(tc, events_open_disabled_and_are_enabled_after_every_ring_is_mapped);
@@ -702,6 +746,7 @@ int main(void)
 	tcase_add_test(tc, missing_pmu_falls_back_to_cpu_clock);
 	tcase_add_test(tc, other_pmu_errors_propagate);
 	tcase_add_test(tc, refused_kernel_sampling_falls_back_to_user_mode_for_processes);
+	tcase_add_test(tc, refused_off_cpu_event_says_it_needs_kernel_sampling);
 	tcase_add_test(tc, refused_system_wide_sampling_says_what_to_do);
 	tcase_add_test(tc, refused_ring_mapping_points_at_perf_event_mlock_kb);
 	tcase_add_test(tc, too_many_open_files_says_to_raise_the_limit);
