@@ -147,18 +147,24 @@ struct seen {
 	uint64_t ips[8192], sps[8192];
 	int nr_addrs;
 	uint64_t stack_size;      /* what every sample must have reserved */
-	/* (tid, cpu) -> the first event id seen; a second id is a duplicate. */
-	struct { pid_t tid; uint32_t cpu; uint64_t id; } tid_ids[8192];
+	/* (tid, cpu, event) -> the first event id seen; a second id is a
+	 * duplicate.  `r` tells the events apart when set. */
+	const struct pr_reader *r;
+	struct { pid_t tid; uint32_t cpu; int event; uint64_t id; } tid_ids[8192];
 	int nr_tid_ids;
 	long twice_sampled;
 	char exe[PATH_MAX];
 };
 
-/* Every (thread, CPU) must be sampled by exactly one event. */
+/* Every (thread, CPU) must be sampled by exactly one event of each
+ * kind. */
 static void note_event_id(struct seen *s, const struct pr_record *rec)
 {
+	int event = s->r ? pr_reader_event_of(s->r, rec) : 0;
+
 	for (int i = 0; i < s->nr_tid_ids; i++) {
-		if (s->tid_ids[i].tid == (pid_t)rec->tid && s->tid_ids[i].cpu == rec->cpu) {
+		if (s->tid_ids[i].tid == (pid_t)rec->tid && s->tid_ids[i].cpu == rec->cpu &&
+		    s->tid_ids[i].event == event) {
 			s->twice_sampled += s->tid_ids[i].id != rec->id;
 			return;
 		}
@@ -166,6 +172,7 @@ static void note_event_id(struct seen *s, const struct pr_record *rec)
 	if (s->nr_tid_ids < 8192) {
 		s->tid_ids[s->nr_tid_ids].tid = (pid_t)rec->tid;
 		s->tid_ids[s->nr_tid_ids].cpu = rec->cpu;
+		s->tid_ids[s->nr_tid_ids].event = event;
 		s->tid_ids[s->nr_tid_ids++].id = rec->id;
 	}
 }
@@ -243,6 +250,9 @@ static int on_record(const struct pr_record *rec, void *arg)
 	case PR_RECORD_EXIT:
 		if ((pid_t)rec->pid == s->pid && rec->tid == rec->pid)
 			s->exit_of_pid = true;
+		break;
+	case PR_RECORD_SWITCH:
+		note_event_id(s, rec);
 		break;
 	case PR_RECORD_LOST:
 		s->lost_records++;
@@ -449,11 +459,10 @@ END_TEST
 
 /* Attaching while the process creates threads: threads found by the
  * rescan may also inherit their creator's events; none may be sampled
- * twice. */
-START_TEST(threads_born_while_attaching_are_sampled_once)
+ * twice, by either event when the off-CPU one is open too (its switch
+ * records included). */
+static void check_threads_born_while_attaching(const struct pr_reader_opts *o)
 {
-	PR_OPTS(pr_event_opts, ev, .freq = 4000);
-	PR_OPTS(pr_reader_opts, o, .event = &ev);
 	struct child c;
 	struct seen *s;
 	struct pr_reader *r;
@@ -464,8 +473,9 @@ START_TEST(threads_born_while_attaching_are_sampled_once)
 	s = seen_new(pid);
 	fputc('T', c.in);
 	usleep(5000);
-	r = pr_reader_open_pids(&pid, 1, &o);
+	r = pr_reader_open_pids(&pid, 1, o);
 	ck_assert_ptr_nonnull(r);
+	s->r = r;
 	ck_assert_int_eq(pr_reader_enable(r), 0);
 	/* The storm fills a ring in tens of milliseconds at 4 kHz: drain
 	 * while it lasts, so that what is counted below does not depend on
@@ -480,6 +490,25 @@ START_TEST(threads_born_while_attaching_are_sampled_once)
 	pr_reader_close(r);
 	ck_assert_int_eq(child_finish(&c), 0);
 	free(s);
+}
+
+START_TEST(threads_born_while_attaching_are_sampled_once)
+{
+	PR_OPTS(pr_event_opts, ev, .freq = 4000);
+	PR_OPTS(pr_reader_opts, o, .event = &ev);
+
+	check_threads_born_while_attaching(&o);
+}
+END_TEST
+
+START_TEST(threads_born_while_attaching_are_sampled_once_by_each_event)
+{
+	PR_OPTS(pr_event_opts, ev, .freq = 4000);
+	/* The same stack copy as the CPU event's: on_record() checks it. */
+	PR_OPTS(pr_event_opts, off);
+	PR_OPTS(pr_reader_opts, o, .event = &ev, .off_cpu = &off);
+
+	check_threads_born_while_attaching(&o);
 }
 END_TEST
 
@@ -704,6 +733,7 @@ int main(void)
 	tcase_add_test(tc, a_thread_created_after_attach_is_sampled);
 	tcase_add_test(tc, a_child_process_forked_after_attach_is_sampled);
 	tcase_add_test(tc, threads_born_while_attaching_are_sampled_once);
+	tcase_add_test(tc, threads_born_while_attaching_are_sampled_once_by_each_event);
 	tcase_add_test(tc, asking_done_does_not_swallow_a_wakeup);
 	tcase_add_test(tc, a_launched_command_resumes_after_disable_and_enable);
 	tcase_add_test(tc, lost_is_counted_when_a_tiny_ring_is_flooded);
