@@ -71,6 +71,8 @@ check "--off-cpu with -F is refused: it takes no CPU samples" \
 	refused "-F has no effect with --off-cpu" --off-cpu -F 99
 check "--off-cpu with --hw-cycles is refused" \
 	refused "--hw-cycles has no effect with --off-cpu" --off-cpu --hw-cycles
+check "--off-cpu with --stack-size is refused, naming the flag to use" \
+	refused "use --off-cpu-stack-size" --off-cpu --stack-size 4096
 check "--off-cpu with --wall is refused" refused "not both" --off-cpu --wall
 check "--off-cpu-min without --off-cpu or --wall is refused" \
 	refused "use it with --off-cpu or --wall" --off-cpu-min 1ms

@@ -442,6 +442,11 @@ static int check_off_cpu(const struct ds_capture *c)
 		       "use --wall to sample the CPU as well");
 		return -1;
 	}
+	if (c->off_cpu && c->stack_size) {
+		ds_err("--stack-size sets the CPU samples' stack copy and --off-cpu takes "
+		       "none; use --off-cpu-stack-size");
+		return -1;
+	}
 	if (c->off_cpu && c->hw_cycles) {
 		ds_err("--hw-cycles has no effect with --off-cpu, which takes no CPU "
 		       "samples; use --wall to sample the CPU as well");
