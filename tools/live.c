@@ -48,13 +48,29 @@ struct session {
 	struct ds_sink *sink;
 	struct ds_pipeline *pl;
 	uint64_t id;
+	int switch_event;            /* the off-CPU event's index, or -1 */
 	double start, end, last_status;
 	bool started;                /* sampling began */
 	bool status;                 /* a terminal: show the status line */
 	/* Written by the worker, read by the status line: a cache line
 	 * apart from what the capture thread writes each drain (end). */
 	alignas(64) _Atomic uint64_t samples, complete;
+	_Atomic uint64_t cpu_ns, off_cpu_ns, preempted_ns;
 };
+
+/* For the status line: where time went, as the worker last saw it. */
+static void publish_times(struct session *s)
+{
+	struct pr_profile_times t = { .sz = sizeof(t) };
+
+	if (ds_sink_times(s->sink, 0, &t))
+		return;
+	atomic_store_explicit(&s->cpu_ns, t.cpu_ns, memory_order_relaxed);
+	atomic_store_explicit(&s->off_cpu_ns, t.off_cpu_ns[PR_WAIT_BLOCKED] +
+			      t.off_cpu_ns[PR_WAIT_PREEMPTED], memory_order_relaxed);
+	atomic_store_explicit(&s->preempted_ns, t.off_cpu_ns[PR_WAIT_PREEMPTED],
+			      memory_order_relaxed);
+}
 
 /* The worker: every record, in time order. */
 static int process(const struct pr_record *rec, void *arg)
@@ -65,12 +81,27 @@ static int process(const struct pr_record *rec, void *arg)
 
 	/* Samples too: one in the image exec loaded retires the old one. */
 	err = pr_model_apply(s->model, rec);
-	if (err || rec->type != PR_RECORD_SAMPLE)
+	if (err)
 		return err;
+	if (rec->type != PR_RECORD_SAMPLE) {
+		if (s->switch_event < 0)
+			return 0;
+		err = ds_sink_record(s->sink, rec);
+		if (rec->type == PR_RECORD_SWITCH || rec->type == PR_RECORD_SWITCH_CPU_WIDE)
+			publish_times(s);
+		return err;
+	}
 	if (pr_unwinder_unwind(s->u, rec, &st))
 		return 0;
-	err = ds_sink_sample(s->sink, rec, &st, s->sym, pr_model_comm(s->model, rec->tid),
-			     pr_model_comm(s->model, rec->pid), NULL);
+	if (s->switch_event >= 0 && pr_reader_event_of(s->r, rec) == s->switch_event)
+		err = ds_sink_switch(s->sink, rec, &st, s->sym, pr_model_comm(s->model, rec->tid),
+				     pr_model_comm(s->model, rec->pid));
+	else
+		err = ds_sink_sample(s->sink, rec, &st, s->sym,
+				     pr_model_comm(s->model, rec->tid),
+				     pr_model_comm(s->model, rec->pid), NULL);
+	if (s->switch_event >= 0)
+		publish_times(s);
 	atomic_fetch_add(&s->samples, 1);
 	if (st.end == PR_END_OUTERMOST)
 		atomic_fetch_add(&s->complete, 1);
@@ -110,8 +141,19 @@ static void status_line(struct session *s, bool final)
 	uint64_t lost = lost_samples(s);
 
 	fprintf(stderr, "\r\033[K[%6.1f s] %" PRIu64 " samples, %" PRIu64 " lost, %.1f%% "
-		"complete stacks%s", (final ? s->end : ds_now()) - s->start, n, lost,
-		n ? 100.0 * (double)done / (double)n : 0.0, final ? "\n" : "");
+		"complete stacks", (final ? s->end : ds_now()) - s->start, n, lost,
+		n ? 100.0 * (double)done / (double)n : 0.0);
+	if (s->switch_event >= 0) {
+		uint64_t off = atomic_load(&s->off_cpu_ns), pre = atomic_load(&s->preempted_ns);
+		char a[32], b[32];
+
+		if (s->c->wall)
+			fprintf(stderr, "; on-CPU %s", ds_duration(atomic_load(&s->cpu_ns), a,
+								   sizeof(a)));
+		fprintf(stderr, "; off-CPU %s (%.0f%% preempted)", ds_duration(off, b, sizeof(b)),
+			off ? 100.0 * (double)pre / (double)off : 0.0);
+	}
+	fputs(final ? "\n" : "", stderr);
 }
 
 /* After every drain: hand the batch over; on a terminal, the status
@@ -132,7 +174,7 @@ static int round_done(void *arg)
 	return 0;
 }
 
-static void summary(struct session *s, int fmt, const char *path, size_t stacks, bool written)
+static void summary(struct session *s, int fmt, size_t stacks)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
 	uint64_t lost = lost_samples(s), total;
@@ -156,9 +198,8 @@ static void summary(struct session *s, int fmt, const char *path, size_t stacks,
 		fprintf(stderr, "dwarfsample: to lose fewer samples, lower -F or raise "
 			"--ring-pages%s\n", s->c->stack_size > 16384 ?
 			", or copy less of each stack (--stack-size 16384)" : "");
-	if (written && path && strcmp(path, "-"))
-		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", path,
-			ds_format_name(fmt), ds_format_hint(fmt));
+	if (s->switch_event >= 0)
+		ds_sink_print_times(s->sink, s->model);
 }
 
 /* The process name for a default output name and the title. */
@@ -220,6 +261,10 @@ static int open_session(struct session *s, const struct profile_args *a)
 		return -1;
 	}
 	pr_reader_ids(s->r, &s->id, 1);
+	s->switch_event = -1;
+	for (size_t i = 0; i < pr_reader_nr_events(s->r); i++)
+		if (pr_event_source_of(pr_reader_event_attr(s->r, i)) == PR_SOURCE_CONTEXT_SWITCH)
+			s->switch_event = (int)i;
 	return 0;
 }
 
@@ -234,7 +279,7 @@ static void close_session(struct session *s)
 
 static int run(const struct ds_capture *c, struct profile_args *a)
 {
-	struct session s = { .c = c, .status = isatty(STDERR_FILENO) };
+	struct session s = { .c = c, .status = isatty(STDERR_FILENO), .switch_event = -1 };
 	struct ds_capture_hooks hooks = {
 		.record = copy, .started = started, .round = round_done, .ctx = &s,
 	};
@@ -254,11 +299,18 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		a->out.path = path;
 	}
 	a->out.no_inline = a->names.no_inline;
-	if (!a->out.title) {
-		snprintf(title, sizeof(title), "%s (dwarfsample, %" PRIu64 " Hz)", name,
-			 c->freq ? c->freq : 99);
+	a->out.mode = c->wall ? PR_PROFILE_WALL : c->off_cpu ? PR_PROFILE_OFF_CPU
+							     : PR_PROFILE_CPU;
+	/* Wall time needs each CPU sample's own period (cpu-clock's is ns). */
+	a->out.period_is_ns = c->wall && !c->hw_cycles;
+	a->out.off_cpu_min_ns = c->off_cpu_min_ns;
+	if (!a->out.title && a->out.mode == PR_PROFILE_OFF_CPU)
+		snprintf(title, sizeof(title), "%s (dwarfsample, off-CPU time)", name);
+	else if (!a->out.title)
+		snprintf(title, sizeof(title), "%s (dwarfsample, %s%" PRIu64 " Hz)", name,
+			 c->wall ? "wall-clock time, " : "", c->freq ? c->freq : 99);
+	if (!a->out.title)
 		a->out.title = title;
-	}
 	event = c->hw_cycles ? "cycles" : "cpu-clock";
 	s.sink = ds_sink_open(&a->out, fmt, a->out.path, c->freq ? c->freq : 99, event,
 			      (int)strlen(event));
@@ -284,17 +336,26 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	werr = ds_pipeline_finish(s.pl);
 	if (werr)
 		ds_err("processing samples failed: %s", strerror(-werr));
+	/* Threads still off the CPU wait until sampling stopped. */
+	if (s.started && s.switch_event >= 0 && !werr) {
+		werr = ds_sink_end(s.sink, hooks.end_ns);
+		if (werr)
+			ds_err("ending the waits still open failed: %s", strerror(-werr));
+		publish_times(&s);
+	}
 	if (s.status && s.started)
 		status_line(&s, true);
+	if (s.started)
+		summary(&s, fmt, ds_sink_stacks(s.sink));
 	{
-		size_t stacks = ds_sink_stacks(s.sink);
 		bool ok = !ds_sink_close(s.sink, (uint64_t)wall.tv_sec * 1000000000u +
 						  (uint64_t)wall.tv_nsec,
 					 (uint64_t)((s.end - s.start) * 1e9), !s.started);
 
 		s.sink = NULL;
-		if (s.started)
-			summary(&s, fmt, a->out.path, stacks, ok);
+		if (s.started && ok && strcmp(a->out.path, "-"))
+			fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n",
+				a->out.path, ds_format_name(fmt), ds_format_hint(fmt));
 		close_session(&s);
 		return ok && !err && !werr ? 0 : 1;
 	}

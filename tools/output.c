@@ -2,6 +2,7 @@
 /* The sinks of named stacks: perf script's text, or a profile. */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -290,6 +291,65 @@ int ds_sink_end(struct ds_sink *s, uint64_t time)
 int ds_sink_times(const struct ds_sink *s, uint32_t pid, struct pr_profile_times *t)
 {
 	return pr_profile_times(s->profile, pid, t);
+}
+
+const char *ds_duration(uint64_t ns, char *buf, size_t len)
+{
+	if (ns >= UINT64_C(1000000000))
+		snprintf(buf, len, "%.2f s", (double)ns / 1e9);
+	else if (ns >= 1000000)
+		snprintf(buf, len, "%.1f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, len, "%.0f us", (double)ns / 1e3);
+	return buf;
+}
+
+/* "on-CPU 1.20 s, off-CPU 3.40 s (blocked 88%, preempted 12%)" */
+static void print_times(const struct pr_profile_times *t)
+{
+	uint64_t off = t->off_cpu_ns[PR_WAIT_BLOCKED] + t->off_cpu_ns[PR_WAIT_PREEMPTED];
+	char a[32], b[32];
+
+	if (t->samples)
+		fprintf(stderr, "on-CPU %s, ", ds_duration(t->cpu_ns, a, sizeof(a)));
+	fprintf(stderr, "off-CPU %s", ds_duration(off, b, sizeof(b)));
+	if (off)
+		fprintf(stderr, " (blocked %.0f%%, preempted %.0f%%)",
+			100.0 * (double)t->off_cpu_ns[PR_WAIT_BLOCKED] / (double)off,
+			100.0 * (double)t->off_cpu_ns[PR_WAIT_PREEMPTED] / (double)off);
+}
+
+void ds_sink_print_times(const struct ds_sink *s, const struct pr_model *m)
+{
+	struct pr_profile_times t = { .sz = sizeof(t) };
+	uint32_t pids[10];
+	size_t n;
+
+	if (ds_sink_times(s, 0, &t))
+		return;
+	fputs("dwarfsample: ", stderr);
+	print_times(&t);
+	fprintf(stderr, "; %" PRIu64 " waits", t.waits[0] + t.waits[1]);
+	if (t.waits_short)
+		fprintf(stderr, ", %" PRIu64 " shorter than --off-cpu-min left out",
+			t.waits_short);
+	if (t.waits_lost)
+		fprintf(stderr, ", %" PRIu64 " without a stack (their sample was lost)",
+			t.waits_lost);
+	fputc('\n', stderr);
+	n = s->profile ? pr_profile_pids(s->profile, pids, 10) : 0;
+	for (size_t i = 0; i < n && i < 10; i++) {
+		const char *name = pr_model_comm(m, pids[i]);
+
+		t = (struct pr_profile_times){ .sz = sizeof(t) };
+		if (ds_sink_times(s, pids[i], &t))
+			continue;
+		fprintf(stderr, "dwarfsample:   %s[%u]: ", name ? name : "?", pids[i]);
+		print_times(&t);
+		fputc('\n', stderr);
+	}
+	if (n > 10)
+		fprintf(stderr, "dwarfsample:   and %zu more processes\n", n - 10);
 }
 
 uint64_t ds_sink_samples(const struct ds_sink *s)

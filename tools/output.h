@@ -95,6 +95,13 @@ int ds_sink_end(struct ds_sink *s, uint64_t time);
 /* Where the time of process `pid` (0: all) went so far (set t->sz). */
 int ds_sink_times(const struct ds_sink *s, uint32_t pid, struct pr_profile_times *t);
 
+/* `ns` as "1.23 s", "45.6 ms" or "789 us", written into buf. */
+const char *ds_duration(uint64_t ns, char *buf, size_t len);
+
+/* The summary of where time went: a line for everything, then one per
+ * process (the busiest first, up to ten), named from `m`. */
+void ds_sink_print_times(const struct ds_sink *s, const struct pr_model *m);
+
 /* Samples and distinct stacks so far (stacks: 0 for perf script text). */
 uint64_t ds_sink_samples(const struct ds_sink *s);
 size_t ds_sink_stacks(const struct ds_sink *s);

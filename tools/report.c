@@ -41,6 +41,8 @@ struct report {
 	struct ds_sink *sink;
 	bool event_names;            /* perf script's text, with its event field */
 	uint64_t first_time, last_time;  /* of the samples, perf clock */
+	uint64_t end_time;           /* of any record */
+	int switch_event;            /* the off-CPU event's index, or -1 */
 };
 
 static const char *event_name(struct report *r, const struct pr_record *rec)
@@ -61,8 +63,12 @@ static int on_record(const struct pr_record *rec, void *arg)
 
 	/* Samples too: one in the image exec loaded retires the old one. */
 	err = pr_model_apply(r->model, rec);
-	if (err || rec->type != PR_RECORD_SAMPLE)
+	if (err)
 		return err;
+	if ((rec->fields & PR_ID_TIME) && rec->time > r->end_time)
+		r->end_time = rec->time;
+	if (rec->type != PR_RECORD_SAMPLE)
+		return r->switch_event >= 0 ? ds_sink_record(r->sink, rec) : 0;
 	if (pr_unwinder_unwind(r->u, rec, &st))
 		return 0;
 	if (rec->fields & PR_ID_TIME) {
@@ -71,6 +77,10 @@ static int on_record(const struct pr_record *rec, void *arg)
 		if (rec->time > r->last_time)
 			r->last_time = rec->time;
 	}
+	if (r->switch_event >= 0 && pr_file_event_of(r->file, rec) == r->switch_event)
+		return ds_sink_switch(r->sink, rec, &st, r->sym,
+				      pr_model_comm(r->model, rec->tid),
+				      pr_model_comm(r->model, rec->pid));
 	return ds_sink_sample(r->sink, rec, &st, r->sym, pr_model_comm(r->model, rec->tid),
 			      pr_model_comm(r->model, rec->pid), event_name(r, rec));
 }
@@ -110,16 +120,39 @@ static void summary(const struct pr_unwinder *u, const struct pr_symbolizer *sym
 	}
 }
 
-/* The sampling frequency of the file's first event, for the profile's
- * CPU time (0 when it sampled by period). */
+/* The sampling frequency of the file's first CPU event, for the
+ * profile's CPU time (0 when it sampled by period). */
 static uint64_t file_freq(const struct pr_file *f)
 {
-	const struct perf_event_attr *attr = pr_file_nr_attrs(f) ? pr_file_attr(f, 0) : NULL;
+	for (size_t i = 0; i < pr_file_nr_attrs(f); i++) {
+		const struct perf_event_attr *attr = pr_file_attr(f, i);
 
-	return attr && attr->freq ? attr->sample_freq : 0;
+		if (pr_event_source_of(attr) != PR_SOURCE_CONTEXT_SWITCH)
+			return attr->freq ? attr->sample_freq : 0;
+	}
+	return 0;
 }
 
-static int run(const struct report_args *a, int fmt)
+/* What the file measured: off-CPU time when it has switch-out samples
+ * (with CPU samples beside them, wall time), else CPU.  Sets
+ * r->switch_event. */
+static enum pr_profile_mode file_mode(struct report *r)
+{
+	bool cpu = false;
+
+	r->switch_event = -1;
+	for (size_t i = 0; i < pr_file_nr_attrs(r->file); i++) {
+		if (pr_event_source_of(pr_file_attr(r->file, i)) == PR_SOURCE_CONTEXT_SWITCH)
+			r->switch_event = (int)i;
+		else
+			cpu = true;
+	}
+	if (r->switch_event < 0)
+		return PR_PROFILE_CPU;
+	return cpu ? PR_PROFILE_WALL : PR_PROFILE_OFF_CPU;
+}
+
+static int run(struct report_args *a, int fmt)
 {
 	PR_OPTS(pr_file_opts, fo, .log = ds_log);
 	PR_OPTS(pr_unwinder_opts, uo, .log = ds_log);
@@ -145,6 +178,15 @@ static int run(const struct report_args *a, int fmt)
 			width = len;
 	}
 	first_event = pr_file_nr_attrs(r.file) ? pr_file_event_name(r.file, 0) : NULL;
+	a->out.mode = file_mode(&r);
+	/* Wall time needs each CPU sample's own period (cpu-clock's is ns). */
+	a->out.period_is_ns = a->out.mode == PR_PROFILE_WALL;
+	if (a->out.off_cpu_min_ns && a->out.mode == PR_PROFILE_CPU) {
+		ds_err("%s has no off-CPU samples: --off-cpu-min applies to captures "
+		       "made with --off-cpu or --wall", a->input);
+		pr_file_close(r.file);
+		return 2;
+	}
 	r.sink = ds_sink_open(&a->out, fmt, a->out.path, file_freq(r.file), first_event, width);
 	if (!r.sink) {
 		pr_file_close(r.file);
@@ -158,10 +200,20 @@ static int run(const struct report_args *a, int fmt)
 	if (!r.u || (names && !r.sym)) {
 		ds_err("out of memory");
 	} else {
+		uint64_t end;
+
 		n = pr_file_consume(r.file, on_record, &r);
 		/* Corrupt records were reported and skipped. */
 		ret = n < 0 && n != -EBADMSG;
+		/* Threads still off the CPU when the recording stopped wait
+		 * until then (the file says when, else its last record). */
+		if (pr_file_end_time(r.file, &end) || end < r.end_time)
+			end = r.end_time;
+		if (!ret && r.switch_event >= 0 && ds_sink_end(r.sink, end) < 0)
+			ret = 1;
 		summary(r.u, r.sym, a->verbose);
+		if (r.switch_event >= 0)
+			ds_sink_print_times(r.sink, r.model);
 	}
 	/* The file has no wall-clock time (perf writes one only with
 	 * --clockid), but the samples say how long the recording ran, as
