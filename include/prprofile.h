@@ -128,6 +128,10 @@ PR_API int pr_profile_times(const struct pr_profile *p, uint32_t pid,
  * `pids`.  Returns how many there are.  NULL `pids` with `max` 0 asks. */
 PR_API size_t pr_profile_pids(const struct pr_profile *p, uint32_t *pids, size_t max);
 
+/* The name process `pid` had when it was last sampled, or NULL when the
+ * profile has none of its samples.  Valid as long as the profile. */
+PR_API const char *pr_profile_process(const struct pr_profile *p, uint32_t pid);
+
 /* A label the whole profile carries (pprof writes it on every sample).
  * Returns 0, -EINVAL or -ENOMEM. */
 PR_API int pr_profile_tag(struct pr_profile *p, const char *key, const char *value);

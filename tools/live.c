@@ -199,7 +199,7 @@ static void summary(struct session *s, int fmt, size_t stacks)
 			"--ring-pages%s\n", s->c->stack_size > 16384 ?
 			", or copy less of each stack (--stack-size 16384)" : "");
 	if (s->switch_event >= 0)
-		ds_sink_print_times(s->sink, s->model);
+		ds_sink_print_times(s->sink);
 }
 
 /* The process name for a default output name and the title. */

@@ -319,7 +319,7 @@ static void print_times(const struct pr_profile_times *t)
 			100.0 * (double)t->off_cpu_ns[PR_WAIT_PREEMPTED] / (double)off);
 }
 
-void ds_sink_print_times(const struct ds_sink *s, const struct pr_model *m)
+void ds_sink_print_times(const struct ds_sink *s)
 {
 	struct pr_profile_times t = { .sz = sizeof(t) };
 	uint32_t pids[10];
@@ -339,7 +339,7 @@ void ds_sink_print_times(const struct ds_sink *s, const struct pr_model *m)
 	fputc('\n', stderr);
 	n = s->profile ? pr_profile_pids(s->profile, pids, 10) : 0;
 	for (size_t i = 0; i < n && i < 10; i++) {
-		const char *name = pr_model_comm(m, pids[i]);
+		const char *name = pr_profile_process(s->profile, pids[i]);
 
 		t = (struct pr_profile_times){ .sz = sizeof(t) };
 		if (ds_sink_times(s, pids[i], &t))

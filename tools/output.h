@@ -99,8 +99,8 @@ int ds_sink_times(const struct ds_sink *s, uint32_t pid, struct pr_profile_times
 const char *ds_duration(uint64_t ns, char *buf, size_t len);
 
 /* The summary of where time went: a line for everything, then one per
- * process (the busiest first, up to ten), named from `m`. */
-void ds_sink_print_times(const struct ds_sink *s, const struct pr_model *m);
+ * process (the busiest first, up to ten). */
+void ds_sink_print_times(const struct ds_sink *s);
 
 /* Samples and distinct stacks so far (stacks: 0 for perf script text). */
 uint64_t ds_sink_samples(const struct ds_sink *s);

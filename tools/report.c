@@ -213,7 +213,7 @@ static int run(struct report_args *a, int fmt)
 			ret = 1;
 		summary(r.u, r.sym, a->verbose);
 		if (r.switch_event >= 0)
-			ds_sink_print_times(r.sink, r.model);
+			ds_sink_print_times(r.sink);
 	}
 	/* The file has no wall-clock time (perf writes one only with
 	 * --clockid), but the samples say how long the recording ran, as

@@ -262,3 +262,12 @@ size_t pr_profile_pids(const struct pr_profile *p, uint32_t *pids, size_t max)
 	pr__hashmap_free(&seen);
 	return n;
 }
+
+const char *pr_profile_process(const struct pr_profile *p, uint32_t pid)
+{
+	/* Threads are numbered as first seen: the last is the newest name. */
+	for (uint32_t i = p ? p->nr_threads : 0; i-- > 0;)
+		if (p->threads[i].pid == pid)
+			return prof_str(p, p->threads[i].process);
+	return NULL;
+}
