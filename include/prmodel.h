@@ -73,7 +73,8 @@ PR_API int pr_model_use_file(struct pr_model *m, const struct pr_file *f);
  * registers and stack as it leaves, and PERF_RECORD_SWITCH (or
  * _SWITCH_CPU_WIDE) records as it leaves and as it comes back.  The
  * tracker pairs them per thread into waits: from the switch out (the
- * sample's time) to the next switch in, its exit, or the end of the run.
+ * switch record's time; the sample's, a little earlier, when the record
+ * was lost) to the next switch in, its exit, or the end of the run.
  * The kernel marks a switch out of a task that was still runnable
  * (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT): that wait is "preempted", a
  * wait in the run queue; any other is "blocked" (I/O, a lock, a sleep).

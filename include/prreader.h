@@ -152,9 +152,10 @@ struct pr_reader_opts {
 	/* The event; NULL for all defaults. */
 	const struct pr_event_opts *event;
 	/* Data pages per CPU ring, a power of two.  Default
-	 * PR_DEFAULT_RING_PAGES, more (up to 4x) for stack copies over
-	 * 8 KiB so that a ring holds about 250 samples, or less to fit
-	 * perf_event_mlock_kb (see there). */
+	 * PR_DEFAULT_RING_PAGES, more (up to 4x) so that a ring holds
+	 * about 250 samples of the larger stack copy (1000 with off_cpu:
+	 * switches come in bursts), or less to fit perf_event_mlock_kb
+	 * (see there). */
 	uint32_t ring_pages;
 	/* Where diagnostics go; may be NULL (they are dropped). */
 	pr_log_fn log;

@@ -62,7 +62,7 @@ static void feed(const struct pr_record *r, uint64_t cookie)
 		ck_assert_int_eq(pr_switches_apply(sw, r, collect, NULL), 0);
 }
 
-START_TEST(a_wait_runs_from_the_sample_to_the_switch_in)
+START_TEST(a_wait_runs_from_the_switch_out_to_the_switch_in)
 {
 	struct pr_record s = SAMPLE(7, 1000), o = PREEMPT(7, 1010), i = IN(7, 5000);
 
@@ -73,7 +73,9 @@ START_TEST(a_wait_runs_from_the_sample_to_the_switch_in)
 	feed(&i, 0);
 	ck_assert_int_eq(nr_got, 1);
 	ck_assert_uint_eq(got[0].tid, 7);
-	ck_assert_uint_eq(got[0].start, 1000);
+	/* The thread left when the record says, after its stack was
+	 * copied. */
+	ck_assert_uint_eq(got[0].start, 1010);
 	ck_assert_uint_eq(got[0].end, 5000);
 	ck_assert_int_eq(got[0].kind, PR_WAIT_PREEMPTED);
 	ck_assert_int_eq(got[0].how, PR_WAIT_SWITCHED_IN);
@@ -114,7 +116,7 @@ START_TEST(a_lost_switch_in_ends_the_wait_at_the_next_switch_out)
 	feed(&i, 0);
 	ck_assert_int_eq(nr_got, 2);
 	ck_assert_uint_eq(got[1].cookie, 2);
-	ck_assert_uint_eq(got[1].start, 4000);
+	ck_assert_uint_eq(got[1].start, 4001);
 	ck_assert_int_eq(got[1].how, PR_WAIT_SWITCHED_IN);
 }
 END_TEST
@@ -311,7 +313,7 @@ int main(void)
 	TCase *tc = tcase_create("switches");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, a_wait_runs_from_the_sample_to_the_switch_in);
+	tcase_add_test(tc, a_wait_runs_from_the_switch_out_to_the_switch_in);
 	tcase_add_test(tc, the_record_may_come_before_the_sample);
 	tcase_add_test(tc, a_lost_switch_in_ends_the_wait_at_the_next_switch_out);
 	tcase_add_test(tc, a_lost_sample_leaves_a_wait_without_a_stack);

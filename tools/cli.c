@@ -248,8 +248,7 @@ static int parse_pids(struct ds_capture *c, const char *arg)
 	return ret;
 }
 
-/* "50us", "1ms", "0.5s": nanoseconds into *ns; 0, or -1 after saying why. */
-static int parse_duration_ns(const char *arg, const char *what, uint64_t *ns)
+int ds_parse_duration(const char *arg, const char *what, uint64_t *ns)
 {
 	static const struct {
 		const char *unit;
@@ -348,7 +347,7 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 		c->wall = true;
 		return 1;
 	case OPT_OFF_CPU_MIN:
-		return parse_duration_ns(arg, "off-CPU minimum", &c->off_cpu_min_ns) ? -1 : 1;
+		return ds_parse_duration(arg, "off-CPU minimum", &c->off_cpu_min_ns) ? -1 : 1;
 	case OPT_RING_PAGES:
 		if (ds_parse_u64(arg, "ring size", 1, 1u << 20, &v))
 			return -1;

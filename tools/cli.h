@@ -57,6 +57,10 @@ void ds_debuginfod_env(bool off, const char *timeout, const char *cache);
  * saying "invalid WHAT 'ARG': expected LO to HI". */
 int ds_parse_u64(const char *arg, const char *what, uint64_t lo, uint64_t hi, uint64_t *out);
 
+/* "50us", "1ms", "0.5s": nanoseconds into *ns; 0, or -1 after saying
+ * "invalid WHAT 'ARG'" and what a duration looks like. */
+int ds_parse_duration(const char *arg, const char *what, uint64_t *ns);
+
 /* "stacks ended: outermost 97.1% truncated 2.9%" and a newline, to
  * stderr (st->samples must not be 0). */
 void ds_stack_ends(const struct pr_unwind_stats *st);

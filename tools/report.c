@@ -252,12 +252,16 @@ static void usage(FILE *out)
 	      "                           symoff,dso)\n"
 	      "      --kallsyms FILE      name kernel frames from FILE, a copy of the\n"
 	      "                           recording machine's /proc/kallsyms\n"
+	      "      --off-cpu-min DURATION\n"
+	      "                           a file recorded with --off-cpu or --wall:\n"
+	      "                           leave out waits shorter than DURATION\n"
+	      "                           (50us, 2ms, 0.5s)\n"
 	      "%s"
 	      "  -v, --verbose            more diagnostics\n"
 	      "  -h, --help               this help\n", ds_names_help);
 }
 
-enum { OPT_KALLSYMS = 2100 };
+enum { OPT_KALLSYMS = 2100, OPT_OFF_CPU_MIN };
 
 int ds_cmd_report(int argc, char **argv)
 {
@@ -265,6 +269,7 @@ int ds_cmd_report(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "fields", required_argument, NULL, 'F' },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
+		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -299,6 +304,10 @@ int ds_cmd_report(int argc, char **argv)
 		}
 		case OPT_KALLSYMS:
 			a.kallsyms = optarg;
+			break;
+		case OPT_OFF_CPU_MIN:
+			if (ds_parse_duration(optarg, "off-CPU minimum", &a.out.off_cpu_min_ns))
+				return 2;
 			break;
 		case 'v':
 			ds_verbose(++a.verbose);

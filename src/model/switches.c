@@ -5,9 +5,12 @@
  *
  * A switch out shows up twice: as the switch-out sample, which carries
  * the stack, and as a SWITCH record, which says whether the thread was
- * preempted.  Both have the same moment's timestamps but either may be
- * delivered first, so the wait opens on whichever comes first and the
- * other completes it.  The wait starts at the earlier of the two times.
+ * preempted.  The record is written after the stack is copied, a few
+ * microseconds to tens of them later, when the thread really leaves:
+ * the wait starts at the record's time (the copy is CPU time, which a
+ * CPU sample may count), at the sample's only when the record was lost.
+ * Either may be delivered first (their times may tie), so the wait opens
+ * on whichever comes first and the other completes it.
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -149,7 +152,7 @@ int pr_switches_sample(struct pr_switches *sw, const struct pr_record *rec,
 	err = wait_of_switch_out(sw, rec, true, cb, ctx, &w);
 	if (err)
 		return err;
-	if (rec->time < w->w.start)
+	if (!w->record_seen)
 		w->w.start = rec->time;
 	w->w.has_sample = true;
 	w->w.cookie = cookie;
@@ -167,6 +170,7 @@ static int switch_out(struct pr_switches *sw, const struct pr_record *rec,
 	if (err)
 		return err;
 	w->record_seen = true;
+	w->w.start = rec->time;
 	w->w.kind = rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? PR_WAIT_PREEMPTED
 								    : PR_WAIT_BLOCKED;
 	return 0;
