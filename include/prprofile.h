@@ -144,6 +144,15 @@ PR_API int pr_profile_set_time(struct pr_profile *p, uint64_t start_ns, uint64_t
 PR_API uint64_t pr_profile_samples(const struct pr_profile *p);
 PR_API size_t pr_profile_nr_stacks(const struct pr_profile *p);
 
+/*
+ * In an off-CPU or wall-clock profile (pr_profile_opts.mode) every format
+ * counts nanoseconds, and a wait's stack ends in its pseudo-frame.  pprof
+ * has the sample types samples/count and off_cpu/nanoseconds (off-CPU) or
+ * samples/count, cpu/, off_cpu/ and wall/nanoseconds (wall-clock, "wall"
+ * the default), and a "wait" label (blocked, preempted) on each wait;
+ * the SVG draws frames mostly off the CPU blue; speedscope lists each
+ * thread's samples as they came when the profile kept its timeline.
+ */
 enum pr_profile_format {
 	PR_FORMAT_FOLDED = 0,     /* "comm;root;...;leaf COUNT" lines */
 	PR_FORMAT_PPROF,          /* gzipped profile.proto */

@@ -2,7 +2,9 @@
 /*
  * Folded stacks, as Brendan Gregg's stackcollapse scripts write them and
  * flamegraph.pl, inferno and speedscope read them: one line per distinct
- * stack, root first, frames joined by ';', then a space and the count.
+ * stack, root first, frames joined by ';', then a space and the count (in
+ * an off-CPU or wall-clock profile, the nanoseconds: a wait's stack ends
+ * in its pseudo-frame, "[off-cpu: blocked]" or "[off-cpu: preempted]").
  *
  * The lines are the paths of the flame tree (flametree.c) in label order,
  * each with the samples that ended there: stacks that print the same

@@ -30,22 +30,35 @@ typedef Perftools__Profiles__Function pb_function;
 
 #define NS_PER_S UINT64_C(1000000000)
 
-/* The strings this writer adds, at p->strings.nr + their index. */
-enum { S_SAMPLES, S_COUNT, S_CPU, S_NANOSECONDS, S_PID, S_TID, S_THREAD, S_PROCESS, NR_EXTRA };
+/* The strings this writer adds, at p->strings.nr + their index; a CPU
+ * profile's file has only those before S_OFF_CPU (and so stays as it
+ * was before off-CPU time). */
+enum {
+	S_SAMPLES, S_COUNT, S_CPU, S_NANOSECONDS, S_PID, S_TID, S_THREAD, S_PROCESS,
+	S_OFF_CPU, S_WALL, S_WAIT, S_BLOCKED, S_PREEMPTED, NR_EXTRA
+};
 static const char *const extra_strings[NR_EXTRA] = {
 	[S_SAMPLES] = "samples", [S_COUNT] = "count",
 	[S_CPU] = "cpu", [S_NANOSECONDS] = "nanoseconds",
 	[S_PID] = "pid", [S_TID] = "tid",
 	[S_THREAD] = "thread", [S_PROCESS] = "process",
+	[S_OFF_CPU] = "off_cpu", [S_WALL] = "wall", [S_WAIT] = "wait",
+	[S_BLOCKED] = "blocked", [S_PREEMPTED] = "preempted",
 };
 
-/* The labels every sample of a thread carries, before the profile's tags. */
+/* The labels every sample of a thread carries, before the profile's tags;
+ * a wait's sample carries one more after them, its kind. */
 enum { L_PID, L_TID, L_THREAD, L_PROCESS, NR_THREAD_LABELS };
+
+/* The sample types: a CPU profile has the first two, an off-CPU one the
+ * count and the off-CPU time, a wall-clock one all four. */
+enum { V_COUNT, V_CPU, V_OFF_CPU, V_WALL, NR_VALUES };
 
 /* Everything the Profile message points into; pprof_free() frees it. */
 struct pprof {
 	pb_profile msg;
-	pb_value_type types[2], *type_ptrs[2], period_type;
+	pb_value_type types[NR_VALUES], *type_ptrs[NR_VALUES], period_type;
+	int nr_values;
 	char **strings;
 	pb_mapping *mappings, **mapping_ptrs;
 	pb_function *functions, **function_ptrs;
@@ -109,7 +122,8 @@ static int64_t extra(const struct pr_profile *p, int s)
 
 static int add_strings(struct pprof *pp, const struct pr_profile *p)
 {
-	size_t n = (size_t)p->strings.nr + NR_EXTRA;
+	int nr_extra = p->mode == PR_PROFILE_CPU ? S_OFF_CPU : NR_EXTRA;
+	size_t n = (size_t)p->strings.nr + nr_extra;
 
 	pp->strings = calloc(n, sizeof(*pp->strings));
 	if (!pp->strings)
@@ -117,7 +131,7 @@ static int add_strings(struct pprof *pp, const struct pr_profile *p)
 	/* protobuf-c's string type is char *, but packing only reads it. */
 	for (uint32_t i = 0; i < p->strings.nr; i++)
 		pp->strings[i] = (char *)p->strings.s[i];
-	for (int i = 0; i < NR_EXTRA; i++)
+	for (int i = 0; i < nr_extra; i++)
 		pp->strings[p->strings.nr + i] = (char *)extra_strings[i];
 	pp->msg.string_table = pp->strings;
 	pp->msg.n_string_table = n;
@@ -226,11 +240,13 @@ static int add_locations(struct pprof *pp, const struct pr_profile *p)
 	return 0;
 }
 
-/* The labels: NR_THREAD_LABELS per thread, then one per tag, shared by
- * every sample that carries them (a repeated field is pointers). */
+/* The labels: NR_THREAD_LABELS per thread, then one per tag, then one
+ * per kind of wait, shared by every sample that carries them (a repeated
+ * field is pointers). */
 static int add_labels(struct pprof *pp, const struct pr_profile *p)
 {
-	size_t nr = (size_t)p->nr_threads * NR_THREAD_LABELS + p->nr_tags;
+	size_t tags = (size_t)p->nr_threads * NR_THREAD_LABELS;
+	size_t nr = tags + p->nr_tags + PR_WAIT_KIND_MAX;
 
 	pp->labels = msgs_new(nr, sizeof(*pp->labels), &label_init);
 	if (!pp->labels)
@@ -249,10 +265,17 @@ static int add_labels(struct pprof *pp, const struct pr_profile *p)
 		tl[L_PROCESS].str = t->process;
 	}
 	for (uint32_t i = 0; i < p->nr_tags; i++) {
-		pb_label *tag = &pp->labels[(size_t)p->nr_threads * NR_THREAD_LABELS + i];
+		pb_label *tag = &pp->labels[tags + i];
 
 		tag->key = p->tags[i].key;
 		tag->str = p->tags[i].value;
+	}
+	/* Only a profile with waits has their strings. */
+	for (int k = 0; p->mode != PR_PROFILE_CPU && k < PR_WAIT_KIND_MAX; k++) {
+		pb_label *wait = &pp->labels[tags + p->nr_tags + k];
+
+		wait->key = extra(p, S_WAIT);
+		wait->str = extra(p, k == PR_WAIT_PREEMPTED ? S_PREEMPTED : S_BLOCKED);
 	}
 	return 0;
 }
@@ -266,35 +289,63 @@ static int64_t cpu_ns(uint64_t count, uint64_t freq)
 	return (int64_t)(count * (NS_PER_S / freq) + count * (NS_PER_S % freq) / freq);
 }
 
+/* Stack st's values, as many as pp->nr_values, in add_types()' order. */
+static void sample_values(const struct pprof *pp, const struct pr_profile *p,
+			  const struct prof_stack *st, int64_t *v)
+{
+	bool wait = st->kind != PROF_ON_CPU;
+
+	v[V_COUNT] = (int64_t)st->count;
+	if (p->mode == PR_PROFILE_OFF_CPU) {
+		v[1] = (int64_t)st->ns;
+		return;
+	}
+	/* A CPU sample's own period, when it is time, is exact; else each
+	 * stands for the frequency's interval.  In a wall-clock profile the
+	 * time counted is the one wall adds up. */
+	if (wait)
+		v[V_CPU] = 0;
+	else if (prof__in_ns(p) || (p->period_is_ns && st->ns))
+		v[V_CPU] = (int64_t)st->ns;
+	else
+		v[V_CPU] = cpu_ns(st->count, p->freq);
+	if (pp->nr_values == NR_VALUES) {
+		v[V_OFF_CPU] = wait ? (int64_t)st->ns : 0;
+		v[V_WALL] = (int64_t)st->ns;
+	}
+}
+
 static int add_samples(struct pprof *pp, const struct pr_profile *p)
 {
 	size_t nr_labels = NR_THREAD_LABELS + p->nr_tags, nr_ids = 0, id = 0;
+	size_t wait_labels = (size_t)p->nr_threads * NR_THREAD_LABELS + p->nr_tags;
 
 	for (uint32_t i = 0; i < p->nr_stacks; i++)
 		nr_ids += p->stacks[i].nr;
 	pp->samples = msgs_new(p->nr_stacks, sizeof(*pp->samples), &sample_init);
 	pp->sample_ptrs = ptrs_new(p->nr_stacks);
-	/* Each sample's labels, ids and values are its slice of one array. */
-	pp->label_ptrs = ptrs_new((size_t)p->nr_stacks * nr_labels);
+	/* Each sample's labels, ids and values are its slice of one array
+	 * (room for a wait's label in each). */
+	pp->label_ptrs = ptrs_new((size_t)p->nr_stacks * (nr_labels + 1));
 	pp->location_ids = calloc(nr_ids + 1, sizeof(*pp->location_ids));
-	pp->values = calloc((size_t)p->nr_stacks * 2 + 1, sizeof(*pp->values));
+	pp->values = calloc((size_t)p->nr_stacks * (size_t)pp->nr_values + 1,
+			    sizeof(*pp->values));
 	if (!pp->samples || !pp->sample_ptrs || !pp->label_ptrs || !pp->location_ids ||
 	    !pp->values)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		const struct prof_stack *st = &p->stacks[i];
 		pb_sample *ps = pp->sample_ptrs[i] = &pp->samples[i];
-		pb_label **labels = &pp->label_ptrs[(size_t)i * nr_labels];
+		pb_label **labels = &pp->label_ptrs[(size_t)i * (nr_labels + 1)];
 
 		/* Leaf first, in both. */
 		ps->location_id = &pp->location_ids[id];
 		ps->n_location_id = st->nr;
 		for (uint32_t k = 0; k < st->nr; k++)
 			pp->location_ids[id++] = (uint64_t)p->frames[st->frame + k] + 1;
-		ps->value = &pp->values[(size_t)i * 2];
-		ps->n_value = 2;
-		ps->value[0] = (int64_t)st->count;
-		ps->value[1] = cpu_ns(st->count, p->freq);
+		ps->value = &pp->values[(size_t)i * (size_t)pp->nr_values];
+		ps->n_value = (size_t)pp->nr_values;
+		sample_values(pp, p, st, ps->value);
 		for (int k = 0; k < NR_THREAD_LABELS; k++)
 			labels[k] = &pp->labels[(size_t)st->thread * NR_THREAD_LABELS + k];
 		for (uint32_t k = 0; k < p->nr_tags; k++)
@@ -302,36 +353,73 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 				&pp->labels[(size_t)p->nr_threads * NR_THREAD_LABELS + k];
 		ps->label = labels;
 		ps->n_label = nr_labels;
+		if (st->kind != PROF_ON_CPU)
+			labels[ps->n_label++] = &pp->labels[wait_labels +
+				(st->kind == PROF_PREEMPTED ? PR_WAIT_PREEMPTED : PR_WAIT_BLOCKED)];
 	}
 	pp->msg.sample = pp->sample_ptrs;
 	pp->msg.n_sample = p->nr_stacks;
 	return 0;
 }
 
-static void add_header(struct pprof *pp, const struct pr_profile *p)
+static void set_type(struct pprof *pp, const struct pr_profile *p, int i, int type, int unit)
+{
+	pp->types[i] = value_type_init;
+	pp->types[i].type = extra(p, type);
+	pp->types[i].unit = extra(p, unit);
+	pp->type_ptrs[i] = &pp->types[i];
+}
+
+/* The sample types by the profile's mode (sample_values() fills them). */
+static void add_types(struct pprof *pp, const struct pr_profile *p)
 {
 	/* As Go's runtime/pprof writes a CPU profile: the count first (the
 	 * convention for the number of events), then the time. */
-	pp->types[0] = value_type_init;
-	pp->types[0].type = extra(p, S_SAMPLES);
-	pp->types[0].unit = extra(p, S_COUNT);
-	pp->types[1] = value_type_init;
-	pp->types[1].type = extra(p, S_CPU);
-	pp->types[1].unit = extra(p, S_NANOSECONDS);
-	pp->period_type = pp->types[1];
-	pp->type_ptrs[0] = &pp->types[0];
-	pp->type_ptrs[1] = &pp->types[1];
+	set_type(pp, p, V_COUNT, S_SAMPLES, S_COUNT);
+	if (p->mode == PR_PROFILE_OFF_CPU) {
+		set_type(pp, p, 1, S_OFF_CPU, S_NANOSECONDS);
+		pp->nr_values = 2;
+		return;
+	}
+	set_type(pp, p, V_CPU, S_CPU, S_NANOSECONDS);
+	pp->nr_values = 2;
+	if (p->mode == PR_PROFILE_WALL) {
+		/* Continuous-profiling backends read a wall-clock profile's
+		 * time from a "wall" type; cpu and off_cpu split it. */
+		set_type(pp, p, V_OFF_CPU, S_OFF_CPU, S_NANOSECONDS);
+		set_type(pp, p, V_WALL, S_WALL, S_NANOSECONDS);
+		pp->nr_values = NR_VALUES;
+	}
+}
+
+static void add_header(struct pprof *pp, const struct pr_profile *p)
+{
 	pp->msg.sample_type = pp->type_ptrs;
-	pp->msg.n_sample_type = 2;
+	pp->msg.n_sample_type = (size_t)pp->nr_values;
 	pp->msg.period_type = &pp->period_type;
+	pp->msg.time_nanos = (int64_t)p->start_ns;
+	pp->msg.duration_nanos = (int64_t)p->duration_ns;
+	if (p->mode == PR_PROFILE_OFF_CPU) {
+		/* Nothing is sampled away: every nanosecond off the CPU is
+		 * counted (short waits aside, which are dropped, not
+		 * scaled). */
+		pp->period_type = pp->types[1];
+		pp->msg.period = 1;
+		pp->msg.default_sample_type = extra(p, S_OFF_CPU);
+		return;
+	}
+	/* CPU time is what is sampled, at the frequency. */
+	pp->period_type = pp->types[V_CPU];
 	pp->msg.period = p->freq ? (int64_t)(NS_PER_S / p->freq) : 0;
+	if (p->mode == PR_PROFILE_WALL) {
+		pp->msg.default_sample_type = extra(p, S_WALL);
+		return;
+	}
 	/* pprof shows the last sample type when this is unset, which is the
 	 * CPU time already; setting it says so to readers that default to the
 	 * first.  Without a frequency the CPU time is all zeros, so the
 	 * counts are what to show. */
 	pp->msg.default_sample_type = extra(p, p->freq ? S_CPU : S_SAMPLES);
-	pp->msg.time_nanos = (int64_t)p->start_ns;
-	pp->msg.duration_nanos = (int64_t)p->duration_ns;
 }
 
 /* gzip `len` bytes of `buf` to `out`: what pprof's files are on disk. */
@@ -388,8 +476,10 @@ int pr__out_pprof(const struct pr_profile *p, FILE *out, const struct pr_profile
 		ret = add_locations(&pp, p);
 	if (!ret)
 		ret = add_labels(&pp, p);
-	if (!ret)
+	if (!ret) {
+		add_types(&pp, p);
 		ret = add_samples(&pp, p);
+	}
 	if (ret)
 		goto out;
 	add_header(&pp, p);

@@ -5,15 +5,20 @@
  * (name and file), so the flame graph does not split a function by line;
  * a frame nothing names is its mapping's "[file]", or "[unknown]".
  *
- * The profile keeps distinct stacks, not the order samples came in, so
- * each profile lists its stacks once, in the order first seen, weighted by
- * their CPU time (or count, without a frequency): speedscope's "left
- * heavy" and "sandwich" views are exact; its time order view shows when
- * each stack first appeared, not every recurrence.
+ * Values are nanoseconds: CPU time (or sample counts, in a CPU profile
+ * without a frequency), and in off-CPU and wall-clock profiles the time
+ * each wait lasted.  When the profile kept each thread's timeline
+ * (pr_profile_opts.timeline), a thread's samples are listed as they came,
+ * runs of one stack merged, so speedscope's time order view shows on-CPU
+ * and off-CPU stretches as they happened.  Otherwise each profile lists
+ * its stacks once, in the order first seen: the "left heavy" and
+ * "sandwich" views are exact either way; the time order view then shows
+ * when each stack first appeared, not every recurrence.
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "output/output.h"
 
@@ -26,21 +31,49 @@ static uint32_t frame_of(const struct pr_profile *p, const struct prof_location 
 	return p->nr_functions + (loc->mapping == PROF_NONE ? p->nr_mappings : loc->mapping);
 }
 
-struct walk {
-	const struct pr_profile *p;
-	FILE *out;
-	bool first;
+/* A stack as speedscope's frame indexes, root first. */
+struct ids {
+	uint32_t *v;
+	size_t nr, cap;
 };
 
-static int put_frame(const char *label, const struct prof_location *loc, uint32_t line,
-		     void *arg)
+struct walk {
+	const struct pr_profile *p;
+	struct ids *ids;
+};
+
+static int push_frame(const char *label, const struct prof_location *loc, uint32_t line,
+		      void *arg)
 {
 	struct walk *w = arg;
 
 	(void)label;
-	fprintf(w->out, "%s%" PRIu32, w->first ? "" : ",", frame_of(w->p, loc, line));
-	w->first = false;
+	if (PR_ARRAY_RESERVE(w->ids->v, w->ids->cap, w->ids->nr + 1))
+		return -ENOMEM;
+	w->ids->v[w->ids->nr++] = frame_of(w->p, loc, line);
 	return 0;
+}
+
+/* Stack st's frames into `ids`.  0 or -ENOMEM. */
+static int stack_ids(const struct pr_profile *p, const struct prof_stack *st, struct ids *ids)
+{
+	struct walk w = { .p = p, .ids = ids };
+
+	ids->nr = 0;
+	return prof__walk_stack(p, st, false, push_frame, &w);
+}
+
+static void write_ids(FILE *out, const struct ids *ids, bool first)
+{
+	fputs(first ? "[" : ",\n[", out);
+	for (size_t i = 0; i < ids->nr; i++)
+		fprintf(out, "%s%" PRIu32, i ? "," : "", ids->v[i]);
+	fputc(']', out);
+}
+
+static bool same_ids(const struct ids *a, const struct ids *b)
+{
+	return a->nr == b->nr && !memcmp(a->v, b->v, a->nr * sizeof(*a->v));
 }
 
 static void write_frames(const struct pr_profile *p, FILE *out)
@@ -69,40 +102,108 @@ static void write_frames(const struct pr_profile *p, FILE *out)
 	}
 }
 
-/* What `count` samples weigh: CPU time in ns (whole: speedscope adds the
- * weights up to endValue), or the count without a frequency. */
-static uint64_t weight(const struct pr_profile *p, uint64_t count)
+/* Whether weights are nanoseconds: off-CPU and wall-clock time always
+ * are, CPU samples when a frequency says what one stands for. */
+static bool in_ns(const struct pr_profile *p)
 {
-	return p->freq ? count * UINT64_C(1000000000) / p->freq : count;
+	return prof__in_ns(p) || p->freq;
 }
 
-/* Thread t's n stacks, order[0..n), in the order first seen. */
-static void write_thread(const struct pr_profile *p, uint32_t t, const uint32_t *order,
-			 uint32_t n, FILE *out)
+/* What a stack weighs: its time (a CPU profile's is its count at the
+ * frequency, whole: speedscope adds the weights up to endValue), or its
+ * count without a frequency. */
+static uint64_t weight(const struct pr_profile *p, const struct prof_stack *st)
+{
+	if (prof__in_ns(p))
+		return st->ns;
+	return p->freq ? st->count * UINT64_C(1000000000) / p->freq : st->count;
+}
+
+/*
+ * Thread t's timeline as runs: entries in a row whose stacks print the
+ * same (the profile tells lines apart, speedscope only functions) are one.
+ * Writes the runs' stacks, or with `weights` what each weighs (its
+ * entries' ns; 1 an entry without a frequency): two passes over the packed
+ * entries rather than a copy of them.  `ids` is scratch.  0 or -ENOMEM.
+ */
+static int write_runs(const struct pr_profile *p, uint32_t t, FILE *out, bool weights,
+		      struct ids ids[2])
+{
+	struct ids *cur = &ids[0], *next = &ids[1], *swap;
+	struct prof_timeline_iter it;
+	uint32_t stack, run = PROF_NONE;
+	uint64_t time, ns, sum = 0;
+	bool first = true;
+	int ret;
+
+	prof__timeline_iter(&p->timelines[t], &it);
+	while (prof__timeline_next(&it, &time, &stack, &ns)) {
+		if (run == PROF_NONE) {
+			if ((ret = stack_ids(p, &p->stacks[stack], cur)))
+				return ret;
+		} else if (stack != run) {
+			if ((ret = stack_ids(p, &p->stacks[stack], next)))
+				return ret;
+			if (!same_ids(cur, next)) {
+				if (weights)
+					fprintf(out, "%s%" PRIu64, first ? "" : ",", sum);
+				else
+					write_ids(out, cur, first);
+				first = false;
+				sum = 0;
+				swap = cur;
+				cur = next;
+				next = swap;
+			}
+		}
+		run = stack;
+		sum += in_ns(p) ? ns : 1;
+	}
+	if (run != PROF_NONE && weights)
+		fprintf(out, "%s%" PRIu64, first ? "" : ",", sum);
+	else if (run != PROF_NONE)
+		write_ids(out, cur, first);
+	return 0;
+}
+
+/* Thread t's n stacks, order[0..n): as they came when the thread has a
+ * timeline, else once each in the order first seen.  0 or -ENOMEM. */
+static int write_thread(const struct pr_profile *p, uint32_t t, const uint32_t *order,
+			uint32_t n, FILE *out, struct ids ids[2])
 {
 	const struct prof_thread *th = &p->threads[t];
-	struct walk w = { .p = p, .out = out };
+	bool timeline = p->timeline && t < p->cap_timelines;
 	uint64_t total = 0;
 	char name[600];
+	int ret = 0;
 
 	snprintf(name, sizeof(name), "%s (pid %u, tid %u)", prof_str(p, th->comm), th->pid,
 		 th->tid);
-	for (uint32_t i = 0; i < n; i++)
-		total += weight(p, p->stacks[order[i]].count);
+	/* A timeline's runs add up to its stacks' time (a CPU sample's time
+	 * is its own there, not the frequency's mean). */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prof_stack *st = &p->stacks[order[i]];
+
+		total += !timeline ? weight(p, st) : in_ns(p) ? st->ns : st->count;
+	}
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	pr__json_string(out, name);
 	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
-		p->freq ? "nanoseconds" : "none", total);
-	for (uint32_t i = 0; i < n; i++) {
-		fputs(i ? ",\n[" : "[", out);
-		w.first = true;
-		prof__walk_stack(p, &p->stacks[order[i]], false, put_frame, &w);
-		fputc(']', out);
+		in_ns(p) ? "nanoseconds" : "none", total);
+	if (timeline)
+		ret = write_runs(p, t, out, false, ids);
+	for (uint32_t i = 0; !timeline && !ret && i < n; i++) {
+		ret = stack_ids(p, &p->stacks[order[i]], &ids[0]);
+		if (!ret)
+			write_ids(out, &ids[0], i == 0);
 	}
 	fputs("],\n\"weights\":[", out);
-	for (uint32_t i = 0; i < n; i++)
-		fprintf(out, "%s%" PRIu64, i ? "," : "", weight(p, p->stacks[order[i]].count));
+	if (timeline && !ret)
+		ret = write_runs(p, t, out, true, ids);
+	for (uint32_t i = 0; !timeline && i < n; i++)
+		fprintf(out, "%s%" PRIu64, i ? "," : "", weight(p, &p->stacks[order[i]]));
 	fputs("]}", out);
+	return ret;
 }
 
 int pr__out_speedscope(const struct pr_profile *p, FILE *out,
@@ -110,6 +211,8 @@ int pr__out_speedscope(const struct pr_profile *p, FILE *out,
 {
 	uint32_t *start = calloc(p->nr_threads + 1, sizeof(*start));
 	uint32_t *order = malloc((p->nr_stacks + 1) * sizeof(*order));
+	struct ids ids[2] = { { 0 } };
+	int ret = 0;
 
 	if (!start || !order) {
 		free(start);
@@ -130,16 +233,22 @@ int pr__out_speedscope(const struct pr_profile *p, FILE *out,
 	fputs(",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[\n", out);
 	write_frames(p, out);
 	fputs("]},\n\"profiles\":[\n", out);
-	/* start[t] is now the end of thread t's stacks, the start of t+1's. */
-	for (uint32_t t = 0; t < p->nr_threads; t++) {
+	/* start[t] is now the end of thread t's stacks, the start of t+1's.
+	 * A thread without any (its only waits were too short) has no
+	 * profile. */
+	for (uint32_t t = 0, written = 0; t < p->nr_threads && !ret; t++) {
 		uint32_t begin = t ? start[t - 1] : 0;
 
-		if (t)
+		if (start[t] == begin)
+			continue;
+		if (written++)
 			fputs(",\n", out);
-		write_thread(p, t, order + begin, start[t] - begin, out);
+		ret = write_thread(p, t, order + begin, start[t] - begin, out, ids);
 	}
 	fputs("]}\n", out);
+	free(ids[0].v);
+	free(ids[1].v);
 	free(start);
 	free(order);
-	return ferror(out) ? -EIO : 0;
+	return ret ? ret : ferror(out) ? -EIO : 0;
 }

@@ -4,6 +4,9 @@
  * with nothing else installed: the stacks merged into a tree ("all", then
  * a process or thread, then its frames root first), drawn root at the
  * bottom, with a script for details on hover, zoom on click and search.
+ * In an off-CPU or wall-clock profile widths are time, the tooltips say
+ * it in seconds, milliseconds or microseconds, and what was spent waiting
+ * is drawn blue.
  *
  * The tree is flametree.c's; memory is the tree's, not the samples'.
  */
@@ -38,19 +41,29 @@ static double width_of(uint64_t count, uint64_t total)
 	return (double)count * FRAMES_WIDTH / (double)total;
 }
 
+/* The palettes: one per kind of frame, then frames whose time was mostly
+ * off the CPU. */
+enum { PAL_OFF_CPU = PROF_TREE_KINDS, NR_PALETTES };
+
 /*
- * A frame's fill: a hue range per kind, and a place in it by a hash of
+ * A frame's fill: a hue range per palette, and a place in it by a hash of
  * the name, so that a function has the same colour wherever it is and in
  * every graph.  User code is warm (red to yellow), kernel blue, JIT green,
- * inlined functions aqua.
+ * inlined functions aqua.  Off the CPU, as off-CPU flame graphs draw it,
+ * is blue: a frame mostly waiting is sky blue (lighter and greener than
+ * the kernel's), and the wait itself, the leaf, blue-violet when blocked
+ * and teal when preempted, each one colour.
  */
-static void frame_color(const char *label, enum prof_tree_kind kind, int rgb[3])
+static void frame_color(const char *label, int palette, int rgb[3])
 {
-	static const struct { uint8_t lo[3], span[3]; } palette[PROF_TREE_KINDS] = {
+	static const struct { uint8_t lo[3], span[3]; } palettes[NR_PALETTES] = {
 		[PROF_TREE_USER] = { { 205, 40, 0 }, { 50, 190, 55 } },
 		[PROF_TREE_KERNEL] = { { 70, 110, 215 }, { 60, 50, 40 } },
 		[PROF_TREE_JIT] = { { 50, 185, 50 }, { 70, 55, 70 } },
 		[PROF_TREE_INLINE] = { { 60, 200, 200 }, { 60, 40, 40 } },
+		[PROF_TREE_BLOCKED] = { { 120, 105, 235 }, { 0, 0, 0 } },
+		[PROF_TREE_PREEMPTED] = { { 0, 185, 160 }, { 0, 0, 0 } },
+		[PAL_OFF_CPU] = { { 40, 150, 225 }, { 60, 50, 30 } },
 	};
 	uint64_t h = prof__tree_hash(0, label);
 	/* One value moves along the range's axis, so a warm frame goes
@@ -58,8 +71,45 @@ static void frame_color(const char *label, enum prof_tree_kind kind, int rgb[3])
 	double v = (double)(h & 0xffff) / 0xffff, w = (double)(h >> 16 & 0xffff) / 0xffff;
 
 	for (int c = 0; c < 3; c++)
-		rgb[c] = palette[kind].lo[c] +
-			 (int)(palette[kind].span[c] * (c == 2 ? w : v));
+		rgb[c] = palettes[palette].lo[c] +
+			 (int)(palettes[palette].span[c] * (c == 2 ? w : v));
+}
+
+/* A frame's palette: its kind's, unless over half its time was spent off
+ * the CPU (a wait's pseudo-frame keeps its own). */
+static int palette_of(const struct prof_tree_node *n)
+{
+	if (n->kind < PROF_TREE_BLOCKED && n->off_cpu > n->count / 2)
+		return PAL_OFF_CPU;
+	return n->kind;
+}
+
+/* A time for people: three figures in the unit that suits it. */
+static void format_time(char *buf, size_t len, uint64_t ns)
+{
+	static const struct { double div; const char *unit; } units[] = {
+		{ 1e9, "s" }, { 1e6, "ms" }, { 1e3, "\xc2\xb5s" },
+	};
+
+	for (size_t i = 0; i < PR_ARRAY_SIZE(units); i++) {
+		double v = (double)ns / units[i].div;
+
+		if (v >= 1) {
+			snprintf(buf, len, v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v,
+				 units[i].unit);
+			return;
+		}
+	}
+	snprintf(buf, len, "%" PRIu64 " ns", ns);
+}
+
+/* What a frame's or the graph's value is, "12 samples" or "1.23 s". */
+static void format_value(char *buf, size_t len, const struct pr_profile *p, uint64_t v)
+{
+	if (prof__in_ns(p))
+		format_time(buf, len, v);
+	else
+		snprintf(buf, len, "%" PRIu64 " sample%s", v, v == 1 ? "" : "s");
 }
 
 /* The name, cut with ".." to what `width` pixels hold (nothing when even
@@ -82,39 +132,65 @@ static void write_fitted(FILE *out, const char *s, double width)
 	}
 }
 
-static void write_frame(FILE *out, const struct prof_tree_node *n, uint64_t total, int height)
+static void write_frame(FILE *out, const struct pr_profile *p, const struct prof_tree_node *n,
+			uint64_t total, int height)
 {
 	double x = SIDE + width_of(n->offset, total), w = width_of(n->count, total);
 	int y = height - BOTTOM - (int)(n->depth + 1) * FRAME_HEIGHT, rgb[3];
+	char value[64];
 
-	frame_color(n->label, n->kind, rgb);
+	frame_color(n->label, palette_of(n), rgb);
+	format_value(value, sizeof(value), p, n->count);
 	fprintf(out, "<g class=\"f\" data-o=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%u\">"
 		"<title>", n->offset, n->count, n->depth);
 	pr__xml_text(out, n->label);
-	fprintf(out, " (%" PRIu64 " sample%s, %.2f%%)</title>", n->count, n->count == 1 ? "" : "s",
-		100.0 * (double)n->count / (double)total);
-	fprintf(out, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\""
-		" rx=\"2\"/><text x=\"%.1f\" y=\"%.1f\">", x, y, w, FRAME_HEIGHT - 1,
-		rgb[0], rgb[1], rgb[2], x + 3, y + FRAME_HEIGHT * 0.72);
+	fprintf(out, " (%s, %.2f%%", value, 100.0 * (double)n->count / (double)total);
+	/* Where both are, say how much of it was waiting. */
+	if (p->mode == PR_PROFILE_WALL && n->off_cpu && n->count)
+		fprintf(out, ", %.1f%% off-CPU", 100.0 * (double)n->off_cpu / (double)n->count);
+	fprintf(out, ")</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\""
+		" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.1f\" y=\"%.1f\">", x, y, w,
+		FRAME_HEIGHT - 1, rgb[0], rgb[1], rgb[2], x + 3, y + FRAME_HEIGHT * 0.72);
 	write_fitted(out, n->label, w);
 	fputs("</text></g>\n", out);
 }
 
-static void write_legend(FILE *out)
+/* Swatches and their names from `x` on the legend's line, or ending at
+ * `x` with `right`. */
+static void write_swatches(FILE *out, const int *palettes, const char *const *names, int nr,
+			   int x, bool right)
 {
-	static const char *const names[PROF_TREE_KINDS] = {
-		[PROF_TREE_USER] = "user", [PROF_TREE_KERNEL] = "kernel",
-		[PROF_TREE_JIT] = "JIT", [PROF_TREE_INLINE] = "inlined",
-	};
-	int rgb[3], x = SIDE;
+	int rgb[3];
 
-	for (int k = 0; k < PROF_TREE_KINDS; k++) {
-		frame_color("", k, rgb);
+	if (right)
+		for (int i = 0; i < nr; i++)
+			x -= 14 + (int)(strlen(names[i]) * CHAR_WIDTH) + (i + 1 < nr ? 12 : 0);
+	for (int i = 0; i < nr; i++) {
+		frame_color("", palettes[i], rgb);
 		fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" rx=\"2\""
 			" fill=\"rgb(%d,%d,%d)\"/><text x=\"%d\" y=\"%d\" class=\"ctl-off\">%s</text>\n",
-			x, TOP - 20, rgb[0], rgb[1], rgb[2], x + 14, TOP - 11, names[k]);
-		x += 14 + (int)(strlen(names[k]) * CHAR_WIDTH) + 12;
+			x, TOP - 20, rgb[0], rgb[1], rgb[2], x + 14, TOP - 11, names[i]);
+		x += 14 + (int)(strlen(names[i]) * CHAR_WIDTH) + 12;
 	}
+}
+
+/* The kinds of frame on the left; with waits, what blue means on the
+ * right. */
+static void write_legend(FILE *out, bool waits)
+{
+	static const int kinds[] = {
+		PROF_TREE_USER, PROF_TREE_KERNEL, PROF_TREE_JIT, PROF_TREE_INLINE,
+	};
+	static const char *const kind_names[] = { "user", "kernel", "JIT", "inlined" };
+	static const int off[] = { PAL_OFF_CPU, PROF_TREE_BLOCKED, PROF_TREE_PREEMPTED };
+	static const char *const off_names[] = {
+		"blue: mostly off the CPU", "blocked", "preempted",
+	};
+
+	write_swatches(out, kinds, kind_names, (int)PR_ARRAY_SIZE(kinds), SIDE, false);
+	if (waits)
+		write_swatches(out, off, off_names, (int)PR_ARRAY_SIZE(off), IMAGE_WIDTH - SIDE,
+			       true);
 }
 
 /* Runs when the document has been parsed (it is the last element).  Each
@@ -221,8 +297,39 @@ static const char script[] =
 "});\n"
 "})();\n";
 
+/* The subtitle: how much was sampled, and over what time.  Short in a
+ * profile with waits: the legend of their colours is on its right. */
+static void write_summary(FILE *out, const struct pr_profile *p, uint64_t total,
+			  uint64_t off_cpu)
+{
+	char all[64], on[64], off[64];
+
+	format_value(all, sizeof(all), p, total);
+	if (p->mode == PR_PROFILE_CPU) {
+		fputs(all, out);
+		if (p->freq)
+			fprintf(out, " at %" PRIu64 " Hz", p->freq);
+		if (p->duration_ns)
+			fprintf(out, " over %.2f s", (double)p->duration_ns / 1e9);
+		return;
+	}
+	if (p->mode == PR_PROFILE_OFF_CPU) {
+		fprintf(out, "%s off the CPU", all);
+	} else {
+		format_time(on, sizeof(on), total - off_cpu);
+		format_time(off, sizeof(off), off_cpu);
+		fprintf(out, "%s wall-clock: %s on the CPU, %s off it", all, on, off);
+	}
+	/* The threads' times add up to more than the run's when several
+	 * ran at once. */
+	if (p->duration_ns) {
+		format_time(all, sizeof(all), p->duration_ns);
+		fprintf(out, " (a %s run)", all);
+	}
+}
+
 static void write_header(FILE *out, const struct pr_profile *p, const char *title,
-			 uint64_t total, int height)
+			 uint64_t total, uint64_t off_cpu, int height)
 {
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\""
@@ -246,19 +353,15 @@ static void write_header(FILE *out, const struct pr_profile *p, const char *titl
 		IMAGE_WIDTH / 2);
 	pr__xml_text(out, title);
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"%d\" text-anchor=\"middle\""
-		" class=\"ctl-off\">%" PRIu64 " sample%s", IMAGE_WIDTH / 2, TOP - 11, total,
-		total == 1 ? "" : "s");
-	if (p->freq)
-		fprintf(out, " at %" PRIu64 " Hz", p->freq);
-	if (p->duration_ns)
-		fprintf(out, " over %.2f s", (double)p->duration_ns / 1e9);
+		" class=\"ctl-off\">", IMAGE_WIDTH / 2, TOP - 11);
+	write_summary(out, p, total, off_cpu);
 	fprintf(out, "</text>\n"
 		"<text id=\"unzoom\" x=\"%d\" y=\"24\" class=\"ctl-off\">Reset Zoom</text>\n"
 		"<text id=\"search\" x=\"%d\" y=\"24\" text-anchor=\"end\" class=\"ctl\">Search</text>\n"
 		"<text id=\"details\" x=\"%d\" y=\"%d\"> </text>\n"
 		"<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"></text>\n",
 		SIDE, IMAGE_WIDTH - SIDE, SIDE, height - 10, IMAGE_WIDTH - SIDE, height - 10);
-	write_legend(out);
+	write_legend(out, off_cpu != 0);
 }
 
 int pr__out_svg(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o)
@@ -275,13 +378,14 @@ int pr__out_svg(const struct pr_profile *p, FILE *out, const struct pr_profile_w
 		if (width_of(t.nodes[i].count, total) >= MIN_WIDTH && t.nodes[i].depth > max_depth)
 			max_depth = t.nodes[i].depth;
 	height = TOP + (int)(max_depth + 1) * FRAME_HEIGHT + BOTTOM;
-	write_header(out, p, o->title ? o->title : "dwarfsample", total, height);
+	write_header(out, p, o->title ? o->title : "dwarfsample", total, t.nodes[0].off_cpu,
+		     height);
 	fputs("<g id=\"frames\">\n", out);
 	/* A narrow frame's children are narrower still: skipping by width
 	 * alone drops whole subtrees. */
 	for (uint32_t i = 0; total && i < t.nr && !ferror(out); i++)
 		if (width_of(t.nodes[i].count, total) >= MIN_WIDTH)
-			write_frame(out, &t.nodes[i], total, height);
+			write_frame(out, p, &t.nodes[i], total, height);
 	fputs("</g>\n", out);
 	if (!total)
 		fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"ctl-off\">"

@@ -61,9 +61,13 @@ void prof__tree_free(struct prof_tree *t)
 	pr__arena_free(&t->arena);
 }
 
-/* Told apart as prof__frame_label()'s annotations are, in the same order. */
-static enum prof_tree_kind kind_of(const struct prof_location *loc, uint32_t line)
+/* Told apart as prof__frame_label()'s annotations are, in the same order;
+ * a wait's pseudo-frame by the kind of the stack it ends. */
+static enum prof_tree_kind kind_of(const struct prof_location *loc, uint32_t line,
+				   enum prof_stack_kind stack)
 {
+	if (loc->kind == PROF_WAIT)
+		return stack == PROF_PREEMPTED ? PROF_TREE_PREEMPTED : PROF_TREE_BLOCKED;
 	if (loc->kind == PROF_KERNEL)
 		return PROF_TREE_KERNEL;
 	if (line + 1 < loc->nr_lines)
@@ -73,21 +77,24 @@ static enum prof_tree_kind kind_of(const struct prof_location *loc, uint32_t lin
 	return PROF_TREE_USER;
 }
 
-/* Step from the walk's node to its child `label`, and count the stack
- * there. */
+/* Step from the walk's node to its child `label`, and count the stack's
+ * value there. */
 static int tree_step(struct prof_tree *t, const char *label, enum prof_tree_kind kind)
 {
 	t->cur = tree_child(t, t->cur, label, kind);
 	if (t->cur == PROF_NONE)
 		return -ENOMEM;
 	t->nodes[t->cur].count += t->count;
+	t->nodes[t->cur].off_cpu += t->off_cpu;
 	return 0;
 }
 
 static int add_frame(const char *label, const struct prof_location *loc, uint32_t line,
 		     void *arg)
 {
-	return tree_step(arg, label, kind_of(loc, line));
+	struct prof_tree *t = arg;
+
+	return tree_step(t, label, kind_of(loc, line, t->stack_kind));
 }
 
 int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
@@ -103,8 +110,11 @@ int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
 		const char *label = prof__root_label(p, &p->threads[st->thread], o->per_thread,
 						     root, sizeof(root));
 
-		t->nodes[0].count += st->count;
-		t->count = st->count;
+		t->count = prof__stack_value(p, st);
+		t->off_cpu = st->kind == PROF_ON_CPU ? 0 : t->count;
+		t->stack_kind = st->kind;
+		t->nodes[0].count += t->count;
+		t->nodes[0].off_cpu += t->off_cpu;
 		t->cur = 0;
 		if ((ret = tree_step(t, label, PROF_TREE_USER)) ||
 		    (ret = prof__walk_stack(p, st, o->annotate, add_frame, t)))

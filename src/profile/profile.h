@@ -216,8 +216,11 @@ const char *prof__root_label(const struct pr_profile *p, const struct prof_threa
 
 /* ---- flametree.c: the stacks merged by label ---- */
 
+/* What a frame is; the last two are the pseudo-frames that end off-CPU
+ * stacks, one per kind of wait. */
 enum prof_tree_kind {
-	PROF_TREE_USER, PROF_TREE_KERNEL, PROF_TREE_JIT, PROF_TREE_INLINE, PROF_TREE_KINDS
+	PROF_TREE_USER, PROF_TREE_KERNEL, PROF_TREE_JIT, PROF_TREE_INLINE,
+	PROF_TREE_BLOCKED, PROF_TREE_PREEMPTED, PROF_TREE_KINDS
 };
 
 struct prof_tree_node {
@@ -237,9 +240,12 @@ struct prof_tree {
 	uint32_t nr, cap;
 	struct pr_hashmap index;     /* prof__tree_hash() -> node index + 1 */
 	struct pr_arena arena;
-	/* While a stack is walked: where it is, and its count. */
+	/* While a stack is walked: where it is, its kind (enum
+	 * prof_stack_kind), its value, and the part of it off the CPU (all or
+	 * nothing). */
 	uint32_t cur;
-	uint64_t count;
+	uint8_t stack_kind;
+	uint64_t count, off_cpu;
 };
 
 /* Build `t` (zeroed) from the profile's stacks, with the labels

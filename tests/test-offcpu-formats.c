@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Off-CPU and wall-clock profiles in every format: one thread's run made
+ * of records, as the kernel would give them, with CPU samples of one
+ * stack and two waits of another (blocked 5 ms, then preempted 2 ms);
+ * each file says so in nanoseconds, the waits under their pseudo-frames.
+ */
+#include <check.h>
+#include <linux/perf_event.h>
+#include <zlib.h>
+
+#include "checkmain.h"
+#include "profile-fixture.h"
+#include "profile.pb-c.h"
+
+#define MS 1000000ull
+
+static const char *const RUN[] = { "main", "run", "leaf" };
+static const char *const WAIT[] = { "main", "run", "emit" };
+
+static struct pr_record rec(uint32_t type, uint16_t misc, uint64_t time)
+{
+	return (struct pr_record){ .type = type, .misc = misc, .pid = PID, .tid = PID,
+				   .time = time, .cpu = 1,
+				   .fields = PR_ID_TID | PR_ID_TIME | PR_ID_CPU };
+}
+
+/* A CPU sample of `names` (3 frames) at `time`, standing for 1 ms. */
+static void cpu_sample_of(struct pr_profile *p, const char *const *names, uint64_t time)
+{
+	struct pr_frame frames[16];
+	struct pr_stack st = make_stack(frames, names, 3, 0x10);
+	struct pr_record r = rec(PR_RECORD_SAMPLE, PERF_RECORD_MISC_USER, time);
+
+	r.u.sample.period = MS;
+	ck_assert_int_eq(pr_profile_add(p, sym, &r, &st, "app", "app"), 0);
+}
+
+static void cpu_sample(struct pr_profile *p, uint64_t time)
+{
+	cpu_sample_of(p, RUN, time);
+}
+
+/* The thread leaves the CPU in WAIT at `out` and comes back at `in`. */
+static void wait(struct pr_profile *p, uint64_t out, uint64_t in, bool preempted)
+{
+	struct pr_frame frames[16];
+	struct pr_stack st = make_stack(frames, WAIT, 3, 0x10);
+	struct pr_record s = rec(PR_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL, out);
+	struct pr_record o = rec(PR_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT |
+			       (preempted ? PERF_RECORD_MISC_SWITCH_OUT_PREEMPT : 0), out);
+	struct pr_record i = rec(PR_RECORD_SWITCH, 0, in);
+
+	ck_assert_int_eq(pr_profile_add_switch(p, sym, &s, &st, "app", "app"), 0);
+	ck_assert_int_eq(pr_profile_apply(p, &o), 0);
+	ck_assert_int_eq(pr_profile_apply(p, &i), 0);
+}
+
+/*
+ * The run, in time order: on the CPU 2 ms, blocked 5 ms, on the CPU 1 ms,
+ * preempted 2 ms, on the CPU 1 ms.  An off-CPU profile has only the
+ * waits.  `timeline` as the live command sets it for speedscope.
+ */
+static struct pr_profile *the_run(enum pr_profile_mode mode, bool timeline)
+{
+	PR_OPTS(pr_profile_opts, po, .freq = 1000, .mode = mode, .period_is_ns = true,
+		.timeline = timeline);
+	struct pr_profile *p = pr_profile_new(&po);
+	bool cpu = mode == PR_PROFILE_WALL;
+
+	ck_assert_ptr_nonnull(p);
+	if (cpu) {
+		cpu_sample(p, 1 * MS);
+		cpu_sample(p, 2 * MS);
+	}
+	wait(p, 3 * MS, 8 * MS, false);
+	if (cpu)
+		cpu_sample(p, 8 * MS);
+	wait(p, 9 * MS, 11 * MS, true);
+	if (cpu)
+		cpu_sample(p, 11 * MS);
+	ck_assert_int_eq(pr_profile_end(p, 12 * MS), 0);
+	return p;
+}
+
+/* A CPU profile of the run's CPU samples alone. */
+static struct pr_profile *cpu_profile(void)
+{
+	PR_OPTS(pr_profile_opts, po, .freq = 1000, .period_is_ns = true);
+	struct pr_profile *p = pr_profile_new(&po);
+
+	ck_assert_ptr_nonnull(p);
+	cpu_sample(p, 1 * MS);
+	return p;
+}
+
+START_TEST(folded_lines_are_nanoseconds_with_the_wait_as_the_leaf)
+{
+	struct pr_profile *p = the_run(PR_PROFILE_WALL, false);
+	char *text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+
+	ck_assert_str_eq(text, "app;main;run;emit;[off-cpu: blocked] 5000000\n"
+			       "app;main;run;emit;[off-cpu: preempted] 2000000\n"
+			       "app;main;run;leaf 4000000\n");
+	free(text);
+	pr_profile_free(p);
+	p = the_run(PR_PROFILE_OFF_CPU, false);
+	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+	ck_assert_str_eq(text, "app;main;run;emit;[off-cpu: blocked] 5000000\n"
+			       "app;main;run;emit;[off-cpu: preempted] 2000000\n");
+	free(text);
+	pr_profile_free(p);
+}
+END_TEST
+
+/* ---- pprof, decoded as go tool pprof would ---- */
+
+static Perftools__Profiles__Profile *read_pprof(const struct pr_profile *p)
+{
+	size_t len, cap = 1 << 20;
+	char *gz = write_out(p, PR_FORMAT_PPROF, NULL, &len);
+	uint8_t *raw = malloc(cap);
+	z_stream zs = { .next_in = (Bytef *)gz, .avail_in = (uInt)len, .next_out = raw,
+			.avail_out = (uInt)cap };
+	Perftools__Profiles__Profile *msg;
+
+	ck_assert_ptr_nonnull(raw);
+	/* 15 + 32: a gzip header expected. */
+	ck_assert_int_eq(inflateInit2(&zs, 15 + 32), Z_OK);
+	ck_assert_int_eq(inflate(&zs, Z_FINISH), Z_STREAM_END);
+	msg = perftools__profiles__profile__unpack(NULL, zs.total_out, raw);
+	ck_assert_ptr_nonnull(msg);
+	inflateEnd(&zs);
+	free(raw);
+	free(gz);
+	return msg;
+}
+
+static const char *str(const Perftools__Profiles__Profile *m, int64_t i)
+{
+	ck_assert_int_lt(i, (int64_t)m->n_string_table);
+	return m->string_table[i];
+}
+
+/* "type/unit" of sample type i. */
+static const char *type_of(const Perftools__Profiles__Profile *m, size_t i)
+{
+	static char buf[64];
+
+	ck_assert_uint_lt(i, m->n_sample_type);
+	snprintf(buf, sizeof(buf), "%s/%s", str(m, m->sample_type[i]->type),
+		 str(m, m->sample_type[i]->unit));
+	return buf;
+}
+
+/* The leaf's function name of sample s. */
+static const char *leaf_of(const Perftools__Profiles__Profile *m,
+			   const Perftools__Profiles__Sample *s)
+{
+	const Perftools__Profiles__Location *loc = m->location[s->location_id[0] - 1];
+
+	ck_assert_uint_eq(loc->id, s->location_id[0]);
+	ck_assert_uint_eq(loc->n_line, 1);
+	return str(m, m->function[loc->line[0]->function_id - 1]->name);
+}
+
+/* The value of string label `key` on s, or NULL. */
+static const char *label_of(const Perftools__Profiles__Profile *m,
+			    const Perftools__Profiles__Sample *s, const char *key)
+{
+	for (size_t i = 0; i < s->n_label; i++)
+		if (!strcmp(str(m, s->label[i]->key), key))
+			return s->label[i]->str ? str(m, s->label[i]->str) : NULL;
+	return NULL;
+}
+
+/* The sample whose leaf is `leaf`. */
+static const Perftools__Profiles__Sample *sample_of(const Perftools__Profiles__Profile *m,
+						    const char *leaf)
+{
+	for (size_t i = 0; i < m->n_sample; i++)
+		if (!strcmp(leaf_of(m, m->sample[i]), leaf))
+			return m->sample[i];
+	ck_abort_msg("no sample ends in %s", leaf);
+	return NULL;
+}
+
+/* The sample types are `types` ("type/unit"), the default `dflt`, and
+ * the period's type `period`. */
+static void assert_types(const Perftools__Profiles__Profile *m, const char *const *types,
+			 size_t n, const char *dflt, const char *period)
+{
+	ck_assert_uint_eq(m->n_sample_type, n);
+	for (size_t i = 0; i < n; i++)
+		ck_assert_str_eq(type_of(m, i), types[i]);
+	ck_assert_str_eq(str(m, m->default_sample_type), dflt);
+	ck_assert_str_eq(str(m, m->period_type->type), period);
+	ck_assert_str_eq(str(m, m->period_type->unit), "nanoseconds");
+}
+
+/* The wait of `kind` is one sample, value `at` its `ns`, labelled. */
+static const Perftools__Profiles__Sample *assert_wait(const Perftools__Profiles__Profile *m,
+						      const char *kind, size_t at, int64_t ns)
+{
+	char leaf[64];
+	const Perftools__Profiles__Sample *s;
+
+	snprintf(leaf, sizeof(leaf), "[off-cpu: %s]", kind);
+	s = sample_of(m, leaf);
+	ck_assert_int_eq(s->value[0], 1);
+	ck_assert_int_eq(s->value[at], ns);
+	ck_assert_str_eq(label_of(m, s, "wait"), kind);
+	ck_assert_str_eq(label_of(m, s, "process"), "app");
+	return s;
+}
+
+START_TEST(pprof_wall_has_cpu_off_cpu_and_wall_time_and_the_wait_label)
+{
+	struct pr_profile *p = the_run(PR_PROFILE_WALL, false);
+	Perftools__Profiles__Profile *m = read_pprof(p);
+	const Perftools__Profiles__Sample *s;
+	const Perftools__Profiles__Location *loc;
+
+	assert_types(m, (const char *const[]){ "samples/count", "cpu/nanoseconds",
+					       "off_cpu/nanoseconds", "wall/nanoseconds" },
+		     4, "wall", "cpu");
+	ck_assert_int_eq(m->period, 1000000);
+	ck_assert_uint_eq(m->n_sample, 3);
+
+	s = sample_of(m, "leaf");
+	ck_assert_uint_eq(s->n_value, 4);
+	ck_assert_int_eq(s->value[0], 4);
+	ck_assert_int_eq(s->value[1], 4 * MS);
+	ck_assert_int_eq(s->value[2], 0);
+	ck_assert_int_eq(s->value[3], 4 * MS);
+	ck_assert_ptr_null(label_of(m, s, "wait"));
+	ck_assert_str_eq(label_of(m, s, "thread"), "app");
+
+	s = assert_wait(m, "blocked", 2, 5 * MS);
+	ck_assert_int_eq(s->value[1], 0);
+	ck_assert_int_eq(s->value[3], 5 * MS);
+	/* The wait's frames under its pseudo-frame are the sample's. */
+	ck_assert_uint_eq(s->n_location_id, 4);
+	/* The pseudo-frame is no code: no mapping, no address. */
+	loc = m->location[s->location_id[0] - 1];
+	ck_assert_uint_eq(loc->mapping_id, 0);
+	ck_assert_uint_eq(loc->address, 0);
+
+	s = assert_wait(m, "preempted", 2, 2 * MS);
+	ck_assert_int_eq(s->value[3], 2 * MS);
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(pprof_off_cpu_has_the_count_and_the_off_cpu_time)
+{
+	struct pr_profile *p = the_run(PR_PROFILE_OFF_CPU, false);
+	Perftools__Profiles__Profile *m = read_pprof(p);
+
+	assert_types(m, (const char *const[]){ "samples/count", "off_cpu/nanoseconds" }, 2,
+		     "off_cpu", "off_cpu");
+	ck_assert_int_eq(m->period, 1);
+	ck_assert_uint_eq(m->n_sample, 2);
+	assert_wait(m, "blocked", 1, 5 * MS);
+	assert_wait(m, "preempted", 1, 2 * MS);
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(pprof_cpu_keeps_its_two_types_and_no_wait_strings)
+{
+	struct pr_profile *p = cpu_profile();
+	Perftools__Profiles__Profile *m;
+
+	cpu_sample(p, 2 * MS);
+	m = read_pprof(p);
+	assert_types(m, (const char *const[]){ "samples/count", "cpu/nanoseconds" }, 2, "cpu",
+		     "cpu");
+	ck_assert_int_eq(m->sample[0]->value[1], 2 * MS);
+	for (size_t i = 0; i < m->n_string_table; i++)
+		ck_assert_str_ne(m->string_table[i], "wait");
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	pr_profile_free(p);
+}
+END_TEST
+
+/* ---- speedscope ---- */
+
+/* The run written in `fmt` holds `want`. */
+static void written_has(enum pr_profile_mode mode, bool timeline, enum pr_profile_format fmt,
+			const char *want)
+{
+	struct pr_profile *p = the_run(mode, timeline);
+	char *text = write_out(p, fmt, NULL, NULL);
+
+	ck_assert_msg(strstr(text, want), "no\n%s\nin\n%s", want, text);
+	free(text);
+	pr_profile_free(p);
+}
+
+START_TEST(speedscope_lists_the_run_in_time_order_with_runs_merged)
+{
+	/* Frames numbered as first seen, leaf first: leaf 0, run 1, main 2,
+	 * then emit 3 and the pseudo-frames (named functions all). */
+	written_has(PR_PROFILE_WALL, true, PR_FORMAT_SPEEDSCOPE,
+		    "\"frames\":[\n{\"name\":\"leaf\"},\n{\"name\":\"run\"},\n"
+		    "{\"name\":\"main\"},\n{\"name\":\"emit\"},\n"
+		    "{\"name\":\"[off-cpu: blocked]\"},\n{\"name\":\"[off-cpu: preempted]\"}");
+	/* Two CPU samples merged, the blocked wait, a CPU sample, the
+	 * preempted wait, a CPU sample: as they happened. */
+	written_has(PR_PROFILE_WALL, true, PR_FORMAT_SPEEDSCOPE,
+		    "\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":11000000,\n"
+		    "\"samples\":[[2,1,0],\n[2,1,3,4],\n[2,1,0],\n[2,1,3,5],\n[2,1,0]],\n"
+		    "\"weights\":[2000000,5000000,1000000,2000000,1000000]}");
+}
+END_TEST
+
+START_TEST(speedscope_without_a_timeline_lists_each_stack_once_in_ns)
+{
+	written_has(PR_PROFILE_OFF_CPU, false, PR_FORMAT_SPEEDSCOPE,
+		    "\"endValue\":7000000,\n\"samples\":[[2,1,0,3],\n[2,1,0,4]],\n"
+		    "\"weights\":[5000000,2000000]}");
+}
+END_TEST
+
+START_TEST(speedscope_of_a_cpu_profile_with_a_timeline_is_in_time_order_too)
+{
+	PR_OPTS(pr_profile_opts, po, .freq = 1000, .timeline = true);
+	struct pr_profile *p = pr_profile_new(&po);
+	char *text;
+
+	ck_assert_ptr_nonnull(p);
+	cpu_sample(p, 1 * MS);
+	cpu_sample(p, 2 * MS);
+	cpu_sample_of(p, WAIT, 3 * MS);
+	cpu_sample(p, 4 * MS);
+	text = write_out(p, PR_FORMAT_SPEEDSCOPE, NULL, NULL);
+	ck_assert_msg(strstr(text, "\"endValue\":4000000,\n\"samples\":[[2,1,0],\n[2,1,3],\n[2,1,0]],"
+				   "\n\"weights\":[2000000,1000000,1000000]}"), "%s", text);
+	free(text);
+	pr_profile_free(p);
+}
+END_TEST
+
+/* ---- the SVG flame graph ---- */
+
+/* The fill of the frame whose tooltip begins `title`, as r, g, b. */
+static void fill_of(const char *svg, const char *title, int rgb[3])
+{
+	const char *t = strstr(svg, title), *f;
+
+	ck_assert_msg(t, "no %s in %s", title, svg);
+	f = strstr(t, "fill=\"rgb(");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(sscanf(f, "fill=\"rgb(%d,%d,%d)", &rgb[0], &rgb[1], &rgb[2]), 3);
+}
+
+/* Blue: more blue than red and green, and plainly so. */
+static bool is_blue(const int rgb[3])
+{
+	return rgb[2] > rgb[0] + 60 && rgb[2] > rgb[1] + 20;
+}
+
+START_TEST(svg_draws_waiting_frames_blue_with_times_in_the_tooltips)
+{
+	struct pr_profile *p = cpu_profile();
+	char *svg = write_out(p, PR_FORMAT_SVG, NULL, NULL);
+	int emit[3], leaf[3], blocked[3], preempted[3], cpu_fill_of_leaf[3];
+
+	fill_of(svg, "<title>leaf (", cpu_fill_of_leaf);
+	free(svg);
+	pr_profile_free(p);
+	p = the_run(PR_PROFILE_WALL, false);
+	svg = write_out(p, PR_FORMAT_SVG, NULL, NULL);
+
+	/* Times, in a unit that suits them, and the share off the CPU. */
+	ck_assert_msg(strstr(svg, "<title>emit (7.00 ms, 63.64%, 100.0% off-CPU)</title>"), "%s",
+		      svg);
+	ck_assert_msg(strstr(svg, "<title>leaf (4.00 ms, 36.36%)</title>"), "%s", svg);
+	ck_assert_msg(strstr(svg, "<title>all (11.0 ms, 100.00%, 63.6% off-CPU)</title>"), "%s",
+		      svg);
+	ck_assert_ptr_null(strstr(svg, " sample,"));
+	ck_assert_ptr_null(strstr(svg, " samples,"));
+	ck_assert_msg(strstr(svg, ">11.0 ms wall-clock: 4.00 ms on the CPU, 7.00 ms off it"
+				  "</text>"), "%s", svg);
+	/* Mostly waiting: blue; on the CPU: warm, as in a CPU profile. */
+	fill_of(svg, "<title>emit (", emit);
+	fill_of(svg, "<title>leaf (", leaf);
+	ck_assert_msg(is_blue(emit), "emit is rgb(%d,%d,%d)", emit[0], emit[1], emit[2]);
+	ck_assert_msg(!is_blue(leaf), "leaf is rgb(%d,%d,%d)", leaf[0], leaf[1], leaf[2]);
+	ck_assert_mem_eq(leaf, cpu_fill_of_leaf, sizeof(leaf));
+	/* The two waits: cool, and not the same colour. */
+	fill_of(svg, "<title>[off-cpu: blocked] (", blocked);
+	fill_of(svg, "<title>[off-cpu: preempted] (", preempted);
+	ck_assert(blocked[2] > blocked[0] && preempted[2] > preempted[0]);
+	ck_assert(abs(blocked[0] - preempted[0]) + abs(blocked[1] - preempted[1]) > 100);
+	/* And the legend says what blue is. */
+	ck_assert_ptr_nonnull(strstr(svg, ">blue: mostly off the CPU</text>"));
+	ck_assert_ptr_nonnull(strstr(svg, ">preempted</text>"));
+	free(svg);
+	pr_profile_free(p);
+
+	p = the_run(PR_PROFILE_OFF_CPU, false);
+	ck_assert_int_eq(pr_profile_set_time(p, 0, 12 * MS), 0);
+	svg = write_out(p, PR_FORMAT_SVG, NULL, NULL);
+	ck_assert_msg(strstr(svg, ">7.00 ms off the CPU (a 12.0 ms run)</text>"), "%s", svg);
+	ck_assert_msg(strstr(svg, "<title>[off-cpu: preempted] (2.00 ms, 28.57%)</title>"), "%s",
+		      svg);
+	free(svg);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(a_cpu_svg_has_no_off_cpu_legend)
+{
+	struct pr_profile *p = cpu_profile();
+	char *svg = write_out(p, PR_FORMAT_SVG, NULL, NULL);
+
+	ck_assert_msg(strstr(svg, "<title>leaf (1 sample, 100.00%)</title>"), "%s", svg);
+	ck_assert_ptr_null(strstr(svg, "off the CPU"));
+	free(svg);
+	pr_profile_free(p);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("offcpu-formats");
+	TCase *tc = tcase_create("formats");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, folded_lines_are_nanoseconds_with_the_wait_as_the_leaf);
+	tcase_add_test(tc, pprof_wall_has_cpu_off_cpu_and_wall_time_and_the_wait_label);
+	tcase_add_test(tc, pprof_off_cpu_has_the_count_and_the_off_cpu_time);
+	tcase_add_test(tc, pprof_cpu_keeps_its_two_types_and_no_wait_strings);
+	tcase_add_test(tc, speedscope_lists_the_run_in_time_order_with_runs_merged);
+	tcase_add_test(tc, speedscope_without_a_timeline_lists_each_stack_once_in_ns);
+	tcase_add_test(tc, speedscope_of_a_cpu_profile_with_a_timeline_is_in_time_order_too);
+	tcase_add_test(tc, svg_draws_waiting_frames_blue_with_times_in_the_tooltips);
+	tcase_add_test(tc, a_cpu_svg_has_no_off_cpu_legend);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
