@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "output.h"
 #include "perfscript.h"
+#include "scriptwaits.h"
 
 const struct option ds_output_longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -155,6 +156,9 @@ struct ds_sink {
 	FILE *out;
 	struct ps_writer ps;         /* perf-script */
 	const char *event;
+	struct ds_waits *waits;      /* perf-script's off-CPU samples */
+	uint64_t freq;               /* perf-script: what a CPU sample stands */
+	bool period_is_ns;           /* for, as the profile counts it */
 	uint64_t samples;
 	struct pr_profile *profile;  /* the other formats */
 	struct pr_profile_write_opts wo;
@@ -248,9 +252,19 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 		return NULL;
 	}
 	setvbuf(s->out, NULL, _IOFBF, 1 << 20);
+	/* perf script aligns the event names: "offcpu-time" is one. */
+	if (o->mode != PR_PROFILE_CPU && event_width < (int)strlen(DS_OFFCPU_EVENT))
+		event_width = (int)strlen(DS_OFFCPU_EVENT);
 	s->ps = (struct ps_writer){ .out = s->out, .fields = o->fields ? o->fields : PS_DEFAULT,
 				    .inline_frames = !o->no_inline,
 				    .event_width = event_width };
+	s->freq = freq;
+	s->period_is_ns = o->period_is_ns;
+	if (!s->profile && !(s->waits = ds_waits_new(&s->ps, o->off_cpu_min_ns))) {
+		ds_err("out of memory");
+		ds_sink_close(s, 0, 0, true);
+		return NULL;
+	}
 	s->wo = (struct pr_profile_write_opts){ .sz = sizeof(s->wo), .per_thread = o->per_thread,
 						.annotate = o->annotate, .title = o->title };
 	return s;
@@ -262,11 +276,15 @@ int ds_sink_sample(struct ds_sink *s, const struct pr_record *rec, const struct 
 {
 	s->samples++;
 	if (!s->profile) {
+		/* What the sample stands for, as the profile counts it. */
+		uint64_t ns = s->period_is_ns && rec->u.sample.period ? rec->u.sample.period
+				: s->freq ? UINT64_C(1000000000) / s->freq : 0;
+
 		ps_sample(&s->ps, rec, comm,
 			  (s->ps.fields & PS_EVENT) ? (event ? event : s->event) : NULL, st, sym);
 		/* A reader that went away (a pager quit): stop, say so at the
 		 * end. */
-		return ferror(s->out) ? -EIO : 0;
+		return ferror(s->out) ? -EIO : ds_waits_cpu(s->waits, rec->pid, process, ns);
 	}
 	return pr_profile_add(s->profile, sym, rec, st, comm, process);
 }
@@ -275,22 +293,24 @@ int ds_sink_switch(struct ds_sink *s, const struct pr_record *rec, const struct 
 		   struct pr_symbolizer *sym, const char *comm, const char *process)
 {
 	s->samples++;
+	if (!s->profile)
+		return ds_waits_switch(s->waits, rec, st, sym, comm, process);
 	return pr_profile_add_switch(s->profile, sym, rec, st, comm, process);
 }
 
 int ds_sink_record(struct ds_sink *s, const struct pr_record *rec)
 {
-	return pr_profile_apply(s->profile, rec);
+	return s->profile ? pr_profile_apply(s->profile, rec) : ds_waits_record(s->waits, rec);
 }
 
 int ds_sink_end(struct ds_sink *s, uint64_t time)
 {
-	return pr_profile_end(s->profile, time);
+	return s->profile ? pr_profile_end(s->profile, time) : ds_waits_end(s->waits, time);
 }
 
 int ds_sink_times(const struct ds_sink *s, uint32_t pid, struct pr_profile_times *t)
 {
-	return pr_profile_times(s->profile, pid, t);
+	return s->profile ? pr_profile_times(s->profile, pid, t) : ds_waits_times(s->waits, pid, t);
 }
 
 const char *ds_duration(uint64_t ns, char *buf, size_t len)
@@ -337,9 +357,10 @@ void ds_sink_print_times(const struct ds_sink *s)
 		fprintf(stderr, ", %" PRIu64 " without a stack (their sample was lost)",
 			t.waits_lost);
 	fputc('\n', stderr);
-	n = s->profile ? pr_profile_pids(s->profile, pids, 10) : 0;
+	n = s->profile ? pr_profile_pids(s->profile, pids, 10) : ds_waits_pids(s->waits, pids, 10);
 	for (size_t i = 0; i < n && i < 10; i++) {
-		const char *name = pr_profile_process(s->profile, pids[i]);
+		const char *name = s->profile ? pr_profile_process(s->profile, pids[i])
+					       : ds_waits_process(s->waits, pids[i]);
 
 		t = (struct pr_profile_times){ .sz = sizeof(t) };
 		if (ds_sink_times(s, pids[i], &t))
@@ -382,6 +403,7 @@ int ds_sink_close(struct ds_sink *s, uint64_t start_ns, uint64_t duration_ns, bo
 	if (s->tmp && (err || discard))
 		unlink(s->tmp);
 	free(s->tmp);
+	ds_waits_free(s->waits);
 	pr_profile_free(s->profile);
 	free(s);
 	return err ? -1 : 0;

@@ -86,8 +86,8 @@ static size_t hex(char *buf, uint64_t v)
 	return i;
 }
 
-static void header(struct ps_writer *w, const struct pr_record *rec, const char *comm,
-		   const char *event)
+void ps_header(struct ps_writer *w, const struct pr_record *rec, const char *comm,
+	       const char *event)
 {
 	unsigned f = w->fields;
 	char buf[64], *end = buf + sizeof(buf), *p;
@@ -221,10 +221,9 @@ static void line(struct ps_writer *w, uint64_t addr, const char *name, uint64_t 
 	putc_unlocked('\n', w->out);
 }
 
-void ps_sample(struct ps_writer *w, const struct pr_record *rec, const char *comm,
-	       const char *event, const struct pr_stack *st, struct pr_symbolizer *sym)
+void ps_frames(struct ps_writer *w, const struct pr_record *rec, const struct pr_stack *st,
+	       struct pr_symbolizer *sym)
 {
-	header(w, rec, comm, event);
 	for (size_t i = 0; i < st->nr; i++) {
 		const struct pr_frame *f = &st->frames[i];
 		struct pr_symbol s = { 0 };
@@ -258,4 +257,11 @@ void ps_sample(struct ps_writer *w, const struct pr_record *rec, const char *com
 		}
 	}
 	putc_unlocked('\n', w->out);
+}
+
+void ps_sample(struct ps_writer *w, const struct pr_record *rec, const char *comm,
+	       const char *event, const struct pr_stack *st, struct pr_symbolizer *sym)
+{
+	ps_header(w, rec, comm, event);
+	ps_frames(w, rec, st, sym);
 }

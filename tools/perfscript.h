@@ -53,4 +53,13 @@ struct ps_writer {
 void ps_sample(struct ps_writer *w, const struct pr_record *rec, const char *comm,
 	       const char *event, const struct pr_stack *st, struct pr_symbolizer *sym);
 
+/* ps_sample() in two parts, for a sample whose header is known only
+ * later (an off-CPU sample's period is its wait's length): the header
+ * line, from rec's pid, tid, cpu, time and period; and the frames with
+ * the blank line after them, to w->out. */
+void ps_header(struct ps_writer *w, const struct pr_record *rec, const char *comm,
+	       const char *event);
+void ps_frames(struct ps_writer *w, const struct pr_record *rec, const struct pr_stack *st,
+	       struct pr_symbolizer *sym);
+
 #endif
