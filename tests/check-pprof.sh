@@ -1,11 +1,13 @@
 #!/bin/bash
 # A pprof file as go tool pprof reads it: it parses, its sample types are
-# dwarfsample's (samples/count, cpu/nanoseconds), and each expected
-# function is among the functions (-top) and on a stack (-traces).
+# dwarfsample's (samples/count, cpu/nanoseconds; or those DS_PPROF_TYPES
+# lists, "type/unit ...", the default marked "[dflt]"), each of them
+# reads (-top -sample_index), and each expected function is among the
+# functions (-top) and on a stack (-traces).
 # Names are what the file says: -symbolize=none keeps pprof from naming
 # addresses itself from files it finds on this machine.
 # Skips (77) without Go (Debian: apt-get install golang-go).
-# usage: check-pprof.sh FILE.pb.gz FUNCTION...
+# usage: [DS_PPROF_TYPES="..."] check-pprof.sh FILE.pb.gz FUNCTION...
 # shellcheck disable=SC2317 # the helpers run through check
 set -eu
 if [ $# -lt 1 ]; then
@@ -52,8 +54,11 @@ has_type() { # type/unit
 		{ prev = $0 }
 		END { exit !found }' "$tmp/raw"
 }
-check "sample type samples/count" has_type samples/count
-check "sample type cpu/nanoseconds" has_type cpu/nanoseconds
+for t in ${DS_PPROF_TYPES:-samples/count cpu/nanoseconds}; do
+	check "sample type ${t%\[dflt\]}" has_type "$t"
+	check "go tool pprof -top -sample_index=${t%%/*} reads it" \
+		pprof "top.${t%%/*}" -top -sample_index="${t%%/*}"
+done
 
 # A -top line is five numbers (flat, flat%, sum%, cum, cum%), then the
 # name, " (inline)" after a function inlined there.
