@@ -8,6 +8,8 @@
  *
  * usage: agree-compare --frames OURS PERFS MIN_EQUAL_PERMILLE NAME
  *
+ * usage: agree-compare --or-longer OURS PERFS MIN_PERMILLE NAME
+ *
  * Samples are paired in order and must have the same header lines.  A
  * sample is "equal" when every frame is; "longer" when perf's frames are
  * a prefix of ours and our extra frames are valid (see valid_frames():
@@ -18,6 +20,11 @@
  * takes that as a return address), not frames of the program.  Exit 0
  * when there is no disagreement and at least MIN_EQUAL_PERMILLE of the
  * samples are equal.
+ *
+ * With --or-longer the samples that are equal or longer in dwarfsample
+ * must be at least MIN_PERMILLE of all, and the rest may disagree: for
+ * samples paired from two captures of the same switches (offcpu-pair.c),
+ * where each side copied its own snapshot of the stack.
  *
  * With --frames the listings are perf script's default layout, names and
  * inlined frames included, and the unit is the frame line: over the frames
@@ -131,16 +138,20 @@ int main(int argc, char **argv)
 	unsigned long frames = 0, same_frames = 0, shown_frames = 0;
 	FILE *fo, *fp;
 	const char *name;
-	bool more_ours, more_perf, by_frame = false;
+	bool more_ours, more_perf, by_frame = false, or_longer = false;
 
 	if (argc == 6 && !strcmp(argv[1], "--frames")) {
 		by_frame = true;
 		argc--;
 		argv++;
+	} else if (argc == 6 && !strcmp(argv[1], "--or-longer")) {
+		or_longer = true;
+		argc--;
+		argv++;
 	}
 	if (argc != 5) {
-		fputs("usage: agree-compare [--frames] OURS PERFS MIN_EQUAL_PERMILLE NAME\n",
-		      stderr);
+		fputs("usage: agree-compare [--frames | --or-longer] OURS PERFS "
+		      "MIN_EQUAL_PERMILLE NAME\n", stderr);
 		return 2;
 	}
 	permille = strtoul(argv[3], NULL, 10);
@@ -218,5 +229,7 @@ int main(int argc, char **argv)
 	clear(&perf);
 	fclose(fo);
 	fclose(fp);
+	if (or_longer)
+		return total && (equal + longer) * 1000 >= total * permille ? 0 : 1;
 	return total && !other && equal * 1000 >= total * permille ? 0 : 1;
 }

@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Pair the samples of two captures of the same context switches, taken
+ * at once by two profilers: dwarfsample's off-CPU samples (the
+ * context-switches event) and perf's sched:sched_switch samples, both as
+ * `-F comm,tid,time,event,ip,dso --no-inline` listings.  The two events
+ * fire a few microseconds apart in the same switch, so a sample of ours is
+ * paired with perf's of the same thread within WINDOW_US, one to one, in
+ * time order.  Each pair is written to OURS_OUT and PERF_OUT under the same
+ * header ("TID TIME:"), with the user frames only (perf's tracepoint
+ * samples carry the kernel's chain too; ours carry none without -k, and
+ * a synthetic "[off-cpu: ...]" frame, dropped here), for agree-compare.
+ *
+ * usage: offcpu-pair OURS PERF OURS_OUT PERF_OUT WINDOW_US MIN_PAIRED_PERMILLE NAME
+ *
+ * Exit 0 when at least MIN_PAIRED_PERMILLE of the samples on each side
+ * were paired: neither profiler missed a switch the other saw.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_LINE 8192
+
+struct sample {
+	long tid;
+	unsigned long long ns;
+	char *header;     /* "TID TIME:" as perf printed it */
+	char *frames;     /* user frame lines, each ending in '\n' */
+	int paired;
+};
+
+struct listing {
+	struct sample *s;
+	size_t nr, cap;
+};
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p) {
+		perror("offcpu-pair");
+		exit(2);
+	}
+	return p;
+}
+
+static void append(char **buf, const char *line)
+{
+	size_t old = *buf ? strlen(*buf) : 0, n = strlen(line);
+
+	*buf = xrealloc(*buf, old + n + 2);
+	memcpy(*buf + old, line, n);
+	(*buf)[old + n] = '\n';
+	(*buf)[old + n + 1] = '\0';
+}
+
+/* "comm tid time: ..." -- the comm may hold spaces: the time is the first
+ * word that is digits, a dot, digits and a colon, the tid the word before. */
+static int parse_header(const char *line, struct sample *s)
+{
+	char copy[MAX_LINE], *words[64], *w, *save = NULL;
+	int n = 0;
+
+	snprintf(copy, sizeof(copy), "%s", line);
+	for (w = strtok_r(copy, " ", &save); w && n < 64; w = strtok_r(NULL, " ", &save))
+		words[n++] = w;
+	for (int i = 1; i < n; i++) {
+		unsigned long long sec;
+		char frac[16], colon;
+		int len;
+
+		if (sscanf(words[i], "%llu.%15[0-9]%c", &sec, frac, &colon) != 3 || colon != ':')
+			continue;
+		s->tid = strtol(words[i - 1], NULL, 10);
+		s->ns = sec * 1000000000ull;
+		len = (int)strlen(frac);
+		for (unsigned long long d = 0, scale = 100000000ull; d < (unsigned)len && scale;
+		     d++, scale /= 10)
+			s->ns += (unsigned long long)(frac[d] - '0') * scale;
+		s->header = xrealloc(NULL, strlen(words[i - 1]) + strlen(words[i]) + 2);
+		sprintf(s->header, "%s %s", words[i - 1], words[i]);
+		return 0;
+	}
+	return -1;
+}
+
+static void read_listing(const char *path, struct listing *l)
+{
+	char line[MAX_LINE];
+	struct sample *cur = NULL;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		size_t n = strlen(line);
+
+		if (n && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (!n) {
+			cur = NULL;
+			continue;
+		}
+		if (line[0] != '\t') {
+			if (l->nr == l->cap) {
+				l->cap = l->cap ? 2 * l->cap : 1024;
+				l->s = xrealloc(l->s, l->cap * sizeof(*l->s));
+			}
+			cur = &l->s[l->nr];
+			memset(cur, 0, sizeof(*cur));
+			if (parse_header(line, cur)) {
+				fprintf(stderr, "%s: not a sample header: %s\n", path, line);
+				exit(2);
+			}
+			l->nr++;
+			continue;
+		}
+		if (!cur) {
+			fprintf(stderr, "%s: a frame outside a sample: %s\n", path, line);
+			exit(2);
+		}
+		if (strstr(line, "([kernel.kallsyms])") || strstr(line, "off-cpu"))
+			continue;
+		append(&cur->frames, line);
+	}
+	fclose(f);
+}
+
+static int by_tid_time(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+static void emit(FILE *f, const char *header, const struct sample *s)
+{
+	fprintf(f, "%s\n%s\n", header, s->frames ? s->frames : "");
+}
+
+int main(int argc, char **argv)
+{
+	struct listing ours = { 0 }, perf = { 0 };
+	unsigned long long window;
+	unsigned long permille, pairs = 0;
+	size_t i = 0, j = 0;
+	FILE *oo, *po;
+	int ok;
+
+	if (argc != 8) {
+		fputs("usage: offcpu-pair OURS PERF OURS_OUT PERF_OUT WINDOW_US "
+		      "MIN_PAIRED_PERMILLE NAME\n", stderr);
+		return 2;
+	}
+	read_listing(argv[1], &ours);
+	read_listing(argv[2], &perf);
+	window = strtoull(argv[5], NULL, 10) * 1000;
+	permille = strtoul(argv[6], NULL, 10);
+	oo = fopen(argv[3], "w");
+	po = fopen(argv[4], "w");
+	if (!oo || !po) {
+		perror("offcpu-pair");
+		return 2;
+	}
+	qsort(ours.s, ours.nr, sizeof(*ours.s), by_tid_time);
+	qsort(perf.s, perf.nr, sizeof(*perf.s), by_tid_time);
+	while (i < ours.nr && j < perf.nr) {
+		struct sample *o = &ours.s[i], *p = &perf.s[j];
+
+		if (o->tid != p->tid) {
+			if (o->tid < p->tid)
+				i++;
+			else
+				j++;
+		} else if (o->ns + window < p->ns) {
+			i++;
+		} else if (p->ns + window < o->ns) {
+			j++;
+		} else {
+			o->paired = p->paired = 1;
+			emit(oo, p->header, o);
+			emit(po, p->header, p);
+			pairs++;
+			i++;
+			j++;
+		}
+	}
+	fclose(oo);
+	fclose(po);
+	ok = ours.nr && perf.nr && pairs * 1000 >= ours.nr * permille &&
+	     pairs * 1000 >= perf.nr * permille;
+	printf("# %s: %zu off-CPU samples of ours, %zu of perf's, %lu paired within %s us "
+	       "(%.2f%% of ours, %.2f%% of perf's)\n", argv[7], ours.nr, perf.nr, pairs, argv[5],
+	       ours.nr ? 100.0 * (double)pairs / (double)ours.nr : 0.0,
+	       perf.nr ? 100.0 * (double)pairs / (double)perf.nr : 0.0);
+	if (!ok) {
+		int shown = 0;
+
+		for (size_t k = 0; k < ours.nr && shown < 5; k++)
+			if (!ours.s[k].paired && ++shown)
+				printf("#   ours unpaired: %s\n", ours.s[k].header);
+		shown = 0;
+		for (size_t k = 0; k < perf.nr && shown < 5; k++)
+			if (!perf.s[k].paired && ++shown)
+				printf("#   perf's unpaired: %s\n", perf.s[k].header);
+	}
+	for (size_t k = 0; k < ours.nr; k++) {
+		free(ours.s[k].header);
+		free(ours.s[k].frames);
+	}
+	for (size_t k = 0; k < perf.nr; k++) {
+		free(perf.s[k].header);
+		free(perf.s[k].frames);
+	}
+	free(ours.s);
+	free(perf.s);
+	return ok ? 0 : 1;
+}
