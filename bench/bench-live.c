@@ -379,16 +379,6 @@ static int mode_memory(double seconds)
 	return 0;
 }
 
-static bool wanted(int argc, char **argv, const char *mode)
-{
-	if (optind == argc)
-		return true;
-	for (int i = optind; i < argc; i++)
-		if (!strcmp(argv[i], mode))
-			return true;
-	return false;
-}
-
 static int usage(void)
 {
 	fputs("usage: bench-live [-n RUNS] [-d SECONDS] [-l SECONDS] [-m SECONDS] "
@@ -436,12 +426,12 @@ int main(int argc, char **argv)
 	snprintf(perf_err, sizeof(perf_err), "%s/perf.err", shm_dir);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 
-	if (wanted(argc, argv, "cpu"))
+	if (bench_wanted(argc, argv, "cpu"))
 		ret = mode_cpu(true, 999, seconds, runs) || mode_cpu(true, 99, seconds, runs) ||
 		      mode_cpu(false, 999, seconds, runs);
-	if (!ret && wanted(argc, argv, "slowdown"))
+	if (!ret && bench_wanted(argc, argv, "slowdown"))
 		ret = mode_slowdown(99, rounds, runs) || mode_slowdown(999, rounds, runs);
-	if (!ret && wanted(argc, argv, "lost")) {
+	if (!ret && bench_wanted(argc, argv, "lost")) {
 		printf("lost: dwarfsample-demo, 2 busy threads, -p, default buffers; stacks: "
 		       "ours %s, perf 8192 bytes\n", strcmp(ours_stack, "0") ? ours_stack :
 		       "its default");
@@ -450,7 +440,7 @@ int main(int argc, char **argv)
 		ret = mode_lost(4000, seconds) || mode_lost(10000, seconds) ||
 		      mode_lost(1000, long_seconds);
 	}
-	if (!ret && wanted(argc, argv, "memory")) {
+	if (!ret && bench_wanted(argc, argv, "memory")) {
 		/* perf.data of a long run is gigabytes: on disk, not in memory. */
 		snprintf(perf_data, sizeof(perf_data), "%s/perf.data", disk_dir);
 		ret = mode_memory(mem_seconds);

@@ -86,6 +86,16 @@ void bench_warm(const char *path)
 	close(fd);
 }
 
+bool bench_wanted(int argc, char **argv, const char *mode)
+{
+	if (optind == argc)
+		return true;
+	for (int i = optind; i < argc; i++)
+		if (!strcmp(argv[i], mode))
+			return true;
+	return false;
+}
+
 void bench_keep_best(struct run *best, const struct run *r)
 {
 	long rss = best->maxrss_kb > r->maxrss_kb ? best->maxrss_kb : r->maxrss_kb;

@@ -7,6 +7,7 @@
 #ifndef DS_BENCH_CHILD_H
 #define DS_BENCH_CHILD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -35,6 +36,9 @@ void bench_stop(pid_t pid);
 /* Read a file through, so that it is in the page cache for the run that
  * follows (this machine reclaims idle cache pages on its own). */
 void bench_warm(const char *path);
+/* Is `mode` asked for on the command line: among the operands after
+ * getopt's (optind on), or are there none, which asks for every mode? */
+bool bench_wanted(int argc, char **argv, const char *mode);
 /* Keep the fastest run (by CPU time) and the largest peak memory. */
 void bench_keep_best(struct run *best, const struct run *r);
 
