@@ -79,7 +79,7 @@ const char ds_capture_help[] =
 	"                           ns, us, ms or s (e.g. 50us, 1ms, 0.5s)\n"
 	"      --off-cpu-stack-size BYTES\n"
 	"                           user stack bytes copied per switch out, a\n"
-	"                           multiple of 8 up to 65528 (default 16384)\n";
+	"                           multiple of 8 up to 65528 (default 8192)\n";
 
 static int log_verbosity = PR_LOG_WARN;
 

@@ -20,7 +20,7 @@
 #   record   record --off-cpu + report: one capture gives the same totals
 #            in folded, pprof and perf-script; live and recorded profiles
 #            of the same workload have the same stacks
-# usage: test-offcpu-live.sh DWARFSAMPLE OFFCPU-WORKLOAD OFFCPU-PAIR AGREE-COMPARE
+# usage: test-offcpu-oracles.sh DWARFSAMPLE OFFCPU-WORKLOAD OFFCPU-PAIR AGREE-COMPARE
 set -u
 ds=$(realpath "$1")
 workload=$(realpath "$2")
