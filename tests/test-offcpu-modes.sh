@@ -17,7 +17,7 @@ trap 'kill $wpid 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # sum FILE REGEX: the total value of a folded profile's lines matching REGEX.
 sum() {
-	awk -v re="$2" '$0 ~ re { s += $NF } END { printf "%d\n", s }' "$1"
+	awk -v re="$2" '$0 ~ re { s += $NF } END { printf "%.0f\n", s }' "$1"
 }
 
 # --- -a: a thread blocked in read() on a pipe, among everything else ---
@@ -34,9 +34,10 @@ wpid=
 secs=$(sed -n 's/.* samples in \([0-9.]*\) s.*/\1/p' "$tmp/a.err")
 blocked=$(sum "$tmp/a.folded" "^offcpu-workload;.*;pipe_reader_thread;read_pipe;.*\\[off-cpu: blocked\\] ")
 # The reader wakes every 200 ms: the wait it was in when sampling began
-# had no switch out to see, the rest of the window is all there.
-check "-a: the pipe reader's blocked stack is there, for the run's time less one wait ($blocked ns in $secs s)" \
-	awk -v b="$blocked" -v s="$secs" 'BEGIN { exit !(s > 0 && b >= (s - 0.25) * 1e9 && b <= s * 1.02e9) }'
+# had no switch out to see; the rest of the 2 s window is all there,
+# however late the run's last drain (which ends the summary's time).
+check "-a: the pipe reader's blocked stack is there, for most of the run ($blocked ns in $secs s)" \
+	awk -v b="$blocked" -v s="$secs" 'BEGIN { exit !(s > 0 && b >= 1.5e9 && b <= s * 1.02e9) }'
 check "-a: other processes' waits are there too" \
 	test "$(grep -vc '^offcpu-workload;' "$tmp/a.folded")" -gt 0
 check "-a: the idle task has no waits" test "$(grep -c '^swapper' "$tmp/a.folded")" -eq 0
