@@ -576,6 +576,24 @@ void ds_stack_ends(const struct pr_unwind_stats *st)
 	fputc('\n', stderr);
 }
 
+/* A switch-out sample the ring had no room for costs the target nothing:
+ * the kernel copies its stack only into room it found.  With off-CPU
+ * samples that copy is what both fills the ring and slows a switch-heavy
+ * target, so a smaller one is the first thing to suggest. */
+const char *ds_lost_hint(const struct ds_capture *c)
+{
+	if (c->off_cpu)
+		return "raise --ring-pages or copy less of each stack (a smaller "
+		       "--off-cpu-stack-size)";
+	if (c->wall)
+		return "lower -F or raise --ring-pages, or copy less of each stack "
+		       "(a smaller --off-cpu-stack-size or --stack-size)";
+	if (c->stack_size > 16384)
+		return "lower -F or raise --ring-pages, or copy less of each stack "
+		       "(--stack-size 16384)";
+	return "lower -F or raise --ring-pages";
+}
+
 uint64_t ds_now_ns(void)
 {
 	struct timespec ts;

@@ -69,6 +69,10 @@ int ds_parse_duration(const char *arg, const char *what, uint64_t *ns);
  * stderr (st->samples must not be 0). */
 void ds_stack_ends(const struct pr_unwind_stats *st);
 
+/* What to change to lose fewer samples: "lower -F or raise --ring-pages"
+ * and, where it applies, a smaller stack copy; a static string. */
+const char *ds_lost_hint(const struct ds_capture *c);
+
 /* Print "dwarfsample: <msg>" to stderr; the library's log callback. */
 void ds_log(enum pr_log_level level, const char *msg, void *ctx);
 __attribute__((format(printf, 1, 2))) void ds_err(const char *fmt, ...);

@@ -195,9 +195,8 @@ static void summary(struct session *s, int fmt, size_t stacks)
 			      "--stack-size copies more of each\n", stderr);
 	}
 	if (lost)
-		fprintf(stderr, "dwarfsample: to lose fewer samples, lower -F or raise "
-			"--ring-pages%s\n", s->c->stack_size > 16384 ?
-			", or copy less of each stack (--stack-size 16384)" : "");
+		fprintf(stderr, "dwarfsample: to lose fewer samples, %s\n",
+			ds_lost_hint(s->c));
 	if (s->switch_event >= 0)
 		ds_sink_print_times(s->sink);
 }

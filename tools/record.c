@@ -143,8 +143,8 @@ static int run(struct ds_capture *c, const char *out, int argc, char **argv)
 			"(%.1f MB)", rc.samples, ds_now() - start, out,
 			stat(out, &st) ? 0.0 : (double)st.st_size / 1e6);
 		if (lost)
-			fprintf(stderr, "; %" PRIu64 " samples lost (use more --ring-pages "
-				"or a lower -F)", lost);
+			fprintf(stderr, "; %" PRIu64 " samples lost: to lose fewer, %s",
+				lost, ds_lost_hint(c));
 		fputc('\n', stderr);
 	}
 	pr_reader_close(rc.r);
