@@ -7,6 +7,7 @@
  *
  *   prcommon.h   export marker, options structs, logging, error strings
  *   prrecord.h   the typed records (samples, mappings, tasks), registers
+ *   prevent.h    events by name, as perf spells them
  *   prreader.h   live sampling: the event, targets, per-CPU rings, records
  *                synthesized for what already existed
  *   prfile.h     reading perf.data files
@@ -71,6 +72,7 @@
 #include "prcommon.h"
 #include "prrecord.h"
 #include "prorder.h"
+#include "prevent.h"
 #include "prreader.h"
 #include "prmodel.h"
 #include "prfile.h"

@@ -11,6 +11,7 @@
 #define PRREADER_H
 
 #include "prcommon.h"
+#include "prevent.h"
 #include "prrecord.h"
 #include "prorder.h"
 
@@ -43,6 +44,10 @@ enum pr_event_source {
 	 * excludes it: it needs kernel.perf_event_paranoid <= 1 or
 	 * CAP_PERFMON.  The frequency and period options are ignored. */
 	PR_SOURCE_CONTEXT_SWITCH = 2,
+	/* The event pr_event_opts.desc describes: any software or hardware
+	 * event or tracepoint (prevent.h).  A tracepoint with neither a
+	 * period nor a frequency samples every hit, as perf's does. */
+	PR_SOURCE_EVENT = 3,
 };
 
 /* Flags for pr_event_attr(): what the target needs from the event. */
@@ -59,6 +64,18 @@ enum pr_attr_flags {
 	/* Ask for no side-band records (mmap, comm, task): another event on
 	 * the same target reports them, and two would report each twice. */
 	PR_ATTR_NO_SIDEBAND = 1u << 4,
+	/* Count, do not sample: no period, no sample fields, no stack copy,
+	 * no side-band; read() gives the count with the times the event was
+	 * enabled and running (PERF_FORMAT_TOTAL_TIME_ENABLED, _RUNNING)
+	 * and its id (PERF_FORMAT_ID). */
+	PR_ATTR_COUNT = 1u << 5,
+	/* Read the event's whole group at once (PERF_FORMAT_GROUP); on a
+	 * sampling event, every sample also carries those counts
+	 * (PERF_SAMPLE_READ, with the format of PR_ATTR_COUNT). */
+	PR_ATTR_READ_GROUP = 1u << 6,
+	/* A group member, not its leader: built enabled and without
+	 * enable-on-exec, because the leader's state governs the group. */
+	PR_ATTR_GROUP_MEMBER = 1u << 7,
 };
 
 struct pr_event_opts {
@@ -87,17 +104,23 @@ struct pr_event_opts {
 	 * be NULL.  A reader logs through its own options instead. */
 	pr_log_fn log;
 	void *log_ctx;
+	/* With PR_SOURCE_EVENT: the event (its type, config and modifiers);
+	 * it must not be NULL then.  Only read during the call. */
+	const struct pr_event_desc *desc;
 };
 
 /*
- * Fill `attr` for sampling with the given options.  This is the only place in
- * the library where a perf_event_attr is built; every event the library
- * opens, and every attr it writes to a file, comes from here.  `opts` may be
- * NULL for all defaults.  `source` selects the event, `flags` is a mask of
- * enum pr_attr_flags.  The event is always built disabled.
+ * Fill `attr` for sampling (or, with PR_ATTR_COUNT, counting) with the
+ * given options.  This is the only place in the library where a
+ * perf_event_attr is built; every event the library opens, and every attr
+ * it writes to a file, comes from here.  `opts` may be NULL for all
+ * defaults.  `source` selects the event, `flags` is a mask of enum
+ * pr_attr_flags.  The event is built disabled, unless it is a group
+ * member (PR_ATTR_GROUP_MEMBER).
  *
- * Returns 0, or -EINVAL when an option is out of range or `attr` is NULL
- * (the message says which, through opts->log).  Thread-safe.
+ * Returns 0, or -EINVAL when an option is out of range, `attr` is NULL, or
+ * PR_SOURCE_EVENT comes without opts->desc (the message says which,
+ * through opts->log).  Thread-safe.
  */
 PR_API int pr_event_attr(const struct pr_event_opts *opts,
 			 enum pr_event_source source, unsigned int flags,
@@ -105,7 +128,8 @@ PR_API int pr_event_attr(const struct pr_event_opts *opts,
 
 /*
  * The enum pr_event_source `attr` was built as by pr_event_attr() (told
- * by its type and config), -ENOENT for any other event, -EINVAL for NULL.
+ * by its type, config and context_switch bit): PR_SOURCE_EVENT for any
+ * event not built as another source, -EINVAL for NULL.
  * Every event the library builds times its records with CLOCK_MONOTONIC
  * (attr.use_clockid), so clock_gettime(CLOCK_MONOTONIC) compares with
  * record times.  Thread-safe.

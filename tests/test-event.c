@@ -286,10 +286,141 @@ START_TEST(every_event_uses_the_monotonic_clock_and_says_its_source)
 		ck_assert_int_eq(pr_event_source_of(&a), (int)all[i]);
 	}
 	a.config = PERF_COUNT_SW_PAGE_FAULTS;
-	ck_assert_int_eq(pr_event_source_of(&a), -ENOENT);
+	ck_assert_int_eq(pr_event_source_of(&a), PR_SOURCE_EVENT);
 	a.type = PERF_TYPE_TRACEPOINT;
-	ck_assert_int_eq(pr_event_source_of(&a), -ENOENT);
+	ck_assert_int_eq(pr_event_source_of(&a), PR_SOURCE_EVENT);
 	ck_assert_int_eq(pr_event_source_of(NULL), -EINVAL);
+}
+END_TEST
+
+/* Context switches sampled at a period, without the switch records, are
+ * an event like page faults: not the off-CPU source. */
+START_TEST(any_described_event_is_sampled_with_the_same_fields)
+{
+	struct pr_event_desc cs = { .type = PERF_TYPE_SOFTWARE,
+				    .config = PERF_COUNT_SW_CONTEXT_SWITCHES,
+				    .name = "context-switches" };
+	PR_OPTS(pr_event_opts, o, .desc = &cs, .period = 7);
+	struct perf_event_attr a = build(&o, PR_SOURCE_EVENT, PR_ATTR_SHARED_RING), ref;
+
+	ck_assert_uint_eq(a.type, PERF_TYPE_SOFTWARE);
+	ck_assert_uint_eq(a.config, PERF_COUNT_SW_CONTEXT_SWITCHES);
+	ck_assert_uint_eq(a.sample_period, 7);
+	ck_assert_uint_eq(a.freq, 0);
+	ck_assert_uint_eq(a.context_switch, 0);
+	ck_assert_int_eq(pr_event_source_of(&a), PR_SOURCE_EVENT);
+	/* The same sample fields, stack and side-band as the CPU event. */
+	ref = build(NULL, PR_SOURCE_CPU_CLOCK, PR_ATTR_SHARED_RING);
+	ck_assert_uint_eq(a.sample_type, ref.sample_type);
+	ck_assert_uint_eq(a.sample_regs_user, ref.sample_regs_user);
+	ck_assert_uint_eq(a.sample_stack_user, ref.sample_stack_user);
+	assert_sideband(&a, 1);
+	ck_assert_uint_eq(a.disabled, 1);
+
+	/* Without a period: the default frequency. */
+	PR_OPTS(pr_event_opts, f, .desc = &cs);
+	a = build(&f, PR_SOURCE_EVENT, 0);
+	ck_assert_uint_eq(a.freq, 1);
+	ck_assert_uint_eq(a.sample_freq, PR_DEFAULT_FREQ);
+}
+END_TEST
+
+START_TEST(tracepoints_sample_every_hit_unless_told_otherwise)
+{
+	struct pr_event_desc tp = { .type = PERF_TYPE_TRACEPOINT, .config = 321,
+				    .name = "sched:sched_switch" };
+	PR_OPTS(pr_event_opts, o, .desc = &tp);
+	struct perf_event_attr a = build(&o, PR_SOURCE_EVENT, 0);
+
+	ck_assert_uint_eq(a.type, PERF_TYPE_TRACEPOINT);
+	ck_assert_uint_eq(a.config, 321);
+	ck_assert_uint_eq(a.freq, 0);
+	ck_assert_uint_eq(a.sample_period, 1);
+	o.freq = 50;
+	a = build(&o, PR_SOURCE_EVENT, 0);
+	ck_assert_uint_eq(a.freq, 1);
+	ck_assert_uint_eq(a.sample_freq, 50);
+}
+END_TEST
+
+START_TEST(modifiers_exclude_user_or_kernel_mode)
+{
+	struct pr_event_desc pf = { .type = PERF_TYPE_SOFTWARE,
+				    .config = PERF_COUNT_SW_PAGE_FAULTS, .name = "page-faults:u",
+				    .exclude_kernel = true };
+	PR_OPTS(pr_event_opts, o, .desc = &pf);
+	struct perf_event_attr a = build(&o, PR_SOURCE_EVENT, 0);
+
+	ck_assert_uint_eq(a.exclude_kernel, 1);
+	ck_assert_uint_eq(a.exclude_user, 0);
+	ck_assert_uint_eq(a.exclude_hv, 1);
+	pf.exclude_kernel = false;
+	pf.exclude_user = true;
+	a = build(&o, PR_SOURCE_EVENT, 0);
+	ck_assert_uint_eq(a.exclude_kernel, 0);
+	ck_assert_uint_eq(a.exclude_user, 1);
+	/* User mode only, whatever the event says, when only that may be
+	 * sampled. */
+	pf.exclude_user = false;
+	a = build(&o, PR_SOURCE_EVENT, PR_ATTR_USER_ONLY);
+	ck_assert_uint_eq(a.exclude_kernel, 1);
+}
+END_TEST
+
+START_TEST(a_counter_reads_its_count_with_times_and_samples_nothing)
+{
+	struct pr_event_desc pf = { .type = PERF_TYPE_SOFTWARE,
+				    .config = PERF_COUNT_SW_PAGE_FAULTS, .name = "page-faults" };
+	PR_OPTS(pr_event_opts, o, .desc = &pf, .stack_size = 3 /* ignored */);
+	const uint64_t times = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+			       PERF_FORMAT_ID;
+	struct perf_event_attr a = build(&o, PR_SOURCE_EVENT,
+					 PR_ATTR_COUNT | PR_ATTR_INHERIT | PR_ATTR_ENABLE_ON_EXEC);
+
+	ck_assert_uint_eq(a.sample_type, 0);
+	ck_assert_uint_eq(a.sample_period, 0);
+	ck_assert_uint_eq(a.freq, 0);
+	ck_assert_uint_eq(a.sample_stack_user, 0);
+	ck_assert_uint_eq(a.sample_regs_user, 0);
+	assert_sideband(&a, 0);
+	ck_assert_uint_eq(a.read_format, times);
+	ck_assert_uint_eq(a.inherit, 1);
+	ck_assert_uint_eq(a.disabled, 1);
+	ck_assert_uint_eq(a.enable_on_exec, 1);
+
+	/* A group member follows its leader. */
+	a = build(&o, PR_SOURCE_EVENT, PR_ATTR_COUNT | PR_ATTR_READ_GROUP |
+				       PR_ATTR_GROUP_MEMBER | PR_ATTR_ENABLE_ON_EXEC);
+	ck_assert_uint_eq(a.read_format, times | PERF_FORMAT_GROUP);
+	ck_assert_uint_eq(a.disabled, 0);
+	ck_assert_uint_eq(a.enable_on_exec, 0);
+}
+END_TEST
+
+START_TEST(a_read_group_puts_the_groups_counts_on_every_sample)
+{
+	struct perf_event_attr a = build(NULL, PR_SOURCE_CPU_CLOCK, PR_ATTR_READ_GROUP);
+
+	ck_assert(a.sample_type & PERF_SAMPLE_READ);
+	ck_assert_uint_eq(a.read_format, PERF_FORMAT_TOTAL_TIME_ENABLED |
+					 PERF_FORMAT_TOTAL_TIME_RUNNING | PERF_FORMAT_ID |
+					 PERF_FORMAT_GROUP);
+	ck_assert(a.sample_type & PERF_SAMPLE_STACK_USER);
+	a = build(NULL, PR_SOURCE_CPU_CLOCK, 0);
+	ck_assert(!(a.sample_type & PERF_SAMPLE_READ));
+	ck_assert_uint_eq(a.read_format, 0);
+}
+END_TEST
+
+START_TEST(described_source_without_a_description_is_refused)
+{
+	struct perf_event_attr a;
+	PR_OPTS(pr_event_opts, o, .period = 1);
+
+	ck_assert_int_eq(pr_event_attr(&o, PR_SOURCE_EVENT, 0, &a), -EINVAL);
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_EVENT, 0, &a), -EINVAL);
+	ck_assert_int_eq(pr_event_attr(NULL, (enum pr_event_source)(PR_SOURCE_EVENT + 1), 0, &a),
+			 -EINVAL);
 }
 END_TEST
 
@@ -342,6 +473,12 @@ int main(void)
 	tcase_add_test(tc, context_switch_source_samples_every_switch_out_with_switch_records);
 	tcase_add_test(tc, no_sideband_flag_clears_every_sideband_record);
 	tcase_add_test(tc, every_event_uses_the_monotonic_clock_and_says_its_source);
+	tcase_add_test(tc, any_described_event_is_sampled_with_the_same_fields);
+	tcase_add_test(tc, tracepoints_sample_every_hit_unless_told_otherwise);
+	tcase_add_test(tc, modifiers_exclude_user_or_kernel_mode);
+	tcase_add_test(tc, a_counter_reads_its_count_with_times_and_samples_nothing);
+	tcase_add_test(tc, a_read_group_puts_the_groups_counts_on_every_sample);
+	tcase_add_test(tc, described_source_without_a_description_is_refused);
 	tcase_add_test(tc, missing_pid_is_reported_with_what_to_check);
 	tcase_add_test(tc, null_arguments_are_refused_not_crashed_on);
 	suite_add_tcase(s, tc);

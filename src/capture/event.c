@@ -21,7 +21,8 @@ int pr__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 }
 
 static int check_opts(const struct pr_event_opts *opts,
-		      enum pr_event_source source, const struct pr_logger *lg)
+		      enum pr_event_source source, unsigned int flags,
+		      const struct pr_logger *lg)
 {
 	uint32_t stack = PR_OPTS_GET(opts, stack_size, PR_DEFAULT_STACK_SIZE);
 	uint64_t regs = PR_OPTS_GET(opts, regs_user, PR_REGS_DWARF);
@@ -33,6 +34,14 @@ static int check_opts(const struct pr_event_opts *opts,
 			"pr_event_opts: sz is wrong or unknown fields are set");
 		return -EINVAL;
 	}
+	if (source == PR_SOURCE_EVENT && !PR_OPTS_GET(opts, desc, NULL)) {
+		pr__log(lg, PR_LOG_ERROR,
+			"pr_event_opts: PR_SOURCE_EVENT needs the event's description (desc)");
+		return -EINVAL;
+	}
+	/* A counter has no stack, registers or rate to check. */
+	if (flags & PR_ATTR_COUNT)
+		return 0;
 	if (stack < 8 || stack > PR_MAX_STACK_SIZE || stack % 8) {
 		pr__log(lg, PR_LOG_ERROR,
 			PR_LOG_SETTING_STACK_SIZE " %u is invalid: use a multiple of 8 between 8 and %u",
@@ -48,8 +57,8 @@ static int check_opts(const struct pr_event_opts *opts,
 	/* The kernel's sample_freq is a u64 but it rejects anything above
 	 * perf_event_max_sample_rate; the reader checks that limit with the
 	 * live value.  Zero frequency without a period samples nothing. */
-	if (source != PR_SOURCE_CONTEXT_SWITCH && !PR_OPTS_GET(opts, period, 0) &&
-	    freq == 0) {
+	if (source != PR_SOURCE_CONTEXT_SWITCH && source != PR_SOURCE_EVENT &&
+	    !PR_OPTS_GET(opts, period, 0) && freq == 0) {
 		pr__log(lg, PR_LOG_ERROR, PR_LOG_SETTING_FREQUENCY " must be above 0 Hz");
 		return -EINVAL;
 	}
@@ -69,11 +78,22 @@ static struct pr_logger opts_logger(const struct pr_event_opts *opts)
 
 /* The event proper: what is counted and how often a sample is taken. */
 static void set_event(struct perf_event_attr *attr, const struct pr_event_opts *opts,
-		      enum pr_event_source source)
+		      enum pr_event_source source, unsigned int flags)
 {
 	uint64_t period = PR_OPTS_GET(opts, period, 0);
+	const struct pr_event_desc *desc;
 
 	switch (source) {
+	case PR_SOURCE_EVENT:
+		desc = opts->desc;
+		attr->type = desc->type;
+		attr->config = desc->config;
+		/* perf samples every hit of a tracepoint unless told
+		 * otherwise: they are rare, and each is the point. */
+		if (desc->type == PERF_TYPE_TRACEPOINT && !period &&
+		    !PR_OPTS_GET(opts, freq, 0))
+			period = 1;
+		break;
 	case PR_SOURCE_HW_CYCLES:
 		attr->type = PERF_TYPE_HARDWARE;
 		attr->config = PERF_COUNT_HW_CPU_CYCLES;
@@ -91,6 +111,8 @@ static void set_event(struct perf_event_attr *attr, const struct pr_event_opts *
 		attr->config = PERF_COUNT_SW_CPU_CLOCK;
 		break;
 	}
+	if (flags & PR_ATTR_COUNT)
+		return;
 	if (period) {
 		attr->sample_period = period;
 	} else {
@@ -99,22 +121,67 @@ static void set_event(struct perf_event_attr *attr, const struct pr_event_opts *
 	}
 }
 
+/* The counts read() returns, and a sample with PR_ATTR_READ_GROUP
+ * carries: enough to scale a multiplexed count and to tell the group's
+ * events apart. */
+static uint64_t read_format(unsigned int flags)
+{
+	uint64_t rf = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+		      PERF_FORMAT_ID;
+
+	return flags & PR_ATTR_READ_GROUP ? rf | PERF_FORMAT_GROUP : rf;
+}
+
+/* What is left out of the count: the user's modifiers (":u", ":k"), and
+ * the kernel when only user mode may be sampled. */
+static void set_exclusions(struct perf_event_attr *attr, const struct pr_event_opts *opts,
+			   enum pr_event_source source, unsigned int flags)
+{
+	const struct pr_event_desc *desc =
+		source == PR_SOURCE_EVENT ? opts->desc : NULL;
+
+	/* A switch-out sample is taken in the scheduler: excluding the
+	 * kernel would leave an event that never fires. */
+	attr->exclude_kernel = source != PR_SOURCE_CONTEXT_SWITCH &&
+			       ((flags & PR_ATTR_USER_ONLY) ||
+				(desc && desc->exclude_kernel));
+	attr->exclude_user = desc && desc->exclude_user;
+	attr->exclude_hv = 1;
+}
+
+/* A counter: read, never sampled, so nothing of the sampling set. */
+static void set_counting(struct perf_event_attr *attr, unsigned int flags)
+{
+	attr->read_format = read_format(flags);
+	attr->inherit = !!(flags & PR_ATTR_INHERIT);
+	attr->disabled = !(flags & PR_ATTR_GROUP_MEMBER);
+	attr->enable_on_exec = (flags & PR_ATTR_ENABLE_ON_EXEC) &&
+			       !(flags & PR_ATTR_GROUP_MEMBER);
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+}
+
 int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
 		   unsigned int flags, struct perf_event_attr *attr,
 		   const struct pr_logger *lg)
 {
-	bool sideband = !(flags & PR_ATTR_NO_SIDEBAND);
+	bool sideband = !(flags & (PR_ATTR_NO_SIDEBAND | PR_ATTR_COUNT));
 	int err;
 
-	if (!attr || (unsigned int)source > PR_SOURCE_CONTEXT_SWITCH)
+	if (!attr || (unsigned int)source > PR_SOURCE_EVENT)
 		return -EINVAL;
-	err = check_opts(opts, source, lg);
+	err = check_opts(opts, source, flags, lg);
 	if (err)
 		return err;
 
 	memset(attr, 0, sizeof(*attr));
 	attr->size = sizeof(*attr);
-	set_event(attr, opts, source);
+	set_event(attr, opts, source, flags);
+	set_exclusions(attr, opts, source, flags);
+	if (flags & PR_ATTR_COUNT) {
+		set_counting(attr, flags);
+		return 0;
+	}
 
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
@@ -125,6 +192,10 @@ int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source
 	 * every record type) does. */
 	if (flags & PR_ATTR_SHARED_RING)
 		attr->sample_type |= PERF_SAMPLE_IDENTIFIER;
+	if (flags & PR_ATTR_READ_GROUP) {
+		attr->sample_type |= PERF_SAMPLE_READ;
+		attr->read_format = read_format(flags);
+	}
 	attr->sample_regs_user = PR_OPTS_GET(opts, regs_user, PR_REGS_DWARF);
 	attr->sample_stack_user = PR_OPTS_GET(opts, stack_size,
 					      PR_DEFAULT_STACK_SIZE);
@@ -133,11 +204,6 @@ int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source
 	attr->exclude_callchain_user = 1;
 	attr->exclude_callchain_kernel =
 		!(PR_OPTS_HAS(opts, kernel_callchain) && opts->kernel_callchain);
-	/* A switch-out sample is taken in the scheduler: excluding the
-	 * kernel would leave an event that never fires. */
-	attr->exclude_kernel = source != PR_SOURCE_CONTEXT_SWITCH &&
-			       (flags & PR_ATTR_USER_ONLY);
-	attr->exclude_hv = 1;
 
 	/* Side-band records: enough to rebuild every task's address space.
 	 * mmap_data too: the read-only segment holding .eh_frame_hdr is not
@@ -155,9 +221,10 @@ int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
 
-	attr->disabled = 1;
+	attr->disabled = !(flags & PR_ATTR_GROUP_MEMBER);
 	attr->inherit = !!(flags & PR_ATTR_INHERIT);
-	attr->enable_on_exec = !!(flags & PR_ATTR_ENABLE_ON_EXEC);
+	attr->enable_on_exec = (flags & PR_ATTR_ENABLE_ON_EXEC) &&
+			       !(flags & PR_ATTR_GROUP_MEMBER);
 	attr->watermark = 1;
 	attr->wakeup_watermark = PR_OPTS_GET(opts, wakeup_bytes, 0);
 	return 0;
@@ -177,13 +244,14 @@ int pr_event_source_of(const struct perf_event_attr *attr)
 		return -EINVAL;
 	if (attr->type == PERF_TYPE_HARDWARE && attr->config == PERF_COUNT_HW_CPU_CYCLES)
 		return PR_SOURCE_HW_CYCLES;
-	if (attr->type != PERF_TYPE_SOFTWARE)
-		return -ENOENT;
-	if (attr->config == PERF_COUNT_SW_CPU_CLOCK)
+	if (attr->type == PERF_TYPE_SOFTWARE && attr->config == PERF_COUNT_SW_CPU_CLOCK)
 		return PR_SOURCE_CPU_CLOCK;
-	if (attr->config == PERF_COUNT_SW_CONTEXT_SWITCHES)
+	/* Sampling context switches is an event like any other; the off-CPU
+	 * source is the one that also asked for the switch records. */
+	if (attr->type == PERF_TYPE_SOFTWARE &&
+	    attr->config == PERF_COUNT_SW_CONTEXT_SWITCHES && attr->context_switch)
 		return PR_SOURCE_CONTEXT_SWITCH;
-	return -ENOENT;
+	return PR_SOURCE_EVENT;
 }
 
 /* The errors with which a kernel says "no usable PMU here" or "not for you":
