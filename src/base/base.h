@@ -174,6 +174,26 @@ static inline size_t pr__upper_bound(const void *base, size_t nr, size_t size, u
 	return lo;
 }
 
+/* ---- suggest.c: "did you mean" ---- */
+
+#define PR_SUGGEST_MAX 3
+#define PR_SUGGEST_LEN 127
+
+/* Offer the known names one by one; the closest few (within a couple of
+ * typos) are kept, copied. */
+struct pr_suggest {
+	const char *word;
+	unsigned int best;
+	size_t n;
+	char match[PR_SUGGEST_MAX][PR_SUGGEST_LEN + 1];
+};
+
+void pr__suggest_init(struct pr_suggest *s, const char *word);
+void pr__suggest_offer(struct pr_suggest *s, const char *candidate);
+/* "did you mean 'PREFIXa' or 'PREFIXb'? " in buf, or "" without a match. */
+void pr__suggest_text(const struct pr_suggest *s, const char *prefix, char *buf,
+		      size_t size);
+
 /* ---- intlist.c: a growable list of integers (CPUs, thread ids) ---- */
 struct pr_intlist {
 	int *v;
