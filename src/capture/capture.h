@@ -136,4 +136,29 @@ int pr__command_start(struct pr_command *cmd, const char *name,
 /* Kill and reap a command that was never started; close the pipes. */
 void pr__command_release(struct pr_command *cmd);
 
+/* ---- tracefs.c ---- */
+
+/* Where to look for tracefs, in order: `dirs` (each used if tracefs is
+ * mounted there), then the mounts table `mounts` (/proc/mounts' format),
+ * then a mount on `mount_on` (NULL: never mount).  Tests give their own. */
+struct pr_tracefs_places {
+	const char *mounts;
+	const char *const *dirs;
+	size_t nr_dirs;
+	const char *mount_on;
+};
+
+/* pr_tracefs_path() with the places given. */
+int pr__tracefs_find(const struct pr_tracefs_places *pl, char *buf, size_t size,
+		     const struct pr_logger *lg);
+/* pr_tracefs_path() logging through `lg`. */
+int pr__tracefs_path(char *buf, size_t size, const struct pr_logger *lg);
+/* The id of tracepoint sys:name.  0, -EINVAL (not a name), -ENOENT (no
+ * such tracepoint: the message suggests close ones), -ENODEV, -EACCES. */
+int pr__tracepoint_id(const char *sys, const char *name, uint64_t *id,
+		      const struct pr_logger *lg);
+/* "sys:name" of the tracepoint with `id`: 0, or -ENOENT (none, or no
+ * tracefs).  Silent. */
+int pr__tracepoint_name(uint64_t id, char *buf, size_t size);
+
 #endif /* PR_CAPTURE_H */
