@@ -333,6 +333,10 @@ void pr__explain_open_error(const struct pr_logger *lg, int err,
 
 	if (pid == -1)
 		snprintf(where, sizeof(where), "CPU %d", cpu);
+	else if (pid == 0)
+		snprintf(where, sizeof(where), "the calling thread");
+	else if (cpu < 0)
+		snprintf(where, sizeof(where), "thread %d", (int)pid);
 	else
 		snprintf(where, sizeof(where), "thread %d on CPU %d", (int)pid, cpu);
 
