@@ -705,6 +705,45 @@ START_TEST(hardware_events_without_a_pmu_say_so_and_what_to_use)
 }
 END_TEST
 
+/* perf 6.1's own list of this kernel's software events ("page-faults OR
+ * faults   [Software event]"): each spelling names the event perf names
+ * first.  bpf-output is left out: it only carries a BPF program's data. */
+START_TEST(perfs_software_event_list_parses_to_perfs_names)
+{
+	FILE *p = popen("perf list sw 2>/dev/null", "r");
+	char line[512];
+	int events = 0;
+
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		char *save = NULL, *word, first[128] = "";
+		bool or = false;
+
+		if (!strstr(line, "[Software event]") || strstr(line, "bpf-output"))
+			continue;
+		*strstr(line, "[Software event]") = '\0';
+		for (word = strtok_r(line, " \t", &save); word;
+		     word = strtok_r(NULL, " \t", &save)) {
+			struct pr_event_desc ev;
+
+			if (!strcmp(word, "OR")) {
+				or = true;
+				continue;
+			}
+			ev = parse_ok(word);
+			ck_assert_uint_eq(ev.type, PERF_TYPE_SOFTWARE);
+			if (!or)
+				snprintf(first, sizeof(first), "%s", word);
+			ck_assert_str_eq(ev.name, first);
+		}
+		events++;
+	}
+	ck_assert_int_eq(pclose(p), 0);
+	/* cpu-clock to cgroup-switches, less bpf-output: perf is there. */
+	ck_assert_int_ge(events, 10);
+}
+END_TEST
+
 static void require_tracefs(void)
 {
 	char why[1024] = "";
@@ -739,6 +778,7 @@ int main(int argc, char **argv)
 		tcase_add_test(tc, unreadable_tracefs_is_eacces_and_says_what_to_do);
 		tcase_add_test(tc, software_events_and_tracepoints_open_here);
 		tcase_add_test(tc, hardware_events_without_a_pmu_say_so_and_what_to_use);
+		tcase_add_test(tc, perfs_software_event_list_parses_to_perfs_names);
 		suite_add_tcase(s, tc);
 		return run_suite(s);
 	}
