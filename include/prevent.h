@@ -81,7 +81,9 @@ PR_API int pr_event_list_parse(const char *s, struct pr_event_desc *evs, size_t 
  * name, tracepoints by "subsystem:name" found by id in tracefs
  * ("tracepoint ID" when it cannot be), raw events "raw 0xCONFIG" and any
  * other "TYPE:0xCONFIG"; the modifier ":u" or ":k" from exclude_kernel or
- * exclude_user (the hypervisor bit is ignored).  ev->leader is 0.
+ * exclude_user (the hypervisor bit is ignored).  ev->leader is 0.  A
+ * tracepoint's name is looked up as pr_tracefs_path() finds tracefs
+ * (mounting it if it may), reading every id file until one matches.
  * Returns 0, or -EINVAL for NULL.  Thread-safe.
  */
 PR_API int pr_event_desc_from_attr(const struct perf_event_attr *attr,
