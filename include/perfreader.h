@@ -10,6 +10,7 @@
  *   prevent.h    events by name, as perf spells them
  *   prreader.h   live sampling: the event, targets, per-CPU rings, records
  *                synthesized for what already existed
+ *   prcounter.h  counting events on processes, CPUs or a command, in groups
  *   prfile.h     reading perf.data files
  *   prwriter.h   writing perf.data files
  *   prmodel.h    the process model: mappings and threads from records
@@ -74,6 +75,7 @@
 #include "prorder.h"
 #include "prevent.h"
 #include "prreader.h"
+#include "prcounter.h"
 #include "prmodel.h"
 #include "prfile.h"
 #include "prwriter.h"

@@ -6,6 +6,7 @@
 #ifndef DS_TEST_LIVECHECK_H
 #define DS_TEST_LIVECHECK_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
@@ -47,6 +48,23 @@ static inline void live_require_perf(void)
 		exit(77);
 	}
 	close((int)fd);
+}
+
+/* The open file descriptors, "." and ".." included: an open that fails
+ * must leave as many as it found. */
+static inline int live_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d) {
+		perror("/proc/self/fd");
+		abort();
+	}
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
 }
 
 #endif

@@ -181,18 +181,6 @@ static int count_perf_fds(void)
 	return n;
 }
 
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 static int count_perf_maps(void)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
@@ -295,7 +283,7 @@ static void check_no_leak_at_any_failure(enum target t, int min_steps, bool off_
 	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log,
 		.off_cpu = off_cpu ? &off : NULL);
 	pid_t pid = t == T_PIDS ? spawn_idle_process() : 0;
-	int fds = count_fds(), perf_fds = count_perf_fds(), maps = count_perf_maps();
+	int fds = live_count_fds(), perf_fds = count_perf_fds(), maps = count_perf_maps();
 	int k;
 
 	for (k = 0;; k++) {
@@ -316,7 +304,7 @@ static void check_no_leak_at_any_failure(enum target t, int min_steps, bool off_
 		}
 		ck_assert_int_eq(count_perf_fds(), perf_fds);
 		ck_assert_int_eq(count_perf_maps(), maps);
-		ck_assert_int_eq(count_fds(), fds);
+		ck_assert_int_eq(live_count_fds(), fds);
 		if (t == T_COMMAND)
 			ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
 		if (r)
@@ -655,7 +643,7 @@ START_TEST(refused_off_cpu_event_says_it_needs_kernel_sampling)
 		.no_cpu_samples = true, .log = keep_log);
 	const struct pr_reader_opts *both[] = { &wall, &only };
 	pid_t pid = spawn_idle_process();
-	int fds = count_fds();
+	int fds = live_count_fds();
 
 	for (size_t i = 0; i < PR_ARRAY_SIZE(both); i++) {
 		reset_hooks();
@@ -667,7 +655,7 @@ START_TEST(refused_off_cpu_event_says_it_needs_kernel_sampling)
 				     "or CAP_PERFMON"), "%s", logtext);
 		ck_assert_msg(strstr(logtext, "sysctl -w kernel.perf_event_paranoid=1"),
 			      "%s", logtext);
-		ck_assert_int_eq(count_fds(), fds);
+		ck_assert_int_eq(live_count_fds(), fds);
 	}
 	stop_process(pid);
 	reset_hooks();
