@@ -15,6 +15,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "prevent.h"
+
 static inline void live_require_perf(void)
 {
 	struct perf_event_attr a;
@@ -65,6 +67,21 @@ static inline int live_count_fds(void)
 		n++;
 	closedir(d);
 	return n;
+}
+
+/* An event described by hand, as pr_event_list_parse() would: the
+ * counter tests do not depend on the parser. */
+static inline struct pr_event_desc live_event(uint32_t type, uint64_t config, const char *name,
+					      uint32_t leader)
+{
+	struct pr_event_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.type = type;
+	d.config = config;
+	snprintf(d.name, sizeof(d.name), "%s", name);
+	d.leader = leader;
+	return d;
 }
 
 #endif

@@ -45,22 +45,12 @@ ssize_t __wrap_read(int fd, void *buf, size_t n)
 
 static struct pr_event_desc sw(uint64_t config, const char *name, uint32_t leader)
 {
-	struct pr_event_desc d;
-
-	memset(&d, 0, sizeof(d));
-	d.type = PERF_TYPE_SOFTWARE;
-	d.config = config;
-	snprintf(d.name, sizeof(d.name), "%s", name);
-	d.leader = leader;
-	return d;
+	return live_event(PERF_TYPE_SOFTWARE, config, name, leader);
 }
 
 static struct pr_event_desc cycles(uint32_t leader)
 {
-	struct pr_event_desc d = sw(PERF_COUNT_HW_CPU_CYCLES, "cycles", leader);
-
-	d.type = PERF_TYPE_HARDWARE;
-	return d;
+	return live_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles", leader);
 }
 
 #define PAGE_FAULTS(l) sw(PERF_COUNT_SW_PAGE_FAULTS, "page-faults", l)

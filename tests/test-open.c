@@ -1,248 +1,29 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Opening events, with the kernel interposed: this executable links with
- * --wrap=syscall,--wrap=mmap64,--wrap=ioctl so a test can make any
- * perf_event_open, ring mmap or SET_OUTPUT fail, answer for a hardware PMU
- * this machine does not have, or watch the order of calls.  Everything not
- * interposed goes to the real kernel, so these tests need perf_event_open
- * and skip (77) only where the kernel refuses it.
+ * Opening the reader's events, with the kernel interposed (interpose.h):
+ * a test can make any perf_event_open, ring mmap or SET_OUTPUT fail,
+ * answer for a hardware PMU this machine does not have, or watch the
+ * order of calls.  Everything not interposed goes to the real kernel, so
+ * these tests need perf_event_open and skip (77) only where the kernel
+ * refuses it.  The counters' opens are tested the same way in
+ * test-open-counter.c.
  */
 #include <check.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "checkmain.h"
 #include "base/base.h"
+#include "interpose.h"
 #include "livecheck.h"
-
-/* ---- interposition ---- */
-
-enum call { CALL_OPEN, CALL_MMAP, CALL_IOCTL };
-
-struct call_log {
-	enum call what;
-	unsigned long req;        /* ioctl request */
-	bool disabled;            /* open: attr->disabled */
-	uint32_t type;            /* open: attr->type */
-};
-
-static struct call_log calls[4096];
-static int nr_calls;
-/* Fail the fallible call with this index (0-based), -1 for none. */
-static int fail_at = -1;
-static int fail_errno = EMFILE;
-static int fallible_seen;
-/* Answer for hardware events: 0 = pass through, > 0 = return a dummy fd,
- * < 0 = that errno. */
-static int hw_answer;
-/* ESRCH for CPU-wide events on these CPUs (bit mask). */
-static unsigned int esrch_cpus;
-/* EACCES for events that do not exclude the kernel. */
-static bool refuse_kernel;
-/* Hardware events open only when they exclude the kernel (a PMU under
- * perf_event_paranoid=2). */
-static bool hw_user_only;
-
-static void reset_hooks(void)
-{
-	nr_calls = 0;
-	fail_at = -1;
-	fail_errno = EMFILE;
-	fallible_seen = 0;
-	hw_answer = 0;
-	esrch_cpus = 0;
-	refuse_kernel = false;
-	hw_user_only = false;
-}
-
-static bool should_fail(void)
-{
-	return fallible_seen++ == fail_at;
-}
-
-static void note(enum call what, unsigned long req, const struct perf_event_attr *a)
-{
-	if (nr_calls < (int)PR_ARRAY_SIZE(calls))
-		calls[nr_calls++] = (struct call_log){
-			what, req, a ? a->disabled : false, a ? a->type : 0 };
-}
-
-long __real_syscall(long n, ...);
-long __wrap_syscall(long n, ...);
-long __wrap_syscall(long n, ...)
-{
-	va_list ap;
-	long a[5];
-
-	va_start(ap, n);
-	for (int i = 0; i < 5; i++)
-		a[i] = va_arg(ap, long);
-	va_end(ap);
-	if (n == __NR_perf_event_open) {
-		struct perf_event_attr *attr = (struct perf_event_attr *)a[0];
-		int cpu = (int)a[2];
-
-		note(CALL_OPEN, 0, attr);
-		if (attr->type == PERF_TYPE_HARDWARE && hw_user_only) {
-			if (attr->exclude_kernel)
-				return open("/dev/null", O_RDONLY | O_CLOEXEC);
-			errno = EACCES;
-			return -1;
-		}
-		if (attr->type == PERF_TYPE_HARDWARE && hw_answer) {
-			if (hw_answer > 0)
-				return open("/dev/null", O_RDONLY | O_CLOEXEC);
-			errno = -hw_answer;
-			return -1;
-		}
-		if ((int)a[1] == -1 && cpu >= 0 && cpu < 32 && (esrch_cpus >> cpu & 1)) {
-			errno = ESRCH;
-			return -1;
-		}
-		if (refuse_kernel && !attr->exclude_kernel) {
-			errno = EACCES;
-			return -1;
-		}
-		if (should_fail()) {
-			errno = fail_errno;
-			return -1;
-		}
-	}
-	return __real_syscall(n, a[0], a[1], a[2], a[3], a[4]);
-}
-
-/* meson builds with _FILE_OFFSET_BITS=64, so the library calls mmap64. */
-void *__real_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
-void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
-void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-	note(CALL_MMAP, 0, NULL);
-	if (should_fail()) {
-		errno = fail_errno;
-		return MAP_FAILED;
-	}
-	return __real_mmap64(addr, len, prot, flags, fd, off);
-}
-
-int __real_ioctl(int fd, unsigned long req, ...);
-int __wrap_ioctl(int fd, unsigned long req, ...);
-int __wrap_ioctl(int fd, unsigned long req, ...)
-{
-	va_list ap;
-	unsigned long arg;
-
-	va_start(ap, req);
-	arg = va_arg(ap, unsigned long);
-	va_end(ap);
-	note(CALL_IOCTL, req, NULL);
-	if ((req == PERF_EVENT_IOC_SET_OUTPUT || req == PERF_EVENT_IOC_ID) &&
-	    should_fail()) {
-		errno = fail_errno;
-		return -1;
-	}
-	return __real_ioctl(fd, req, arg);
-}
-
-/* ---- resources ---- */
-
-/* Event fds and ring mappings this process holds. */
-static int count_perf_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d))) {
-		char path[300], target[256];
-		ssize_t len;
-
-		snprintf(path, sizeof(path), "/proc/self/fd/%s", de->d_name);
-		len = readlink(path, target, sizeof(target) - 1);
-		if (len > 0) {
-			target[len] = 0;
-			n += strstr(target, "perf_event") != NULL;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
-static int count_perf_maps(void)
-{
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-	int n = 0;
-
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "perf_event") != NULL;
-	fclose(f);
-	return n;
-}
-
-static char logtext[8192];
-
-static void keep_log(enum pr_log_level level, const char *msg, void *ctx)
-{
-	(void)level;
-	(void)ctx;
-	snprintf(logtext + strlen(logtext), sizeof(logtext) - strlen(logtext),
-		 "%s\n", msg);
-}
-
-/* A process with three threads that just waits. */
-static void *idle_thread(void *arg)
-{
-	(void)arg;
-	for (;;)
-		pause();
-	return NULL;
-}
-
-static pid_t spawn_idle_process(void)
-{
-	int ready[2];
-	pid_t pid;
-	char c;
-
-	ck_assert_int_eq(pipe(ready), 0);
-	pid = fork();
-	ck_assert_int_ge(pid, 0);
-	if (pid == 0) {
-		pthread_t t;
-
-		pthread_create(&t, NULL, idle_thread, NULL);
-		pthread_create(&t, NULL, idle_thread, NULL);
-		if (write(ready[1], "x", 1) != 1)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	ck_assert_int_eq(read(ready[0], &c, 1), 1);
-	close(ready[0]);
-	close(ready[1]);
-	return pid;
-}
-
-static void stop_process(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
 
 /* Has `pid` exited?  It is left for the reader to reap. */
 static bool has_exited(pid_t pid)
@@ -253,8 +34,6 @@ static bool has_exited(pid_t pid)
 	ck_assert_int_eq(waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
 	return si.si_pid == pid;
 }
-
-enum target { T_PIDS, T_CPUS, T_COMMAND };
 
 static struct pr_reader *open_target(enum target t, pid_t pid,
 				     const struct pr_reader_opts *o)
@@ -271,49 +50,39 @@ static struct pr_reader *open_target(enum target t, pid_t pid,
 	}
 }
 
-/*
- * Fail each fallible step in turn: the k-th perf_event_open, ring mmap or
- * SET_OUTPUT.  After every failure nothing may be left: no event fd, no
- * ring mapping, no other fd, no child.  Then the unfailed open succeeds and
- * close releases everything.
- */
+struct reader_opener {
+	struct opener op;
+	enum target t;
+	pid_t pid;
+	const struct pr_reader_opts *o;
+};
+
+static void *open_reader(struct opener *op)
+{
+	struct reader_opener *ro = (struct reader_opener *)op;
+
+	return open_target(ro->t, ro->pid, ro->o);
+}
+
+static void close_reader(void *r)
+{
+	pr_reader_close(r);
+}
+
+/* Fail each step of opening a reader in turn (fail_each_step()). */
 static void check_no_leak_at_any_failure(enum target t, int min_steps, bool off_cpu)
 {
 	PR_OPTS(pr_event_opts, off, .stack_size = 1024);
 	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log,
 		.off_cpu = off_cpu ? &off : NULL);
-	pid_t pid = t == T_PIDS ? spawn_idle_process() : 0;
-	int fds = live_count_fds(), perf_fds = count_perf_fds(), maps = count_perf_maps();
-	int k;
+	struct reader_opener ro = {
+		{ open_reader, close_reader, t == T_COMMAND },
+		t, t == T_PIDS ? spawn_idle_process() : 0, &o
+	};
 
-	for (k = 0;; k++) {
-		struct pr_reader *r;
-
-		reset_hooks();
-		fail_at = k;
-		fail_errno = k % 2 ? EMFILE : ENOMEM;
-		logtext[0] = 0;
-		r = open_target(t, pid, &o);
-		if (r) {
-			ck_assert_int_eq(fallible_seen, k);
-			ck_assert_int_gt(count_perf_fds(), perf_fds);
-			pr_reader_close(r);
-		} else {
-			ck_assert_int_eq(errno, fail_errno);
-			ck_assert_msg(logtext[0], "failure %d was not explained", k);
-		}
-		ck_assert_int_eq(count_perf_fds(), perf_fds);
-		ck_assert_int_eq(count_perf_maps(), maps);
-		ck_assert_int_eq(live_count_fds(), fds);
-		if (t == T_COMMAND)
-			ck_assert_int_eq(waitpid(-1, NULL, WNOHANG), -1);
-		if (r)
-			break;
-	}
-	ck_assert_int_ge(k, min_steps);
-	if (pid)
-		stop_process(pid);
-	reset_hooks();
+	ck_assert_int_ge(fail_each_step(&ro.op), min_steps);
+	if (ro.pid)
+		stop_process(ro.pid);
 }
 
 START_TEST(failure_at_any_step_of_opening_a_process_leaks_nothing)
@@ -347,11 +116,6 @@ START_TEST(failure_at_any_step_of_launching_a_command_leaks_nothing_not_even_the
 	check_no_leak_at_any_failure(T_COMMAND, (int)(2 * sysconf(_SC_NPROCESSORS_ONLN)), false);
 }
 END_TEST
-
-static bool is_enable(const struct call_log *c)
-{
-	return c->what == CALL_IOCTL && c->req == PERF_EVENT_IOC_ENABLE;
-}
 
 START_TEST(events_open_disabled_and_are_enabled_after_every_ring_is_mapped)
 {
@@ -709,6 +473,8 @@ START_TEST(too_many_open_files_says_to_raise_the_limit)
 }
 END_TEST
 
+TCase *counter_open_tcase(void);
+
 int main(void)
 {
 	Suite *s = suite_create("open");
@@ -739,5 +505,6 @@ int main(void)
 	tcase_add_test(tc, refused_ring_mapping_points_at_perf_event_mlock_kb);
 	tcase_add_test(tc, too_many_open_files_says_to_raise_the_limit);
 	suite_add_tcase(s, tc);
+	suite_add_tcase(s, counter_open_tcase());
 	return run_suite(s);
 }
