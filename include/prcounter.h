@@ -9,6 +9,10 @@
  * pr_event_desc.leader) form a group: opened together (the kernel counts
  * them at the same times, or not at all) and read in one read(2).  Every
  * event opens disabled; pr_counter_enable() starts them all at once.
+ *
+ * A counter is used from one thread at a time; pr_count_scale() is
+ * thread-safe.  Each open event holds a file descriptor: a process with
+ * many threads needs RLIMIT_NOFILE above threads x events.
  */
 #ifndef PRCOUNTER_H
 #define PRCOUNTER_H

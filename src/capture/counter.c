@@ -312,8 +312,9 @@ static void explain_refusal(const struct pr_counter *c, size_t s, size_t ev, int
 			"support the event or its modifiers; perf list shows the events it has",
 			name, where, strerror(err));
 	} else {
-		pr__log(&c->lg, PR_LOG_ERROR, "cannot count %s (in %s) on %s", name,
-			group, where);
+		pr__log(&c->lg, PR_LOG_ERROR, "cannot count %s%s%s on %s", name,
+			group_size(c, leader) > 1 ? " of the group " : "",
+			group_size(c, leader) > 1 ? group : "", where);
 		pr__explain_open_error(&c->lg, err, &c->attrs[ev], sl->tid, sl->cpu);
 	}
 }
