@@ -559,7 +559,7 @@ START_TEST(a_missing_hardware_event_fails_the_open_and_says_what_to_do)
 	ck_assert_msg(errno == ENOENT || errno == EOPNOTSUPP || errno == ENODEV,
 		      "errno %d", errno);
 	ck_assert_msg(strstr(logbuf, "the hardware event cycles is not available on this "
-				     "machine (no PMU: a VM?): use a software event such as "
+				     "machine (no PMU: a VM?); use a software event such as "
 				     "cpu-clock"), "log: %s", logbuf);
 	ck_assert_int_eq(live_count_fds(), fds);
 	assert_no_child();

@@ -289,8 +289,8 @@ static void explain_refusal(const struct pr_counter *c, size_t s, size_t ev, int
 	if (lacks_pmu(err) && c->evs[ev].type == PERF_TYPE_HARDWARE) {
 		pr__log(&c->lg, PR_LOG_ERROR,
 			"the hardware event %s%s%s is not available on this machine (no PMU: "
-			"a VM?): use a software event such as cpu-clock instead, or skip "
-			"unsupported events",
+			"a VM?); use a software event such as cpu-clock, or skip unsupported "
+			"events",
 			name, group_size(c, leader) > 1 ? " of the group " : "",
 			group_size(c, leader) > 1 ? group : "");
 	} else if (err == E2BIG) {
