@@ -22,6 +22,14 @@
  *             sched_setaffinity(): at least M CPU migrations (exits 77
  *             when CPUs 0 and 1 are not both usable)
  *   write K   K write(2) calls of a byte to /dev/null from do_writes()
+ *   pages-thread N
+ *             pages N in a second thread (pages_thread -> run_pages ->
+ *             touch_pages), the main thread waiting for it: the N faults
+ *             are the second thread's, the main one's only its start's
+ *   fault-rate RATE SECONDS
+ *             RATE page faults a second for SECONDS, in batches every
+ *             millisecond (fault_steadily -> touch_pages): the
+ *             benchmark's high-rate event
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Never inlined, and never cloned for a constant argument (a clone is
@@ -67,6 +76,39 @@ NOINLINE static void run_pages(long n)
 		die("madvise");
 	touch_pages(p, n, page);
 	munmap(p, (size_t)(n * page));
+}
+
+NOINLINE static void *pages_thread(void *arg)
+{
+	run_pages(*(long *)arg);
+	return NULL;
+}
+
+/* RATE faults a second: a fresh mapping every millisecond, touched and
+ * unmapped, the next batch due at the next millisecond. */
+NOINLINE static void fault_steadily(long rate, long seconds)
+{
+	long page = sysconf(_SC_PAGESIZE), batch = rate / 1000 ? rate / 1000 : 1;
+	struct timespec next;
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (long ms = 0; ms < seconds * 1000; ms++) {
+		char *p = mmap(NULL, (size_t)(batch * page), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		if (madvise(p, (size_t)(batch * page), MADV_NOHUGEPAGE) && errno != EINVAL)
+			die("madvise");
+		touch_pages(p, batch, page);
+		munmap(p, (size_t)(batch * page));
+		next.tv_nsec += 1000000;
+		if (next.tv_nsec >= 1000000000) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
 }
 
 struct pingpong {
@@ -184,7 +226,8 @@ static void wait_go(int go)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: stat-workload [-g] pages|pipe|migrate|write N\n");
+	fprintf(stderr, "usage: stat-workload [-g] pages|pipe|migrate|write|pages-thread N\n"
+			"       stat-workload fault-rate RATE SECONDS\n");
 	return 2;
 }
 
@@ -195,6 +238,17 @@ int main(int argc, char **argv)
 	char *end;
 	long n;
 
+	if (argc == 4 && !strcmp(argv[1], "fault-rate")) {
+		long rate = strtol(argv[2], &end, 10), seconds;
+
+		if (*end || rate <= 0)
+			return usage();
+		seconds = strtol(argv[3], &end, 10);
+		if (*end || seconds <= 0)
+			return usage();
+		fault_steadily(rate, seconds);
+		return 0;
+	}
 	if (argc != 3 + go)
 		return usage();
 	mode = argv[1 + go];
@@ -205,6 +259,14 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "pages")) {
 		wait_go(go);
 		run_pages(n);
+	} else if (!strcmp(mode, "pages-thread")) {
+		pthread_t t;
+
+		wait_go(go);
+		errno = pthread_create(&t, NULL, pages_thread, &n);
+		if (errno)
+			die("pthread_create");
+		pthread_join(t, NULL);
 	} else if (!strcmp(mode, "pipe")) {
 		struct pingpong pp = { .rounds = n };
 		pthread_t t;
