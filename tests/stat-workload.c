@@ -60,6 +60,20 @@ NOINLINE static void touch_pages(volatile char *p, long n, long page)
 		p[i * page] = 1;
 }
 
+/* N fresh pages, each to fault at its first write. */
+static char *map_fresh(long n, long page)
+{
+	char *p = mmap(NULL, (size_t)(n * page), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		die("mmap");
+	/* A transparent huge page would take 512 pages in one fault. */
+	if (madvise(p, (size_t)(n * page), MADV_NOHUGEPAGE) && errno != EINVAL)
+		die("madvise");
+	return p;
+}
+
 NOINLINE static void run_pages(long n)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -67,13 +81,7 @@ NOINLINE static void run_pages(long n)
 
 	if (n == 0)
 		return;
-	p = mmap(NULL, (size_t)(n * page), PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		die("mmap");
-	/* A transparent huge page would take 512 pages in one fault. */
-	if (madvise(p, (size_t)(n * page), MADV_NOHUGEPAGE) && errno != EINVAL)
-		die("madvise");
+	p = map_fresh(n, page);
 	touch_pages(p, n, page);
 	munmap(p, (size_t)(n * page));
 }
@@ -93,13 +101,8 @@ NOINLINE static void fault_steadily(long rate, long seconds)
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (long ms = 0; ms < seconds * 1000; ms++) {
-		char *p = mmap(NULL, (size_t)(batch * page), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		char *p = map_fresh(batch, page);
 
-		if (p == MAP_FAILED)
-			die("mmap");
-		if (madvise(p, (size_t)(batch * page), MADV_NOHUGEPAGE) && errno != EINVAL)
-			die("madvise");
 		touch_pages(p, batch, page);
 		munmap(p, (size_t)(batch * page));
 		next.tv_nsec += 1000000;
