@@ -132,6 +132,18 @@ struct pr_sample {
 	/* PERF_SAMPLE_RAW payload, when the event asked for it. */
 	const void *raw;
 	uint32_t raw_size;
+	/* PERF_SAMPLE_READ: the counts when the sample was taken, of the
+	 * sampled event's group (PERF_FORMAT_GROUP) or of the event alone:
+	 * nr_read values of read_stride u64s from `read` (pr_sample_read()).
+	 * The times are 0 when the format lacks them; `read` is NULL and
+	 * nr_read 0 without PERF_SAMPLE_READ.  `read_id_offset`: where a
+	 * value's id sits, in u64s past the value (0: the format has no
+	 * PERF_FORMAT_ID); without PERF_FORMAT_GROUP the times come between
+	 * the two, so only the parser knows. */
+	uint64_t read_time_enabled, read_time_running;
+	const uint64_t *read;
+	uint32_t nr_read, read_stride;
+	uint32_t read_id_offset;
 };
 
 /* PERF_RECORD_MMAP and PERF_RECORD_MMAP2 (is_mmap2). */
@@ -232,6 +244,15 @@ struct pr_record {
  */
 PR_API int pr_sample_reg(const struct pr_sample *s, enum pr_reg reg,
 			 uint64_t *val);
+
+/*
+ * Value `i` of a sample's read values (PERF_SAMPLE_READ) through `value`,
+ * and its event id through `id` (0 when the read_format lacks
+ * PERF_FORMAT_ID); either may be NULL.  Returns 0, or -ERANGE for `i` at
+ * or past nr_read (and for a NULL sample).  Thread-safe.
+ */
+PR_API int pr_sample_read(const struct pr_sample *s, uint32_t i, uint64_t *value,
+			  uint64_t *id);
 
 /* The record type's name ("SAMPLE", "MMAP2", ...), or "UNKNOWN".  A static
  * string.  Thread-safe. */

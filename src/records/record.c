@@ -115,26 +115,50 @@ static void parse_sample_id(const struct pr_parse_cfg *cfg, struct cursor *c,
 	}
 }
 
-static void skip_read_values(const struct pr_parse_cfg *cfg, struct cursor *c)
+/*
+ * PERF_SAMPLE_READ, laid out by read_format (perf_output_read()):
+ *   alone:  value, [enabled], [running], [id], [lost]
+ *   GROUP:  nr, [enabled], [running], then nr x (value, [id], [lost])
+ */
+static void parse_read_values(const struct pr_parse_cfg *cfg, struct cursor *c,
+			      struct pr_sample *s)
 {
 	uint64_t rf = cfg->read_format;
-	size_t per_value = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
-	size_t header = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
-			!!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	bool enabled = rf & PERF_FORMAT_TOTAL_TIME_ENABLED;
+	bool running = rf & PERF_FORMAT_TOTAL_TIME_RUNNING;
+	uint32_t tail = !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+	const void *v;
+	uint64_t nr = 1;
 
 	if (rf & PERF_FORMAT_GROUP) {
-		uint64_t nr = take_u64(c, "read group nr");
-
-		take(c, header * 8, NULL, "read group times");
-		if (nr > (uint64_t)(c->end - c->p) / (per_value * 8)) {
-			if (!c->why)
-				c->why = "read group values";
+		nr = take_u64(c, "read group nr");
+		if (enabled)
+			s->read_time_enabled = take_u64(c, "read time_enabled");
+		if (running)
+			s->read_time_running = take_u64(c, "read time_running");
+		s->read_stride = 1 + tail;
+		s->read_id_offset = rf & PERF_FORMAT_ID ? 1 : 0;
+		if (nr > (uint64_t)(c->end - c->p) / (s->read_stride * 8)) {
+			c->why = c->why ? c->why : "read group longer than the record";
 			return;
 		}
-		take(c, nr * per_value * 8, NULL, "read group values");
+		if (!take(c, nr * s->read_stride * 8, &v, "read group values"))
+			return;
 	} else {
-		take(c, (header + per_value) * 8, NULL, "read value");
+		const uint64_t *p;
+
+		s->read_stride = 1 + enabled + running + tail;
+		s->read_id_offset = rf & PERF_FORMAT_ID ? 1 + enabled + running : 0;
+		if (!take(c, s->read_stride * 8, &v, "read value"))
+			return;
+		p = v;
+		if (enabled)
+			memcpy(&s->read_time_enabled, p + 1, 8);
+		if (running)
+			memcpy(&s->read_time_running, p + 1 + enabled, 8);
 	}
+	s->read = nr ? v : NULL;
+	s->nr_read = (uint32_t)nr;
 }
 
 static int parse_sample(const struct pr_parse_cfg *cfg, struct cursor *c,
@@ -177,7 +201,7 @@ static int parse_sample(const struct pr_parse_cfg *cfg, struct cursor *c,
 	if (t & PERF_SAMPLE_PERIOD)
 		s->period = take_u64(c, "period");
 	if (t & PERF_SAMPLE_READ)
-		skip_read_values(cfg, c);
+		parse_read_values(cfg, c, s);
 	if (t & PERF_SAMPLE_CALLCHAIN) {
 		uint64_t nr = take_u64(c, "callchain nr");
 
@@ -425,6 +449,21 @@ int pr_sample_reg(const struct pr_sample *s, enum pr_reg reg, uint64_t *val)
 		return -EINVAL;
 	/* Registers are packed densely in ascending bit order. */
 	*val = s->regs[__builtin_popcountll(s->regs_mask & (bit - 1))];
+	return 0;
+}
+
+int pr_sample_read(const struct pr_sample *s, uint32_t i, uint64_t *value,
+		   uint64_t *id)
+{
+	const uint64_t *v;
+
+	if (!s || !s->read || i >= s->nr_read)
+		return -ERANGE;
+	v = s->read + (size_t)i * s->read_stride;
+	if (value)
+		*value = v[0];
+	if (id)
+		*id = s->read_id_offset ? v[s->read_id_offset] : 0;
 	return 0;
 }
 

@@ -39,6 +39,12 @@ static void touch_record(const struct pr_record *rec)
 		}
 		if (s->raw && s->raw_size)
 			sink += ((const uint8_t *)s->raw)[s->raw_size - 1];
+		for (uint32_t i = 0; i < s->nr_read; i++) {
+			uint64_t value, id;
+
+			if (!pr_sample_read(s, i, &value, &id))
+				sink += value + id;
+		}
 		break;
 	case PR_RECORD_MMAP:
 	case PR_RECORD_MMAP2:
