@@ -194,8 +194,25 @@ struct pr_reader_opts {
 	 * the open call. */
 	const struct pr_event_opts *off_cpu;
 	/* Open no CPU-sampling event: only the off-CPU one (`event` is then
-	 * ignored).  -EINVAL when `off_cpu` is NULL. */
+	 * ignored).  -EINVAL when `off_cpu` is NULL or `events` is set. */
 	bool no_cpu_samples;
+	/* Sample these events instead of `event`, in this order: each is
+	 * built PR_SOURCE_EVENT from its options (desc must be set; `event`
+	 * is then ignored).  They share each CPU's ring, every record then
+	 * carrying PERF_SAMPLE_IDENTIFIER, and the first alone reports the
+	 * side-band records (mappings, tasks).  At most 32: more is -E2BIG.
+	 * Only read during the open call. */
+	const struct pr_event_opts *events;
+	size_t nr_events;
+	/* Open `events` as one group per thread and CPU, led by the first:
+	 * only the leader samples, and every sample of it carries the counts
+	 * of the whole group (pr_sample read values, PERF_FORMAT_GROUP, in
+	 * event order; the members' options other than desc are unused).
+	 * Processes and commands need Linux 6.12 or later (counts on samples
+	 * of inherited events): older kernels refuse, and the message says
+	 * to sample system-wide instead.  Values of an inherited event count
+	 * its own thread only, so they grow monotonically per thread and CPU. */
+	bool read_group;
 };
 
 /*
@@ -323,9 +340,11 @@ PR_API pid_t pr_reader_child(const struct pr_reader *r);
 PR_API const struct perf_event_attr *pr_reader_attr(const struct pr_reader *r);
 
 /*
- * The reader's events: 1, or 2 with pr_reader_opts.off_cpu (0 for NULL).
- * Event 0 is the CPU-sampling event when there is one, and the off-CPU
- * event (pr_event_source_of() says PR_SOURCE_CONTEXT_SWITCH) follows it.
+ * The reader's events (0 for NULL): pr_reader_opts.events in their order
+ * (or the one CPU-sampling event, unless no_cpu_samples), then the
+ * off-CPU event when asked for (pr_event_source_of() says
+ * PR_SOURCE_CONTEXT_SWITCH).  A read group's members are events too,
+ * though their counts arrive only in the leader's samples.
  * pr_reader_event_attr(): event `idx`'s attr, NULL past the last; valid
  * until pr_reader_close().  pr_reader_event_ids(): the kernel ids of event
  * `idx`, up to `max` into `ids` (which may be NULL); returns how many it

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 
 #include "capture/reader.h"
@@ -118,20 +119,48 @@ int pr__reader_index_ids(struct pr_reader *r)
 
 /* Inherited events report their parent's id, so the ids opened are every
  * id a record can carry. */
-int pr_reader_event_of(const struct pr_reader *r, const struct pr_record *rec)
+static int event_of_id(const struct pr_reader *r, uint64_t id)
 {
-	struct pr_id_event key;
+	struct pr_id_event key = { .id = id };
 	const struct pr_id_event *e;
 
+	if (!r->id_events)
+		return -ENOENT;
+	e = bsearch(&key, r->id_events, r->nr_evs, sizeof(key), cmp_id_event);
+	return e ? e->event : -ENOENT;
+}
+
+int pr_reader_event_of(const struct pr_reader *r, const struct pr_record *rec)
+{
 	if (!r || !rec)
 		return -EINVAL;
 	if (r->nr_attrs == 1)
 		return 0;
 	if (!(rec->fields & PR_ID_ID))
 		return -ENOENT;
-	key.id = rec->id;
-	e = bsearch(&key, r->id_events, r->nr_evs, sizeof(key), cmp_id_event);
-	return e ? e->event : -ENOENT;
+	return event_of_id(r, rec->id);
+}
+
+/* Several events carry PERF_SAMPLE_IDENTIFIER (PR_ATTR_SHARED_RING): the
+ * first word of a sample, the last of any other record's sample_id. */
+const struct pr_parse_cfg *pr__reader_cfg_of(const struct pr_reader *r, const void *raw,
+					     size_t size)
+{
+	const struct perf_event_header *h = raw;
+	const unsigned char *p = raw;
+	uint64_t id;
+	int event;
+
+	if (r->nr_attrs == 1 || size < sizeof(*h) + 8)
+		return &r->cfgs[0];
+	if (h->type == PERF_RECORD_SAMPLE)
+		memcpy(&id, p + sizeof(*h), 8);
+	else if (r->cfgs[0].sample_id_all)
+		memcpy(&id, p + size - 8, 8);
+	else
+		return &r->cfgs[0];
+	event = event_of_id(r, id);
+	return &r->cfgs[event < 0 ? 0 : event];
 }
 
 /* Take the next record of `ring`'s snapshot into `rec`: 1, 0 when drained,
@@ -147,7 +176,7 @@ static int take_record(struct pr_reader *r, struct pr_ring *ring,
 		n = pr__ring_peek(ring, &p, size, &r->lg);
 		if (n <= 0)
 			return n;
-		if (pr__record_parse(&r->cfg, p, *size, rec, &why)) {
+		if (pr__record_parse(pr__reader_cfg_of(r, p, *size), p, *size, rec, &why)) {
 			pr__log(&r->lg, PR_LOG_ERROR,
 				"corrupt %s record on CPU %d at ring offset %llu: %s; record skipped",
 				pr_record_type_name(rec->type), ring->cpu,
@@ -234,7 +263,7 @@ int pr_reader_parse(const struct pr_reader *r, const void *raw, size_t size,
 
 	if (!r || !raw || !rec || (uintptr_t)raw % 8 || size < sizeof(*h) || h->size != size)
 		return -EINVAL;
-	if (pr__record_parse(&r->cfg, raw, size, rec, &why))
+	if (pr__record_parse(pr__reader_cfg_of(r, raw, size), raw, size, rec, &why))
 		return -EBADMSG;
 	rec->ring_cpu = -1;
 	return 0;

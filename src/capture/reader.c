@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "capture/reader.h"
@@ -80,25 +81,102 @@ static bool wants_cpu_samples(const struct pr_reader_opts *opts)
 	return !PR_OPTS_GET(opts, no_cpu_samples, false);
 }
 
+static const struct pr_event_opts *event_list(const struct pr_reader_opts *opts)
+{
+	return PR_OPTS_GET(opts, events, NULL);
+}
+
+/* The sampled events: the list, or the one CPU event; none with
+ * no_cpu_samples. */
+static size_t nr_sampled(const struct pr_reader_opts *opts)
+{
+	if (!wants_cpu_samples(opts))
+		return 0;
+	return event_list(opts) ? PR_OPTS_GET(opts, nr_events, 0) : 1;
+}
+
+static const struct pr_event_opts *sampled_opts(const struct pr_reader_opts *opts,
+						size_t i)
+{
+	return event_list(opts) ? &opts->events[i] : cpu_opts(opts);
+}
+
+/* The events whose options matter for sampling: a read group's leader
+ * samples, its members only count. */
+static size_t nr_sampling(const struct pr_reader_opts *opts)
+{
+	size_t n = nr_sampled(opts);
+
+	return PR_OPTS_GET(opts, read_group, false) && n ? 1 : n;
+}
+
 /* The largest stack copy any of the events takes. */
 static uint32_t max_stack_size(const struct pr_reader_opts *opts)
 {
 	const struct pr_event_opts *off = off_cpu_opts(opts);
-	uint32_t stack = 0, off_stack;
+	uint32_t stack = off ? PR_OPTS_GET(off, stack_size, PR_DEFAULT_STACK_SIZE) : 0;
 
-	if (wants_cpu_samples(opts))
-		stack = PR_OPTS_GET(cpu_opts(opts), stack_size, PR_DEFAULT_STACK_SIZE);
-	off_stack = off ? PR_OPTS_GET(off, stack_size, PR_DEFAULT_STACK_SIZE) : 0;
-	return stack > off_stack ? stack : off_stack;
+	for (size_t i = 0; i < nr_sampling(opts); i++) {
+		uint32_t s = PR_OPTS_GET(sampled_opts(opts, i), stack_size,
+					 PR_DEFAULT_STACK_SIZE);
+
+		if (s > stack)
+			stack = s;
+	}
+	return stack;
+}
+
+/* The event list and the options that go with it. */
+static int check_event_list(struct pr_reader *r, const struct pr_reader_opts *opts)
+{
+	size_t nr = PR_OPTS_GET(opts, nr_events, 0);
+
+	if (!event_list(opts) != !nr) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"pr_reader_opts: events and nr_events must be set together");
+		return -EINVAL;
+	}
+	if (nr > PR_READER_MAX_SAMPLED) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"%zu events asked for: a reader samples at most %d at once; "
+			"split them over several runs", nr, PR_READER_MAX_SAMPLED);
+		return -E2BIG;
+	}
+	if (nr && !wants_cpu_samples(opts)) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"pr_reader_opts: no_cpu_samples contradicts an event list");
+		return -EINVAL;
+	}
+	if (PR_OPTS_GET(opts, read_group, false) && !nr) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"pr_reader_opts: read_group needs an event list (events)");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The kernel's sample_freq is a u64 but it rejects anything above
+ * perf_event_max_sample_rate. */
+static int check_rate(struct pr_reader *r, const struct pr_event_opts *ev)
+{
+	uint64_t freq = PR_OPTS_GET(ev, freq, PR_DEFAULT_FREQ);
+	long max_rate = pr__read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", -1);
+
+	if (PR_OPTS_GET(ev, period, 0) || max_rate <= 0 || freq <= (uint64_t)max_rate)
+		return 0;
+	pr__log(&r->lg, PR_LOG_ERROR,
+		"sampling at %llu Hz exceeds kernel.perf_event_max_sample_rate (%ld); "
+		"lower the " PR_LOG_SETTING_FREQUENCY " or raise the limit with "
+		"'sysctl -w kernel.perf_event_max_sample_rate=%llu'",
+		(unsigned long long)freq, max_rate, (unsigned long long)freq);
+	return -EINVAL;
 }
 
 static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *opts)
 {
-	const struct pr_event_opts *ev = cpu_opts(opts);
 	uint32_t pages = PR_OPTS_GET(opts, ring_pages, 0);
-	uint64_t freq = PR_OPTS_GET(ev, freq, PR_DEFAULT_FREQ);
 	uint32_t stack;
-	long max_rate;
+	int err;
 
 	if (!PR_OPTS_VALID(opts)) {
 		pr__log(&r->lg, PR_LOG_ERROR,
@@ -110,6 +188,9 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 			"pr_reader_opts: no_cpu_samples without off_cpu leaves no event to open");
 		return -EINVAL;
 	}
+	err = check_event_list(r, opts);
+	if (err)
+		return err;
 	stack = max_stack_size(opts);
 	/* Switches come in bursts far above any sampling rate: at 25 000
 	 * switches/s, rings of 250 8 KiB samples lost 0-2 %, of 1000 none
@@ -133,53 +214,68 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 		return -EINVAL;
 	}
 	r->ring_pages = pages;
-	max_rate = pr__read_sysctl("/proc/sys/kernel/perf_event_max_sample_rate", -1);
-	if (wants_cpu_samples(opts) && !PR_OPTS_GET(ev, period, 0) && max_rate > 0 &&
-	    freq > (uint64_t)max_rate) {
-		pr__log(&r->lg, PR_LOG_ERROR,
-			"sampling at %llu Hz exceeds kernel.perf_event_max_sample_rate (%ld); "
-			"lower the " PR_LOG_SETTING_FREQUENCY " or raise the limit with "
-			"'sysctl -w kernel.perf_event_max_sample_rate=%llu'",
-			(unsigned long long)freq, max_rate, (unsigned long long)freq);
-		return -EINVAL;
+	for (size_t i = 0; i < nr_sampling(opts); i++) {
+		const struct pr_event_opts *ev = sampled_opts(opts, i);
+
+		err = check_rate(r, ev);
+		if (err)
+			return err;
+		if (PR_OPTS_HAS(ev, kernel_callchain) && ev->kernel_callchain)
+			r->kernel_requested = true;
 	}
-	r->kernel_requested = wants_cpu_samples(opts) &&
-			      PR_OPTS_HAS(ev, kernel_callchain) && ev->kernel_callchain;
 	return 0;
 }
 
-/* The events, in the order pr_reader_event_attr() lists them: the CPU
- * event, then the off-CPU one.  The first carries the side-band records of
+/* Event `i` of the list, a read group's member when i > 0 of a group. */
+static int build_listed(struct pr_reader *r, const struct pr_reader_opts *opts, size_t i)
+{
+	unsigned int flags = r->attr_flags;
+
+	if (i)
+		flags |= PR_ATTR_NO_SIDEBAND;
+	if (r->nr_group) {
+		flags |= PR_ATTR_READ_GROUP;
+		if (i)
+			flags |= PR_ATTR_COUNT | PR_ATTR_GROUP_MEMBER;
+	}
+	return pr__event_attr(&opts->events[i], PR_SOURCE_EVENT, flags,
+			      &r->attrs[r->nr_attrs++], &r->lg);
+}
+
+/* The events, in the order pr_reader_event_attr() lists them: the sampled
+ * ones, then the off-CPU one.  The first carries the side-band records of
  * the target; the kernel would report every mapping once per event. */
 static int build_attrs(struct pr_reader *r, const struct pr_reader_opts *opts)
 {
-	const struct pr_event_opts *ev = cpu_opts(opts);
 	const struct pr_event_opts *off = off_cpu_opts(opts);
-	int source, err;
+	size_t nr = nr_sampled(opts);
+	int source, err = 0;
 
-	if (off)
+	if (nr + !!off > 1)
 		r->attr_flags |= PR_ATTR_SHARED_RING;
-	if (wants_cpu_samples(opts)) {
-		source = pr__event_probe(ev, &r->lg);
+	if (PR_OPTS_GET(opts, read_group, false))
+		r->nr_group = nr;
+	if (event_list(opts)) {
+		for (size_t i = 0; !err && i < nr; i++)
+			err = build_listed(r, opts, i);
+	} else if (nr) {
+		source = pr__event_probe(cpu_opts(opts), &r->lg);
 		if (source < 0)
 			return source;
-		err = pr__event_attr(ev, (enum pr_event_source)source, r->attr_flags,
-				     &r->attrs[r->nr_attrs++], &r->lg);
-		if (err)
-			return err;
+		err = pr__event_attr(cpu_opts(opts), (enum pr_event_source)source,
+				     r->attr_flags, &r->attrs[r->nr_attrs++], &r->lg);
 	}
-	if (off) {
+	if (!err && off) {
 		unsigned int flags = r->attr_flags;
 
 		if (r->nr_attrs)
 			flags |= PR_ATTR_NO_SIDEBAND;
 		err = pr__event_attr(off, PR_SOURCE_CONTEXT_SWITCH, flags,
 				     &r->attrs[r->nr_attrs++], &r->lg);
-		if (err)
-			return err;
 	}
-	pr__parse_cfg_from_attr(&r->cfg, &r->attrs[0]);
-	return 0;
+	for (size_t i = 0; !err && i < r->nr_attrs; i++)
+		pr__parse_cfg_from_attr(&r->cfgs[i], &r->attrs[i]);
+	return err;
 }
 
 static bool is_off_cpu(const struct perf_event_attr *attr)
@@ -187,37 +283,58 @@ static bool is_off_cpu(const struct perf_event_attr *attr)
 	return pr_event_source_of(attr) == PR_SOURCE_CONTEXT_SWITCH;
 }
 
-static int add_evfd(struct pr_reader *r, int fd, int tid, int event)
+static int add_evfd(struct pr_reader *r, int fd, int tid, int event, bool member)
 {
 	if (PR_ARRAY_RESERVE(r->evs, r->cap_evs, r->nr_evs + 1))
 		return -ENOMEM;
-	r->evs[r->nr_evs++] = (struct pr_evfd){ .fd = fd, .tid = tid, .event = event };
+	r->evs[r->nr_evs++] = (struct pr_evfd){
+		.fd = fd, .tid = tid, .event = event, .member = member };
 	return 0;
+}
+
+/* Events the user-only fallback may restrict to user mode: not the
+ * off-CPU event, whose sample is taken in the scheduler, nor one asked to
+ * count the kernel alone (":k"), which user mode would leave empty. */
+static bool may_exclude_kernel(const struct perf_event_attr *attr)
+{
+	return !is_off_cpu(attr) && !attr->exclude_user;
 }
 
 /* Under perf_event_paranoid >= 2 an unprivileged user may sample only user
  * mode.  Unless kernel call chains were asked for, accept that rather than
  * fail: the user stacks are what this library is for.  Decided on the
- * first event, so every event shares one attr. */
+ * first thread and CPU, so every thread's events share one attr per event:
+ * the events opened before the refused one there excluded the kernel
+ * already, or they would have been refused too. */
 static bool may_retry_user_only(const struct pr_reader *r, int err, int event)
 {
-	return (err == EACCES || err == EPERM) && !r->nr_evs &&
-	       !is_off_cpu(&r->attrs[event]) &&
+	return (err == EACCES || err == EPERM) && r->nr_evs < r->nr_attrs &&
+	       may_exclude_kernel(&r->attrs[event]) &&
 	       !(r->attr_flags & PR_ATTR_USER_ONLY) && !r->kernel_requested &&
 	       r->kind != TARGET_CPUS;
 }
 
-static int open_user_only(struct pr_reader *r, pid_t tid, int cpu, int refused)
+static int open_user_only(struct pr_reader *r, int event, pid_t tid, int cpu,
+			  int group_fd, int refused)
 {
-	struct perf_event_attr *attr = &r->attrs[0];
+	uint64_t changed = 0;
 	int fd;
 
-	attr->exclude_kernel = 1;
-	fd = pr__perf_event_open(attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	_Static_assert(PR_READER_MAX_EVENTS <= 64, "one bit per event");
+	for (size_t k = 0; k < r->nr_attrs; k++) {
+		if (may_exclude_kernel(&r->attrs[k]) && !r->attrs[k].exclude_kernel) {
+			r->attrs[k].exclude_kernel = 1;
+			changed |= UINT64_C(1) << k;
+		}
+	}
+	fd = pr__perf_event_open(&r->attrs[event], tid, cpu, group_fd,
+				 PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		/* Refused for another reason (another user's process, say):
 		 * the first refusal is the one to explain. */
-		attr->exclude_kernel = 0;
+		for (size_t k = 0; k < r->nr_attrs; k++)
+			if (changed >> k & 1)
+				r->attrs[k].exclude_kernel = 0;
 		return refused;
 	}
 	r->attr_flags |= PR_ATTR_USER_ONLY;
@@ -240,45 +357,53 @@ static void explain_off_cpu_refused(struct pr_reader *r)
 		pr__read_sysctl("/proc/sys/kernel/perf_event_paranoid", -99));
 }
 
-/*
- * Open event `event` on ring `ri`'s CPU and connect it to the ring: the
- * first event of a CPU owns the mapping, later ones are redirected into it.
- * Returns 0 or a negative errno; the fd, once opened, is tracked and will be
- * closed by the caller's cleanup whatever happens next.
- */
-static int open_event(struct pr_reader *r, pid_t tid, size_t ri, int event)
+/* Linux 6.12 (commit 7e8b255650fc) lets inherited events carry counts on
+ * their samples (PERF_SAMPLE_READ with PERF_SAMPLE_TID); before, such a
+ * leader is refused with EINVAL.  CPU-wide events inherit nothing. */
+static bool is_inherited_read_refused(const struct pr_reader *r, int event, int err)
 {
-	struct perf_event_attr *attr = &r->attrs[event];
-	struct pr_ring *ring = &r->rings[ri];
-	int fd, err;
+	return r->nr_group && event == 0 && err == EINVAL && r->attrs[0].inherit;
+}
 
-	fd = pr__perf_event_open(attr, tid, ring->cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && may_retry_user_only(r, -fd, event))
-		fd = open_user_only(r, tid, ring->cpu, fd);
-	if (fd < 0) {
-		/* A thread that exited, or a CPU that went offline, is for
-		 * the caller to skip. */
-		bool vanished = fd == -ESRCH || (tid == -1 && fd == -ENODEV);
+static void explain_inherited_read_refused(struct pr_reader *r)
+{
+	struct utsname u;
 
-		if (is_off_cpu(attr) && (fd == -EACCES || fd == -EPERM))
-			explain_off_cpu_refused(r);
-		else if (!vanished)
-			pr__explain_open_error(&r->lg, -fd, attr, tid, ring->cpu);
-		return fd;
-	}
-	err = add_evfd(r, fd, tid, event);
-	if (err) {
-		close(fd);
-		return err;
-	}
-	/* The id samples carry (PERF_SAMPLE_IDENTIFIER): files list them, and
-	 * the late-thread filter compares them. */
-	if (ioctl(fd, PERF_EVENT_IOC_ID, &r->evs[r->nr_evs - 1].id)) {
-		err = -errno;
-		pr__log(&r->lg, PR_LOG_ERROR, "reading an event's id failed: %s",
-			strerror(-err));
-		return err;
-	}
+	pr__log(&r->lg, PR_LOG_ERROR,
+		"this kernel (%s) refuses counts on the samples of inherited events, "
+		"which read groups on processes and commands need: that takes Linux "
+		"6.12 or later; sample system-wide instead, where nothing is inherited",
+		uname(&u) ? "release unknown" : u.release);
+}
+
+/* Why event `event` failed to open, unless it simply vanished (a thread
+ * that exited, a CPU gone offline: for the caller to skip). */
+static void explain_refusal(struct pr_reader *r, int event, pid_t tid, int cpu, int err)
+{
+	const struct perf_event_attr *attr = &r->attrs[event];
+
+	if (err == ESRCH || (tid == -1 && err == ENODEV))
+		return;
+	if (is_off_cpu(attr) && (err == EACCES || err == EPERM))
+		explain_off_cpu_refused(r);
+	else if (is_inherited_read_refused(r, event, err))
+		explain_inherited_read_refused(r);
+	else if (event > 0 && (size_t)event < r->nr_group)
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"perf_event_open for thread %d on CPU %d: the kernel refused event %d "
+			"in the read group led by event 0 (%s); sample the events without "
+			"a read group, or leave this one out",
+			(int)tid, cpu, event, strerror(err));
+	else
+		pr__explain_open_error(&r->lg, err, attr, tid, cpu);
+}
+
+/* Connect a sampling event's fd to ring `ring`: the first event of a CPU
+ * owns the mapping, later ones are redirected into it. */
+static int connect_ring(struct pr_reader *r, struct pr_ring *ring, int fd, pid_t tid)
+{
+	int err;
+
 	if (ring->fd < 0)
 		return pr__ring_mmap(ring, fd, ring->cpu, r->ring_pages, &r->lg);
 	if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring->fd)) {
@@ -289,6 +414,46 @@ static int open_event(struct pr_reader *r, pid_t tid, size_t ri, int event)
 		return err;
 	}
 	return 0;
+}
+
+/*
+ * Open event `event` on ring `ri`'s CPU, in the group of `group_fd` (-1:
+ * none), and connect it to the ring unless it is a read group's member,
+ * which writes no record.  Returns the fd or a negative errno; the fd,
+ * once opened, is tracked and will be closed by the caller's cleanup
+ * whatever happens next.
+ */
+static int open_event(struct pr_reader *r, pid_t tid, size_t ri, int event, int group_fd)
+{
+	struct pr_ring *ring = &r->rings[ri];
+	bool member = group_fd >= 0;
+	struct pr_evfd *e;
+	int fd, err;
+
+	fd = pr__perf_event_open(&r->attrs[event], tid, ring->cpu, group_fd,
+				 PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && may_retry_user_only(r, -fd, event))
+		fd = open_user_only(r, event, tid, ring->cpu, group_fd, fd);
+	if (fd < 0) {
+		explain_refusal(r, event, tid, ring->cpu, -fd);
+		return fd;
+	}
+	err = add_evfd(r, fd, tid, event, member);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	/* The id samples carry (PERF_SAMPLE_IDENTIFIER): files list them, and
+	 * the late-thread filter compares them. */
+	e = &r->evs[r->nr_evs - 1];
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &e->id)) {
+		err = -errno;
+		pr__log(&r->lg, PR_LOG_ERROR, "reading an event's id failed: %s",
+			strerror(-err));
+		return err;
+	}
+	err = member ? 0 : connect_ring(r, ring, fd, tid);
+	return err ? err : fd;
 }
 
 static int setup_rings(struct pr_reader *r, const struct pr_intlist *cpus)
@@ -317,14 +482,20 @@ static int add_late_thread(struct pr_reader *r, pid_t tid, size_t first)
 	return 0;
 }
 
-/* Every event of `tid` (-1: the CPU's) on ring `ri`'s CPU. */
+/* Every event of `tid` (-1: the CPU's) on ring `ri`'s CPU; a read group's
+ * members join the group of the first event. */
 static int open_events(struct pr_reader *r, pid_t tid, size_t ri)
 {
-	for (size_t k = 0; k < r->nr_attrs; k++) {
-		int err = open_event(r, tid, ri, (int)k);
+	int leader = -1;
 
-		if (err)
-			return err;
+	for (size_t k = 0; k < r->nr_attrs; k++) {
+		int group_fd = k > 0 && k < r->nr_group ? leader : -1;
+		int fd = open_event(r, tid, ri, (int)k, group_fd);
+
+		if (fd < 0)
+			return fd;
+		if (k == 0)
+			leader = fd;
 	}
 	return 0;
 }
@@ -413,6 +584,11 @@ static int setup_poll(struct pr_reader *r)
 		return -errno;
 	for (size_t i = 0; i < r->nr_evs; i++) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = i };
+
+		/* A member has no ring to signal, and its leader hangs up
+		 * when it does. */
+		if (r->evs[i].member)
+			continue;
 
 		if (epoll_ctl(r->epfd, EPOLL_CTL_ADD, r->evs[i].fd, &ev))
 			return -errno;
@@ -507,7 +683,7 @@ struct pr_reader *pr__reader_from_rings(struct pr_ring *rings, size_t nr,
 		r->lg = *lg;
 	r->attrs[0] = *attr;
 	r->nr_attrs = 1;
-	pr__parse_cfg_from_attr(&r->cfg, attr);
+	pr__parse_cfg_from_attr(&r->cfgs[0], attr);
 	r->rings = calloc(nr ? nr : 1, sizeof(*r->rings));
 	if (!r->rings) {
 		free(r);

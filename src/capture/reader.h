@@ -15,16 +15,14 @@ struct pr_evfd {
 	int tid;         /* -1 for CPU-wide events */
 	int event;       /* index in pr_reader.attrs */
 	bool polled;     /* still in the epoll set (not hung up) */
+	bool member;     /* a read group's member: counts, writes no record */
 	uint64_t id;     /* the kernel's event id (PERF_EVENT_IOC_ID) */
 };
 
-/*
- * A thread found after the first scan of the first process: it may also
- * carry events inherited from the thread that created it, which would
- * sample it a second time.  Its samples are kept only from its own events,
- * evs[first, first + n).
- */
-#define PR_READER_MAX_EVENTS 2
+/* The most events pr_reader_opts.events may list, and with the off-CPU
+ * one, the most a reader opens per thread and CPU. */
+#define PR_READER_MAX_SAMPLED 32
+#define PR_READER_MAX_EVENTS (PR_READER_MAX_SAMPLED + 1)
 
 /* An event id and the event it belongs to, sorted by id for
  * pr_reader_event_of(). */
@@ -33,6 +31,12 @@ struct pr_id_event {
 	int event;
 };
 
+/*
+ * A thread found after the first scan of the first process: it may also
+ * carry events inherited from the thread that created it, which would
+ * sample it a second time.  Its samples are kept only from its own events,
+ * evs[first, first + n).
+ */
 struct pr_late_thread {
 	int tid;
 	size_t first, n;
@@ -41,13 +45,18 @@ struct pr_late_thread {
 struct pr_reader {
 	struct pr_logger lg;
 	enum target_kind kind;
-	/* The events opened on every (thread or CPU, CPU): the CPU-sampling
-	 * event first when there is one, then the off-CPU one.  They share
-	 * one sample layout, hence one parse configuration. */
+	/* The events opened on every (thread or CPU, CPU): the sampled
+	 * events first (pr_reader_opts.events, or the one CPU event), then
+	 * the off-CPU one.  Their layouts may differ (a read group's leader
+	 * carries counts), so each has its parse configuration; records say
+	 * which is theirs by PERF_SAMPLE_IDENTIFIER once there are several. */
 	struct perf_event_attr attrs[PR_READER_MAX_EVENTS];
+	struct pr_parse_cfg cfgs[PR_READER_MAX_EVENTS];
 	size_t nr_attrs;
-	struct pr_parse_cfg cfg;
 	unsigned int attr_flags;
+	/* pr_reader_opts.read_group: events [0, nr_group) are one group per
+	 * thread and CPU, led by event 0. */
+	size_t nr_group;
 	bool kernel_requested;
 	uint32_t ring_pages;
 
@@ -75,5 +84,9 @@ struct pr_reader {
 void pr__reader_sort_late(struct pr_reader *r);
 /* drain.c: the id -> event table behind pr_reader_event_of(). */
 int pr__reader_index_ids(struct pr_reader *r);
+/* drain.c: the parse configuration of the event that wrote the record of
+ * `size` bytes at `raw` (the first event's when it names none). */
+const struct pr_parse_cfg *pr__reader_cfg_of(const struct pr_reader *r, const void *raw,
+					     size_t size);
 
 #endif

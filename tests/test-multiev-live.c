@@ -1,0 +1,356 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Several events in one reader, against the real kernel: a forked child
+ * faults fresh pages and makes two of its threads ping-pong through
+ * pipes, and what each event sampled is compared with what the child's
+ * own rusage (getrusage(2), the kernel's accounting, not this library's)
+ * says it did while it was sampled.  Then a read group: every sample
+ * carries the group's counts, which only grow per thread and CPU.
+ * Skips (77) only when the kernel refuses perf_event_open.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "checkmain.h"
+#include "livecheck.h"
+#include "perfreader.h"
+
+#define PAGES 3000
+#define ROUND_TRIPS 1000
+
+/* ---- the workload: a child told when to start, reporting its rusage ---- */
+
+struct pingpong {
+	int ping[2], pong[2];
+};
+
+static void *pong_thread(void *arg)
+{
+	struct pingpong *p = arg;
+	char c;
+
+	for (int i = 0; i < ROUND_TRIPS; i++) {
+		if (read(p->ping[0], &c, 1) != 1 || write(p->pong[1], &c, 1) != 1)
+			_exit(3);
+	}
+	return NULL;
+}
+
+static void ping_pong(void)
+{
+	struct pingpong p;
+	pthread_t t;
+	char c = 'x';
+
+	if (pipe(p.ping) || pipe(p.pong) || pthread_create(&t, NULL, pong_thread, &p))
+		_exit(4);
+	for (int i = 0; i < ROUND_TRIPS; i++) {
+		if (write(p.ping[1], &c, 1) != 1 || read(p.pong[0], &c, 1) != 1)
+			_exit(5);
+	}
+	pthread_join(t, NULL);
+}
+
+__attribute__((noinline)) static void touch_pages(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	volatile char *m = mmap(NULL, PAGES * (size_t)page, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (m == MAP_FAILED)
+		_exit(6);
+	for (long i = 0; i < PAGES; i++)
+		m[i * page] = 1;
+}
+
+/* What the child did between its start and end marks. */
+struct did {
+	long faults, switches;
+};
+
+struct child {
+	pid_t pid;
+	int go;       /* write a byte: start */
+	int report;   /* read a struct did */
+};
+
+static void child_main(int go, int report)
+{
+	struct rusage a, b;
+	struct did d;
+	char c;
+
+	if (read(go, &c, 1) != 1)
+		_exit(2);
+	getrusage(RUSAGE_SELF, &a);
+	touch_pages();
+	ping_pong();
+	getrusage(RUSAGE_SELF, &b);
+	d.faults = (b.ru_minflt + b.ru_majflt) - (a.ru_minflt + a.ru_majflt);
+	d.switches = (b.ru_nvcsw + b.ru_nivcsw) - (a.ru_nvcsw + a.ru_nivcsw);
+	if (write(report, &d, sizeof(d)) != (ssize_t)sizeof(d))
+		_exit(7);
+	_exit(0);
+}
+
+static void child_fork(struct child *ch)
+{
+	int go[2], report[2];
+
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(report), 0);
+	ch->pid = fork();
+	ck_assert_int_ge(ch->pid, 0);
+	if (ch->pid == 0) {
+		close(go[1]);
+		close(report[0]);
+		child_main(go[0], report[1]);
+	}
+	close(go[0]);
+	close(report[1]);
+	ch->go = go[1];
+	ch->report = report[0];
+}
+
+/* ---- what the reader delivered ---- */
+
+#define MAX_UNITS 256
+
+/* A read group's counts as last seen on one event instance: a thread on
+ * a CPU (the ring's). */
+struct unit {
+	uint32_t tid;
+	int cpu;
+	uint64_t last[4];
+};
+
+struct seen {
+	struct pr_reader *r;
+	pid_t pid;
+	long per_event[4];
+	long unattributed;
+	/* Read groups. */
+	uint32_t nr_read;
+	long without_read, wrong_ids, decreasing;
+	struct unit units[MAX_UNITS];
+	size_t nr_units;
+};
+
+static struct unit *unit_of(struct seen *s, uint32_t tid, int cpu)
+{
+	for (size_t i = 0; i < s->nr_units; i++)
+		if (s->units[i].tid == tid && s->units[i].cpu == cpu)
+			return &s->units[i];
+	ck_assert_uint_lt(s->nr_units, MAX_UNITS);
+	s->units[s->nr_units] = (struct unit){ .tid = tid, .cpu = cpu };
+	return &s->units[s->nr_units++];
+}
+
+/* Value i of the sample must be event i's, and no value may shrink since
+ * the same thread's last sample on that CPU. */
+static void check_read(struct seen *s, const struct pr_record *rec)
+{
+	const struct pr_sample *smp = &rec->u.sample;
+	struct unit *u;
+
+	if (smp->nr_read != s->nr_read) {
+		s->without_read++;
+		return;
+	}
+	u = unit_of(s, rec->tid, rec->ring_cpu);
+	for (uint32_t i = 0; i < smp->nr_read; i++) {
+		uint64_t value, id, ids[64];
+		size_t n = pr_reader_event_ids(s->r, i, ids, 64);
+		bool known = false;
+
+		ck_assert_int_eq(pr_sample_read(smp, i, &value, &id), 0);
+		for (size_t k = 0; k < n && k < 64; k++)
+			known |= ids[k] == id;
+		if (!known)
+			s->wrong_ids++;
+		if (value < u->last[i])
+			s->decreasing++;
+		u->last[i] = value;
+	}
+}
+
+static int on_record(const struct pr_record *rec, void *arg)
+{
+	struct seen *s = arg;
+	int ev;
+
+	if (rec->type != PR_RECORD_SAMPLE || rec->pid != (uint32_t)s->pid)
+		return 0;
+	ev = pr_reader_event_of(s->r, rec);
+	if (ev < 0 || ev >= 4) {
+		s->unattributed++;
+		return 0;
+	}
+	s->per_event[ev]++;
+	if (s->nr_read)
+		check_read(s, rec);
+	return 0;
+}
+
+/* Start the child, drain until it exits, take its report. */
+static void run(struct child *ch, struct seen *s, struct did *d)
+{
+	char c = 'g';
+	int status, n;
+
+	ck_assert_int_eq(pr_reader_enable(s->r), 0);
+	ck_assert_int_eq(write(ch->go, &c, 1), 1);
+	while (!pr_reader_done(s->r)) {
+		n = pr_reader_poll(s->r, 100, on_record, s);
+		ck_assert_int_ge(n, 0);
+	}
+	ck_assert_int_ge(pr_reader_consume(s->r, on_record, s), 0);
+	ck_assert_int_eq(read(ch->report, d, sizeof(*d)), (ssize_t)sizeof(*d));
+	ck_assert_int_eq(waitpid(ch->pid, &status, 0), ch->pid);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "the workload failed (status 0x%x)", status);
+	close(ch->go);
+	close(ch->report);
+	/* A full ring would make any count a lower bound only. */
+	ck_assert_uint_eq(pr_reader_lost(s->r), 0);
+}
+
+static struct pr_event_desc desc(uint32_t type, uint64_t config, const char *name)
+{
+	struct pr_event_desc d;
+
+	memset(&d, 0, sizeof(d));
+	d.type = type;
+	d.config = config;
+	snprintf(d.name, sizeof(d.name), "%s", name);
+	return d;
+}
+
+/* Small stacks: every fault and switch is a sample, and the rings must
+ * hold them all between two drains. */
+static struct pr_event_opts sample_every(const struct pr_event_desc *d)
+{
+	PR_OPTS(pr_event_opts, o, .period = 1, .stack_size = 64, .desc = d);
+
+	return o;
+}
+
+static struct pr_reader *open_child(pid_t pid, const struct pr_event_opts *evs, size_t nr,
+				    bool read_group)
+{
+	PR_OPTS(pr_reader_opts, o, .events = evs, .nr_events = nr, .read_group = read_group,
+		.ring_pages = 1024);
+	struct pr_reader *r;
+
+	r = pr_reader_open_pids(&pid, 1, &o);
+	ck_assert_msg(r, "open failed: %s", strerror(errno));
+	return r;
+}
+
+/* Each event's samples are what the kernel's own accounting says the
+ * child did: every fault and every switch, once, under the right event.
+ * The accounting's window is a little narrower than the sampling's (the
+ * child's start and exit lie outside it): a few extra are allowed. */
+START_TEST(page_fault_and_switch_samples_each_go_to_their_event)
+{
+	struct pr_event_desc faults = desc(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+					   "page-faults");
+	struct pr_event_desc cs = desc(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
+				       "context-switches");
+	struct pr_event_opts evs[2] = { sample_every(&faults), sample_every(&cs) };
+	struct seen s = { 0 };
+	struct child ch;
+	struct did d;
+
+	live_require_perf();
+	child_fork(&ch);
+	s.pid = ch.pid;
+	s.r = open_child(ch.pid, evs, 2, false);
+	ck_assert_uint_eq(pr_reader_nr_events(s.r), 2);
+	ck_assert_uint_eq(pr_reader_event_attr(s.r, 0)->config, PERF_COUNT_SW_PAGE_FAULTS);
+	ck_assert_uint_eq(pr_reader_event_attr(s.r, 1)->config, PERF_COUNT_SW_CONTEXT_SWITCHES);
+	run(&ch, &s, &d);
+	pr_reader_close(s.r);
+
+	ck_assert_int_eq(s.unattributed, 0);
+	ck_assert_int_ge(d.faults, PAGES);
+	ck_assert_int_ge(d.switches, 2 * ROUND_TRIPS);
+	ck_assert_msg(s.per_event[0] >= d.faults && s.per_event[0] <= d.faults + 50,
+		      "%ld page-fault samples, %ld faults accounted", s.per_event[0], d.faults);
+	ck_assert_msg(s.per_event[1] >= d.switches && s.per_event[1] <= d.switches + 50,
+		      "%ld context-switch samples, %ld switches accounted", s.per_event[1],
+		      d.switches);
+}
+END_TEST
+
+/* A group led by page-faults, with context-switches and page-faults
+ * counted beside it: every sample carries three values, with the
+ * members' ids, never shrinking on one thread and CPU, and the leader's
+ * own count is at least what its samples stand for. */
+START_TEST(a_read_group_puts_the_groups_counts_on_every_sample)
+{
+	struct pr_event_desc faults = desc(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+					   "page-faults");
+	struct pr_event_desc cs = desc(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
+				       "context-switches");
+	struct pr_event_opts evs[3] = { sample_every(&faults), sample_every(&cs),
+					sample_every(&faults) };
+	struct seen s = { 0 };
+	uint64_t total_leader = 0, total_cs = 0;
+	struct child ch;
+	struct did d;
+
+	live_require_perf();
+	child_fork(&ch);
+	s.pid = ch.pid;
+	s.nr_read = 3;
+	s.r = open_child(ch.pid, evs, 3, true);
+	ck_assert_uint_eq(pr_reader_nr_events(s.r), 3);
+	run(&ch, &s, &d);
+	pr_reader_close(s.r);
+
+	ck_assert_int_eq(s.unattributed, 0);
+	/* Only the leader samples. */
+	ck_assert_int_eq(s.per_event[1] + s.per_event[2], 0);
+	ck_assert_int_ge(s.per_event[0], PAGES);
+	ck_assert_int_eq(s.without_read, 0);
+	ck_assert_int_eq(s.wrong_ids, 0);
+	ck_assert_int_eq(s.decreasing, 0);
+	for (size_t i = 0; i < s.nr_units; i++) {
+		/* The two page-fault counters of one group agree, but for
+		 * the fault being sampled, which the leader may have
+		 * counted before the member. */
+		ck_assert_uint_le(s.units[i].last[0] - s.units[i].last[2] + 1, 2);
+		total_leader += s.units[i].last[0];
+		total_cs += s.units[i].last[1];
+	}
+	ck_assert_uint_ge(total_leader, (uint64_t)s.per_event[0]);
+	ck_assert_uint_le(total_leader, (uint64_t)d.faults + 50);
+	ck_assert_uint_le(total_cs, (uint64_t)d.switches + 50);
+}
+END_TEST
+
+static Suite *multiev_suite(void)
+{
+	Suite *s = suite_create("multiev-live");
+	TCase *tc = tcase_create("events");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, page_fault_and_switch_samples_each_go_to_their_event);
+	tcase_add_test(tc, a_read_group_puts_the_groups_counts_on_every_sample);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return run_suite(multiev_suite());
+}
