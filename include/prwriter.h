@@ -23,12 +23,16 @@ struct pr_writer_opts {
 	void *log_ctx;
 };
 
-/* One event of a file: its attr and the kernel ids its records carry
- * (pr_reader_event_attr(), pr_reader_event_ids()). */
+/* One event of a file: its attr, the kernel ids its records carry
+ * (pr_reader_event_attr(), pr_reader_event_ids()), and its name as perf
+ * spells it ("page-faults", "sched:sched_switch", "cycles:u":
+ * pr_event_desc.name), which the file's EVENT_DESC gives perf's tools;
+ * NULL names it from its attr. */
 struct pr_writer_event {
 	const struct perf_event_attr *attr;
 	const uint64_t *ids;
 	size_t nr_ids;
+	const char *name;
 };
 
 /*
@@ -47,10 +51,11 @@ PR_API struct pr_writer *pr_writer_open(const char *path,
 
 /*
  * The same for `nr` (>= 1) events, in the order the file lists them (its
- * EVENT_DESC names each as perf does: "cpu-clock", "cycles",
- * "context-switches").  Records of several events must carry their id
- * (PERF_SAMPLE_IDENTIFIER), as a reader's do when it opens several.
- * `events`, their attrs and ids are copied.  pr_writer_open() is this with
+ * EVENT_DESC names each by its name, else as perf does from its attr:
+ * "cpu-clock", "cycles:u", "context-switches").  Records of several
+ * events must carry their id (PERF_SAMPLE_IDENTIFIER), as a reader's do
+ * when it opens several.  `events`, their attrs, ids and names are
+ * copied.  pr_writer_open() is this with
  * one event.  NULL with errno EINVAL for no event, a NULL attr, or ids
  * missing; otherwise as pr_writer_open().
  */

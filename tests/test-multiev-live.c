@@ -134,6 +134,7 @@ struct unit {
 
 struct seen {
 	struct pr_reader *r;
+	struct pr_writer *w;    /* non-NULL: every record goes to a file too */
 	pid_t pid;
 	long per_event[4];
 	long unattributed;
@@ -187,6 +188,8 @@ static int on_record(const struct pr_record *rec, void *arg)
 	struct seen *s = arg;
 	int ev;
 
+	if (s->w)
+		ck_assert_int_eq(pr_writer_write(s->w, rec), 0);
 	if (rec->type != PR_RECORD_SAMPLE || rec->pid != (uint32_t)s->pid)
 		return 0;
 	ev = pr_reader_event_of(s->r, rec);
@@ -211,6 +214,8 @@ static void run(struct child *ch, struct seen *s, struct did *d)
 	while (!pr_reader_done(s->r)) {
 		n = pr_reader_poll(s->r, 100, on_record, s);
 		ck_assert_int_ge(n, 0);
+		if (s->w)
+			ck_assert_int_eq(pr_writer_finish_round(s->w), 0);
 	}
 	ck_assert_int_ge(pr_reader_consume(s->r, on_record, s), 0);
 	ck_assert_int_eq(read(ch->report, d, sizeof(*d)), (ssize_t)sizeof(*d));
@@ -223,16 +228,17 @@ static void run(struct child *ch, struct seen *s, struct did *d)
 	ck_assert_uint_eq(pr_reader_lost(s->r), 0);
 }
 
-static struct pr_event_desc desc(uint32_t type, uint64_t config, const char *name)
-{
-	struct pr_event_desc d;
-
-	memset(&d, 0, sizeof(d));
-	d.type = type;
-	d.config = config;
-	snprintf(d.name, sizeof(d.name), "%s", name);
-	return d;
-}
+/* The events as pr_event_parse() describes them. */
+static const struct pr_event_desc page_faults = {
+	.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_PAGE_FAULTS, .name = "page-faults"
+};
+static const struct pr_event_desc context_switches = {
+	.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CONTEXT_SWITCHES,
+	.name = "context-switches"
+};
+static const struct pr_event_desc cpu_clock = {
+	.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_CPU_CLOCK, .name = "cpu-clock"
+};
 
 /* Small stacks: every fault and switch is a sample, and the rings must
  * hold them all between two drains. */
@@ -261,11 +267,7 @@ static struct pr_reader *open_child(pid_t pid, const struct pr_event_opts *evs, 
  * child's start and exit lie outside it): a few extra are allowed. */
 START_TEST(page_fault_and_switch_samples_each_go_to_their_event)
 {
-	struct pr_event_desc faults = desc(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
-					   "page-faults");
-	struct pr_event_desc cs = desc(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
-				       "context-switches");
-	struct pr_event_opts evs[2] = { sample_every(&faults), sample_every(&cs) };
+	struct pr_event_opts evs[2] = { sample_every(&page_faults), sample_every(&context_switches) };
 	struct seen s = { 0 };
 	struct child ch;
 	struct did d;
@@ -297,12 +299,8 @@ END_TEST
  * own count is at least what its samples stand for. */
 START_TEST(a_read_group_puts_the_groups_counts_on_every_sample)
 {
-	struct pr_event_desc faults = desc(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
-					   "page-faults");
-	struct pr_event_desc cs = desc(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES,
-				       "context-switches");
-	struct pr_event_opts evs[3] = { sample_every(&faults), sample_every(&cs),
-					sample_every(&faults) };
+	struct pr_event_opts evs[3] = { sample_every(&page_faults), sample_every(&context_switches),
+					sample_every(&page_faults) };
 	struct seen s = { 0 };
 	uint64_t total_leader = 0, total_cs = 0;
 	struct child ch;
@@ -338,6 +336,278 @@ START_TEST(a_read_group_puts_the_groups_counts_on_every_sample)
 }
 END_TEST
 
+/* ---- files: perf 6.1's tools and our own reader name every event ---- */
+
+static int to_writer(const struct pr_record *rec, void *w)
+{
+	return pr_writer_write(w, rec);
+}
+
+/* A file of the reader's events named `names`, the child's existing
+ * mappings first (so perf can place its samples), then all it delivers. */
+static struct pr_writer *file_for(struct seen *s, const char *path,
+				  const char *const *names)
+{
+	struct pr_writer_event evs[8];
+	uint64_t ids[8][64];
+	size_t nr = pr_reader_nr_events(s->r);
+	struct pr_writer *w;
+
+	ck_assert_uint_le(nr, 8);
+	for (size_t i = 0; i < nr; i++) {
+		size_t n = pr_reader_event_ids(s->r, i, ids[i], 64);
+
+		ck_assert_uint_le(n, 64);
+		evs[i] = (struct pr_writer_event){ pr_reader_event_attr(s->r, i), ids[i], n,
+						   names[i] };
+	}
+	w = pr_writer_open_events(path, evs, nr, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(pr_process_synthesize(s->pid, pr_reader_attr(s->r), ids[0][0],
+					       to_writer, w), 0);
+	return w;
+}
+
+/* Samples per event name as `perf script` (perf 6.1) lists them, and
+ * whatever it says on stderr. */
+struct listed {
+	char names[8][64];
+	long counts[8];
+	int nr;
+	char err[4096];
+};
+
+static void perf_script(const char *path, struct listed *l)
+{
+	char cmd[1024], line[512];
+	FILE *p;
+	size_t n;
+
+	memset(l, 0, sizeof(*l));
+	snprintf(cmd, sizeof(cmd), "perf script -i %s -F event 2>%s.err", path, path);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p)) {
+		char name[64];
+		size_t len;
+		int i;
+
+		/* "   sched:sched_switch: ": the name, then a colon. */
+		if (sscanf(line, " %63s", name) != 1)
+			continue;
+		len = strlen(name);
+		if (len < 2 || name[len - 1] != ':')
+			continue;
+		name[len - 1] = '\0';
+		for (i = 0; i < l->nr && strcmp(l->names[i], name); i++)
+			;
+		if (i == l->nr) {
+			ck_assert_int_lt(l->nr, 8);
+			snprintf(l->names[l->nr++], 64, "%s", name);
+		}
+		l->counts[i]++;
+	}
+	ck_assert_int_eq(pclose(p), 0);
+	snprintf(cmd, sizeof(cmd), "%s.err", path);
+	p = fopen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	n = fread(l->err, 1, sizeof(l->err) - 1, p);
+	l->err[n] = '\0';
+	fclose(p);
+	unlink(cmd);
+}
+
+static long listed_count(const struct listed *l, const char *name)
+{
+	for (int i = 0; i < l->nr; i++)
+		if (!strcmp(l->names[i], name))
+			return l->counts[i];
+	return 0;
+}
+
+/* `perf report --stdio` heads each event's part with its name. */
+static bool perf_report_names(const char *path, const char *name)
+{
+	char cmd[1024], line[512], want[128];
+	bool found = false;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "perf report -i %s --stdio --sort comm 2>/dev/null", path);
+	snprintf(want, sizeof(want), "of event '%s'", name);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	while (fgets(line, sizeof(line), p))
+		found |= strstr(line, want) != NULL;
+	ck_assert_int_eq(pclose(p), 0);
+	return found;
+}
+
+static bool have_perf(void)
+{
+	return system("perf --version >/dev/null 2>&1") == 0;
+}
+
+/* The value perf last saw for an id (see perf_splits()). */
+struct last_value {
+	uint64_t id, value;
+};
+
+/*
+ * perf's tools turn a sample carrying a group's counts into one sample
+ * per member whose count moved since the last value seen for its id
+ * (perf 6.1, deliver_sample_group()), in time order.  Count them per
+ * event as perf will list them.
+ */
+static void perf_splits(struct pr_file *f, const struct pr_sample *smp,
+			struct last_value *last, size_t *nr_last, long *per_event)
+{
+	ck_assert_uint_eq(smp->nr_read, pr_file_nr_attrs(f));
+	for (uint32_t i = 0; i < smp->nr_read; i++) {
+		uint64_t value, id;
+		size_t k;
+
+		ck_assert_int_eq(pr_sample_read(smp, i, &value, &id), 0);
+		for (k = 0; k < *nr_last && last[k].id != id; k++)
+			;
+		if (k == *nr_last) {
+			ck_assert_uint_lt(*nr_last, 64);
+			last[(*nr_last)++] = (struct last_value){ id, 0 };
+		}
+		if (value != last[k].value)
+			per_event[i]++;
+		last[k].value = value;
+	}
+}
+
+/* Record `evs` on the workload into a file, then read it with perf and
+ * with pr_file: both list each event by name, perf as many samples per
+ * event as we find in the file, and those as many as the reader saw. */
+static void check_file(const struct pr_event_opts *evs, size_t nr, bool read_group,
+		       const char *const *names, const char *file)
+{
+	char path[256];
+	struct seen s = { 0 };
+	struct listed l;
+	struct child ch;
+	struct did d;
+	struct pr_file *f;
+	struct pr_record rec;
+	long in_file[8] = { 0 }, perf_sees[8] = { 0 };
+	struct last_value last[64];
+	size_t nr_last = 0;
+	int n;
+
+	live_require_perf();
+	if (!have_perf()) {
+		printf("SKIP: perf is not installed\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/%s-%d", P_tmpdir, file, (int)getpid());
+	child_fork(&ch);
+	s.pid = ch.pid;
+	s.r = open_child(ch.pid, evs, nr, read_group);
+	s.w = file_for(&s, path, names);
+	run(&ch, &s, &d);
+	ck_assert_int_eq(pr_writer_close(s.w), 0);
+
+	f = pr_file_open(path, NULL);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(pr_file_nr_attrs(f), nr);
+	for (size_t i = 0; i < nr; i++)
+		ck_assert_str_eq(pr_file_event_name(f, i), names[i]);
+	while ((n = pr_file_read(f, &rec)) != 0) {
+		int ev;
+
+		ck_assert_int_eq(n, 1);
+		if (rec.type != PR_RECORD_SAMPLE)
+			continue;
+		ev = pr_file_event_of(f, &rec);
+		ck_assert_int_ge(ev, 0);
+		in_file[ev]++;
+		if (read_group)
+			perf_splits(f, &rec.u.sample, last, &nr_last, perf_sees);
+		else
+			perf_sees[ev]++;
+	}
+	pr_file_close(f);
+	pr_reader_close(s.r);
+
+	perf_script(path, &l);
+	for (size_t i = 0; i < nr; i++) {
+		ck_assert_msg(listed_count(&l, names[i]) == perf_sees[i],
+			      "perf script lists %ld %s samples, the file holds %ld; "
+			      "perf said: %s", listed_count(&l, names[i]), names[i], perf_sees[i],
+			      l.err);
+		if (perf_sees[i])
+			ck_assert_msg(perf_report_names(path, names[i]),
+				      "perf report has no part for %s", names[i]);
+	}
+	/* What was written is what the reader delivered. */
+	for (size_t i = 0; i < nr; i++)
+		ck_assert_int_eq(in_file[i], s.per_event[i]);
+	ck_assert_int_ge(in_file[0], PAGES);
+	unlink(path);
+}
+
+START_TEST(perf_reads_a_file_of_three_software_events_by_name)
+{
+	struct pr_event_opts evs[3] = { sample_every(&page_faults), sample_every(&context_switches),
+					sample_every(&cpu_clock) };
+	static const char *const names[] = { "page-faults", "context-switches", "cpu-clock" };
+
+	/* Every 50 us of CPU time. */
+	evs[2].period = 50000;
+	check_file(evs, 3, false, names, "multiev-three");
+}
+END_TEST
+
+START_TEST(perf_reads_a_file_with_a_read_group_by_name)
+{
+	struct pr_event_opts evs[2] = { sample_every(&page_faults), sample_every(&context_switches) };
+	static const char *const names[] = { "page-faults", "context-switches" };
+
+	check_file(evs, 2, true, names, "multiev-group");
+}
+END_TEST
+
+/* The tracepoint's id, from wherever tracefs is mounted. */
+static uint64_t tracepoint_id(const char *subsys, const char *name)
+{
+	static const char *const roots[] = { "/sys/kernel/tracing",
+					     "/sys/kernel/debug/tracing" };
+	unsigned long long id = 0;
+
+	for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]) && !id; i++) {
+		char path[256];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/events/%s/%s/id", roots[i], subsys, name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu", &id) != 1)
+			id = 0;
+		fclose(f);
+	}
+	return id;
+}
+
+START_TEST(perf_reads_a_file_with_a_tracepoint_by_name)
+{
+	struct pr_event_desc sw = {
+		.type = PERF_TYPE_TRACEPOINT, .config = tracepoint_id("sched", "sched_switch"),
+		.name = "sched:sched_switch"
+	};
+	struct pr_event_opts evs[2] = { sample_every(&page_faults), sample_every(&sw) };
+	static const char *const names[] = { "page-faults", "sched:sched_switch" };
+
+	ck_assert_msg(sw.config, "tracefs is not mounted: mount it on /sys/kernel/tracing");
+	/* A tracepoint samples every hit unless told otherwise. */
+	evs[1].period = 0;
+	check_file(evs, 2, false, names, "multiev-tracepoint");
+}
+END_TEST
+
 static Suite *multiev_suite(void)
 {
 	Suite *s = suite_create("multiev-live");
@@ -346,6 +616,9 @@ static Suite *multiev_suite(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, page_fault_and_switch_samples_each_go_to_their_event);
 	tcase_add_test(tc, a_read_group_puts_the_groups_counts_on_every_sample);
+	tcase_add_test(tc, perf_reads_a_file_of_three_software_events_by_name);
+	tcase_add_test(tc, perf_reads_a_file_with_a_read_group_by_name);
+	tcase_add_test(tc, perf_reads_a_file_with_a_tracepoint_by_name);
 	suite_add_tcase(s, tc);
 	return s;
 }

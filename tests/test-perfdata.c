@@ -167,7 +167,7 @@ START_TEST(two_events_and_the_end_time_read_back)
 	struct perf_event_attr cpu = test_attr(), off;
 	uint64_t cpu_ids[] = { 42 }, off_ids[] = { 43, 44 };
 	struct pr_writer_event evs[] = {
-		{ &cpu, cpu_ids, 1 }, { &off, off_ids, 2 },
+		{ &cpu, cpu_ids, 1, NULL }, { &off, off_ids, 2, NULL },
 	};
 	static struct synth s;
 	const char *path = tmp_path("two.data");

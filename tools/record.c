@@ -95,7 +95,7 @@ static struct pr_writer *open_writer(struct recording *rc, const char *out,
 	for (size_t i = 0; i < nr; i++) {
 		size_t n = pr_reader_event_ids(rc->r, i, at, all - (size_t)(at - ids));
 
-		events[i] = (struct pr_writer_event){ pr_reader_event_attr(rc->r, i), at, n };
+		events[i] = (struct pr_writer_event){ pr_reader_event_attr(rc->r, i), at, n, NULL };
 		at += n;
 	}
 	rc->id = ids[0];

@@ -159,6 +159,15 @@ static void set_counting(struct perf_event_attr *attr, unsigned int flags)
 			       !(flags & PR_ATTR_GROUP_MEMBER);
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
+	/* Beside sampling events (a read group's members), the id must sit
+	 * where theirs does: perf's tools refuse a file whose events
+	 * disagree ("non matching sample_type", "non matching
+	 * sample_id_all").  A counter writes no record, so this costs
+	 * nothing. */
+	if (flags & PR_ATTR_SHARED_RING) {
+		attr->sample_type = PERF_SAMPLE_IDENTIFIER;
+		attr->sample_id_all = 1;
+	}
 }
 
 int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source,

@@ -11,7 +11,9 @@
 #ifndef PR_PERFDATA_H
 #define PR_PERFDATA_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <linux/perf_event.h>
 
 /* "PERFILE2" read as a little-endian u64. */
 #define PERFDATA_MAGIC UINT64_C(0x32454c4946524550)
@@ -92,5 +94,29 @@ _Static_assert(sizeof(struct perfdata_build_id) == PERFDATA_BUILD_ID_FIXED,
 	       "perf's build-id entry is 36 bytes before the name");
 /* header.misc: the id_size byte is valid. */
 #define PERFDATA_MISC_BUILD_ID_SIZE (1u << 15)
+
+/*
+ * An event's name made from its attr, as perf names events it has no
+ * description of: "page-faults", "cycles:u"; a tracepoint "tracepoint ID",
+ * others "raw 0xCONFIG".  With `perf_modifiers`, the modifiers as perf's
+ * evsel__name() adds them (an excluded hypervisor shows as ":ku", precise
+ * levels as "p"); without, only ":u" (kernel excluded) and ":k" (user
+ * excluded), as the events were asked for.  Into `buf` (truncated to
+ * `size`); returns `buf`.
+ */
+char *pr__perfdata_event_name(const struct perf_event_attr *a, bool perf_modifiers,
+			      char *buf, size_t size);
+
+struct pr_logger;
+
+/*
+ * The TRACING_DATA feature for the tracepoints among `attrs` (their
+ * formats from tracefs), allocated into *buf (*len bytes; the caller
+ * frees it).  0 with *len 0 when there is no tracepoint; -ENODEV (tracefs
+ * not mounted), -ENOENT (a tracepoint tracefs does not list) with a
+ * warning saying what to do, or -ENOMEM.  perfdata_tracing.c.
+ */
+int pr__perfdata_tracing_data(const struct perf_event_attr *const *attrs, size_t nr,
+			      char **buf, size_t *len, const struct pr_logger *lg);
 
 #endif

@@ -57,6 +57,7 @@ struct w_event {
 	struct perf_event_attr attr;
 	uint64_t *ids;
 	size_t nr_ids;
+	char *name;
 };
 
 /* What the writer learns of a mapped file, kept here rather than in the
@@ -217,8 +218,10 @@ static void writer_free(struct pr_writer *w)
 	pr__model_free(w->maps);
 	pr__model_free(w->hits);
 	free(w->buf);
-	for (size_t i = 0; i < w->nr_events; i++)
+	for (size_t i = 0; i < w->nr_events; i++) {
 		free(w->events[i].ids);
+		free(w->events[i].name);
+	}
 	free(w->events);
 	free(w->path);
 	free(w);
@@ -232,6 +235,18 @@ static bool events_valid(const struct pr_writer_event *events, size_t nr)
 		if (!events[i].attr || (events[i].nr_ids && !events[i].ids))
 			return false;
 	return true;
+}
+
+/* An event's name for EVENT_DESC, allocated: the caller's, else made
+ * from the attr with the modifiers the event was asked for (":u" when it
+ * excludes the kernel), as perf's event parser spells it. */
+static char *event_name(const struct pr_writer_event *ev)
+{
+	char made[96];
+
+	if (ev->name)
+		return strdup(ev->name);
+	return strdup(pr__perfdata_event_name(ev->attr, false, made, sizeof(made)));
 }
 
 /* Copy the caller's events; false when out of memory. */
@@ -254,6 +269,9 @@ static bool copy_events(struct pr_writer *w, const struct pr_writer_event *event
 		if (e->nr_ids)
 			memcpy(e->ids, events[i].ids, e->nr_ids * sizeof(uint64_t));
 		w->nr_ids += e->nr_ids;
+		e->name = event_name(&events[i]);
+		if (!e->name)
+			return false;
 	}
 	return true;
 }
@@ -262,7 +280,7 @@ struct pr_writer *pr_writer_open(const char *path, const struct perf_event_attr 
 				 const uint64_t *ids, size_t nr_ids,
 				 const struct pr_writer_opts *opts)
 {
-	struct pr_writer_event ev = { attr, ids, nr_ids };
+	struct pr_writer_event ev = { attr, ids, nr_ids, NULL };
 
 	return pr_writer_open_events(path, &ev, 1, opts);
 }
@@ -615,19 +633,6 @@ static void feat_cmdline(struct pr_writer *w, struct feat_buf *b)
 		fb_string(b, w->argv[i]);
 }
 
-/* An event's name as perf's parser spells the event. */
-static const char *event_name(const struct perf_event_attr *attr)
-{
-	switch (pr_event_source_of(attr)) {
-	case PR_SOURCE_HW_CYCLES:
-		return "cycles";
-	case PR_SOURCE_CONTEXT_SWITCH:
-		return "context-switches";
-	default:
-		return "cpu-clock";
-	}
-}
-
 static void feat_event_desc(struct pr_writer *w, struct feat_buf *b)
 {
 	fb_u32(b, (uint32_t)w->nr_events);
@@ -637,7 +642,7 @@ static void feat_event_desc(struct pr_writer *w, struct feat_buf *b)
 
 		fb_put(b, &e->attr, PERFDATA_ATTR_SIZE);
 		fb_u32(b, (uint32_t)e->nr_ids);
-		fb_string(b, event_name(&e->attr));
+		fb_string(b, e->name);
 		fb_put(b, e->ids, e->nr_ids * sizeof(uint64_t));
 	}
 }
@@ -681,6 +686,30 @@ static bool feat_clockid(struct pr_writer *w, struct feat_buf *b)
 	return true;
 }
 
+/* The tracepoints' formats, without which perf's tools refuse the file;
+ * none when it has no tracepoint, or when tracefs cannot give them (a
+ * warning says so: our own reader does without). */
+static bool feat_tracing_data(struct pr_writer *w, struct feat_buf *b)
+{
+	const struct perf_event_attr **attrs = calloc(w->nr_events, sizeof(*attrs));
+	char *data = NULL;
+	size_t len = 0;
+
+	if (!attrs) {
+		b->err = -ENOMEM;
+		return true;
+	}
+	for (size_t i = 0; i < w->nr_events; i++)
+		attrs[i] = &w->events[i].attr;
+	if (pr__perfdata_tracing_data(attrs, w->nr_events, &data, &len, &w->lg) == -ENOMEM)
+		b->err = -ENOMEM;
+	else if (len)
+		fb_put(b, data, len);
+	free(attrs);
+	free(data);
+	return b->err || len;
+}
+
 /* Build one feature's payload into `b`; false when it has none. */
 static bool feature_payload(struct pr_writer *w, int feat, struct feat_buf *b)
 {
@@ -688,6 +717,8 @@ static bool feature_payload(struct pr_writer *w, int feat, struct feat_buf *b)
 	long conf, onln;
 
 	switch (feat) {
+	case FEAT_TRACING_DATA:
+		return feat_tracing_data(w, b);
 	case FEAT_BUILD_ID:
 		feat_build_ids(w, b);
 		return true;
@@ -728,7 +759,7 @@ static bool feature_payload(struct pr_writer *w, int feat, struct feat_buf *b)
 static int write_features(struct pr_writer *w, uint64_t bits[4])
 {
 	static const int feats[] = {
-		FEAT_BUILD_ID, FEAT_HOSTNAME, FEAT_OSRELEASE, FEAT_VERSION,
+		FEAT_TRACING_DATA, FEAT_BUILD_ID, FEAT_HOSTNAME, FEAT_OSRELEASE, FEAT_VERSION,
 		FEAT_ARCH, FEAT_NRCPUS, FEAT_CMDLINE, FEAT_EVENT_DESC,
 		FEAT_SAMPLE_TIME, FEAT_CLOCKID,
 	};
