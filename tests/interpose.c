@@ -48,11 +48,14 @@ static bool should_fail(void)
 	return fallible_seen++ == fail_at;
 }
 
-static void note(enum call what, unsigned long req, const struct perf_event_attr *a)
+static void note(enum call what, unsigned long req, const struct perf_event_attr *a,
+		 int group_fd)
 {
 	if (nr_calls < (int)PR_ARRAY_SIZE(calls))
 		calls[nr_calls++] = (struct call_log){
-			what, req, a ? a->disabled : false, a ? a->type : 0 };
+			what, req, a ? a->disabled : false, a ? a->type : 0,
+			a ? a->config : 0, a && a->exclude_kernel, a && a->exclude_user,
+			group_fd };
 }
 
 long __real_syscall(long n, ...);
@@ -70,7 +73,7 @@ long __wrap_syscall(long n, ...)
 		struct perf_event_attr *attr = (struct perf_event_attr *)a[0];
 		int cpu = (int)a[2];
 
-		note(CALL_OPEN, 0, attr);
+		note(CALL_OPEN, 0, attr, (int)a[3]);
 		if (attr->type == PERF_TYPE_HARDWARE && hw_user_only) {
 			if (attr->exclude_kernel)
 				return open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -104,7 +107,7 @@ void *__real_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off);
 void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
-	note(CALL_MMAP, 0, NULL);
+	note(CALL_MMAP, 0, NULL, -1);
 	if (should_fail()) {
 		errno = fail_errno;
 		return MAP_FAILED;
@@ -122,7 +125,7 @@ int __wrap_ioctl(int fd, unsigned long req, ...)
 	va_start(ap, req);
 	arg = va_arg(ap, unsigned long);
 	va_end(ap);
-	note(CALL_IOCTL, req, NULL);
+	note(CALL_IOCTL, req, NULL, -1);
 	if ((req == PERF_EVENT_IOC_SET_OUTPUT || req == PERF_EVENT_IOC_ID) &&
 	    should_fail()) {
 		errno = fail_errno;

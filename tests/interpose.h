@@ -22,6 +22,10 @@ struct call_log {
 	unsigned long req;        /* ioctl request */
 	bool disabled;            /* open: attr->disabled */
 	uint32_t type;            /* open: attr->type */
+	uint64_t config;          /* open: attr->config */
+	bool exclude_kernel;      /* open: attr->exclude_kernel */
+	bool exclude_user;        /* open: attr->exclude_user */
+	int group_fd;             /* open: its group_fd argument */
 };
 
 extern struct call_log calls[4096];

@@ -69,20 +69,28 @@ static void close_reader(void *r)
 	pr_reader_close(r);
 }
 
-/* Fail each step of opening a reader in turn (fail_each_step()). */
-static void check_no_leak_at_any_failure(enum target t, int min_steps, bool off_cpu)
+/* Fail each step of opening a reader with `o` in turn (fail_each_step());
+ * at least `min_steps`.  Also for test-open-events.c. */
+void check_reader_no_leak(enum target t, int min_steps, const struct pr_reader_opts *o);
+void check_reader_no_leak(enum target t, int min_steps, const struct pr_reader_opts *o)
 {
-	PR_OPTS(pr_event_opts, off, .stack_size = 1024);
-	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log,
-		.off_cpu = off_cpu ? &off : NULL);
 	struct reader_opener ro = {
 		{ open_reader, close_reader, t == T_COMMAND },
-		t, t == T_PIDS ? spawn_idle_process() : 0, &o
+		t, t == T_PIDS ? spawn_idle_process() : 0, o
 	};
 
 	ck_assert_int_ge(fail_each_step(&ro.op), min_steps);
 	if (ro.pid)
 		stop_process(ro.pid);
+}
+
+static void check_no_leak_at_any_failure(enum target t, int min_steps, bool off_cpu)
+{
+	PR_OPTS(pr_event_opts, off, .stack_size = 1024);
+	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log,
+		.off_cpu = off_cpu ? &off : NULL);
+
+	check_reader_no_leak(t, min_steps, &o);
 }
 
 START_TEST(failure_at_any_step_of_opening_a_process_leaks_nothing)
@@ -474,6 +482,7 @@ START_TEST(too_many_open_files_says_to_raise_the_limit)
 END_TEST
 
 TCase *counter_open_tcase(void);
+TCase *reader_events_open_tcase(void);
 
 int main(void)
 {
@@ -506,5 +515,6 @@ int main(void)
 	tcase_add_test(tc, too_many_open_files_says_to_raise_the_limit);
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, counter_open_tcase());
+	suite_add_tcase(s, reader_events_open_tcase());
 	return run_suite(s);
 }
