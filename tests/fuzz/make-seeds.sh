@@ -12,6 +12,10 @@ mkdir -p "$out"
 	"$build/tests/workload" spin 0.05 2>/dev/null
 perf record -q -F 999 --call-graph dwarf,64 -o "$out/perf.data" -- \
 	"$build/tests/workload" spin 0.05 >/dev/null 2>&1
+# A read group: samples carrying the group's counts (PERF_SAMPLE_READ with
+# PERF_FORMAT_GROUP), of two events sharing the rings.
+perf record -q -e '{page-faults,context-switches}:S' -c 1 --call-graph dwarf,64 \
+	-o "$out/perf-read-group.data" -- "$build/tests/workload" spin 0.05 >/dev/null 2>&1
 ls -l "$out"
 
 # The unwinder's ELF seeds: a few small functions with the shapes of CFI
