@@ -95,18 +95,6 @@ _Static_assert(sizeof(struct perfdata_build_id) == PERFDATA_BUILD_ID_FIXED,
 /* header.misc: the id_size byte is valid. */
 #define PERFDATA_MISC_BUILD_ID_SIZE (1u << 15)
 
-/*
- * An event's name made from its attr, as perf names events it has no
- * description of: "page-faults", "cycles:u"; a tracepoint "tracepoint ID",
- * others "raw 0xCONFIG".  With `perf_modifiers`, the modifiers as perf's
- * evsel__name() adds them (an excluded hypervisor shows as ":ku", precise
- * levels as "p"); without, only ":u" (kernel excluded) and ":k" (user
- * excluded), as the events were asked for.  Into `buf` (truncated to
- * `size`); returns `buf`.
- */
-char *pr__perfdata_event_name(const struct perf_event_attr *a, bool perf_modifiers,
-			      char *buf, size_t size);
-
 struct pr_logger;
 
 /*

@@ -371,8 +371,9 @@ int pr_file_event_of(const struct pr_file *f, const struct pr_record *rec)
 	return a ? (int)(a - f->attrs) : -ENOENT;
 }
 
-char *pr__perfdata_event_name(const struct perf_event_attr *a, bool perf_modifiers,
-			      char *buf, size_t size)
+/* perf's name for an event it has no description of: the event's, then
+ * the modifiers perf adds (":u" for user-only, ":ppp" for precision...). */
+static char *made_name(const struct perf_event_attr *a)
 {
 	static const char *const hw[] = {
 		"cycles", "instructions", "cache-references", "cache-misses", "branches",
@@ -384,34 +385,29 @@ char *pr__perfdata_event_name(const struct perf_event_attr *a, bool perf_modifie
 		"cpu-migrations", "minor-faults", "major-faults", "alignment-faults",
 		"emulation-faults", "dummy", "bpf-output", "cgroup-switches",
 	};
-	char base[64], mods[16] = "";
+	char base[64], mods[16] = "", *out;
 	size_t n = 0;
 
 	if (a->type == PERF_TYPE_HARDWARE && a->config < PR_ARRAY_SIZE(hw))
 		snprintf(base, sizeof(base), "%s", hw[a->config]);
 	else if (a->type == PERF_TYPE_SOFTWARE && a->config < PR_ARRAY_SIZE(sw))
 		snprintf(base, sizeof(base), "%s", sw[a->config]);
-	else if (a->type == PERF_TYPE_TRACEPOINT)
-		snprintf(base, sizeof(base), "tracepoint %llu", (unsigned long long)a->config);
 	else
 		snprintf(base, sizeof(base), "raw 0x%llx", (unsigned long long)a->config);
-	if (perf_modifiers) {
-		if (a->exclude_kernel || a->exclude_user || a->exclude_hv) {
-			if (!a->exclude_kernel)
-				mods[n++] = 'k';
-			if (!a->exclude_user)
-				mods[n++] = 'u';
-			if (!a->exclude_hv)
-				mods[n++] = 'h';
-		}
-		for (unsigned i = 0; i < a->precise_ip && i < 3; i++)
-			mods[n++] = 'p';
-	} else if (a->exclude_kernel != a->exclude_user) {
-		mods[n++] = a->exclude_kernel ? 'u' : 'k';
+	if (a->exclude_kernel || a->exclude_user || a->exclude_hv) {
+		if (!a->exclude_kernel)
+			mods[n++] = 'k';
+		if (!a->exclude_user)
+			mods[n++] = 'u';
+		if (!a->exclude_hv)
+			mods[n++] = 'h';
 	}
+	for (unsigned i = 0; i < a->precise_ip && i < 3; i++)
+		mods[n++] = 'p';
 	mods[n] = '\0';
-	snprintf(buf, size, "%s%s%s", base, n ? ":" : "", mods);
-	return buf;
+	if (asprintf(&out, "%s%s%s", base, n ? ":" : "", mods) < 0)
+		return NULL;
+	return out;
 }
 
 const char *pr_file_event_name(struct pr_file *f, size_t idx)
@@ -422,12 +418,8 @@ const char *pr_file_event_name(struct pr_file *f, size_t idx)
 		return f->event_names[idx];
 	if (!f->made_names && !(f->made_names = calloc(f->nr_attrs, sizeof(char *))))
 		return NULL;
-	if (!f->made_names[idx]) {
-		char name[96];
-
-		f->made_names[idx] = strdup(pr__perfdata_event_name(&f->attrs[idx].attr, true,
-								     name, sizeof(name)));
-	}
+	if (!f->made_names[idx])
+		f->made_names[idx] = made_name(&f->attrs[idx].attr);
 	return f->made_names[idx];
 }
 

@@ -14,10 +14,11 @@
  *   format: u64 size bytes | u32 kallsyms size (0) | u32 printk formats
  *   size (0) | u64 saved cmdlines size (0)
  *
- * Only the systems and formats of the file's tracepoints are copied.
+ * Only the systems and formats of the file's tracepoints are copied, from
+ * wherever pr_tracefs_path() finds tracefs.
  */
-#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,22 +26,6 @@
 
 #include "base/base.h"
 #include "perfdata/perfdata.h"
-
-/* Where tracefs is mounted, as perf's tools look for it. */
-static const char *tracefs_root(void)
-{
-	static const char *const roots[] = { "/sys/kernel/tracing",
-					     "/sys/kernel/debug/tracing" };
-
-	for (size_t i = 0; i < PR_ARRAY_SIZE(roots); i++) {
-		char path[64];
-
-		snprintf(path, sizeof(path), "%s/events/header_page", roots[i]);
-		if (!access(path, R_OK))
-			return roots[i];
-	}
-	return NULL;
-}
 
 /* A whole tracefs file (their sizes are not known before reading). */
 static int slurp(const char *path, char **buf, size_t *len)
@@ -95,63 +80,31 @@ static int put_file(FILE *out, const char *path, size_t size_bytes)
 	return 0;
 }
 
-/* A tracepoint's system and name, found by its id under events/. */
+/* A tracepoint's system and name. */
 struct tracepoint {
-	uint64_t id;
-	char sys[256], name[256];
+	char sys[PR_EVENT_NAME_MAX], name[PR_EVENT_NAME_MAX];
 };
 
-static bool id_is(const char *root, const char *sys, const char *name, uint64_t id)
+/* The system and name of the tracepoint `attr` counts, as tracefs lists
+ * it ("sched:sched_switch", perhaps with a modifier after): 0, or -ENOENT
+ * when tracefs does not list its id. */
+static int name_tracepoint(const struct perf_event_attr *attr, struct tracepoint *tp)
 {
-	char path[1024];
-	unsigned long long got;
-	FILE *f;
-	bool same;
+	struct pr_event_desc d;
+	char *colon, *mod;
 
-	snprintf(path, sizeof(path), "%s/events/%s/%s/id", root, sys, name);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	same = fscanf(f, "%llu", &got) == 1 && got == id;
-	fclose(f);
-	return same;
-}
-
-/* Fill the system and name of every tracepoint in `tps` (by id) with one
- * walk of events/.  0, or -ENOENT naming the first not found. */
-static int find_tracepoints(const char *root, struct tracepoint *tps, size_t nr)
-{
-	char path[1024];
-	size_t found = 0;
-	DIR *systems, *events;
-	struct dirent *s, *e;
-
-	snprintf(path, sizeof(path), "%s/events", root);
-	systems = opendir(path);
-	if (!systems)
-		return -errno;
-	while (found < nr && (s = readdir(systems))) {
-		if (s->d_name[0] == '.' || s->d_type != DT_DIR)
-			continue;
-		snprintf(path, sizeof(path), "%s/events/%s", root, s->d_name);
-		events = opendir(path);
-		if (!events)
-			continue;
-		while (found < nr && (e = readdir(events))) {
-			if (e->d_name[0] == '.' || e->d_type != DT_DIR)
-				continue;
-			for (size_t i = 0; i < nr; i++) {
-				if (tps[i].sys[0] || !id_is(root, s->d_name, e->d_name, tps[i].id))
-					continue;
-				snprintf(tps[i].sys, sizeof(tps[i].sys), "%s", s->d_name);
-				snprintf(tps[i].name, sizeof(tps[i].name), "%s", e->d_name);
-				found++;
-			}
-		}
-		closedir(events);
-	}
-	closedir(systems);
-	return found == nr ? 0 : -ENOENT;
+	if (pr_event_desc_from_attr(attr, &d))
+		return -ENOENT;
+	colon = strchr(d.name, ':');
+	if (!colon)
+		return -ENOENT;       /* "tracepoint ID": tracefs has no such id */
+	*colon = '\0';
+	mod = strchr(colon + 1, ':');
+	if (mod)
+		*mod = '\0';
+	snprintf(tp->sys, sizeof(tp->sys), "%s", d.name);
+	snprintf(tp->name, sizeof(tp->name), "%s", colon + 1);
+	return 0;
 }
 
 static int cmp_tracepoint(const void *a, const void *b)
@@ -180,13 +133,13 @@ static int put_systems(FILE *out, const char *root, const struct tracepoint *tps
 		fwrite(tps[i].sys, 1, strlen(tps[i].sys) + 1, out);
 		fwrite(&formats, 4, 1, out);
 		for (size_t k = i; !err && k < j; k++) {
-			char path[1024];
+			char path[PATH_MAX];
 
 			if (k > i && !strcmp(tps[k].name, tps[k - 1].name))
 				continue;
-			snprintf(path, sizeof(path), "%s/events/%s/%s/format", root, tps[k].sys,
-				 tps[k].name);
-			err = put_file(out, path, 8);
+			err = pr__path_fmt(path, sizeof(path), "%s/events/%s/%s/format", root,
+					   tps[k].sys, tps[k].name) ?
+				put_file(out, path, 8) : -ENAMETOOLONG;
 		}
 		i = j;
 	}
@@ -197,24 +150,23 @@ static int put_tracing_data(FILE *out, const char *root, const struct tracepoint
 			    size_t nr)
 {
 	static const char magic[] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	static const char *const headers[] = { "header_page", "header_event" };
 	uint32_t page = (uint32_t)sysconf(_SC_PAGESIZE), zero32 = 0;
 	uint64_t zero64 = 0;
-	char path[1024];
+	char path[PATH_MAX];
 	uint8_t big_endian = 0, long_size = sizeof(long);
-	int err;
+	int err = 0;
 
 	fwrite(magic, 1, sizeof(magic), out);
 	fwrite("0.6", 1, 4, out);
 	fwrite(&big_endian, 1, 1, out);
 	fwrite(&long_size, 1, 1, out);
 	fwrite(&page, 4, 1, out);
-	fwrite("header_page", 1, 12, out);
-	snprintf(path, sizeof(path), "%s/events/header_page", root);
-	err = put_file(out, path, 8);
-	if (!err) {
-		fwrite("header_event", 1, 13, out);
-		snprintf(path, sizeof(path), "%s/events/header_event", root);
-		err = put_file(out, path, 8);
+	/* The layout of the ring pages and of an event's header. */
+	for (size_t i = 0; !err && i < PR_ARRAY_SIZE(headers); i++) {
+		fwrite(headers[i], 1, strlen(headers[i]) + 1, out);
+		err = pr__path_fmt(path, sizeof(path), "%s/events/%s", root, headers[i]) ?
+			put_file(out, path, 8) : -ENAMETOOLONG;
 	}
 	if (err)
 		return err;
@@ -230,29 +182,30 @@ int pr__perfdata_tracing_data(const struct perf_event_attr *const *attrs, size_t
 			      char **buf, size_t *len, const struct pr_logger *lg)
 {
 	struct tracepoint *tps = calloc(nr ? nr : 1, sizeof(*tps));
-	const char *root = tracefs_root();
+	char root[PATH_MAX];
 	size_t n = 0;
 	FILE *out;
-	int err;
+	int err = 0;
 
 	*buf = NULL;
 	*len = 0;
 	if (!tps)
 		return -ENOMEM;
-	for (size_t i = 0; i < nr; i++)
+	for (size_t i = 0; !err && i < nr; i++)
 		if (attrs[i]->type == PERF_TYPE_TRACEPOINT)
-			tps[n++].id = attrs[i]->config;
+			err = name_tracepoint(attrs[i], &tps[n++]);
 	if (!n) {
 		free(tps);
 		return 0;
 	}
-	err = root ? find_tracepoints(root, tps, n) : -ENODEV;
+	if (!err)
+		err = pr_tracefs_path(root, sizeof(root), lg->fn, lg->ctx);
 	if (err) {
 		pr__log(lg, PR_LOG_WARN,
 			"the tracepoints' formats could not be read from tracefs (%s), and "
 			"perf's tools refuse a file of tracepoints without them; mount tracefs "
 			"on /sys/kernel/tracing ('mount -t tracefs nodev /sys/kernel/tracing') "
-			"before writing the file", root ? strerror(-err) : "not mounted");
+			"before writing the file", strerror(-err));
 		free(tps);
 		return err;
 	}

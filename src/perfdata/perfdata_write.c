@@ -237,16 +237,17 @@ static bool events_valid(const struct pr_writer_event *events, size_t nr)
 	return true;
 }
 
-/* An event's name for EVENT_DESC, allocated: the caller's, else made
- * from the attr with the modifiers the event was asked for (":u" when it
- * excludes the kernel), as perf's event parser spells it. */
+/* An event's name for EVENT_DESC, allocated: the caller's, else as
+ * perf's event parser spells the attr's event. */
 static char *event_name(const struct pr_writer_event *ev)
 {
-	char made[96];
+	struct pr_event_desc d;
 
 	if (ev->name)
 		return strdup(ev->name);
-	return strdup(pr__perfdata_event_name(ev->attr, false, made, sizeof(made)));
+	if (pr_event_desc_from_attr(ev->attr, &d))
+		return NULL;
+	return strdup(d.name);
 }
 
 /* Copy the caller's events; false when out of memory. */
