@@ -225,6 +225,32 @@ START_TEST(two_events_and_the_end_time_read_back)
 }
 END_TEST
 
+/* Names given are what EVENT_DESC says; an unnamed event is named as
+ * perf's parser spells its attr, modifier included. */
+START_TEST(event_names_given_or_made_read_back)
+{
+	struct perf_event_attr faults = test_attr(), user = test_attr();
+	uint64_t ids[] = { 42, 43 };
+	struct pr_writer_event evs[] = {
+		{ &faults, ids, 1, "faults-by-another-name" }, { &user, ids + 1, 1, NULL },
+	};
+	const char *path = tmp_path("names.data");
+	struct pr_writer *w;
+	struct pr_file *f;
+
+	faults.config = PERF_COUNT_SW_PAGE_FAULTS;
+	user.exclude_kernel = 1;
+	w = pr_writer_open_events(path, evs, 2, NULL);
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(pr_writer_close(w), 0);
+	f = pr_file_open(path, NULL);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_str_eq(pr_file_event_name(f, 0), "faults-by-another-name");
+	ck_assert_str_eq(pr_file_event_name(f, 1), "cpu-clock:u");
+	pr_file_close(f);
+}
+END_TEST
+
 /* A file without an end: perf record's without samples, or ours. */
 START_TEST(a_file_without_samples_or_end_says_so)
 {
@@ -471,6 +497,7 @@ int main(void)
 	tcase_add_test(tc, features_describe_the_recording);
 	tcase_add_test(tc, samples_name_their_event);
 	tcase_add_test(tc, two_events_and_the_end_time_read_back);
+	tcase_add_test(tc, event_names_given_or_made_read_back);
 	tcase_add_test(tc, a_file_without_samples_or_end_says_so);
 	add_damage_tests(tc);
 	tcase_add_test(tc, build_ids_follow_time_order_not_file_order);
