@@ -29,6 +29,7 @@ int fallible_seen;
 int hw_answer;
 unsigned int esrch_cpus;
 bool refuse_kernel;
+bool refuse_inherited_read;
 bool hw_user_only;
 
 void reset_hooks(void)
@@ -40,6 +41,7 @@ void reset_hooks(void)
 	hw_answer = 0;
 	esrch_cpus = 0;
 	refuse_kernel = false;
+	refuse_inherited_read = false;
 	hw_user_only = false;
 }
 
@@ -88,6 +90,11 @@ long __wrap_syscall(long n, ...)
 		}
 		if ((int)a[1] == -1 && cpu >= 0 && cpu < 32 && (esrch_cpus >> cpu & 1)) {
 			errno = ESRCH;
+			return -1;
+		}
+		if (refuse_inherited_read && attr->inherit &&
+		    (attr->sample_type & PERF_SAMPLE_READ)) {
+			errno = EINVAL;
 			return -1;
 		}
 		if (refuse_kernel && !attr->exclude_kernel) {

@@ -41,6 +41,8 @@ extern int hw_answer;
 extern unsigned int esrch_cpus;
 /* EACCES for events that do not exclude the kernel. */
 extern bool refuse_kernel;
+/* EINVAL for inherited events with PERF_SAMPLE_READ (Linux before 6.12). */
+extern bool refuse_inherited_read;
 /* Hardware events open only when they exclude the kernel (a PMU under
  * perf_event_paranoid=2). */
 extern bool hw_user_only;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "interpose.h"
+#include "livecheck.h"
 
 static const struct pr_event_desc page_faults = {
 	.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_PAGE_FAULTS, .name = "page-faults"
@@ -147,7 +148,7 @@ START_TEST(a_kernel_only_event_refused_is_an_error_not_an_empty_event)
 	struct pr_event_opts second[] = { EVENT(page_faults), EVENT(clock_kernel) };
 	struct pr_event_opts *lists[] = { first, second };
 	pid_t pid = spawn_idle_process();
-	int fds = count_perf_fds();
+	int fds = live_count_fds();
 
 	for (size_t i = 0; i < 2; i++) {
 		PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log,
@@ -159,8 +160,36 @@ START_TEST(a_kernel_only_event_refused_is_an_error_not_an_empty_event)
 		ck_assert_ptr_null(pr_reader_open_pids(&pid, 1, &o));
 		ck_assert_int_eq(errno, EACCES);
 		ck_assert_msg(strstr(logtext, "kernel.perf_event_paranoid is"), "%s", logtext);
-		ck_assert_int_eq(count_perf_fds(), fds);
+		ck_assert_int_eq(live_count_fds(), fds);
 	}
+	stop_process(pid);
+	reset_hooks();
+}
+END_TEST
+
+/* A kernel before 6.12 refuses counts on the samples of inherited
+ * events: a read group on a process says so and what to do instead;
+ * system-wide, where nothing is inherited, it opens. */
+START_TEST(a_kernel_refusing_inherited_counts_says_to_sample_system_wide)
+{
+	struct pr_event_opts evs[] = { EVENT(page_faults), EVENT(migrations) };
+	PR_OPTS(pr_reader_opts, o, .ring_pages = 4, .log = keep_log, .events = evs,
+		.nr_events = 2, .read_group = true);
+	pid_t pid = spawn_idle_process();
+	int fds = live_count_fds();
+	struct pr_reader *r;
+
+	reset_hooks();
+	refuse_inherited_read = true;
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_reader_open_pids(&pid, 1, &o));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(logtext, "Linux 6.12 or later") &&
+		      strstr(logtext, "sample system-wide instead"), "%s", logtext);
+	ck_assert_int_eq(live_count_fds(), fds);
+	r = pr_reader_open_cpus(NULL, 0, &o);
+	ck_assert_msg(r, "%s", logtext);
+	pr_reader_close(r);
 	stop_process(pid);
 	reset_hooks();
 }
@@ -226,6 +255,7 @@ TCase *reader_events_open_tcase(void)
 	tcase_add_test(tc, a_read_groups_members_open_in_their_leaders_group);
 	tcase_add_test(tc, refused_kernel_sampling_falls_back_to_user_mode_for_every_event);
 	tcase_add_test(tc, a_kernel_only_event_refused_is_an_error_not_an_empty_event);
+	tcase_add_test(tc, a_kernel_refusing_inherited_counts_says_to_sample_system_wide);
 	tcase_add_test(tc, failure_at_any_step_of_opening_a_read_group_leaks_nothing);
 	tcase_add_test(tc, event_lists_that_cannot_work_are_refused);
 	return tc;
