@@ -367,6 +367,52 @@ START_TEST(a_system_wide_read_group_puts_the_groups_counts_on_every_sample)
 }
 END_TEST
 
+/* Run `argv` under a reader sampling `evs`, counting its samples per
+ * event into `s`. */
+static void sample_command(char *const argv[], const struct pr_event_opts *evs, size_t nr,
+			   bool read_group, struct seen *s)
+{
+	PR_OPTS(pr_reader_opts, o, .events = evs, .nr_events = nr, .read_group = read_group,
+		.ring_pages = 1024);
+	int status;
+
+	s->r = pr_reader_open_command(argv, &o);
+	ck_assert_msg(s->r, "open failed: %s", strerror(errno));
+	s->pid = pr_reader_child(s->r);
+	ck_assert_int_eq(pr_reader_enable(s->r), 0);
+	while (!pr_reader_done(s->r))
+		ck_assert_int_ge(pr_reader_poll(s->r, 100, on_record, s), 0);
+	ck_assert_int_ge(pr_reader_consume(s->r, on_record, s), 0);
+	ck_assert_int_eq(waitpid(s->pid, &status, 0), s->pid);
+	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	ck_assert_uint_eq(pr_reader_lost(s->r), 0);
+	pr_reader_close(s->r);
+}
+
+/* stat-workload's known counts: 1000 pipe round trips switch at least
+ * 2000 times and fault a few dozen pages; 3000 fresh pages fault 3000
+ * times and switch a few times.  Each event gets its own. */
+START_TEST(stat_workloads_faults_and_switches_go_to_their_events)
+{
+	struct pr_event_opts evs[2] = { sample_every(&page_faults),
+					sample_every(&context_switches) };
+	char *pipe_argv[] = { getenv("DS_STAT_WORKLOAD"), "pipe", "1000", NULL };
+	char *pages_argv[] = { getenv("DS_STAT_WORKLOAD"), "pages", "3000", NULL };
+	struct seen pipe = { 0 }, pages = { 0 };
+
+	live_require_perf();
+	ck_assert_msg(pipe_argv[0], "DS_STAT_WORKLOAD must name stat-workload");
+	sample_command(pipe_argv, evs, 2, false, &pipe);
+	sample_command(pages_argv, evs, 2, false, &pages);
+	ck_assert_int_eq(pipe.unattributed + pages.unattributed, 0);
+	ck_assert_int_ge(pipe.per_event[1], 2000);
+	ck_assert_int_lt(pipe.per_event[0], 500);
+	ck_assert_int_ge(pages.per_event[0], 3000);
+	ck_assert_int_lt(pages.per_event[0], 3500);
+	ck_assert_int_lt(pages.per_event[1], 500);
+}
+END_TEST
+
 /* A launched command: the leader starts the group at exec, its members
  * (enabled from the start, but governed by their leader) count from
  * there too: every sample of the command carries both counts. */
@@ -374,25 +420,13 @@ START_TEST(a_launched_commands_read_group_counts_from_its_exec)
 {
 	struct pr_event_opts evs[2] = { sample_every(&page_faults),
 					sample_every(&context_switches) };
-	PR_OPTS(pr_reader_opts, o, .events = evs, .nr_events = 2, .read_group = true,
-		.ring_pages = 1024);
 	char *argv[] = { getenv("DS_WORKLOAD"), "spin", "0.05", NULL };
 	struct seen s = { 0 };
-	int status;
 
 	live_require_perf();
 	ck_assert_msg(argv[0], "DS_WORKLOAD must name the test workload");
 	s.nr_read = 2;
-	s.r = pr_reader_open_command(argv, &o);
-	ck_assert_msg(s.r, "open failed: %s", strerror(errno));
-	s.pid = pr_reader_child(s.r);
-	ck_assert_int_eq(pr_reader_enable(s.r), 0);
-	while (!pr_reader_done(s.r))
-		ck_assert_int_ge(pr_reader_poll(s.r, 100, on_record, &s), 0);
-	ck_assert_int_ge(pr_reader_consume(s.r, on_record, &s), 0);
-	ck_assert_int_eq(waitpid(s.pid, &status, 0), s.pid);
-	ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	pr_reader_close(s.r);
+	sample_command(argv, evs, 2, true, &s);
 
 	/* Loading the program alone faults dozens of pages. */
 	ck_assert_int_ge(s.per_event[0], 20);
@@ -684,6 +718,7 @@ static Suite *multiev_suite(void)
 	tcase_add_test(tc, page_fault_and_switch_samples_each_go_to_their_event);
 	tcase_add_test(tc, a_read_group_puts_the_groups_counts_on_every_sample);
 	tcase_add_test(tc, a_system_wide_read_group_puts_the_groups_counts_on_every_sample);
+	tcase_add_test(tc, stat_workloads_faults_and_switches_go_to_their_events);
 	tcase_add_test(tc, a_launched_commands_read_group_counts_from_its_exec);
 	tcase_add_test(tc, perf_reads_a_file_of_three_software_events_by_name);
 	tcase_add_test(tc, perf_reads_a_file_with_a_read_group_by_name);
