@@ -110,6 +110,9 @@ enum pr_id_fields {
 struct pr_sample {
 	uint64_t ip;
 	uint64_t addr;
+	/* The events the sample stands for: from the sample, or, when the
+	 * event does not record it, its attr's fixed period (0 when the
+	 * attr sampled by frequency). */
 	uint64_t period;
 	/* Kernel call chain, including PERF_CONTEXT_* markers; NULL when none. */
 	const uint64_t *callchain;

@@ -309,9 +309,10 @@ START_TEST(any_described_event_is_sampled_with_the_same_fields)
 	ck_assert_uint_eq(a.freq, 0);
 	ck_assert_uint_eq(a.context_switch, 0);
 	ck_assert_int_eq(pr_event_source_of(&a), PR_SOURCE_EVENT);
-	/* The same sample fields, stack and side-band as the CPU event. */
+	/* The same sample fields, stack and side-band as the CPU event; the
+	 * period is the attr's (a_fixed_period_of_a_software_event_...). */
 	ref = build(NULL, PR_SOURCE_CPU_CLOCK, PR_ATTR_SHARED_RING);
-	ck_assert_uint_eq(a.sample_type, ref.sample_type);
+	ck_assert_uint_eq(a.sample_type | PERF_SAMPLE_PERIOD, ref.sample_type);
 	ck_assert_uint_eq(a.sample_regs_user, ref.sample_regs_user);
 	ck_assert_uint_eq(a.sample_stack_user, ref.sample_stack_user);
 	assert_sideband(&a, 1);
@@ -322,6 +323,40 @@ START_TEST(any_described_event_is_sampled_with_the_same_fields)
 	a = build(&f, PR_SOURCE_EVENT, 0);
 	ck_assert_uint_eq(a.freq, 1);
 	ck_assert_uint_eq(a.sample_freq, PR_DEFAULT_FREQ);
+}
+END_TEST
+
+/* The kernel samples every hit of a software event or tracepoint that
+ * records its period; a fixed period then means nothing.  The period is
+ * left to the attr, so that -c 100 takes a sample per 100 faults. */
+START_TEST(a_fixed_period_of_a_software_event_is_kept_by_the_attr_not_the_sample)
+{
+	struct pr_event_desc pf = { .type = PERF_TYPE_SOFTWARE,
+				    .config = PERF_COUNT_SW_PAGE_FAULTS, .name = "page-faults" };
+	struct pr_event_desc tp = { .type = PERF_TYPE_TRACEPOINT, .config = 5,
+				    .name = "syscalls:sys_enter_write" };
+	PR_OPTS(pr_event_opts, o, .desc = &pf, .period = 100);
+	struct perf_event_attr a = build(&o, PR_SOURCE_EVENT, 0);
+
+	ck_assert(!(a.sample_type & PERF_SAMPLE_PERIOD));
+	ck_assert_uint_eq(a.sample_period, 100);
+	o.desc = &tp;
+	a = build(&o, PR_SOURCE_EVENT, 0);
+	ck_assert(!(a.sample_type & PERF_SAMPLE_PERIOD));
+	/* By frequency the period changes from sample to sample; every hit
+	 * (period 1) is the same either way; a hardware counter's overflow
+	 * is its own. */
+	o.desc = &pf;
+	o.period = 0;
+	a = build(&o, PR_SOURCE_EVENT, 0);
+	ck_assert(a.sample_type & PERF_SAMPLE_PERIOD);
+	o.desc = &tp;
+	a = build(&o, PR_SOURCE_EVENT, 0);
+	ck_assert_uint_eq(a.sample_period, 1);
+	ck_assert(a.sample_type & PERF_SAMPLE_PERIOD);
+	PR_OPTS(pr_event_opts, hw, .period = 100000);
+	a = build(&hw, PR_SOURCE_HW_CYCLES, 0);
+	ck_assert(a.sample_type & PERF_SAMPLE_PERIOD);
 }
 END_TEST
 
@@ -475,6 +510,7 @@ int main(void)
 	tcase_add_test(tc, every_event_uses_the_monotonic_clock_and_says_its_source);
 	tcase_add_test(tc, any_described_event_is_sampled_with_the_same_fields);
 	tcase_add_test(tc, tracepoints_sample_every_hit_unless_told_otherwise);
+	tcase_add_test(tc, a_fixed_period_of_a_software_event_is_kept_by_the_attr_not_the_sample);
 	tcase_add_test(tc, modifiers_exclude_user_or_kernel_mode);
 	tcase_add_test(tc, a_counter_reads_its_count_with_times_and_samples_nothing);
 	tcase_add_test(tc, a_read_group_puts_the_groups_counts_on_every_sample);

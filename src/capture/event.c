@@ -149,6 +149,23 @@ static void set_exclusions(struct perf_event_attr *attr, const struct pr_event_o
 	attr->exclude_hv = 1;
 }
 
+/*
+ * A software event or tracepoint asked for its period samples every hit,
+ * whatever the period: the kernel (perf_swevent_event()) then reports
+ * each one.  With a fixed period above 1 the period is left to the attr,
+ * where the record parser finds it.  The clocks are timers, not counted
+ * hits, and sample at their period either way.
+ */
+static bool counts_each_hit(const struct perf_event_attr *attr)
+{
+	if (attr->freq || attr->sample_period <= 1)
+		return false;
+	if (attr->type == PERF_TYPE_TRACEPOINT)
+		return true;
+	return attr->type == PERF_TYPE_SOFTWARE && attr->config != PERF_COUNT_SW_CPU_CLOCK &&
+	       attr->config != PERF_COUNT_SW_TASK_CLOCK;
+}
+
 /* A counter: read, never sampled, so nothing of the sampling set. */
 static void set_counting(struct perf_event_attr *attr, unsigned int flags)
 {
@@ -193,9 +210,10 @@ int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source
 	}
 
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
-			    PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
-			    PERF_SAMPLE_STACK_USER;
+			    PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN |
+			    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	if (!counts_each_hit(attr))
+		attr->sample_type |= PERF_SAMPLE_PERIOD;
 	/* With one event per ring the ring says which event wrote a record;
 	 * once several share it, only the identifier (at a fixed place in
 	 * every record type) does. */

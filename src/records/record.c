@@ -62,6 +62,7 @@ void pr__parse_cfg_from_attr(struct pr_parse_cfg *cfg,
 	cfg->regs_intr = attr->sample_regs_intr;
 	cfg->branch_sample_type = attr->branch_sample_type;
 	cfg->sample_id_all = attr->sample_id_all;
+	cfg->fixed_period = attr->freq ? 0 : attr->sample_period;
 	cfg->nr_regs_user = (unsigned int)__builtin_popcountll(attr->sample_regs_user);
 	cfg->nr_regs_intr = (unsigned int)__builtin_popcountll(attr->sample_regs_intr);
 	/* The sample_id trailer of non-sample records. */
@@ -200,6 +201,8 @@ static int parse_sample(const struct pr_parse_cfg *cfg, struct cursor *c,
 	}
 	if (t & PERF_SAMPLE_PERIOD)
 		s->period = take_u64(c, "period");
+	else
+		s->period = cfg->fixed_period;
 	if (t & PERF_SAMPLE_READ)
 		parse_read_values(cfg, c, s);
 	if (t & PERF_SAMPLE_CALLCHAIN) {

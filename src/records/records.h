@@ -20,6 +20,9 @@ struct pr_parse_cfg {
 	uint64_t regs_intr;
 	uint64_t branch_sample_type;
 	bool sample_id_all;
+	/* A sample's period when the samples do not carry it: the attr's
+	 * fixed period (0 when it sampled by frequency). */
+	uint64_t fixed_period;
 	/* Derived once, not per record. */
 	unsigned int nr_regs_user, nr_regs_intr;
 	size_t sample_id_size;
