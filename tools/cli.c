@@ -28,6 +28,8 @@ enum {
 };
 
 #define CAPTURE_SHORTOPTS "p:aC:F:d:kv"
+/* The capture options a counting verb takes: its target and how long. */
+#define TARGET_SHORTOPTS "p:aC:d:v"
 
 static const struct option capture_longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
@@ -366,6 +368,11 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 	}
 }
 
+static bool is_target_option(int opt)
+{
+	return opt > 0 && opt < 128 && opt != ':' && strchr(TARGET_SHORTOPTS, opt);
+}
+
 int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv)
 {
 	struct option all[64];
@@ -374,7 +381,8 @@ int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **arg
 	int opt;
 
 	for (size_t i = 0; i < sizeof(capture_longopts) / sizeof(capture_longopts[0]); i++)
-		all[n++] = capture_longopts[i];
+		if (!v->counting || is_target_option(capture_longopts[i].val))
+			all[n++] = capture_longopts[i];
 	for (const struct option *o = v->longopts; o && o->name && n < 62; o++)
 		all[n++] = *o;
 	for (const struct option *o = v->more_longopts; o && o->name && n < 62; o++)
@@ -383,8 +391,10 @@ int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **arg
 	all[n] = (struct option){ NULL, 0, NULL, 0 };
 	/* "+": options end at the first non-option, so a command's own
 	 * flags after "--" or its name are left alone. */
-	snprintf(shortopts, sizeof(shortopts), "+%s%sh", CAPTURE_SHORTOPTS,
+	snprintf(shortopts, sizeof(shortopts), "+%s%sh",
+		 v->counting ? TARGET_SHORTOPTS : CAPTURE_SHORTOPTS,
 		 v->shortopts ? v->shortopts : "");
+	c->counting = v->counting;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
 		int handled = capture_option(c, opt, optarg);
@@ -464,8 +474,11 @@ int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
 	int targets = !!c->nr_pids + !!c->system_wide + (argc > 0);
 
 	if (targets != 1) {
-		ds_err(targets ? "give only one target: -p PID, -a, or -- CMD"
-			       : "nothing to sample: give -p PID, -a, or -- CMD ARGS");
+		if (targets)
+			ds_err("give only one target: -p PID, -a, or -- CMD");
+		else
+			ds_err("nothing to %s: give -p PID, -a, or -- CMD ARGS",
+			       c->counting ? "count" : "sample");
 		return -1;
 	}
 	if (c->nr_cpus && !c->system_wide) {

@@ -42,6 +42,7 @@ struct ds_capture {
 	bool off_cpu, wall;
 	uint64_t off_cpu_min_ns;        /* drop shorter waits; 0 keeps all */
 	uint32_t off_cpu_stack_size;    /* 0: DS_OFF_CPU_STACK_SIZE */
+	bool counting;          /* set by ds_parse() for a counting verb */
 };
 
 /* Set by SIGINT/SIGTERM handlers (1, then 2 on a second signal); the
@@ -95,6 +96,9 @@ struct ds_verb {
 	const struct option *longopts;  /* the verb's own, NULL-terminated */
 	const struct option *more_longopts;  /* more of them (may be NULL) */
 	void (*usage)(FILE *out);
+	/* Counts rather than samples (stat): takes only the target options
+	 * (-p, -a, -C, -d, -v), and its messages say "count". */
+	bool counting;
 	/* One of the verb's options: 0, or -1 after reporting the problem. */
 	int (*option)(int opt, const char *arg, void *ctx);
 	void *ctx;
