@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dwarfsample: the command-line entry point.  Without a verb it profiles
- * (live.c); record, report and dump are verbs of their own.
+ * (live.c); record, report, dump and stat are verbs of their own.
  */
 #include <stdio.h>
 #include <string.h>
@@ -10,6 +10,7 @@
 #include "live.h"
 #include "record.h"
 #include "report.h"
+#include "stat.h"
 
 #ifndef DS_VERSION
 #define DS_VERSION "unknown"
@@ -31,6 +32,8 @@ int main(int argc, char **argv)
 		return ds_cmd_record(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "report"))
 		return ds_cmd_report(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "stat"))
+		return ds_cmd_stat(argc - 1, argv + 1);
 	if (argv[1][0] == '-')
 		return ds_cmd_live(argc, argv);
 	fprintf(stderr, "dwarfsample: unknown command '%s'; to sample a command, "

@@ -370,6 +370,8 @@ static void usage(FILE *out)
 		"                                    a perf.data file's stacks, or a profile\n"
 		"       dwarfsample dump [options] (-p PID... | -a | -- CMD... | -i FILE)\n"
 		"                                    every record, as text\n"
+		"       dwarfsample stat [options] (-p PID... | -a | -- CMD...)\n"
+		"                                    count events, as perf stat\n"
 		"\n"
 		"Sample the target's CPU use, unwind every sample's user stack with\n"
 		"DWARF call-frame information (no frame pointers needed), name the\n"
@@ -383,7 +385,7 @@ static void usage(FILE *out)
 		"  -h, --help               this help\n"
 		"      --version            the version\n"
 		"\n"
-		"Run 'dwarfsample record --help' (or report, dump) for those commands.\n",
+		"Run 'dwarfsample record --help' (or report, dump, stat) for those commands.\n",
 		ds_capture_help, ds_output_help, ds_names_help);
 }
 

@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * perf stat's layouts, field for field as perf 6.1 prints them, so that
+ * what reads perf stat's output reads ours: widths, the comment column's
+ * formats and units, "<not counted>" and "<not supported>", the running
+ * percentage (an integer percentage in CSV and JSON, as perf computes it
+ * there), the interval and thread columns.
+ */
+#include <linux/perf_event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "statprint.h"
+
+/* The table's columns: the count, its unit, the event's name, then the
+ * comment (" # " and a value and a unit) padded to its width.  A line
+ * whose event did not count has a narrower blank comment, as perf's. */
+#define VALUE_WIDTH 18
+#define UNIT_WIDTH 4
+#define NAME_WIDTH 32
+#define METRIC_WIDTH 35
+#define NO_METRIC_WIDTH 28
+/* perf repeats the interval table's column header every 25 readings. */
+#define HEADER_EVERY 25
+
+#define NOT_COUNTED "<not counted>"
+#define NOT_SUPPORTED "<not supported>"
+
+enum ds_stat_kind ds_stat_kind_of(const struct pr_event_desc *ev)
+{
+	static const enum ds_stat_kind hw[] = {
+		[PERF_COUNT_HW_CPU_CYCLES] = DS_STAT_CYCLES,
+		[PERF_COUNT_HW_INSTRUCTIONS] = DS_STAT_INSTRUCTIONS,
+		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = DS_STAT_BRANCHES,
+		[PERF_COUNT_HW_BRANCH_MISSES] = DS_STAT_BRANCH_MISSES,
+		[PERF_COUNT_HW_CACHE_REFERENCES] = DS_STAT_CACHE_REFS,
+		[PERF_COUNT_HW_CACHE_MISSES] = DS_STAT_CACHE_MISSES,
+		[PERF_COUNT_HW_STALLED_CYCLES_FRONTEND] = DS_STAT_STALLED_FRONTEND,
+		[PERF_COUNT_HW_STALLED_CYCLES_BACKEND] = DS_STAT_STALLED_BACKEND,
+	};
+
+	if (pr_event_counts_ns(ev))
+		return DS_STAT_CLOCK;
+	if (ev->type == PERF_TYPE_HARDWARE && ev->config < sizeof(hw) / sizeof(hw[0]))
+		return hw[ev->config];
+	return DS_STAT_COUNT;
+}
+
+static bool counted(const struct pr_count *c)
+{
+	return c->supported && c->running && c->enabled;
+}
+
+/* The counts the comments of a row are relative to: the clock's
+ * nanoseconds, cycles, branches and cache references. */
+struct bases {
+	bool have[DS_STAT_KINDS];
+	double value[DS_STAT_KINDS];
+};
+
+static void row_bases(struct bases *b, const struct ds_stat_event *evs, size_t nr,
+		      const struct pr_count *row)
+{
+	memset(b, 0, sizeof(*b));
+	for (size_t i = 0; i < nr; i++) {
+		enum ds_stat_kind k = evs[i].kind;
+
+		if (!counted(&row[i]) || b->have[k])
+			continue;
+		b->have[k] = true;
+		b->value[k] = row[i].scaled;
+	}
+}
+
+/* A comment: the value printed "%*.*f" then `suffix`, as perf's formats
+ * ("%8.3f", "%7.2f ", "%7.2f%%"); none when its base did not count
+ * (`unit` may still name what it would have been). */
+struct metric {
+	bool shown;
+	int width, precision;
+	const char *suffix, *unit;
+	double value;
+	char unit_buf[16];
+};
+
+static void set_metric(struct metric *m, int width, int precision, const char *suffix,
+		       double value)
+{
+	m->shown = true;
+	m->width = width;
+	m->precision = precision;
+	m->suffix = suffix;
+	m->value = value;
+}
+
+/* The value as the table shows it. */
+static void metric_text(const struct metric *m, char *buf, size_t len)
+{
+	snprintf(buf, len, "%*.*f%s", m->width, m->precision, m->value, m->suffix);
+}
+
+/* Events per second of the row's clock, in K, M or G above a thousand. */
+static void per_second(struct metric *m, double count, double ns)
+{
+	static const char prefixes[] = " KMG";
+	double rate = ns > 0 ? count * 1e9 / ns : 0;
+	int p = 0;
+
+	while (p < 3 && rate > 1000.0) {
+		rate /= 1000.0;
+		p++;
+	}
+	snprintf(m->unit_buf, sizeof(m->unit_buf), "%.*s/sec", p ? 1 : 0, &prefixes[p]);
+	m->unit = m->unit_buf;
+	set_metric(m, 8, 3, "", rate);
+}
+
+/* count / base in percent (or as a ratio), when the base counted. */
+static void ratio(struct metric *m, const struct bases *b, enum ds_stat_kind base,
+		  double count, bool percent, const char *unit)
+{
+	double v;
+
+	m->unit = unit;
+	if (!b->have[base])
+		return;
+	v = b->value[base] ? count * (percent ? 100 : 1) / b->value[base] : 0;
+	if (percent)
+		set_metric(m, 7, 2, "%", v);
+	else if (base == DS_STAT_CYCLES)
+		set_metric(m, 7, 2, " ", v);    /* insn per cycle */
+	else
+		set_metric(m, 8, 3, "", v);     /* GHz */
+}
+
+static void row_metric(struct metric *m, const struct ds_stat_event *ev, double count,
+		       const struct bases *b, double wall_ns)
+{
+	memset(m, 0, sizeof(*m));
+	switch (ev->kind) {
+	case DS_STAT_CLOCK:
+		m->unit = "CPUs utilized";
+		if (wall_ns > 0)
+			set_metric(m, 8, 3, "", count / wall_ns);
+		return;
+	case DS_STAT_CYCLES:
+		ratio(m, b, DS_STAT_CLOCK, count, false, "GHz");
+		return;
+	case DS_STAT_INSTRUCTIONS:
+		ratio(m, b, DS_STAT_CYCLES, count, false, "insn per cycle");
+		return;
+	case DS_STAT_BRANCH_MISSES:
+		ratio(m, b, DS_STAT_BRANCHES, count, true, "of all branches");
+		return;
+	case DS_STAT_CACHE_MISSES:
+		ratio(m, b, DS_STAT_CACHE_REFS, count, true, "of all cache refs");
+		return;
+	case DS_STAT_STALLED_FRONTEND:
+		ratio(m, b, DS_STAT_CYCLES, count, true, "frontend cycles idle");
+		return;
+	case DS_STAT_STALLED_BACKEND:
+		ratio(m, b, DS_STAT_CYCLES, count, true, "backend cycles idle");
+		return;
+	case DS_STAT_COUNT:
+	case DS_STAT_BRANCHES:
+	case DS_STAT_CACHE_REFS:
+	case DS_STAT_KINDS:
+		if (b->have[DS_STAT_CLOCK])
+			per_second(m, count, b->value[DS_STAT_CLOCK]);
+		return;
+	}
+}
+
+/* The value a line shows: milliseconds for the clocks. */
+static double shown(const struct ds_stat_event *ev, const struct pr_count *c)
+{
+	return ev->kind == DS_STAT_CLOCK ? c->scaled / 1e6 : c->scaled;
+}
+
+static const char *unit_of(const struct ds_stat_event *ev)
+{
+	return ev->kind == DS_STAT_CLOCK ? "msec" : "";
+}
+
+/* CSV and JSON give the share of time counted as perf computes it there:
+ * in whole percents. */
+static double percent_running(const struct pr_count *c)
+{
+	if (c->running == c->enabled || !c->enabled)
+		return 100;
+	return (double)(100 * c->running / c->enabled);
+}
+
+static void json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(f, "\\%c", ch);
+		else if (ch < 0x20)
+			fprintf(f, "\\u%04x", ch);
+		else
+			fputc(ch, f);
+	}
+	fputc('"', f);
+}
+
+/* What starts a line: the interval's time, then the thread. */
+static void line_start(const struct ds_stat_printer *p, const struct ds_stat_reading *r,
+		       size_t row)
+{
+	const struct ds_stat_thread *t = r->threads ? &r->threads[row] : NULL;
+	unsigned long sec = (unsigned long)(r->time_ns / 1000000000u);
+	unsigned long nsec = (unsigned long)(r->time_ns % 1000000000u);
+
+	switch (p->format) {
+	case DS_STAT_TABLE:
+		if (p->interval)
+			fprintf(p->f, "%6lu.%09lu ", sec, nsec);
+		if (t)
+			fprintf(p->f, "%16s-%-8d ", t->comm, (int)t->tid);
+		return;
+	case DS_STAT_CSV:
+		if (p->interval)
+			fprintf(p->f, "%6lu.%09lu%s", sec, nsec, p->sep);
+		if (t)
+			fprintf(p->f, "%s-%d%s", t->comm, (int)t->tid, p->sep);
+		return;
+	case DS_STAT_JSON:
+		fputc('{', p->f);
+		if (p->interval)
+			fprintf(p->f, "\"interval\" : %lu.%09lu, ", sec, nsec);
+		if (t) {
+			char label[64];
+
+			snprintf(label, sizeof(label), "%s-%d", t->comm, (int)t->tid);
+			fputs("\"thread\" : ", p->f);
+			json_string(p->f, label);
+			fputs(", ", p->f);
+		}
+		return;
+	}
+}
+
+static void table_line(const struct ds_stat_printer *p, const struct ds_stat_event *ev,
+		       const struct pr_count *c, const struct metric *m)
+{
+	FILE *f = p->f;
+
+	if (counted(c))
+		fprintf(f, ev->kind == DS_STAT_CLOCK ? "%*.2f " : "%*.0f ", VALUE_WIDTH,
+			shown(ev, c));
+	else
+		fprintf(f, "%*s ", VALUE_WIDTH, c->supported ? NOT_COUNTED : NOT_SUPPORTED);
+	fprintf(f, "%-*s %-*s", UNIT_WIDTH, unit_of(ev), NAME_WIDTH, ev->name);
+	if (!counted(c)) {
+		fprintf(f, "%*s", NO_METRIC_WIDTH, "");
+	} else if (!m->shown) {
+		fprintf(f, "%*s", METRIC_WIDTH, "");
+	} else {
+		char value[64];
+		int n;
+
+		metric_text(m, value, sizeof(value));
+		n = 3 + (int)strlen(value);
+		fprintf(f, " # %s %-*s", value, METRIC_WIDTH - n - 1, m->unit);
+	}
+	if (c->running != c->enabled)
+		fprintf(f, "  (%.2f%%)", 100.0 * (double)c->running / (double)c->enabled);
+	fputc('\n', f);
+}
+
+/* CSV's comment: the value as the table prints it, its blanks and any
+ * sign after the number dropped; the unit. */
+static void csv_metric(const struct ds_stat_printer *p, const struct metric *m)
+{
+	char value[64], *v = value, *end;
+
+	if (!m->shown) {
+		fprintf(p->f, "%s%s", p->sep, p->sep);
+		return;
+	}
+	metric_text(m, value, sizeof(value));
+	while (*v == ' ')
+		v++;
+	for (end = v; (*end >= '0' && *end <= '9') || *end == '.'; end++)
+		;
+	*end = '\0';
+	fprintf(p->f, "%s%s%s%s", p->sep, v, p->sep, m->unit);
+}
+
+static void csv_line(const struct ds_stat_printer *p, const struct ds_stat_event *ev,
+		     const struct pr_count *c, const struct metric *m)
+{
+	FILE *f = p->f;
+
+	if (counted(c))
+		fprintf(f, ev->kind == DS_STAT_CLOCK ? "%.2f" : "%.0f", shown(ev, c));
+	else
+		fputs(c->supported ? NOT_COUNTED : NOT_SUPPORTED, f);
+	fprintf(f, "%s%s%s%s", p->sep, unit_of(ev), p->sep, ev->name);
+	fprintf(f, "%s%llu%s%.2f", p->sep, counted(c) ? (unsigned long long)c->running : 0ull,
+		p->sep, percent_running(c));
+	if (counted(c)) {
+		csv_metric(p, m);
+	} else {
+		struct metric none = { 0 };
+
+		csv_metric(p, &none);
+	}
+	fputc('\n', f);
+}
+
+static void json_line(const struct ds_stat_printer *p, const struct ds_stat_event *ev,
+		      const struct pr_count *c, const struct metric *m)
+{
+	FILE *f = p->f;
+	bool ok = counted(c);
+
+	if (ok)
+		fprintf(f, "\"counter-value\" : \"%f\", ", shown(ev, c));
+	else
+		fprintf(f, "\"counter-value\" : \"%s\", ", c->supported ? NOT_COUNTED : NOT_SUPPORTED);
+	fprintf(f, "\"unit\" : \"%s\", \"event\" : ", unit_of(ev));
+	json_string(f, ev->name);
+	fprintf(f, ", \"event-runtime\" : %llu, \"pcnt-running\" : %.2f, ",
+		ok ? (unsigned long long)c->running : 0ull, percent_running(c));
+	/* perf writes "(null)" for an event without a comment; "" is what
+	 * it means. */
+	fprintf(f, "\"metric-value\" : %f, \"metric-unit\" : ",
+		ok && m->shown ? m->value : 0.0);
+	json_string(f, ok && m->unit ? m->unit : "");
+	fputs("}\n", f);
+}
+
+struct ranked {
+	double value;
+	size_t row;
+};
+
+/* Threads by decreasing count, in their order where equal, as perf. */
+static int by_value(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value < y->value ? 1 : -1;
+	return x->row < y->row ? -1 : x->row > y->row;
+}
+
+static void interval_header(struct ds_stat_printer *p)
+{
+	if (p->format != DS_STAT_TABLE || p->printed++ % HEADER_EVERY)
+		return;
+	fprintf(p->f, "#           time%s             counts %*s events\n",
+		p->per_thread ? "             comm-pid     " : "", UNIT_WIDTH, "unit");
+}
+
+void ds_stat_print(struct ds_stat_printer *p, const struct ds_stat_event *evs, size_t nr,
+		   const struct ds_stat_reading *r)
+{
+	struct bases *bases = calloc(r->nr_rows ? r->nr_rows : 1, sizeof(*bases));
+	struct ranked *order = calloc(r->nr_rows ? r->nr_rows : 1, sizeof(*order));
+
+	if (!bases || !order) {
+		free(bases);
+		free(order);
+		return;
+	}
+	if (p->interval)
+		interval_header(p);
+	for (size_t row = 0; row < r->nr_rows; row++)
+		row_bases(&bases[row], evs, nr, &r->counts[row * nr]);
+	for (size_t i = 0; i < nr; i++) {
+		for (size_t row = 0; row < r->nr_rows; row++) {
+			const struct pr_count *c = &r->counts[row * nr + i];
+
+			order[row] = (struct ranked){ counted(c) ? c->scaled : 0, row };
+		}
+		qsort(order, r->nr_rows, sizeof(*order), by_value);
+		for (size_t k = 0; k < r->nr_rows; k++) {
+			size_t row = order[k].row;
+			const struct pr_count *c = &r->counts[row * nr + i];
+			struct metric m;
+
+			if (!c->supported && evs[i].hide_unsupported)
+				continue;
+			row_metric(&m, &evs[i], c->scaled, &bases[row], r->wall_ns);
+			line_start(p, r, row);
+			if (p->format == DS_STAT_TABLE)
+				table_line(p, &evs[i], c, &m);
+			else if (p->format == DS_STAT_CSV)
+				csv_line(p, &evs[i], c, &m);
+			else
+				json_line(p, &evs[i], c, &m);
+		}
+	}
+	free(order);
+	free(bases);
+	fflush(p->f);
+}
+
+void ds_stat_print_started(struct ds_stat_printer *p)
+{
+	time_t now = time(NULL);
+	char date[64];
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(date, sizeof(date), "%a %b %e %H:%M:%S %Y", &tm);
+	fprintf(p->f, "# started on %s\n\n", date);
+}
+
+void ds_stat_print_header(const struct ds_stat_printer *p, const char *target)
+{
+	if (p->format == DS_STAT_TABLE && !p->interval)
+		fprintf(p->f, "\n Performance counter stats for %s:\n\n", target);
+}
+
+static double seconds(const struct timeval *tv)
+{
+	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
+}
+
+void ds_stat_print_footer(const struct ds_stat_printer *p, double elapsed_s,
+			  const struct rusage *ru)
+{
+	if (p->format != DS_STAT_TABLE || p->interval)
+		return;
+	fprintf(p->f, "\n %17.9f seconds time elapsed", elapsed_s);
+	if (ru)
+		fprintf(p->f, "\n\n %17.9f seconds user\n %17.9f seconds sys\n",
+			seconds(&ru->ru_utime), seconds(&ru->ru_stime));
+	fputs("\n\n", p->f);
+	fflush(p->f);
+}
