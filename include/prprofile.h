@@ -61,10 +61,31 @@ struct pr_profile_opts {
 	 * run as it happened.  Without it, each distinct stack is listed
 	 * once, where it was first seen. */
 	bool timeline;
+	/* The sampled events' names ("page-faults", "cycles:u"), in
+	 * event-index order (pr_profile_add_event()).  pprof then has a
+	 * sample type per event, "NAME/count" ("NAME/nanoseconds" for
+	 * cpu-clock and task-clock), each sample weighing its period (the
+	 * events it stands for); folded, SVG and speedscope show one event
+	 * (pr_profile_write_opts.event), weighed so.  Needs the CPU mode.
+	 * 0: one CPU event, the output as without events.  Copied. */
+	const char *const *events;
+	size_t nr_events;
+	/* Counters read with each sample (pr_sample read values, matched by
+	 * position): each gets a pprof sample type "NAME/count" whose value
+	 * for a sample is the counter's growth since the previous sample of
+	 * the same counter instance (the sample's id and tid, or with
+	 * counters_per_cpu the id alone); an instance's first sample counts
+	 * its whole value, the counter having started at 0.  Needs events.
+	 * Copied. */
+	const char *const *counters;
+	size_t nr_counters;
+	/* System-wide events: one counter per CPU spans tasks. */
+	bool counters_per_cpu;
 };
 
 /* An empty profile, owned by the caller (pr_profile_free()); NULL with
- * errno set on failure. */
+ * errno set on failure (EINVAL: a NULL or empty event or counter name,
+ * counters without events, events in a mode other than CPU). */
 PR_API struct pr_profile *pr_profile_new(const struct pr_profile_opts *opts);
 /* Accepts NULL. */
 PR_API void pr_profile_free(struct pr_profile *p);
@@ -82,6 +103,25 @@ PR_API void pr_profile_free(struct pr_profile *p);
 PR_API int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
 			  const struct pr_record *rec, const struct pr_stack *stack,
 			  const char *comm, const char *process);
+
+/*
+ * pr_profile_add() for a sample of event `event`, an index into
+ * pr_profile_opts.events (pr_profile_add() is event 0).  A stack is kept
+ * per event: the same frames sampled by two events are two stacks.
+ * Returns 0, -EINVAL (`event` past the events; any but 0 without them)
+ * or -ENOMEM.  Not thread-safe.
+ */
+PR_API int pr_profile_add_event(struct pr_profile *p, size_t event, struct pr_symbolizer *sym,
+				const struct pr_record *rec, const struct pr_stack *stack,
+				const char *comm, const char *process);
+
+/*
+ * The index of the event called `name` in pr_profile_opts.events, or of
+ * the one event that, without its ":u", ":k" or ":uk" modifier, is called
+ * so ("page-faults" finds "page-faults:u" when no other "page-faults"
+ * is there).  -ENOENT when none is, or several are.  Thread-safe.
+ */
+PR_API int pr_profile_event_by_name(const struct pr_profile *p, const char *name);
 
 /*
  * Off-CPU time: give the profile a switch-out sample (an event built as
@@ -108,7 +148,9 @@ struct pr_profile_times {
 	size_t sz;
 	uint64_t samples;           /* CPU samples counted */
 	uint64_t cpu_ns;            /* their time (0 without a frequency or
-				     * period_is_ns) */
+				     * period_is_ns); with events, the
+				     * periods of the cpu-clock and
+				     * task-clock samples */
 	uint64_t waits[PR_WAIT_KIND_MAX];     /* waits counted, by kind */
 	uint64_t off_cpu_ns[PR_WAIT_KIND_MAX];
 	/* Waits not counted: shorter than off_cpu_min_ns, or without a
@@ -124,8 +166,9 @@ struct pr_profile_times {
 PR_API int pr_profile_times(const struct pr_profile *p, uint32_t pid,
 			    struct pr_profile_times *t);
 
-/* The processes in the profile, most time first: up to `max` pids into
- * `pids`.  Returns how many there are.  NULL `pids` with `max` 0 asks. */
+/* The processes in the profile, most time first (with events, most
+ * samples): up to `max` pids into `pids`.  Returns how many there are.
+ * NULL `pids` with `max` 0 asks. */
 PR_API size_t pr_profile_pids(const struct pr_profile *p, uint32_t *pids, size_t max);
 
 /* The name process `pid` had when it was last sampled, or NULL when the
@@ -152,6 +195,14 @@ PR_API size_t pr_profile_nr_stacks(const struct pr_profile *p);
  * the default), and a "wait" label (blocked, preempted) on each wait;
  * the SVG draws frames mostly off the CPU blue; speedscope lists each
  * thread's samples as they came when the profile kept its timeline.
+ *
+ * A profile with events (pr_profile_opts.events) has, in pprof, a sample
+ * type per event, "NAME/count" or "NAME/nanoseconds", the first the
+ * default, then one per counter, "NAME/count": a stack's sample has its
+ * periods in its event's column, 0 in the other events', and its counter
+ * growths.  Folded, SVG and speedscope show the stacks of one event
+ * (pr_profile_write_opts.event) weighed by their periods; the SVG says
+ * which ("12 page-faults", "1.20 ms task-clock").
  */
 enum pr_profile_format {
 	PR_FORMAT_FOLDED = 0,     /* "comm;root;...;leaf COUNT" lines */
@@ -181,6 +232,12 @@ struct pr_profile_write_opts {
 	bool annotate;
 	/* SVG: the title; speedscope: the profile's name.  NULL: "dwarfsample". */
 	const char *title;
+	/* Folded, SVG, speedscope of a profile with events: the event shown
+	 * (an index into pr_profile_opts.events, pr_profile_event_by_name()),
+	 * its stacks weighed by their periods: nanoseconds for cpu-clock and
+	 * task-clock, events for the others.  pprof has them all.  Past the
+	 * events: -EINVAL. */
+	size_t event;
 };
 
 /*

@@ -10,6 +10,11 @@
  * are used as they are.  The few strings this writer adds go after them.
  * Every message lives in an array sized from the profile before anything
  * is filled: a few allocations per write, however large the profile.
+ *
+ * The sample types are the profile's mode's (samples, CPU, off-CPU and
+ * wall time), or with events one per event and one per counter: a stack
+ * is of one event, and go tool pprof reads the zeros of the others'
+ * columns as "not in this view".
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -51,14 +56,15 @@ static const char *const extra_strings[NR_EXTRA] = {
 enum { L_PID, L_TID, L_THREAD, L_PROCESS, NR_THREAD_LABELS };
 
 /* The sample types: a CPU profile has the first two, an off-CPU one the
- * count and the off-CPU time, a wall-clock one all four. */
+ * count and the off-CPU time, a wall-clock one all four.  A profile with
+ * events has one per event, then one per counter, instead. */
 enum { V_COUNT, V_CPU, V_OFF_CPU, V_WALL, NR_VALUES };
 
 /* Everything the Profile message points into; pprof_free() frees it. */
 struct pprof {
 	pb_profile msg;
-	pb_value_type types[NR_VALUES], *type_ptrs[NR_VALUES], period_type;
-	int nr_values;
+	pb_value_type *types, **type_ptrs, period_type;
+	size_t nr_values;
 	char **strings;
 	pb_mapping *mappings, **mapping_ptrs;
 	pb_function *functions, **function_ptrs;
@@ -113,6 +119,8 @@ static void pprof_free(struct pprof *pp)
 	free(pp->mapping_ptrs);
 	free(pp->mappings);
 	free(pp->strings);
+	free(pp->type_ptrs);
+	free(pp->types);
 }
 
 static int64_t extra(const struct pr_profile *p, int s)
@@ -289,12 +297,20 @@ static int64_t cpu_ns(uint64_t count, uint64_t freq)
 	return (int64_t)(count * (NS_PER_S / freq) + count * (NS_PER_S % freq) / freq);
 }
 
-/* Stack st's values, as many as pp->nr_values, in add_types()' order. */
-static void sample_values(const struct pprof *pp, const struct pr_profile *p,
-			  const struct prof_stack *st, int64_t *v)
+/* Stack idx's values, as many as pp->nr_values, in add_types()' order. */
+static void sample_values(const struct pprof *pp, const struct pr_profile *p, uint32_t idx,
+			  int64_t *v)
 {
+	const struct prof_stack *st = &p->stacks[idx];
 	bool wait = st->kind != PROF_ON_CPU;
 
+	if (p->nr_events) {
+		/* Its own event's column; the others' are 0 (calloc'd). */
+		v[st->event] = (int64_t)st->period;
+		for (uint32_t c = 0; c < p->nr_counters; c++)
+			v[p->nr_events + c] = (int64_t)prof__growth(p, idx, c);
+		return;
+	}
 	v[V_COUNT] = (int64_t)st->count;
 	if (p->mode == PR_PROFILE_OFF_CPU) {
 		v[1] = (int64_t)st->ns;
@@ -305,7 +321,7 @@ static void sample_values(const struct pprof *pp, const struct pr_profile *p,
 	 * time counted is the one wall adds up. */
 	if (wait)
 		v[V_CPU] = 0;
-	else if (prof__in_ns(p) || (p->period_is_ns && st->ns))
+	else if (prof__in_ns(p, 0) || (p->period_is_ns && st->ns))
 		v[V_CPU] = (int64_t)st->ns;
 	else
 		v[V_CPU] = cpu_ns(st->count, p->freq);
@@ -328,8 +344,7 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 	 * (room for a wait's label in each). */
 	pp->label_ptrs = ptrs_new((size_t)p->nr_stacks * (nr_labels + 1));
 	pp->location_ids = calloc(nr_ids + 1, sizeof(*pp->location_ids));
-	pp->values = calloc((size_t)p->nr_stacks * (size_t)pp->nr_values + 1,
-			    sizeof(*pp->values));
+	pp->values = calloc((size_t)p->nr_stacks * pp->nr_values + 1, sizeof(*pp->values));
 	if (!pp->samples || !pp->sample_ptrs || !pp->label_ptrs || !pp->location_ids ||
 	    !pp->values)
 		return -ENOMEM;
@@ -343,9 +358,9 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 		ps->n_location_id = st->nr;
 		for (uint32_t k = 0; k < st->nr; k++)
 			pp->location_ids[id++] = (uint64_t)p->frames[st->frame + k] + 1;
-		ps->value = &pp->values[(size_t)i * (size_t)pp->nr_values];
-		ps->n_value = (size_t)pp->nr_values;
-		sample_values(pp, p, st, ps->value);
+		ps->value = &pp->values[(size_t)i * pp->nr_values];
+		ps->n_value = pp->nr_values;
+		sample_values(pp, p, i, ps->value);
 		for (int k = 0; k < NR_THREAD_LABELS; k++)
 			labels[k] = &pp->labels[(size_t)st->thread * NR_THREAD_LABELS + k];
 		for (uint32_t k = 0; k < p->nr_tags; k++)
@@ -362,43 +377,71 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 	return 0;
 }
 
-static void set_type(struct pprof *pp, const struct pr_profile *p, int i, int type, int unit)
+/* Sample type i: strings `type` and `unit` (indexes in the table). */
+static void set_type(struct pprof *pp, size_t i, int64_t type, int64_t unit)
 {
 	pp->types[i] = value_type_init;
-	pp->types[i].type = extra(p, type);
-	pp->types[i].unit = extra(p, unit);
+	pp->types[i].type = type;
+	pp->types[i].unit = unit;
 	pp->type_ptrs[i] = &pp->types[i];
 }
 
-/* The sample types by the profile's mode (sample_values() fills them). */
-static void add_types(struct pprof *pp, const struct pr_profile *p)
+/* The sample types by the profile's mode or its events (sample_values()
+ * fills them).  0 or -ENOMEM. */
+static int add_types(struct pprof *pp, const struct pr_profile *p)
 {
+	size_t n = p->nr_events ? (size_t)p->nr_events + p->nr_counters : NR_VALUES;
+
+	pp->types = msgs_new(n, sizeof(*pp->types), &value_type_init);
+	pp->type_ptrs = ptrs_new(n);
+	if (!pp->types || !pp->type_ptrs)
+		return -ENOMEM;
+	if (p->nr_events) {
+		/* Each event counts what it samples (a clock event, its
+		 * nanoseconds), and each counter what it counted. */
+		for (uint32_t i = 0; i < p->nr_events; i++)
+			set_type(pp, i, p->events[i].name,
+				 extra(p, p->events[i].ns ? S_NANOSECONDS : S_COUNT));
+		for (uint32_t c = 0; c < p->nr_counters; c++)
+			set_type(pp, p->nr_events + c, p->counters[c], extra(p, S_COUNT));
+		pp->nr_values = n;
+		return 0;
+	}
 	/* As Go's runtime/pprof writes a CPU profile: the count first (the
 	 * convention for the number of events), then the time. */
-	set_type(pp, p, V_COUNT, S_SAMPLES, S_COUNT);
+	set_type(pp, V_COUNT, extra(p, S_SAMPLES), extra(p, S_COUNT));
 	if (p->mode == PR_PROFILE_OFF_CPU) {
-		set_type(pp, p, 1, S_OFF_CPU, S_NANOSECONDS);
+		set_type(pp, 1, extra(p, S_OFF_CPU), extra(p, S_NANOSECONDS));
 		pp->nr_values = 2;
-		return;
+		return 0;
 	}
-	set_type(pp, p, V_CPU, S_CPU, S_NANOSECONDS);
+	set_type(pp, V_CPU, extra(p, S_CPU), extra(p, S_NANOSECONDS));
 	pp->nr_values = 2;
 	if (p->mode == PR_PROFILE_WALL) {
 		/* Continuous-profiling backends read a wall-clock profile's
 		 * time from a "wall" type; cpu and off_cpu split it. */
-		set_type(pp, p, V_OFF_CPU, S_OFF_CPU, S_NANOSECONDS);
-		set_type(pp, p, V_WALL, S_WALL, S_NANOSECONDS);
+		set_type(pp, V_OFF_CPU, extra(p, S_OFF_CPU), extra(p, S_NANOSECONDS));
+		set_type(pp, V_WALL, extra(p, S_WALL), extra(p, S_NANOSECONDS));
 		pp->nr_values = NR_VALUES;
 	}
+	return 0;
 }
 
 static void add_header(struct pprof *pp, const struct pr_profile *p)
 {
 	pp->msg.sample_type = pp->type_ptrs;
-	pp->msg.n_sample_type = (size_t)pp->nr_values;
+	pp->msg.n_sample_type = pp->nr_values;
 	pp->msg.period_type = &pp->period_type;
 	pp->msg.time_nanos = (int64_t)p->start_ns;
 	pp->msg.duration_nanos = (int64_t)p->duration_ns;
+	if (p->nr_events) {
+		/* The first event is what was sampled first; its period is
+		 * known when it is time sampled at the frequency. */
+		pp->period_type = pp->types[0];
+		pp->msg.period = p->freq && p->events[0].ns ? (int64_t)(NS_PER_S / p->freq) : 0;
+		pp->msg.default_sample_type = p->events[0].name;
+		return;
+	}
 	if (p->mode == PR_PROFILE_OFF_CPU) {
 		/* Nothing is sampled away: every nanosecond off the CPU is
 		 * counted (short waits aside, which are dropped, not
@@ -476,10 +519,10 @@ int pr__out_pprof(const struct pr_profile *p, FILE *out, const struct pr_profile
 		ret = add_locations(&pp, p);
 	if (!ret)
 		ret = add_labels(&pp, p);
-	if (!ret) {
-		add_types(&pp, p);
+	if (!ret)
+		ret = add_types(&pp, p);
+	if (!ret)
 		ret = add_samples(&pp, p);
-	}
 	if (ret)
 		goto out;
 	add_header(&pp, p);

@@ -103,31 +103,40 @@ static void write_frames(const struct pr_profile *p, FILE *out)
 }
 
 /* Whether weights are nanoseconds: off-CPU and wall-clock time always
- * are, CPU samples when a frequency says what one stands for. */
-static bool in_ns(const struct pr_profile *p)
+ * are, CPU samples when a frequency says what one stands for; with
+ * events, a clock event's periods. */
+static bool in_ns(const struct pr_profile *p, size_t event)
 {
-	return prof__in_ns(p) || p->freq;
+	if (p->nr_events)
+		return p->events[event].ns;
+	return prof__in_ns(p, 0) || p->freq;
 }
 
 /* What a stack weighs: its time (a CPU profile's is its count at the
  * frequency, whole: speedscope adds the weights up to endValue), or its
- * count without a frequency. */
+ * count without a frequency; with events, its periods. */
 static uint64_t weight(const struct pr_profile *p, const struct prof_stack *st)
 {
-	if (prof__in_ns(p))
-		return st->ns;
+	if (p->nr_events || prof__in_ns(p, 0))
+		return prof__stack_value(p, st);
 	return p->freq ? st->count * UINT64_C(1000000000) / p->freq : st->count;
 }
 
+/* What a timeline entry of `ns` weighs: with events, ns is its period. */
+static uint64_t entry_weight(const struct pr_profile *p, uint64_t ns)
+{
+	return p->nr_events || in_ns(p, 0) ? ns : 1;
+}
+
 /*
- * Thread t's timeline as runs: entries in a row whose stacks print the
- * same (the profile tells lines apart, speedscope only functions) are one.
- * Writes the runs' stacks, or with `weights` what each weighs (its
- * entries' ns; 1 an entry without a frequency): two passes over the packed
- * entries rather than a copy of them.  `ids` is scratch.  0 or -ENOMEM.
+ * Thread t's timeline of `event` as runs: entries in a row whose stacks
+ * print the same (the profile tells lines apart, speedscope only
+ * functions) are one.  Writes the runs' stacks, or with `weights` what
+ * each weighs (entry_weight()): two passes over the packed entries rather
+ * than a copy of them.  `ids` is scratch.  0 or -ENOMEM.
  */
-static int write_runs(const struct pr_profile *p, uint32_t t, FILE *out, bool weights,
-		      struct ids ids[2])
+static int write_runs(const struct pr_profile *p, uint32_t t, size_t event, FILE *out,
+		      bool weights, struct ids ids[2])
 {
 	struct ids *cur = &ids[0], *next = &ids[1], *swap;
 	struct prof_timeline_iter it;
@@ -138,6 +147,8 @@ static int write_runs(const struct pr_profile *p, uint32_t t, FILE *out, bool we
 
 	prof__timeline_iter(&p->timelines[t], &it);
 	while (prof__timeline_next(&it, &time, &stack, &ns)) {
+		if (!prof__shows(p, &p->stacks[stack], event))
+			continue;
 		if (run == PROF_NONE) {
 			if ((ret = stack_ids(p, &p->stacks[stack], cur)))
 				return ret;
@@ -157,7 +168,7 @@ static int write_runs(const struct pr_profile *p, uint32_t t, FILE *out, bool we
 			}
 		}
 		run = stack;
-		sum += in_ns(p) ? ns : 1;
+		sum += entry_weight(p, ns);
 	}
 	if (run != PROF_NONE && weights)
 		fprintf(out, "%s%" PRIu64, first ? "" : ",", sum);
@@ -166,10 +177,11 @@ static int write_runs(const struct pr_profile *p, uint32_t t, FILE *out, bool we
 	return 0;
 }
 
-/* Thread t's n stacks, order[0..n): as they came when the thread has a
- * timeline, else once each in the order first seen.  0 or -ENOMEM. */
-static int write_thread(const struct pr_profile *p, uint32_t t, const uint32_t *order,
-			uint32_t n, FILE *out, struct ids ids[2])
+/* Thread t's n stacks of `event`, order[0..n): as they came when the
+ * thread has a timeline, else once each in the order first seen.  0 or
+ * -ENOMEM. */
+static int write_thread(const struct pr_profile *p, uint32_t t, size_t event,
+			const uint32_t *order, uint32_t n, FILE *out, struct ids ids[2])
 {
 	const struct prof_thread *th = &p->threads[t];
 	bool timeline = p->timeline && t < p->cap_timelines;
@@ -184,14 +196,14 @@ static int write_thread(const struct pr_profile *p, uint32_t t, const uint32_t *
 	for (uint32_t i = 0; i < n; i++) {
 		const struct prof_stack *st = &p->stacks[order[i]];
 
-		total += !timeline ? weight(p, st) : in_ns(p) ? st->ns : st->count;
+		total += !timeline || p->nr_events ? weight(p, st) : in_ns(p, 0) ? st->ns : st->count;
 	}
 	fputs("{\"type\":\"sampled\",\"name\":", out);
 	pr__json_string(out, name);
 	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
-		in_ns(p) ? "nanoseconds" : "none", total);
+		in_ns(p, event) ? "nanoseconds" : "none", total);
 	if (timeline)
-		ret = write_runs(p, t, out, false, ids);
+		ret = write_runs(p, t, event, out, false, ids);
 	for (uint32_t i = 0; !timeline && !ret && i < n; i++) {
 		ret = stack_ids(p, &p->stacks[order[i]], &ids[0]);
 		if (!ret)
@@ -199,7 +211,7 @@ static int write_thread(const struct pr_profile *p, uint32_t t, const uint32_t *
 	}
 	fputs("],\n\"weights\":[", out);
 	if (timeline && !ret)
-		ret = write_runs(p, t, out, true, ids);
+		ret = write_runs(p, t, event, out, true, ids);
 	for (uint32_t i = 0; !timeline && i < n; i++)
 		fprintf(out, "%s%" PRIu64, i ? "," : "", weight(p, &p->stacks[order[i]]));
 	fputs("]}", out);
@@ -219,14 +231,16 @@ int pr__out_speedscope(const struct pr_profile *p, FILE *out,
 		free(order);
 		return -ENOMEM;
 	}
-	/* Stacks grouped by thread (a counting sort keeps each thread's in
-	 * the order first seen). */
+	/* The event's stacks grouped by thread (a counting sort keeps each
+	 * thread's in the order first seen). */
 	for (uint32_t s = 0; s < p->nr_stacks; s++)
-		start[p->stacks[s].thread + 1]++;
+		if (prof__shows(p, &p->stacks[s], o->event))
+			start[p->stacks[s].thread + 1]++;
 	for (uint32_t t = 0; t < p->nr_threads; t++)
 		start[t + 1] += start[t];
 	for (uint32_t s = 0; s < p->nr_stacks; s++)
-		order[start[p->stacks[s].thread]++] = s;
+		if (prof__shows(p, &p->stacks[s], o->event))
+			order[start[p->stacks[s].thread]++] = s;
 	fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
 	      "\"exporter\":\"dwarfsample\",\"name\":", out);
 	pr__json_string(out, o->title);
@@ -243,7 +257,7 @@ int pr__out_speedscope(const struct pr_profile *p, FILE *out,
 			continue;
 		if (written++)
 			fputs(",\n", out);
-		ret = write_thread(p, t, order + begin, start[t] - begin, out, ids);
+		ret = write_thread(p, t, o->event, order + begin, start[t] - begin, out, ids);
 	}
 	fputs("]}\n", out);
 	free(ids[0].v);

@@ -103,13 +103,23 @@ static void format_time(char *buf, size_t len, uint64_t ns)
 	snprintf(buf, len, "%" PRIu64 " ns", ns);
 }
 
-/* What a frame's or the graph's value is, "12 samples" or "1.23 s". */
-static void format_value(char *buf, size_t len, const struct pr_profile *p, uint64_t v)
+/* What a frame's or the graph's value is, "12 samples" or "1.23 s"; of
+ * a profile's `event`, "12 page-faults" or "1.23 s task-clock". */
+static void format_value(char *buf, size_t len, const struct pr_profile *p, size_t event,
+			 uint64_t v)
 {
-	if (prof__in_ns(p))
+	char time[32];
+
+	if (p->nr_events && p->events[event].ns) {
+		format_time(time, sizeof(time), v);
+		snprintf(buf, len, "%s %s", time, prof_str(p, p->events[event].name));
+	} else if (p->nr_events) {
+		snprintf(buf, len, "%" PRIu64 " %s", v, prof_str(p, p->events[event].name));
+	} else if (prof__in_ns(p, event)) {
 		format_time(buf, len, v);
-	else
+	} else {
 		snprintf(buf, len, "%" PRIu64 " sample%s", v, v == 1 ? "" : "s");
+	}
 }
 
 /* The name, cut with ".." to what `width` pixels hold (nothing when even
@@ -132,15 +142,15 @@ static void write_fitted(FILE *out, const char *s, double width)
 	}
 }
 
-static void write_frame(FILE *out, const struct pr_profile *p, const struct prof_tree_node *n,
-			uint64_t total, int height)
+static void write_frame(FILE *out, const struct pr_profile *p, size_t event,
+			const struct prof_tree_node *n, uint64_t total, int height)
 {
 	double x = SIDE + width_of(n->offset, total), w = width_of(n->count, total);
 	int y = height - BOTTOM - (int)(n->depth + 1) * FRAME_HEIGHT, rgb[3];
-	char value[64];
+	char value[256];
 
 	frame_color(n->label, palette_of(n), rgb);
-	format_value(value, sizeof(value), p, n->count);
+	format_value(value, sizeof(value), p, event, n->count);
 	fprintf(out, "<g class=\"f\" data-o=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%u\">"
 		"<title>", n->offset, n->count, n->depth);
 	pr__xml_text(out, n->label);
@@ -297,16 +307,33 @@ static const char script[] =
 "});\n"
 "})();\n";
 
-/* The subtitle: how much was sampled, and over what time.  Short in a
- * profile with waits: the legend of their colours is on its right. */
-static void write_summary(FILE *out, const struct pr_profile *p, uint64_t total,
+/* The samples of event `event`. */
+static uint64_t event_samples(const struct pr_profile *p, size_t event)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < p->nr_stacks; i++)
+		if (p->stacks[i].event == event)
+			n += p->stacks[i].count;
+	return n;
+}
+
+/* The subtitle: how much was sampled (of which event), and over what
+ * time.  Short in a profile with waits: the legend of their colours is
+ * on its right. */
+static void write_summary(FILE *out, const struct pr_profile *p, size_t event, uint64_t total,
 			  uint64_t off_cpu)
 {
-	char all[64], on[64], off[64];
+	char all[256], on[64], off[64];
 
-	format_value(all, sizeof(all), p, total);
+	format_value(all, sizeof(all), p, event, total);
 	if (p->mode == PR_PROFILE_CPU) {
 		fputs(all, out);
+		if (p->nr_events) {
+			uint64_t n = event_samples(p, event);
+
+			fprintf(out, " in %" PRIu64 " sample%s", n, n == 1 ? "" : "s");
+		}
 		if (p->freq)
 			fprintf(out, " at %" PRIu64 " Hz", p->freq);
 		if (p->duration_ns)
@@ -328,7 +355,7 @@ static void write_summary(FILE *out, const struct pr_profile *p, uint64_t total,
 	}
 }
 
-static void write_header(FILE *out, const struct pr_profile *p, const char *title,
+static void write_header(FILE *out, const struct pr_profile *p, size_t event, const char *title,
 			 uint64_t total, uint64_t off_cpu, int height)
 {
 	fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
@@ -354,7 +381,7 @@ static void write_header(FILE *out, const struct pr_profile *p, const char *titl
 	pr__xml_text(out, title);
 	fprintf(out, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"%d\" text-anchor=\"middle\""
 		" class=\"ctl-off\">", IMAGE_WIDTH / 2, TOP - 11);
-	write_summary(out, p, total, off_cpu);
+	write_summary(out, p, event, total, off_cpu);
 	fprintf(out, "</text>\n"
 		"<text id=\"unzoom\" x=\"%d\" y=\"24\" class=\"ctl-off\">Reset Zoom</text>\n"
 		"<text id=\"search\" x=\"%d\" y=\"24\" text-anchor=\"end\" class=\"ctl\">Search</text>\n"
@@ -378,14 +405,14 @@ int pr__out_svg(const struct pr_profile *p, FILE *out, const struct pr_profile_w
 		if (width_of(t.nodes[i].count, total) >= MIN_WIDTH && t.nodes[i].depth > max_depth)
 			max_depth = t.nodes[i].depth;
 	height = TOP + (int)(max_depth + 1) * FRAME_HEIGHT + BOTTOM;
-	write_header(out, p, o->title ? o->title : "dwarfsample", total, t.nodes[0].off_cpu,
-		     height);
+	write_header(out, p, o->event, o->title ? o->title : "dwarfsample", total,
+		     t.nodes[0].off_cpu, height);
 	fputs("<g id=\"frames\">\n", out);
 	/* A narrow frame's children are narrower still: skipping by width
 	 * alone drops whole subtrees. */
 	for (uint32_t i = 0; total && i < t.nr && !ferror(out); i++)
 		if (width_of(t.nodes[i].count, total) >= MIN_WIDTH)
-			write_frame(out, p, &t.nodes[i], total, height);
+			write_frame(out, p, o->event, &t.nodes[i], total, height);
 	fputs("</g>\n", out);
 	if (!total)
 		fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"middle\" class=\"ctl-off\">"

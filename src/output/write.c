@@ -73,6 +73,9 @@ int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt, FIL
 	o.per_thread = PR_OPTS_GET(opts, per_thread, false);
 	o.annotate = PR_OPTS_GET(opts, annotate, false);
 	o.title = PR_OPTS_GET(opts, title, "dwarfsample");
+	o.event = PR_OPTS_GET(opts, event, 0);
+	if (o.event >= (p->nr_events ? p->nr_events : 1))
+		return -EINVAL;
 	/* The writers see only that stdio failed (-EIO); why is in errno,
 	 * which stdio sets at the failed write and nothing after it clears. */
 	errno = 0;

@@ -107,9 +107,12 @@ int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		const struct prof_stack *st = &p->stacks[i];
-		const char *label = prof__root_label(p, &p->threads[st->thread], o->per_thread,
-						     root, sizeof(root));
+		const char *label;
 
+		if (!prof__shows(p, st, o->event))
+			continue;
+		label = prof__root_label(p, &p->threads[st->thread], o->per_thread, root,
+					 sizeof(root));
 		t->count = prof__stack_value(p, st);
 		t->off_cpu = st->kind == PROF_ON_CPU ? 0 : t->count;
 		t->stack_kind = st->kind;

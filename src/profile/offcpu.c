@@ -82,13 +82,13 @@ static int on_wait(const struct pr_wait *w, void *arg)
 	}
 	s->locs[0] = prof__wait_location(p, (enum pr_wait_kind)w->kind);
 	idx = s->locs[0] == PROF_NONE ? PROF_NONE
-		: prof__stack_of(p, s->thread, s->locs, s->nr + 1,
+		: prof__stack_of(p, s->thread, 0, s->locs, s->nr + 1,
 				 w->kind == PR_WAIT_PREEMPTED ? PROF_PREEMPTED : PROF_BLOCKED,
 				 w->start);
 	release(off, (uint32_t)w->cookie);
 	if (idx == PROF_NONE)
 		return -ENOMEM;
-	err = prof__count(p, idx, w->start, ns);
+	err = prof__count(p, idx, w->start, ns, 0);
 	if (err)
 		return err;
 	p->total.waits[w->kind]++;
@@ -252,7 +252,8 @@ size_t pr_profile_pids(const struct pr_profile *p, uint32_t *pids, size_t max)
 		const struct prof_stack *st = &p->stacks[i];
 		uintptr_t at = (uintptr_t)pr__hashmap_get(&seen, p->threads[st->thread].pid);
 
-		t[at - 1].value += prof__stack_value(p, st);
+		/* Events in different units do not add up: samples do. */
+		t[at - 1].value += p->nr_events ? st->count : prof__stack_value(p, st);
 	}
 	if (n > 1)
 		qsort(t, n, sizeof(*t), by_value_desc);

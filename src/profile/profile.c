@@ -53,8 +53,7 @@ static void table_set(struct pr_hashmap *t, uint64_t h, uint32_t idx)
 
 /* ---- strings ---- */
 
-/* The index of string `s` (NULL is ""), or PROF_NONE out of memory. */
-static uint32_t intern(struct prof_strings *ss, const char *s)
+uint32_t prof__intern(struct prof_strings *ss, const char *s)
 {
 	const char *copy;
 	uint64_t h;
@@ -80,6 +79,7 @@ static uint32_t intern(struct prof_strings *ss, const char *s)
 struct pr_profile *pr_profile_new(const struct pr_profile_opts *opts)
 {
 	struct pr_profile *p;
+	int err;
 
 	if (!PR_OPTS_VALID(opts)) {
 		errno = EINVAL;
@@ -87,7 +87,7 @@ struct pr_profile *pr_profile_new(const struct pr_profile_opts *opts)
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p || !(p->index = calloc(1, sizeof(*p->index))) ||
-	    intern(&p->strings, "") != 0) {
+	    prof__intern(&p->strings, "") != 0) {
 		pr_profile_free(p);
 		errno = ENOMEM;
 		return NULL;
@@ -104,6 +104,12 @@ struct pr_profile *pr_profile_new(const struct pr_profile_opts *opts)
 	}
 	p->log.fn = PR_OPTS_GET(opts, log, NULL);
 	p->log.ctx = PR_OPTS_GET(opts, log_ctx, NULL);
+	err = prof__events_init(p, opts);
+	if (err) {
+		pr_profile_free(p);
+		errno = -err;
+		return NULL;
+	}
 	return p;
 }
 
@@ -122,6 +128,7 @@ void pr_profile_free(struct pr_profile *p)
 		free(p->index->scratch);
 		free(p->index);
 	}
+	prof__events_free(p);
 	prof__offcpu_free(p->off);
 	for (size_t i = 0; i < p->cap_timelines; i++)
 		free(p->timelines[i].b);
@@ -146,8 +153,8 @@ int pr_profile_tag(struct pr_profile *p, const char *key, const char *value)
 
 	if (!p || !key || !*key || !value)
 		return -EINVAL;
-	k = intern(&p->strings, key);
-	v = intern(&p->strings, value);
+	k = prof__intern(&p->strings, key);
+	v = prof__intern(&p->strings, value);
 	if (k == PROF_NONE || v == PROF_NONE || PR_ARRAY_RESERVE(p->tags, p->cap_tags, p->nr_tags + 1))
 		return -ENOMEM;
 	p->tags[p->nr_tags].key = k;
@@ -201,7 +208,7 @@ static uint32_t mapping_of(struct pr_profile *p, const struct pr_symbol *sym,
 
 	if (!sym->module)
 		return PROF_NONE;
-	key.name = intern(&p->strings, sym->module);
+	key.name = prof__intern(&p->strings, sym->module);
 	if (key.name == PROF_NONE || pr__hashmap_reserve(t, 1))
 		return PROF_NONE;
 	if (key.sampled) {
@@ -233,7 +240,7 @@ static uint32_t mapping_of(struct pr_profile *p, const struct pr_symbol *sym,
 
 		if (len && len <= 64) {
 			pr__hex(hex, id, len);
-			key.build_id = intern(&p->strings, hex);
+			key.build_id = prof__intern(&p->strings, hex);
 			if (key.build_id == PROF_NONE)
 				return PROF_NONE;
 		}
@@ -255,8 +262,8 @@ static uint32_t function_of(struct pr_profile *p, const char *name, const char *
 {
 	struct pr_hashmap *t = &p->index->functions;
 	struct prof_function key = {
-		.name = intern(&p->strings, name),
-		.file = intern(&p->strings, file),
+		.name = prof__intern(&p->strings, name),
+		.file = prof__intern(&p->strings, file),
 	};
 	uint32_t idx;
 	uint64_t h;
@@ -474,8 +481,8 @@ static uint32_t thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, cons
 	uint32_t idx;
 	uint64_t h;
 
-	key.comm = intern(&p->strings, comm ? comm : "[unknown]");
-	key.process = intern(&p->strings, process ? process : comm ? comm : "[unknown]");
+	key.comm = prof__intern(&p->strings, comm ? comm : "[unknown]");
+	key.process = prof__intern(&p->strings, process ? process : comm ? comm : "[unknown]");
 	if (key.comm == PROF_NONE || key.process == PROF_NONE || pr__hashmap_reserve(t, 1))
 		return PROF_NONE;
 	h = pr__hash_mix(pr__hash_mix(pr__hash_mix(pid, tid), key.comm), key.process);
@@ -491,7 +498,7 @@ static uint32_t thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, cons
 }
 
 struct stack_key {
-	uint32_t thread, nr;
+	uint32_t thread, event, nr;
 	const uint32_t *frames;
 };
 
@@ -500,7 +507,7 @@ static bool stack_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 	const struct prof_stack *a = &p->stacks[idx];
 	const struct stack_key *b = key;
 
-	return a->thread == b->thread && a->nr == b->nr &&
+	return a->thread == b->thread && a->event == b->event && a->nr == b->nr &&
 	       !memcmp(&p->frames[a->frame], b->frames, b->nr * sizeof(*b->frames));
 }
 
@@ -524,13 +531,14 @@ uint32_t *prof__locations(struct pr_profile *p, struct pr_symbolizer *sym,
 	return x->scratch;
 }
 
-uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, const uint32_t *locs,
-			uint32_t nr, enum prof_stack_kind kind, uint64_t time)
+uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, uint32_t event,
+			const uint32_t *locs, uint32_t nr, enum prof_stack_kind kind,
+			uint64_t time)
 {
 	struct prof_index *x = p->index;
-	struct stack_key key = { .thread = thread, .nr = nr, .frames = locs };
+	struct stack_key key = { .thread = thread, .event = event, .nr = nr, .frames = locs };
 	uint32_t idx;
-	uint64_t h = pr__hash_mix(0, thread);
+	uint64_t h = pr__hash_mix(event, thread);
 
 	for (uint32_t i = 0; i < nr; i++)
 		h = pr__hash_mix(h, locs[i]);
@@ -544,7 +552,7 @@ uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, const uint32_t *l
 		return PROF_NONE;
 	idx = p->nr_stacks++;
 	p->stacks[idx] = (struct prof_stack){ .thread = thread, .frame = (uint32_t)p->nr_frames,
-					      .nr = nr, .kind = (uint8_t)kind,
+					      .nr = nr, .kind = (uint8_t)kind, .event = event,
 					      .first_time = time };
 	memcpy(&p->frames[p->nr_frames], locs, nr * sizeof(*locs));
 	p->nr_frames += nr;
@@ -552,7 +560,8 @@ uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, const uint32_t *l
 	return idx;
 }
 
-int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t ns)
+int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t ns,
+		uint64_t period)
 {
 	struct prof_stack *st = &p->stacks[idx];
 
@@ -567,48 +576,66 @@ int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t ns)
 			memset(p->timelines + old, 0,
 			       (p->cap_timelines - old) * sizeof(*p->timelines));
 		}
-		if (prof__timeline_add(&p->timelines[t], time, idx, ns))
+		/* An entry weighs what its stack counts. */
+		if (prof__timeline_add(&p->timelines[t], time, idx, p->nr_events ? period : ns))
 			return -ENOMEM;
 	}
 	st->count++;
 	st->ns += ns;
+	st->period += period;
 	st->last_time = time;
 	return 0;
 }
 
-/* What one CPU sample stands for, in ns: its period when that is time,
- * else the frequency's interval; 0 when neither says. */
-static uint64_t sample_ns(const struct pr_profile *p, const struct pr_record *rec)
+/* What one CPU sample of `event` stands for, in ns: its period when that
+ * is time, else the frequency's interval; 0 when neither says, and for
+ * an event that does not count time. */
+static uint64_t sample_ns(const struct pr_profile *p, size_t event, const struct pr_record *rec)
 {
-	if (p->period_is_ns && rec->type == PR_RECORD_SAMPLE && rec->u.sample.period)
-		return rec->u.sample.period;
+	uint64_t period = rec->type == PR_RECORD_SAMPLE ? rec->u.sample.period : 0;
+
+	if (p->nr_events)
+		return p->events[event].ns ? period : 0;
+	if (p->period_is_ns && period)
+		return period;
 	return p->freq ? UINT64_C(1000000000) / p->freq : 0;
 }
 
-int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
-		   const struct pr_record *rec, const struct pr_stack *stack,
-		   const char *comm, const char *process)
+int pr_profile_add_event(struct pr_profile *p, size_t event, struct pr_symbolizer *sym,
+			 const struct pr_record *rec, const struct pr_stack *stack,
+			 const char *comm, const char *process)
 {
 	uint32_t thread, idx, *locs;
 	uint64_t ns;
 	int err;
 
-	if (!p || !rec || !stack)
+	if (!p || !rec || !stack || event >= (p->nr_events ? p->nr_events : 1))
 		return -EINVAL;
 	locs = prof__locations(p, sym, rec, stack, comm, process, 0, &thread);
 	if (!locs)
 		return -ENOMEM;
-	idx = prof__stack_of(p, thread, locs, (uint32_t)stack->nr, PROF_ON_CPU, rec->time);
+	idx = prof__stack_of(p, thread, (uint32_t)event, locs, (uint32_t)stack->nr, PROF_ON_CPU,
+			     rec->time);
 	if (idx == PROF_NONE)
 		return -ENOMEM;
-	ns = sample_ns(p, rec);
-	err = prof__count(p, idx, rec->time, ns);
+	ns = sample_ns(p, event, rec);
+	err = prof__count(p, idx, rec->time, ns,
+			  p->nr_events && rec->type == PR_RECORD_SAMPLE ? rec->u.sample.period : 0);
+	if (!err && p->nr_counters)
+		err = prof__count_reads(p, idx, rec);
 	if (err)
 		return err;
 	p->samples++;
 	p->total.samples++;
 	p->total.cpu_ns += ns;
 	return 0;
+}
+
+int pr_profile_add(struct pr_profile *p, struct pr_symbolizer *sym,
+		   const struct pr_record *rec, const struct pr_stack *stack,
+		   const char *comm, const char *process)
+{
+	return pr_profile_add_event(p, 0, sym, rec, stack, comm, process);
 }
 
 /* ---- for the writers ---- */

@@ -71,20 +71,30 @@ struct prof_thread {
 /* What a stack's samples were: on the CPU, or a wait of either kind. */
 enum prof_stack_kind { PROF_ON_CPU, PROF_BLOCKED, PROF_PREEMPTED, PROF_STACK_KINDS };
 
-/* A distinct stack of a thread, and how many samples had it. */
+/* A distinct stack of a thread (of an event), and how many samples had
+ * it. */
 struct prof_stack {
 	uint32_t thread;
 	uint32_t frame;              /* index of its leaf in frames[] */
 	uint32_t nr;                 /* locations, leaf first */
 	uint8_t kind;                /* enum prof_stack_kind */
+	uint32_t event;              /* index in events[]; 0 without them */
 	uint64_t count;              /* samples, or waits */
 	uint64_t ns;                 /* their time: CPU, or off the CPU */
+	uint64_t period;             /* with events: the samples' periods */
 	uint64_t first_time, last_time;  /* the samples' event clock, ns */
+};
+
+/* A sampled event (pr_profile_opts.events). */
+struct prof_event {
+	uint32_t name;               /* string */
+	bool ns;                     /* it counts nanoseconds */
 };
 
 /* A thread's samples in time order (pr_profile_opts.timeline): each a
  * varint of its time since the previous one (zigzag: the clocks of two
- * CPUs may disagree by a little), of its stack index and of its ns. */
+ * CPUs may disagree by a little), of its stack index and of its ns (with
+ * events, its period). */
 struct prof_timeline {
 	uint8_t *b;
 	size_t len, cap;
@@ -148,21 +158,51 @@ struct pr_profile {
 	struct prof_offcpu *off;     /* offcpu.c's, NULL until a switch */
 	uint32_t wait_locs[PR_WAIT_KIND_MAX];  /* index + 1; 0: not yet */
 	struct prof_times total;
+	/* pr_profile_opts.events and .counters; NULL and 0 without. */
+	struct prof_event *events;
+	uint32_t nr_events;
+	uint32_t *counters;          /* names: strings */
+	uint32_t nr_counters;
+	bool counters_per_cpu;
+	/* Each stack's counter growths: nr_counters per stack, stack i's
+	 * from i * nr_counters; stacks past the end grew none. */
+	uint64_t *growths;
+	size_t nr_growths, cap_growths;
+	struct prof_instances *instances;  /* events.c's, NULL until read */
 };
 
-/* The value a stack adds to a flame graph or a folded line: its count in
- * a CPU profile, its nanoseconds otherwise (prof__in_ns()). */
-static inline bool prof__in_ns(const struct pr_profile *p)
+/* Whether the values of a flame graph or a folded line are nanoseconds:
+ * in an off-CPU or wall-clock profile, and for an event that counts
+ * them (event `event` of a profile with events). */
+static inline bool prof__in_ns(const struct pr_profile *p, size_t event)
 {
+	if (p->nr_events)
+		return p->events[event].ns;
 	return p->mode != PR_PROFILE_CPU;
 }
 
+/* The value a stack adds to a flame graph or a folded line: with events,
+ * its periods; else its count in a CPU profile, its nanoseconds in the
+ * others. */
 static inline uint64_t prof__stack_value(const struct pr_profile *p, const struct prof_stack *st)
 {
-	return prof__in_ns(p) ? st->ns : st->count;
+	if (p->nr_events)
+		return st->period;
+	return prof__in_ns(p, 0) ? st->ns : st->count;
 }
 
-/* ---- profile.c, for offcpu.c ---- */
+/* Whether a writer of one event (folded, SVG, speedscope) shows stack st:
+ * every stack of a profile without events, else the event's own. */
+static inline bool prof__shows(const struct pr_profile *p, const struct prof_stack *st,
+			       size_t event)
+{
+	return !p->nr_events || st->event == event;
+}
+
+/* ---- profile.c, for offcpu.c and events.c ---- */
+
+/* The index of string `s` (NULL is ""), or PROF_NONE out of memory. */
+uint32_t prof__intern(struct prof_strings *ss, const char *s);
 
 /* The locations of `stack` (leaf first) into p->index's scratch, after
  * `reserve` free entries; its thread through *thread.  Returns the
@@ -171,17 +211,37 @@ uint32_t *prof__locations(struct pr_profile *p, struct pr_symbolizer *sym,
 			  const struct pr_record *rec, const struct pr_stack *stack,
 			  const char *comm, const char *process, size_t reserve,
 			  uint32_t *thread);
-/* The stack of `thread` with locations `locs` (kind given to a new one):
- * its index, or PROF_NONE out of memory. */
-uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, const uint32_t *locs,
-			uint32_t nr, enum prof_stack_kind kind, uint64_t time);
+/* The stack of `thread` and `event` with locations `locs` (kind given to
+ * a new one): its index, or PROF_NONE out of memory. */
+uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, uint32_t event,
+			const uint32_t *locs, uint32_t nr, enum prof_stack_kind kind,
+			uint64_t time);
 /* Count one sample or wait of stack `idx` at `time` (its start) weighing
- * `ns`.  0 or -ENOMEM (the timeline could not grow). */
-int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t ns);
+ * `ns`, and `period` events (with events; 0 otherwise).  0 or -ENOMEM
+ * (the timeline could not grow). */
+int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t ns,
+		uint64_t period);
 /* The location of the pseudo-frame that names a wait of `kind`, or
  * PROF_NONE out of memory. */
 uint32_t prof__wait_location(struct pr_profile *p, enum pr_wait_kind kind);
 void prof__offcpu_free(struct prof_offcpu *off);
+
+/* ---- events.c: the events and the counters read with their samples ---- */
+
+/* pr_profile_opts' events and counters into `p`, names interned.  0,
+ * -EINVAL or -ENOMEM. */
+int prof__events_init(struct pr_profile *p, const struct pr_profile_opts *opts);
+/* Add the growths of the counters sample `rec` read to stack `idx`'s.
+ * 0 or -ENOMEM. */
+int prof__count_reads(struct pr_profile *p, uint32_t idx, const struct pr_record *rec);
+/* Counter c's growth in stack `idx`. */
+static inline uint64_t prof__growth(const struct pr_profile *p, uint32_t idx, uint32_t c)
+{
+	size_t at = (size_t)idx * p->nr_counters + c;
+
+	return at < p->nr_growths ? p->growths[at] : 0;
+}
+void prof__events_free(struct pr_profile *p);
 
 static inline const char *prof_str(const struct pr_profile *p, uint32_t s)
 {
@@ -248,9 +308,9 @@ struct prof_tree {
 	uint64_t count, off_cpu;
 };
 
-/* Build `t` (zeroed) from the profile's stacks, with the labels
- * prof__walk_stack() gives under `o`.  0 or -ENOMEM; prof__tree_free()
- * either way. */
+/* Build `t` (zeroed) from the profile's stacks (of event o->event, in a
+ * profile with events), with the labels prof__walk_stack() gives under
+ * `o`.  0 or -ENOMEM; prof__tree_free() either way. */
 int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
 		     const struct pr_profile_write_opts *o);
 /* Offsets and depths; see flametree.c for `children`.  0 or -ENOMEM. */
