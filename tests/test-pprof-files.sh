@@ -1,8 +1,11 @@
 #!/bin/bash
-# Off-CPU and wall-clock pprof files as go tool pprof reads them: every
-# sample type, the default one, the waits' pseudo-frames and their label.
+# pprof files as go tool pprof reads them (pprof-files.c writes them):
+# off-CPU and wall-clock profiles, every sample type, the default one, the
+# waits' pseudo-frames and their label; a profile of two events and a
+# counter, a sample type each, the first event the default, and each
+# type's total the sum of its periods or of the counter's growths.
 # Skips (77) without Go, as check-pprof.sh does.
-# usage: test-offcpu-pprof.sh OFFCPU-PPROF CHECK-PPROF
+# usage: test-pprof-files.sh PPROF-FILES CHECK-PPROF
 set -u
 writer=$1
 check_pprof=$2
@@ -10,7 +13,7 @@ check_pprof=$2
 . "$(dirname "$0")/lib.sh"
 make_tmp
 
-check "the writer writes both files" "$writer" "$tmp"
+check "the writer writes the files" "$writer" "$tmp"
 DS_PPROF_TYPES="samples/count off_cpu/nanoseconds[dflt]" "$check_pprof" \
 	"$tmp/off-cpu.pb.gz" "[off-cpu: blocked]" "[off-cpu: preempted]"
 rc=$?
@@ -32,4 +35,13 @@ check "wall: 9ms in all" test "$(total wall.pb.gz wall)" = 9ms
 HOME=$tmp go tool pprof -symbolize=none -tags "$tmp/wall.pb.gz" >"$tmp/tags" 2>&1
 check "the waits are labelled by kind: 5ms blocked" grep -q ' 5.0ms (.*): blocked$' "$tmp/tags"
 check "and 2ms preempted" grep -q ' 2.0ms (.*): preempted$' "$tmp/tags"
+
+DS_PPROF_TYPES="page-faults:u/count[dflt] task-clock/nanoseconds minor-faults/count" \
+	"$check_pprof" "$tmp/events.pb.gz"
+check "events: go tool pprof reads every type" test $? -eq 0
+check "events: 8 page faults (periods 1 + 2 + 5)" test "$(total events.pb.gz page-faults:u)" = 8
+check "events: 6ms of task clock (1 + 2 + 3 ms)" test "$(total events.pb.gz task-clock)" = 6ms
+check "events: 25 minor faults, the counter's last read" \
+	test "$(total events.pb.gz minor-faults)" = 25
+check "events: the default is the first event" test "$(total events.pb.gz '')" = 8
 exit "$fail"
