@@ -4,7 +4,9 @@
  * sample is printed when its wait ends, as perf prints its off-CPU
  * samples (event "offcpu-time", the wait's ns as the period, the time it
  * began), CPU samples as they come, and the times are counted as a
- * profile counts them.  Frames are unnamed addresses (no symbolizer).
+ * profile counts them.  And with several events: each sample named by
+ * its own, and the one a profile's flame graph shows.  Frames are
+ * unnamed addresses (no symbolizer).
  */
 #include <check.h>
 #include <linux/perf_event.h>
@@ -243,6 +245,63 @@ START_TEST(the_summary_lists_processes_busiest_first_by_name)
 }
 END_TEST
 
+static const char *const EVENTS[] = { "page-faults:u", "minor-faults", "task-clock" };
+
+/* A sample of event `idx` at `time` (ms) standing for `period` events. */
+static void event_sample(struct ds_sink *s, size_t idx, uint64_t time, uint64_t period)
+{
+	struct pr_record r = rec(PR_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 7, time * MS);
+
+	r.u.sample.period = period;
+	ck_assert_int_eq(ds_sink_sample_event(s, idx, &r, idx ? &two : &one, NULL, "app", "app",
+					      NULL), 0);
+}
+
+START_TEST(each_sample_is_named_by_its_event_aligned_as_perf_script_does)
+{
+	struct ds_output_opts o = { .events = EVENTS, .nr_events = 3 };
+	struct ds_sink *s = ds_sink_open(&o, DS_FORMAT_PERF_SCRIPT, path, 0, NULL, 0);
+	char *text;
+
+	ck_assert_ptr_nonnull(s);
+	event_sample(s, 0, 1, 1);
+	event_sample(s, 1, 2, 1);
+	event_sample(s, 2, 3, 250000);
+	ck_assert_int_eq(ds_sink_close(s, 0, 0, false), 0);
+	text = slurp();
+	/* As perf 6.1 prints `perf record -e page-faults:u,minor-faults,
+	 * task-clock`'s samples: right-aligned to the longest name. */
+	ck_assert_str_eq(text, "app     7 [001]     0.001000:          1 page-faults:u: \n"
+			       "\t            1010 [unknown] ([unknown])\n\n"
+			       "app     7 [001]     0.002000:          1  minor-faults: \n"
+			       "\t            1010 [unknown] ([unknown])\n"
+			       "\t            2020 [unknown] ([unknown])\n\n"
+			       "app     7 [001]     0.003000:     250000    task-clock: \n"
+			       "\t            1010 [unknown] ([unknown])\n"
+			       "\t            2020 [unknown] ([unknown])\n\n");
+	free(text);
+}
+END_TEST
+
+START_TEST(a_profile_shows_the_event_asked_for_and_refuses_one_it_lacks)
+{
+	struct ds_output_opts o = { .events = EVENTS, .nr_events = 3, .show_event = "cycles" };
+	struct ds_sink *s = ds_sink_open(&o, PR_FORMAT_FOLDED, path, 0, NULL, 0);
+	char *text;
+
+	ck_assert_ptr_null(s);
+	o.show_event = "page-faults";
+	s = ds_sink_open(&o, PR_FORMAT_FOLDED, path, 0, NULL, 0);
+	ck_assert_ptr_nonnull(s);
+	event_sample(s, 0, 1, 3);
+	event_sample(s, 2, 2, 250000);
+	ck_assert_int_eq(ds_sink_close(s, 0, 0, false), 0);
+	text = slurp();
+	ck_assert_str_eq(text, "app;[unknown] 3\n");
+	free(text);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("sink-offcpu");
@@ -253,6 +312,8 @@ int main(void)
 	tcase_add_test(tc, a_wait_without_its_sample_is_counted_lost);
 	tcase_add_test(tc, closing_with_waits_open_frees_them_unprinted);
 	tcase_add_test(tc, the_summary_lists_processes_busiest_first_by_name);
+	tcase_add_test(tc, each_sample_is_named_by_its_event_aligned_as_perf_script_does);
+	tcase_add_test(tc, a_profile_shows_the_event_asked_for_and_refuses_one_it_lacks);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

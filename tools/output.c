@@ -162,7 +162,36 @@ struct ds_sink {
 	uint64_t samples;
 	struct pr_profile *profile;  /* the other formats */
 	struct pr_profile_write_opts wo;
+	const char *const *events;   /* ds_output_opts.events */
+	size_t nr_events;
 };
+
+/* The event the profile's folded, SVG and speedscope files show: the one
+ * o->show_event names, into s->wo.  0, or -1 after saying which there
+ * are. */
+static int show_event(struct ds_sink *s, const struct ds_output_opts *o)
+{
+	char list[1024] = "";
+	size_t len = 0;
+	int idx;
+
+	if (!o->show_event)
+		return 0;
+	idx = pr_profile_event_by_name(s->profile, o->show_event);
+	if (idx >= 0) {
+		s->wo.event = (size_t)idx;
+		return 0;
+	}
+	for (size_t i = 0; i < o->nr_events && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+					o->events[i]);
+	if (!o->nr_events)
+		ds_err("--event %s: the profile has one event only", o->show_event);
+	else
+		ds_err("--event %s: no such event (or several, told apart by :u or :k); "
+		       "the events are %s", o->show_event, list);
+	return -1;
+}
 
 /*
  * A regular file (or none yet) is written under a temporary name in its
@@ -210,16 +239,22 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 	PR_OPTS(pr_profile_opts, po, .freq = freq, .log = ds_log, .mode = o->mode,
 		.period_is_ns = o->period_is_ns, .off_cpu_min_ns = o->off_cpu_min_ns,
 		/* Only speedscope shows the order samples came in. */
-		.timeline = fmt == PR_FORMAT_SPEEDSCOPE);
+		.timeline = fmt == PR_FORMAT_SPEEDSCOPE,
+		.events = o->events, .nr_events = o->nr_events,
+		.counters = o->counters, .nr_counters = o->nr_counters,
+		.counters_per_cpu = o->counters_per_cpu);
 	struct ds_sink *s = calloc(1, sizeof(*s));
 
 	if (!s) {
 		ds_err("out of memory");
 		return NULL;
 	}
+	s->wo.sz = sizeof(s->wo);
 	s->fmt = fmt;
 	s->path = path && strcmp(path, "-") ? path : NULL;
 	s->event = event;
+	s->events = o->events;
+	s->nr_events = o->nr_events;
 	if (fmt == PR_FORMAT_PPROF && !s->path && isatty(STDOUT_FILENO)) {
 		ds_err("pprof is binary: give -o FILE.pb.gz, or redirect standard output");
 		free(s);
@@ -242,6 +277,11 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 			free(s);
 			return NULL;
 		}
+		if (show_event(s, o)) {
+			pr_profile_free(s->profile);
+			free(s);
+			return NULL;
+		}
 	}
 	s->out = s->path ? open_output(s) : stdout;
 	if (!s->out) {
@@ -252,6 +292,9 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 		return NULL;
 	}
 	setvbuf(s->out, NULL, _IOFBF, 1 << 20);
+	for (size_t i = 0; i < o->nr_events; i++)
+		if ((int)strlen(o->events[i]) > event_width)
+			event_width = (int)strlen(o->events[i]);
 	/* perf script aligns the event names: "offcpu-time" is one. */
 	if (o->mode != PR_PROFILE_CPU && event_width < (int)strlen(DS_OFFCPU_EVENT))
 		event_width = (int)strlen(DS_OFFCPU_EVENT);
@@ -265,8 +308,9 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 		ds_sink_close(s, 0, 0, true);
 		return NULL;
 	}
-	s->wo = (struct pr_profile_write_opts){ .sz = sizeof(s->wo), .per_thread = o->per_thread,
-						.annotate = o->annotate, .title = o->title };
+	s->wo.per_thread = o->per_thread;
+	s->wo.annotate = o->annotate;
+	s->wo.title = o->title;
 	return s;
 }
 
@@ -274,7 +318,16 @@ int ds_sink_sample(struct ds_sink *s, const struct pr_record *rec, const struct 
 		   struct pr_symbolizer *sym, const char *comm, const char *process,
 		   const char *event)
 {
+	return ds_sink_sample_event(s, 0, rec, st, sym, comm, process, event);
+}
+
+int ds_sink_sample_event(struct ds_sink *s, size_t idx, const struct pr_record *rec,
+			 const struct pr_stack *st, struct pr_symbolizer *sym, const char *comm,
+			 const char *process, const char *event)
+{
 	s->samples++;
+	if (!event && idx < s->nr_events)
+		event = s->events[idx];
 	if (!s->profile) {
 		/* What the sample stands for, as the profile counts it. */
 		uint64_t ns = s->period_is_ns && rec->u.sample.period ? rec->u.sample.period
@@ -286,7 +339,7 @@ int ds_sink_sample(struct ds_sink *s, const struct pr_record *rec, const struct 
 		 * end. */
 		return ferror(s->out) ? -EIO : ds_waits_cpu(s->waits, rec->pid, process, ns);
 	}
-	return pr_profile_add(s->profile, sym, rec, st, comm, process);
+	return pr_profile_add_event(s->profile, idx, sym, rec, st, comm, process);
 }
 
 int ds_sink_switch(struct ds_sink *s, const struct pr_record *rec, const struct pr_stack *st,

@@ -35,6 +35,17 @@ struct ds_output_opts {
 	enum pr_profile_mode mode;   /* CPU, off-CPU or wall time */
 	bool period_is_ns;           /* CPU samples' periods are ns (cpu-clock) */
 	uint64_t off_cpu_min_ns;     /* --off-cpu-min */
+	/* The sampled events' names, numbered as ds_sink_sample_event()
+	 * takes them (0: one event, the sink's); the counters read with each
+	 * sample (pr_profile_opts.counters); the event folded, SVG and
+	 * speedscope show (report --event; NULL: the first).  Profiles only,
+	 * in the CPU mode. */
+	const char *const *events;
+	size_t nr_events;
+	const char *const *counters;
+	size_t nr_counters;
+	bool counters_per_cpu;
+	const char *show_event;
 };
 
 /* The output options' getopt entries and help text. */
@@ -67,7 +78,8 @@ struct ds_sink;
  * now so that an unwritable path is reported before anything else is
  * done.  `freq` is the sampling frequency (0: unknown), `event` the
  * event's name for perf script's text, right-aligned to `event_width`
- * (the longest event name).  NULL after reporting why.
+ * (the longest event name; o->events' are measured too).  NULL after
+ * reporting why (o->show_event not among o->events, say).
  */
 struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char *path,
 			     uint64_t freq, const char *event, int event_width);
@@ -77,6 +89,11 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 int ds_sink_sample(struct ds_sink *s, const struct pr_record *rec, const struct pr_stack *st,
 		   struct pr_symbolizer *sym, const char *comm, const char *process,
 		   const char *event);
+/* ds_sink_sample() for a sample of event `idx` of o->events (its name in
+ * perf script's text unless `event` names it). */
+int ds_sink_sample_event(struct ds_sink *s, size_t idx, const struct pr_record *rec,
+			 const struct pr_stack *st, struct pr_symbolizer *sym, const char *comm,
+			 const char *process, const char *event);
 
 /*
  * Off-CPU (o->mode not PR_PROFILE_CPU): a switch-out sample, with the same
