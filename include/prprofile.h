@@ -70,8 +70,10 @@ struct pr_profile_opts {
 	 * 0: one CPU event, the output as without events.  Copied. */
 	const char *const *events;
 	size_t nr_events;
-	/* Counters read with each sample (pr_sample read values, matched by
-	 * position): each gets a pprof sample type "NAME/count" whose value
+	/* Counters read with each sample (pr_sample read values): the last
+	 * nr_counters values, in order, so that a read group's leader (its
+	 * first value), whose count the samples' periods already are, can
+	 * be left out by naming only the members.  Each gets a pprof sample type "NAME/count" whose value
 	 * for a sample is the counter's growth since the previous sample of
 	 * the same counter instance (the sample's id and tid, or with
 	 * counters_per_cpu the id alone); an instance's first sample counts

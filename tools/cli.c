@@ -25,9 +25,10 @@ enum {
 	OPT_WALL,
 	OPT_OFF_CPU_MIN,
 	OPT_OFF_CPU_STACK_SIZE,
+	OPT_READ_GROUP,
 };
 
-#define CAPTURE_SHORTOPTS "p:aC:F:d:kv"
+#define CAPTURE_SHORTOPTS "p:aC:F:d:kve:c:"
 /* The capture options a counting verb takes: its target and how long. */
 #define TARGET_SHORTOPTS "p:aC:d:v"
 
@@ -46,6 +47,9 @@ static const struct option capture_longopts[] = {
 	{ "wall", no_argument, NULL, OPT_WALL },
 	{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 	{ "off-cpu-stack-size", required_argument, NULL, OPT_OFF_CPU_STACK_SIZE },
+	{ "event", required_argument, NULL, 'e' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "read-group", no_argument, NULL, OPT_READ_GROUP },
 };
 
 const char ds_capture_help[] =
@@ -67,6 +71,15 @@ const char ds_capture_help[] =
 	"                           --stack-size: about 250 samples)\n"
 	"      --hw-cycles          sample hardware cycles when the CPU has a PMU\n"
 	"                           (falls back to cpu-clock otherwise)\n"
+	"  -e, --event LIST         sample these events instead, in perf's spelling:\n"
+	"                           page-faults, context-switches, cycles,\n"
+	"                           cache-misses, sched:sched_switch, with :u or :k\n"
+	"                           (several in one run; each sample keeps its event)\n"
+	"  -c, --count PERIOD       sample every PERIOD events instead of by frequency\n"
+	"                           (tracepoints default to every one)\n"
+	"      --read-group         read the other events of -e with every sample of\n"
+	"                           the first: counts per stack (e.g. -e\n"
+	"                           cpu-clock,page-faults,context-switches)\n"
 	"  -k, --kernel             record kernel call chains too\n"
 	"  -v, --verbose            more diagnostics\n"
 	"Off-CPU time (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root):\n"
@@ -363,6 +376,16 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 	case OPT_HW_CYCLES:
 		c->hw_cycles = true;
 		return 1;
+	case 'e':
+		return ds_events_add(&c->events, arg) ? -1 : 1;
+	case 'c':
+		if (ds_parse_u64(arg, "period", 1, UINT64_MAX >> 1, &v))
+			return -1;
+		c->events.period = v;
+		return 1;
+	case OPT_READ_GROUP:
+		c->events.read_group = true;
+		return 1;
 	default:
 		return 0;
 	}
@@ -434,7 +457,8 @@ bool ds_capture_given(const struct ds_capture *c)
 	return c->nr_pids || c->system_wide || c->nr_cpus || c->freq ||
 	       c->duration > 0 || c->stack_size || c->ring_pages || c->hw_cycles ||
 	       c->kernel || c->off_cpu || c->wall || c->off_cpu_min_ns ||
-	       c->off_cpu_stack_size;
+	       c->off_cpu_stack_size || c->events.nr || c->events.period ||
+	       c->events.read_group;
 }
 
 /* The off-CPU options together: 0, or -1 after saying what is wrong.
@@ -469,6 +493,37 @@ static int check_off_cpu(const struct ds_capture *c)
 	return 0;
 }
 
+/* -e and -c against the other sampling options: 0, or -1 after saying
+ * what to use instead.  The events themselves are checked last, since
+ * that asks the kernel. */
+static int check_events(struct ds_capture *c)
+{
+	struct ds_events *e = &c->events;
+
+	if (!e->nr && (e->period || e->read_group)) {
+		ds_err("%s applies to the events of -e: give them too (e.g. -e page-faults)",
+		       e->period ? "-c" : "--read-group");
+		return -1;
+	}
+	if (!e->nr)
+		return 0;
+	if (e->period && c->freq) {
+		ds_err("give -c PERIOD (every PERIOD events) or -F HZ (samples per second), "
+		       "not both");
+		return -1;
+	}
+	if (c->hw_cycles) {
+		ds_err("--hw-cycles chooses the CPU event; with -e, name it: -e cycles");
+		return -1;
+	}
+	if (c->off_cpu || c->wall) {
+		ds_err("%s weighs stacks by time and -e samples other events: profile "
+		       "them in separate runs", c->off_cpu ? "--off-cpu" : "--wall");
+		return -1;
+	}
+	return ds_events_settle(e);
+}
+
 int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
 {
 	int targets = !!c->nr_pids + !!c->system_wide + (argc > 0);
@@ -485,7 +540,7 @@ int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
 		ds_err("-C selects CPUs for system-wide sampling; use it with -a");
 		return -1;
 	}
-	if (check_off_cpu(c))
+	if (check_off_cpu(c) || check_events(c))
 		return -1;
 	if (argc > 0)
 		c->argv = argv;
@@ -505,12 +560,20 @@ struct pr_reader *ds_capture_open(const struct ds_capture *c)
 		.stack_size = c->off_cpu_stack_size ? c->off_cpu_stack_size
 						    : DS_OFF_CPU_STACK_SIZE,
 		.kernel_callchain = c->kernel);
+	struct pr_event_opts events[DS_MAX_EVENTS];
 	PR_OPTS(pr_reader_opts, opts,
 		.event = &ev,
 		.ring_pages = c->ring_pages,
 		.log = ds_log,
 		.off_cpu = c->off_cpu || c->wall ? &off : NULL,
 		.no_cpu_samples = c->off_cpu);
+
+	if (c->events.nr) {
+		ds_events_opts(&c->events, &ev, events);
+		opts.events = events;
+		opts.nr_events = c->events.nr;
+		opts.read_group = c->events.read_group;
+	}
 
 	if (c->argv)
 		return pr_reader_open_command(c->argv, &opts);

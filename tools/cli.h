@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "events.h"
 #include "perfreader.h"
 #include "prunwind.h"
 
@@ -43,6 +44,7 @@ struct ds_capture {
 	uint64_t off_cpu_min_ns;        /* drop shorter waits; 0 keeps all */
 	uint32_t off_cpu_stack_size;    /* 0: DS_OFF_CPU_STACK_SIZE */
 	bool counting;          /* set by ds_parse() for a counting verb */
+	struct ds_events events;        /* -e, -c, --read-group */
 };
 
 /* Set by SIGINT/SIGTERM handlers (1, then 2 on a second signal); the

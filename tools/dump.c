@@ -54,6 +54,17 @@ static void print_sample(FILE *out, const struct pr_record *rec)
 	fprintf(out, " stack %" PRIu64 "/%" PRIu64, s->stack_dyn_size, s->stack_size);
 	if (s->nr_callchain)
 		fprintf(out, " callchain %" PRIu64, s->nr_callchain);
+	/* A read group's counts: "read 3 [enabled/running ns] id:value...". */
+	if (s->nr_read) {
+		fprintf(out, " read %u [%" PRIu64 "/%" PRIu64 "]", s->nr_read,
+			s->read_time_enabled, s->read_time_running);
+		for (uint32_t i = 0; i < s->nr_read; i++) {
+			uint64_t value, id;
+
+			if (!pr_sample_read(s, i, &value, &id))
+				fprintf(out, " %" PRIu64 ":%" PRIu64, id, value);
+		}
+	}
 }
 
 /* "pid 12 tid 13 out preempt next_pid 0 next_tid 0", as perf script
@@ -70,7 +81,7 @@ static void print_switch(FILE *out, const struct pr_record *rec)
 			(int)sw->next_prev_tid);
 }
 
-void ds_dump_record(FILE *out, const struct pr_record *rec)
+void ds_dump_record(FILE *out, const struct pr_record *rec, const char *event)
 {
 	print_time(out, rec);
 	if (rec->ring_cpu >= 0)
@@ -81,6 +92,8 @@ void ds_dump_record(FILE *out, const struct pr_record *rec)
 
 	switch (rec->type) {
 	case PR_RECORD_SAMPLE:
+		if (event)
+			fprintf(out, " %s", event);
 		print_sample(out, rec);
 		break;
 	case PR_RECORD_MMAP:
@@ -139,14 +152,36 @@ void ds_dump_record(FILE *out, const struct pr_record *rec)
 struct dump_ctx {
 	FILE *out;
 	bool quiet;
+	/* Several events: a sample's is named, from the reader or the file. */
+	const struct pr_reader *r;
+	const char *const *names;    /* -e's */
+	size_t nr_names;
+	struct pr_file *f;
 };
+
+static const char *sample_event(const struct dump_ctx *d, const struct pr_record *rec)
+{
+	int idx;
+
+	if (rec->type != PR_RECORD_SAMPLE)
+		return NULL;
+	if (d->r && d->nr_names > 1) {
+		idx = pr_reader_event_of(d->r, rec);
+		return idx < 0 || (size_t)idx >= d->nr_names ? NULL : d->names[idx];
+	}
+	if (d->f && pr_file_nr_attrs(d->f) > 1) {
+		idx = pr_file_event_of(d->f, rec);
+		return idx < 0 ? NULL : pr_file_event_name(d->f, (size_t)idx);
+	}
+	return NULL;
+}
 
 static int on_record(const struct pr_record *rec, void *arg)
 {
 	struct dump_ctx *d = arg;
 
 	if (!d->quiet)
-		ds_dump_record(d->out, rec);
+		ds_dump_record(d->out, rec, sample_event(d, rec));
 	return 0;
 }
 
@@ -233,6 +268,7 @@ static int dump_file(const char *path, struct dump_ctx *d)
 
 	if (!f)
 		return 1;
+	d->f = f;
 	n = pr_file_consume(f, on_record, d);
 	fflush(d->out);
 	file_summary(d->out, f);
@@ -300,6 +336,9 @@ int ds_cmd_dump(int argc, char **argv)
 		ret = 1;
 		goto out;
 	}
+	args.d.r = r;
+	args.d.names = c->events.names;
+	args.d.nr_names = c->events.nr;
 	start = ds_now();
 	err = ds_capture_run(c, r, &(struct ds_capture_hooks){
 		.record = on_record, .ctx = &args.d });

@@ -7,7 +7,7 @@
 #include "perfreader.h"
 
 /* One record on one line. */
-void ds_dump_record(FILE *out, const struct pr_record *rec);
+void ds_dump_record(FILE *out, const struct pr_record *rec, const char *event);
 /* Samples and lost per CPU, records by type. */
 void ds_dump_summary(FILE *out, struct pr_reader *r, double seconds);
 /* The `dump` verb. */

@@ -72,6 +72,14 @@ static void publish_times(struct session *s)
 			      memory_order_relaxed);
 }
 
+/* The index of the sample's event among those -e named (0 without). */
+static size_t sample_event(const struct session *s, const struct pr_record *rec)
+{
+	int idx = s->c->events.nr > 1 ? pr_reader_event_of(s->r, rec) : 0;
+
+	return idx < 0 ? 0 : (size_t)idx;
+}
+
 /* The worker: every record, in time order. */
 static int process(const struct pr_record *rec, void *arg)
 {
@@ -97,9 +105,9 @@ static int process(const struct pr_record *rec, void *arg)
 		err = ds_sink_switch(s->sink, rec, &st, s->sym, pr_model_comm(s->model, rec->tid),
 				     pr_model_comm(s->model, rec->pid));
 	else
-		err = ds_sink_sample(s->sink, rec, &st, s->sym,
-				     pr_model_comm(s->model, rec->tid),
-				     pr_model_comm(s->model, rec->pid), NULL);
+		err = ds_sink_sample_event(s->sink, sample_event(s, rec), rec, &st, s->sym,
+					   pr_model_comm(s->model, rec->tid),
+					   pr_model_comm(s->model, rec->pid), NULL);
 	if (s->switch_event >= 0)
 		publish_times(s);
 	atomic_fetch_add(&s->samples, 1);
@@ -276,6 +284,23 @@ static void close_session(struct session *s)
 	pr_reader_close(s->r);
 }
 
+/* "NAME (dwarfsample, page-faults, context-switches, every 10)". */
+static void events_title(const struct ds_capture *c, const char *name, char *buf, size_t size)
+{
+	size_t len = (size_t)snprintf(buf, size, "%s (dwarfsample", name);
+
+	for (size_t i = 0; i < c->events.nr && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, ", %s", c->events.names[i]);
+	if (len >= size)
+		return;
+	if (c->events.period)
+		snprintf(buf + len, size - len, ", every %" PRIu64 ")", c->events.period);
+	else if (c->freq)
+		snprintf(buf + len, size - len, ", %" PRIu64 " Hz)", c->freq);
+	else
+		snprintf(buf + len, size - len, ")");
+}
+
 static int run(const struct ds_capture *c, struct profile_args *a)
 {
 	struct session s = { .c = c, .status = isatty(STDERR_FILENO), .switch_event = -1 };
@@ -305,14 +330,18 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	a->out.off_cpu_min_ns = c->off_cpu_min_ns;
 	if (!a->out.title && a->out.mode == PR_PROFILE_OFF_CPU)
 		snprintf(title, sizeof(title), "%s (dwarfsample, off-CPU time)", name);
+	else if (!a->out.title && c->events.nr)
+		events_title(c, name, title, sizeof(title));
 	else if (!a->out.title)
 		snprintf(title, sizeof(title), "%s (dwarfsample, %s%" PRIu64 " Hz)", name,
 			 c->wall ? "wall-clock time, " : "", c->freq ? c->freq : 99);
 	if (!a->out.title)
 		a->out.title = title;
 	event = c->hw_cycles ? "cycles" : "cpu-clock";
-	s.sink = ds_sink_open(&a->out, fmt, a->out.path, c->freq ? c->freq : 99, event,
-			      (int)strlen(event));
+	ds_events_output(&c->events, c->system_wide, &a->out);
+	s.sink = ds_sink_open(&a->out, fmt, a->out.path, c->events.nr ? 0 : c->freq ? c->freq : 99,
+			      c->events.nr ? c->events.names[0] : event,
+			      ds_events_width(&c->events, event));
 	if (!s.sink)
 		return 1;
 	s.r = ds_capture_open(c);

@@ -83,7 +83,7 @@ static void usage(FILE *out)
 static struct pr_writer *open_writer(struct recording *rc, const char *out,
 				     const struct pr_writer_opts *wo)
 {
-	struct pr_writer_event events[2];
+	struct pr_writer_event events[DS_MAX_EVENTS + 1];
 	size_t nr = pr_reader_nr_events(rc->r), all = pr_reader_ids(rc->r, NULL, 0);
 	uint64_t *ids = calloc(all ? all : 1, sizeof(*ids)), *at = ids;
 	struct pr_writer *w;
@@ -95,7 +95,11 @@ static struct pr_writer *open_writer(struct recording *rc, const char *out,
 	for (size_t i = 0; i < nr; i++) {
 		size_t n = pr_reader_event_ids(rc->r, i, at, all - (size_t)(at - ids));
 
-		events[i] = (struct pr_writer_event){ pr_reader_event_attr(rc->r, i), at, n, NULL };
+		events[i] = (struct pr_writer_event){ pr_reader_event_attr(rc->r, i), at, n,
+						      /* -e's spelling; the off-CPU event
+						       * after them is named from its attr */
+						      i < rc->c->events.nr ? rc->c->events.names[i]
+									   : NULL };
 		at += n;
 	}
 	rc->id = ids[0];

@@ -43,22 +43,24 @@ struct report {
 	uint64_t first_time, last_time;  /* of the samples, perf clock */
 	uint64_t end_time;           /* of any record */
 	int switch_event;            /* the off-CPU event's index, or -1 */
+	const char *input;
+	int only_event;              /* perf-script with --event: its index */
+	const char *names[DS_MAX_EVENTS];  /* the file's events */
 };
 
-static const char *event_name(struct report *r, const struct pr_record *rec)
+/* The index of the sample's event in the file (0 when it has one). */
+static size_t sample_event(struct report *r, const struct pr_record *rec)
 {
-	int idx;
+	int idx = pr_file_nr_attrs(r->file) > 1 ? pr_file_event_of(r->file, rec) : 0;
 
-	if (!r->event_names)
-		return NULL;
-	idx = pr_file_event_of(r->file, rec);
-	return idx < 0 ? NULL : pr_file_event_name(r->file, (size_t)idx);
+	return idx < 0 ? 0 : (size_t)idx;
 }
 
 static int on_record(const struct pr_record *rec, void *arg)
 {
 	struct report *r = arg;
 	struct pr_stack st;
+	size_t event;
 	int err;
 
 	/* Samples too: one in the image exec loaded retires the old one. */
@@ -81,8 +83,14 @@ static int on_record(const struct pr_record *rec, void *arg)
 		return ds_sink_switch(r->sink, rec, &st, r->sym,
 				      pr_model_comm(r->model, rec->tid),
 				      pr_model_comm(r->model, rec->pid));
-	return ds_sink_sample(r->sink, rec, &st, r->sym, pr_model_comm(r->model, rec->tid),
-			      pr_model_comm(r->model, rec->pid), event_name(r, rec));
+	event = sample_event(r, rec);
+	/* perf script's text has no one event to show: --event filters. */
+	if (r->only_event >= 0 && event != (size_t)r->only_event)
+		return 0;
+	return ds_sink_sample_event(r->sink, event, rec, &st, r->sym,
+				    pr_model_comm(r->model, rec->tid),
+				    pr_model_comm(r->model, rec->pid),
+				    r->event_names ? pr_file_event_name(r->file, event) : NULL);
 }
 
 static void summary(const struct pr_unwinder *u, const struct pr_symbolizer *sym,
@@ -152,6 +160,64 @@ static enum pr_profile_mode file_mode(struct report *r)
 	return cpu ? PR_PROFILE_WALL : PR_PROFILE_OFF_CPU;
 }
 
+/*
+ * The file's sampled events, for the outputs: none to name when it has
+ * only the CPU event (and perhaps the off-CPU one), else every event by
+ * the name the file gives it.  A file whose first event read a group
+ * (PERF_SAMPLE_READ) samples that one and counts them all.  -1 after
+ * saying why it cannot be reported.
+ */
+static int file_events(struct report *r, struct ds_output_opts *o)
+{
+	size_t nr = pr_file_nr_attrs(r->file);
+	const struct perf_event_attr *first = nr ? pr_file_attr(r->file, 0) : NULL;
+
+	r->only_event = -1;
+	if (r->switch_event >= 0 || nr <= 1) {
+		if (nr == 1 && pr_event_source_of(first) == PR_SOURCE_EVENT) {
+			r->names[0] = pr_file_event_name(r->file, 0);
+			o->events = r->names;
+			o->nr_events = 1;
+		}
+		return 0;
+	}
+	if (nr > DS_MAX_EVENTS) {
+		ds_err("%s has %zu events; report reads up to %d", r->input, nr, DS_MAX_EVENTS);
+		return -1;
+	}
+	for (size_t i = 0; i < nr; i++)
+		r->names[i] = pr_file_event_name(r->file, i);
+	o->events = r->names;
+	o->nr_events = nr;
+	if (first->sample_type & PERF_SAMPLE_READ) {
+		o->nr_events = 1;
+		o->counters = r->names + 1;
+		o->nr_counters = nr - 1;
+		o->counters_per_cpu = !first->inherit;
+	}
+	return 0;
+}
+
+/* --event NAME: the index of the file's event of that name, or -1 after
+ * saying which events there are. */
+static int only_event(struct report *r, const char *name)
+{
+	char list[1024];
+	size_t len = 0;
+
+	for (size_t i = 0; i < pr_file_nr_attrs(r->file); i++) {
+		const char *n = pr_file_event_name(r->file, i);
+
+		if (n && !strcmp(n, name))
+			return (int)i;
+		if (n && len < sizeof(list))
+			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+						len ? ", " : "", n);
+	}
+	ds_err("%s has no event '%s': it has %s", r->input, name, len ? list : "no named events");
+	return -1;
+}
+
 static int run(struct report_args *a, int fmt)
 {
 	PR_OPTS(pr_file_opts, fo, .log = ds_log);
@@ -178,7 +244,16 @@ static int run(struct report_args *a, int fmt)
 			width = len;
 	}
 	first_event = pr_file_nr_attrs(r.file) ? pr_file_event_name(r.file, 0) : NULL;
+	r.input = a->input;
 	a->out.mode = file_mode(&r);
+	if (file_events(&r, &a->out) ||
+	    (a->out.show_event && (r.only_event = only_event(&r, a->out.show_event)) < 0)) {
+		pr_file_close(r.file);
+		return 2;
+	}
+	/* A profile holds every event and shows the one chosen. */
+	if (fmt != DS_FORMAT_PERF_SCRIPT)
+		r.only_event = -1;
 	/* Wall time needs each CPU sample's own period (cpu-clock's is ns). */
 	a->out.period_is_ns = a->out.mode == PR_PROFILE_WALL;
 	if (a->out.off_cpu_min_ns && a->out.mode == PR_PROFILE_CPU) {
@@ -252,6 +327,10 @@ static void usage(FILE *out)
 	      "                           symoff,dso)\n"
 	      "      --kallsyms FILE      name kernel frames from FILE, a copy of the\n"
 	      "                           recording machine's /proc/kallsyms\n"
+	      "      --event NAME         a capture of several events (-e): the one\n"
+	      "                           the flame graph, folded and speedscope show\n"
+	      "                           (default the first; pprof has them all), or\n"
+	      "                           perf-script prints\n"
 	      "      --off-cpu-min DURATION\n"
 	      "                           a file recorded with --off-cpu or --wall:\n"
 	      "                           leave out waits shorter than DURATION\n"
@@ -261,7 +340,7 @@ static void usage(FILE *out)
 	      "  -h, --help               this help\n", ds_names_help);
 }
 
-enum { OPT_KALLSYMS = 2100, OPT_OFF_CPU_MIN };
+enum { OPT_KALLSYMS = 2100, OPT_OFF_CPU_MIN, OPT_EVENT };
 
 int ds_cmd_report(int argc, char **argv)
 {
@@ -270,6 +349,7 @@ int ds_cmd_report(int argc, char **argv)
 		{ "fields", required_argument, NULL, 'F' },
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+		{ "event", required_argument, NULL, OPT_EVENT },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -308,6 +388,9 @@ int ds_cmd_report(int argc, char **argv)
 		case OPT_OFF_CPU_MIN:
 			if (ds_parse_duration(optarg, "off-CPU minimum", &a.out.off_cpu_min_ns))
 				return 2;
+			break;
+		case OPT_EVENT:
+			a.out.show_event = optarg;
 			break;
 		case 'v':
 			ds_verbose(++a.verbose);

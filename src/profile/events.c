@@ -168,7 +168,7 @@ int prof__count_reads(struct pr_profile *p, uint32_t idx, const struct pr_record
 	const struct pr_sample *s = &rec->u.sample;
 	size_t n = p->nr_counters, need = ((size_t)idx + 1) * n;
 	uint64_t *last, *growth;
-	uint32_t inst;
+	uint32_t inst, first;
 
 	if (rec->type != PR_RECORD_SAMPLE || !s->nr_read)
 		return 0;
@@ -183,10 +183,12 @@ int prof__count_reads(struct pr_profile *p, uint32_t idx, const struct pr_record
 		return -ENOMEM;
 	last = &p->instances->last[(size_t)inst * n];
 	growth = &p->growths[(size_t)idx * n];
-	for (uint32_t c = 0; c < n && c < s->nr_read; c++) {
+	/* The group's last n values: its leader may be left out. */
+	first = s->nr_read > n ? s->nr_read - (uint32_t)n : 0;
+	for (uint32_t c = 0; c < n && first + c < s->nr_read; c++) {
 		uint64_t v;
 
-		if (pr_sample_read(s, c, &v, NULL))
+		if (pr_sample_read(s, first + c, &v, NULL))
 			break;
 		/* Below the last read: not the same counter any more (its
 		 * thread's id reused), so counted from 0. */

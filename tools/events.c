@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* -e, -c and --read-group: the events a capture samples. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <linux/perf_event.h>
+
+#include "cli.h"
+#include "events.h"
+#include "output.h"
+
+int ds_events_add(struct ds_events *e, const char *arg)
+{
+	int n, base = (int)e->nr;
+
+	n = pr_event_list_parse(arg, e->ev + e->nr, DS_MAX_EVENTS - e->nr, ds_log, NULL);
+	if (n == -E2BIG)
+		ds_err("too many events (at most %d in one run)", DS_MAX_EVENTS);
+	if (n < 0)
+		return -1;
+	/* The parser numbers leaders within its own list. */
+	for (int i = base; i < base + n; i++) {
+		e->ev[i].leader += (uint32_t)base;
+		if (e->ev[i].leader != (uint32_t)i || (i + 1 < base + n &&
+						       e->ev[i + 1].leader == (uint32_t)i))
+			e->grouped = true;
+		e->names[i] = e->ev[i].name;
+	}
+	e->nr += (size_t)n;
+	return 0;
+}
+
+static bool is_cycles(const struct pr_event_desc *d)
+{
+	return d->type == PERF_TYPE_HARDWARE && d->config == PERF_COUNT_HW_CPU_CYCLES;
+}
+
+/* cycles where no PMU counts them: cpu-clock instead, as perf record
+ * does, keeping the modifiers. */
+static void cycles_to_cpu_clock(struct pr_event_desc *d)
+{
+	const char *mod = strchr(d->name, ':');
+	char name[PR_EVENT_NAME_MAX];
+
+	snprintf(name, sizeof(name), "cpu-clock%s", mod ? mod : "");
+	ds_err("%s is not available on this machine (no hardware PMU, as in most VMs); "
+	       "sampling %s instead", d->name, name);
+	d->type = PERF_TYPE_SOFTWARE;
+	d->config = PERF_COUNT_SW_CPU_CLOCK;
+	memcpy(d->name, name, sizeof(name));
+}
+
+int ds_events_settle(struct ds_events *e)
+{
+	if (e->grouped && !e->read_group) {
+		ds_err("event groups {...} are counted together by 'dwarfsample stat'; to "
+		       "sample, list the events with commas, or read a group with every sample "
+		       "of its first event with --read-group");
+		return -1;
+	}
+	if (e->read_group && e->nr < 2) {
+		ds_err("--read-group reads the other events of -e with each sample of the "
+		       "first: give at least two events (e.g. -e cpu-clock,page-faults)");
+		return -1;
+	}
+	for (size_t i = 0; i < e->nr; i++) {
+		struct pr_event_desc *d = &e->ev[i];
+		int err;
+
+		if (d->type != PERF_TYPE_HARDWARE)
+			continue;
+		err = pr_event_check(d, NULL, NULL);
+		if (!err)
+			continue;
+		if (is_cycles(d) && !e->read_group &&
+		    (err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV)) {
+			cycles_to_cpu_clock(d);
+			continue;
+		}
+		/* Again, this time saying why. */
+		pr_event_check(d, ds_log, NULL);
+		return -1;
+	}
+	/* Every member reads into its leader's group. */
+	for (size_t i = 0; e->read_group && i < e->nr; i++)
+		e->ev[i].leader = 0;
+	return 0;
+}
+
+void ds_events_opts(const struct ds_events *e, const struct pr_event_opts *base,
+		    struct pr_event_opts *out)
+{
+	for (size_t i = 0; i < e->nr; i++) {
+		out[i] = *base;
+		out[i].desc = &e->ev[i];
+		out[i].period = e->period;
+		/* A period replaces the frequency; without either, the
+		 * library's default (every hit of a tracepoint). */
+		if (e->period)
+			out[i].freq = 0;
+	}
+}
+
+bool ds_events_in_ns(const struct ds_events *e)
+{
+	for (size_t i = 0; i < e->nr; i++)
+		if (!pr_event_counts_ns(&e->ev[i]))
+			return false;
+	return e->nr > 0;
+}
+
+void ds_events_output(const struct ds_events *e, bool system_wide, struct ds_output_opts *o)
+{
+	if (!e->nr)
+		return;
+	o->events = e->names;
+	o->nr_events = e->read_group ? 1 : e->nr;
+	/* The leader's count is its samples' periods: only the members
+	 * are counters. */
+	if (e->read_group) {
+		o->counters = e->names + 1;
+		o->nr_counters = e->nr - 1;
+		o->counters_per_cpu = system_wide;
+	}
+}
+
+int ds_events_width(const struct ds_events *e, const char *fallback)
+{
+	size_t width = e->nr ? 0 : strlen(fallback);
+
+	for (size_t i = 0; i < e->nr; i++)
+		if (strlen(e->names[i]) > width)
+			width = strlen(e->names[i]);
+	return (int)width;
+}

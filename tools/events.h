@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The events a capturing verb samples: -e LIST, -c PERIOD, --read-group,
+ * checked before anything starts and turned into the reader's options and
+ * the names the outputs show.
+ */
+#ifndef DS_EVENTS_H
+#define DS_EVENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "perfreader.h"
+
+#define DS_MAX_EVENTS 32
+
+struct ds_events {
+	struct pr_event_desc ev[DS_MAX_EVENTS];
+	size_t nr;                   /* 0: no -e, the CPU event */
+	bool grouped;                /* the list had a {group} */
+	uint64_t period;             /* -c; 0: by frequency */
+	bool read_group;             /* --read-group */
+	const char *names[DS_MAX_EVENTS];  /* ev[i].name, for the outputs */
+};
+
+/* One -e argument, appended to what earlier ones gave: 0, or -1 after
+ * saying what is wrong with it. */
+int ds_events_add(struct ds_events *e, const char *arg);
+
+/* Check the events against each other and the machine, before anything
+ * starts: groups only with --read-group, a read group of at least two
+ * events, hardware events only where a PMU counts them (cycles alone falls
+ * back to cpu-clock, saying so, as --hw-cycles does).  0, or -1 after
+ * saying what to do. */
+int ds_events_settle(struct ds_events *e);
+
+/* Reader options for each event, from the CPU event's (`base`: stack
+ * size, frequency, kernel chains), into `out` (e->nr of them). */
+void ds_events_opts(const struct ds_events *e, const struct pr_event_opts *base,
+		    struct pr_event_opts *out);
+
+/* True when every sampled event counts nanoseconds (cpu-clock,
+ * task-clock): their periods are CPU time. */
+bool ds_events_in_ns(const struct ds_events *e);
+
+/* The outputs' view of the events: their names, and with --read-group
+ * the first as the one sampled and all as counters (a counter per CPU
+ * when `system_wide`). */
+struct ds_output_opts;
+void ds_events_output(const struct ds_events *e, bool system_wide, struct ds_output_opts *o);
+
+/* The longest event name, `fallback` without -e: perf script aligns
+ * the names to it. */
+int ds_events_width(const struct ds_events *e, const char *fallback);
+
+#endif /* DS_EVENTS_H */
