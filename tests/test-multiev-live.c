@@ -300,7 +300,10 @@ START_TEST(page_fault_and_switch_samples_each_go_to_their_event)
 
 	ck_assert_int_eq(s.unattributed, 0);
 	ck_assert_int_ge(d.faults, PAGES);
-	ck_assert_int_ge(d.switches, 2 * ROUND_TRIPS);
+	/* How often the two threads switch depends on whether each reply
+	 * comes before its reader sleeps: the kernel's accounting, not the
+	 * round trips, is the oracle. */
+	ck_assert_int_gt(d.switches, 0);
 	ck_assert_msg(s.per_event[0] >= d.faults && s.per_event[0] <= d.faults + 50,
 		      "%ld page-fault samples, %ld faults accounted", s.per_event[0], d.faults);
 	ck_assert_msg(s.per_event[1] >= d.switches && s.per_event[1] <= d.switches + 50,
