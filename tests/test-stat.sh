@@ -65,9 +65,11 @@ go() {
 	wpid=
 }
 
+# Has FILE a line matching PATTERN yet, or has process PID, which would
+# write it, exited (so that a failure is reported, not waited on forever)?
 # shellcheck disable=SC2317 # run through wait_for
-has_line() { # file, pattern
-	grep -q -- "$2" "$1"
+has_line() { # file, pattern, pid
+	grep -q -- "$2" "$1" || ! kill -0 "$3" 2>/dev/null
 }
 
 # ---- the same work, counted by perf and by dwarfsample's every output ----
@@ -89,11 +91,11 @@ compare() { # event, mode, n, least expected
 	p3=$!
 	"$ds" stat -I 100 -x, -e "$ev" -p $wpid -o "$d/intervals" 2>"$d/intervals.err" &
 	p4=$!
-	wait_for has_line "$d/perf" "$ev"
-	wait_for has_line "$d/csv.err" "counting"
-	wait_for has_line "$d/json.err" "counting"
-	wait_for has_line "$d/table.err" "counting"
-	wait_for has_line "$d/intervals" "$ev"
+	wait_for has_line "$d/perf" "$ev" $ppid
+	wait_for has_line "$d/csv.err" "counting" $p1
+	wait_for has_line "$d/json.err" "counting" $p2
+	wait_for has_line "$d/table.err" "counting" $p3
+	wait_for has_line "$d/intervals" "$ev" $p4
 	go
 	wait $p1
 	r1=$?
@@ -145,7 +147,7 @@ mkdir -p "$d"
 start_workload pages 1000
 "$ds" stat -v -x, -e '{page-faults,context-switches}' -p $wpid -o "$d/csv" 2>"$d/err" &
 p1=$!
-wait_for has_line "$d/err" counting
+wait_for has_line "$d/err" counting $p1
 go
 wait $p1
 check "a group counts both events" test "$(grep -c -e ',page-faults,' -e ',context-switches,' "$d/csv")" -eq 2
@@ -164,9 +166,9 @@ ppid=$!
 p1=$!
 "$ds" stat -v --per-thread -e context-switches -p $wpid -o "$d/table" 2>"$d/err2" &
 p2=$!
-wait_for has_line "$d/perf" context-switches
-wait_for has_line "$d/err" counting
-wait_for has_line "$d/err2" counting
+wait_for has_line "$d/perf" context-switches $ppid
+wait_for has_line "$d/err" counting $p1
+wait_for has_line "$d/err2" counting $p2
 go
 wait $p1
 wait $p2
@@ -245,7 +247,7 @@ check "sampling options are not stat's" test $? -eq 2
 start_workload pages 10
 "$ds" stat -v -e page-faults -p $wpid -o "$tmp/int" 2>"$tmp/err" &
 p1=$!
-wait_for has_line "$tmp/err" counting
+wait_for has_line "$tmp/err" counting $p1
 kill -INT $p1
 wait $p1
 check "Ctrl-C ends a -p count with status 0" test $? -eq 0

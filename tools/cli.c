@@ -420,7 +420,10 @@ int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **arg
 	c->counting = v->counting;
 	optind = 1;
 	while ((opt = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
-		int handled = capture_option(c, opt, optarg);
+		/* A counting verb's own options may share a letter with the
+		 * sampling ones (-e): only the target is the capture's. */
+		int handled = !v->counting || is_target_option(opt) ?
+			      capture_option(c, opt, optarg) : 0;
 
 		if (handled < 0)
 			return -1;
