@@ -7,11 +7,12 @@
 #          perf script (perf 6.1 here): the file, then the stacks named
 #   ds     dwarfsample -e page-faults -c PERIOD --stack-size 8192: the
 #          same samples unwound and named live, written as a profile
-# For each, RUNS runs, interleaved; per run the CPU time (user + system)
-# of everything it ran, the workload's own included, less the baseline's
-# median: the profiler's cost (the kernel's stack copies land in the
-# workload's time, so they count too).  Then the medians and the ratio
-# ds / perf in this run.
+# For each, RUNS runs, interleaved; per run the workload's own CPU (it
+# reports its rusage: the kernel's stack copies, done in its context, are
+# in it) and the profiler's: the CPU of everything the run took less the
+# workload's.  Then the medians, ms per 1000 samples, and the ratio
+# ds / perf in this run.  A run that cannot fault RATE times a second
+# faults as fast as it can: the work is RATE x SECONDS faults either way.
 # usage: events-pagefaults.sh STAT-WORKLOAD DWARFSAMPLE [RATE [SECONDS [PERIOD [RUNS]]]]
 set -u
 wl=$1
@@ -23,32 +24,42 @@ runs=${6:-5}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-cpu() { # command...: its CPU seconds (children included)
-	/usr/bin/time -f "%U %S" -o "$tmp/time" "$@" >/dev/null 2>"$tmp/err" ||
+# run OUT command...: the command's CPU seconds (children included) and
+# the workload's own (its last line, "cpu S"), its output to OUT.
+run() {
+	out=$1
+	shift
+	/usr/bin/time -f "%U %S" -o "$tmp/time" "$@" >"$out" 2>"$tmp/err" ||
 		{ cat "$tmp/err" >&2; echo "FAILED: $*" >&2; }
-	awk '{ printf "%.3f\n", $1 + $2 }' "$tmp/time"
+	awk '{ printf "%.3f ", $1 + $2 }' "$tmp/time"
+	sed -n 's/^cpu //p' "$out" | tail -1
 }
 
-none() { cpu "$wl" fault-rate "$rate" "$secs"; }
+# Per run: the workload's CPU, the profiler's (everything it ran less the
+# workload's own), and the samples taken.
+none() { set -- $(run "$tmp/w" "$wl" fault-rate "$rate" "$secs"); echo "$2 0 -"; }
 perf_run() {
-	a=$(cpu perf record -q -e page-faults -c "$period" --call-graph dwarf,8192 -m 512 \
-		-o "$tmp/perf.data" -- "$wl" fault-rate "$rate" "$secs")
-	b=$(cpu perf script -i "$tmp/perf.data")
+	set -- $(run "$tmp/w" perf record -q -e page-faults -c "$period" --call-graph dwarf,8192 \
+		-m 512 -o "$tmp/perf.data" -- "$wl" fault-rate "$rate" "$secs")
+	total=$1 work=$2
+	set -- $(run /dev/null perf script -i "$tmp/perf.data")
+	script=$1
 	samples=$(perf script -i "$tmp/perf.data" -F event 2>/dev/null | wc -l)
-	echo "$a + $b" | bc -l | awk -v s="$samples" '{ printf "%.3f %d\n", $1, s }'
+	awk -v w="$work" -v t="$total" -v s="$script" -v n="$samples" \
+		'BEGIN { printf "%.3f %.3f %d\n", w, t - w + s, n }'
 	rm -f "$tmp/perf.data"
 }
 ds_run() {
-	t=$(cpu "$ds" -e page-faults -c "$period" --stack-size 8192 --ring-pages 512 \
+	set -- $(run "$tmp/w" "$ds" -e page-faults -c "$period" --stack-size 8192 --ring-pages 512 \
 		-f folded -o "$tmp/ds.folded" -- "$wl" fault-rate "$rate" "$secs")
 	samples=$(sed -n 's/.* \([0-9]*\) samples in .*/\1/p' "$tmp/err" | head -1)
-	echo "$t ${samples:-?}"
+	awk -v w="$2" -v t="$1" -v n="${samples:-0}" 'BEGIN { printf "%.3f %.3f %d\n", w, t - w, n }'
 }
 
 for i in $(seq "$runs"); do
 	echo "none $(none)"
 	echo "perf $(perf_run)"
-	echo "ds   $(ds_run)"
+	echo "ds $(ds_run)"
 done | tee "$tmp/all"
 
 awk -v runs="$runs" -v rate="$rate" -v secs="$secs" -v period="$period" '
@@ -58,15 +69,21 @@ awk -v runs="$runs" -v rate="$rate" -v secs="$secs" -v period="$period" '
 				if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
 		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
 	}
-	{ n[$1]++; v[$1, n[$1]] = $2; if (NF > 2) s[$1] = $3 }
+	{ n[$1]++; w[$1, n[$1]] = $2; p[$1, n[$1]] = $3; s[$1] = $4 }
 	END {
-		for (k in n) { for (i = 1; i <= n[k]; i++) x[i] = v[k, i]; m[k] = median(x, n[k]) }
-		p = m["perf"] - m["none"]; d = m["ds"] - m["none"]
-		printf "\n%d faults/s for %d s, a sample every %d faults (%d samples/s), median of %d runs\n",
-			rate, secs, period, rate / period, runs
-		printf "workload alone        %7.3f s CPU\n", m["none"]
-		printf "perf record + script  %7.3f s CPU beyond it (%s samples)\n", p, s["perf"]
-		printf "dwarfsample           %7.3f s CPU beyond it (%s samples)\n", d, s["ds"]
-		if (p > 0)
-			printf "ratio dwarfsample / perf 6.1: %.2fx\n", d / p
+		for (k in n) {
+			for (i = 1; i <= n[k]; i++) { x[i] = w[k, i]; y[i] = p[k, i] }
+			mw[k] = median(x, n[k]); mp[k] = median(y, n[k])
+		}
+		printf "\n%d faults asked for at %d/s, a sample every %d faults, median of %d runs\n",
+			rate * secs, rate, period, runs
+		printf "%-22s %8s %12s %9s %14s\n", "", "workload", "profiler CPU", "samples",
+			"ms / 1000 samples"
+		printf "%-22s %7.3fs %12s %9s %14s\n", "alone", mw["none"], "-", "-", "-"
+		printf "%-22s %7.3fs %11.3fs %9d %14.1f\n", "perf record + script", mw["perf"],
+			mp["perf"], s["perf"], s["perf"] ? mp["perf"] * 1e6 / s["perf"] : 0
+		printf "%-22s %7.3fs %11.3fs %9d %14.1f\n", "dwarfsample", mw["ds"], mp["ds"],
+			s["ds"], s["ds"] ? mp["ds"] * 1e6 / s["ds"] : 0
+		if (mp["perf"] > 0)
+			printf "profiler CPU, dwarfsample / perf 6.1: %.3fx\n", mp["ds"] / mp["perf"]
 	}' "$tmp/all"
