@@ -1,7 +1,8 @@
 # shellcheck shell=sh disable=SC2034 # fail and tmp are read by the sourcing script
 # Shared by the shell tests: TAP-style checks.  Source it, then call
 #     check "what must hold" command args...
-# and end with `exit $fail`.
+# and end with `exit $fail`.  A check that fails returns 1, so that
+# `check ... || cat "$log"` shows what went wrong.
 fail=0
 check() { # description, command...
 	desc=$1
@@ -11,6 +12,7 @@ check() { # description, command...
 	else
 		echo "not ok - $desc"
 		fail=1
+		return 1
 	fi
 }
 

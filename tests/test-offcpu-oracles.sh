@@ -306,7 +306,8 @@ record_run() {
 	"$ds" record --off-cpu -o "$tmp/$1.data" -- "$workload" -o "$tmp/$1.truth" "$1" \
 		>/dev/null 2>"$tmp/err"
 	check "$1: record --off-cpu exits 0" test $? -eq 0 || cat "$tmp/err"
-	"$ds" report --tid -f folded -i "$tmp/$1.data" -o "$tmp/$1.folded" 2>/dev/null
+	"$ds" report -v --tid -f folded -i "$tmp/$1.data" -o "$tmp/$1.folded" \
+		2>"$tmp/$1.report.err"
 	"$ds" report -F comm,tid,time,period,event,ip,sym,dso -i "$tmp/$1.data" \
 		-o "$tmp/$1.txt" 2>/dev/null
 	"$ds" report -f pprof -i "$tmp/$1.data" -o "$tmp/$1.pb.gz" 2>/dev/null
@@ -330,8 +331,11 @@ one_wait() {
 once() {
 	t=$tmp/$1.truth
 	tid=$(truth "$t" "$2" tid "$3")
+	# A miss shows what the report said of the file (late records, the
+	# waits it saw), for whoever looks into it.
 	near "$1: $2 $3 (tid $tid) blocked in $4" 2 \
-		"$(folded "$tmp/$1.folded" "$tid" blocked ";$4;")" "$(truth "$t" "$2" blocked "$3")"
+		"$(folded "$tmp/$1.folded" "$tid" blocked ";$4;")" "$(truth "$t" "$2" blocked "$3")" ||
+		{ cat "$tmp/$1.report.err" "$t"; grep "/$tid;" "$tmp/$1.folded"; }
 	one_wait "$1" "$tid" "$4" "$(truth "$t" "$2" n_block "$3")"
 }
 
