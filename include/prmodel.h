@@ -100,6 +100,8 @@ enum pr_wait_end {
 	/* The thread left the CPU again before its switch in was seen (a
 	 * record lost): the wait ends at that next switch out. */
 	PR_WAIT_SUPERSEDED,
+	/* Not ended: cut in two (pr_switches_split()); it goes on. */
+	PR_WAIT_CUT,
 	PR_WAIT_END_MAX,
 };
 
@@ -151,6 +153,16 @@ PR_API int pr_switches_apply(struct pr_switches *sw, const struct pr_record *rec
  * through `cb`, in no particular order.  Returns 0 or what `cb` returned
  * (the waits not yet handed out stay open). */
 PR_API int pr_switches_end(struct pr_switches *sw, uint64_t time, pr_wait_fn cb, void *ctx);
+
+/*
+ * Cut every wait open at `time` that began before it: `cb` gets its part
+ * up to `time` (`how` PR_WAIT_CUT, the same cookie), and unless it returns
+ * a positive value the wait goes on from `time`, so that a profile cut
+ * into windows counts each window's part of it there (a positive return
+ * leaves the wait whole).  The cookie stays the caller's.  Returns 0 or
+ * the first negative value of `cb`.
+ */
+PR_API int pr_switches_split(struct pr_switches *sw, uint64_t time, pr_wait_fn cb, void *ctx);
 
 /* Waits now open. */
 PR_API size_t pr_switches_open(const struct pr_switches *sw);

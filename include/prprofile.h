@@ -181,6 +181,43 @@ PR_API const char *pr_profile_process(const struct pr_profile *p, uint32_t pid);
  * Returns 0, -EINVAL or -ENOMEM. */
 PR_API int pr_profile_tag(struct pr_profile *p, const char *key, const char *value);
 
+/*
+ * A label on every sample of process `pid` (pprof: after the thread's
+ * pid, tid, thread and process labels; OTLP: a sample attribute), such as
+ * the container it ran in.  May be called before or after the process's
+ * samples; the same key again replaces the value.  Returns 0, -EINVAL or
+ * -ENOMEM.  Not thread-safe.
+ */
+PR_API int pr_profile_process_tag(struct pr_profile *p, uint32_t pid, const char *key,
+				  const char *value);
+
+/*
+ * Cut the profile at `time` (event clock, ns), for a profile taken in
+ * windows: returns a new profile holding everything `p` counted so far,
+ * and leaves `p` empty of it, its tables made anew so that memory does not
+ * grow window after window, counting on.  A wait still open at `time` is
+ * cut in two: its part so far counted in the returned profile (when the
+ * wait has already lasted off_cpu_min_ns; else it stays whole and counts
+ * where it ends), the rest in `p` when it ends, with the same stack.
+ * What spans windows stays in `p`: open waits, the counters' last reads
+ * (so that a counter's growths over the windows add up to its total), the
+ * options and the profile-wide tags, which the returned profile has too.
+ * The process tags go with the returned profile; its time is unset (the
+ * caller sets it).  NULL with
+ * errno ENOMEM (`p` unchanged) or EINVAL.  Not thread-safe.
+ */
+PR_API struct pr_profile *pr_profile_cut(struct pr_profile *p, uint64_t time);
+
+/*
+ * A new profile holding only the samples and waits of processes `pids`
+ * (`nr` of them, in any order), with only the mappings, functions and
+ * strings they use, their process tags, the profile's options, tags and
+ * time; pr_profile_times() of it is theirs.  `p` is not changed.  NULL with
+ * errno (EINVAL, ENOMEM).  Thread-safe against other readers of `p`.
+ */
+PR_API struct pr_profile *pr_profile_select(const struct pr_profile *p, const uint32_t *pids,
+					    size_t nr);
+
 /* When the profile was taken: its start (ns since the Unix epoch) and how
  * long it ran (ns).  Returns 0 or -EINVAL. */
 PR_API int pr_profile_set_time(struct pr_profile *p, uint64_t start_ns, uint64_t duration_ns);

@@ -39,21 +39,29 @@ static struct pr_symbolizer *sym;
 /* Functions at BASE + 0x1000 * (i + 1), 0x100 bytes each. */
 static const char *const funcs[] = { "main", "run", "parse;token", "emit", "leaf" };
 
-static void setup(void)
+/* Process `pid`'s perf map at `path` naming funcs[], and its JIT mapping
+ * in the model. */
+static void fake_process(uint32_t pid, char *path, size_t len)
 {
-	PR_OPTS(pr_symbolizer_opts, so);
-	struct pr_record r = mmap2(PID, BASE, 0x100000, 0, "//anon");
+	struct pr_record r = mmap2(pid, BASE, 0x100000, 0, "//anon");
 	FILE *f;
 
-	snprintf(map_path, sizeof(map_path), "/tmp/perf-%u.map", PID);
-	f = fopen(map_path, "w");
+	snprintf(path, len, "/tmp/perf-%u.map", pid);
+	f = fopen(path, "w");
 	ck_assert_ptr_nonnull(f);
 	for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++)
 		fprintf(f, "%llx 100 %s\n", BASE + 0x1000 * (i + 1), funcs[i]);
 	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+}
+
+static void setup(void)
+{
+	PR_OPTS(pr_symbolizer_opts, so);
+
 	model = pr_model_new();
 	ck_assert_ptr_nonnull(model);
-	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	fake_process(PID, map_path, sizeof(map_path));
 	sym = pr_symbolizer_new(model, &so);
 	ck_assert_ptr_nonnull(sym);
 }

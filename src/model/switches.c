@@ -221,3 +221,26 @@ int pr_switches_end(struct pr_switches *sw, uint64_t time, pr_wait_fn cb, void *
 	}
 	return 0;
 }
+
+int pr_switches_split(struct pr_switches *sw, uint64_t time, pr_wait_fn cb, void *ctx)
+{
+	if (!sw || !cb)
+		return -EINVAL;
+	for (size_t i = 0; i < sw->nr && sw->open; i++) {
+		struct sw_wait *w = &sw->waits[i];
+		struct pr_wait part;
+		int ret;
+
+		if (find(sw, w->w.tid) != w || w->w.start >= time)
+			continue;
+		part = w->w;
+		part.end = time;
+		part.how = PR_WAIT_CUT;
+		ret = cb(&part, ctx);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			w->w.start = time;
+	}
+	return 0;
+}

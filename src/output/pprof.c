@@ -249,12 +249,12 @@ static int add_locations(struct pprof *pp, const struct pr_profile *p)
 }
 
 /* The labels: NR_THREAD_LABELS per thread, then one per tag, then one
- * per kind of wait, shared by every sample that carries them (a repeated
- * field is pointers). */
+ * per kind of wait, then one per process tag, shared by every sample that
+ * carries them (a repeated field is pointers). */
 static int add_labels(struct pprof *pp, const struct pr_profile *p)
 {
 	size_t tags = (size_t)p->nr_threads * NR_THREAD_LABELS;
-	size_t nr = tags + p->nr_tags + PR_WAIT_KIND_MAX;
+	size_t nr = tags + p->nr_tags + PR_WAIT_KIND_MAX + p->nr_ptags;
 
 	pp->labels = msgs_new(nr, sizeof(*pp->labels), &label_init);
 	if (!pp->labels)
@@ -285,7 +285,25 @@ static int add_labels(struct pprof *pp, const struct pr_profile *p)
 		wait->key = extra(p, S_WAIT);
 		wait->str = extra(p, k == PR_WAIT_PREEMPTED ? S_PREEMPTED : S_BLOCKED);
 	}
+	for (uint32_t i = 0; i < p->nr_ptags; i++) {
+		pb_label *pt = &pp->labels[tags + p->nr_tags + PR_WAIT_KIND_MAX + i];
+
+		pt->key = p->ptags[i].key;
+		pt->str = p->ptags[i].value;
+	}
 	return 0;
+}
+
+/* The most process tags one process has. */
+static uint32_t max_ptags(const struct pr_profile *p)
+{
+	uint32_t most = 0;
+
+	for (uint32_t i = 0, n; i < p->nr_ptags; i += n) {
+		prof__ptags_of(p, p->ptags[i].pid, &n);
+		most = n > most ? n : most;
+	}
+	return most;
 }
 
 /* `count` samples' worth of CPU time, each 1e9/freq ns, without the
@@ -335,6 +353,10 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 {
 	size_t nr_labels = NR_THREAD_LABELS + p->nr_tags, nr_ids = 0, id = 0;
 	size_t wait_labels = (size_t)p->nr_threads * NR_THREAD_LABELS + p->nr_tags;
+	size_t ptag_labels = wait_labels + PR_WAIT_KIND_MAX;
+	/* Each sample's slice: its thread's, its process's, the profile's
+	 * and a wait's labels. */
+	size_t slice = nr_labels + max_ptags(p) + 1;
 
 	for (uint32_t i = 0; i < p->nr_stacks; i++)
 		nr_ids += p->stacks[i].nr;
@@ -342,7 +364,7 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 	pp->sample_ptrs = ptrs_new(p->nr_stacks);
 	/* Each sample's labels, ids and values are its slice of one array
 	 * (room for a wait's label in each). */
-	pp->label_ptrs = ptrs_new((size_t)p->nr_stacks * (nr_labels + 1));
+	pp->label_ptrs = ptrs_new((size_t)p->nr_stacks * slice);
 	pp->location_ids = calloc(nr_ids + 1, sizeof(*pp->location_ids));
 	pp->values = calloc((size_t)p->nr_stacks * pp->nr_values + 1, sizeof(*pp->values));
 	if (!pp->samples || !pp->sample_ptrs || !pp->label_ptrs || !pp->location_ids ||
@@ -351,7 +373,9 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		const struct prof_stack *st = &p->stacks[i];
 		pb_sample *ps = pp->sample_ptrs[i] = &pp->samples[i];
-		pb_label **labels = &pp->label_ptrs[(size_t)i * (nr_labels + 1)];
+		pb_label **labels = &pp->label_ptrs[(size_t)i * slice];
+		uint32_t np;
+		const struct prof_ptag *pt = prof__ptags_of(p, p->threads[st->thread].pid, &np);
 
 		/* Leaf first, in both. */
 		ps->location_id = &pp->location_ids[id];
@@ -363,11 +387,14 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 		sample_values(pp, p, i, ps->value);
 		for (int k = 0; k < NR_THREAD_LABELS; k++)
 			labels[k] = &pp->labels[(size_t)st->thread * NR_THREAD_LABELS + k];
-		for (uint32_t k = 0; k < p->nr_tags; k++)
+		for (uint32_t k = 0; k < np; k++)
 			labels[NR_THREAD_LABELS + k] =
+				&pp->labels[ptag_labels + (size_t)(pt - p->ptags) + k];
+		for (uint32_t k = 0; k < p->nr_tags; k++)
+			labels[NR_THREAD_LABELS + np + k] =
 				&pp->labels[(size_t)p->nr_threads * NR_THREAD_LABELS + k];
 		ps->label = labels;
-		ps->n_label = nr_labels;
+		ps->n_label = nr_labels + np;
 		if (st->kind != PROF_ON_CPU)
 			labels[ps->n_label++] = &pp->labels[wait_labels +
 				(st->kind == PROF_PREEMPTED ? PR_WAIT_PREEMPTED : PR_WAIT_BLOCKED)];

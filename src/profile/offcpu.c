@@ -22,6 +22,10 @@ struct prof_pending {
 	uint32_t *locs;
 	size_t cap;
 	uint32_t next_free;          /* index + 1; 0 ends the free list */
+	bool open;                   /* holds a wait's stack */
+	/* When its wait began, once a cut moved the wait's start (0: the
+	 * wait's start): how long it lasted is measured from here. */
+	uint64_t began;
 };
 
 struct prof_offcpu {
@@ -56,43 +60,107 @@ static struct prof_offcpu *offcpu_of(struct pr_profile *p)
 
 static void release(struct prof_offcpu *off, uint32_t slot)
 {
+	off->slots[slot].open = false;
+	off->slots[slot].began = 0;
 	off->slots[slot].next_free = off->free;
 	off->free = slot + 1;
 }
 
-/* A wait ended: count its stack, if it has one and lasted long enough. */
-static int on_wait(const struct pr_wait *w, void *arg)
+/* Count stack slot `s` with `ns` of wait `w`, and `count` waits. */
+static int count_wait(struct pr_profile *p, struct prof_pending *s, const struct pr_wait *w,
+		      uint64_t count, uint64_t ns)
 {
-	struct pr_profile *p = arg;
-	struct prof_offcpu *off = p->off;
-	struct prof_pending *s;
-	uint64_t ns = w->end - w->start;
 	uint32_t idx;
-	int err;
 
-	if (!w->has_sample) {
-		p->total.waits_lost++;
-		return 0;
-	}
-	s = &off->slots[w->cookie];
-	if (ns < p->off_cpu_min_ns) {
-		p->total.waits_short++;
-		release(off, (uint32_t)w->cookie);
-		return 0;
-	}
 	s->locs[0] = prof__wait_location(p, (enum pr_wait_kind)w->kind);
 	idx = s->locs[0] == PROF_NONE ? PROF_NONE
 		: prof__stack_of(p, s->thread, 0, s->locs, s->nr + 1,
 				 w->kind == PR_WAIT_PREEMPTED ? PROF_PREEMPTED : PROF_BLOCKED,
 				 w->start);
-	release(off, (uint32_t)w->cookie);
 	if (idx == PROF_NONE)
 		return -ENOMEM;
-	err = prof__count(p, idx, w->start, ns, 0);
+	return prof__count(p, idx, w->start, count, ns, 0);
+}
+
+/* A wait ended: count its stack, if it has one and lasted long enough.
+ * A wait cut in two (pr_profile_cut()) counts its part so far, once it
+ * has lasted long enough, and the wait itself where it ends. */
+static int on_wait(const struct pr_wait *w, void *arg)
+{
+	struct pr_profile *p = arg;
+	struct prof_offcpu *off = p->off;
+	struct prof_pending *s;
+	uint64_t ns = w->end - w->start, began;
+	int err;
+
+	if (w->how == PR_WAIT_CUT) {
+		if (!w->has_sample)
+			return 1;
+		s = &off->slots[w->cookie];
+		began = s->began ? s->began : w->start;
+		if (w->end - began < p->off_cpu_min_ns)
+			return 1;
+		s->began = began;
+		err = count_wait(p, s, w, 0, ns);
+		if (err)
+			return err;
+		p->total.off_cpu_ns[w->kind] += ns;
+		return 0;
+	}
+	if (!w->has_sample) {
+		p->total.waits_lost++;
+		return 0;
+	}
+	s = &off->slots[w->cookie];
+	began = s->began ? s->began : w->start;
+	if (w->end - began < p->off_cpu_min_ns) {
+		p->total.waits_short++;
+		release(off, (uint32_t)w->cookie);
+		return 0;
+	}
+	err = count_wait(p, s, w, 1, ns);
+	release(off, (uint32_t)w->cookie);
 	if (err)
 		return err;
 	p->total.waits[w->kind]++;
 	p->total.off_cpu_ns[w->kind] += ns;
+	return 0;
+}
+
+int prof__offcpu_split(struct pr_profile *p, uint64_t time)
+{
+	return p->off ? pr_switches_split(p->off->sw, time, on_wait, p) : 0;
+}
+
+int prof__offcpu_rehome(struct pr_profile *p, uint32_t (*thread)(void *ctx, uint32_t idx),
+			uint32_t (*location)(void *ctx, uint32_t idx), void *ctx)
+{
+	struct prof_offcpu *off = p->off;
+
+	/* Everything imported first, then the slots changed: a failure
+	 * leaves them as they were.  The import remembers what it did, so
+	 * the second pass asks again for nothing new. */
+	for (int commit = 0; commit < 2; commit++) {
+		for (size_t i = 0; off && i < off->nr; i++) {
+			struct prof_pending *s = &off->slots[i];
+			uint32_t t;
+
+			if (!s->open)
+				continue;
+			if ((t = thread(ctx, s->thread)) == PROF_NONE)
+				return -ENOMEM;
+			if (commit)
+				s->thread = t;
+			for (uint32_t k = 1; k <= s->nr; k++) {
+				uint32_t l = location(ctx, s->locs[k]);
+
+				if (l == PROF_NONE)
+					return -ENOMEM;
+				if (commit)
+					s->locs[k] = l;
+			}
+		}
+	}
 	return 0;
 }
 
@@ -143,6 +211,7 @@ int pr_profile_add_switch(struct pr_profile *p, struct pr_symbolizer *sym,
 		return (int)slot;
 	off->slots[slot].thread = thread;
 	off->slots[slot].nr = (uint32_t)stack->nr;
+	off->slots[slot].open = true;
 	memcpy(off->slots[slot].locs + 1, locs + 1, stack->nr * sizeof(*locs));
 	err = pr_switches_sample(off->sw, rec, (uint64_t)slot, on_wait, p);
 	/* Not taken: the slot is still ours. */
@@ -174,7 +243,7 @@ int pr_profile_end(struct pr_profile *p, uint64_t time)
 	return p->off ? pr_switches_end(p->off->sw, time, on_wait, p) : 0;
 }
 
-static void add_stack_times(const struct prof_stack *st, struct prof_times *t)
+void prof__add_stack_times(const struct prof_stack *st, struct prof_times *t)
 {
 	if (st->kind == PROF_ON_CPU) {
 		t->samples += st->count;
@@ -200,7 +269,7 @@ int pr_profile_times(const struct pr_profile *p, uint32_t pid, struct pr_profile
 	} else {
 		for (uint32_t i = 0; i < p->nr_stacks; i++)
 			if (p->threads[p->stacks[i].thread].pid == pid)
-				add_stack_times(&p->stacks[i], &sum);
+				prof__add_stack_times(&p->stacks[i], &sum);
 	}
 	out.samples = sum.samples;
 	out.cpu_ns = sum.cpu_ns;

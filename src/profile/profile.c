@@ -134,6 +134,7 @@ void pr_profile_free(struct pr_profile *p)
 		free(p->timelines[i].b);
 	free(p->timelines);
 	free(p->tags);
+	free(p->ptags);
 	free(p->frames);
 	free(p->stacks);
 	free(p->threads);
@@ -159,6 +160,62 @@ int pr_profile_tag(struct pr_profile *p, const char *key, const char *value)
 		return -ENOMEM;
 	p->tags[p->nr_tags].key = k;
 	p->tags[p->nr_tags++].value = v;
+	return 0;
+}
+
+const struct prof_ptag *prof__ptags_of(const struct pr_profile *p, uint32_t pid, uint32_t *nr)
+{
+	uint32_t lo = 0, hi = p->nr_ptags, end;
+
+	/* The first of pid's: the tags are sorted by pid. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p->ptags[mid].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (end = lo; end < p->nr_ptags && p->ptags[end].pid == pid; end++)
+		;
+	*nr = end - lo;
+	return *nr ? &p->ptags[lo] : NULL;
+}
+
+int pr_profile_process_tag(struct pr_profile *p, uint32_t pid, const char *key,
+			   const char *value)
+{
+	const struct prof_ptag *run;
+	uint32_t k, v, n, at;
+
+	if (!p || !key || !*key || !value)
+		return -EINVAL;
+	k = prof__intern(&p->strings, key);
+	v = prof__intern(&p->strings, value);
+	if (k == PROF_NONE || v == PROF_NONE)
+		return -ENOMEM;
+	run = prof__ptags_of(p, pid, &n);
+	at = run ? (uint32_t)(run - p->ptags) : 0;
+	if (!run) {
+		/* Where pid's run goes. */
+		while (at < p->nr_ptags && p->ptags[at].pid < pid)
+			at++;
+	}
+	for (uint32_t i = 0; i < n; i++, at++) {
+		int c = strcmp(prof_str(p, p->ptags[at].key), key);
+
+		if (!c) {
+			p->ptags[at].value = v;
+			return 0;
+		}
+		if (c > 0)
+			break;
+	}
+	if (PR_ARRAY_RESERVE(p->ptags, p->cap_ptags, (size_t)p->nr_ptags + 1))
+		return -ENOMEM;
+	memmove(&p->ptags[at + 1], &p->ptags[at], (p->nr_ptags - at) * sizeof(*p->ptags));
+	p->ptags[at] = (struct prof_ptag){ .pid = pid, .key = k, .value = v };
+	p->nr_ptags++;
 	return 0;
 }
 
@@ -192,63 +249,90 @@ static bool mapping_eq(const struct pr_profile *p, uint32_t idx, const void *key
 			       a->offset == b->offset));
 }
 
+/* Mapping `key` (its name and build-id strings p's): the one already
+ * there, a sampled one grown to cover it, or it added.  Its build-id is
+ * asked of `dso` (may be NULL) only when it is new. */
+static uint32_t mapping_put(struct pr_profile *p, struct prof_mapping *key,
+			    const struct pr_dso *dso)
+{
+	struct pr_hashmap *t = &p->index->mappings;
+	uint32_t idx;
+	uint64_t h;
+
+	if (pr__hashmap_reserve(t, 1))
+		return PROF_NONE;
+	h = pr__hash_mix(pr__hash_mix(key->name, key->kernel), key->sampled);
+	if (!key->sampled)
+		h = pr__hash_mix(pr__hash_mix(pr__hash_mix(h, key->start), key->limit), key->offset);
+	idx = table_find(t, h, mapping_eq, p, key);
+	if (idx != PROF_NONE) {
+		struct prof_mapping *m = &p->mappings[idx];
+
+		if (m->sampled && key->start < m->start) {
+			m->start = key->start;
+			m->offset = key->offset;
+		}
+		if (m->sampled && key->limit > m->limit)
+			m->limit = key->limit;
+		m->has_functions |= key->has_functions;
+		m->has_lines |= key->has_lines;
+		m->has_inline |= key->has_inline;
+		return idx;
+	}
+	if (PR_ARRAY_RESERVE(p->mappings, p->cap_mappings, p->nr_mappings + 1))
+		return PROF_NONE;
+	if (dso) {
+		const uint8_t *id;
+		size_t len = pr_dso_build_id(dso, &id);
+		char hex[2 * 64 + 1];
+
+		if (len && len <= 64) {
+			pr__hex(hex, id, len);
+			key->build_id = prof__intern(&p->strings, hex);
+			if (key->build_id == PROF_NONE)
+				return PROF_NONE;
+		}
+	}
+	idx = p->nr_mappings++;
+	p->mappings[idx] = *key;
+	table_set(t, h, idx);
+	return idx;
+}
+
 /* The mapping a frame is in: the one it carries, as its MMAP record gave
  * it; for a frame in none (the kernel's), one per name whose range grows
  * to cover every address seen in it. */
 static uint32_t mapping_of(struct pr_profile *p, const struct pr_symbol *sym,
 			   const struct pr_frame *f)
 {
-	struct pr_hashmap *t = &p->index->mappings;
 	struct prof_mapping key = {
 		.start = f->map_start, .limit = f->map_end, .offset = f->map_pgoff,
 		.kernel = f->flags & PR_FRAME_KERNEL, .sampled = f->map_end <= f->map_start,
 	};
-	uint32_t idx;
-	uint64_t h;
 
 	if (!sym->module)
 		return PROF_NONE;
 	key.name = prof__intern(&p->strings, sym->module);
-	if (key.name == PROF_NONE || pr__hashmap_reserve(t, 1))
+	if (key.name == PROF_NONE)
 		return PROF_NONE;
 	if (key.sampled) {
 		key.start = f->ip;
 		key.limit = f->ip + 1;
 		key.offset = f->dso_ip;
 	}
-	h = pr__hash_mix(pr__hash_mix(key.name, key.kernel), key.sampled);
-	if (!key.sampled)
-		h = pr__hash_mix(pr__hash_mix(pr__hash_mix(h, key.start), key.limit), key.offset);
-	idx = table_find(t, h, mapping_eq, p, &key);
-	if (idx != PROF_NONE) {
-		struct prof_mapping *m = &p->mappings[idx];
+	return mapping_put(p, &key, f->dso);
+}
 
-		if (m->sampled && f->ip < m->start) {
-			m->start = f->ip;
-			m->offset = f->dso_ip;
-		}
-		if (m->sampled && f->ip >= m->limit)
-			m->limit = f->ip + 1;
-		return idx;
-	}
-	if (PR_ARRAY_RESERVE(p->mappings, p->cap_mappings, p->nr_mappings + 1))
+uint32_t prof__mapping_import(struct pr_profile *p, const struct pr_profile *src,
+			      const struct prof_mapping *m)
+{
+	struct prof_mapping key = *m;
+
+	key.name = prof__intern(&p->strings, prof_str(src, m->name));
+	key.build_id = prof__intern(&p->strings, prof_str(src, m->build_id));
+	if (key.name == PROF_NONE || key.build_id == PROF_NONE)
 		return PROF_NONE;
-	if (f->dso) {
-		const uint8_t *id;
-		size_t len = pr_dso_build_id(f->dso, &id);
-		char hex[2 * 64 + 1];
-
-		if (len && len <= 64) {
-			pr__hex(hex, id, len);
-			key.build_id = prof__intern(&p->strings, hex);
-			if (key.build_id == PROF_NONE)
-				return PROF_NONE;
-		}
-	}
-	idx = p->nr_mappings++;
-	p->mappings[idx] = key;
-	table_set(t, h, idx);
-	return idx;
+	return mapping_put(p, &key, NULL);
 }
 
 static bool function_eq(const struct pr_profile *p, uint32_t idx, const void *key)
@@ -258,7 +342,7 @@ static bool function_eq(const struct pr_profile *p, uint32_t idx, const void *ke
 	return a->name == b->name && a->file == b->file;
 }
 
-static uint32_t function_of(struct pr_profile *p, const char *name, const char *file)
+uint32_t prof__function_of(struct pr_profile *p, const char *name, const char *file)
 {
 	struct pr_hashmap *t = &p->index->functions;
 	struct prof_function key = {
@@ -284,7 +368,7 @@ static uint32_t function_of(struct pr_profile *p, const char *name, const char *
 
 static int add_line(struct pr_profile *p, const char *name, const char *file, uint32_t line)
 {
-	uint32_t fn = function_of(p, name, file);
+	uint32_t fn = prof__function_of(p, name, file);
 
 	if (fn == PROF_NONE || PR_ARRAY_RESERVE(p->lines, p->cap_lines, p->nr_lines + 1))
 		return -ENOMEM;
@@ -350,44 +434,67 @@ static void symbolize(struct pr_symbolizer *sym, uint32_t pid, const struct pr_f
 		memset(s, 0, sizeof(*s));
 }
 
-/* A new address's location, named `s`: an existing one that says the
- * same, or a new one.  PROF_NONE when out of memory. */
+/* Location `loc`, whose lines were just added at the end of p->lines: an
+ * existing one that says the same (the lines are taken back), or it
+ * added.  PROF_NONE when out of memory. */
+static uint32_t location_put(struct pr_profile *p, const struct prof_location *loc)
+{
+	struct pr_hashmap *t = &p->index->locations;
+	uint32_t idx;
+	uint64_t h;
+
+	if (pr__hashmap_reserve(t, 1))
+		return PROF_NONE;
+	h = location_hash(p, loc);
+	/* What nothing names stays apart by address (pprof shows those). */
+	idx = loc->nr_lines ? table_find(t, h, location_eq, p, loc) : PROF_NONE;
+	if (idx != PROF_NONE) {
+		p->nr_lines = loc->line;   /* the same lines are there already */
+		return idx;
+	}
+	if (PR_ARRAY_RESERVE(p->locations, p->cap_locations, p->nr_locations + 1))
+		return PROF_NONE;
+	if (loc->mapping != PROF_NONE && loc->nr_lines) {
+		struct prof_mapping *m = &p->mappings[loc->mapping];
+
+		m->has_functions = true;
+		m->has_lines |= p->lines[loc->line].line != 0;
+		m->has_inline |= loc->nr_lines > 1;
+	}
+	idx = p->nr_locations++;
+	p->locations[idx] = *loc;
+	if (loc->nr_lines)
+		table_set(t, h, idx);
+	return idx;
+}
+
+/* A new address's location, named `s`.  PROF_NONE when out of memory. */
 static uint32_t new_location(struct pr_profile *p, const struct pr_frame *f,
 			     const struct pr_symbol *s)
 {
-	struct pr_hashmap *t = &p->index->locations;
 	struct prof_location loc;
-	uint32_t idx;
-	uint64_t h;
 
 	loc = (struct prof_location){ .address = f->ip, .mapping = mapping_of(p, s, f) };
 	if (f->flags & PR_FRAME_KERNEL)
 		loc.kind = PROF_KERNEL;
 	else if (s->source == PR_SYM_PERF_MAP || !f->dso)
 		loc.kind = PROF_JIT;
-	if (location_lines(p, &loc, s) || pr__hashmap_reserve(t, 1))
+	if (location_lines(p, &loc, s))
 		return PROF_NONE;
-	h = location_hash(p, &loc);
-	/* What nothing names stays apart by address (pprof shows those). */
-	idx = loc.nr_lines ? table_find(t, h, location_eq, p, &loc) : PROF_NONE;
-	if (idx != PROF_NONE) {
-		p->nr_lines = loc.line;   /* the same lines are there already */
-		return idx;
-	}
-	if (PR_ARRAY_RESERVE(p->locations, p->cap_locations, p->nr_locations + 1))
-		return PROF_NONE;
-	if (loc.mapping != PROF_NONE && loc.nr_lines) {
-		struct prof_mapping *m = &p->mappings[loc.mapping];
+	return location_put(p, &loc);
+}
 
-		m->has_functions = true;
-		m->has_lines |= p->lines[loc.line].line != 0;
-		m->has_inline |= loc.nr_lines > 1;
-	}
-	idx = p->nr_locations++;
-	p->locations[idx] = loc;
-	if (loc.nr_lines)
-		table_set(t, h, idx);
-	return idx;
+uint32_t prof__location_add(struct pr_profile *p, const struct prof_location *tmpl,
+			    const struct prof_line *lines)
+{
+	struct prof_location loc = *tmpl;
+
+	if (PR_ARRAY_RESERVE(p->lines, p->cap_lines, (size_t)p->nr_lines + loc.nr_lines))
+		return PROF_NONE;
+	loc.line = p->nr_lines;
+	memcpy(&p->lines[p->nr_lines], lines, loc.nr_lines * sizeof(*lines));
+	p->nr_lines += loc.nr_lines;
+	return location_put(p, &loc);
 }
 
 uint32_t prof__wait_location(struct pr_profile *p, enum pr_wait_kind kind)
@@ -473,8 +580,8 @@ static bool thread_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 	       a->process == b->process;
 }
 
-static uint32_t thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, const char *comm,
-			  const char *process)
+uint32_t prof__thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, const char *comm,
+			 const char *process)
 {
 	struct pr_hashmap *t = &p->index->threads;
 	struct prof_thread key = { .pid = pid, .tid = tid };
@@ -520,7 +627,7 @@ uint32_t *prof__locations(struct pr_profile *p, struct pr_symbolizer *sym,
 
 	if (PR_ARRAY_RESERVE(x->scratch, x->cap_scratch, stack->nr + reserve + 1))
 		return NULL;
-	*thread = thread_of(p, rec->pid, rec->tid, comm, process);
+	*thread = prof__thread_of(p, rec->pid, rec->tid, comm, process);
 	if (*thread == PROF_NONE)
 		return NULL;
 	for (size_t i = 0; i < stack->nr; i++) {
@@ -560,8 +667,8 @@ uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, uint32_t event,
 	return idx;
 }
 
-int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t ns,
-		uint64_t period)
+int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t count,
+		uint64_t ns, uint64_t period)
 {
 	struct prof_stack *st = &p->stacks[idx];
 
@@ -580,7 +687,7 @@ int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t ns,
 		if (prof__timeline_add(&p->timelines[t], time, idx, p->nr_events ? period : ns))
 			return -ENOMEM;
 	}
-	st->count++;
+	st->count += count;
 	st->ns += ns;
 	st->period += period;
 	st->last_time = time;
@@ -619,7 +726,7 @@ int pr_profile_add_event(struct pr_profile *p, size_t event, struct pr_symbolize
 	if (idx == PROF_NONE)
 		return -ENOMEM;
 	ns = sample_ns(p, event, rec);
-	err = prof__count(p, idx, rec->time, ns,
+	err = prof__count(p, idx, rec->time, 1, ns,
 			  p->nr_events && rec->type == PR_RECORD_SAMPLE ? rec->u.sample.period : 0);
 	if (!err && p->nr_counters)
 		err = prof__count_reads(p, idx, rec);

@@ -148,6 +148,10 @@ struct pr_profile {
 	struct { uint32_t key, value; } *tags;  /* strings */
 	uint32_t nr_tags;
 	size_t cap_tags;
+	/* pr_profile_process_tag(): strings; sorted by pid, then key. */
+	struct prof_ptag { uint32_t pid, key, value; } *ptags;
+	uint32_t nr_ptags;
+	size_t cap_ptags;
 	uint64_t freq;
 	uint64_t samples;
 	uint64_t start_ns, duration_ns;
@@ -199,7 +203,11 @@ static inline bool prof__shows(const struct pr_profile *p, const struct prof_sta
 	return !p->nr_events || st->event == event;
 }
 
-/* ---- profile.c, for offcpu.c and events.c ---- */
+/* The process tags of `pid`: the first, and their number in *nr (0: none,
+ * and NULL). */
+const struct prof_ptag *prof__ptags_of(const struct pr_profile *p, uint32_t pid, uint32_t *nr);
+
+/* ---- profile.c, for offcpu.c, events.c and window.c ---- */
 
 /* The index of string `s` (NULL is ""), or PROF_NONE out of memory. */
 uint32_t prof__intern(struct prof_strings *ss, const char *s);
@@ -211,20 +219,47 @@ uint32_t *prof__locations(struct pr_profile *p, struct pr_symbolizer *sym,
 			  const struct pr_record *rec, const struct pr_stack *stack,
 			  const char *comm, const char *process, size_t reserve,
 			  uint32_t *thread);
+/* The thread (pid, tid, names) as in thread_of(): its index, or PROF_NONE
+ * out of memory. */
+uint32_t prof__thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, const char *comm,
+			 const char *process);
+/* The function called `name` in `file`: its index, or PROF_NONE. */
+uint32_t prof__function_of(struct pr_profile *p, const char *name, const char *file);
+/* Mapping `m` of profile `src` in `p`: found or added (a sampled one
+ * grown to cover it).  Its index, or PROF_NONE. */
+uint32_t prof__mapping_import(struct pr_profile *p, const struct pr_profile *src,
+			      const struct prof_mapping *m);
+/* A location like `loc` (its mapping already p's) whose chain is
+ * `lines` (functions already p's): found or added.  Its index, or
+ * PROF_NONE. */
+uint32_t prof__location_add(struct pr_profile *p, const struct prof_location *loc,
+			    const struct prof_line *lines);
 /* The stack of `thread` and `event` with locations `locs` (kind given to
  * a new one): its index, or PROF_NONE out of memory. */
 uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, uint32_t event,
 			const uint32_t *locs, uint32_t nr, enum prof_stack_kind kind,
 			uint64_t time);
-/* Count one sample or wait of stack `idx` at `time` (its start) weighing
- * `ns`, and `period` events (with events; 0 otherwise).  0 or -ENOMEM
- * (the timeline could not grow). */
-int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t ns,
-		uint64_t period);
+/* Count `count` samples or waits (0: the part of a wait before a cut) of
+ * stack `idx` at `time` (its start) weighing `ns`, and `period` events
+ * (with events; 0 otherwise).  0 or -ENOMEM (the timeline could not
+ * grow). */
+int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t count,
+		uint64_t ns, uint64_t period);
 /* The location of the pseudo-frame that names a wait of `kind`, or
  * PROF_NONE out of memory. */
 uint32_t prof__wait_location(struct pr_profile *p, enum pr_wait_kind kind);
 void prof__offcpu_free(struct prof_offcpu *off);
+/* Add what stack `st` counted to `t`: samples and CPU time, or waits. */
+void prof__add_stack_times(const struct prof_stack *st, struct prof_times *t);
+/* Count in `p` the part before `time` of every wait open then that
+ * reached off_cpu_min_ns, which goes on from `time`.  0 or -ENOMEM. */
+int prof__offcpu_split(struct pr_profile *p, uint64_t time);
+/* The open waits' stacks, whose threads and locations are indexes of
+ * tables about to be replaced: renumber them with `thread` and `location`
+ * (an old index to a new one, PROF_NONE out of memory; asked twice for
+ * each, they must answer the same).  0, or -ENOMEM with nothing changed. */
+int prof__offcpu_rehome(struct pr_profile *p, uint32_t (*thread)(void *ctx, uint32_t idx),
+			uint32_t (*location)(void *ctx, uint32_t idx), void *ctx);
 
 /* ---- events.c: the events and the counters read with their samples ---- */
 
