@@ -167,6 +167,28 @@ PR_API int pr_switches_split(struct pr_switches *sw, uint64_t time, pr_wait_fn c
 /* Waits now open. */
 PR_API size_t pr_switches_open(const struct pr_switches *sw);
 
+/*
+ * The container a process runs in, from its cgroup: the layouts of docker
+ * (cgroup v1 /docker/ID, v2 docker-ID.scope), containerd
+ * (cri-containerd-ID.scope, /kubepods/.../ID), CRI-O (crio-ID.scope) and
+ * podman (libpod-ID.scope), and a Kubernetes pod's uid
+ * (kubepods-QOS-podUID.slice, /kubepods/QOS/podUID/).  Conmon's scopes
+ * (the runtimes' monitors) are not their containers.
+ */
+struct pr_container {
+	char id[65];             /* the container's id (hex), "" when none */
+	char pod_uid[37];        /* the pod's uid with dashes, "" when none */
+	char runtime[16];        /* "docker", "containerd", "cri-o", "podman",
+				  * or "" when the layout does not say */
+};
+
+/* From the text of a /proc/PID/cgroup file (NUL-terminated): 0 with *out
+ * set (all "" outside containers), or -EINVAL.  Thread-safe. */
+PR_API int pr_container_parse(const char *cgroup_text, struct pr_container *out);
+/* From /proc/PID/cgroup: 0, or a negative errno (-ENOENT, -ESRCH: the
+ * process is gone).  Thread-safe. */
+PR_API int pr_container_of(uint32_t pid, struct pr_container *out);
+
 /* The kind's name ("blocked", "preempted"), or NULL.  Thread-safe. */
 PR_API const char *pr_wait_kind_name(enum pr_wait_kind kind);
 
