@@ -1,6 +1,6 @@
 #!/bin/bash
 # The man page documents every long option the help texts list (the
-# default command's and record's, report's, dump's and stat's), each
+# default command's and record's, report's, dump's, stat's and agent's), each
 # written as roff's \-\-name (in any font: \fB\-\-name\fR), and groff
 # formats it without a warning.
 # usage: check-man.sh DWARFSAMPLE MANPAGE
@@ -10,7 +10,7 @@ man=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-for verb in '' record report dump stat; do
+for verb in '' record report dump stat agent; do
 	# shellcheck disable=SC2086 # no verb is no word
 	if ! "$ds" $verb --help >>"$tmp/help"; then
 		echo "FAIL: 'dwarfsample${verb:+ $verb} --help' failed"

@@ -133,18 +133,30 @@ const char *ds_cache_dir(void)
 		return NULL;
 	}
 	/* Its parent may not exist yet either (a fresh home). */
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(path, 0755);
-		*p = '/';
-	}
-	if (mkdir(path, 0755) && errno != EEXIST) {
+	if (ds_mkdirs(path, 0755)) {
 		path[0] = '\0';
 		return NULL;
 	}
 	return path;
+}
+
+int ds_mkdirs(const char *dir, mode_t mode)
+{
+	char path[4096];
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, mode) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(path, mode) && errno != EEXIST)
+		return -errno;
+	return 0;
 }
 
 void ds_verbose(int more)
@@ -193,6 +205,53 @@ static void with_flags(char *out, size_t len, const char *msg)
 	out[n < len ? n : len - 1] = '\0';
 }
 
+/* Where a line goes: "dwarfsample: " and the text on stderr; for the
+ * agent, the time or the journal's priority first (ds_log_setup()). */
+static enum { LOG_PLAIN, LOG_STAMPED, LOG_JOURNAL } log_style;
+
+static void emit(enum pr_log_level level, const char *text)
+{
+	/* sd-daemon(3)'s priorities: err, warning, info, debug. */
+	static const char prio[] = { '3', '4', '6', '7' };
+	const char *tag = level == PR_LOG_ERROR ? "error: " :
+			  level == PR_LOG_WARN ? "warning: " : "";
+	char stamp[40] = "";
+
+	if (log_style == LOG_STAMPED) {
+		struct timespec ts;
+		struct tm tm;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		gmtime_r(&ts.tv_sec, &tm);
+		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(stamp + strlen(stamp), sizeof(stamp) - strlen(stamp), ".%03ldZ ",
+			 ts.tv_nsec / 1000000);
+		tag = level == PR_LOG_ERROR ? "error: " : level == PR_LOG_WARN ? "warning: " :
+		      level == PR_LOG_INFO ? "info: " : "debug: ";
+	}
+	if (log_style == LOG_JOURNAL)
+		fprintf(stderr, "<%c>dwarfsample: %s%s\n", prio[level <= PR_LOG_DEBUG ? level : 3],
+			tag, text);
+	else
+		fprintf(stderr, "%sdwarfsample: %s%s\n", stamp, tag, text);
+}
+
+void ds_log_setup(int level, bool stamped)
+{
+	const char *journal = getenv("JOURNAL_STREAM");
+	struct stat st;
+	unsigned long long dev, ino;
+
+	log_verbosity = level;
+	log_style = stamped ? LOG_STAMPED : LOG_PLAIN;
+	/* systemd sets JOURNAL_STREAM to the device and inode of the stream it
+	 * gave us: while stderr is still that stream, the journal stamps
+	 * lines itself and reads their priority from the prefix. */
+	if (stamped && journal && sscanf(journal, "%llu:%llu", &dev, &ino) == 2 &&
+	    !fstat(STDERR_FILENO, &st) && st.st_dev == dev && st.st_ino == ino)
+		log_style = LOG_JOURNAL;
+}
+
 void ds_log(enum pr_log_level level, const char *msg, void *ctx)
 {
 	char text[2048];
@@ -201,20 +260,33 @@ void ds_log(enum pr_log_level level, const char *msg, void *ctx)
 	if ((int)level > log_verbosity)
 		return;
 	with_flags(text, sizeof(text), msg);
-	fprintf(stderr, "dwarfsample: %s%s\n",
-		level == PR_LOG_ERROR ? "error: " :
-		level == PR_LOG_WARN ? "warning: " : "", text);
+	emit(level, text);
+}
+
+void ds_logf(enum pr_log_level level, const char *fmt, ...)
+{
+	char text[2048];
+	va_list ap;
+
+	if ((int)level > log_verbosity)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	emit(level, text);
 }
 
 void ds_err(const char *fmt, ...)
 {
+	char text[2048];
 	va_list ap;
 
-	fputs("dwarfsample: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
+	/* The commands' messages carry their own words ("cannot ..."): only
+	 * the agent's stamped lines name the level. */
+	emit(log_style == LOG_PLAIN ? PR_LOG_INFO : PR_LOG_ERROR, text);
 }
 
 int ds_parse_u64(const char *arg, const char *what, uint64_t lo, uint64_t hi, uint64_t *out)
@@ -548,6 +620,14 @@ int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
 	if (argc > 0)
 		c->argv = argv;
 	return 0;
+}
+
+int ds_switch_event(const struct pr_reader *r)
+{
+	for (size_t i = 0; i < pr_reader_nr_events(r); i++)
+		if (pr_event_source_of(pr_reader_event_attr(r, i)) == PR_SOURCE_CONTEXT_SWITCH)
+			return (int)i;
+	return -1;
 }
 
 struct pr_reader *ds_capture_open(const struct ds_capture *c)

@@ -23,6 +23,13 @@
  * (BENCHMARKS.md, "Off-CPU cost"). */
 #define DS_OFF_CPU_STACK_SIZE 8192
 
+/* The stack copied per sample by the profiling verbs (the live command,
+ * the agent) unless --stack-size says: the smallest that completed
+ * 95-100% of stacks on every workload measured (gcc, deep recursion,
+ * Python, Node, C++; BENCHMARKS.md), as samply and ddprof (32000).  perf's
+ * 8192 cut 10% of gcc's stacks and 80% of the deep recursion's short. */
+#define DS_PROFILE_STACK_SIZE 32768
+
 /* What to sample and how: the options every capturing verb takes. */
 struct ds_capture {
 	pid_t pids[DS_MAX_PIDS];
@@ -56,6 +63,9 @@ void ds_verbose(int more);
 /* dwarfsample's cache directory ($XDG_CACHE_HOME/dwarfsample or
  * ~/.cache/dwarfsample), made if need be; NULL when there is none. */
 const char *ds_cache_dir(void);
+/* mkdir -p: `dir` and its missing parents, made with `mode`.  0 or a
+ * negative errno. */
+int ds_mkdirs(const char *dir, mode_t mode);
 /* Settle debuginfod's settings (its environment) from the options: off,
  * or a fetch timeout in seconds (default 30) and a cache directory. */
 void ds_debuginfod_env(bool off, const char *timeout, const char *cache);
@@ -79,6 +89,12 @@ const char *ds_lost_hint(const struct ds_capture *c);
 /* Print "dwarfsample: <msg>" to stderr; the library's log callback. */
 void ds_log(enum pr_log_level level, const char *msg, void *ctx);
 __attribute__((format(printf, 1, 2))) void ds_err(const char *fmt, ...);
+/* A message of `level`, shown when the verbosity reaches it. */
+__attribute__((format(printf, 2, 3))) void ds_logf(enum pr_log_level level, const char *fmt, ...);
+/* The agent's log: messages down to `level` (PR_LOG_*), each line stamped
+ * with the UTC time and its level, or, when stderr is systemd's journal
+ * stream, prefixed with its sd-daemon priority instead. */
+void ds_log_setup(int level, bool stamped);
 
 
 /* Whether any capture option was given (for verbs that read files). */
@@ -121,6 +137,10 @@ int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **arg
  * --help, 2 after a usage error, reported).
  */
 int ds_parse_target(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv);
+
+/* The index of the reader's off-CPU event (PR_SOURCE_CONTEXT_SWITCH), or
+ * -1 when it has none. */
+int ds_switch_event(const struct pr_reader *r);
 
 /* Open the reader for the capture's target; NULL after reporting why. */
 struct pr_reader *ds_capture_open(const struct ds_capture *c);

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * dwarfsample: the command-line entry point.  Without a verb it profiles
- * (live.c); record, report, dump and stat are verbs of their own.
+ * (live.c); record, report, dump, stat and agent are verbs of their own.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "agent.h"
 #include "dump.h"
 #include "live.h"
 #include "record.h"
@@ -26,6 +27,8 @@ int main(int argc, char **argv)
 		printf("dwarfsample %s\n", DS_VERSION);
 		return 0;
 	}
+	if (!strcmp(argv[1], "agent"))
+		return ds_cmd_agent(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "dump"))
 		return ds_cmd_dump(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "record"))

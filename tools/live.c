@@ -24,13 +24,6 @@
 #include "names.h"
 #include "prunwind.h"
 
-/* The stack copied per sample unless --stack-size says: the smallest that
- * completed 95-100% of stacks on every workload measured (gcc, deep
- * recursion, Python, Node, C++; BENCHMARKS.md), as samply and ddprof
- * (32000).  perf's 8192 cut 10% of gcc's stacks and 80% of the deep
- * recursion's short. */
-#define LIVE_STACK_SIZE 32768
-
 /* What may wait for the worker before samples are dropped: at 1 kHz on
  * 64 CPUs with 32 KiB stacks, 8 s of samples. */
 #define MAX_QUEUED ((size_t)2 << 30)
@@ -252,26 +245,14 @@ static void default_path(const char *name, int fmt, char *buf, size_t len)
 
 static int open_session(struct session *s, const struct profile_args *a)
 {
-	PR_OPTS(pr_unwinder_opts, uo, .live = true, .log = ds_log);
-	PR_OPTS(pr_symbolizer_opts, so, .live = true, .cache_dir = ds_cache_dir(), .log = ds_log);
-
-	ds_names_apply(&a->names, &uo, &so);
-	s->model = pr_model_new();
-	if (s->model)
-		s->u = pr_unwinder_new(s->model, &uo);
-	if (s->u)
-		s->sym = pr_symbolizer_new(s->model, &so);
-	if (s->sym)
-		s->pl = ds_pipeline_new(s->r, process, s, MAX_QUEUED, &ds_stop);
+	if (!ds_names_open_live(&a->names, &s->model, &s->u, &s->sym))
+		s->pl = ds_pipeline_new(s->r, process, NULL, s, MAX_QUEUED, &ds_stop);
 	if (!s->pl) {
 		ds_err("cannot start: %s", strerror(errno));
 		return -1;
 	}
 	pr_reader_ids(s->r, &s->id, 1);
-	s->switch_event = -1;
-	for (size_t i = 0; i < pr_reader_nr_events(s->r); i++)
-		if (pr_event_source_of(pr_reader_event_attr(s->r, i)) == PR_SOURCE_CONTEXT_SWITCH)
-			s->switch_event = (int)i;
+	s->switch_event = ds_switch_event(s->r);
 	return 0;
 }
 
@@ -401,6 +382,8 @@ static void usage(FILE *out)
 		"                                    every record, as text\n"
 		"       dwarfsample stat [options] (-p PID... | -a | -- CMD...)\n"
 		"                                    count events, as perf stat\n"
+		"       dwarfsample agent [options] [-a | -p PID... | --exe NAME]\n"
+		"                                    profile continuously, upload windows\n"
 		"\n"
 		"Sample the target's CPU use, unwind every sample's user stack with\n"
 		"DWARF call-frame information (no frame pointers needed), name the\n"
@@ -414,7 +397,8 @@ static void usage(FILE *out)
 		"  -h, --help               this help\n"
 		"      --version            the version\n"
 		"\n"
-		"Run 'dwarfsample record --help' (or report, dump, stat) for those commands.\n",
+		"Run 'dwarfsample record --help' (or report, dump, stat, agent) for those\n"
+		"commands.\n",
 		ds_capture_help, ds_output_help, ds_names_help);
 }
 
@@ -446,7 +430,7 @@ int ds_cmd_live(int argc, char **argv)
 
 	if (a && c && (ret = ds_parse_target(c, &verb, argc, argv)) < 0) {
 		if (!c->stack_size)
-			c->stack_size = LIVE_STACK_SIZE;
+			c->stack_size = DS_PROFILE_STACK_SIZE;
 		ret = run(c, a);
 	}
 	free(c);

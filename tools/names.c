@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* How frames are found and named: the options the live command and
  * `report` share. */
+#include <errno.h>
+
 #include "cli.h"
 #include "names.h"
 
@@ -95,4 +97,30 @@ void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
 	so->nr_debug_dirs = n->nr_dirs;
 	so->no_inline = n->no_inline;
 	so->no_demangle = n->no_demangle;
+}
+
+int ds_names_open_live(const struct ds_names *n, struct pr_model **model,
+		       struct pr_unwinder **u, struct pr_symbolizer **sym)
+{
+	PR_OPTS(pr_unwinder_opts, uo, .live = true, .log = ds_log);
+	PR_OPTS(pr_symbolizer_opts, so, .live = true, .cache_dir = ds_cache_dir(), .log = ds_log);
+	int err;
+
+	ds_names_apply(n, &uo, &so);
+	*u = NULL;
+	*sym = NULL;
+	*model = pr_model_new();
+	if (*model)
+		*u = pr_unwinder_new(*model, &uo);
+	if (*u)
+		*sym = pr_symbolizer_new(*model, &so);
+	if (*sym)
+		return 0;
+	err = errno;
+	pr_unwinder_free(*u);
+	pr_model_free(*model);
+	*u = NULL;
+	*model = NULL;
+	errno = err;
+	return -1;
 }

@@ -45,4 +45,9 @@ int ds_names_option(struct ds_names *n, int opt, const char *arg);
 void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
 		    struct pr_symbolizer_opts *so);
 
+/* A live run's model, unwinder and symbolizer, as the options say:
+ * 0, or -1 (errno set) with whatever was made freed and NULL. */
+int ds_names_open_live(const struct ds_names *n, struct pr_model **model,
+		       struct pr_unwinder **u, struct pr_symbolizer **sym);
+
 #endif

@@ -19,6 +19,7 @@
 struct ds_pipeline {
 	struct pr_order *o;
 	pr_record_fn process;
+	int (*tick)(uint64_t horizon, void *ctx);
 	void *ctx;
 	size_t max_bytes;
 	const volatile sig_atomic_t *hurry;
@@ -26,6 +27,9 @@ struct ds_pipeline {
 	pthread_mutex_t lock;
 	pthread_cond_t ready;
 	bool rounds;                 /* a round ended since the worker looked */
+	/* When the last two rounds ended (event clock): what the round
+	 * before the last read is all delivered once the last has ended. */
+	uint64_t round_ns[2];
 	bool closed, joined;
 	int error;                   /* the worker's, read after the join */
 
@@ -63,6 +67,7 @@ static int deliver(const struct pr_record *rec, void *arg)
 static void *worker(void *arg)
 {
 	struct ds_pipeline *pl = arg;
+	uint64_t horizon;
 	int err;
 
 	pthread_mutex_lock(&pl->lock);
@@ -72,8 +77,11 @@ static void *worker(void *arg)
 		if (!pl->rounds)
 			break;
 		pl->rounds = false;
+		horizon = pl->round_ns[0];
 		pthread_mutex_unlock(&pl->lock);
 		err = pr_order_deliver(pl->o, deliver, pl);
+		if (err >= 0 && pl->tick && horizon && !pl->error)
+			err = pl->tick(horizon, pl->ctx);
 		pthread_mutex_lock(&pl->lock);
 		if (err < 0 && !pl->error)
 			pl->error = err;
@@ -87,8 +95,8 @@ static void *worker(void *arg)
 }
 
 struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn process,
-				    void *ctx, size_t max_bytes,
-				    const volatile sig_atomic_t *hurry)
+				    int (*tick)(uint64_t horizon, void *ctx), void *ctx,
+				    size_t max_bytes, const volatile sig_atomic_t *hurry)
 {
 	PR_OPTS(pr_order_opts, oo, .log = ds_log);
 	struct ds_pipeline *pl = aligned_alloc(64, (sizeof(*pl) + 63) & ~(size_t)63);
@@ -103,6 +111,7 @@ struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn proc
 		return NULL;
 	}
 	pl->process = process;
+	pl->tick = tick;
 	pl->ctx = ctx;
 	pl->max_bytes = max_bytes;
 	pl->hurry = hurry;
@@ -151,11 +160,14 @@ int ds_pipeline_copy(const struct pr_record *rec, void *arg)
 int ds_pipeline_flush(void *arg)
 {
 	struct ds_pipeline *pl = arg;
+	uint64_t now = ds_now_ns();
 	int err = pr_order_round(pl->o);
 
 	if (err)
 		return err;
 	pthread_mutex_lock(&pl->lock);
+	pl->round_ns[0] = pl->round_ns[1];
+	pl->round_ns[1] = now;
 	pl->rounds = true;
 	pthread_cond_signal(&pl->ready);
 	pthread_mutex_unlock(&pl->lock);

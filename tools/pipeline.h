@@ -27,11 +27,15 @@ struct ds_pipeline;
  * process model needs them).  Once `*hurry` (may be NULL) exceeds 1 — a
  * second Ctrl-C — what still waits is dropped and counted.  The worker
  * starts at once, with SIGINT and SIGTERM blocked so they reach the
- * capture thread.  NULL on failure.
+ * capture thread.  `tick` (may be NULL) is called on the worker after each
+ * batch with a horizon: a time (event clock, ns) such that every record
+ * older than it has been processed, by perf's round rule — what was read
+ * two drains ago — so that a consumer cutting time into windows can end
+ * one even when no record comes.  NULL on failure.
  */
 struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn process,
-				    void *ctx, size_t max_bytes,
-				    const volatile sig_atomic_t *hurry);
+				    int (*tick)(uint64_t horizon, void *ctx), void *ctx,
+				    size_t max_bytes, const volatile sig_atomic_t *hurry);
 
 /* Capture thread: copy one record (a pr_record_fn; ctx is the pipeline),
  * and end a round, handing over what was copied since the last call (a

@@ -1,0 +1,327 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""dwarfsample agent against a loopback Pyroscope (tests/receiver.py) that
+checks the ingest contract strictly and breaks on request: 500s, a 429
+with Retry-After, a connection cut mid-body, a stalled answer, a 400, and
+30 s down.  Every window the agent cut arrives once, in order; the
+windows tile the run; each body is a pprof that go tool pprof reads, with
+the workload's function, the function inlined into it and their lines;
+the credentials go in headers and never in the log; SIGTERM flushes the
+last window.  Then a run whose backend is down spools its windows (within
+--spool-size, dropping the oldest), and the next run delivers them first.
+
+usage: test-agent.py DWARFSAMPLE RECEIVER
+"""
+import base64
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+DS, RECEIVER = sys.argv[1], sys.argv[2]
+TMP = tempfile.mkdtemp()
+FAIL = [0]
+PASSWORD = "s3cret-pw-7731"
+WORKLOAD = r"""
+#include <stdlib.h>
+#include <time.h>
+static inline __attribute__((always_inline)) unsigned long mix(unsigned long x)
+{
+	for (int i = 0; i < 64; i++)
+		x = (x ^ (x >> 13)) * 0x9e3779b97f4a7c15ul + (unsigned long)i;
+	return x;
+}
+__attribute__((noinline)) unsigned long agent_hot(unsigned long x)
+{
+	return mix(x) + 1;
+}
+int main(int argc, char **argv)
+{
+	time_t end = time(NULL) + atoi(argv[1]);
+	volatile unsigned long sink = 0;
+	while (time(NULL) < end)
+		sink = agent_hot(sink);
+	return 0;
+}
+"""
+
+
+def check(what, ok, detail=""):
+    print(("ok - " if ok else "not ok - ") + what)
+    if not ok:
+        FAIL[0] = 1
+        if detail:
+            print("  " + str(detail).replace("\n", "\n  "))
+    return ok
+
+
+def wait(cond, what, timeout=120):
+    end = time.time() + timeout
+    while time.time() < end:
+        if cond():
+            return True
+        time.sleep(0.1)
+    check("waited for " + what, False)
+    return False
+
+
+def entries(rdir):
+    try:
+        with open(os.path.join(rdir, "log.jsonl")) as f:
+            return [json.loads(l) for l in f]
+    except OSError:
+        return []
+
+
+def accepted(rdir):
+    return [e for e in entries(rdir) if e["outcome"] == "accepted"]
+
+
+def control(rdir, c):
+    with open(os.path.join(rdir, "control.tmp"), "w") as f:
+        json.dump(c, f)
+    os.rename(os.path.join(rdir, "control.tmp"), os.path.join(rdir, "control.json"))
+
+
+def start_receiver(rdir):
+    os.makedirs(rdir, exist_ok=True)
+    p = subprocess.Popen([sys.executable, RECEIVER, rdir])
+    wait(lambda: os.path.exists(os.path.join(rdir, "port")), "the receiver's port", 30)
+    with open(os.path.join(rdir, "port")) as f:
+        return p, int(f.read())
+
+
+def agent(args, log, env):
+    return subprocess.Popen([DS, "agent"] + args, stdout=subprocess.DEVNULL,
+                            stderr=open(log, "w"), env=env)
+
+
+def stopped_line(log):
+    m = re.search(r"stopped: (\d+) windows, (\d+) profiles, (\d+) lost", open(log).read())
+    return tuple(int(x) for x in m.groups()) if m else None
+
+
+def after(rdir, n, outcome):
+    """The first entry after entry n with this outcome, or None."""
+    for e in entries(rdir):
+        if e["n"] > n and e["outcome"] == outcome:
+            return e
+    return None
+
+
+def last_n(rdir):
+    es = entries(rdir)
+    return es[-1]["n"] if es else 0
+
+
+def main():
+    src = os.path.join(TMP, "agent-wl.c")
+    wl = os.path.join(TMP, "agent-wl")
+    with open(src, "w") as f:
+        f.write(WORKLOAD)
+    subprocess.check_call(["cc", "-O2", "-g", "-fomit-frame-pointer", "-o", wl, src])
+    rdir = os.path.join(TMP, "recv")
+    recv, port = start_receiver(rdir)
+    work = subprocess.Popen([wl, "600"])
+    env = dict(os.environ, DWARFSAMPLE_PYROSCOPE_USER="agent-user",
+               DWARFSAMPLE_PYROSCOPE_PASSWORD=PASSWORD, DWARFSAMPLE_PYROSCOPE_TENANT="team-a")
+    log = os.path.join(TMP, "agent.log")
+    spool = os.path.join(TMP, "spool")
+    a = agent(["-p", str(work.pid), "--pyroscope", "http://127.0.0.1:%d/" % port,
+               "--interval", "1s", "--service", "wl-svc", "--tag", "env=test",
+               "--timeout", "2s", "--flush-timeout", "30s", "--spool-dir", spool,
+               "--health-interval", "5s", "--log-level", "debug"], log, env)
+    try:
+        run_faults(rdir, a, log, spool)
+    finally:
+        for p in (a, work, recv):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    check_windows(rdir, log, wl)
+    restart(port, rdir, recv, wl, env)
+
+
+def run_faults(rdir, a, log, spool):
+    wait(lambda: len(accepted(rdir)) >= 2 or a.poll() is not None, "two windows delivered")
+    if a.poll() is not None and "perf_event_paranoid" in open(log).read():
+        print("SKIP: the kernel refuses perf_event_open:\n" + open(log).read())
+        sys.exit(77)
+    if not check("two windows delivered", len(accepted(rdir)) >= 2, open(log).read()[-2000:]):
+        return
+    # Three 500s, then it is taken.
+    n = last_n(rdir)
+    control(rdir, {"fail": 3, "status": 500})
+    ok = wait(lambda: after(rdir, n, "accepted") is not None, "a window after three 500s")
+    fails = [e for e in entries(rdir) if e["n"] > n and e["outcome"] == "failed"]
+    check("three 500s, then the same window again and taken",
+          ok and len(fails) == 3 and after(rdir, n, "accepted")["query"]["from"]
+          == fails[0]["query"]["from"], fails)
+    # A 429 with Retry-After: 3 is honoured.
+    n = last_n(rdir)
+    control(rdir, {"fail": 1, "status": 429, "retry_after": "3"})
+    if wait(lambda: after(rdir, n, "accepted") is not None, "a window after a 429"):
+        t429 = after(rdir, n, "failed")
+        nxt = [e for e in entries(rdir) if e["n"] > t429["n"]][0]
+        check("after a 429 with Retry-After: 3 the next try waits 3 s (%.2f s)"
+              % (nxt["time"] - t429["time"]), nxt["time"] - t429["time"] >= 2.9)
+    # A connection cut mid-body.
+    n = last_n(rdir)
+    control(rdir, {"cut": 1})
+    check("a window cut mid-body is sent again and taken",
+          wait(lambda: after(rdir, n, "accepted") is not None, "a window after a cut")
+          and after(rdir, n, "cut") is not None
+          and after(rdir, n, "accepted")["query"]["from"] == after(rdir, n, "cut")["query"]["from"])
+    # A backend that stalls 6 s past the 2 s timeout.
+    n = last_n(rdir)
+    control(rdir, {"stall": 6})
+    # (The stalled request is logged when the receiver wakes, 6 s on.)
+    ok = wait(lambda: after(rdir, n, "accepted") is not None and
+              after(rdir, n, "stalled") is not None, "a window after a stall")
+    check("a stalled request times out and is sent again, taken before the stall ends",
+          ok and after(rdir, n, "accepted")["time"] < after(rdir, n, "stalled")["time"]
+          and after(rdir, n, "accepted")["query"]["from"]
+          == after(rdir, n, "stalled")["query"]["from"])
+    # A 400: logged with the server's words, not tried again.
+    n = last_n(rdir)
+    control(rdir, {"fail": 1, "status": 400})
+    if wait(lambda: after(rdir, n, "accepted") is not None, "a window after a 400"):
+        bad = after(rdir, n, "failed")
+        check("a 400 is not retried: the next request is the next window",
+              after(rdir, n, "accepted")["query"]["from"] == bad["query"]["until"],
+              (bad["query"], after(rdir, n, "accepted")["query"]))
+        check("a 400 is logged with the server's message",
+              "refused a window with HTTP 400: injected failure" in open(log).read())
+    # Down 30 s: windows wait in the spool and come in order when it is back.
+    n = last_n(rdir)
+    down_from = time.time()
+    control(rdir, {"down_until": down_from + 30})
+    wait(lambda: time.time() > down_from + 30, "30 s down", 60)
+    check("windows waited in the spool while the backend was down",
+          len([f for f in os.listdir(os.path.join(spool, "pyroscope"))
+               if f.endswith(".req")]) >= 20)
+    check("every spooled window is delivered once the backend is back",
+          wait(lambda: not [f for f in os.listdir(os.path.join(spool, "pyroscope"))
+                            if f.endswith(".req")], "the spool to empty", 120))
+    late = [e for e in accepted(rdir) if e["n"] > n]
+    check("the windows of the 30 s down arrive after it (%d)" % len(late), len(late) >= 25)
+    # SIGTERM flushes the window being filled.
+    before = len(accepted(rdir))
+    a.send_signal(signal.SIGTERM)
+    rc = a.wait(60)
+    check("SIGTERM: exit status 0", rc == 0, open(log).read()[-2000:])
+    check("SIGTERM flushed the last window", len(accepted(rdir)) > before)
+
+
+def check_windows(rdir, log, wl):
+    st = stopped_line(log)
+    check("the agent says how many windows it cut", st is not None, open(log).read()[-2000:])
+    if not st:
+        return
+    windows, profiles, lost = st
+    es = entries(rdir)
+    got = [e for e in es if e["outcome"] == "accepted"]
+    refused = [e for e in es if e["outcome"] == "failed" and e.get("status") == 400]
+    froms = [int(e["query"]["from"]) for e in got]
+    check("every window arrived once: %d taken + %d refused = %d profiles, 0 lost"
+          % (len(got), len(refused), profiles),
+          len(got) + len(refused) == profiles and lost == 0 and len(set(froms)) == len(froms))
+    check("windows arrived in order", froms == sorted(froms))
+    allw = sorted((int(e["query"]["from"]), int(e["query"]["until"])) for e in got + refused)
+    gaps = [(a, b) for a, b in zip(allw, allw[1:]) if a[1] != b[0]]
+    check("the windows tile the run: each one's until is the next one's from", not gaps, gaps[:5])
+    check("1 s windows", all(u - f == 1 for f, u in allw[1:-1]), allw[:5])
+    host = socket.gethostname()
+    q = got[0]["query"]
+    check("name is SERVICE{labels}: the service, --tag and the host",
+          q["name"].startswith("wl-svc{") and "env=test" in q["name"]
+          and "host_name=" + host in q["name"], q["name"])
+    check("format=pprof, spyName=dwarfsample, sampleRate=49",
+          q["format"] == "pprof" and q["spyName"] == "dwarfsample" and q["sampleRate"] == "49", q)
+    h = got[0]["headers"]
+    want = "Basic " + base64.b64encode(("agent-user:" + PASSWORD).encode()).decode()
+    check("basic auth and the tenant header from the environment",
+          h.get("authorization") == want and h.get("x-scope-orgid") == "team-a", h)
+    check("the password is never in the log", PASSWORD not in open(log).read())
+    check("a health line is logged", re.search(r"health: \d+ samples", open(log).read()))
+    # The bodies, read by go tool pprof.
+    body = os.path.join(rdir, got[len(got) // 2]["body"])
+    raw = subprocess.run(["go", "tool", "pprof", "-raw", body], capture_output=True, text=True)
+    check("go tool pprof reads a window", raw.returncode == 0, raw.stderr)
+    out = raw.stdout
+    check("its sample types are samples/count and cpu/nanoseconds",
+          "samples/count cpu/nanoseconds" in out, out[:500])
+    check("its period is 1e9/49 ns", "Period: 20408163" in out, out[:300])
+    check("its duration is the window's", "Duration: 1s" in out or "Duration: 1.0" in out, out[:300])
+    check("the inlined function, its line, inside the function it was inlined into",
+          re.search(r"mix \S*agent-wl\.c:\d+.*\n\s+agent_hot \S*agent-wl\.c:\d+", out) is not None,
+          out[out.find("Locations"):][:1500])
+    check("samples are labelled with pid, tid and thread",
+          re.search(r"pid:\[\d+\] tid:\[\d+\]", out) and "thread:[agent-wl]" in out, out[:800])
+
+
+def restart(port, rdir, recv, wl, env):
+    """A backend down for a whole run: the spool keeps what fits, the next
+    run delivers it first."""
+    rdir2 = os.path.join(TMP, "recv2")
+    recv2, port2 = start_receiver(rdir2)
+    control(rdir2, {"down_until": time.time() + 3600})
+    spool = os.path.join(TMP, "spool2")
+    work = subprocess.Popen([wl, "600"])
+    log1 = os.path.join(TMP, "agent-r1.log")
+    a = agent(["-p", str(work.pid), "--pyroscope", "http://127.0.0.1:%d" % port2,
+               "--interval", "1s", "--spool-dir", spool, "--spool-size", "3K",
+               "--flush-timeout", "1s", "--health-interval", "0"], log1, env)
+    pdir = os.path.join(spool, "pyroscope")
+    # Windows of this workload are about 700 bytes: a few fill 3 KiB.
+    wait(lambda: "the spool is full" in open(log1).read(), "the spool to fill")
+    a.send_signal(signal.SIGTERM)
+    rc = a.wait(60)
+    text = open(log1).read()
+    check("down for a whole run: exit 0, and the log says the windows wait",
+          rc == 0 and "the next start delivers them" in text, text[-1500:])
+    m = re.findall(r"health: .* (\d+) dropped", text)
+    size = sum(os.path.getsize(os.path.join(pdir, f)) for f in os.listdir(pdir))
+    kept = sorted(f for f in os.listdir(pdir) if f.endswith(".req"))
+    check("the spool kept at most --spool-size (%d bytes in %d files) and dropped the oldest (%s)"
+          % (size, len(kept), m[-1] if m else "?"),
+          (size <= 3072 or len(kept) == 1) and m and int(m[-1]) > 0)
+    control(rdir2, {})
+    # This run logs to a file, which logrotate moves away: SIGHUP opens it
+    # again.
+    log2 = os.path.join(TMP, "agent-r2.log")
+    a = agent(["-p", str(work.pid), "--pyroscope", "http://127.0.0.1:%d" % port2,
+               "--interval", "1s", "--spool-dir", spool, "-d", "4",
+               "--health-interval", "0", "--log-file", log2],
+              os.path.join(TMP, "agent-r2.stderr"), env)
+    wait(lambda: os.path.exists(log2) and "sampling" in open(log2).read(), "the log file")
+    os.rename(log2, log2 + ".1")
+    a.send_signal(signal.SIGHUP)
+    rc = a.wait(120)
+    work.kill()
+    work.wait()
+    text = open(log2 + ".1").read()
+    check("SIGHUP reopens --log-file after it was moved",
+          os.path.exists(log2) and "log file reopened" in open(log2).read()
+          and "stopped:" in open(log2).read(), text[-500:])
+    got = accepted(rdir2)
+    froms = [int(e["query"]["from"]) for e in got]
+    check("the next run delivered the %d spooled windows first, then its own, in order"
+          % len(kept), rc == 0 and len(got) > len(kept) and froms == sorted(froms)
+          and "left by an earlier run" in text, (rc, froms, text[-800:]))
+    recv2.kill()
+    recv2.wait()
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    sys.exit(FAIL[0])

@@ -1,0 +1,677 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * `dwarfsample agent`: continuous profiling.  The live command's path —
+ * the capture thread copies records, a worker unwinds and names them in
+ * time order — counted into one profile that is cut into windows
+ * (windows.c); each window's groups go to the uploader (upload.c), whose
+ * own thread encodes and delivers them, so that neither sampling nor
+ * unwinding ever waits on the network.  Runs until SIGTERM or SIGINT
+ * (which flush the current window), -d, or the -p targets' exit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "cli.h"
+#include "names.h"
+#include "output.h"
+#include "pipeline.h"
+#include "prunwind.h"
+#include "upload.h"
+#include "windows.h"
+
+/* The sampling rate unless -F says; BENCHMARKS.md ("Agent cost") has what
+ * it costs at 19, 49 and 99 Hz. */
+#define AGENT_FREQ 49
+#define AGENT_INTERVAL_S 15
+/* What may wait for the worker before samples are dropped: the agent's
+ * memory stays bounded even when unwinding falls behind. */
+#define AGENT_MAX_QUEUED ((size_t)256 << 20)
+#define AGENT_HEALTH_S 60
+#define AGENT_FLUSH_S 10.0
+#define AGENT_MAX_EXES 64
+/* Records are delivered in time order a round late; what is read later
+ * than that still lands in an open window if it is this much older. */
+#define HORIZON_SLACK_NS UINT64_C(100000000)
+
+enum {
+	OPT_INTERVAL = 4000, OPT_SERVICE, OPT_GROUP_BY, OPT_TAG, OPT_OUT_DIR,
+	OPT_OUT_DIR_SIZE, OPT_OUT_DIR_AGE, OPT_PYROSCOPE, OPT_SPOOL_DIR,
+	OPT_SPOOL_SIZE, OPT_CREDENTIALS, OPT_TIMEOUT, OPT_LOG_LEVEL, OPT_LOG_FILE,
+	OPT_HEALTH, OPT_EXE, OPT_HOST, OPT_FLUSH_TIMEOUT,
+};
+
+static const struct option agent_longopts[] = {
+	{ "interval", required_argument, NULL, OPT_INTERVAL },
+	{ "service", required_argument, NULL, OPT_SERVICE },
+	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
+	{ "tag", required_argument, NULL, OPT_TAG },
+	{ "exe", required_argument, NULL, OPT_EXE },
+	{ "host-name", required_argument, NULL, OPT_HOST },
+	{ "out-dir", required_argument, NULL, OPT_OUT_DIR },
+	{ "out-dir-size", required_argument, NULL, OPT_OUT_DIR_SIZE },
+	{ "out-dir-age", required_argument, NULL, OPT_OUT_DIR_AGE },
+	{ "pyroscope", required_argument, NULL, OPT_PYROSCOPE },
+	{ "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
+	{ "spool-size", required_argument, NULL, OPT_SPOOL_SIZE },
+	{ "credentials-file", required_argument, NULL, OPT_CREDENTIALS },
+	{ "timeout", required_argument, NULL, OPT_TIMEOUT },
+	{ "flush-timeout", required_argument, NULL, OPT_FLUSH_TIMEOUT },
+	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
+	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
+	{ "health-interval", required_argument, NULL, OPT_HEALTH },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct agent_args {
+	struct ds_names names;
+	struct ds_upload_opts up;
+	struct ds_windows_opts win;
+	struct ds_kv tags[DS_MAX_TAGS];
+	const char *exes[AGENT_MAX_EXES];
+	size_t nr_exes;
+	char host[256];
+	char out_dir[4096], spool_dir[4096];
+	uint64_t health_ns, flush_ns, timeout_ns;
+	int log_level;
+	const char *log_file;
+};
+
+struct agent {
+	const struct ds_capture *c;
+	struct agent_args *a;
+	struct pr_reader *r;
+	struct pr_model *model;
+	struct pr_unwinder *u;
+	struct pr_symbolizer *sym;
+	struct ds_pipeline *pl;
+	struct ds_uploader *up;
+	struct ds_windows *w;
+	struct pr_profile_opts po;
+	uint64_t id;
+	uint32_t self;               /* the agent's pid */
+	int switch_event;            /* the off-CPU event's index, or -1 */
+	double start, last_health;
+	bool started;
+	/* Written by the worker, read by the health line. */
+	_Atomic uint64_t samples, complete, filtered;
+};
+
+static volatile sig_atomic_t reopen_log;
+
+static void on_hup(int sig)
+{
+	(void)sig;
+	reopen_log = 1;
+}
+
+/* --log-file: stderr is the file, appended to; SIGHUP opens it again
+ * (after logrotate moved it). */
+static int open_log(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+
+	if (fd < 0) {
+		ds_err("cannot open the log file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	return 0;
+}
+
+static bool exe_wanted(const struct agent *ag, const struct pr_record *rec)
+{
+	const char *comm;
+
+	if (!ag->a->nr_exes)
+		return true;
+	/* The kernel keeps 15 characters of the name a process was
+	 * exec'd with. */
+	comm = pr_model_comm(ag->model, rec->pid);
+	for (size_t i = 0; comm && i < ag->a->nr_exes; i++)
+		if (!strncmp(comm, ag->a->exes[i], 15))
+			return true;
+	return false;
+}
+
+static int sample_event(const struct agent *ag, const struct pr_record *rec)
+{
+	int idx = ag->c->events.nr > 1 ? pr_reader_event_of(ag->r, rec) : 0;
+
+	return idx < 0 ? 0 : idx;
+}
+
+/* The worker: every record, in time order. */
+static int process(const struct pr_record *rec, void *arg)
+{
+	struct agent *ag = arg;
+	struct pr_profile *p;
+	struct pr_stack st;
+	int err;
+
+	/* Synthesized records have no time; they open no window. */
+	if (rec->time && (err = ds_windows_record(ag->w, rec->time)))
+		return err;
+	err = pr_model_apply(ag->model, rec);
+	if (err)
+		return err;
+	p = ds_windows_profile(ag->w);
+	if (rec->type != PR_RECORD_SAMPLE)
+		return ag->switch_event >= 0 ? pr_profile_apply(p, rec) : 0;
+	/* Not the agent itself: its cost is measured, not profiled. */
+	if (rec->pid == ag->self || !exe_wanted(ag, rec)) {
+		atomic_fetch_add_explicit(&ag->filtered, 1, memory_order_relaxed);
+		return 0;
+	}
+	/* A kernel thread's sample has no user stack to show. */
+	if (pr_unwinder_unwind(ag->u, rec, &st) || !st.nr)
+		return 0;
+	if (ag->switch_event >= 0 && pr_reader_event_of(ag->r, rec) == ag->switch_event)
+		err = pr_profile_add_switch(p, ag->sym, rec, &st,
+					    pr_model_comm(ag->model, rec->tid),
+					    pr_model_comm(ag->model, rec->pid));
+	else
+		err = pr_profile_add_event(p, (size_t)sample_event(ag, rec), ag->sym, rec, &st,
+					   pr_model_comm(ag->model, rec->tid),
+					   pr_model_comm(ag->model, rec->pid));
+	atomic_fetch_add_explicit(&ag->samples, 1, memory_order_relaxed);
+	if (st.end == PR_END_OUTERMOST)
+		atomic_fetch_add_explicit(&ag->complete, 1, memory_order_relaxed);
+	/* Out of memory for one sample: it is not counted; go on. */
+	return err == -ENOMEM ? 0 : err;
+}
+
+/* The worker, after each batch: windows end even when nothing comes. */
+static int tick(uint64_t horizon, void *arg)
+{
+	struct agent *ag = arg;
+
+	return horizon > HORIZON_SLACK_NS ? ds_windows_advance(ag->w, horizon -
+							       HORIZON_SLACK_NS) : 0;
+}
+
+static int copy(const struct pr_record *rec, void *arg)
+{
+	return ds_pipeline_copy(rec, ((struct agent *)arg)->pl);
+}
+
+static int started(void *arg)
+{
+	struct agent *ag = arg;
+
+	ag->start = ag->last_health = ds_now();
+	ag->started = true;
+	return ds_synthesize(ag->c, ag->r, ag->id, ds_pipeline_copy, ag->pl);
+}
+
+static uint64_t rss_kib(void)
+{
+	char line[256];
+	uint64_t kib = 0;
+	FILE *f = fopen("/proc/self/status", "re");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmRSS: %" SCNu64, &kib) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kib;
+}
+
+/* One line of how the agent is doing. */
+static void health(struct agent *ag, enum pr_log_level level)
+{
+	struct ds_pipeline_counts pc;
+	struct ds_upload_stats us;
+	uint64_t n = atomic_load(&ag->samples), done = atomic_load(&ag->complete);
+
+	ds_pipeline_counts(ag->pl, &pc);
+	ds_uploader_stats(ag->up, &us);
+	ds_logf(level, "health: %" PRIu64 " samples, %" PRIu64 " lost, %.1f%% complete stacks; "
+		"windows: %" PRIu64 " written, %" PRIu64 " sent, %" PRIu64 " spooled, %" PRIu64
+		" dropped, %" PRIu64 " failed, %zu queued; backend %.0f ms; %" PRIu64
+		" KiB uploaded; RSS %" PRIu64 " MiB", n, pr_reader_lost(ag->r) + pc.dropped,
+		n ? 100.0 * (double)done / (double)n : 0.0, us.written, us.sent, us.spooled,
+		us.dropped, us.failed, us.queued, us.last_latency_s * 1e3, us.bytes_sent / 1024,
+		rss_kib() / 1024);
+}
+
+/* The capture thread, after every drain. */
+static int round_done(void *arg)
+{
+	struct agent *ag = arg;
+	double now;
+
+	ds_pipeline_flush(ag->pl);
+	if (reopen_log) {
+		reopen_log = 0;
+		if (ag->a->log_file && !open_log(ag->a->log_file))
+			ds_logf(PR_LOG_INFO, "log file reopened");
+	}
+	now = ds_now();
+	if (ag->a->health_ns && now - ag->last_health >= (double)ag->a->health_ns / 1e9) {
+		ag->last_health = now;
+		health(ag, PR_LOG_INFO);
+	}
+	return 0;
+}
+
+static int open_agent(struct agent *ag)
+{
+	if (!ds_names_open_live(&ag->a->names, &ag->model, &ag->u, &ag->sym))
+		ag->pl = ds_pipeline_new(ag->r, process, tick, ag, AGENT_MAX_QUEUED, &ds_stop);
+	if (!ag->pl) {
+		ds_err("cannot start: %s", strerror(errno));
+		return -1;
+	}
+	pr_reader_ids(ag->r, &ag->id, 1);
+	ag->switch_event = ds_switch_event(ag->r);
+	return 0;
+}
+
+static void close_agent(struct agent *ag)
+{
+	ds_pipeline_free(ag->pl);
+	ds_windows_free(ag->w);
+	pr_symbolizer_free(ag->sym);
+	pr_unwinder_free(ag->u);
+	pr_model_free(ag->model);
+	pr_reader_close(ag->r);
+}
+
+/* The profile every window is cut from. */
+static void profile_opts(const struct ds_capture *c, struct pr_profile_opts *po)
+{
+	struct ds_output_opts out = { 0 };
+
+	ds_events_output(&c->events, c->system_wide, &out);
+	*po = (struct pr_profile_opts){
+		.sz = sizeof(*po), .log = ds_log,
+		.freq = c->events.nr ? 0 : c->freq,
+		.mode = c->wall ? PR_PROFILE_WALL : c->off_cpu ? PR_PROFILE_OFF_CPU
+							       : PR_PROFILE_CPU,
+		.period_is_ns = c->wall && !c->hw_cycles,
+		.off_cpu_min_ns = c->off_cpu_min_ns,
+		.events = out.events, .nr_events = out.nr_events,
+		.counters = out.counters, .nr_counters = out.nr_counters,
+		.counters_per_cpu = out.counters_per_cpu,
+	};
+}
+
+static int run(const struct ds_capture *c, struct agent_args *a)
+{
+	struct agent ag = { .c = c, .a = a, .switch_event = -1, .self = (uint32_t)getpid() };
+	struct ds_capture_hooks hooks = {
+		.record = copy, .started = started, .round = round_done, .ctx = &ag,
+	};
+	struct ds_windows_stats ws;
+	struct timespec wall;
+	uint64_t start;
+	int err, werr = 0, uerr;
+
+	profile_opts(c, &ag.po);
+	a->win.freq = ag.po.freq;
+	ag.up = ds_uploader_new(&a->up);
+	if (!ag.up)
+		return 1;
+	a->win.up = ag.up;
+	ag.r = ds_capture_open(c);
+	if (!ag.r || open_agent(&ag)) {
+		close_agent(&ag);
+		ds_uploader_close(ag.up, 0);
+		return 1;
+	}
+	/* Windows are in the events' clock from now; the first synthesized
+	 * records (time 0) open none. */
+	start = ds_now_ns();
+	clock_gettime(CLOCK_REALTIME, &wall);
+	ag.w = ds_windows_new(&a->win, &ag.po, start,
+			      (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec);
+	if (!ag.w) {
+		close_agent(&ag);
+		ds_uploader_close(ag.up, 0);
+		return 1;
+	}
+	ds_logf(PR_LOG_INFO, "sampling %s at %" PRIu64 " Hz, a window every %" PRIu64 " s",
+		c->system_wide ? "every CPU" : "the processes given", c->freq,
+		a->win.interval_ns / 1000000000u);
+	err = ds_capture_run(c, ag.r, &hooks);
+	if (err) {
+		char buf[128];
+
+		ds_err("sampling %s: %s", ag.started ? "stopped" : "could not start",
+		       pr_strerror(err, buf, sizeof(buf)));
+	}
+	werr = ds_pipeline_finish(ag.pl);
+	if (werr)
+		ds_err("processing samples failed: %s", strerror(-werr));
+	/* The window being filled goes too, however the run ended. */
+	if (ag.started && (werr = ds_windows_finish(ag.w, hooks.end_ns)))
+		ds_err("the last window was lost: %s", strerror(-werr));
+	if (ag.started)
+		health(&ag, PR_LOG_INFO);
+	ds_windows_stats(ag.w, &ws);
+	uerr = ds_uploader_close(ag.up, (double)a->flush_ns / 1e9);
+	ag.up = NULL;
+	if (uerr)
+		ds_err("some windows were neither delivered nor spooled");
+	ds_logf(PR_LOG_INFO, "stopped: %" PRIu64 " windows, %" PRIu64 " profiles, %" PRIu64
+		" lost", ws.windows, ws.profiles, ws.lost);
+	close_agent(&ag);
+	return err || werr || uerr ? 1 : 0;
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: dwarfsample agent [options] [-a | -p PID[,PID...] | --exe NAME...]\n"
+		"\n"
+		"Profile continuously: sample at a low rate, unwind and name every stack\n"
+		"on this host, cut the profile into windows and ship each window, one\n"
+		"profile per service, to a directory and/or Grafana Pyroscope.  Runs\n"
+		"until SIGTERM or SIGINT, which flush the current window; windows a\n"
+		"backend cannot take are spooled to disk and delivered in order when it\n"
+		"returns.\n"
+		"\n%s"
+		"      --exe NAME           only processes whose command name (the first\n"
+		"                           15 characters of the executable's) is NAME;\n"
+		"                           may be repeated\n"
+		"Windows and groups:\n"
+		"      --interval DURATION  a window every DURATION, whole seconds (default\n"
+		"                           15s), aligned to the wall clock\n"
+		"      --group-by KIND      one profile per service (default), process or\n"
+		"                           host in each window\n"
+		"      --service NAME       the service every process belongs to (default:\n"
+		"                           its executable's name)\n"
+		"      --tag KEY=VALUE      a label on every profile; may be repeated\n"
+		"      --host-name NAME     host.name (default: the host's name)\n"
+		"Sinks (any combination; without one, --out-dir):\n"
+		"      --out-dir DIR        a gzipped pprof per window and group (default\n"
+		"                           $STATE_DIRECTORY/profiles or\n"
+		"                           /var/lib/dwarfsample/profiles)\n"
+		"      --out-dir-size BYTES keep at most this much there (default 1G)\n"
+		"      --out-dir-age DURATION\n"
+		"                           and nothing older (default 7d)\n"
+		"      --pyroscope URL      POST each window to URL/ingest (Grafana Pyroscope)\n"
+		"      --spool-dir DIR      where windows wait for a backend (default\n"
+		"                           $STATE_DIRECTORY/spool or /var/lib/dwarfsample/spool)\n"
+		"      --spool-size BYTES   at most this much waits; the oldest go first\n"
+		"                           (default 256M)\n"
+		"      --credentials-file FILE\n"
+		"                           KEY=VALUE lines, readable by its owner only:\n"
+		"                           DWARFSAMPLE_PYROSCOPE_USER, _PASSWORD and\n"
+		"                           _TENANT (else from the environment; never from\n"
+		"                           the command line)\n"
+		"      --timeout DURATION   per request (default 30s)\n"
+		"      --flush-timeout DURATION\n"
+		"                           at exit, how long to try delivering before\n"
+		"                           spooling what is left (default 10s)\n"
+		"Logging:\n"
+		"      --log-level LEVEL    error, warn, info (default) or debug\n"
+		"      --log-file FILE      append to FILE instead of stderr; SIGHUP reopens it\n"
+		"      --health-interval DURATION\n"
+		"                           a health line this often (default 60s; 0: never)\n"
+		"\n%s"
+		"  -h, --help               this help\n"
+		"\n"
+		"Exit status: 0 when stopped by a signal, -d or the targets' exit with every\n"
+		"window delivered or spooled; 1 when sampling failed or a window was lost;\n"
+		"2 for a usage error.\n",
+		ds_capture_help, ds_names_help);
+}
+
+/* "KEY=VALUE", KEY a Prometheus label name: Pyroscope's labels are. */
+static int parse_tag(struct agent_args *a, char *arg)
+{
+	char *eq = strchr(arg, '=');
+	size_t n = a->win.nr_tags;
+
+	if (n >= DS_MAX_TAGS) {
+		ds_err("too many --tag (at most %d)", DS_MAX_TAGS);
+		return -1;
+	}
+	if (!eq || eq == arg || !eq[1] || strspn(arg, "abcdefghijklmnopqrstuvwxyz"
+						 "ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789") !=
+						 (size_t)(eq - arg) || (arg[0] >= '0' && arg[0] <= '9')) {
+		ds_err("invalid --tag '%s': expected KEY=VALUE, KEY letters, digits and _ "
+		       "(not first a digit)", arg);
+		return -1;
+	}
+	*eq = '\0';
+	a->tags[n] = (struct ds_kv){ .key = arg, .value = eq + 1 };
+	a->win.nr_tags++;
+	return 0;
+}
+
+/* "1G", "256M", "4096": bytes. */
+static int parse_size(const char *arg, const char *what, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || arg[0] == '-')
+		goto bad;
+	switch (*end) {
+	case 'K': case 'k': v <<= 10; end++; break;
+	case 'M': case 'm': v <<= 20; end++; break;
+	case 'G': case 'g': v <<= 30; end++; break;
+	default: break;
+	}
+	if (*end || !v)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	ds_err("invalid %s '%s': expected a size in bytes, with K, M or G", what, arg);
+	return -1;
+}
+
+/* A duration, where "d" means days too. */
+static int parse_span(const char *arg, const char *what, uint64_t *ns)
+{
+	char *end;
+	double d;
+
+	if (arg[0] && arg[strlen(arg) - 1] == 'd') {
+		d = strtod(arg, &end);
+		if (end != arg && *end == 'd' && !end[1] && d > 0 && d < 1e5) {
+			*ns = (uint64_t)(d * 86400e9);
+			return 0;
+		}
+	}
+	return ds_parse_duration(arg, what, ns);
+}
+
+static int agent_option(int opt, const char *arg, void *ctx)
+{
+	struct agent_args *a = ctx;
+	uint64_t v;
+
+	if (ds_names_option(&a->names, opt, arg))
+		return 0;
+	switch (opt) {
+	case OPT_INTERVAL:
+		if (ds_parse_duration(arg, "--interval", &v))
+			return -1;
+		if (v < 1000000000u || v % 1000000000u) {
+			ds_err("invalid --interval '%s': windows last whole seconds, 1s or more "
+			       "(Pyroscope's times are seconds)", arg);
+			return -1;
+		}
+		a->win.interval_ns = v;
+		return 0;
+	case OPT_SERVICE:
+		a->win.service = arg;
+		return 0;
+	case OPT_GROUP_BY:
+		if (!strcmp(arg, "service"))
+			a->win.group_by = DS_GROUP_SERVICE;
+		else if (!strcmp(arg, "process"))
+			a->win.group_by = DS_GROUP_PROCESS;
+		else if (!strcmp(arg, "host"))
+			a->win.group_by = DS_GROUP_HOST;
+		else {
+			ds_err("invalid --group-by '%s': use service, process or host", arg);
+			return -1;
+		}
+		return 0;
+	case OPT_TAG:
+		return parse_tag(a, (char *)arg);
+	case OPT_EXE:
+		if (a->nr_exes == AGENT_MAX_EXES) {
+			ds_err("too many --exe (at most %d)", AGENT_MAX_EXES);
+			return -1;
+		}
+		a->exes[a->nr_exes++] = arg;
+		return 0;
+	case OPT_HOST:
+		snprintf(a->host, sizeof(a->host), "%s", arg);
+		return 0;
+	case OPT_OUT_DIR:
+		a->up.out_dir = arg;
+		return 0;
+	case OPT_OUT_DIR_SIZE:
+		return parse_size(arg, "--out-dir-size", &a->up.out_dir_max_bytes);
+	case OPT_OUT_DIR_AGE:
+		if (parse_span(arg, "--out-dir-age", &v))
+			return -1;
+		a->up.out_dir_max_age_s = v / 1000000000u ? v / 1000000000u : 1;
+		return 0;
+	case OPT_PYROSCOPE:
+		a->up.pyroscope_url = arg;
+		return 0;
+	case OPT_SPOOL_DIR:
+		a->up.spool_dir = arg;
+		return 0;
+	case OPT_SPOOL_SIZE:
+		return parse_size(arg, "--spool-size", &a->up.spool_max_bytes);
+	case OPT_CREDENTIALS:
+		a->up.credentials_file = arg;
+		return 0;
+	case OPT_TIMEOUT:
+		if (ds_parse_duration(arg, "--timeout", &a->timeout_ns))
+			return -1;
+		a->up.timeout_s = (double)a->timeout_ns / 1e9;
+		return 0;
+	case OPT_FLUSH_TIMEOUT:
+		return ds_parse_duration(arg, "--flush-timeout", &a->flush_ns);
+	case OPT_LOG_LEVEL: {
+		static const char *const levels[] = { "error", "warn", "info", "debug" };
+
+		for (int i = 0; i < 4; i++)
+			if (!strcmp(arg, levels[i])) {
+				a->log_level = i;
+				return 0;
+			}
+		ds_err("invalid --log-level '%s': use error, warn, info or debug", arg);
+		return -1;
+	}
+	case OPT_LOG_FILE:
+		a->log_file = arg;
+		return 0;
+	case OPT_HEALTH:
+		if (!strcmp(arg, "0")) {
+			a->health_ns = 0;
+			return 0;
+		}
+		return ds_parse_duration(arg, "--health-interval", &a->health_ns);
+	default:
+		return -1;
+	}
+}
+
+/* Under systemd, StateDirectory= says where state lives. */
+static void state_path(char *buf, size_t len, const char *leaf)
+{
+	const char *state = getenv("STATE_DIRECTORY");
+	char first[3072];
+
+	/* It may list several, separated by colons: the first is ours. */
+	snprintf(first, sizeof(first), "%s", state && state[0] ? state : "/var/lib/dwarfsample");
+	first[strcspn(first, ":")] = '\0';
+	snprintf(buf, len, "%s/%s", first, leaf);
+}
+
+/* Defaults, and what the options say together. */
+static int settle(struct ds_capture *c, struct agent_args *a, int argc)
+{
+	if (argc > 0) {
+		ds_err("the agent samples running processes: give -a (the default), -p PID or "
+		       "--exe NAME, not a command");
+		return -1;
+	}
+	if (a->nr_exes && c->nr_pids) {
+		ds_err("--exe picks processes among all of them: give it without -p");
+		return -1;
+	}
+	if (!c->nr_pids)
+		c->system_wide = true;
+	if (!c->freq && !c->events.nr && !c->off_cpu)
+		c->freq = AGENT_FREQ;
+	if (!a->host[0] && gethostname(a->host, sizeof(a->host) - 1))
+		snprintf(a->host, sizeof(a->host), "unknown");
+	a->win.host = a->host;
+	a->win.tags = a->tags;
+	if (!a->up.out_dir && !a->up.pyroscope_url) {
+		state_path(a->out_dir, sizeof(a->out_dir), "profiles");
+		a->up.out_dir = a->out_dir;
+	}
+	if (!a->up.spool_dir) {
+		state_path(a->spool_dir, sizeof(a->spool_dir), "spool");
+		a->up.spool_dir = a->spool_dir;
+	}
+	return ds_capture_finish(c, 0, NULL);
+}
+
+int ds_cmd_agent(int argc, char **argv)
+{
+	struct agent_args *a = calloc(1, sizeof(*a));
+	struct ds_capture *c = calloc(1, sizeof(*c));
+	const struct ds_verb verb = {
+		.name = "agent", .longopts = agent_longopts, .more_longopts = ds_names_longopts,
+		.usage = usage, .option = agent_option, .ctx = a,
+	};
+	struct sigaction sa = { .sa_handler = on_hup };
+	int first, ret = 2;
+
+	if (!a || !c) {
+		ds_err("out of memory");
+		goto out;
+	}
+	a->win.interval_ns = AGENT_INTERVAL_S * UINT64_C(1000000000);
+	a->health_ns = AGENT_HEALTH_S * UINT64_C(1000000000);
+	a->flush_ns = (uint64_t)(AGENT_FLUSH_S * 1e9);
+	a->log_level = PR_LOG_INFO;
+	first = ds_parse(c, &verb, argc, argv);
+	if (first < 0) {
+		ret = first == -2 ? 0 : 2;
+		goto out;
+	}
+	if (settle(c, a, argc - first))
+		goto out;
+	if (a->log_file && open_log(a->log_file))
+		goto out;
+	/* -v raises the level as it does for the other verbs. */
+	ds_log_setup(a->log_level > PR_LOG_WARN + c->verbose ? a->log_level
+							     : PR_LOG_WARN + c->verbose, true);
+	ds_capture_signals();
+	sigaction(SIGHUP, &sa, NULL);
+	if (!c->stack_size)
+		c->stack_size = DS_PROFILE_STACK_SIZE;
+	ret = run(c, a);
+out:
+	free(c);
+	free(a);
+	return ret;
+}

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Spooled requests: NNNNNNNNNNNNNNNNNNNN.req, numbered in the order they
+ * came (the numbers go on from the highest found at start), each written
+ * to a temporary name and renamed, so that a crash leaves whole files or
+ * none.  A file is a header of four lines — the format's name, the
+ * target, the content type and encoding — an empty line, and the body.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "spool.h"
+
+#define MAGIC "dwarfsample-spool 1"
+/* A request the agent wrote is a window's profile: far below this. */
+#define MAX_FILE ((off_t)1 << 30)
+
+struct entry {
+	uint64_t seq;
+	uint64_t size;
+};
+
+struct ds_spool {
+	char *dir;
+	uint64_t max_bytes, bytes;
+	struct entry *v;             /* oldest first, from `head` */
+	size_t head, nr, cap;
+	uint64_t next_seq;
+};
+
+void ds_request_clear(struct ds_request *r)
+{
+	free(r->target);
+	free(r->content_type);
+	free(r->content_encoding);
+	free(r->body);
+	memset(r, 0, sizeof(*r));
+}
+
+static void entry_path(const struct ds_spool *s, uint64_t seq, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%020" PRIu64 ".req", s->dir, seq);
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+	uint64_t x = ((const struct entry *)a)->seq, y = ((const struct entry *)b)->seq;
+
+	return x < y ? -1 : x > y;
+}
+
+static int append(struct ds_spool *s, uint64_t seq, uint64_t size)
+{
+	if (s->head + s->nr == s->cap) {
+		if (s->head) {
+			memmove(s->v, s->v + s->head, s->nr * sizeof(*s->v));
+			s->head = 0;
+		} else {
+			size_t cap = s->cap ? 2 * s->cap : 64;
+			struct entry *v = realloc(s->v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			s->v = v;
+			s->cap = cap;
+		}
+	}
+	s->v[s->head + s->nr++] = (struct entry){ .seq = seq, .size = size };
+	s->bytes += size;
+	return 0;
+}
+
+struct ds_spool *ds_spool_open(const char *dir, uint64_t max_bytes)
+{
+	struct ds_spool *s = calloc(1, sizeof(*s));
+	struct dirent *de;
+	DIR *d;
+	int err;
+
+	if (!s || !(s->dir = strdup(dir))) {
+		free(s);
+		ds_err("out of memory");
+		return NULL;
+	}
+	s->max_bytes = max_bytes;
+	err = ds_mkdirs(dir, 0700);
+	d = err ? NULL : opendir(dir);
+	if (!d) {
+		ds_err("cannot use the spool directory %s: %s; give another with --spool-dir", dir,
+		       strerror(err ? -err : errno));
+		ds_spool_close(s);
+		return NULL;
+	}
+	while ((de = readdir(d))) {
+		char path[4096], *end;
+		uint64_t seq = strtoull(de->d_name, &end, 10);
+		struct stat st;
+
+		if (end == de->d_name + 20 && !strcmp(end, ".req.tmp")) {
+			/* Left by a run that stopped while writing it. */
+			unlinkat(dirfd(d), de->d_name, 0);
+			continue;
+		}
+		if (end != de->d_name + 20 || strcmp(end, ".req"))
+			continue;
+		entry_path(s, seq, path, sizeof(path));
+		if (stat(path, &st) || !S_ISREG(st.st_mode) || append(s, seq, (uint64_t)st.st_size))
+			continue;
+		if (seq >= s->next_seq)
+			s->next_seq = seq + 1;
+	}
+	closedir(d);
+	if (s->nr > 1)
+		qsort(s->v, s->nr, sizeof(*s->v), cmp_entry);
+	return s;
+}
+
+void ds_spool_close(struct ds_spool *s)
+{
+	if (!s)
+		return;
+	free(s->v);
+	free(s->dir);
+	free(s);
+}
+
+size_t ds_spool_count(const struct ds_spool *s)
+{
+	return s->nr;
+}
+
+uint64_t ds_spool_bytes(const struct ds_spool *s)
+{
+	return s->bytes;
+}
+
+void ds_spool_pop(struct ds_spool *s)
+{
+	char path[4096];
+
+	if (!s->nr)
+		return;
+	entry_path(s, s->v[s->head].seq, path, sizeof(path));
+	unlink(path);
+	s->bytes -= s->v[s->head].size;
+	s->head++;
+	s->nr--;
+}
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int ds_spool_push(struct ds_spool *s, const struct ds_request *r, uint64_t *dropped)
+{
+	char path[4096], tmp[4200], *head = NULL;
+	int len = asprintf(&head, "%s\n%s\n%s\n%s\n\n", MAGIC, r->target, r->content_type,
+			   r->content_encoding);
+	uint64_t size;
+	int fd, err;
+
+	if (len < 0)
+		return -ENOMEM;
+	size = (uint64_t)len + r->len;
+	entry_path(s, s->next_seq, path, sizeof(path));
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	err = fd < 0 ? -errno : write_all(fd, head, (size_t)len);
+	if (!err)
+		err = write_all(fd, r->body, r->len);
+	if (fd >= 0 && close(fd) && !err)
+		err = -errno;
+	free(head);
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (!err && (err = append(s, s->next_seq, size)))
+		unlink(path);
+	if (err) {
+		unlink(tmp);
+		return err;
+	}
+	s->next_seq++;
+	/* The oldest give way; the new one stays even alone over the bound,
+	 * as the one window there is. */
+	while (s->bytes > s->max_bytes && s->nr > 1) {
+		ds_spool_pop(s);
+		(*dropped)++;
+	}
+	return 0;
+}
+
+/* The next line of [*p, end) as a new string; NULL at the end. */
+static char *take_line(const char **p, const char *end)
+{
+	const char *nl = memchr(*p, '\n', (size_t)(end - *p));
+	char *line;
+
+	if (!nl)
+		return NULL;
+	line = strndup(*p, (size_t)(nl - *p));
+	*p = nl + 1;
+	return line;
+}
+
+static int parse(const char *buf, size_t len, struct ds_request *r)
+{
+	const char *p = buf, *end = buf + len;
+	char *magic = take_line(&p, end);
+	bool ok = magic && !strcmp(magic, MAGIC);
+
+	free(magic);
+	if (!ok || !(r->target = take_line(&p, end)) || !(r->content_type = take_line(&p, end)) ||
+	    !(r->content_encoding = take_line(&p, end)) || p >= end || *p != '\n')
+		return -EBADMSG;
+	p++;
+	r->len = (size_t)(end - p);
+	r->body = malloc(r->len ? r->len : 1);
+	if (!r->body)
+		return -ENOMEM;
+	memcpy(r->body, p, r->len);
+	return 0;
+}
+
+int ds_spool_peek(struct ds_spool *s, struct ds_request *r, uint64_t *dropped)
+{
+	while (s->nr) {
+		char path[4096];
+		struct stat st;
+		char *buf = NULL;
+		ssize_t n = -1;
+		int fd, err = -EBADMSG;
+
+		entry_path(s, s->v[s->head].seq, path, sizeof(path));
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size < MAX_FILE &&
+		    (buf = malloc((size_t)st.st_size + 1)))
+			n = read(fd, buf, (size_t)st.st_size);
+		if (fd >= 0)
+			close(fd);
+		memset(r, 0, sizeof(*r));
+		if (n >= 0 && n == st.st_size)
+			err = parse(buf, (size_t)n, r);
+		free(buf);
+		if (!err)
+			return 1;
+		if (err == -ENOMEM) {
+			ds_request_clear(r);
+			return err;
+		}
+		ds_request_clear(r);
+		ds_logf(PR_LOG_WARN, "%s is not a whole spooled request; removed", path);
+		ds_spool_pop(s);
+		(*dropped)++;
+	}
+	return 0;
+}

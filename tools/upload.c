@@ -1,0 +1,779 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The uploader's thread.  Each window is encoded once (a gzipped pprof),
+ * written to the directory sink, and for each backend kept in its spool
+ * before the first try: so the order of delivery is the order of the
+ * spool, a restart loses nothing, and a backend that is down costs the
+ * agent a file per window, not memory.  A backend is tried when its
+ * backoff allows; one that answers 429 or 5xx, or not at all, is tried
+ * again later (exponential backoff with jitter, or what Retry-After
+ * says), the same request first.
+ */
+#include <curl/curl.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "spool.h"
+#include "upload.h"
+
+#define DEFAULT_DIR_BYTES ((uint64_t)1 << 30)
+#define DEFAULT_DIR_AGE_S (7 * 86400)
+#define DEFAULT_SPOOL_BYTES ((uint64_t)256 << 20)
+#define DEFAULT_TIMEOUT_S 30.0
+/* Backoff: 1 s doubling to 5 min; Retry-After is believed up to 1 h. */
+#define BACKOFF_MIN_S 1.0
+#define BACKOFF_MAX_S 300.0
+#define RETRY_AFTER_MAX_S 3600.0
+/* What a refusal's body may add to the log. */
+#define REASON_MAX 200
+
+struct backend {
+	const char *name;            /* "Pyroscope" */
+	char *url;                   /* base, without a trailing slash */
+	struct ds_spool *spool;
+	CURL *curl;
+	struct curl_slist *headers;
+	unsigned failures;           /* in a row */
+	double next_try;             /* monotonic seconds */
+	bool head_waited;            /* the oldest request failed once */
+};
+
+struct queued {
+	struct ds_window *w;
+	struct queued *next;
+};
+
+struct ds_uploader {
+	struct ds_upload_opts o;
+	struct backend pyroscope;
+	char user[256], password[256];
+	bool has_auth;
+
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct queued *first, *last;
+	size_t nr_queued;
+	bool closing;
+	double deadline;             /* closing: when to stop trying */
+	bool lost;                   /* a window neither delivered nor kept */
+	unsigned rand_state;
+
+	/* Written by the thread, read by ds_uploader_stats(). */
+	_Atomic uint64_t sent, spooled, dropped, failed, retries, bytes_sent, written;
+	_Atomic uint64_t latency_us;
+	_Atomic size_t spool_count;
+};
+
+void ds_window_free(struct ds_window *w)
+{
+	if (!w)
+		return;
+	pr_profile_free(w->profile);
+	free(w->service);
+	for (size_t i = 0; i < w->nr_labels; i++) {
+		free((char *)w->labels[i].key);
+		free((char *)w->labels[i].value);
+	}
+	free(w->labels);
+	free(w);
+}
+
+/* ---- credentials ---- */
+
+/* `key` from the credentials file's text, or else the environment, into
+ * buf ("" when neither has it). */
+static void credential(const char *file_text, const char *key, char *buf, size_t len)
+{
+	const char *env = getenv(key);
+	size_t klen = strlen(key);
+
+	buf[0] = '\0';
+	for (const char *p = file_text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (n > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			snprintf(buf, len, "%.*s", (int)(n - klen - 1), p + klen + 1);
+			return;
+		}
+		p = nl ? nl + 1 : p + n;
+	}
+	if (env)
+		snprintf(buf, len, "%s", env);
+}
+
+/* The credentials file's text: only when no one else may read it. */
+static int read_credentials(const char *path, char **text)
+{
+	struct stat st;
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	*text = NULL;
+	if (!f || fstat(fileno(f), &st)) {
+		ds_err("cannot read the credentials file %s: %s", path, strerror(errno));
+		if (f)
+			fclose(f);
+		return -1;
+	}
+	if (st.st_mode & 077) {
+		ds_err("the credentials file %s may be read by others (mode %03o): make it "
+		       "readable by its owner only (chmod 600)", path, (unsigned)(st.st_mode & 0777));
+		fclose(f);
+		return -1;
+	}
+	*text = calloc(1, (size_t)st.st_size + 1);
+	n = *text ? fread(*text, 1, (size_t)st.st_size, f) : 0;
+	fclose(f);
+	if (!*text || n != (size_t)st.st_size) {
+		ds_err("cannot read the credentials file %s", path);
+		free(*text);
+		*text = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the directory sink ---- */
+
+/* What is safe in a file name: the service's letters, digits, '.', '-'
+ * and '_'; the rest '_'. */
+static void file_safe(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < len; s++)
+		buf[n++] = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			   (*s >= '0' && *s <= '9') || *s == '.' || *s == '-' || *s == '_' ? *s : '_';
+	buf[n] = '\0';
+	if (!n || buf[0] == '.')
+		buf[0] = '_', buf[1] = '\0';
+}
+
+struct dir_file {
+	char name[256];
+	time_t mtime;
+	uint64_t size;
+};
+
+static int by_mtime(const void *a, const void *b)
+{
+	const struct dir_file *x = a, *y = b;
+
+	if (x->mtime != y->mtime)
+		return x->mtime < y->mtime ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Keep --out-dir under its size and age: the oldest of our files go. */
+static void rotate(struct ds_uploader *u)
+{
+	DIR *d = opendir(u->o.out_dir);
+	struct dir_file *v = NULL;
+	size_t nr = 0, cap = 0;
+	uint64_t total = 0;
+	time_t now = time(NULL);
+	struct dirent *de;
+
+	while (d && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+
+		if (len < 7 || len >= sizeof(v->name) || strcmp(de->d_name + len - 6, ".pb.gz") ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (nr == cap) {
+			struct dir_file *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		snprintf(v[nr].name, sizeof(v[nr].name), "%s", de->d_name);
+		v[nr].mtime = st.st_mtime;
+		v[nr].size = (uint64_t)st.st_size;
+		total += v[nr++].size;
+	}
+	if (v)
+		qsort(v, nr, sizeof(*v), by_mtime);
+	for (size_t i = 0; d && i < nr; i++) {
+		if (total <= u->o.out_dir_max_bytes &&
+		    (uint64_t)(now - v[i].mtime) <= u->o.out_dir_max_age_s)
+			break;
+		if (!unlinkat(dirfd(d), v[i].name, 0))
+			total -= v[i].size;
+	}
+	if (d)
+		closedir(d);
+	free(v);
+}
+
+/* SERVICE-YYYYmmddTHHMMSSZ-SEQ.pb.gz, written whole or not at all. */
+static void write_file(struct ds_uploader *u, const struct ds_window *w, const void *pprof,
+		       size_t len)
+{
+	char service[128], stamp[32], path[4400], tmp[4500];
+	time_t t = (time_t)(w->start_ns / 1000000000u);
+	struct tm tm;
+	FILE *f;
+	bool ok;
+
+	file_safe(w->service, service, sizeof(service));
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(path, sizeof(path), "%s/%s-%s-%" PRIu64 ".pb.gz", u->o.out_dir, service, stamp,
+		 w->seq);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	ok = f && fwrite(pprof, 1, len, f) == len;
+	if (f && fclose(f))
+		ok = false;
+	if (ok && rename(tmp, path))
+		ok = false;
+	if (!ok) {
+		ds_logf(PR_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
+		unlink(tmp);
+		atomic_fetch_add(&u->failed, 1);
+		u->lost = true;
+		return;
+	}
+	atomic_fetch_add(&u->written, 1);
+	rotate(u);
+}
+
+/* ---- Pyroscope ---- */
+
+/* `s` appended to *q, percent-encoded as a query value. */
+static int add_escaped(CURL *curl, char **q, const char *prefix, const char *s)
+{
+	char *e = curl_easy_escape(curl, s, 0), *n = NULL;
+	int ret = -ENOMEM;
+
+	if (e && asprintf(&n, "%s%s%s", *q ? *q : "", prefix, e) >= 0) {
+		free(*q);
+		*q = n;
+		ret = 0;
+	}
+	curl_free(e);
+	return ret;
+}
+
+/* /ingest?name=SERVICE{k=v,...}&from=..&until=..&format=pprof&... */
+static char *pyroscope_target(struct ds_uploader *u, const struct ds_window *w)
+{
+	char *name = NULL, *q = NULL, *t = NULL;
+	size_t len = strlen(w->service) + 3;
+
+	for (size_t i = 0; i < w->nr_labels; i++)
+		len += strlen(w->labels[i].key) + strlen(w->labels[i].value) + 2;
+	name = malloc(len);
+	if (!name)
+		return NULL;
+	/* Label values are the agent's own: host names, ids, --tag values;
+	 * a ',' or '}' in one would end it early, so they go as '_'. */
+	len = (size_t)sprintf(name, "%s{", w->service);
+	for (size_t i = 0; i < w->nr_labels; i++) {
+		len += (size_t)sprintf(name + len, "%s%s=", i ? "," : "", w->labels[i].key);
+		for (const char *v = w->labels[i].value; *v; v++)
+			name[len++] = *v == ',' || *v == '}' || *v == '{' || *v == '=' ? '_' : *v;
+	}
+	name[len++] = '}';
+	name[len] = '\0';
+	if (!add_escaped(u->pyroscope.curl, &q, "/ingest?name=", name) &&
+	    asprintf(&t, "%s&from=%" PRIu64 "&until=%" PRIu64 "&format=pprof&spyName=dwarfsample"
+		     "&sampleRate=%" PRIu64, q, w->start_ns / 1000000000u,
+		     (w->end_ns + 999999999u) / 1000000000u, w->freq) < 0)
+		t = NULL;
+	free(q);
+	free(name);
+	return t;
+}
+
+/* ---- delivery ---- */
+
+static double now_s(void)
+{
+	return ds_now();
+}
+
+struct body {
+	char *buf;
+	size_t len;
+};
+
+static size_t keep_reply(char *data, size_t size, size_t n, void *arg)
+{
+	struct body *b = arg;
+	size_t take = size * n;
+
+	/* Only the start of a refusal is logged. */
+	if (b->len < REASON_MAX) {
+		size_t room = REASON_MAX - b->len;
+		size_t k = take < room ? take : room;
+
+		memcpy(b->buf + b->len, data, k);
+		b->len += k;
+	}
+	return take;
+}
+
+static size_t retry_after_header(char *data, size_t size, size_t n, void *arg)
+{
+	double *after = arg;
+	size_t len = size * n;
+	char line[256];
+
+	if (len >= sizeof(line) || len < 12 || strncasecmp(data, "Retry-After:", 12))
+		return len;
+	memcpy(line, data + 12, len - 12);
+	line[len - 12] = '\0';
+	line[strcspn(line, "\r\n")] = '\0';
+	{
+		char *end;
+		double s = strtod(line, &end);
+		time_t when;
+
+		if (end != line && (*end == '\0' || *end == ' ') && s >= 0)
+			*after = s;
+		else if ((when = curl_getdate(line, NULL)) > 0)
+			*after = difftime(when, time(NULL)) > 0 ? difftime(when, time(NULL)) : 0;
+	}
+	return len;
+}
+
+/* The reply's printable start, for the log. */
+static void reason(const struct body *b, char *out, size_t len)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < b->len && n + 1 < len; i++)
+		out[n++] = b->buf[i] >= 0x20 && b->buf[i] < 0x7f ? b->buf[i] : ' ';
+	out[n] = '\0';
+}
+
+static void backoff(struct ds_uploader *u, struct backend *be, double retry_after)
+{
+	double delay = BACKOFF_MIN_S;
+
+	for (unsigned i = 1; i < be->failures && delay < BACKOFF_MAX_S; i++)
+		delay *= 2;
+	if (delay > BACKOFF_MAX_S)
+		delay = BACKOFF_MAX_S;
+	/* Half of it, and a random part of the other half: agents that lost
+	 * a backend together do not all come back in the same second. */
+	delay = delay / 2 + delay / 2 * ((double)rand_r(&u->rand_state) / RAND_MAX);
+	if (retry_after >= 0)
+		delay = retry_after < RETRY_AFTER_MAX_S ? retry_after : RETRY_AFTER_MAX_S;
+	be->next_try = now_s() + delay;
+}
+
+/* Try the oldest request of `be` once. */
+static void attempt(struct ds_uploader *u, struct backend *be)
+{
+	struct ds_request r;
+	struct body reply = { .buf = malloc(REASON_MAX) };
+	double retry_after = -1, t0, timeout = u->o.timeout_s;
+	uint64_t dropped = 0;
+	char url[8192], why[REASON_MAX + 1], errbuf[CURL_ERROR_SIZE] = "";
+	long status = 0;
+	int got = ds_spool_peek(be->spool, &r, &dropped);
+	CURLcode rc;
+
+	atomic_fetch_add(&u->dropped, dropped);
+	if (got <= 0 || !reply.buf) {
+		if (got > 0)
+			ds_request_clear(&r);
+		free(reply.buf);
+		return;
+	}
+	if (u->closing && u->deadline - now_s() < timeout)
+		timeout = u->deadline - now_s() > 0.1 ? u->deadline - now_s() : 0.1;
+	snprintf(url, sizeof(url), "%s%s", be->url, r.target);
+	curl_easy_setopt(be->curl, CURLOPT_URL, url);
+	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDS, r.body);
+	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r.len);
+	curl_easy_setopt(be->curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
+	curl_easy_setopt(be->curl, CURLOPT_WRITEFUNCTION, keep_reply);
+	curl_easy_setopt(be->curl, CURLOPT_WRITEDATA, &reply);
+	curl_easy_setopt(be->curl, CURLOPT_HEADERFUNCTION, retry_after_header);
+	curl_easy_setopt(be->curl, CURLOPT_HEADERDATA, &retry_after);
+	curl_easy_setopt(be->curl, CURLOPT_ERRORBUFFER, errbuf);
+	t0 = now_s();
+	rc = curl_easy_perform(be->curl);
+	atomic_store(&u->latency_us, (uint64_t)((now_s() - t0) * 1e6));
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(be->curl, CURLINFO_RESPONSE_CODE, &status);
+	reason(&reply, why, sizeof(why));
+	if (rc == CURLE_OK && status >= 200 && status < 300) {
+		if (be->failures)
+			ds_logf(PR_LOG_INFO, "%s is back: delivering %zu waiting windows", be->name,
+				ds_spool_count(be->spool));
+		ds_spool_pop(be->spool);
+		atomic_fetch_add(&u->sent, 1);
+		atomic_fetch_add(&u->bytes_sent, r.len);
+		be->failures = 0;
+		be->head_waited = false;
+		be->next_try = 0;
+	} else if (rc != CURLE_OK || status == 429 || status >= 500) {
+		char what[CURL_ERROR_SIZE + REASON_MAX + 32];
+
+		if (rc != CURLE_OK)
+			snprintf(what, sizeof(what), "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		else
+			snprintf(what, sizeof(what), "HTTP %ld%s%s", status, why[0] ? ": " : "", why);
+		if (!be->failures)
+			ds_logf(PR_LOG_WARN, "%s did not take a window (%s); keeping it and the next "
+				"ones in %s until it does", be->name, what, u->o.spool_dir);
+		else
+			ds_logf(PR_LOG_DEBUG, "%s: try %u failed (%s)", be->name, be->failures + 1,
+				what);
+		if (!be->head_waited)
+			atomic_fetch_add(&u->spooled, 1);
+		be->head_waited = true;
+		be->failures++;
+		atomic_fetch_add(&u->retries, 1);
+		backoff(u, be, retry_after);
+	} else {
+		/* Not a passing fault: the same request would be refused again. */
+		ds_logf(PR_LOG_ERROR, "%s refused a window with HTTP %ld: %s%s", be->name, status,
+			why[0] ? why : "(no reason given)",
+			status == 401 || status == 403 ? "; check the credentials" : "");
+		ds_spool_pop(be->spool);
+		atomic_fetch_add(&u->failed, 1);
+		be->head_waited = false;
+	}
+	atomic_store(&u->spool_count, ds_spool_count(be->spool));
+	ds_request_clear(&r);
+	free(reply.buf);
+}
+
+/* Encode window `w` and hand it to every sink. */
+static void take_window(struct ds_uploader *u, struct ds_window *w)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	int err = f ? pr_profile_write(w->profile, PR_FORMAT_PPROF, f, NULL) : -ENOMEM;
+
+	if (f && fclose(f) && !err)
+		err = -EIO;
+	if (err) {
+		ds_logf(PR_LOG_ERROR, "window %" PRIu64 " of %s could not be encoded: %s", w->seq,
+			w->service, strerror(-err));
+		atomic_fetch_add(&u->failed, 1);
+		u->lost = true;
+		free(buf);
+		return;
+	}
+	if (u->o.out_dir)
+		write_file(u, w, buf, len);
+	if (u->pyroscope.url) {
+		uint64_t dropped = 0;
+		struct ds_request r = {
+			.target = pyroscope_target(u, w),
+			.content_type = (char *)"application/octet-stream",
+			.content_encoding = (char *)"",
+			.body = buf, .len = len,
+		};
+
+		err = r.target ? ds_spool_push(u->pyroscope.spool, &r, &dropped) : -ENOMEM;
+		free(r.target);
+		if (dropped)
+			ds_logf(PR_LOG_WARN, "the spool is full (--spool-size): %" PRIu64 " of the "
+				"oldest windows dropped", dropped);
+		atomic_fetch_add(&u->dropped, dropped);
+		if (err) {
+			ds_logf(PR_LOG_ERROR, "window %" PRIu64 " of %s could not be spooled: %s",
+				w->seq, w->service, strerror(-err));
+			atomic_fetch_add(&u->failed, 1);
+			u->lost = true;
+		}
+		atomic_store(&u->spool_count, ds_spool_count(u->pyroscope.spool));
+	}
+	free(buf);
+}
+
+static bool due(const struct ds_uploader *u, const struct backend *be, double now)
+{
+	return be->url && ds_spool_count(be->spool) && (be->next_try <= now || (u->closing &&
+		/* Closing: one more try once the backoff ends, if in time. */
+		be->next_try <= u->deadline && now >= be->next_try));
+}
+
+static void *run(void *arg)
+{
+	struct ds_uploader *u = arg;
+	struct backend *be = &u->pyroscope;
+
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		double now = now_s();
+
+		if (u->first) {
+			struct queued *q = u->first;
+
+			u->first = q->next;
+			if (!u->first)
+				u->last = NULL;
+			u->nr_queued--;
+			pthread_mutex_unlock(&u->lock);
+			take_window(u, q->w);
+			ds_window_free(q->w);
+			free(q);
+			pthread_mutex_lock(&u->lock);
+			continue;
+		}
+		if (due(u, be, now) && (!u->closing || now < u->deadline)) {
+			pthread_mutex_unlock(&u->lock);
+			attempt(u, be);
+			pthread_mutex_lock(&u->lock);
+			continue;
+		}
+		if (u->closing && (!be->url || !ds_spool_count(be->spool) || now >= u->deadline ||
+				   be->next_try > u->deadline))
+			break;
+		if (be->url && ds_spool_count(be->spool)) {
+			double until = u->closing && u->deadline < be->next_try ? u->deadline
+										 : be->next_try;
+			struct timespec ts;
+
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			until -= now;
+			ts.tv_sec += (time_t)until;
+			ts.tv_nsec += (long)((until - (double)(time_t)until) * 1e9);
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			pthread_cond_timedwait(&u->wake, &u->lock, &ts);
+		} else {
+			pthread_cond_wait(&u->wake, &u->lock);
+		}
+	}
+	pthread_mutex_unlock(&u->lock);
+	return NULL;
+}
+
+/* ---- the uploader ---- */
+
+static int open_backend(struct ds_uploader *u, struct backend *be, const char *name,
+			const char *url, const char *spool_leaf)
+{
+	char dir[4096];
+	size_t n = strlen(url);
+
+	be->name = name;
+	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
+		ds_err("invalid %s URL '%s': it must start with http:// or https://", name, url);
+		return -1;
+	}
+	while (n > 0 && url[n - 1] == '/')
+		n--;
+	snprintf(dir, sizeof(dir), "%s/%s", u->o.spool_dir, spool_leaf);
+	if (!(be->url = strndup(url, n)) || !(be->curl = curl_easy_init()) ||
+	    !(be->headers = curl_slist_append(NULL, "Content-Type: application/octet-stream"))) {
+		ds_err("out of memory");
+		return -1;
+	}
+	if (!(be->spool = ds_spool_open(dir, u->o.spool_max_bytes)))
+		return -1;
+	curl_easy_setopt(be->curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(be->curl, CURLOPT_USERAGENT, "dwarfsample-agent/" DS_VERSION);
+	curl_easy_setopt(be->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+	curl_easy_setopt(be->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	if (ds_spool_count(be->spool))
+		ds_logf(PR_LOG_INFO, "%zu windows left by an earlier run wait for %s; delivering "
+			"them first", ds_spool_count(be->spool), name);
+	return 0;
+}
+
+static void close_backend(struct backend *be)
+{
+	if (be->curl)
+		curl_easy_cleanup(be->curl);
+	curl_slist_free_all(be->headers);
+	ds_spool_close(be->spool);
+	free(be->url);
+}
+
+static void uploader_free(struct ds_uploader *u)
+{
+	close_backend(&u->pyroscope);
+	explicit_bzero(u->password, sizeof(u->password));
+	pthread_cond_destroy(&u->wake);
+	pthread_mutex_destroy(&u->lock);
+	free(u);
+	curl_global_cleanup();
+}
+
+static int pyroscope_credentials(struct ds_uploader *u)
+{
+	char *text = NULL, tenant[256], *hdr = NULL;
+	struct curl_slist *l;
+
+	if (u->o.credentials_file && read_credentials(u->o.credentials_file, &text))
+		return -1;
+	credential(text, "DWARFSAMPLE_PYROSCOPE_USER", u->user, sizeof(u->user));
+	credential(text, "DWARFSAMPLE_PYROSCOPE_PASSWORD", u->password, sizeof(u->password));
+	credential(text, "DWARFSAMPLE_PYROSCOPE_TENANT", tenant, sizeof(tenant));
+	if (text) {
+		explicit_bzero(text, strlen(text));
+		free(text);
+	}
+	if (u->user[0] || u->password[0]) {
+		curl_easy_setopt(u->pyroscope.curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(u->pyroscope.curl, CURLOPT_USERNAME, u->user);
+		curl_easy_setopt(u->pyroscope.curl, CURLOPT_PASSWORD, u->password);
+	}
+	if (tenant[0]) {
+		if (asprintf(&hdr, "X-Scope-OrgID: %s", tenant) < 0 ||
+		    !(l = curl_slist_append(u->pyroscope.headers, hdr))) {
+			free(hdr);
+			ds_err("out of memory");
+			return -1;
+		}
+		u->pyroscope.headers = l;
+		free(hdr);
+	}
+	curl_easy_setopt(u->pyroscope.curl, CURLOPT_HTTPHEADER, u->pyroscope.headers);
+	return 0;
+}
+
+struct ds_uploader *ds_uploader_new(const struct ds_upload_opts *o)
+{
+	struct ds_uploader *u;
+
+	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+		ds_err("cannot start libcurl");
+		return NULL;
+	}
+	u = calloc(1, sizeof(*u));
+	if (!u) {
+		ds_err("out of memory");
+		curl_global_cleanup();
+		return NULL;
+	}
+	u->o = *o;
+	if (!u->o.out_dir_max_bytes)
+		u->o.out_dir_max_bytes = DEFAULT_DIR_BYTES;
+	if (!u->o.out_dir_max_age_s)
+		u->o.out_dir_max_age_s = DEFAULT_DIR_AGE_S;
+	if (!u->o.spool_max_bytes)
+		u->o.spool_max_bytes = DEFAULT_SPOOL_BYTES;
+	if (u->o.timeout_s <= 0)
+		u->o.timeout_s = DEFAULT_TIMEOUT_S;
+	u->rand_state = (unsigned)getpid() ^ (unsigned)time(NULL);
+	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->wake, NULL);
+	if (u->o.out_dir) {
+		char probe[4200];
+		FILE *f;
+
+		ds_mkdirs(u->o.out_dir, 0755);
+		snprintf(probe, sizeof(probe), "%s/.dwarfsample-probe", u->o.out_dir);
+		f = fopen(probe, "we");
+		if (!f) {
+			ds_err("cannot write in %s: %s; give another directory with --out-dir",
+			       u->o.out_dir, strerror(errno));
+			uploader_free(u);
+			return NULL;
+		}
+		fclose(f);
+		unlink(probe);
+	}
+	if (o->pyroscope_url &&
+	    (open_backend(u, &u->pyroscope, "Pyroscope", o->pyroscope_url, "pyroscope") ||
+	     pyroscope_credentials(u))) {
+		uploader_free(u);
+		return NULL;
+	}
+	{
+		sigset_t all, old;
+
+		/* Signals are the capture thread's. */
+		sigfillset(&all);
+		pthread_sigmask(SIG_BLOCK, &all, &old);
+		errno = pthread_create(&u->thread, NULL, run, u);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
+	if (errno) {
+		ds_err("cannot start the uploader: %s", strerror(errno));
+		uploader_free(u);
+		return NULL;
+	}
+	return u;
+}
+
+int ds_uploader_submit(struct ds_uploader *u, struct ds_window *w)
+{
+	struct queued *q = malloc(sizeof(*q));
+
+	if (!q) {
+		ds_window_free(w);
+		atomic_fetch_add(&u->failed, 1);
+		return -ENOMEM;
+	}
+	q->w = w;
+	q->next = NULL;
+	pthread_mutex_lock(&u->lock);
+	if (u->last)
+		u->last->next = q;
+	else
+		u->first = q;
+	u->last = q;
+	u->nr_queued++;
+	pthread_cond_signal(&u->wake);
+	pthread_mutex_unlock(&u->lock);
+	return 0;
+}
+
+void ds_uploader_stats(struct ds_uploader *u, struct ds_upload_stats *s)
+{
+	pthread_mutex_lock(&u->lock);
+	s->queued = u->nr_queued;
+	pthread_mutex_unlock(&u->lock);
+	s->queued += atomic_load(&u->spool_count);
+	s->sent = atomic_load(&u->sent);
+	s->spooled = atomic_load(&u->spooled);
+	s->dropped = atomic_load(&u->dropped);
+	s->failed = atomic_load(&u->failed);
+	s->retries = atomic_load(&u->retries);
+	s->bytes_sent = atomic_load(&u->bytes_sent);
+	s->written = atomic_load(&u->written);
+	s->last_latency_s = (double)atomic_load(&u->latency_us) / 1e6;
+}
+
+int ds_uploader_close(struct ds_uploader *u, double grace_s)
+{
+	size_t left;
+	bool lost;
+
+	if (!u)
+		return 0;
+	pthread_mutex_lock(&u->lock);
+	u->closing = true;
+	u->deadline = now_s() + grace_s;
+	pthread_cond_signal(&u->wake);
+	pthread_mutex_unlock(&u->lock);
+	pthread_join(u->thread, NULL);
+	left = u->pyroscope.spool ? ds_spool_count(u->pyroscope.spool) : 0;
+	if (left)
+		ds_logf(PR_LOG_WARN, "%zu windows wait in %s for %s; the next start delivers them",
+			left, u->o.spool_dir, u->pyroscope.name);
+	lost = u->lost;
+	uploader_free(u);
+	return lost ? -1 : 0;
+}

@@ -1,0 +1,435 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Windows of the agent: cut, grouped, labelled, handed to the uploader.
+ * Memory stays flat window after window: the profile's tables are made
+ * anew at each cut, and what is known of a process (its executable's name,
+ * its container) is kept only while it keeps being sampled.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "prmodel.h"
+#include "windows.h"
+
+#define NS_PER_S UINT64_C(1000000000)
+/* Windows a process may go unsampled before what is known of it goes. */
+#define PROC_GRACE 4
+
+/* What the labels say of a process sampled in the window. */
+struct proc_info {
+	uint32_t pid;
+	char exe[64];                /* its executable's name, else its comm */
+	struct pr_container ct;
+	uint64_t seen;               /* the last window it was sampled in */
+	uint32_t group;              /* in the window being shipped */
+};
+
+struct ds_windows {
+	struct ds_windows_opts o;
+	struct pr_profile *live;
+	uint64_t start, end;         /* the current window, event clock */
+	int64_t wall_offset;         /* wall clock - event clock */
+	uint64_t seq;
+	struct proc_info *procs;     /* sorted by pid */
+	size_t nr_procs, cap_procs;
+	struct ds_windows_stats st;
+};
+
+static uint64_t wall_of(const struct ds_windows *w, uint64_t t)
+{
+	return (uint64_t)((int64_t)t + w->wall_offset);
+}
+
+/* The next wall-clock multiple of the interval after event time `t`. */
+static uint64_t next_boundary(const struct ds_windows *w, uint64_t t)
+{
+	uint64_t iv = w->o.interval_ns;
+
+	return (uint64_t)((int64_t)((wall_of(w, t) / iv + 1) * iv) - w->wall_offset);
+}
+
+struct ds_windows *ds_windows_new(const struct ds_windows_opts *o,
+				  const struct pr_profile_opts *po, uint64_t start,
+				  uint64_t start_wall)
+{
+	struct ds_windows *w = calloc(1, sizeof(*w));
+
+	if (!w || !(w->live = pr_profile_new(po))) {
+		ds_err("cannot start the windows: %s", strerror(errno));
+		free(w);
+		return NULL;
+	}
+	w->o = *o;
+	w->wall_offset = (int64_t)start_wall - (int64_t)start;
+	w->start = start;
+	w->end = next_boundary(w, start);
+	for (size_t i = 0; i < o->nr_tags; i++)
+		if (pr_profile_tag(w->live, o->tags[i].key, o->tags[i].value)) {
+			ds_err("cannot start the windows: out of memory");
+			ds_windows_free(w);
+			return NULL;
+		}
+	return w;
+}
+
+struct pr_profile *ds_windows_profile(struct ds_windows *w)
+{
+	return w->live;
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = ((const struct proc_info *)b)->pid;
+
+	return x < y ? -1 : x > y;
+}
+
+/* What is known of process `pid`, or NULL. */
+static struct proc_info *find_proc(const struct ds_windows *w, uint32_t pid)
+{
+	return w->nr_procs ? bsearch(&pid, w->procs, w->nr_procs, sizeof(*w->procs), cmp_pid)
+			   : NULL;
+}
+
+/* The basename of /proc/PID/exe, while the process lives. */
+static bool exe_name(uint32_t pid, char *buf, size_t len)
+{
+	char path[64], target[4096];
+	ssize_t n;
+	const char *base;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/exe", pid);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	/* An executable deleted since it started: its old name. */
+	if (n > 10 && !strcmp(target + n - 10, " (deleted)"))
+		target[n - 10] = '\0';
+	base = strrchr(target, '/');
+	base = base ? base + 1 : target;
+	/* A name longer than the buffer is cut. */
+	n = (ssize_t)strlen(base);
+	if ((size_t)n >= len)
+		n = (ssize_t)len - 1;
+	memcpy(buf, base, (size_t)n);
+	buf[n] = '\0';
+	return n > 0;
+}
+
+/* What is known of process `pid` sampled in window `win`: looked up again
+ * while it lives (it may have exec'd), kept from earlier windows once it is
+ * gone.  NULL when out of memory. */
+static struct proc_info *proc_info(struct ds_windows *w, const struct pr_profile *win,
+				   uint32_t pid)
+{
+	struct proc_info *pi = find_proc(w, pid);
+	struct pr_container ct;
+	char exe[64];
+
+	if (!pi) {
+		size_t at = 0;
+
+		if (w->nr_procs == w->cap_procs) {
+			size_t cap = w->cap_procs ? 2 * w->cap_procs : 64;
+			struct proc_info *v = realloc(w->procs, cap * sizeof(*v));
+
+			if (!v)
+				return NULL;
+			w->procs = v;
+			w->cap_procs = cap;
+		}
+		while (at < w->nr_procs && w->procs[at].pid < pid)
+			at++;
+		memmove(&w->procs[at + 1], &w->procs[at], (w->nr_procs - at) * sizeof(*pi));
+		w->nr_procs++;
+		pi = &w->procs[at];
+		memset(pi, 0, sizeof(*pi));
+		pi->pid = pid;
+	}
+	if (exe_name(pid, exe, sizeof(exe))) {
+		memcpy(pi->exe, exe, sizeof(exe));
+	} else if (!pi->exe[0]) {
+		/* Gone before its window was cut: its name as the kernel kept
+		 * it, the first 15 characters, stands for the executable a
+		 * process seen alive had, if one had those. */
+		const char *comm = pr_profile_process(win, pid);
+
+		snprintf(pi->exe, sizeof(pi->exe), "%s", comm && comm[0] ? comm : "unknown");
+		for (size_t i = 0; comm && strlen(comm) == 15 && i < w->nr_procs; i++)
+			if (&w->procs[i] != pi && strlen(w->procs[i].exe) > 15 &&
+			    !strncmp(w->procs[i].exe, comm, 15)) {
+				memcpy(pi->exe, w->procs[i].exe, sizeof(pi->exe));
+				break;
+			}
+	}
+	if (!pr_container_of(pid, &ct))
+		pi->ct = ct;
+	pi->seen = w->seq;
+	return pi;
+}
+
+/* Forget the processes not sampled for a while. */
+static void prune_procs(struct ds_windows *w)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < w->nr_procs; i++)
+		if (w->procs[i].seen + PROC_GRACE >= w->seq)
+			w->procs[n++] = w->procs[i];
+	w->nr_procs = n;
+}
+
+static const char *group_key(const struct ds_windows *w, const struct proc_info *pi,
+			     char *buf, size_t len)
+{
+	switch (w->o.group_by) {
+	case DS_GROUP_PROCESS:
+		snprintf(buf, len, "%" PRIu32, pi->pid);
+		return buf;
+	case DS_GROUP_HOST:
+		return "";
+	default:
+		return w->o.service ? w->o.service : pi->exe;
+	}
+}
+
+/* ---- a group's window ---- */
+
+struct kv_list {
+	struct ds_kv *v;
+	size_t nr;
+	bool oom;
+};
+
+static char *dup_str(struct kv_list *l, const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		l->oom = true;
+	return d;
+}
+
+/* A Pyroscope label (its names are Prometheus label names). */
+static void add_label(struct kv_list *l, const char *key, const char *value)
+{
+	l->v[l->nr].key = dup_str(l, key);
+	l->v[l->nr].value = dup_str(l, value);
+	l->nr++;
+}
+
+/* The processes of a group [first, first + n) of `procs`, all sharing a
+ * container, or NULL. */
+static const struct pr_container *shared_container(struct proc_info *const *procs, size_t n)
+{
+	const struct pr_container *ct = &procs[0]->ct;
+
+	if (!ct->id[0])
+		return NULL;
+	for (size_t i = 1; i < n; i++)
+		if (strcmp(procs[i]->ct.id, ct->id))
+			return NULL;
+	return ct;
+}
+
+/* Hand the uploader group `procs` (n of them) of window `win`, whose
+ * profile `g` it takes. */
+static int ship_group(struct ds_windows *w, struct pr_profile *g, struct proc_info *const *procs,
+		      size_t n, const char *service, uint64_t from, uint64_t until)
+{
+	const struct pr_container *ct = shared_container(procs, n);
+	/* The tags, then host, pid, container and pod. */
+	struct ds_window *win = calloc(1, sizeof(*win));
+	struct kv_list l = { .v = calloc(w->o.nr_tags + 4, sizeof(*l.v)) };
+	char pid[16];
+
+	if (!win || !l.v) {
+		free(win);
+		free(l.v);
+		pr_profile_free(g);
+		return -ENOMEM;
+	}
+	snprintf(pid, sizeof(pid), "%" PRIu32, procs[0]->pid);
+	for (size_t i = 0; i < w->o.nr_tags; i++)
+		add_label(&l, w->o.tags[i].key, w->o.tags[i].value);
+	add_label(&l, "host_name", w->o.host);
+	if (n == 1 && w->o.group_by == DS_GROUP_PROCESS)
+		add_label(&l, "pid", pid);
+	if (ct) {
+		add_label(&l, "container_id", ct->id);
+		if (ct->pod_uid[0])
+			add_label(&l, "pod_uid", ct->pod_uid);
+	}
+	win->profile = g;
+	win->service = strdup(service);
+	win->seq = w->seq;
+	win->start_ns = from;
+	win->end_ns = until;
+	win->freq = w->o.freq;
+	win->labels = l.v;
+	win->nr_labels = l.nr;
+	if (l.oom || !win->service) {
+		ds_window_free(win);
+		return -ENOMEM;
+	}
+	w->st.profiles++;
+	return ds_uploader_submit(w->o.up, win);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct proc_info *x = *(struct proc_info *const *)a;
+	const struct proc_info *y = *(struct proc_info *const *)b;
+
+	return x->group != y->group ? (x->group < y->group ? -1 : 1)
+				    : (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Group the processes of window `win` (which is freed) and ship each
+ * group. */
+static int ship(struct ds_windows *w, struct pr_profile *win, uint64_t from, uint64_t until)
+{
+	size_t n = pr_profile_pids(win, NULL, 0), groups = 0;
+	uint32_t *pids = calloc(n ? n : 1, sizeof(*pids));
+	struct proc_info **procs = calloc(n ? n : 1, sizeof(*procs));
+	char **keys = calloc(n ? n : 1, sizeof(*keys));
+	int err = 0;
+
+	if (!pids || !procs || !keys) {
+		err = -ENOMEM;
+		goto out;
+	}
+	pr_profile_pids(win, pids, n);
+	/* Found first, all of them: proc_info() may move the array. */
+	for (size_t i = 0; i < n; i++)
+		if (!proc_info(w, win, pids[i])) {
+			err = -ENOMEM;
+			goto out;
+		}
+	for (size_t i = 0; i < n; i++) {
+		struct proc_info *pi = find_proc(w, pids[i]);
+		char buf[16];
+		const char *key = group_key(w, pi, buf, sizeof(buf));
+		size_t g;
+
+		for (g = 0; g < groups && strcmp(keys[g], key); g++)
+			;
+		if (g == groups && !(keys[groups++] = strdup(key))) {
+			err = -ENOMEM;
+			goto out;
+		}
+		pi->group = (uint32_t)g;
+		procs[i] = pi;
+		/* Every sample says which container it came from. */
+		if ((pi->ct.id[0] && pr_profile_process_tag(win, pi->pid, "container.id",
+							    pi->ct.id)) ||
+		    (pi->ct.pod_uid[0] && pr_profile_process_tag(win, pi->pid, "k8s.pod.uid",
+								 pi->ct.pod_uid))) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
+	qsort(procs, n, sizeof(*procs), cmp_group);
+	for (size_t i = 0, j; i < n; i = j) {
+		struct pr_profile *g;
+		const char *service;
+
+		for (j = i; j < n && procs[j]->group == procs[i]->group; j++)
+			pids[j - i] = procs[j]->pid;
+		service = w->o.group_by == DS_GROUP_SERVICE ? keys[procs[i]->group]
+			  : w->o.service ? w->o.service
+			  : w->o.group_by == DS_GROUP_HOST ? w->o.host : procs[i]->exe;
+		g = groups == 1 ? win : pr_profile_select(win, pids, j - i);
+		if (g == win)
+			win = NULL;
+		if (!g || ship_group(w, g, procs + i, j - i, service, from, until)) {
+			ds_logf(PR_LOG_WARN, "window %" PRIu64 ": the profile of %s was lost: %s",
+				w->seq, service, strerror(g ? ENOMEM : errno));
+			w->st.lost++;
+		}
+	}
+out:
+	for (size_t i = 0; keys && i < groups; i++)
+		free(keys[i]);
+	free(keys);
+	free(procs);
+	free(pids);
+	pr_profile_free(win);
+	prune_procs(w);
+	return err;
+}
+
+/* End the current window at `end` and ship it. */
+static int cut(struct ds_windows *w, uint64_t end)
+{
+	struct pr_profile *win = pr_profile_cut(w->live, end);
+	uint64_t from = wall_of(w, w->start), until = wall_of(w, end);
+	int err;
+
+	if (!win) {
+		/* The samples stay in the live profile: the next window has
+		 * them. */
+		ds_logf(PR_LOG_WARN, "window %" PRIu64 " could not be cut: %s; its samples go "
+			"to the next", w->seq, strerror(errno));
+		w->st.lost++;
+		return 0;
+	}
+	pr_profile_set_time(win, from, until - from);
+	err = ship(w, win, from, until);
+	w->st.windows++;
+	w->seq++;
+	w->start = end;
+	return err;
+}
+
+int ds_windows_advance(struct ds_windows *w, uint64_t time)
+{
+	while (time >= w->end) {
+		int err = cut(w, w->end);
+
+		w->end += w->o.interval_ns;
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int ds_windows_record(struct ds_windows *w, uint64_t time)
+{
+	if (time < w->start)
+		w->st.late++;
+	return ds_windows_advance(w, time);
+}
+
+int ds_windows_finish(struct ds_windows *w, uint64_t end)
+{
+	int err = ds_windows_advance(w, end);
+
+	if (err)
+		return err;
+	err = pr_profile_end(w->live, end > w->start ? end : w->start);
+	/* -EINVAL: a CPU profile, which has no waits. */
+	if (err && err != -EINVAL)
+		return err;
+	return end > w->start ? cut(w, end) : 0;
+}
+
+void ds_windows_stats(const struct ds_windows *w, struct ds_windows_stats *st)
+{
+	*st = w->st;
+}
+
+void ds_windows_free(struct ds_windows *w)
+{
+	if (!w)
+		return;
+	pr_profile_free(w->live);
+	free(w->procs);
+	free(w);
+}
