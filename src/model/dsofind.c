@@ -9,6 +9,7 @@
  * stop at the first they take.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,8 +54,16 @@ void pr__dirs_free(struct pr_dirs *d)
 	d->nr = 0;
 }
 
-int pr__dso_find(const struct pr_dso_query *q, int (*try)(const char *path, void *arg),
-		 void *arg)
+/* Offer the file at `path`, if it opens. */
+static int offer(const char *path, int (*try)(int fd, const char *path, void *arg), void *arg)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? 0 : try(fd, path, arg);
+}
+
+int pr__dso_find(const struct pr_dso_query *q,
+		 int (*try)(int fd, const char *path, void *arg), void *arg)
 {
 	const struct pr_dso *d = q->dso;
 	char cand[4096], hexid[2 * PR_BUILD_ID_MAX + 1];
@@ -64,13 +73,17 @@ int pr__dso_find(const struct pr_dso_query *q, int (*try)(const char *path, void
 		if (pr__path_fmt(cand, sizeof(cand), "/proc/%u/map_files/%llx-%llx", q->pid,
 				 (unsigned long long)q->map->start,
 				 (unsigned long long)q->map->end) &&
-		    (ret = try(cand, arg)))
+		    (ret = offer(cand, try, arg)))
 			return ret;
 	}
+	/* The path as the process sees it, never outside its root. */
 	if (q->live && d->path[0] == '/' &&
-	    pr__path_fmt(cand, sizeof(cand), "/proc/%u/root%s", q->pid, d->path) &&
-	    (ret = try(cand, arg)))
-		return ret;
+	    pr__path_fmt(cand, sizeof(cand), "/proc/%u/root%s", q->pid, d->path)) {
+		int fd = pr__open_in_root(q->pid, d->path, O_RDONLY);
+
+		if (fd >= 0 && (ret = try(fd, cand, arg)))
+			return ret;
+	}
 	if (d->build_id_size) {
 		pr__hex(hexid, d->build_id, d->build_id_size);
 		for (size_t i = 0; i < q->dirs->nr; i++) {
@@ -86,12 +99,12 @@ int pr__dso_find(const struct pr_dso_query *q, int (*try)(const char *path, void
 				bool fits = pr__path_fmt(cand, sizeof(cand), layouts[l], q->dirs->v[i],
 							 hexid, hexid + 2);
 #pragma GCC diagnostic pop
-				if (fits && (ret = try(cand, arg)))
+				if (fits && (ret = offer(cand, try, arg)))
 					return ret;
 			}
 		}
 	}
 	if (d->path[0] == '/')
-		return try(d->path, arg);
+		return offer(d->path, try, arg);
 	return 0;
 }

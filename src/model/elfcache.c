@@ -120,18 +120,15 @@ struct try_arg {
 	struct pr_elf *found;
 };
 
-/* The file at `cand`, if it is the one wanted: opened once, however many
- * names it is found under. */
-static int try_file(const char *cand, void *arg)
+/* The file open at `fd` (ours to close), found as `cand`, if it is the
+ * one wanted: opened once, however many names it is found under. */
+static int try_file(int fd, const char *cand, void *arg)
 {
 	struct try_arg *t = arg;
 	const struct pr_dso *d = t->dso;
-	int fd = open(cand, O_RDONLY | O_CLOEXEC);
 	struct pr_elf *e, *known;
 	struct stat st;
 
-	if (fd < 0)
-		return 0;
 	if (fstat(fd, &st)) {
 		close(fd);
 		return 0;

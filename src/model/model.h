@@ -106,12 +106,28 @@ struct pr_dso_query {
 };
 
 /* Offer `try` each place the file of q->dso may be, most specific first:
- * /proc/PID/map_files and /proc/PID/root (live), DIR/.build-id/xx/rest,
- * DIR/xx/rest and DIR/.build-id/xx/rest/elf (by build-id), the path.  The
- * first nonzero return ends the search and is returned; 0 when none was
- * taken. */
-int pr__dso_find(const struct pr_dso_query *q, int (*try)(const char *path, void *arg),
-		 void *arg);
+ * /proc/PID/map_files and the path inside the process's root (live,
+ * opened by pr__open_in_root()), DIR/.build-id/xx/rest, DIR/xx/rest and
+ * DIR/.build-id/xx/rest/elf (by build-id), the path.  `try` gets each
+ * that opens as an fd it owns, and the path it was found by (for
+ * messages).  The first nonzero return ends the search and is returned;
+ * 0 when none was taken. */
+int pr__dso_find(const struct pr_dso_query *q,
+		 int (*try)(int fd, const char *path, void *arg), void *arg);
+
+/* ---- rootopen.c ---- */
+
+/*
+ * Open `path` of process `pid` as the process sees it: resolved inside
+ * /proc/PID/root, its symlinks and ".." never leaving that root
+ * (openat2 RESOLVE_IN_ROOT, or pr__open_beneath() where the kernel has no
+ * openat2).  `flags` as open(2)'s (O_CLOEXEC is added).  The fd, or a
+ * negative errno.
+ */
+int pr__open_in_root(uint32_t pid, const char *path, int flags);
+/* The same walk a component at a time under the directory `root` (an
+ * O_PATH fd): absolute links and ".." stop at `root`. */
+int pr__open_beneath(int root, const char *path, int flags);
 /* A thread's name (COMM, inherited at FORK), or NULL when unknown. */
 const char *pr__model_comm(const struct pr_model *m, uint32_t tid);
 int pr__proc_insert(struct pr_proc *p, const struct pr_map *nm);

@@ -4,10 +4,13 @@
  * Node's --perf-basic-prof, CPython's -X perf and others write it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "symbols/symbolizer.h"
 
@@ -26,6 +29,38 @@ static void perf_map_clear(struct sym_perf_map *pm)
 	pm->found = false;
 }
 
+int pr__perf_map_open(uint32_t pid, bool live, const struct pr_logger *lg)
+{
+	char path[64], proc[32];
+	struct stat st, owner;
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	/* Non-blocking: a FIFO put there must not hang the reader (for a
+	 * regular file it changes nothing). */
+	fd = live ? pr__open_in_root(pid, path, O_RDONLY | O_NONBLOCK)
+		  : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return fd < -1 ? fd : -errno;
+	snprintf(proc, sizeof(proc), "/proc/%u", pid);
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = -EINVAL;
+	else if (st.st_size > PR_PERF_MAP_MAX)
+		err = -EFBIG;
+	else if (live && st.st_uid && (stat(proc, &owner) || owner.st_uid != st.st_uid))
+		err = -EPERM;
+	if (!err)
+		return fd;
+	close(fd);
+	pr__log(lg, PR_LOG_DEBUG, "%s of process %u not read: %s", path, pid,
+		err == -EINVAL ? "not a regular file" :
+		err == -EFBIG ? "larger than 64 MiB" :
+		err == -EPERM ? "owned by neither the process's user nor root" : strerror(-err));
+	return err;
+}
+
 /* Read (again) a process's perf map: "START SIZE name" per line, in hex;
  * lines that do not parse are skipped. */
 static void read_perf_map(struct pr_symbolizer *s, struct sym_perf_map *pm)
@@ -33,16 +68,18 @@ static void read_perf_map(struct pr_symbolizer *s, struct sym_perf_map *pm)
 	char path[128], line[4096];
 	FILE *f;
 	size_t bad = 0;
+	int fd;
 
 	pm->read_at = now_ns();
 	pm->reads++;
-	if (s->live)
-		snprintf(path, sizeof(path), "/proc/%u/root/tmp/perf-%u.map", pm->pid, pm->pid);
-	else
-		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pm->pid);
-	f = fopen(path, "re");
-	if (!f)
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pm->pid);
+	fd = pr__perf_map_open(pm->pid, s->live, &s->lg);
+	f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	perf_map_clear(pm);
 	pm->found = true;
 	while (fgets(line, sizeof(line), f)) {

@@ -186,5 +186,17 @@ void pr__sym_kernel_free(struct pr_symbolizer *s);
 int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
 			struct pr_symbol *out);
 void pr__sym_perf_map_free(struct sym_perf_map *pm);
+/* The largest perf map read: a JIT writes a line per compiled function;
+ * 64 MiB is a million of them. */
+#define PR_PERF_MAP_MAX ((off_t)64 << 20)
+/*
+ * /tmp/perf-PID.map as perf would read it: a regular file of at most
+ * PR_PERF_MAP_MAX bytes; for a live process (`live`) inside its root
+ * (pr__open_in_root()) and owned by the process's user or root, since
+ * anything a container's other users could write would be trusted
+ * otherwise.  The fd, or a negative errno (-EPERM: the owner, -EFBIG: the
+ * size, -EINVAL: not a regular file), said in the log at debug level.
+ */
+int pr__perf_map_open(uint32_t pid, bool live, const struct pr_logger *lg);
 
 #endif /* PR_SYMBOLIZER_H */
