@@ -288,6 +288,52 @@ struct pr_profile_write_opts {
 PR_API int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt,
 			    FILE *out, const struct pr_profile_write_opts *opts);
 
+/*
+ * The OpenTelemetry profiles signal: an attribute of the resource the
+ * profiles describe (service.name, host.name, process.pid ...): a string,
+ * or with `str` NULL the integer `num`.
+ */
+struct pr_attr {
+	const char *key;
+	const char *str;
+	int64_t num;
+};
+
+struct pr_otlp_opts {
+	size_t sz;
+	/* The resource's attributes (may be NULL with 0).  Copied while
+	 * writing; not kept. */
+	const struct pr_attr *resource;
+	size_t nr_resource;
+	/* The instrumentation scope: NULL for "dwarfsample", and no
+	 * version. */
+	const char *scope_name;
+	const char *scope_version;
+	/* gzip it, as an HTTP exporter sends it (Content-Encoding: gzip). */
+	bool gzip;
+};
+
+/*
+ * Write the profile as an OTLP ExportProfilesServiceRequest (the
+ * OpenTelemetry profiles signal as opentelemetry-proto v1.11.0 defines it,
+ * profiles/v1development), protobuf (gzipped with opts->gzip): one
+ * ResourceProfiles with `opts`' attributes, one
+ * ScopeProfiles, and one Profile per value type the pprof writer writes
+ * (samples/count and cpu/nanoseconds for CPU time; off_cpu and wall for
+ * off-CPU and wall-clock time; one per event and counter), the one pprof
+ * shows by default first, all sharing one ProfilesDictionary: mappings
+ * (build-ids as process.executable.build_id.gnu), functions, locations
+ * with their inlined functions (innermost first), stacks, and on every
+ * sample the attributes process.pid, thread.id, thread.name,
+ * process.executable.name, the process's tags (pr_profile_process_tag()),
+ * the profile's tags and, for a wait, dwarfsample.off_cpu.wait.  `opts`
+ * may be NULL.  Returns 0, -EINVAL, -ENOMEM, or the negative errno of the
+ * write that failed (-EIO when stdio did not say).  Thread-safe against
+ * other readers of `p`.
+ */
+PR_API int pr_profile_write_otlp(const struct pr_profile *p, FILE *out,
+				 const struct pr_otlp_opts *opts);
+
 #ifdef __cplusplus
 }
 #endif

@@ -113,8 +113,10 @@ static struct pr_stack make_stack(struct pr_frame *frames, const char *const *na
 	return st;
 }
 
-static char *write_out(const struct pr_profile *p, enum pr_profile_format fmt,
-		       const struct pr_profile_write_opts *o, size_t *len)
+/* The profile written in `fmt`, in memory (not every test needs it). */
+__attribute__((unused)) static char *write_out(const struct pr_profile *p,
+					      enum pr_profile_format fmt,
+					      const struct pr_profile_write_opts *o, size_t *len)
 {
 	char *buf = NULL;
 	size_t n = 0;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """A loopback backend for the agent's tests: Grafana Pyroscope's ingest
-contract, strictly, with faults injected on request.
+contract and the OTLP/HTTP profiles endpoint, strictly, with faults
+injected on request.
 
 usage: receiver.py DIR
 
@@ -12,9 +13,16 @@ listens) and accepts only
        &spyName=NAME&sampleRate=HZ
        Content-Type: application/octet-stream, a gzip body (a pprof)
 
+and
+
+  POST /v1development/profiles
+       Content-Type: application/x-protobuf, Content-Encoding: gzip, a gzip
+       body (an ExportProfilesServiceRequest)
+
 answering 200; anything else gets a 4xx that says what was wrong, as
-Pyroscope's handler would refuse it.  Each accepted body is saved as
-DIR/NNNN.pb.gz, and every attempt — accepted, refused or failed — is a
+Pyroscope's handler or an OTLP receiver would refuse it.  Each accepted
+body is saved as DIR/NNNN.pb.gz (pprof) or DIR/NNNN.otlp (the request,
+uncompressed), and every attempt — accepted, refused or failed — is a
 JSON line in DIR/log.jsonl: {"n", "time", "outcome", "status", "query",
 "headers", "body"}.
 
@@ -81,6 +89,17 @@ def log(entry):
         with open(os.path.join(OUT, "state.json.tmp"), "w") as f:
             json.dump({k: STATE[k] for k in ("fail", "stall", "cut")}, f)
         os.rename(os.path.join(OUT, "state.json.tmp"), os.path.join(OUT, "state.json"))
+
+
+def save(body, ext, entry):
+    """An accepted body, as DIR/NNNN.EXT, and its log line."""
+    with LOCK:
+        saved = len([f for f in os.listdir(OUT) if f.endswith(ext)])
+        entry["body"] = "%04d%s" % (saved, ext)
+        with open(os.path.join(OUT, entry["body"]), "wb") as f:
+            f.write(body)
+    entry.update(outcome="accepted", status=200)
+    log(entry)
 
 
 def take(kind):
@@ -154,6 +173,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(msg)
             return
+        if url.path == "/v1development/profiles":
+            return self.otlp(body, entry)
         if url.path != "/ingest":
             return self.refuse(404, "no such endpoint: " + url.path, entry)
         q = entry["query"]
@@ -176,14 +197,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
             gzip.decompress(body)
         except (OSError, EOFError):
             return self.refuse(400, "body is not gzip", entry)
-        with LOCK:
-            saved = len([f for f in os.listdir(OUT) if f.endswith(".pb.gz")])
-            entry["body"] = "%04d.pb.gz" % saved
-            with open(os.path.join(OUT, entry["body"]), "wb") as f:
-                f.write(body)
-        entry.update(outcome="accepted", status=200)
-        log(entry)
+        save(body, ".pb.gz", entry)
         self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+    def otlp(self, body, entry):
+        if url_query := entry["query"]:
+            return self.refuse(400, "no query expected: %s" % url_query, entry)
+        if self.headers.get("Content-Type") != "application/x-protobuf":
+            return self.refuse(415, "content type must be application/x-protobuf", entry)
+        if self.headers.get("Content-Encoding") != "gzip":
+            return self.refuse(400, "this receiver wants Content-Encoding: gzip", entry)
+        try:
+            raw = gzip.decompress(body)
+        except (OSError, EOFError):
+            return self.refuse(400, "body is not gzip", entry)
+        save(raw, ".otlp", entry)
+        # An empty ExportProfilesServiceResponse: full success.
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-protobuf")
         self.send_header("Content-Length", "0")
         self.end_headers()
 

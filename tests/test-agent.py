@@ -10,7 +10,12 @@ the credentials go in headers and never in the log; SIGTERM flushes the
 last window.  Then a run whose backend is down spools its windows (within
 --spool-size, dropping the oldest), and the next run delivers them first.
 
-usage: test-agent.py DWARFSAMPLE RECEIVER
+Last, the OTLP sink: every window a gzipped ExportProfilesServiceRequest
+with the headers of DWARFSAMPLE_OTLP_HEADERS, which protoc decodes with the
+specification's messages: the resource's attributes, and the workload's
+inlined function as a second line of its location.
+
+usage: test-agent.py DWARFSAMPLE RECEIVER PROTO-DIR
 """
 import base64
 import json
@@ -24,7 +29,7 @@ import sys
 import tempfile
 import time
 
-DS, RECEIVER = sys.argv[1], sys.argv[2]
+DS, RECEIVER, PROTOS = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp()
 FAIL = [0]
 PASSWORD = "s3cret-pw-7731"
@@ -115,6 +120,18 @@ def after(rdir, n, outcome):
     return None
 
 
+def after_all(rdir, n, outcome):
+    return [e for e in entries(rdir) if e["n"] > n and e["outcome"] == outcome]
+
+
+def taken(rdir, n, entry):
+    """The accepted request after entry n of the same window as `entry`."""
+    for e in after_all(rdir, n, "accepted"):
+        if e["query"] == entry["query"]:
+            return e
+    return None
+
+
 def last_n(rdir):
     es = entries(rdir)
     return es[-1]["n"] if es else 0
@@ -145,7 +162,8 @@ def main():
                 p.kill()
                 p.wait()
     check_windows(rdir, log, wl)
-    restart(port, rdir, recv, wl, env)
+    restart(wl, env)
+    otlp(wl, env)
 
 
 def run_faults(rdir, a, log, spool):
@@ -155,19 +173,23 @@ def run_faults(rdir, a, log, spool):
         sys.exit(77)
     if not check("two windows delivered", len(accepted(rdir)) >= 2, open(log).read()[-2000:]):
         return
-    # Three 500s, then it is taken.
+    # Each fault hits the request the agent sends after the control file
+    # changes; one already on the way may be taken first.
+    # Three 500s, then the same window is taken.
     n = last_n(rdir)
     control(rdir, {"fail": 3, "status": 500})
-    ok = wait(lambda: after(rdir, n, "accepted") is not None, "a window after three 500s")
-    fails = [e for e in entries(rdir) if e["n"] > n and e["outcome"] == "failed"]
+    wait(lambda: len(after_all(rdir, n, "failed")) >= 3, "three 500s")
+    fails = after_all(rdir, n, "failed")
     check("three 500s, then the same window again and taken",
-          ok and len(fails) == 3 and after(rdir, n, "accepted")["query"]["from"]
-          == fails[0]["query"]["from"], fails)
+          len(fails) == 3 and wait(lambda: taken(rdir, n, fails[0]) is not None,
+                                   "the window after three 500s")
+          and all(f["query"]["from"] == fails[0]["query"]["from"] for f in fails), fails)
     # A 429 with Retry-After: 3 is honoured.
     n = last_n(rdir)
     control(rdir, {"fail": 1, "status": 429, "retry_after": "3"})
-    if wait(lambda: after(rdir, n, "accepted") is not None, "a window after a 429"):
+    if wait(lambda: after(rdir, n, "failed") is not None, "a 429"):
         t429 = after(rdir, n, "failed")
+        wait(lambda: taken(rdir, n, t429) is not None, "the window after a 429")
         nxt = [e for e in entries(rdir) if e["n"] > t429["n"]][0]
         check("after a 429 with Retry-After: 3 the next try waits 3 s (%.2f s)"
               % (nxt["time"] - t429["time"]), nxt["time"] - t429["time"] >= 2.9)
@@ -175,27 +197,28 @@ def run_faults(rdir, a, log, spool):
     n = last_n(rdir)
     control(rdir, {"cut": 1})
     check("a window cut mid-body is sent again and taken",
-          wait(lambda: after(rdir, n, "accepted") is not None, "a window after a cut")
-          and after(rdir, n, "cut") is not None
-          and after(rdir, n, "accepted")["query"]["from"] == after(rdir, n, "cut")["query"]["from"])
-    # A backend that stalls 6 s past the 2 s timeout.
+          wait(lambda: after(rdir, n, "cut") is not None, "a cut")
+          and wait(lambda: taken(rdir, n, after(rdir, n, "cut")) is not None,
+                   "the window after a cut"))
+    # A backend that stalls 6 s past the 2 s timeout.  (The stalled
+    # request is logged when the receiver wakes, 6 s on.)
     n = last_n(rdir)
     control(rdir, {"stall": 6})
-    # (The stalled request is logged when the receiver wakes, 6 s on.)
-    ok = wait(lambda: after(rdir, n, "accepted") is not None and
-              after(rdir, n, "stalled") is not None, "a window after a stall")
+    ok = wait(lambda: after(rdir, n, "stalled") is not None and
+              taken(rdir, n, after(rdir, n, "stalled")) is not None, "a window after a stall")
     check("a stalled request times out and is sent again, taken before the stall ends",
-          ok and after(rdir, n, "accepted")["time"] < after(rdir, n, "stalled")["time"]
-          and after(rdir, n, "accepted")["query"]["from"]
-          == after(rdir, n, "stalled")["query"]["from"])
+          ok and taken(rdir, n, after(rdir, n, "stalled"))["time"]
+          < after(rdir, n, "stalled")["time"])
     # A 400: logged with the server's words, not tried again.
     n = last_n(rdir)
     control(rdir, {"fail": 1, "status": 400})
-    if wait(lambda: after(rdir, n, "accepted") is not None, "a window after a 400"):
+    if wait(lambda: after(rdir, n, "failed") is not None, "a 400"):
         bad = after(rdir, n, "failed")
+        nxt = lambda: after(rdir, bad["n"], "accepted")
+        wait(lambda: nxt() is not None, "a window after a 400")
         check("a 400 is not retried: the next request is the next window",
-              after(rdir, n, "accepted")["query"]["from"] == bad["query"]["until"],
-              (bad["query"], after(rdir, n, "accepted")["query"]))
+              nxt()["query"]["from"] == bad["query"]["until"]
+              and taken(rdir, n, bad) is None, (bad["query"], nxt()["query"]))
         check("a 400 is logged with the server's message",
               "refused a window with HTTP 400: injected failure" in open(log).read())
     # Down 30 s: windows wait in the spool and come in order when it is back.
@@ -266,7 +289,7 @@ def check_windows(rdir, log, wl):
           re.search(r"pid:\[\d+\] tid:\[\d+\]", out) and "thread:[agent-wl]" in out, out[:800])
 
 
-def restart(port, rdir, recv, wl, env):
+def restart(wl, env):
     """A backend down for a whole run: the spool keeps what fits, the next
     run delivers it first."""
     rdir2 = os.path.join(TMP, "recv2")
@@ -280,7 +303,7 @@ def restart(port, rdir, recv, wl, env):
                "--flush-timeout", "1s", "--health-interval", "0"], log1, env)
     pdir = os.path.join(spool, "pyroscope")
     # Windows of this workload are about 700 bytes: a few fill 3 KiB.
-    wait(lambda: "the spool is full" in open(log1).read(), "the spool to fill")
+    wait(lambda: "is full (--spool-size)" in open(log1).read(), "the spool to fill")
     a.send_signal(signal.SIGTERM)
     rc = a.wait(60)
     text = open(log1).read()
@@ -317,6 +340,71 @@ def restart(port, rdir, recv, wl, env):
           and "left by an earlier run" in text, (rc, froms, text[-800:]))
     recv2.kill()
     recv2.wait()
+
+
+def locations_lines(text):
+    """For each location_table entry of protoc's text, its number of lines."""
+    counts, n, inside = [], 0, False
+    for line in text.splitlines():
+        if line == "  location_table {":
+            inside, n = True, 0
+        elif inside and line == "    lines {":
+            n += 1
+        elif inside and line == "  }":
+            counts.append(n)
+            inside = False
+    return counts
+
+
+def otlp(wl, env):
+    rdir = os.path.join(TMP, "recv3")
+    recv, port = start_receiver(rdir)
+    work = subprocess.Popen([wl, "600"])
+    log = os.path.join(TMP, "agent-otlp.log")
+    env = dict(env, DWARFSAMPLE_OTLP_HEADERS="Authorization=Bearer tok-4471,X-Team=perf")
+    a = agent(["-p", str(work.pid), "--otlp", "http://127.0.0.1:%d" % port, "--interval", "1s",
+               "-d", "3", "--tag", "env=test", "--spool-dir", os.path.join(TMP, "spool3"),
+               "--health-interval", "0"], log, env)
+    rc = a.wait(120)
+    work.kill()
+    work.wait()
+    recv.kill()
+    recv.wait()
+    text = open(log).read()
+    st = stopped_line(log)
+    got = accepted(rdir)
+    check("OTLP: every window taken (%d of %s)" % (len(got), st and st[1]),
+          rc == 0 and st and len(got) == st[1] and got, text[-1000:])
+    if not got:
+        return
+    h = got[0]["headers"]
+    check("OTLP: the headers of DWARFSAMPLE_OTLP_HEADERS, never in the log",
+          h.get("authorization") == "Bearer tok-4471" and h.get("x-team") == "perf"
+          and "tok-4471" not in text, h)
+    check("OTLP: protobuf, gzipped", h.get("content-type") == "application/x-protobuf"
+          and h.get("content-encoding") == "gzip", h)
+    body = os.path.join(rdir, got[len(got) // 2]["body"])
+    dec = subprocess.run(["protoc", "-I", PROTOS, "--decode",
+                          "opentelemetry.proto.collector.profiles.v1development."
+                          "ExportProfilesServiceRequest", "otlp_profiles_service.proto"],
+                         stdin=open(body, "rb"), capture_output=True, text=True)
+    check("OTLP: protoc decodes the request with the specification's messages",
+          dec.returncode == 0, dec.stderr)
+    out = dec.stdout
+    check("OTLP: the resource says service.name, host.name and process.pid",
+          re.search(r'key: "service.name"\s*value \{\s*string_value: "agent-wl"', out)
+          and re.search(r'key: "host.name"', out)
+          and re.search(r'key: "process.pid"\s*value \{\s*int_value: %d' % work.pid, out),
+          out[:1500])
+    check("OTLP: a profile per value type, cpu/nanoseconds and samples/count",
+          out.count("\n    profiles {") == 2, out[:3000])
+    check("OTLP: the workload's functions are named",
+          'string_table: "agent_hot"' in out and 'string_table: "mix"' in out)
+    check("OTLP: the inlined function is a second line of its location",
+          2 in locations_lines(out), locations_lines(out))
+    check("OTLP: samples carry thread.name and the tag",
+          'string_value: "agent-wl"' in out and 'string_table: "thread.name"' in out
+          and 'string_table: "env"' in out)
 
 
 if __name__ == "__main__":

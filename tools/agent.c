@@ -44,7 +44,7 @@
 
 enum {
 	OPT_INTERVAL = 4000, OPT_SERVICE, OPT_GROUP_BY, OPT_TAG, OPT_OUT_DIR,
-	OPT_OUT_DIR_SIZE, OPT_OUT_DIR_AGE, OPT_PYROSCOPE, OPT_SPOOL_DIR,
+	OPT_OUT_DIR_SIZE, OPT_OUT_DIR_AGE, OPT_PYROSCOPE, OPT_OTLP, OPT_SPOOL_DIR,
 	OPT_SPOOL_SIZE, OPT_CREDENTIALS, OPT_TIMEOUT, OPT_LOG_LEVEL, OPT_LOG_FILE,
 	OPT_HEALTH, OPT_EXE, OPT_HOST, OPT_FLUSH_TIMEOUT,
 };
@@ -60,6 +60,7 @@ static const struct option agent_longopts[] = {
 	{ "out-dir-size", required_argument, NULL, OPT_OUT_DIR_SIZE },
 	{ "out-dir-age", required_argument, NULL, OPT_OUT_DIR_AGE },
 	{ "pyroscope", required_argument, NULL, OPT_PYROSCOPE },
+	{ "otlp", required_argument, NULL, OPT_OTLP },
 	{ "spool-dir", required_argument, NULL, OPT_SPOOL_DIR },
 	{ "spool-size", required_argument, NULL, OPT_SPOOL_SIZE },
 	{ "credentials-file", required_argument, NULL, OPT_CREDENTIALS },
@@ -377,10 +378,10 @@ static void usage(FILE *out)
 		"\n"
 		"Profile continuously: sample at a low rate, unwind and name every stack\n"
 		"on this host, cut the profile into windows and ship each window, one\n"
-		"profile per service, to a directory and/or Grafana Pyroscope.  Runs\n"
-		"until SIGTERM or SIGINT, which flush the current window; windows a\n"
-		"backend cannot take are spooled to disk and delivered in order when it\n"
-		"returns.\n"
+		"profile per service, to a directory, Grafana Pyroscope and/or an\n"
+		"OpenTelemetry profiles endpoint.  Runs until SIGTERM or SIGINT, which\n"
+		"flush the current window; windows a backend cannot take are spooled to\n"
+		"disk and delivered in order when it returns.\n"
 		"\n%s"
 		"      --exe NAME           only processes whose command name (the first\n"
 		"                           15 characters of the executable's) is NAME;\n"
@@ -402,15 +403,18 @@ static void usage(FILE *out)
 		"      --out-dir-age DURATION\n"
 		"                           and nothing older (default 7d)\n"
 		"      --pyroscope URL      POST each window to URL/ingest (Grafana Pyroscope)\n"
+		"      --otlp URL           POST each window to URL/v1development/profiles\n"
+		"                           (OTLP profiles over HTTP, opentelemetry-proto\n"
+		"                           v1.11.0; an OpenTelemetry Collector's receiver)\n"
 		"      --spool-dir DIR      where windows wait for a backend (default\n"
 		"                           $STATE_DIRECTORY/spool or /var/lib/dwarfsample/spool)\n"
 		"      --spool-size BYTES   at most this much waits; the oldest go first\n"
 		"                           (default 256M)\n"
 		"      --credentials-file FILE\n"
 		"                           KEY=VALUE lines, readable by its owner only:\n"
-		"                           DWARFSAMPLE_PYROSCOPE_USER, _PASSWORD and\n"
-		"                           _TENANT (else from the environment; never from\n"
-		"                           the command line)\n"
+		"                           DWARFSAMPLE_PYROSCOPE_USER, _PASSWORD, _TENANT,\n"
+		"                           DWARFSAMPLE_OTLP_HEADERS (else from the\n"
+		"                           environment; never from the command line)\n"
 		"      --timeout DURATION   per request (default 30s)\n"
 		"      --flush-timeout DURATION\n"
 		"                           at exit, how long to try delivering before\n"
@@ -551,6 +555,9 @@ static int agent_option(int opt, const char *arg, void *ctx)
 	case OPT_PYROSCOPE:
 		a->up.pyroscope_url = arg;
 		return 0;
+	case OPT_OTLP:
+		a->up.otlp_url = arg;
+		return 0;
 	case OPT_SPOOL_DIR:
 		a->up.spool_dir = arg;
 		return 0;
@@ -623,7 +630,7 @@ static int settle(struct ds_capture *c, struct agent_args *a, int argc)
 		snprintf(a->host, sizeof(a->host), "unknown");
 	a->win.host = a->host;
 	a->win.tags = a->tags;
-	if (!a->up.out_dir && !a->up.pyroscope_url) {
+	if (!a->up.out_dir && !a->up.pyroscope_url && !a->up.otlp_url) {
 		state_path(a->out_dir, sizeof(a->out_dir), "profiles");
 		a->up.out_dir = a->out_dir;
 	}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The uploader's thread.  Each window is encoded once (a gzipped pprof),
- * written to the directory sink, and for each backend kept in its spool
+ * The uploader's thread.  Each window is encoded once per format (a
+ * gzipped pprof; a gzipped OTLP request), written to the directory sink,
+ * and for each backend kept in its spool
  * before the first try: so the order of delivery is the order of the
  * spool, a restart loses nothing, and a backend that is down costs the
  * agent a file per window, not memory.  A backend is tried when its
@@ -55,9 +56,11 @@ struct queued {
 	struct queued *next;
 };
 
+enum { B_PYROSCOPE, B_OTLP, NR_BACKENDS };
+
 struct ds_uploader {
 	struct ds_upload_opts o;
-	struct backend pyroscope;
+	struct backend be[NR_BACKENDS];
 	char user[256], password[256];
 	bool has_auth;
 
@@ -74,7 +77,7 @@ struct ds_uploader {
 	/* Written by the thread, read by ds_uploader_stats(). */
 	_Atomic uint64_t sent, spooled, dropped, failed, retries, bytes_sent, written;
 	_Atomic uint64_t latency_us;
-	_Atomic size_t spool_count;
+	_Atomic size_t spool_count[NR_BACKENDS];
 };
 
 void ds_window_free(struct ds_window *w)
@@ -88,6 +91,11 @@ void ds_window_free(struct ds_window *w)
 		free((char *)w->labels[i].value);
 	}
 	free(w->labels);
+	for (size_t i = 0; i < w->nr_resource; i++) {
+		free((char *)w->resource[i].key);
+		free((char *)w->resource[i].str);
+	}
+	free(w->resource);
 	free(w);
 }
 
@@ -292,7 +300,7 @@ static char *pyroscope_target(struct ds_uploader *u, const struct ds_window *w)
 	}
 	name[len++] = '}';
 	name[len] = '\0';
-	if (!add_escaped(u->pyroscope.curl, &q, "/ingest?name=", name) &&
+	if (!add_escaped(u->be[B_PYROSCOPE].curl, &q, "/ingest?name=", name) &&
 	    asprintf(&t, "%s&from=%" PRIu64 "&until=%" PRIu64 "&format=pprof&spyName=dwarfsample"
 		     "&sampleRate=%" PRIu64, q, w->start_ns / 1000000000u,
 		     (w->end_ns + 999999999u) / 1000000000u, w->freq) < 0)
@@ -455,9 +463,44 @@ static void attempt(struct ds_uploader *u, struct backend *be)
 		atomic_fetch_add(&u->failed, 1);
 		be->head_waited = false;
 	}
-	atomic_store(&u->spool_count, ds_spool_count(be->spool));
+	atomic_store(&u->spool_count[be - u->be], ds_spool_count(be->spool));
 	ds_request_clear(&r);
 	free(reply.buf);
+}
+
+/* `w`'s profile in `fmt` (PR_FORMAT_PPROF, or -1 for an OTLP request,
+ * gzipped as it goes over HTTP) into *buf.  0 or a negative errno. */
+static int encode(const struct ds_window *w, int fmt, char **buf, size_t *len)
+{
+	PR_OPTS(pr_otlp_opts, oo, .resource = w->resource, .nr_resource = w->nr_resource,
+		.scope_name = "dwarfsample", .scope_version = DS_VERSION, .gzip = true);
+	FILE *f = open_memstream(buf, len);
+	int err = !f ? -ENOMEM : fmt < 0 ? pr_profile_write_otlp(w->profile, f, &oo)
+					 : pr_profile_write(w->profile, PR_FORMAT_PPROF, f, NULL);
+
+	if (f && fclose(f) && !err)
+		err = -EIO;
+	return err;
+}
+
+/* Keep request `r` for backend `be`, in order. */
+static void spool(struct ds_uploader *u, struct backend *be, const struct ds_window *w,
+		  const struct ds_request *r)
+{
+	uint64_t dropped = 0;
+	int err = r->target && r->body ? ds_spool_push(be->spool, r, &dropped) : -ENOMEM;
+
+	if (dropped)
+		ds_logf(PR_LOG_WARN, "the spool of %s is full (--spool-size): %" PRIu64 " of the "
+			"oldest windows dropped", be->name, dropped);
+	atomic_fetch_add(&u->dropped, dropped);
+	if (err) {
+		ds_logf(PR_LOG_ERROR, "window %" PRIu64 " of %s could not be spooled for %s: %s",
+			w->seq, w->service, be->name, strerror(-err));
+		atomic_fetch_add(&u->failed, 1);
+		u->lost = true;
+	}
+	atomic_store(&u->spool_count[be - u->be], ds_spool_count(be->spool));
 }
 
 /* Encode window `w` and hand it to every sink. */
@@ -465,23 +508,12 @@ static void take_window(struct ds_uploader *u, struct ds_window *w)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	int err = f ? pr_profile_write(w->profile, PR_FORMAT_PPROF, f, NULL) : -ENOMEM;
+	int err = u->o.out_dir || u->be[B_PYROSCOPE].url ? encode(w, PR_FORMAT_PPROF, &buf, &len)
+							   : 0;
 
-	if (f && fclose(f) && !err)
-		err = -EIO;
-	if (err) {
-		ds_logf(PR_LOG_ERROR, "window %" PRIu64 " of %s could not be encoded: %s", w->seq,
-			w->service, strerror(-err));
-		atomic_fetch_add(&u->failed, 1);
-		u->lost = true;
-		free(buf);
-		return;
-	}
-	if (u->o.out_dir)
+	if (!err && u->o.out_dir)
 		write_file(u, w, buf, len);
-	if (u->pyroscope.url) {
-		uint64_t dropped = 0;
+	if (!err && u->be[B_PYROSCOPE].url) {
 		struct ds_request r = {
 			.target = pyroscope_target(u, w),
 			.content_type = (char *)"application/octet-stream",
@@ -489,21 +521,28 @@ static void take_window(struct ds_uploader *u, struct ds_window *w)
 			.body = buf, .len = len,
 		};
 
-		err = r.target ? ds_spool_push(u->pyroscope.spool, &r, &dropped) : -ENOMEM;
+		spool(u, &u->be[B_PYROSCOPE], w, &r);
 		free(r.target);
-		if (dropped)
-			ds_logf(PR_LOG_WARN, "the spool is full (--spool-size): %" PRIu64 " of the "
-				"oldest windows dropped", dropped);
-		atomic_fetch_add(&u->dropped, dropped);
-		if (err) {
-			ds_logf(PR_LOG_ERROR, "window %" PRIu64 " of %s could not be spooled: %s",
-				w->seq, w->service, strerror(-err));
-			atomic_fetch_add(&u->failed, 1);
-			u->lost = true;
-		}
-		atomic_store(&u->spool_count, ds_spool_count(u->pyroscope.spool));
 	}
 	free(buf);
+	buf = NULL;
+	if (!err && u->be[B_OTLP].url && !(err = encode(w, -1, &buf, &len))) {
+		struct ds_request r = {
+			.target = (char *)"/v1development/profiles",
+			.content_type = (char *)"application/x-protobuf",
+			.content_encoding = (char *)"gzip",
+			.body = buf, .len = len,
+		};
+
+		spool(u, &u->be[B_OTLP], w, &r);
+	}
+	free(buf);
+	if (err) {
+		ds_logf(PR_LOG_ERROR, "window %" PRIu64 " of %s could not be encoded: %s", w->seq,
+			w->service, strerror(-err));
+		atomic_fetch_add(&u->failed, 1);
+		u->lost = true;
+	}
 }
 
 static bool due(const struct ds_uploader *u, const struct backend *be, double now)
@@ -513,14 +552,23 @@ static bool due(const struct ds_uploader *u, const struct backend *be, double no
 		be->next_try <= u->deadline && now >= be->next_try));
 }
 
+/* Whether a backend still has something to try before the close's
+ * deadline. */
+static bool pending(const struct ds_uploader *u, const struct backend *be, double now)
+{
+	return be->url && ds_spool_count(be->spool) && now < u->deadline &&
+	       be->next_try <= u->deadline;
+}
+
 static void *run(void *arg)
 {
 	struct ds_uploader *u = arg;
-	struct backend *be = &u->pyroscope;
 
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
-		double now = now_s();
+		double now = now_s(), until = 0;
+		struct backend *ready = NULL;
+		bool waiting = false;
 
 		if (u->first) {
 			struct queued *q = u->first;
@@ -536,22 +584,36 @@ static void *run(void *arg)
 			pthread_mutex_lock(&u->lock);
 			continue;
 		}
-		if (due(u, be, now) && (!u->closing || now < u->deadline)) {
+		for (int b = 0; b < NR_BACKENDS && !ready; b++) {
+			struct backend *be = &u->be[b];
+
+			if (due(u, be, now) && (!u->closing || now < u->deadline))
+				ready = be;
+			else if (be->url && ds_spool_count(be->spool) &&
+				 (!u->closing || pending(u, be, now))) {
+				/* The soonest a backend may be tried again. */
+				if (!waiting || be->next_try < until)
+					until = be->next_try;
+				waiting = true;
+			}
+		}
+		if (ready) {
 			pthread_mutex_unlock(&u->lock);
-			attempt(u, be);
+			attempt(u, ready);
 			pthread_mutex_lock(&u->lock);
 			continue;
 		}
-		if (u->closing && (!be->url || !ds_spool_count(be->spool) || now >= u->deadline ||
-				   be->next_try > u->deadline))
+		if (u->closing && !waiting)
 			break;
-		if (be->url && ds_spool_count(be->spool)) {
-			double until = u->closing && u->deadline < be->next_try ? u->deadline
-										 : be->next_try;
+		if (waiting) {
 			struct timespec ts;
 
+			if (u->closing && u->deadline < until)
+				until = u->deadline;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			until -= now;
+			if (until < 0)
+				until = 0;
 			ts.tv_sec += (time_t)until;
 			ts.tv_nsec += (long)((until - (double)(time_t)until) * 1e9);
 			if (ts.tv_nsec >= 1000000000) {
@@ -570,7 +632,7 @@ static void *run(void *arg)
 /* ---- the uploader ---- */
 
 static int open_backend(struct ds_uploader *u, struct backend *be, const char *name,
-			const char *url, const char *spool_leaf)
+			const char *url, const char *spool_leaf, const char *const *headers)
 {
 	char dir[4096];
 	size_t n = strlen(url);
@@ -583,10 +645,18 @@ static int open_backend(struct ds_uploader *u, struct backend *be, const char *n
 	while (n > 0 && url[n - 1] == '/')
 		n--;
 	snprintf(dir, sizeof(dir), "%s/%s", u->o.spool_dir, spool_leaf);
-	if (!(be->url = strndup(url, n)) || !(be->curl = curl_easy_init()) ||
-	    !(be->headers = curl_slist_append(NULL, "Content-Type: application/octet-stream"))) {
+	if (!(be->url = strndup(url, n)) || !(be->curl = curl_easy_init())) {
 		ds_err("out of memory");
 		return -1;
+	}
+	for (const char *const *h = headers; *h; h++) {
+		struct curl_slist *l = curl_slist_append(be->headers, *h);
+
+		if (!l) {
+			ds_err("out of memory");
+			return -1;
+		}
+		be->headers = l;
 	}
 	if (!(be->spool = ds_spool_open(dir, u->o.spool_max_bytes)))
 		return -1;
@@ -594,6 +664,7 @@ static int open_backend(struct ds_uploader *u, struct backend *be, const char *n
 	curl_easy_setopt(be->curl, CURLOPT_USERAGENT, "dwarfsample-agent/" DS_VERSION);
 	curl_easy_setopt(be->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
 	curl_easy_setopt(be->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, be->headers);
 	if (ds_spool_count(be->spool))
 		ds_logf(PR_LOG_INFO, "%zu windows left by an earlier run wait for %s; delivering "
 			"them first", ds_spool_count(be->spool), name);
@@ -611,7 +682,8 @@ static void close_backend(struct backend *be)
 
 static void uploader_free(struct ds_uploader *u)
 {
-	close_backend(&u->pyroscope);
+	for (int b = 0; b < NR_BACKENDS; b++)
+		close_backend(&u->be[b]);
 	explicit_bzero(u->password, sizeof(u->password));
 	pthread_cond_destroy(&u->wake);
 	pthread_mutex_destroy(&u->lock);
@@ -619,37 +691,67 @@ static void uploader_free(struct ds_uploader *u)
 	curl_global_cleanup();
 }
 
-static int pyroscope_credentials(struct ds_uploader *u)
+/* Header `h` ("Name: value") added to backend `be`'s.  0 or -1. */
+static int add_header(struct backend *be, const char *h)
 {
-	char *text = NULL, tenant[256], *hdr = NULL;
-	struct curl_slist *l;
+	struct curl_slist *l = curl_slist_append(be->headers, h);
+
+	if (!l) {
+		ds_err("out of memory");
+		return -1;
+	}
+	be->headers = l;
+	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, be->headers);
+	return 0;
+}
+
+/* The backends' credentials: Pyroscope's basic auth and tenant, OTLP's
+ * headers ("k=v,k=v", as OTEL_EXPORTER_OTLP_HEADERS). */
+static int credentials(struct ds_uploader *u)
+{
+	struct backend *py = &u->be[B_PYROSCOPE], *ot = &u->be[B_OTLP];
+	char *text = NULL, tenant[256], headers[4096], *hdr = NULL, *save = NULL;
+	int err = 0;
 
 	if (u->o.credentials_file && read_credentials(u->o.credentials_file, &text))
 		return -1;
 	credential(text, "DWARFSAMPLE_PYROSCOPE_USER", u->user, sizeof(u->user));
 	credential(text, "DWARFSAMPLE_PYROSCOPE_PASSWORD", u->password, sizeof(u->password));
 	credential(text, "DWARFSAMPLE_PYROSCOPE_TENANT", tenant, sizeof(tenant));
+	credential(text, "DWARFSAMPLE_OTLP_HEADERS", headers, sizeof(headers));
 	if (text) {
 		explicit_bzero(text, strlen(text));
 		free(text);
 	}
-	if (u->user[0] || u->password[0]) {
-		curl_easy_setopt(u->pyroscope.curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(u->pyroscope.curl, CURLOPT_USERNAME, u->user);
-		curl_easy_setopt(u->pyroscope.curl, CURLOPT_PASSWORD, u->password);
+	if (py->url && (u->user[0] || u->password[0])) {
+		curl_easy_setopt(py->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+		curl_easy_setopt(py->curl, CURLOPT_USERNAME, u->user);
+		curl_easy_setopt(py->curl, CURLOPT_PASSWORD, u->password);
 	}
-	if (tenant[0]) {
-		if (asprintf(&hdr, "X-Scope-OrgID: %s", tenant) < 0 ||
-		    !(l = curl_slist_append(u->pyroscope.headers, hdr))) {
-			free(hdr);
-			ds_err("out of memory");
-			return -1;
-		}
-		u->pyroscope.headers = l;
+	if (py->url && tenant[0]) {
+		err = asprintf(&hdr, "X-Scope-OrgID: %s", tenant) < 0 ? -1 : add_header(py, hdr);
 		free(hdr);
 	}
-	curl_easy_setopt(u->pyroscope.curl, CURLOPT_HTTPHEADER, u->pyroscope.headers);
-	return 0;
+	for (char *kv = strtok_r(headers, ",", &save); !err && ot->url && kv;
+	     kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+
+		if (!eq || eq == kv) {
+			/* Not the value itself: it may be a secret. */
+			ds_err("DWARFSAMPLE_OTLP_HEADERS: expected NAME=VALUE pairs separated by "
+			       "commas");
+			err = -1;
+			break;
+		}
+		*eq = '\0';
+		hdr = NULL;
+		err = asprintf(&hdr, "%s: %s", kv, eq + 1) < 0 ? -1 : add_header(ot, hdr);
+		if (hdr)
+			explicit_bzero(hdr, strlen(hdr));
+		free(hdr);
+	}
+	explicit_bzero(headers, sizeof(headers));
+	return err;
 }
 
 struct ds_uploader *ds_uploader_new(const struct ds_upload_opts *o)
@@ -694,11 +796,22 @@ struct ds_uploader *ds_uploader_new(const struct ds_upload_opts *o)
 		fclose(f);
 		unlink(probe);
 	}
-	if (o->pyroscope_url &&
-	    (open_backend(u, &u->pyroscope, "Pyroscope", o->pyroscope_url, "pyroscope") ||
-	     pyroscope_credentials(u))) {
-		uploader_free(u);
-		return NULL;
+	{
+		static const char *const py_headers[] = {
+			"Content-Type: application/octet-stream", NULL,
+		};
+		static const char *const otlp_headers[] = {
+			"Content-Type: application/x-protobuf", "Content-Encoding: gzip", NULL,
+		};
+
+		if ((o->pyroscope_url && open_backend(u, &u->be[B_PYROSCOPE], "Pyroscope",
+						      o->pyroscope_url, "pyroscope", py_headers)) ||
+		    (o->otlp_url && open_backend(u, &u->be[B_OTLP], "the OTLP receiver", o->otlp_url,
+						 "otlp", otlp_headers)) ||
+		    credentials(u)) {
+			uploader_free(u);
+			return NULL;
+		}
 	}
 	{
 		sigset_t all, old;
@@ -745,7 +858,8 @@ void ds_uploader_stats(struct ds_uploader *u, struct ds_upload_stats *s)
 	pthread_mutex_lock(&u->lock);
 	s->queued = u->nr_queued;
 	pthread_mutex_unlock(&u->lock);
-	s->queued += atomic_load(&u->spool_count);
+	for (int b = 0; b < NR_BACKENDS; b++)
+		s->queued += atomic_load(&u->spool_count[b]);
 	s->sent = atomic_load(&u->sent);
 	s->spooled = atomic_load(&u->spooled);
 	s->dropped = atomic_load(&u->dropped);
@@ -769,10 +883,12 @@ int ds_uploader_close(struct ds_uploader *u, double grace_s)
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 	pthread_join(u->thread, NULL);
-	left = u->pyroscope.spool ? ds_spool_count(u->pyroscope.spool) : 0;
-	if (left)
-		ds_logf(PR_LOG_WARN, "%zu windows wait in %s for %s; the next start delivers them",
-			left, u->o.spool_dir, u->pyroscope.name);
+	for (int b = 0; b < NR_BACKENDS; b++) {
+		left = u->be[b].spool ? ds_spool_count(u->be[b].spool) : 0;
+		if (left)
+			ds_logf(PR_LOG_WARN, "%zu windows wait in %s for %s; the next start delivers "
+				"them", left, u->o.spool_dir, u->be[b].name);
+	}
 	lost = u->lost;
 	uploader_free(u);
 	return lost ? -1 : 0;

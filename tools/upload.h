@@ -2,7 +2,7 @@
 /*
  * The agent's uploader: its own thread takes each window's profiles,
  * encodes them and delivers them to the sinks — a directory, Grafana
- * Pyroscope's /ingest — so that neither
+ * Pyroscope's /ingest, an OpenTelemetry profiles endpoint — so that neither
  * sampling nor unwinding ever waits on a disk or a network.  What a
  * backend cannot take now waits in a spool on disk (spool.c), bounded,
  * and is delivered in order, with backoff, when the backend is back, or
@@ -30,6 +30,8 @@ struct ds_window {
 	uint64_t freq;                /* Hz (Pyroscope's sampleRate); 0 unknown */
 	struct ds_kv *labels;         /* Pyroscope's series labels */
 	size_t nr_labels;
+	struct pr_attr *resource;     /* OTLP's resource attributes */
+	size_t nr_resource;
 };
 /* Accepts NULL. */
 void ds_window_free(struct ds_window *w);
@@ -39,6 +41,7 @@ struct ds_upload_opts {
 	uint64_t out_dir_max_bytes;   /* 0: 1 GiB */
 	uint64_t out_dir_max_age_s;   /* 0: 7 days */
 	const char *pyroscope_url;    /* base URL; /ingest is appended */
+	const char *otlp_url;         /* base URL; /v1development/profiles appended */
 	const char *spool_dir;        /* where undelivered windows wait */
 	uint64_t spool_max_bytes;     /* 0: 256 MiB */
 	double timeout_s;             /* per request; 0: 30 */

@@ -204,6 +204,8 @@ static const char *group_key(const struct ds_windows *w, const struct proc_info 
 struct kv_list {
 	struct ds_kv *v;
 	size_t nr;
+	struct pr_attr *a;
+	size_t nr_a;
 	bool oom;
 };
 
@@ -222,6 +224,15 @@ static void add_label(struct kv_list *l, const char *key, const char *value)
 	l->v[l->nr].key = dup_str(l, key);
 	l->v[l->nr].value = dup_str(l, value);
 	l->nr++;
+}
+
+/* An OTLP resource attribute: a string, or with `value` NULL a number. */
+static void add_attr(struct kv_list *l, const char *key, const char *value, int64_t num)
+{
+	l->a[l->nr_a].key = dup_str(l, key);
+	l->a[l->nr_a].str = value ? dup_str(l, value) : NULL;
+	l->a[l->nr_a].num = num;
+	l->nr_a++;
 }
 
 /* The processes of a group [first, first + n) of `procs`, all sharing a
@@ -244,14 +255,17 @@ static int ship_group(struct ds_windows *w, struct pr_profile *g, struct proc_in
 		      size_t n, const char *service, uint64_t from, uint64_t until)
 {
 	const struct pr_container *ct = shared_container(procs, n);
-	/* The tags, then host, pid, container and pod. */
+	/* The tags, then host, pid, container and pod; as attributes, also
+	 * the service and the executable. */
+	size_t max = w->o.nr_tags + 8;
 	struct ds_window *win = calloc(1, sizeof(*win));
-	struct kv_list l = { .v = calloc(w->o.nr_tags + 4, sizeof(*l.v)) };
+	struct kv_list l = { .v = calloc(max, sizeof(*l.v)), .a = calloc(max, sizeof(*l.a)) };
 	char pid[16];
 
-	if (!win || !l.v) {
+	if (!win || !l.v || !l.a) {
 		free(win);
 		free(l.v);
+		free(l.a);
 		pr_profile_free(g);
 		return -ENOMEM;
 	}
@@ -259,13 +273,24 @@ static int ship_group(struct ds_windows *w, struct pr_profile *g, struct proc_in
 	for (size_t i = 0; i < w->o.nr_tags; i++)
 		add_label(&l, w->o.tags[i].key, w->o.tags[i].value);
 	add_label(&l, "host_name", w->o.host);
-	if (n == 1 && w->o.group_by == DS_GROUP_PROCESS)
-		add_label(&l, "pid", pid);
+	add_attr(&l, "service.name", service, 0);
+	add_attr(&l, "host.name", w->o.host, 0);
+	if (n == 1) {
+		if (w->o.group_by == DS_GROUP_PROCESS)
+			add_label(&l, "pid", pid);
+		add_attr(&l, "process.pid", NULL, procs[0]->pid);
+		add_attr(&l, "process.executable.name", procs[0]->exe, 0);
+	}
 	if (ct) {
 		add_label(&l, "container_id", ct->id);
-		if (ct->pod_uid[0])
+		add_attr(&l, "container.id", ct->id, 0);
+		if (ct->pod_uid[0]) {
 			add_label(&l, "pod_uid", ct->pod_uid);
+			add_attr(&l, "k8s.pod.uid", ct->pod_uid, 0);
+		}
 	}
+	for (size_t i = 0; i < w->o.nr_tags; i++)
+		add_attr(&l, w->o.tags[i].key, w->o.tags[i].value, 0);
 	win->profile = g;
 	win->service = strdup(service);
 	win->seq = w->seq;
@@ -274,6 +299,8 @@ static int ship_group(struct ds_windows *w, struct pr_profile *g, struct proc_in
 	win->freq = w->o.freq;
 	win->labels = l.v;
 	win->nr_labels = l.nr;
+	win->resource = l.a;
+	win->nr_resource = l.nr_a;
 	if (l.oom || !win->service) {
 		ds_window_free(win);
 		return -ENOMEM;

@@ -33,7 +33,6 @@ typedef Perftools__Profiles__Location pb_location;
 typedef Perftools__Profiles__Line pb_line;
 typedef Perftools__Profiles__Function pb_function;
 
-#define NS_PER_S UINT64_C(1000000000)
 
 /* The strings this writer adds, at p->strings.nr + their index; a CPU
  * profile's file has only those before S_OFF_CPU (and so stays as it
@@ -54,11 +53,6 @@ static const char *const extra_strings[NR_EXTRA] = {
 /* The labels every sample of a thread carries, before the profile's tags;
  * a wait's sample carries one more after them, its kind. */
 enum { L_PID, L_TID, L_THREAD, L_PROCESS, NR_THREAD_LABELS };
-
-/* The sample types: a CPU profile has the first two, an off-CPU one the
- * count and the off-CPU time, a wall-clock one all four.  A profile with
- * events has one per event, then one per counter, instead. */
-enum { V_COUNT, V_CPU, V_OFF_CPU, V_WALL, NR_VALUES };
 
 /* Everything the Profile message points into; pprof_free() frees it. */
 struct pprof {
@@ -306,49 +300,6 @@ static uint32_t max_ptags(const struct pr_profile *p)
 	return most;
 }
 
-/* `count` samples' worth of CPU time, each 1e9/freq ns, without the
- * rounding error of multiplying the rounded period. */
-static int64_t cpu_ns(uint64_t count, uint64_t freq)
-{
-	if (!freq)
-		return 0;
-	return (int64_t)(count * (NS_PER_S / freq) + count * (NS_PER_S % freq) / freq);
-}
-
-/* Stack idx's values, as many as pp->nr_values, in add_types()' order. */
-static void sample_values(const struct pprof *pp, const struct pr_profile *p, uint32_t idx,
-			  int64_t *v)
-{
-	const struct prof_stack *st = &p->stacks[idx];
-	bool wait = st->kind != PROF_ON_CPU;
-
-	if (p->nr_events) {
-		/* Its own event's column; the others' are 0 (calloc'd). */
-		v[st->event] = (int64_t)st->period;
-		for (uint32_t c = 0; c < p->nr_counters; c++)
-			v[p->nr_events + c] = (int64_t)prof__growth(p, idx, c);
-		return;
-	}
-	v[V_COUNT] = (int64_t)st->count;
-	if (p->mode == PR_PROFILE_OFF_CPU) {
-		v[1] = (int64_t)st->ns;
-		return;
-	}
-	/* A CPU sample's own period, when it is time, is exact; else each
-	 * stands for the frequency's interval.  In a wall-clock profile the
-	 * time counted is the one wall adds up. */
-	if (wait)
-		v[V_CPU] = 0;
-	else if (prof__in_ns(p, 0) || (p->period_is_ns && st->ns))
-		v[V_CPU] = (int64_t)st->ns;
-	else
-		v[V_CPU] = cpu_ns(st->count, p->freq);
-	if (pp->nr_values == NR_VALUES) {
-		v[V_OFF_CPU] = wait ? (int64_t)st->ns : 0;
-		v[V_WALL] = (int64_t)st->ns;
-	}
-}
-
 static int add_samples(struct pprof *pp, const struct pr_profile *p)
 {
 	size_t nr_labels = NR_THREAD_LABELS + p->nr_tags, nr_ids = 0, id = 0;
@@ -384,7 +335,7 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 			pp->location_ids[id++] = (uint64_t)p->frames[st->frame + k] + 1;
 		ps->value = &pp->values[(size_t)i * pp->nr_values];
 		ps->n_value = pp->nr_values;
-		sample_values(pp, p, i, ps->value);
+		prof__stack_values(p, i, ps->value);
 		for (int k = 0; k < NR_THREAD_LABELS; k++)
 			labels[k] = &pp->labels[(size_t)st->thread * NR_THREAD_LABELS + k];
 		for (uint32_t k = 0; k < np; k++)
@@ -404,96 +355,48 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 	return 0;
 }
 
-/* Sample type i: strings `type` and `unit` (indexes in the table). */
-static void set_type(struct pprof *pp, size_t i, int64_t type, int64_t unit)
+/* The index in the string table of `s`, one of extra_strings. */
+static int64_t extra_of(const struct pr_profile *p, const char *s)
 {
-	pp->types[i] = value_type_init;
-	pp->types[i].type = type;
-	pp->types[i].unit = unit;
-	pp->type_ptrs[i] = &pp->types[i];
+	for (int i = 0; i < NR_EXTRA; i++)
+		if (!strcmp(extra_strings[i], s))
+			return extra(p, i);
+	return 0;
 }
 
-/* The sample types by the profile's mode or its events (sample_values()
- * fills them).  0 or -ENOMEM. */
+/* The sample types (values.c says which), the period and the type shown
+ * first.  0 or -ENOMEM. */
 static int add_types(struct pprof *pp, const struct pr_profile *p)
 {
-	size_t n = p->nr_events ? (size_t)p->nr_events + p->nr_counters : NR_VALUES;
+	size_t n = prof__nr_values(p);
+	struct prof_period per = prof__period(p);
 
 	pp->types = msgs_new(n, sizeof(*pp->types), &value_type_init);
 	pp->type_ptrs = ptrs_new(n);
 	if (!pp->types || !pp->type_ptrs)
 		return -ENOMEM;
-	if (p->nr_events) {
-		/* Each event counts what it samples (a clock event, its
-		 * nanoseconds), and each counter what it counted. */
-		for (uint32_t i = 0; i < p->nr_events; i++)
-			set_type(pp, i, p->events[i].name,
-				 extra(p, p->events[i].ns ? S_NANOSECONDS : S_COUNT));
-		for (uint32_t c = 0; c < p->nr_counters; c++)
-			set_type(pp, p->nr_events + c, p->counters[c], extra(p, S_COUNT));
-		pp->nr_values = n;
-		return 0;
+	for (size_t i = 0; i < n; i++) {
+		struct prof_value_type t = prof__value_type(p, i);
+
+		pp->types[i].type = t.name != PROF_NONE ? t.name : extra_of(p, t.type);
+		pp->types[i].unit = extra_of(p, t.unit);
+		pp->type_ptrs[i] = &pp->types[i];
 	}
-	/* As Go's runtime/pprof writes a CPU profile: the count first (the
-	 * convention for the number of events), then the time. */
-	set_type(pp, V_COUNT, extra(p, S_SAMPLES), extra(p, S_COUNT));
-	if (p->mode == PR_PROFILE_OFF_CPU) {
-		set_type(pp, 1, extra(p, S_OFF_CPU), extra(p, S_NANOSECONDS));
-		pp->nr_values = 2;
-		return 0;
-	}
-	set_type(pp, V_CPU, extra(p, S_CPU), extra(p, S_NANOSECONDS));
-	pp->nr_values = 2;
-	if (p->mode == PR_PROFILE_WALL) {
-		/* Continuous-profiling backends read a wall-clock profile's
-		 * time from a "wall" type; cpu and off_cpu split it. */
-		set_type(pp, V_OFF_CPU, extra(p, S_OFF_CPU), extra(p, S_NANOSECONDS));
-		set_type(pp, V_WALL, extra(p, S_WALL), extra(p, S_NANOSECONDS));
-		pp->nr_values = NR_VALUES;
-	}
+	pp->nr_values = n;
+	pp->msg.sample_type = pp->type_ptrs;
+	pp->msg.n_sample_type = n;
+	pp->period_type = pp->types[per.type];
+	pp->msg.period_type = &pp->period_type;
+	pp->msg.period = per.period;
+	/* pprof shows the last sample type unless told: say which. */
+	pp->msg.default_sample_type = pp->types[per.shown].type;
+	pp->msg.time_nanos = (int64_t)p->start_ns;
+	pp->msg.duration_nanos = (int64_t)p->duration_ns;
 	return 0;
 }
 
-static void add_header(struct pprof *pp, const struct pr_profile *p)
-{
-	pp->msg.sample_type = pp->type_ptrs;
-	pp->msg.n_sample_type = pp->nr_values;
-	pp->msg.period_type = &pp->period_type;
-	pp->msg.time_nanos = (int64_t)p->start_ns;
-	pp->msg.duration_nanos = (int64_t)p->duration_ns;
-	if (p->nr_events) {
-		/* The first event is what was sampled first; its period is
-		 * known when it is time sampled at the frequency. */
-		pp->period_type = pp->types[0];
-		pp->msg.period = p->freq && p->events[0].ns ? (int64_t)(NS_PER_S / p->freq) : 0;
-		pp->msg.default_sample_type = p->events[0].name;
-		return;
-	}
-	if (p->mode == PR_PROFILE_OFF_CPU) {
-		/* Nothing is sampled away: every nanosecond off the CPU is
-		 * counted (short waits aside, which are dropped, not
-		 * scaled). */
-		pp->period_type = pp->types[1];
-		pp->msg.period = 1;
-		pp->msg.default_sample_type = extra(p, S_OFF_CPU);
-		return;
-	}
-	/* CPU time is what is sampled, at the frequency. */
-	pp->period_type = pp->types[V_CPU];
-	pp->msg.period = p->freq ? (int64_t)(NS_PER_S / p->freq) : 0;
-	if (p->mode == PR_PROFILE_WALL) {
-		pp->msg.default_sample_type = extra(p, S_WALL);
-		return;
-	}
-	/* pprof shows the last sample type when this is unset, which is the
-	 * CPU time already; setting it says so to readers that default to the
-	 * first.  Without a frequency the CPU time is all zeros, so the
-	 * counts are what to show. */
-	pp->msg.default_sample_type = extra(p, p->freq ? S_CPU : S_SAMPLES);
-}
-
 /* gzip `len` bytes of `buf` to `out`: what pprof's files are on disk. */
-static int write_gzip(const uint8_t *buf, size_t len, FILE *out)
+int pr__write_gzip(const uint8_t *buf, size_t len, FILE *out)
 {
 	z_stream zs = { 0 };
 	uint8_t chunk[16384];
@@ -552,7 +455,6 @@ int pr__out_pprof(const struct pr_profile *p, FILE *out, const struct pr_profile
 		ret = add_samples(&pp, p);
 	if (ret)
 		goto out;
-	add_header(&pp, p);
 	len = protobuf_c_message_get_packed_size(&pp.msg.base);
 	buf = malloc(len ? len : 1);
 	if (!buf) {
@@ -560,7 +462,7 @@ int pr__out_pprof(const struct pr_profile *p, FILE *out, const struct pr_profile
 		goto out;
 	}
 	protobuf_c_message_pack(&pp.msg.base, buf);
-	ret = write_gzip(buf, len, out);
+	ret = pr__write_gzip(buf, len, out);
 out:
 	free(buf);
 	pprof_free(&pp);
