@@ -66,6 +66,67 @@ struct pr_file;
 PR_API int pr_model_use_file(struct pr_model *m, const struct pr_file *f);
 
 /* ------------------------------------------------------------------------
+ * Bounding the model's caches, for a user that runs for days (an agent).
+ *
+ * The unwinders and symbolizers made on a model keep, per mapped file, the
+ * file mapped read-only and what they built from it: unwind tables and
+ * compiled rules; symbol tables, DWARF indexes, names and lines.  The model
+ * keeps every DSO a process ever mapped.  By default all of it stays until
+ * the model is freed, which suits a bounded run.  A long-running user sets
+ * a budget (pr_model_set_cache()) and calls pr_model_trim() from time to
+ * time, at a point where it holds nothing the unwinders and symbolizers
+ * handed out (pr_frame's dso, pr_symbol's strings): the agent does it right
+ * after cutting a window.
+ */
+
+struct pr_cache_opts {
+	size_t sz;
+	/* Bytes a trim leaves: files mapped (and their debug files) and the
+	 * state the unwinders and symbolizers built from them, least
+	 * recently sampled first out.  libdw's own allocations behind a
+	 * symbolizer's DWARF are not counted: they grow with what is looked
+	 * up, and go with the file.  0: no limit. */
+	uint64_t max_bytes;
+	/* A DSO no process maps any more is forgotten, with all state keyed
+	 * by it, once it has been unmapped this long (event clock, ns). */
+	uint64_t grace_ns;
+};
+
+/* Set (or change) the bounds; NULL opts: no limit, grace 0.  Returns 0 or
+ * -EINVAL. */
+PR_API int pr_model_set_cache(struct pr_model *m, const struct pr_cache_opts *opts);
+
+/*
+ * Bring the caches within the bounds at event time `time` (ns, the clock of
+ * the records applied): DSOs unmapped for the grace period are forgotten;
+ * the unwinders and symbolizers drop what they keep of processes gone from
+ * the model (address spaces, perf maps); then, while over max_bytes, the
+ * least recently sampled files are evicted.  An evicted file is found and
+ * read again if a later sample needs it.  Every pr_dso, pr_frame and
+ * pr_symbol handed out before the call may be invalid after it.  Returns 0,
+ * -EINVAL, or -ENOMEM with nothing changed.
+ */
+PR_API int pr_model_trim(struct pr_model *m, uint64_t time);
+
+struct pr_cache_stats {
+	size_t sz;
+	uint64_t files;            /* mapped files held (not counting debug files) */
+	uint64_t bytes;            /* what they weigh, at the last trim */
+	uint64_t dsos;             /* DSOs known */
+	uint64_t trims;
+	uint64_t files_evicted;    /* by the limit */
+	uint64_t bytes_evicted;
+	/* Evicted although sampled since the trim before: the limit is
+	 * below what the profiled processes use, and files are read again
+	 * and again (raise it). */
+	uint64_t files_evicted_hot;
+	uint64_t dsos_forgotten;   /* unmapped past the grace period */
+};
+
+/* Copy the counters; set st->sz first.  Returns 0 or -EINVAL. */
+PR_API int pr_model_cache_stats(const struct pr_model *m, struct pr_cache_stats *st);
+
+/* ------------------------------------------------------------------------
  * Off-CPU: when each thread left the CPU and when it came back.
  *
  * Off-CPU profiling samples every switch of a sampled thread out of the

@@ -58,6 +58,7 @@ void check_plain_dwarf(const char *path);
 TCase *symbolize_kernel_tests(void);
 TCase *symbolize_jit_tests(void);
 TCase *symbolize_elf_tests(void);
+TCase *symbolize_trim_tests(void);
 TCase *symbolize_debug_tests(void);
 
 #endif

@@ -216,6 +216,44 @@ START_TEST(deleting_in_a_run_that_wraps_the_end_keeps_the_rest_findable)
 }
 END_TEST
 
+static bool not_in_mask(uint64_t key, void *value, void *arg)
+{
+	(void)key;
+	return !(*(const unsigned *)arg >> ((uintptr_t)value - 1) & 1);
+}
+
+/*
+ * A filter over crowded runs, and over runs that wrap the end of the table
+ * (keys homed at slots 62, 63 and 0, as above): every subset of the keys
+ * filtered out leaves exactly the others, all findable.
+ */
+START_TEST(a_filter_removes_exactly_what_it_is_told_even_across_the_end)
+{
+	uint64_t keys[8];
+	size_t nr = 0;
+
+	for (uint64_t k = 1; nr < 8; k++) {
+		size_t home = home_of(k);
+
+		if (home >= 61 || home <= 1)
+			keys[nr++] = k;
+	}
+	for (unsigned mask = 0; mask < 1u << nr; mask++) {
+		struct pr_hashmap m = { 0 };
+
+		for (size_t i = 0; i < nr; i++)
+			ck_assert_int_eq(pr__hashmap_put(&m, keys[i], val(i)), 0);
+		ck_assert_uint_eq(m.cap, 64);
+		pr__hashmap_filter(&m, not_in_mask, &mask);
+		ck_assert_uint_eq(m.n, nr - (size_t)__builtin_popcount(mask));
+		for (size_t i = 0; i < nr; i++)
+			ck_assert_msg(pr__hashmap_get(&m, keys[i]) == (mask >> i & 1 ? NULL : val(i)),
+				      "mask %#x: key %zu", mask, i);
+		pr__hashmap_free(&m);
+	}
+}
+END_TEST
+
 START_TEST(an_array_grows_by_doubling_and_keeps_what_it_held)
 {
 	uint64_t *v = NULL;
@@ -267,6 +305,7 @@ static Suite *base_suite(void)
 	tcase_add_test(tc, a_reserve_makes_room_for_that_many);
 	tcase_add_test(tc, several_values_under_one_key_are_walked_and_deleted_one_by_one);
 	tcase_add_test(tc, deleting_in_a_run_that_wraps_the_end_keeps_the_rest_findable);
+	tcase_add_test(tc, a_filter_removes_exactly_what_it_is_told_even_across_the_end);
 	tcase_add_test(tc, deleting_from_crowded_probe_runs_keeps_the_rest_findable);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("array");

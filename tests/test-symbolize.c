@@ -390,6 +390,7 @@ int main(void)
 	suite_add_tcase(s, symbolize_kernel_tests());
 	suite_add_tcase(s, symbolize_jit_tests());
 	suite_add_tcase(s, symbolize_elf_tests());
+	suite_add_tcase(s, symbolize_trim_tests());
 	suite_add_tcase(s, symbolize_debug_tests());
 	ret = run_suite(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);

@@ -151,6 +151,70 @@ START_TEST(the_debug_file_that_unwinds_also_names)
 }
 END_TEST
 
+/*
+ * A trim that evicts every file (a limit of one byte) between two unwinds
+ * of the same sample: the files are found and read again, and the stack
+ * is the same, frame for frame; a symbolizer over the model names the
+ * frames as before.  (In the .debug_frame variants this also drops the
+ * tables built from a debug file, and the images made for libunwind.)
+ */
+START_TEST(a_trim_that_evicts_every_file_leaves_the_same_stack)
+{
+	struct replay r;
+	struct pr_stack st, again;
+	struct pr_frame before[PR_UNWIND_MAX_DEPTH];
+	const char *names[PR_UNWIND_MAX_DEPTH];
+	PR_OPTS(pr_cache_opts, co, .max_bytes = 1, .grace_ns = UINT64_MAX);
+	PR_OPTS(pr_cache_stats, cs);
+	PR_OPTS(pr_symbolizer_opts, so, .live = true);
+	struct pr_symbolizer *sym;
+	size_t nr;
+
+	unwind_taken(ds_unwind_take_snapshot, WHOLE_STACK, 0, &r, &st);
+	nr = st.nr;
+	ck_assert_uint_gt(nr, 6);
+	memcpy(before, st.frames, nr * sizeof(*before));
+	sym = pr_symbolizer_new(r.model, &so);
+	ck_assert_ptr_nonnull(sym);
+	for (size_t i = 0; i < nr; i++) {
+		struct pr_symbol s;
+
+		ck_assert_int_eq(pr_symbolizer_symbolize(sym, (uint32_t)getpid(), &before[i], &s),
+				 0);
+		names[i] = s.name ? strdup(s.name) : NULL;
+	}
+	ck_assert_int_eq(pr_model_set_cache(r.model, &co), 0);
+	ck_assert_int_eq(pr_model_trim(r.model, 1), 0);
+	ck_assert_int_eq(pr_model_cache_stats(r.model, &cs), 0);
+	ck_assert_uint_ge(cs.files_evicted, 2);     /* this program and libc at least */
+	ck_assert_uint_eq(cs.files, 0);
+	ck_assert_uint_eq(cs.bytes, 0);
+	ck_assert_uint_eq(cs.files_evicted_hot, cs.files_evicted);
+	ck_assert_uint_eq(cs.dsos_forgotten, 0);    /* all still mapped */
+
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &again), 0);
+	ck_assert_uint_eq(again.nr, nr);
+	ck_assert_int_eq(again.end, st.end);
+	for (size_t i = 0; i < nr; i++) {
+		struct pr_symbol s;
+
+		ck_assert_msg(again.frames[i].ip == before[i].ip &&
+			      again.frames[i].dso == before[i].dso &&
+			      again.frames[i].dso_ip == before[i].dso_ip &&
+			      again.frames[i].flags == before[i].flags,
+			      "frame %zu differs after the trim", i);
+		ck_assert_int_eq(pr_symbolizer_symbolize(sym, (uint32_t)getpid(),
+							 &again.frames[i], &s), 0);
+		ck_assert_msg(names[i] ? s.name && !strcmp(s.name, names[i]) : !s.name,
+			      "frame %zu named %s, before the trim %s", i,
+			      s.name ? s.name : "(none)", names[i] ? names[i] : "(none)");
+		free((char *)names[i]);
+	}
+	pr_symbolizer_free(sym);
+	replay_free(&r);
+}
+END_TEST
+
 START_TEST(a_short_snapshot_ends_truncated)
 {
 	struct replay r;
@@ -225,6 +289,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_snapshot_through_qsort_unwinds_to_the_exact_chain);
 	tcase_add_test(tc, a_short_snapshot_ends_truncated);
+	tcase_add_test(tc, a_trim_that_evicts_every_file_leaves_the_same_stack);
 	tcase_add_test(tc, the_depth_limit_holds);
 	tcase_add_test(tc, kernel_frames_sit_above_the_user_stack);
 	tcase_add_test(tc, statistics_count_stacks_by_how_they_ended);

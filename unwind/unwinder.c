@@ -72,6 +72,8 @@ struct pr_unwinder {
 	bool rule_cache;
 	struct uw_frame_info *frame_cache;
 
+	struct pr_model_user user; /* told what a trim evicts */
+
 	struct pr_frame frames[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
 	struct pr_unwind_stats stats;
 };
@@ -185,6 +187,78 @@ struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_m
 	}
 	pr__hashmap_put(&u->by_dso, (uintptr_t)m->dso, e ? e : &missing);
 	return e;
+}
+
+/* ---- what a trim takes (model/trim.c) ---- */
+
+static size_t table_bytes(const struct uw_cfi_table *t)
+{
+	return t->nr * sizeof(*t->index) + t->frames_size;
+}
+
+static size_t weigh_file(void *arg, const struct pr_elf *img)
+{
+	struct pr_unwinder *u = arg;
+	const struct uw_elf *e = pr__hashmap_get(&u->by_img, (uintptr_t)img);
+	size_t bytes;
+
+	if (!e)
+		return 0;
+	bytes = sizeof(*e) + table_bytes(&e->eh) + table_bytes(&e->dbg) +
+		e->cap_rules * sizeof(*e->rules);
+	for (size_t i = 0; i < u->nr_synth; i++)
+		if (u->synth[i].table == &e->eh || u->synth[i].table == &e->dbg)
+			bytes += u->synth[i].size;
+	return bytes;
+}
+
+static bool dso_stays(uint64_t key, void *value, void *arg)
+{
+	const struct uw_elf *e = value;
+
+	(void)arg;
+	return !((struct pr_dso *)(uintptr_t)key)->going && (e == &missing || !e->img->going);
+}
+
+static bool file_stays(uint64_t key, void *value, void *arg)
+{
+	struct pr_unwinder *u = arg;
+	struct uw_elf *e = value;
+
+	(void)key;
+	if (!e->img->going)
+		return true;
+	/* Its tables go: so do the images built from them. */
+	for (size_t i = 0; i < u->nr_synth; i++)
+		if (u->synth[i].table == &e->eh || u->synth[i].table == &e->dbg) {
+			free(u->synth[i].image);
+			u->synth[i] = (struct uw_synth){ 0 };
+		}
+	uw_elf_free(e);
+	return false;
+}
+
+static bool proc_stays(uint64_t key, void *value, void *arg)
+{
+	struct pr_unwinder *u = arg;
+	struct uw_proc *p = value;
+
+	if (pr__model_proc(u->model, (uint32_t)key, false))
+		return true;
+	unw_destroy_addr_space(p->as);
+	free(p);
+	return false;
+}
+
+/* Rules already compiled into the frame cache are copies, and its entries
+ * of a process's old generations are never matched again: it keeps. */
+static void trim_files(void *arg)
+{
+	struct pr_unwinder *u = arg;
+
+	pr__hashmap_filter(&u->by_dso, dso_stays, u);
+	pr__hashmap_filter(&u->by_img, file_stays, u);
+	pr__hashmap_filter(&u->procs, proc_stays, u);
 }
 
 /* ---- the tables we build, at addresses no process has ---- */
@@ -346,6 +420,8 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 		errno = ENOMEM;
 		return NULL;
 	}
+	u->user = (struct pr_model_user){ .weigh = weigh_file, .trim = trim_files, .arg = u };
+	pr__model_listen(model, &u->user);
 	return u;
 }
 
@@ -353,6 +429,7 @@ void pr_unwinder_free(struct pr_unwinder *u)
 {
 	if (!u)
 		return;
+	pr__model_unlisten(u->model, &u->user);
 	for (size_t i = 0; i < u->procs.cap; i++) {
 		struct uw_proc *p = u->procs.slots[i].value;
 
@@ -399,6 +476,8 @@ static void place_in(struct pr_frame *f, const struct pr_proc *proc, const struc
 {
 	f->proc_serial = proc ? proc->serial : 0;
 	f->dso = m ? m->dso : NULL;
+	if (m && m->dso)
+		m->dso->sampled = true;
 	f->dso_ip = f->ip + delta;
 	f->map_start = m ? m->start : 0;
 	f->map_end = m ? m->end : 0;

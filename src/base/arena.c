@@ -21,7 +21,13 @@ void *pr__arena_alloc(struct pr_arena *a, size_t n)
 
 	n = (n + 15) & ~(size_t)15;
 	if (!c || c->cap - c->used < n) {
-		size_t cap = n > 65536 ? n : 65536;
+		/* Chunks grow with the arena, so that the many small ones (a
+		 * symbolizer's per file) cost little and a large one few
+		 * mallocs: 4 KiB doubling to 64 KiB. */
+		size_t cap = a->bytes < 4096 ? 4096 : a->bytes < 65536 ? a->bytes : 65536;
+
+		if (cap < n)
+			cap = n;
 
 		c = malloc(sizeof(*c) + cap);
 		if (!c)
@@ -30,6 +36,7 @@ void *pr__arena_alloc(struct pr_arena *a, size_t n)
 		c->used = 0;
 		c->cap = cap;
 		a->head = c;
+		a->bytes += sizeof(*c) + cap;
 	}
 	c->used += n;
 	return (char *)c->data + c->used - n;
@@ -53,5 +60,6 @@ void pr__arena_free(struct pr_arena *a)
 		a->head = c->next;
 		free(c);
 	}
+	a->bytes = 0;
 }
 

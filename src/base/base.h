@@ -121,6 +121,10 @@ int pr__hashmap_add(struct pr_hashmap *m, uint64_t key, void *value);
 int pr__hashmap_reserve(struct pr_hashmap *m, size_t more);
 /* Remove the (first) value under `key`; returns it or NULL. */
 void *pr__hashmap_del(struct pr_hashmap *m, uint64_t key);
+/* Remove every entry `keep` says no to (it may be asked twice of one, and
+ * may free a value it says no to); no allocation, cannot fail. */
+void pr__hashmap_filter(struct pr_hashmap *m, bool (*keep)(uint64_t key, void *value, void *arg),
+			void *arg);
 void pr__hashmap_free(struct pr_hashmap *m);
 
 /* ---- arena.c: allocations freed together ---- */
@@ -129,6 +133,7 @@ struct pr_arena_chunk;
 
 struct pr_arena {
 	struct pr_arena_chunk *head;
+	size_t bytes;                /* malloc'd so far, for bounding caches */
 };
 
 /* 16-byte aligned; NULL when out of memory.  Valid until pr__arena_free(). */

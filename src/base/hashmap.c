@@ -100,20 +100,14 @@ int pr__hashmap_add(struct pr_hashmap *m, uint64_t key, void *value)
 	return 0;
 }
 
-void *pr__hashmap_del(struct pr_hashmap *m, uint64_t key)
+/* Empty slot i, shifting later members of its probe run back into the
+ * hole: one whose home is cyclically outside (i, j] would no longer be
+ * found past it.  Entries only ever move to a slot before them in their
+ * run, so a walk that re-reads slot i after this misses none. */
+static void delete_at(struct pr_hashmap *m, size_t i)
 {
-	size_t mask = m->cap - 1, i, j;
-	void *value;
+	size_t mask = m->cap - 1, j;
 
-	if (!m->cap)
-		return NULL;
-	for (i = slot_of(key, mask); m->slots[i].key != key || !m->slots[i].value;
-	     i = (i + 1) & mask)
-		if (!m->slots[i].value)
-			return NULL;
-	value = m->slots[i].value;
-	/* Shift later members of the probe run back into the hole: one whose
-	 * home is cyclically outside (i, j] would no longer be found past it. */
 	for (j = (i + 1) & mask; m->slots[j].value; j = (j + 1) & mask) {
 		size_t home = slot_of(m->slots[j].key, mask);
 
@@ -126,7 +120,33 @@ void *pr__hashmap_del(struct pr_hashmap *m, uint64_t key)
 	m->slots[i].value = NULL;
 	m->slots[i].key = 0;
 	m->n--;
+}
+
+void *pr__hashmap_del(struct pr_hashmap *m, uint64_t key)
+{
+	size_t mask = m->cap - 1, i;
+	void *value;
+
+	if (!m->cap)
+		return NULL;
+	for (i = slot_of(key, mask); m->slots[i].key != key || !m->slots[i].value;
+	     i = (i + 1) & mask)
+		if (!m->slots[i].value)
+			return NULL;
+	value = m->slots[i].value;
+	delete_at(m, i);
 	return value;
+}
+
+void pr__hashmap_filter(struct pr_hashmap *m, bool (*keep)(uint64_t key, void *value, void *arg),
+			void *arg)
+{
+	for (size_t i = 0; i < m->cap;) {
+		if (m->slots[i].value && !keep(m->slots[i].key, m->slots[i].value, arg))
+			delete_at(m, i);
+		else
+			i++;
+	}
 }
 
 void pr__hashmap_free(struct pr_hashmap *m)

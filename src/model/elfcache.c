@@ -324,9 +324,54 @@ struct pr_elf *pr__elfcache_debug(struct pr_elfcache *c, struct pr_elf *e,
 		return e->debug;
 	e->debug_tried = true;
 	e->debug = find_debug(c, e, lg);
+	if (e->debug)
+		e->debug->is_debug = true;
 	if (e->debug && keep(c, e->debug)) {
 		pr__elf_free(e->debug);
 		e->debug = NULL;
 	}
 	return e->debug;
+}
+
+/* ---- trimming (model/trim.c) ---- */
+
+void pr__elfcache_each(struct pr_elfcache *c,
+		       void (*fn)(struct pr_elf *e, struct pr_dso *d, void *arg), void *arg)
+{
+	for (size_t i = 0; i < c->by_dso.cap; i++) {
+		struct pr_elf *e = c->by_dso.slots[i].value;
+
+		if (e && e != &missing && e != c->vdso)
+			fn(e, (struct pr_dso *)(uintptr_t)c->by_dso.slots[i].key, arg);
+	}
+}
+
+static bool dso_stays(uint64_t key, void *value, void *arg)
+{
+	(void)arg;
+	return !((struct pr_dso *)(uintptr_t)key)->going && !((struct pr_elf *)value)->going;
+}
+
+static bool file_stays(uint64_t key, void *value, void *arg)
+{
+	(void)key, (void)arg;
+	return !((struct pr_elf *)value)->going;
+}
+
+void pr__elfcache_drop(struct pr_elfcache *c)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < c->nr_elves; i++)
+		if (c->elves[i]->going && c->elves[i]->debug)
+			c->elves[i]->debug->going = true;
+	pr__hashmap_filter(&c->by_dso, dso_stays, NULL);
+	pr__hashmap_filter(&c->by_file, file_stays, NULL);
+	for (size_t i = 0; i < c->nr_elves; i++) {
+		if (c->elves[i]->going)
+			pr__elf_free(c->elves[i]);
+		else
+			c->elves[kept++] = c->elves[i];
+	}
+	c->nr_elves = kept;
 }

@@ -52,6 +52,8 @@ struct pr_elf {
 	bool has_debug_info;         /* DWARF: a .debug_info with bytes */
 	bool go;                     /* built by Go's linker */
 
+	bool is_debug;               /* a debug file, kept with the file it serves */
+	bool going;                  /* evicted by the trim under way (trim.c) */
 	bool debug_tried;            /* pr__elfcache_debug() looked already */
 	struct pr_elf *debug;        /* ... and found this */
 };
@@ -124,6 +126,15 @@ struct pr_elf *pr__elfcache_file(struct pr_elfcache *c, struct pr_dso *d,
  */
 struct pr_elf *pr__elfcache_debug(struct pr_elfcache *c, struct pr_elf *e,
 				  const struct pr_logger *lg);
+
+/* Each file the cache holds that a DSO found (not the vDSO, not debug
+ * files), with those DSOs: `fn` gets (file, dso) for every pair. */
+void pr__elfcache_each(struct pr_elfcache *c,
+		       void (*fn)(struct pr_elf *e, struct pr_dso *d, void *arg), void *arg);
+/* Forget what was found for the DSOs marked `going`, and free the files
+ * marked `going` with their debug files: a DSO that had one of them looks
+ * again when next asked. */
+void pr__elfcache_drop(struct pr_elfcache *c);
 
 /* ---- debuginfod.c ---- */
 

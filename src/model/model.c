@@ -15,28 +15,6 @@
 
 #include "model/elfcache.h"
 
-/* A thread: its process and name. */
-struct pr_thread {
-	uint32_t tid, pid;
-	char comm[16];
-};
-
-struct pr_model {
-	struct pr_hashmap procs;      /* pid -> struct pr_proc */
-	struct pr_hashmap threads;    /* tid -> struct pr_thread */
-	struct pr_hashmap dso_index;  /* dso_key() -> struct pr_dso (chained) */
-	struct pr_dso **dsos;
-	size_t nr_dsos, cap_dsos;
-	struct pr_hashmap hints;      /* pr__hash_str(path) -> build-id hint (chained) */
-	uint64_t generation;
-	uint32_t serial;              /* the last struct pr_proc's */
-	/* The kernel's text as recorded: the symbol perf relocates by
-	 * ("_text" of "[kernel.kallsyms]_text") and its address (pgoff). */
-	char kernel_ref[32];
-	uint64_t kernel_ref_addr;
-	struct pr_elfcache *elves;    /* made on first use */
-};
-
 static void touched(struct pr_model *m, struct pr_proc *p)
 {
 	p->generation = ++m->generation;
@@ -51,7 +29,7 @@ static void new_serial(struct pr_model *m, struct pr_proc *p)
 	p->serial = m->serial;
 }
 
-static uint64_t dso_key(const char *path, uint32_t maj, uint32_t min, uint64_t ino)
+uint64_t pr__dso_key(const char *path, uint32_t maj, uint32_t min, uint64_t ino)
 {
 	return pr__hash_mix(pr__hash_mix(pr__hash_str(path), ino), (uint64_t)maj << 32 | min);
 }
@@ -182,7 +160,7 @@ int pr_model_set_build_id(struct pr_model *m, const char *path, const uint8_t *i
 struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
 			    uint32_t min, uint64_t ino)
 {
-	uint64_t key = dso_key(path, maj, min, ino);
+	uint64_t key = pr__dso_key(path, maj, min, ino);
 	struct pr_dso *d = pr__hashmap_get(&m->dso_index, key);
 
 	for (; d; d = d->next_same_key)

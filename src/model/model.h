@@ -9,6 +9,7 @@
 #include <libelf.h>
 
 #include "base/base.h"
+#include "prmodel.h"
 
 /* ---- buildid.c ---- */
 
@@ -39,6 +40,13 @@ struct pr_dso {
 	/* Anonymous memory ("//anon"): what runs there is a JIT's, named
 	 * per process by its perf map, not by a file. */
 	bool anon;
+	/* Set by the unwinder when a frame lands in it; a trim reads and
+	 * clears it (least recently sampled files go first). */
+	bool sampled;
+	uint64_t last_epoch;         /* the last trim that found it sampled */
+	uint64_t mapped_epoch;       /* the last trim that found it mapped */
+	uint64_t unmapped_at;        /* event time no mapping had it since; 0: mapped */
+	bool going;                  /* forgotten by the trim under way (trim.c) */
 	struct pr_dso *next_same_key;
 };
 
@@ -75,7 +83,58 @@ struct pr_proc {
 	size_t nr_old;
 };
 
-struct pr_model;
+/* A thread: its process and name. */
+struct pr_thread {
+	uint32_t tid, pid;
+	char comm[16];
+};
+
+struct pr_elf;
+struct pr_elfcache;
+
+/*
+ * A user of the model's files (an unwinder, a symbolizer), told at a trim
+ * what goes (trim.c).  Both members must not be NULL; `arg` is theirs.
+ */
+struct pr_model_user {
+	/* Bytes of the user's own state built from file `e`. */
+	size_t (*weigh)(void *arg, const struct pr_elf *e);
+	/* Drop everything built from files marked `going` or keyed by DSOs
+	 * marked `going` (both freed once every user returns), and what is
+	 * kept of processes the model no longer has. */
+	void (*trim)(void *arg);
+	void *arg;
+	struct pr_model_user *next;
+};
+
+struct pr_model {
+	struct pr_hashmap procs;      /* pid -> struct pr_proc */
+	struct pr_hashmap threads;    /* tid -> struct pr_thread */
+	struct pr_hashmap dso_index;  /* dso_key() -> struct pr_dso (chained) */
+	struct pr_dso **dsos;
+	size_t nr_dsos, cap_dsos;
+	struct pr_hashmap hints;      /* pr__hash_str(path) -> build-id hint (chained) */
+	uint64_t generation;
+	uint32_t serial;              /* the last struct pr_proc's */
+	/* The kernel's text as recorded: the symbol perf relocates by
+	 * ("_text" of "[kernel.kallsyms]_text") and its address (pgoff). */
+	char kernel_ref[32];
+	uint64_t kernel_ref_addr;
+	struct pr_elfcache *elves;    /* made on first use */
+
+	/* Bounds (trim.c). */
+	struct pr_model_user *users;
+	uint64_t max_bytes, grace_ns;
+	uint64_t epoch;               /* trims so far */
+	struct pr_cache_stats cache;
+};
+
+/* The dso_index key of a file. */
+uint64_t pr__dso_key(const char *path, uint32_t maj, uint32_t min, uint64_t ino);
+/* Tell `u` what goes at each trim, until pr__model_unlisten(). */
+void pr__model_listen(struct pr_model *m, struct pr_model_user *u);
+void pr__model_unlisten(struct pr_model *m, struct pr_model_user *u);
+
 
 struct pr_model *pr__model_new(void);
 void pr__model_free(struct pr_model *m);

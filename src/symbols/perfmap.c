@@ -135,13 +135,48 @@ static struct sym_perf_map *perf_map_of(struct pr_symbolizer *s, uint32_t pid,
 	return pm;
 }
 
+void pr__sym_perf_map_forget(struct sym_perf_map *pm)
+{
+	pr__hashmap_free(&pm->results);
+	pr__arena_free(&pm->result_names);
+}
+
 void pr__sym_perf_map_free(struct sym_perf_map *pm)
 {
 	if (!pm)
 		return;
+	pr__sym_perf_map_forget(pm);
 	perf_map_clear(pm);
 	free(pm->module);
 	free(pm);
+}
+
+/* An address's result of the map's latest read, made when missing (NULL
+ * when out of memory): a name of an older read stays with its results,
+ * since profiles tell JIT code apart by it. */
+static struct sym_result *result_of(struct pr_symbolizer *s, struct sym_perf_map *pm,
+				    const struct pr_sym *sym, uint64_t ip)
+{
+	uint64_t k = pr__hash_mix(pm->reads, ip);
+	struct sym_result *r;
+
+	for (r = pr__hashmap_get(&pm->results, k); r; r = r->next)
+		if (r->addr == ip && r->generation == pm->reads)
+			return r;
+	r = pr__arena_alloc(&pm->result_names, sizeof(*r));
+	if (!r)
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	r->addr = ip;
+	r->generation = pm->reads;
+	r->next = pr__hashmap_get(&pm->results, k);
+	if (pr__hashmap_put(&pm->results, k, r))
+		return NULL;
+	s->stats.resolved++;
+	pr__sym_named(s, &r->sym, pr__arena_strdup(&pm->result_names, sym->name),
+		      ip - sym->start, PR_SYM_PERF_MAP);
+	r->sym.module = pm->module;
+	return r;
 }
 
 int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
@@ -165,17 +200,9 @@ int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_f
 	if (!sym)
 		return 0;
 	/* Re-reading the map may rename an address: results are per read. */
-	r = pr__sym_result_get(s, pm, ip);
-	if (!r || r->generation != pm->reads) {
-		r = pr__sym_result_new(s, pm, ip);
-		if (!r)
-			return -ENOMEM;
-		s->stats.resolved++;
-		pr__sym_named(s, &r->sym, pr__arena_strdup(&s->arena, sym->name), ip - sym->start,
-			     PR_SYM_PERF_MAP);
-		r->generation = pm->reads;
-		r->sym.module = pm->module;
-	}
+	r = result_of(s, pm, sym, ip);
+	if (!r)
+		return -ENOMEM;
 	*out = r->sym;
 	return 0;
 }

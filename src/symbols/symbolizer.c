@@ -57,56 +57,21 @@ struct file_name {
 	const char *name;
 };
 
-const char *pr__sym_intern_file(struct pr_symbolizer *s, const char *name)
+const char *pr__sym_intern_file(struct sym_module *m, const char *name)
 {
 	uint64_t h = pr__hash_str(name);
-	struct file_name *f = pr__hashmap_get(&s->files, h);
+	struct file_name *f = pr__hashmap_get(&m->files, h), *n;
 
 	for (struct file_name *i = f; i; i = i->next)
 		if (!strcmp(i->name, name))
 			return i->name;
-	{
-		struct file_name *n = pr__arena_alloc(&s->arena, sizeof(*n));
-
-		if (!n || !(n->name = pr__arena_strdup(&s->arena, name)))
-			return NULL;
-		n->next = f;
-		if (pr__hashmap_put(&s->files, h, n))
-			return NULL;
-		return n->name;
-	}
-}
-
-/* ---- results ---- */
-
-static uint64_t result_key(const void *owner, uint64_t addr)
-{
-	return pr__hash_mix((uintptr_t)owner, addr);
-}
-
-struct sym_result *pr__sym_result_get(struct pr_symbolizer *s, const void *owner, uint64_t addr)
-{
-	for (struct sym_result *r = pr__hashmap_get(&s->results, result_key(owner, addr)); r;
-	     r = r->next)
-		if (r->owner == owner && r->addr == addr)
-			return r;
-	return NULL;
-}
-
-struct sym_result *pr__sym_result_new(struct pr_symbolizer *s, const void *owner, uint64_t addr)
-{
-	uint64_t k = result_key(owner, addr);
-	struct sym_result *r = pr__arena_alloc(&s->arena, sizeof(*r));
-
-	if (!r)
+	n = pr__arena_alloc(&m->arena, sizeof(*n));
+	if (!n || !(n->name = pr__arena_strdup(&m->arena, name)))
 		return NULL;
-	memset(r, 0, sizeof(*r));
-	r->owner = owner;
-	r->addr = addr;
-	r->next = pr__hashmap_get(&s->results, k);
-	if (pr__hashmap_put(&s->results, k, r))
+	n->next = f;
+	if (pr__hashmap_put(&m->files, h, n))
 		return NULL;
-	return r;
+	return n->name;
 }
 
 /* A frame named by a symbol alone (the kernel's, a perf map's). */
@@ -119,6 +84,147 @@ void pr__sym_named(struct pr_symbolizer *s, struct pr_symbol *sym, const char *n
 	sym->offset = offset;
 	sym->source = source;
 	s->stats.named++;
+}
+
+/* ---- resolved frames ---- */
+
+/*
+ * The resolved frames, by (file or kernel, address): open addressing with
+ * linear probing over slots of one cache line each, the answer in the
+ * slot, so that a frame seen before costs one probe -- most frames are.
+ * This is the one table that is not base/hashmap.c: a map to a pointer
+ * would cost a second cache miss on every frame, and entries are only
+ * deleted all at once, by a trim (which builds the table anew).
+ */
+static struct sym_slot *slot_probe(const struct pr_symbolizer *s, const void *owner,
+				   uint64_t addr)
+{
+	size_t mask = s->nr_slots - 1, i = (size_t)(pr__hash_mix((uintptr_t)owner, addr) >> 32) & mask;
+
+	while (s->slots[i].owner && (s->slots[i].owner != owner || s->slots[i].addr != addr))
+		i = (i + 1) & mask;
+	return &s->slots[i];
+}
+
+/* Room for one more, at most half full. */
+static int slots_reserve(struct pr_symbolizer *s)
+{
+	struct sym_slot *old = s->slots;
+	size_t nr = s->nr_slots;
+
+	if (s->used_slots + 1 <= nr / 2)
+		return 0;
+	s->nr_slots = nr ? nr * 2 : 4096;
+	s->slots = aligned_alloc(64, s->nr_slots * sizeof(*s->slots));
+	if (!s->slots) {
+		s->slots = old;
+		s->nr_slots = nr;
+		return -ENOMEM;
+	}
+	memset(s->slots, 0, s->nr_slots * sizeof(*s->slots));
+	for (size_t i = 0; i < nr; i++)
+		if (old[i].owner)
+			*slot_probe(s, old[i].owner, old[i].addr) = old[i];
+	free(old);
+	return 0;
+}
+
+/* ---- what a trim takes (model/trim.c) ---- */
+
+static size_t module_bytes(const struct sym_module *m)
+{
+	return sizeof(*m) + m->syms.cap * sizeof(*m->syms.v) +
+	       (m->names ? m->syms.nr * sizeof(*m->names) : 0) + m->arena.bytes +
+	       (m->cus.cap + m->func_names.cap + m->files.cap) * sizeof(*m->cus.slots) +
+	       m->nr_spans * 16 + m->zbytes;
+}
+
+static size_t weigh_file(void *arg, const struct pr_elf *e)
+{
+	const struct pr_symbolizer *s = arg;
+	size_t bytes = 0;
+
+	for (size_t i = 0; i < s->modules.cap; i++) {
+		const struct sym_module *m = s->modules.slots[i].value;
+
+		if (m && m->elf == e)
+			bytes += module_bytes(m);
+	}
+	return bytes;
+}
+
+static bool module_goes(const struct sym_module *m)
+{
+	return m->dso->going || (m->elf && m->elf->going);
+}
+
+static bool module_stays(uint64_t key, void *value, void *arg)
+{
+	(void)key, (void)arg;
+	if (!module_goes(value))
+		return true;
+	pr__sym_module_free(value);
+	return false;
+}
+
+static bool perf_map_stays(uint64_t key, void *value, void *arg)
+{
+	struct pr_symbolizer *s = arg;
+
+	if (pr__model_proc(s->model, (uint32_t)key, false)) {
+		pr__sym_perf_map_forget(value);
+		return true;
+	}
+	pr__sym_perf_map_free(value);
+	return false;
+}
+
+/* The resolved frames of what stays, in a table sized for them (or none
+ * when that cannot be had: they are found again). */
+static void trim_slots(struct pr_symbolizer *s)
+{
+	struct sym_slot *old = s->slots;
+	size_t nr_old = s->nr_slots, used = 0;
+
+	for (size_t i = 0; i < nr_old; i++) {
+		const struct sym_slot *o = &old[i];
+		const struct sym_module *m;
+
+		if (!o->owner)
+			continue;
+		if (o->owner != &s->ksyms &&
+		    (((const struct pr_dso *)o->owner)->going ||
+		     ((m = pr__hashmap_get(&s->modules, (uintptr_t)o->owner)) && module_goes(m))))
+			((struct sym_slot *)o)->owner = NULL;
+		else
+			used++;
+	}
+	s->slots = NULL;
+	s->nr_slots = 4096;
+	while (s->nr_slots < 2 * used)
+		s->nr_slots *= 2;
+	if (used)
+		s->slots = aligned_alloc(64, s->nr_slots * sizeof(*s->slots));
+	if (s->slots) {
+		memset(s->slots, 0, s->nr_slots * sizeof(*s->slots));
+		for (size_t i = 0; i < nr_old; i++)
+			if (old[i].owner)
+				*slot_probe(s, old[i].owner, old[i].addr) = old[i];
+	} else {
+		s->nr_slots = 0;
+		used = 0;
+	}
+	s->used_slots = used;
+	free(old);
+}
+
+static void trim_files(void *arg)
+{
+	struct pr_symbolizer *s = arg;
+
+	trim_slots(s);
+	pr__hashmap_filter(&s->modules, module_stays, s);
+	pr__hashmap_filter(&s->perf_maps, perf_map_stays, s);
 }
 
 /* ---- the API ---- */
@@ -157,6 +263,8 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 		goto fail;
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = pr__sym_find_debuginfo;
+	s->user = (struct pr_model_user){ .weigh = weigh_file, .trim = trim_files, .arg = s };
+	pr__model_listen(model, &s->user);
 	return s;
 fail:
 	pr_symbolizer_free(s);
@@ -168,61 +276,19 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
 {
 	if (!s)
 		return;
+	if (s->user.arg)
+		pr__model_unlisten(s->model, &s->user);
 	for (size_t i = 0; i < s->modules.cap; i++)
 		pr__sym_module_free(s->modules.slots[i].value);
 	pr__hashmap_free(&s->modules);
 	for (size_t i = 0; i < s->perf_maps.cap; i++)
 		pr__sym_perf_map_free(s->perf_maps.slots[i].value);
 	pr__hashmap_free(&s->perf_maps);
-	pr__hashmap_free(&s->results);
 	free(s->slots);
-	pr__hashmap_free(&s->files);
 	pr__sym_kernel_free(s);
-	pr__arena_free(&s->arena);
 	free((char *)s->cache_dir);
 	free(s->kallsyms_path);
 	free(s);
-}
-
-/*
- * The resolved frames, by (file or kernel, address): open addressing with
- * linear probing over slots of one cache line each, the answer in the
- * slot, so that a frame seen before costs one probe -- most frames are.
- * This is the one table that is not base/hashmap.c: a map to a pointer
- * would cost a second cache miss on every frame, and nothing here is ever
- * deleted.
- */
-static struct sym_slot *slot_probe(const struct pr_symbolizer *s, const void *owner,
-				   uint64_t addr)
-{
-	size_t mask = s->nr_slots - 1, i = (size_t)(pr__hash_mix((uintptr_t)owner, addr) >> 32) & mask;
-
-	while (s->slots[i].owner && (s->slots[i].owner != owner || s->slots[i].addr != addr))
-		i = (i + 1) & mask;
-	return &s->slots[i];
-}
-
-/* Room for one more, at most half full. */
-static int slots_reserve(struct pr_symbolizer *s)
-{
-	struct sym_slot *old = s->slots;
-	size_t nr = s->nr_slots;
-
-	if (s->used_slots + 1 <= nr / 2)
-		return 0;
-	s->nr_slots = nr ? nr * 2 : 4096;
-	s->slots = aligned_alloc(64, s->nr_slots * sizeof(*s->slots));
-	if (!s->slots) {
-		s->slots = old;
-		s->nr_slots = nr;
-		return -ENOMEM;
-	}
-	memset(s->slots, 0, s->nr_slots * sizeof(*s->slots));
-	for (size_t i = 0; i < nr; i++)
-		if (old[i].owner)
-			*slot_probe(s, old[i].owner, old[i].addr) = old[i];
-	free(old);
-	return 0;
 }
 
 int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,

@@ -47,7 +47,7 @@ struct sym_module {
 	/* Its DWARF sections inflated from zstd, which libdw reads in place
 	 * of the file's bytes until dwfl_end() (zsection.h). */
 	unsigned char **zbufs;
-	size_t nr_zbufs;
+	size_t nr_zbufs, zbytes;
 	/* Its compile units' address ranges, sorted, when libdw's lookup
 	 * found none (symdwarf.c). */
 	struct cu_span *spans;
@@ -58,11 +58,14 @@ struct sym_module {
 	struct pr_hashmap cus;
 	/* A function's name, by its (abstract origin's) DIE offset + 1. */
 	struct pr_hashmap func_names;
+	/* Names, inline chains and interned source file names of its
+	 * results: they go with the module (a trim may take it). */
+	struct pr_arena arena;
+	struct pr_hashmap files;     /* hash of a source file name -> interned (chained) */
 };
 
 /* A perf map's resolved address (re-reading the map makes new ones). */
 struct sym_result {
-	const void *owner;
 	uint64_t addr;
 	uint64_t generation;         /* of a perf map: results of an older read are stale */
 	struct sym_result *next;     /* the same hash */
@@ -90,6 +93,10 @@ struct sym_perf_map {
 	uint64_t read_at;            /* CLOCK_MONOTONIC ns; 0: never */
 	uint64_t reads;
 	bool found;
+	/* Its resolved addresses, of every read, and their names: reset by
+	 * a trim, freed with the map. */
+	struct pr_hashmap results;   /* hash -> struct sym_result (chained) */
+	struct pr_arena result_names;
 };
 
 struct pr_symbolizer {
@@ -99,11 +106,9 @@ struct pr_symbolizer {
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
 
-	struct pr_arena arena;       /* results, names, lines */
-	struct pr_hashmap results;   /* perf maps': hash -> struct sym_result (chained) */
 	struct pr_hashmap modules;   /* struct pr_dso * -> struct sym_module */
-	struct pr_hashmap files;     /* hash of a source file name -> interned (chained) */
 	struct pr_hashmap perf_maps; /* pid -> struct sym_perf_map */
+	struct pr_model_user user;   /* told what a trim evicts */
 	/* PERF_MAP_REREAD_NS; a test sets 0 to re-read at every miss. */
 	uint64_t perf_map_reread_ns;
 
@@ -131,13 +136,8 @@ struct pr_symbolizer {
 
 /* C++ and Rust names as perf shows them (see there); copied into `a`. */
 const char *pr__sym_demangle(struct pr_symbolizer *s, struct pr_arena *a, const char *name);
-/* One copy of each source file name; NULL when out of memory. */
-const char *pr__sym_intern_file(struct pr_symbolizer *s, const char *name);
-struct sym_result *pr__sym_result_get(struct pr_symbolizer *s, const void *owner,
-				      uint64_t addr);
-/* A new, empty result for (owner, addr); NULL when out of memory. */
-struct sym_result *pr__sym_result_new(struct pr_symbolizer *s, const void *owner,
-				      uint64_t addr);
+/* One copy of each source file name per module; NULL when out of memory. */
+const char *pr__sym_intern_file(struct sym_module *m, const char *name);
 /* Name `sym` by a symbol alone (the kernel's, a perf map's); `name` may be NULL. */
 void pr__sym_named(struct pr_symbolizer *s, struct pr_symbol *sym, const char *name,
 		   uint64_t offset, enum pr_sym_source source);
@@ -186,6 +186,8 @@ void pr__sym_kernel_free(struct pr_symbolizer *s);
 int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
 			struct pr_symbol *out);
 void pr__sym_perf_map_free(struct sym_perf_map *pm);
+/* Drop its results (a trim: none is in use). */
+void pr__sym_perf_map_forget(struct sym_perf_map *pm);
 /* The largest perf map read: a JIT writes a line per compiled function;
  * 64 MiB is a million of them. */
 #define PR_PERF_MAP_MAX ((off_t)64 << 20)

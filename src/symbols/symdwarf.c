@@ -18,7 +18,7 @@
 #include "model/zsection.h"
 
 /* The call site of an inlined scope: DW_AT_call_file and _line. */
-static void call_site(struct pr_symbolizer *s, Dwarf_Die *cu, Dwarf_Die *die,
+static void call_site(struct sym_module *m, Dwarf_Die *cu, Dwarf_Die *die,
 		      const char **file, uint32_t *line)
 {
 	Dwarf_Attribute attr;
@@ -34,7 +34,7 @@ static void call_site(struct pr_symbolizer *s, Dwarf_Die *cu, Dwarf_Die *die,
 	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) == 0 &&
 	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles &&
 	    (name = dwarf_filesrc(files, idx, NULL, NULL)))
-		*file = pr__sym_intern_file(s, name);
+		*file = pr__sym_intern_file(m, name);
 }
 
 /*
@@ -269,7 +269,7 @@ static int top_function(struct sym_module *m, Dwarf_Die *cu, Dwarf_Addr pc, Dwar
  * has none: gcc writes none for constructors, nor for what involves an
  * anonymous namespace).  NULL when out of memory.
  */
-static const char *qualify(struct pr_symbolizer *s, const struct cu_index *x, Dwarf_Off off,
+static const char *qualify(struct sym_module *m, const struct cu_index *x, Dwarf_Off off,
 			   const char *name)
 {
 	const char *parts[MAX_SCOPE_DEPTH + 1];
@@ -291,8 +291,8 @@ static const char *qualify(struct pr_symbolizer *s, const struct cu_index *x, Dw
 		k = sc->parent;
 	}
 	if (!n)
-		return pr__arena_strdup(&s->arena, name);
-	p = out = pr__arena_alloc(&s->arena, len);
+		return pr__arena_strdup(&m->arena, name);
+	p = out = pr__arena_alloc(&m->arena, len);
 	if (!out)
 		return NULL;
 	while (n--)
@@ -346,14 +346,14 @@ static const char *func_name(struct pr_symbolizer *s, struct sym_module *m, Dwar
 	    dwarf_attr_integrate(&origin, DW_AT_MIPS_linkage_name, &attr))
 		name = dwarf_formstring(&attr);
 	if (name)
-		out = pr__sym_demangle(s, &s->arena, name);
+		out = pr__sym_demangle(s, &m->arena, name);
 	else if (!name_die(&origin, &named) || !(name = dwarf_diename(&named)))
 		return NULL;
 	else if (!s->no_demangle && dwarf_diecu(&named, &cu, NULL, NULL) &&
 		 (x = cu_index(m, &cu)))
-		out = qualify(s, x, dwarf_dieoffset(&named), name);
+		out = qualify(m, x, dwarf_dieoffset(&named), name);
 	else
-		out = pr__arena_strdup(&s->arena, name);
+		out = pr__arena_strdup(&m->arena, name);
 	/* Not kept when the table cannot grow: found again next time. */
 	if (key && out)
 		pr__hashmap_put(&m->func_names, key, (void *)out);
@@ -445,9 +445,19 @@ static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
 static void inflate_zstd(struct pr_symbolizer *s, struct sym_module *m)
 {
 	GElf_Addr bias;
-	int err = pr__zsection_inflate_zstd_dwarf(dwfl_module_getelf(m->mod, &bias),
-						  MAX_DWARF_SECTION, &m->zbufs, &m->nr_zbufs);
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	int err = pr__zsection_inflate_zstd_dwarf(elf, MAX_DWARF_SECTION, &m->zbufs,
+						  &m->nr_zbufs);
+	Elf_Scn *scn = NULL;
 
+	/* What they weigh, for a trim (model/trim.c). */
+	while (m->nr_zbufs && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+
+		for (size_t i = 0; d && i < m->nr_zbufs; i++)
+			if (d->d_buf == m->zbufs[i])
+				m->zbytes += d->d_size;
+	}
 	if (err)
 		pr__log(&s->lg, PR_LOG_DEBUG, "%s: a DWARF section compressed with zstd not "
 			"inflated: %s", m->origin, strerror(-err));
@@ -532,7 +542,7 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 			dwarf_lineno(dline, &lineno);
 	}
 	if (file)
-		file = pr__sym_intern_file(s, file);
+		file = pr__sym_intern_file(m, file);
 	if (cu)
 		cu = unit_with_functions(cu, &split);
 	/* The functions around the address, as they nest where they were
@@ -574,7 +584,7 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		nr++;
 		/* The caller's line is where it inlined this one. */
 		if (t == DW_TAG_inlined_subroutine)
-			call_site(s, cu, &path[k], &file, (uint32_t *)&lineno);
+			call_site(m, cu, &path[k], &file, (uint32_t *)&lineno);
 	}
 	/* Code no DWARF function covers: addr2line names it by its symbol. */
 	if (!nr) {
@@ -582,7 +592,7 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		const char *at = addr2line_symbol(m, vaddr, &start);
 
 		if (at)
-			sym_name = pr__sym_demangle(s, &s->arena, at);
+			sym_name = pr__sym_demangle(s, &m->arena, at);
 		if (sym_name)
 			funcs[nr++] = (struct pr_sym_func){ .name = sym_name, .file = file,
 							    .line = (uint32_t)lineno };

@@ -197,7 +197,7 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 		return m;
 	}
 	s->stats.files++;
-	read_symbols(s, m, &s->arena);
+	read_symbols(s, m, &m->arena);
 	return m;
 }
 
@@ -214,6 +214,8 @@ void pr__sym_module_free(struct sym_module *m)
 	pr__symtab_free(&m->syms);
 	free(m->names);
 	free(m->path);
+	pr__hashmap_free(&m->files);
+	pr__arena_free(&m->arena);
 	free(m);
 }
 
@@ -242,7 +244,7 @@ static const char *symbol_name(struct pr_symbolizer *s, struct sym_module *m,
 			return NULL;
 	}
 	if (!m->names[i])
-		m->names[i] = pr__sym_demangle(s, &s->arena, sym->name);
+		m->names[i] = pr__sym_demangle(s, &m->arena, sym->name);
 	return m->names[i];
 }
 
@@ -270,7 +272,7 @@ int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t
 					  chain);
 	if (!nr)
 		return 0;
-	funcs = pr__arena_alloc(&s->arena, nr * sizeof(*funcs));
+	funcs = pr__arena_alloc(&m->arena, nr * sizeof(*funcs));
 	if (!funcs)
 		return -ENOMEM;
 	memcpy(funcs, chain, nr * sizeof(*funcs));

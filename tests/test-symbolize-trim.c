@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The symbolizer under a cache limit: many files through a small budget,
+ * and the state of processes that exited let go. */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "model/model.h"
+#include "mkrecord.h"
+#include "prsym.h"
+#include "sym-test.h"
+#include "symbols/symbolizer.h"
+#include "symbolize.h"
+
+#define NR_FILES 12
+#define ROUNDS 3
+#define SECOND UINT64_C(1000000000)
+
+static struct pr_record exit_of(uint32_t pid)
+{
+	struct pr_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PR_RECORD_EXIT;
+	r.pid = r.tid = pid;
+	r.u.task.ppid = r.u.task.ptid = pid;
+	return r;
+}
+
+static struct pr_symbolizer *offline_symbolizer(struct pr_model *m)
+{
+	PR_OPTS(pr_symbolizer_opts, o, .log = keep_log);
+	struct pr_symbolizer *s = pr_symbolizer_new(m, &o);
+
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+static void check_cache(struct pr_model *m, uint64_t max_bytes, uint64_t max_files)
+{
+	PR_OPTS(pr_cache_stats, cs);
+
+	ck_assert_int_eq(pr_model_cache_stats(m, &cs), 0);
+	ck_assert_msg(cs.bytes <= max_bytes, "%llu bytes kept, over the limit of %llu",
+		      (unsigned long long)cs.bytes, (unsigned long long)max_bytes);
+	ck_assert_uint_le(cs.files, max_files);
+}
+
+/*
+ * Copies of this program, each with a build-id of its own (so each is a
+ * file of its own to the cache), mapped by one process each, named one
+ * after another, round after round, with a trim after each and room for
+ * two: every file is evicted and read again, every name (and, where this
+ * build has DWARF, inline chain and line) is right after re-loading, and
+ * the cache never holds more than the limit.  Then the processes exit:
+ * after the grace period their files are forgotten.
+ */
+START_TEST(many_files_cycle_through_a_small_budget_and_stay_named)
+{
+	struct pr_model *self = self_model(), *m = pr_model_new();
+	struct pr_frame f = outer_frame(self);
+	const struct pr_map *map = pr__model_find(self, (uint32_t)getpid(), f.ip);
+	uint8_t id[PR_BUILD_ID_MAX];
+	size_t id_len = 0, len;
+	unsigned char *image = slurp("/proc/self/exe", &len), *at;
+	char paths[NR_FILES][512], name[16];
+	struct pr_symbolizer *s;
+	PR_OPTS(pr_symbolizer_stats, ss);
+	PR_OPTS(pr_cache_stats, cs);
+	uint64_t limit, t = SECOND;
+	bool dwarf = !debug_dir() && !getenv("DS_STRIPPED");
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pr__build_id_path("/proc/self/exe", id, &id_len), 0);
+	ck_assert_uint_ge(id_len, 4);
+	at = memmem(image, len, id, id_len);
+	ck_assert_ptr_nonnull(at);
+	for (uint32_t i = 0; i < NR_FILES; i++) {
+		snprintf(name, sizeof(name), "trim%u", i);
+		snprintf(paths[i], sizeof(paths[i]), "%s", tmp_path(name));
+		memcpy(at, &i, sizeof(i));
+		write_file(paths[i], image, len);
+	}
+	/* Two files and what is built from them fit; three do not. */
+	limit = 5 * (uint64_t)len / 2;
+	{
+		PR_OPTS(pr_cache_opts, co, .max_bytes = limit, .grace_ns = 10 * SECOND);
+
+		ck_assert_int_eq(pr_model_set_cache(m, &co), 0);
+	}
+	s = offline_symbolizer(m);
+	for (int round = 0; round < ROUNDS; round++) {
+		for (uint32_t i = 0; i < NR_FILES; i++) {
+			uint32_t pid = 4100000 + i;
+			struct pr_frame g = f;
+			struct pr_symbol sym;
+
+			if (round == 0) {
+				struct pr_record r = mmap2(pid, map->start, map->end - map->start,
+							   map->pgoff, paths[i]);
+
+				ck_assert_int_eq(pr_model_apply(m, &r), 0);
+			}
+			g.dso = pr__model_find(m, pid, g.ip)->dso;
+			/* Sampled: what the unwinder marks on every frame. */
+			((struct pr_dso *)g.dso)->sampled = true;
+			ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &g, &sym), 0);
+			ck_assert_str_eq(sym.module, paths[i]);
+			ck_assert_msg(sym.name && !strcmp(sym.name, "ds_sym_outer"),
+				      "round %d, file %u: %s; log:\n%s", round, i,
+				      sym.name ? sym.name : "(none)", logtext);
+			if (dwarf)
+				check_outer_funcs(&sym);
+			ck_assert_int_eq(pr_model_trim(m, t += SECOND), 0);
+			check_cache(m, limit, 2);
+		}
+	}
+	ck_assert_int_eq(pr_model_cache_stats(m, &cs), 0);
+	ck_assert_uint_eq(cs.trims, ROUNDS * NR_FILES);
+	/* The least recently sampled went first: always one of the two
+	 * named before the last, never the last. */
+	ck_assert_uint_ge(cs.files_evicted, ROUNDS * NR_FILES - 2);
+	ck_assert_uint_eq(cs.files_evicted_hot, 0);
+	ck_assert_uint_eq(cs.dsos_forgotten, 0);
+	ck_assert_int_eq(pr_symbolizer_stats(s, &ss), 0);
+	ck_assert_uint_eq(ss.files, ROUNDS * NR_FILES);
+
+	/* The processes exit: their files stay for the grace period, then
+	 * go, and everything built from them with them. */
+	for (uint32_t i = 0; i < NR_FILES; i++) {
+		struct pr_record r = exit_of(4100000 + i);
+
+		ck_assert_int_eq(pr_model_apply(m, &r), 0);
+	}
+	ck_assert_int_eq(pr_model_trim(m, t += SECOND), 0);
+	ck_assert_int_eq(pr_model_cache_stats(m, &cs), 0);
+	ck_assert_uint_eq(cs.dsos_forgotten, 0);
+	ck_assert_uint_eq(cs.dsos, NR_FILES);
+	ck_assert_int_eq(pr_model_trim(m, t += 10 * SECOND), 0);
+	ck_assert_int_eq(pr_model_cache_stats(m, &cs), 0);
+	ck_assert_uint_eq(cs.dsos_forgotten, NR_FILES);
+	ck_assert_uint_eq(cs.dsos, 0);
+	ck_assert_uint_eq(cs.files, 0);
+	ck_assert_uint_eq(cs.bytes, 0);
+	ck_assert_uint_eq(s->modules.n, 0);
+	ck_assert_uint_eq(s->used_slots, 0);
+
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+	pr_model_free(self);
+	for (uint32_t i = 0; i < NR_FILES; i++)
+		unlink(paths[i]);
+	free(image);
+}
+END_TEST
+
+/* A process's perf map is read while it runs, and dropped with its
+ * results at the first trim after it exits. */
+START_TEST(the_perf_map_of_a_process_that_exited_is_dropped)
+{
+	const uint32_t pid = 4200001;
+	struct pr_model *m = pr_model_new();
+	struct pr_record r = mmap2(pid, 0x7f0000000000ull, 0x100000, 0, "//anon");
+	struct pr_frame f = { .ip = 0x7f0000001010ull, .dso_ip = 0x7f0000001010ull };
+	struct pr_symbolizer *s;
+	struct pr_symbol sym;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	write_text(path, "7f0000001000 100 LazyCompile:*hot /app.js:3\n");
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pr_model_apply(m, &r), 0);
+	f.dso = pr__model_find(m, pid, f.ip)->dso;
+	s = offline_symbolizer(m);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
+	ck_assert_str_eq(sym.name, "LazyCompile:*hot /app.js:3");
+	ck_assert_int_eq(pr_model_trim(m, SECOND), 0);
+	ck_assert_ptr_nonnull(pr__hashmap_get(&s->perf_maps, pid));
+	/* Its results go at a trim, and are made again. */
+	ck_assert_uint_eq(((struct sym_perf_map *)pr__hashmap_get(&s->perf_maps, pid))->results.n,
+			  0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
+	ck_assert_str_eq(sym.name, "LazyCompile:*hot /app.js:3");
+
+	r = exit_of(pid);
+	ck_assert_int_eq(pr_model_apply(m, &r), 0);
+	ck_assert_int_eq(pr_model_trim(m, 2 * SECOND), 0);
+	ck_assert_ptr_null(pr__hashmap_get(&s->perf_maps, pid));
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+	unlink(path);
+}
+END_TEST
+
+TCase *symbolize_trim_tests(void)
+{
+	TCase *tc = tcase_create("trim");
+
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, many_files_cycle_through_a_small_budget_and_stay_named);
+	tcase_add_test(tc, the_perf_map_of_a_process_that_exited_is_dropped);
+	return tc;
+}
