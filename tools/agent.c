@@ -41,12 +41,19 @@
 /* Records are delivered in time order a round late; what is read later
  * than that still lands in an open window if it is this much older. */
 #define HORIZON_SLACK_NS UINT64_C(100000000)
+/* Files and what naming and unwinding built from them, kept across
+ * windows (pr_model_set_cache()): the working set of a busy host is well
+ * under it (BENCHMARKS.md, "Agent soak"). */
+#define AGENT_CACHE_BYTES ((uint64_t)256 << 20)
+/* How long the files of a process that exited are kept, for the next
+ * process of the same program. */
+#define AGENT_GRACE_NS (UINT64_C(60) * 1000000000u)
 
 enum {
 	OPT_INTERVAL = 4000, OPT_SERVICE, OPT_GROUP_BY, OPT_TAG, OPT_OUT_DIR,
 	OPT_OUT_DIR_SIZE, OPT_OUT_DIR_AGE, OPT_PYROSCOPE, OPT_OTLP, OPT_SPOOL_DIR,
 	OPT_SPOOL_SIZE, OPT_CREDENTIALS, OPT_TIMEOUT, OPT_LOG_LEVEL, OPT_LOG_FILE,
-	OPT_HEALTH, OPT_EXE, OPT_HOST, OPT_FLUSH_TIMEOUT,
+	OPT_HEALTH, OPT_EXE, OPT_HOST, OPT_FLUSH_TIMEOUT, OPT_CACHE_SIZE,
 };
 
 static const struct option agent_longopts[] = {
@@ -69,6 +76,7 @@ static const struct option agent_longopts[] = {
 	{ "log-level", required_argument, NULL, OPT_LOG_LEVEL },
 	{ "log-file", required_argument, NULL, OPT_LOG_FILE },
 	{ "health-interval", required_argument, NULL, OPT_HEALTH },
+	{ "cache-size", required_argument, NULL, OPT_CACHE_SIZE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -81,7 +89,7 @@ struct agent_args {
 	size_t nr_exes;
 	char host[256];
 	char out_dir[4096], spool_dir[4096];
-	uint64_t health_ns, flush_ns, timeout_ns;
+	uint64_t health_ns, flush_ns, cache_bytes;
 	int log_level;
 	const char *log_file;
 };
@@ -102,8 +110,10 @@ struct agent {
 	int switch_event;            /* the off-CPU event's index, or -1 */
 	double start, last_health;
 	bool started;
+	uint64_t windows;            /* cut so far: a trim follows each cut */
 	/* Written by the worker, read by the health line. */
-	_Atomic uint64_t samples, complete, filtered;
+	_Atomic uint64_t samples, complete, skipped;
+	_Atomic uint64_t cache_files, cache_bytes, cache_evicted, cache_evicted_hot;
 };
 
 static volatile sig_atomic_t reopen_log;
@@ -151,6 +161,34 @@ static int sample_event(const struct agent *ag, const struct pr_record *rec)
 	return idx < 0 ? 0 : idx;
 }
 
+/*
+ * After a window is cut, nothing holds what the unwinder and the symbolizer
+ * handed out: the caches are brought within their bounds then (files of
+ * processes gone for the grace period, then the least recently sampled).
+ */
+static void trim_after_cut(struct agent *ag, uint64_t time)
+{
+	struct ds_windows_stats ws;
+	struct pr_cache_stats cs = { .sz = sizeof(cs) };
+	uint64_t hot;
+
+	ds_windows_stats(ag->w, &ws);
+	if (ws.windows == ag->windows)
+		return;
+	ag->windows = ws.windows;
+	hot = atomic_load(&ag->cache_evicted_hot);
+	if (pr_model_trim(ag->model, time) || pr_model_cache_stats(ag->model, &cs))
+		return;
+	if (cs.files_evicted_hot > hot && !hot)
+		ds_logf(PR_LOG_WARN, "files sampled in the last window were evicted from the "
+			"cache (%" PRIu64 " MiB held): they are read again and again; raise "
+			"--cache-size", cs.bytes >> 20);
+	atomic_store(&ag->cache_files, cs.files);
+	atomic_store(&ag->cache_bytes, cs.bytes);
+	atomic_store(&ag->cache_evicted, cs.files_evicted);
+	atomic_store(&ag->cache_evicted_hot, cs.files_evicted_hot);
+}
+
 /* The worker: every record, in time order. */
 static int process(const struct pr_record *rec, void *arg)
 {
@@ -162,6 +200,8 @@ static int process(const struct pr_record *rec, void *arg)
 	/* Synthesized records have no time; they open no window. */
 	if (rec->time && (err = ds_windows_record(ag->w, rec->time)))
 		return err;
+	if (rec->time)
+		trim_after_cut(ag, rec->time);
 	err = pr_model_apply(ag->model, rec);
 	if (err)
 		return err;
@@ -170,7 +210,7 @@ static int process(const struct pr_record *rec, void *arg)
 		return ag->switch_event >= 0 ? pr_profile_apply(p, rec) : 0;
 	/* Not the agent itself: its cost is measured, not profiled. */
 	if (rec->pid == ag->self || !exe_wanted(ag, rec)) {
-		atomic_fetch_add_explicit(&ag->filtered, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&ag->skipped, 1, memory_order_relaxed);
 		return 0;
 	}
 	/* A kernel thread's sample has no user stack to show. */
@@ -195,9 +235,14 @@ static int process(const struct pr_record *rec, void *arg)
 static int tick(uint64_t horizon, void *arg)
 {
 	struct agent *ag = arg;
+	int err;
 
-	return horizon > HORIZON_SLACK_NS ? ds_windows_advance(ag->w, horizon -
-							       HORIZON_SLACK_NS) : 0;
+	if (horizon <= HORIZON_SLACK_NS)
+		return 0;
+	err = ds_windows_advance(ag->w, horizon - HORIZON_SLACK_NS);
+	if (!err)
+		trim_after_cut(ag, horizon - HORIZON_SLACK_NS);
+	return err;
 }
 
 static int copy(const struct pr_record *rec, void *arg)
@@ -237,12 +282,15 @@ static void health(struct agent *ag, enum pr_log_level level)
 
 	ds_pipeline_counts(ag->pl, &pc);
 	ds_uploader_stats(ag->up, &us);
-	ds_logf(level, "health: %" PRIu64 " samples, %" PRIu64 " lost, %.1f%% complete stacks; "
-		"windows: %" PRIu64 " written, %" PRIu64 " sent, %" PRIu64 " spooled, %" PRIu64
-		" dropped, %" PRIu64 " failed, %zu queued; backend %.0f ms; %" PRIu64
-		" KiB uploaded; RSS %" PRIu64 " MiB", n, pr_reader_lost(ag->r) + pc.dropped,
-		n ? 100.0 * (double)done / (double)n : 0.0, us.written, us.sent, us.spooled,
-		us.dropped, us.failed, us.queued, us.last_latency_s * 1e3, us.bytes_sent / 1024,
+	ds_logf(level, "health: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " skipped, "
+		"%.1f%% complete stacks; windows: %" PRIu64 " written, %" PRIu64 " sent, %" PRIu64
+		" spooled, %" PRIu64 " dropped, %" PRIu64 " failed, %zu queued; backend %.0f ms; %"
+		PRIu64 " KiB uploaded; cache %" PRIu64 " files, %" PRIu64 " MiB, %" PRIu64
+		" evicted; RSS %" PRIu64 " MiB", n, pr_reader_lost(ag->r) + pc.dropped,
+		atomic_load(&ag->skipped), n ? 100.0 * (double)done / (double)n : 0.0, us.written,
+		us.sent, us.spooled, us.dropped, us.failed, us.queued, us.last_latency_s * 1e3,
+		us.bytes_sent / 1024, atomic_load(&ag->cache_files),
+		atomic_load(&ag->cache_bytes) >> 20, atomic_load(&ag->cache_evicted),
 		rss_kib() / 1024);
 }
 
@@ -268,7 +316,11 @@ static int round_done(void *arg)
 
 static int open_agent(struct agent *ag)
 {
-	if (!ds_names_open_live(&ag->a->names, &ag->model, &ag->u, &ag->sym))
+	struct pr_cache_opts co = { .sz = sizeof(co), .max_bytes = ag->a->cache_bytes,
+				    .grace_ns = AGENT_GRACE_NS };
+
+	if (!ds_names_open_live(&ag->a->names, &ag->model, &ag->u, &ag->sym) &&
+	    !pr_model_set_cache(ag->model, &co))
 		ag->pl = ds_pipeline_new(ag->r, process, tick, ag, AGENT_MAX_QUEUED, &ds_stop);
 	if (!ag->pl) {
 		ds_err("cannot start: %s", strerror(errno));
@@ -424,6 +476,10 @@ static void usage(FILE *out)
 		"      --log-file FILE      append to FILE instead of stderr; SIGHUP reopens it\n"
 		"      --health-interval DURATION\n"
 		"                           a health line this often (default 60s; 0: never)\n"
+		"Memory:\n"
+		"      --cache-size BYTES   files read for unwinding and naming, and what is\n"
+		"                           built from them, kept across windows; the least\n"
+		"                           recently sampled go first (default 256M)\n"
 		"\n%s"
 		"  -h, --help               this help\n"
 		"\n"
@@ -566,11 +622,16 @@ static int agent_option(int opt, const char *arg, void *ctx)
 	case OPT_CREDENTIALS:
 		a->up.credentials_file = arg;
 		return 0;
-	case OPT_TIMEOUT:
-		if (ds_parse_duration(arg, "--timeout", &a->timeout_ns))
+	case OPT_TIMEOUT: {
+		uint64_t ns;
+
+		if (ds_parse_duration(arg, "--timeout", &ns))
 			return -1;
-		a->up.timeout_s = (double)a->timeout_ns / 1e9;
+		a->up.timeout_s = (double)ns / 1e9;
 		return 0;
+	}
+	case OPT_CACHE_SIZE:
+		return parse_size(arg, "--cache-size", &a->cache_bytes);
 	case OPT_FLUSH_TIMEOUT:
 		return ds_parse_duration(arg, "--flush-timeout", &a->flush_ns);
 	case OPT_LOG_LEVEL: {
@@ -658,6 +719,7 @@ int ds_cmd_agent(int argc, char **argv)
 	}
 	a->win.interval_ns = AGENT_INTERVAL_S * UINT64_C(1000000000);
 	a->health_ns = AGENT_HEALTH_S * UINT64_C(1000000000);
+	a->cache_bytes = AGENT_CACHE_BYTES;
 	a->flush_ns = (uint64_t)(AGENT_FLUSH_S * 1e9);
 	a->log_level = PR_LOG_INFO;
 	first = ds_parse(c, &verb, argc, argv);
