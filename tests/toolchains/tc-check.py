@@ -50,7 +50,11 @@ a frame is:
     (what Rust tools print) drops, and the escapes ($LT$, $u7b$, "..")
     that it decodes;
   - the suffix of a function LLVM cloned (".llvm.1234", which
-    llvm-symbolizer prints " (.llvm.1234)").
+    llvm-symbolizer prints " (.llvm.1234)");
+  - an ELF symbol's version ("__libc_start_main@@GLIBC_2.34"), which the
+    agent's pprof keeps, as perf report does, where the function is
+    named by its symbol, and llvm-symbolizer, naming it from DWARF, has
+    not.
 Everything else -- namespaces, classes, template arguments, lambdas,
 crate and module paths -- must be identical: an inlined frame named
 without its scope is a disagreement.  llvm-symbolizer names an inlined
@@ -75,6 +79,7 @@ RUST_HASH = re.compile(r'::h[0-9a-f]{16}$')
 RUST_ESCAPE = re.compile(r'\$(SP|BP|RF|LT|GT|LP|RP|C|u[0-9a-f]{2,6})\$')
 RUST_ESCAPES = {'SP': '@', 'BP': '*', 'RF': '&', 'LT': '<', 'GT': '>', 'LP': '(',
                 'RP': ')', 'C': ','}
+SYMBOL_VERSION = re.compile(r'@@?[A-Za-z0-9_.]+$')
 LLVM_CLONE = re.compile(r'( \(\.|\.| \[clone \.)llvm\.[0-9]+[)\]]?$')
 LAMBDA = re.compile(r'\{lambda\(([^{}]*)\)#([0-9]+)\}')
 QUALIFIERS = (' const', ' volatile', ' &&', ' &')
@@ -190,20 +195,46 @@ def symbolize(wanted, segs, short):
     return result
 
 
-def same_names(ours, lines, theirs):
+@functools.lru_cache(maxsize=None)
+def symbol_addresses(dso):
+    """{name: {addresses}} of the functions in dso's symbol tables (nm)."""
+    table = {}
+    for flag in ([], ['-D']):
+        out = subprocess.run(['nm', '--defined-only'] + flag + [dso], capture_output=True,
+                             text=True).stdout
+        for line in out.splitlines():
+            parts = line.split()
+            if len(parts) == 3 and parts[1] in 'TtWwiI':
+                table.setdefault(normalise(parts[2]), set()).add(int(parts[0], 16))
+    return table
+
+
+def aliases(dso, a, b):
+    """Whether a and b are ELF symbols of dso at one address: two names of
+    one function (__libc_start_main and __libc_start_main_impl), of
+    which llvm-symbolizer picks one and perf the other."""
+    if not dso or not dso.startswith('/'):
+        return False
+    table = symbol_addresses(dso)
+    return bool(table.get(a, set()) & table.get(b, set()))
+
+
+def same_names(ours, lines, theirs, dso=None):
     """Whether our names of a frame (innermost first) are llvm-symbolizer's.
     The outermost may be the ELF symbol, as llvm-symbolizer names it, or
     the DWARF function: perf's layout prints the DWARF name, marked
     "(inlined)", where the two differ, as for an alias
-    (__libc_start_main_impl at __libc_start_main).  Where the listing
-    has source lines, they must be llvm-symbolizer's too."""
+    (__libc_start_main_impl at __libc_start_main); or, in a file without
+    DWARF there, another symbol at the same address (aliases()).  Where
+    the listing has source lines, they must be llvm-symbolizer's too."""
     if not theirs or len(ours) != len(theirs) - 1:
         return False
     if lines and lines != [srcline(file, line) for _, file, line in theirs[:-1]]:
         return False
     ours = [normalise(n) for n in ours]
     want = [normalise(fn) for fn, _, _ in theirs[:-1]]
-    return ours[:-1] == want[:-1] and ours[-1] in (want[-1], normalise(theirs[-1]))
+    return ours[:-1] == want[:-1] and (ours[-1] in (want[-1], normalise(theirs[-1])) or
+                                       aliases(dso, ours[-1], want[-1]))
 
 
 def closing_group(name, end):
@@ -233,6 +264,7 @@ def rust_unescape(m):
 @functools.lru_cache(maxsize=None)
 def normalise(name):
     name = LLVM_CLONE.sub('', name)
+    name = SYMBOL_VERSION.sub('', name)
     if RUST_ESCAPE.search(name):
         name = re.sub(r'(^|::)_\$', r'\1$', name)
         name = RUST_ESCAPE.sub(rust_unescape, name).replace('..', '::')
@@ -332,7 +364,7 @@ class Figures:
             self.right_depth += 1
         for i, ((off, dso, ours, lines), t) in enumerate(zip(frames, found)):
             self.frames_seen += 1
-            if same_names(ours, lines, t):
+            if same_names(ours, lines, t, dso):
                 self.frames_same += 1
                 self.leaves_same += not i
             elif len(self.examples) < 5:

@@ -3,7 +3,9 @@
 # go/work.go: main -> recurse 41 frames deep -> spin, whose loop calls an
 # inlined helper and a shared library's function) built one of the ways
 # programs are shipped, sampled live (`dwarfsample -- CMD`) and through
-# `dwarfsample record` + `report`, each listing checked by tc-check.py:
+# `dwarfsample record` + `report`, and by `dwarfsample agent -p` (its
+# pprof windows read back by go tool pprof), each listing checked by
+# tc-check.py:
 # stacks complete to the outermost frame, the exact recursion depth, names
 # (and, from report, source lines) as llvm-symbolizer gives them.
 #   gcc-ld, gcc-lld, clang-lld, clang-ld   C, -O2 -g -fomit-frame-pointer,
@@ -143,4 +145,29 @@ check "$build: dwarfsample report" \
 	"$ds" report -F comm,tid,time,ip,sym,symoff,dso,srcline \
 	-i "$tmp/rec.data" -o "$tmp/report.txt"
 tc_check report || fail=1
+
+# The agent on the same program: its windows, written as pprof, decoded
+# by go tool pprof (not this project's reader) and checked the same way.
+# The program waits stopped until the agent samples it.
+stopped() {
+	[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" = T ]
+}
+# shellcheck disable=SC2016 # expanded by the inner shell
+sh -c 'kill -STOP $$; exec "$0" "$1"' "$tmp/work" "$seconds" &
+target=$!
+wait_for stopped $target
+"$ds" agent -p $target -F 2000 --interval 1s --out-dir "$tmp/agent" \
+	--spool-dir "$tmp/spool" --health-interval 0 2>"$tmp/agent.err" &
+agent=$!
+wait_for grep -q "sampling the processes given" "$tmp/agent.err"
+kill -CONT $target
+wait $agent
+status=$?
+wait $target
+check "$build: dwarfsample agent -p exits 0 with its target" test "$status" -eq 0 ||
+	cat "$tmp/agent.err"
+go tool pprof -raw "$tmp"/agent/*.pb.gz >"$tmp/agent.raw" 2>"$tmp/pprof.err" &&
+	python3 "$src/pprof-listing.py" "$tmp/agent.raw" >"$tmp/agent.txt"
+check "$build: go tool pprof reads the agent's windows" test $? -eq 0 || cat "$tmp/pprof.err"
+tc_check agent || fail=1
 exit $fail
