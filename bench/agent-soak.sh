@@ -6,9 +6,9 @@
 # only in their build-id (so each is a file of its own to the agent's
 # caches, as the binaries of a deploy or of many containers are), and
 # between them short runs of sh, python3, perl and gzip.  Its RSS is read
-# every 10 s; after WARMUP_S the slope is fitted by least squares and
-# printed in MiB per hour, with the agent's last health line (cache
-# files, bytes, evictions).
+# every 10 s; after WARMUP_S (300 s: the cache fills up to its limit
+# first) the slope is fitted by least squares and printed in MiB per hour,
+# with the agent's last health line (cache files, bytes, evictions).
 # usage: agent-soak.sh DWARFSAMPLE DEMO [MINUTES [RATE [CACHE [COPIES]]]]
 set -u
 ds=$1
@@ -17,7 +17,8 @@ minutes=${3:-10}
 rate=${4:-99}
 cache=${5:-256M}
 copies=${6:-64}
-warmup=${WARMUP_S:-120}
+# Until the cache has filled up to its limit with the host's files.
+warmup=${WARMUP_S:-300}
 tmp=$(mktemp -d)
 churn=
 agent=
@@ -64,7 +65,7 @@ for ((t = 0; t <= minutes * 60; t += 10)); do
 	rss=$(awk '/VmRSS/ { print $2 }' "/proc/$agent/status" 2>/dev/null)
 	[ -n "$rss" ] || { echo "the agent exited:"; cat "$tmp/log"; exit 1; }
 	echo "$t $rss" >>"$tmp/rss"
-	((t % 60 == 0)) && printf '%6d %10d\n' "$t" "$rss"
+	printf '%6d %10d\n' "$t" "$rss"
 	sleep 10
 done
 hwm=$(awk '/VmHWM/ { print $2 }' "/proc/$agent/status")

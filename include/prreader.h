@@ -213,6 +213,18 @@ struct pr_reader_opts {
 	 * to sample system-wide instead.  Values of an inherited event count
 	 * its own thread only, so they grow monotonically per thread and CPU. */
 	bool read_group;
+	/* Sample on the CPUs only the tasks of this cgroup and of the cgroups
+	 * below it, as perf record -G does: a directory of the cgroup v2
+	 * hierarchy, by its whole path (/sys/fs/cgroup/system.slice/x.service)
+	 * or relative to where the hierarchy is mounted (system.slice/x.service,
+	 * as /proc/PID/cgroup names it after "0::/").  Only with
+	 * pr_reader_open_cpus() (-EINVAL otherwise); cgroup v1 is refused
+	 * with a message.  The kernel reports the mappings and tasks of those
+	 * tasks only; pr_cgroup_synthesize() makes the records of the
+	 * processes already there.  A task moved into the cgroup later is
+	 * sampled, but its earlier mappings are not known.  Only read during
+	 * the open call. */
+	const char *cgroup;
 };
 
 /*
@@ -447,6 +459,12 @@ PR_API int pr_process_synthesize(pid_t pid, const struct perf_event_attr *attr,
  * skipped). */
 PR_API int pr_system_synthesize(const struct perf_event_attr *attr, uint64_t id,
 				pr_record_fn cb, void *ctx);
+
+/* The same for every process in cgroup (v2) `cgroup` and the cgroups below
+ * it (their cgroup.procs): what pr_reader_opts.cgroup samples.  -EINVAL
+ * when `cgroup` is not a cgroup v2 directory, -ENOENT when it is not there. */
+PR_API int pr_cgroup_synthesize(const char *cgroup, const struct perf_event_attr *attr,
+				uint64_t id, pr_record_fn cb, void *ctx);
 
 /*
  * An MMAP of the kernel's text ("[kernel.kallsyms]_text", pid -1), as perf

@@ -53,7 +53,7 @@ enum {
 	OPT_INTERVAL = 4000, OPT_SERVICE, OPT_GROUP_BY, OPT_TAG, OPT_OUT_DIR,
 	OPT_OUT_DIR_SIZE, OPT_OUT_DIR_AGE, OPT_PYROSCOPE, OPT_OTLP, OPT_SPOOL_DIR,
 	OPT_SPOOL_SIZE, OPT_CREDENTIALS, OPT_TIMEOUT, OPT_LOG_LEVEL, OPT_LOG_FILE,
-	OPT_HEALTH, OPT_EXE, OPT_HOST, OPT_FLUSH_TIMEOUT, OPT_CACHE_SIZE,
+	OPT_HEALTH, OPT_EXE, OPT_HOST, OPT_FLUSH_TIMEOUT, OPT_CACHE_SIZE, OPT_CGROUP,
 };
 
 static const struct option agent_longopts[] = {
@@ -62,6 +62,7 @@ static const struct option agent_longopts[] = {
 	{ "group-by", required_argument, NULL, OPT_GROUP_BY },
 	{ "tag", required_argument, NULL, OPT_TAG },
 	{ "exe", required_argument, NULL, OPT_EXE },
+	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "host-name", required_argument, NULL, OPT_HOST },
 	{ "out-dir", required_argument, NULL, OPT_OUT_DIR },
 	{ "out-dir-size", required_argument, NULL, OPT_OUT_DIR_SIZE },
@@ -88,7 +89,7 @@ struct agent_args {
 	const char *exes[AGENT_MAX_EXES];
 	size_t nr_exes;
 	char host[256];
-	char out_dir[4096], spool_dir[4096];
+	char out_dir[4096], spool_dir[4096], cgroup[4096];
 	uint64_t health_ns, flush_ns, cache_bytes;
 	int log_level;
 	const char *log_file;
@@ -394,9 +395,10 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 		ds_uploader_close(ag.up, 0);
 		return 1;
 	}
-	ds_logf(PR_LOG_INFO, "sampling %s at %" PRIu64 " Hz, a window every %" PRIu64 " s",
-		c->system_wide ? "every CPU" : "the processes given", c->freq,
-		a->win.interval_ns / 1000000000u);
+	ds_logf(PR_LOG_INFO, "sampling %s%s at %" PRIu64 " Hz, a window every %" PRIu64 " s",
+		c->cgroup ? "the processes of cgroup " : c->system_wide ? "every CPU"
+								 : "the processes given",
+		c->cgroup ? c->cgroup : "", c->freq, a->win.interval_ns / 1000000000u);
 	err = ds_capture_run(c, ag.r, &hooks);
 	if (err) {
 		char buf[128];
@@ -426,7 +428,8 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dwarfsample agent [options] [-a | -p PID[,PID...] | --exe NAME...]\n"
+		"usage: dwarfsample agent [options] [-a | -p PID[,PID...] | --exe NAME... |\n"
+		"                         --cgroup PATH]\n"
 		"\n"
 		"Profile continuously: sample at a low rate, unwind and name every stack\n"
 		"on this host, cut the profile into windows and ship each window, one\n"
@@ -438,6 +441,10 @@ static void usage(FILE *out)
 		"      --exe NAME           only processes whose command name (the first\n"
 		"                           15 characters of the executable's) is NAME;\n"
 		"                           may be repeated\n"
+		"      --cgroup PATH        only the processes of this cgroup (v2) and the\n"
+		"                           cgroups below it, as perf -G: its path in the\n"
+		"                           hierarchy (system.slice/nginx.service, as\n"
+		"                           /proc/PID/cgroup says) or a whole path\n"
 		"Windows and groups:\n"
 		"      --interval DURATION  a window every DURATION, whole seconds (default\n"
 		"                           15s), aligned to the wall clock\n"
@@ -630,6 +637,13 @@ static int agent_option(int opt, const char *arg, void *ctx)
 		a->up.timeout_s = (double)ns / 1e9;
 		return 0;
 	}
+	case OPT_CGROUP:
+		/* As perf -G takes it: in the cgroup v2 hierarchy, or a path. */
+		if (snprintf(a->cgroup, sizeof(a->cgroup), "%s", arg) >= (int)sizeof(a->cgroup)) {
+			ds_err("--cgroup: the path is too long");
+			return -1;
+		}
+		return 0;
 	case OPT_CACHE_SIZE:
 		return parse_size(arg, "--cache-size", &a->cache_bytes);
 	case OPT_FLUSH_TIMEOUT:
@@ -683,6 +697,12 @@ static int settle(struct ds_capture *c, struct agent_args *a, int argc)
 		ds_err("--exe picks processes among all of them: give it without -p");
 		return -1;
 	}
+	if (a->cgroup[0] && c->nr_pids) {
+		ds_err("--cgroup samples every process of a cgroup: give it without -p");
+		return -1;
+	}
+	if (a->cgroup[0])
+		c->cgroup = a->cgroup;
 	if (!c->nr_pids)
 		c->system_wide = true;
 	if (!c->freq && !c->events.nr && !c->off_cpu)

@@ -649,7 +649,8 @@ struct pr_reader *ds_capture_open(const struct ds_capture *c)
 		.ring_pages = c->ring_pages,
 		.log = ds_log,
 		.off_cpu = c->off_cpu || c->wall ? &off : NULL,
-		.no_cpu_samples = c->off_cpu);
+		.no_cpu_samples = c->off_cpu,
+		.cgroup = c->cgroup);
 
 	if (c->events.nr) {
 		ds_events_opts(&c->events, &ev, events);
@@ -715,7 +716,9 @@ int ds_synthesize(const struct ds_capture *c, struct pr_reader *r, uint64_t id,
 	struct synth sy = { cb, ctx };
 	int err = pr_kernel_synthesize(attr, id, synthesized, &sy);
 
-	if (!err && c->system_wide)
+	if (!err && c->cgroup)
+		err = pr_cgroup_synthesize(c->cgroup, attr, id, synthesized, &sy);
+	else if (!err && c->system_wide)
 		err = pr_system_synthesize(attr, id, synthesized, &sy);
 	for (size_t i = 0; !err && !c->system_wide && !c->argv && i < c->nr_pids; i++) {
 		err = pr_process_synthesize(c->pids[i], attr, id, synthesized, &sy);

@@ -51,6 +51,9 @@ struct ds_capture {
 	uint64_t off_cpu_min_ns;        /* drop shorter waits; 0 keeps all */
 	uint32_t off_cpu_stack_size;    /* 0: DS_OFF_CPU_STACK_SIZE */
 	bool counting;          /* set by ds_parse() for a counting verb */
+	/* With system_wide: only this cgroup's tasks (the agent's --cgroup),
+	 * a path under /sys/fs/cgroup. */
+	const char *cgroup;
 	struct ds_events events;        /* -e, -c, --read-group */
 };
 

@@ -120,6 +120,17 @@ typedef int (*pr_proc_id_fn)(pid_t id, void *arg);
  * the process does not exist, or another negative errno. */
 int pr__proc_for_each(pid_t pid, pr_proc_id_fn fn, void *arg);
 
+/* ---- cgroup.c ---- */
+
+/* The directory of cgroup v2 `path`, opened for perf_event_open's
+ * PERF_FLAG_PID_CGROUP; a negative errno after saying why (not there, not
+ * cgroup v2). */
+int pr__cgroup_open(const char *path, const struct pr_logger *lg);
+/* `fn` for every process in cgroup `path` and in the cgroups below it
+ * (cgroup.procs); stops at its first nonzero return, which is returned. */
+int pr__cgroup_for_each(const char *path, pr_proc_id_fn fn, void *arg,
+			const struct pr_logger *lg);
+
 /* A command forked and held before exec until pr__command_start(). */
 struct pr_command {
 	pid_t pid;

@@ -191,6 +191,16 @@ static int check_reader_opts(struct pr_reader *r, const struct pr_reader_opts *o
 	err = check_event_list(r, opts);
 	if (err)
 		return err;
+	if (PR_OPTS_GET(opts, cgroup, NULL)) {
+		if (r->kind != TARGET_CPUS) {
+			pr__log(&r->lg, PR_LOG_ERROR, "pr_reader_opts: a cgroup is sampled on "
+				"CPUs: open it with pr_reader_open_cpus()");
+			return -EINVAL;
+		}
+		r->cgroup_fd = pr__cgroup_open(opts->cgroup, &r->lg);
+		if (r->cgroup_fd < 0)
+			return r->cgroup_fd;
+	}
 	stack = max_stack_size(opts);
 	/* Switches come in bursts far above any sampling rate: at 25 000
 	 * switches/s, rings of 250 8 KiB samples lost 0-2 %, of 1000 none
@@ -314,6 +324,16 @@ static bool may_retry_user_only(const struct pr_reader *r, int err, int event)
 	       r->kind != TARGET_CPUS;
 }
 
+/* perf_event_open of event `event` for `tid` (-1: every task, or the
+ * cgroup's, on `cpu`). */
+static int open_on(struct pr_reader *r, int event, pid_t tid, int cpu, int group_fd)
+{
+	if (tid == -1 && r->cgroup_fd >= 0)
+		return pr__perf_event_open(&r->attrs[event], r->cgroup_fd, cpu, group_fd,
+					   PERF_FLAG_FD_CLOEXEC | PERF_FLAG_PID_CGROUP);
+	return pr__perf_event_open(&r->attrs[event], tid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+}
+
 static int open_user_only(struct pr_reader *r, int event, pid_t tid, int cpu,
 			  int group_fd, int refused)
 {
@@ -327,8 +347,7 @@ static int open_user_only(struct pr_reader *r, int event, pid_t tid, int cpu,
 			changed |= UINT64_C(1) << k;
 		}
 	}
-	fd = pr__perf_event_open(&r->attrs[event], tid, cpu, group_fd,
-				 PERF_FLAG_FD_CLOEXEC);
+	fd = open_on(r, event, tid, cpu, group_fd);
 	if (fd < 0) {
 		/* Refused for another reason (another user's process, say):
 		 * the first refusal is the one to explain. */
@@ -430,8 +449,7 @@ static int open_event(struct pr_reader *r, pid_t tid, size_t ri, int event, int 
 	struct pr_evfd *e;
 	int fd, err;
 
-	fd = pr__perf_event_open(&r->attrs[event], tid, ring->cpu, group_fd,
-				 PERF_FLAG_FD_CLOEXEC);
+	fd = open_on(r, event, tid, ring->cpu, group_fd);
 	if (fd < 0 && may_retry_user_only(r, -fd, event))
 		fd = open_user_only(r, event, tid, ring->cpu, group_fd, fd);
 	if (fd < 0) {
@@ -609,6 +627,7 @@ static struct pr_reader *reader_alloc(enum target_kind kind,
 	r->epfd = -1;
 	r->cmd.pid = -1;
 	r->cmd.fd = -1;
+	r->cgroup_fd = -1;
 	if (PR_OPTS_HAS(opts, log_ctx)) {
 		r->lg.fn = opts->log;
 		r->lg.ctx = opts->log_ctx;
@@ -810,6 +829,8 @@ void pr_reader_close(struct pr_reader *r)
 		close(r->evs[i].fd);
 	if (r->epfd >= 0)
 		close(r->epfd);
+	if (r->cgroup_fd >= 0)
+		close(r->cgroup_fd);
 	pr__command_release(&r->cmd);
 	free(r->rings);
 	free(r->evs);

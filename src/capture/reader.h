@@ -72,6 +72,9 @@ struct pr_reader {
 	struct pr_command cmd;
 	char *cmd_name;
 	bool enabled;
+	/* pr_reader_opts.cgroup's directory: CPU events count only its
+	 * tasks; -1 for none. */
+	int cgroup_fd;
 
 	/* Pull cursor: the ring being drained, and the record handed out by
 	 * the last pr_reader_read() (released on the next call). */

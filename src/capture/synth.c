@@ -161,6 +161,7 @@ static int synth_maps(struct emitter *e, pid_t pid)
 static int emitter_init(struct emitter *e, const struct perf_event_attr *attr,
 			uint64_t id, pr_record_fn cb, void *ctx)
 {
+	e->s = NULL;       /* freed by the caller whatever happens */
 	if (!attr || !cb)
 		return -EINVAL;
 	e->attr = attr;
@@ -196,6 +197,21 @@ int pr_process_synthesize(pid_t pid, const struct perf_event_attr *attr,
 
 	if (!err)
 		err = synth_one(&e, pid);
+	free(e.s);
+	return err;
+}
+
+int pr_cgroup_synthesize(const char *cgroup, const struct perf_event_attr *attr, uint64_t id,
+			 pr_record_fn cb, void *ctx)
+{
+	struct emitter e;
+	int err;
+
+	if (!cgroup)
+		return -EINVAL;
+	err = emitter_init(&e, attr, id, cb, ctx);
+	if (!err)
+		err = pr__cgroup_for_each(cgroup, synth_any, &e, NULL);
 	free(e.s);
 	return err;
 }
