@@ -90,6 +90,10 @@ struct pr_cache_opts {
 	/* A DSO no process maps any more is forgotten, with all state keyed
 	 * by it, once it has been unmapped this long (event clock, ns). */
 	uint64_t grace_ns;
+	/* The records are of this machine's processes, now (a live reader):
+	 * a trim also forgets the processes that no longer exist, whose EXIT
+	 * record never reached the model (lost when a ring overflowed). */
+	bool check_processes;
 };
 
 /* Set (or change) the bounds; NULL opts: no limit, grace 0.  Returns 0 or
@@ -121,6 +125,7 @@ struct pr_cache_stats {
 	 * and again (raise it). */
 	uint64_t files_evicted_hot;
 	uint64_t dsos_forgotten;   /* unmapped past the grace period */
+	uint64_t procs_gone;       /* check_processes: exited without an EXIT */
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL. */

@@ -194,6 +194,33 @@ START_TEST(the_perf_map_of_a_process_that_exited_is_dropped)
 }
 END_TEST
 
+/* With check_processes, a trim forgets a process that no longer exists
+ * though its EXIT never came (a pid above any pid_max), and keeps one
+ * that runs (this one). */
+START_TEST(a_process_whose_exit_was_lost_is_forgotten)
+{
+	const uint32_t gone = 4200002, self = (uint32_t)getpid();
+	struct pr_model *m = pr_model_new();
+	struct pr_record a = mmap2(gone, 0x7f0000000000ull, 0x1000, 0, "/bin/true");
+	struct pr_record b = mmap2(self, 0x7f0000000000ull, 0x1000, 0, "/bin/true");
+	PR_OPTS(pr_cache_opts, co, .check_processes = true);
+	PR_OPTS(pr_cache_stats, cs);
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pr_model_apply(m, &a), 0);
+	ck_assert_int_eq(pr_model_apply(m, &b), 0);
+	ck_assert_int_eq(pr_model_trim(m, SECOND), 0);
+	ck_assert_ptr_nonnull(pr__model_proc(m, gone, false));     /* not asked to check */
+	ck_assert_int_eq(pr_model_set_cache(m, &co), 0);
+	ck_assert_int_eq(pr_model_trim(m, 2 * SECOND), 0);
+	ck_assert_ptr_null(pr__model_proc(m, gone, false));
+	ck_assert_ptr_nonnull(pr__model_proc(m, self, false));
+	ck_assert_int_eq(pr_model_cache_stats(m, &cs), 0);
+	ck_assert_uint_eq(cs.procs_gone, 1);
+	pr_model_free(m);
+}
+END_TEST
+
 TCase *symbolize_trim_tests(void)
 {
 	TCase *tc = tcase_create("trim");
@@ -201,5 +228,6 @@ TCase *symbolize_trim_tests(void)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, many_files_cycle_through_a_small_budget_and_stay_named);
 	tcase_add_test(tc, the_perf_map_of_a_process_that_exited_is_dropped);
+	tcase_add_test(tc, a_process_whose_exit_was_lost_is_forgotten);
 	return tc;
 }

@@ -318,7 +318,7 @@ static int round_done(void *arg)
 static int open_agent(struct agent *ag)
 {
 	struct pr_cache_opts co = { .sz = sizeof(co), .max_bytes = ag->a->cache_bytes,
-				    .grace_ns = AGENT_GRACE_NS };
+				    .grace_ns = AGENT_GRACE_NS, .check_processes = true };
 
 	if (!ds_names_open_live(&ag->a->names, &ag->model, &ag->u, &ag->sym) &&
 	    !pr_model_set_cache(ag->model, &co))

@@ -41,7 +41,7 @@ struct pr_model *pr__model_new(void)
 	return calloc(1, sizeof(struct pr_model));
 }
 
-static void proc_free(struct pr_proc *p)
+void pr__proc_free(struct pr_proc *p)
 {
 	if (p) {
 		free(p->maps);
@@ -64,7 +64,7 @@ void pr__model_free(struct pr_model *m)
 	pr__elfcache_free(m->elves);
 	for (size_t i = 0; i < m->procs.cap; i++)
 		if (m->procs.slots[i].value)
-			proc_free(m->procs.slots[i].value);
+			pr__proc_free(m->procs.slots[i].value);
 	pr__hashmap_free(&m->procs);
 	for (size_t i = 0; i < m->threads.cap; i++)
 		free(m->threads.slots[i].value);
@@ -433,7 +433,7 @@ static int apply_fork(struct pr_model *m, const struct pr_record *rec)
 
 	if (rec->pid != rec->u.task.ppid) {
 		parent = pr__model_proc(m, rec->u.task.ppid, false);
-		proc_free(pr__hashmap_del(&m->procs, rec->pid));
+		pr__proc_free(pr__hashmap_del(&m->procs, rec->pid));
 		child = pr__model_proc(m, rec->pid, true);
 		if (!child)
 			return -ENOMEM;
@@ -466,9 +466,9 @@ static void apply_exit(struct pr_model *m, const struct pr_record *rec)
 			p->nr_threads--;
 		free(t);
 		if (!p->nr_threads)
-			proc_free(pr__hashmap_del(&m->procs, rec->pid));
+			pr__proc_free(pr__hashmap_del(&m->procs, rec->pid));
 	} else if (rec->tid == rec->pid && p->nr_threads == 0) {
-		proc_free(pr__hashmap_del(&m->procs, rec->pid));
+		pr__proc_free(pr__hashmap_del(&m->procs, rec->pid));
 	}
 }
 

@@ -125,10 +125,13 @@ struct pr_model {
 	/* Bounds (trim.c). */
 	struct pr_model_user *users;
 	uint64_t max_bytes, grace_ns;
+	bool check_processes;
 	uint64_t epoch;               /* trims so far */
 	struct pr_cache_stats cache;
 };
 
+/* Free a process taken out of the model. */
+void pr__proc_free(struct pr_proc *p);
 /* The dso_index key of a file. */
 uint64_t pr__dso_key(const char *path, uint32_t maj, uint32_t min, uint64_t ino);
 /* Tell `u` what goes at each trim, until pr__model_unlisten(). */

@@ -17,6 +17,7 @@
  * found again at its next sample.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,6 +44,7 @@ int pr_model_set_cache(struct pr_model *m, const struct pr_cache_opts *opts)
 		return -EINVAL;
 	m->max_bytes = PR_OPTS_GET(opts, max_bytes, 0);
 	m->grace_ns = PR_OPTS_GET(opts, grace_ns, 0);
+	m->check_processes = PR_OPTS_GET(opts, check_processes, false);
 	return 0;
 }
 
@@ -117,6 +119,44 @@ static void mark_mapped(struct pr_model *m, const struct pr_map *v, size_t nr)
 			v[i].dso->mapped_epoch = m->epoch;
 }
 
+static bool is_gone(uint64_t pid, void *value, void *arg)
+{
+	(void)value, (void)arg;
+	/* The idle task and the kernel's pseudo-process (pid -1) stay. */
+	return pid && pid < (uint64_t)INT32_MAX && kill((pid_t)pid, 0) && errno == ESRCH;
+}
+
+static bool proc_stays(uint64_t pid, void *value, void *arg)
+{
+	if (!is_gone(pid, value, arg))
+		return true;
+	pr__proc_free(value);
+	(*(uint64_t *)arg)++;
+	return false;
+}
+
+static bool thread_stays(uint64_t tid, void *value, void *arg)
+{
+	const struct pr_thread *t = value;
+
+	(void)tid;
+	if (pr__hashmap_get(&((struct pr_model *)arg)->procs, t->pid) || !is_gone(t->pid, NULL, NULL))
+		return true;
+	free(value);
+	return false;
+}
+
+/* Step 0 (check_processes): processes whose EXIT was lost. */
+static void forget_gone(struct pr_model *m)
+{
+	uint64_t gone = 0;
+
+	pr__hashmap_filter(&m->procs, proc_stays, &gone);
+	if (gone)
+		pr__hashmap_filter(&m->threads, thread_stays, m);
+	m->cache.procs_gone += gone;
+}
+
 /* Step 1: mark the DSOs unmapped for the grace period `going`. */
 static size_t age_dsos(struct pr_model *m, uint64_t time)
 {
@@ -189,6 +229,8 @@ int pr_model_trim(struct pr_model *m, uint64_t time)
 	if (!m)
 		return -EINVAL;
 	m->epoch++;
+	if (m->check_processes)
+		forget_gone(m);
 	forgotten = age_dsos(m, time);
 	if (m->elves)
 		pr__elfcache_each(m->elves, count_file, &c);
