@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -180,6 +181,10 @@ static void trim_after_cut(struct agent *ag, uint64_t time)
 	hot = atomic_load(&ag->cache_evicted_hot);
 	if (pr_model_trim(ag->model, time) || pr_model_cache_stats(ag->model, &cs))
 		return;
+	/* What the window's tables and the evicted files' state took goes
+	 * back to the system, not only to malloc's free lists: the agent's
+	 * resident size is then what it holds, window after window. */
+	malloc_trim(0);
 	if (cs.files_evicted_hot > hot && !hot)
 		ds_logf(PR_LOG_WARN, "files sampled in the last window were evicted from the "
 			"cache (%" PRIu64 " MiB held): they are read again and again; raise "
