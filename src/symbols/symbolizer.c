@@ -133,10 +133,12 @@ static int slots_reserve(struct pr_symbolizer *s)
 
 static size_t module_bytes(const struct sym_module *m)
 {
+	/* Its resolved frames: a slot each, in a table at most half full. */
 	return sizeof(*m) + m->syms.cap * sizeof(*m->syms.v) +
 	       (m->names ? m->syms.nr * sizeof(*m->names) : 0) + m->arena.bytes +
 	       (m->cus.cap + m->func_names.cap + m->files.cap) * sizeof(*m->cus.slots) +
-	       m->nr_spans * 16 + m->zbytes;
+	       m->nr_spans * 16 + m->zbytes + m->index_bytes +
+	       2 * m->nr_results * sizeof(struct sym_slot);
 }
 
 static size_t weigh_file(void *arg, const struct pr_elf *e)
@@ -327,6 +329,8 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 		struct sym_module *m = pr__sym_module_of(s, pid, f);
 
 		err = m ? pr__sym_resolve_file(s, m, addr, &sym) : -ENOMEM;
+		if (m)
+			m->nr_results++;
 	} else {
 		/* [heap], [stack] and the like: named, never symbolized. */
 		sym.module = d->path;

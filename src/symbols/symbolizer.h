@@ -62,6 +62,9 @@ struct sym_module {
 	 * results: they go with the module (a trim may take it). */
 	struct pr_arena arena;
 	struct pr_hashmap files;     /* hash of a source file name -> interned (chained) */
+	/* What a trim weighs beyond the above: its resolved frames in the
+	 * symbolizer's table, and its units' indexes (symdwarf.c). */
+	size_t nr_results, index_bytes;
 };
 
 /* A perf map's resolved address (re-reading the map makes new ones). */

@@ -239,6 +239,7 @@ static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
 		cu_index_free(x);
 		return NULL;
 	}
+	m->index_bytes += sizeof(*x) + x->cap * sizeof(*x->r) + x->cap_scopes * sizeof(*x->scopes);
 	return x;
 }
 
