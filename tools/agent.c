@@ -259,9 +259,15 @@ static int copy(const struct pr_record *rec, void *arg)
 static int started(void *arg)
 {
 	struct agent *ag = arg;
+	const struct ds_capture *c = ag->c;
 
 	ag->start = ag->last_health = ds_now();
 	ag->started = true;
+	/* Said once the events are on: a script may start its workload then. */
+	ds_logf(PR_LOG_INFO, "sampling %s%s at %" PRIu64 " Hz, a window every %" PRIu64 " s",
+		c->cgroup ? "the processes of cgroup " : c->system_wide ? "every CPU"
+								 : "the processes given",
+		c->cgroup ? c->cgroup : "", c->freq, ag->a->win.interval_ns / 1000000000u);
 	return ds_synthesize(ag->c, ag->r, ag->id, ds_pipeline_copy, ag->pl);
 }
 
@@ -400,10 +406,6 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 		ds_uploader_close(ag.up, 0);
 		return 1;
 	}
-	ds_logf(PR_LOG_INFO, "sampling %s%s at %" PRIu64 " Hz, a window every %" PRIu64 " s",
-		c->cgroup ? "the processes of cgroup " : c->system_wide ? "every CPU"
-								 : "the processes given",
-		c->cgroup ? c->cgroup : "", c->freq, a->win.interval_ns / 1000000000u);
 	err = ds_capture_run(c, ag.r, &hooks);
 	if (err) {
 		char buf[128];

@@ -168,6 +168,7 @@ check "$build: dwarfsample agent -p exits 0 with its target" test "$status" -eq 
 	cat "$tmp/agent.err"
 go tool pprof -raw "$tmp"/agent/*.pb.gz >"$tmp/agent.raw" 2>"$tmp/pprof.err" &&
 	python3 "$src/pprof-listing.py" "$tmp/agent.raw" >"$tmp/agent.txt"
-check "$build: go tool pprof reads the agent's windows" test $? -eq 0 || cat "$tmp/pprof.err"
+check "$build: go tool pprof reads the agent's windows" test $? -eq 0 ||
+	cat "$tmp/pprof.err" "$tmp/agent.err"
 tc_check agent || fail=1
 exit $fail
