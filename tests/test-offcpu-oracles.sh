@@ -260,14 +260,22 @@ wait_for runs $wpid $comm
 # Rings of 16 MiB per CPU hold every sample of the run (about 1000
 # switches of 8 KiB stacks) without a drain: however late either
 # profiler's reader runs on a loaded machine, neither loses a switch.
+# Both open their events disabled and enable them later, so the
+# workload starts only once each has said it samples: perf acks an
+# "enable" on its control fifo, dwarfsample -vv logs it.
+mkfifo "$tmp/perf.ctl" "$tmp/perf.ack"
 perf record -q -k CLOCK_MONOTONIC -e sched:sched_switch --call-graph dwarf,8192 -m 4096 \
+	-D -1 --control "fifo:$tmp/perf.ctl,$tmp/perf.ack" \
 	-p $wpid -o "$tmp/mix.perf.data" >/dev/null 2>"$tmp/perf.err" &
 ppid=$!
-"$ds" record --off-cpu --off-cpu-stack-size 8192 --ring-pages 4096 -p $wpid \
+"$ds" record -vv --off-cpu --off-cpu-stack-size 8192 --ring-pages 4096 -p $wpid \
 	-o "$tmp/mix.data" 2>"$tmp/rec.err" &
 rpid=$!
-wait_for has_perf_events $ppid
-wait_for has_perf_events $rpid
+echo enable >"$tmp/perf.ctl"
+ack=$(head -c 3 <"$tmp/perf.ack")
+check "agree: perf acks the enable on its control fifo" test "$ack" = ack
+rec_enabled() { grep -q "the events are enabled" "$tmp/rec.err" || ! kill -0 $rpid 2>/dev/null; }
+wait_for rec_enabled
 printf g >&3
 exec 3>&-
 wait $wpid

@@ -811,6 +811,11 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 	double deadline = c->duration > 0 ? ds_now() + c->duration : 0;
 	int err = pr_reader_enable(r);
 
+	/* A test that starts its workload once both profilers sample waits
+	 * for this line (-vv), not for the events to exist: they are opened
+	 * disabled. */
+	if (!err)
+		ds_logf(PR_LOG_DEBUG, "the events are enabled");
 	if (!err && h->started)
 		err = h->started(h->ctx);
 	while (!err && !ds_stop) {
