@@ -54,6 +54,11 @@ enum pr_frame_flags {
 	/* A signal trampoline: the frame after it is the interrupted code,
 	 * whose address is exact rather than a return address. */
 	PR_FRAME_SIGNAL = 1u << 2,
+	/* Not unwound from this sample: the copied stack ran out, and this
+	 * frame comes from an earlier stack of the same thread that passed
+	 * through the last frame unwound (the same return address at the
+	 * same stack address; see pr_unwinder_opts.no_join). */
+	PR_FRAME_JOINED = 1u << 3,
 };
 
 struct pr_frame {
@@ -121,6 +126,19 @@ struct pr_unwinder_opts {
 	bool no_rule_cache;
 	pr_log_fn log;
 	void *log_ctx;
+	/*
+	 * Leave stacks cut by the copy (PR_END_TRUNCATED) as they are.  By
+	 * default one is completed from the last complete stack of the same
+	 * thread when that stack has a frame with the same return address
+	 * at the same stack address as the cut one's outermost frame: the
+	 * same activation, so the same callers, as long as the thread has
+	 * not returned past it since, which every sample in between is
+	 * checked for (a frame at or below a later sample's stack pointer
+	 * is forgotten).  No such frame, no join.  The frames added are
+	 * marked PR_FRAME_JOINED and the stack's end is the earlier one's.
+	 * Samples must come in time order per thread, as they do anyway.
+	 */
+	bool no_join;
 };
 
 /*
@@ -157,6 +175,10 @@ struct pr_unwind_stats {
 	/* Samples unwound entirely from compiled rules; the others went
 	 * through libunwind. */
 	uint64_t fast_samples;
+	/* Truncated stacks completed by joining (counted in ends[] by how
+	 * they end after it), and the frames that added. */
+	uint64_t joined;
+	uint64_t joined_frames;
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL. */

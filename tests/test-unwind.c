@@ -268,6 +268,9 @@ START_TEST(statistics_count_stacks_by_how_they_ended)
 	struct pr_stack s;
 
 	unwind_taken(ds_unwind_take_snapshot, WHOLE_STACK, 0, &r, &s);
+	pr_unwinder_free(r.u);
+	r.u = new_unwinder(r.model, 0, NO_JOIN);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &s), 0);
 	r.rec.u.sample.stack_dyn_size = 128;
 	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &s), 0);
 	ck_assert_int_eq(pr_unwinder_stats(r.u, &st), 0);
@@ -277,6 +280,155 @@ START_TEST(statistics_count_stacks_by_how_they_ended)
 	ck_assert_uint_gt(st.frames, 8);
 	ck_assert_uint_ge(st.files_opened, 2);
 	ck_assert_str_eq(pr_stack_end_name(PR_END_TRUNCATED), "truncated");
+	replay_free(&r);
+}
+END_TEST
+
+/* The frames before the first joined one. */
+static size_t own_frames(const struct pr_stack *st)
+{
+	size_t n = 0;
+
+	while (n < st->nr && !(st->frames[n].flags & PR_FRAME_JOINED))
+		n++;
+	return n;
+}
+
+/*
+ * The snapshot whole, then cut at every word after it: a cut stack is
+ * completed from the whole one to exactly the whole one, its added
+ * frames marked, or left as it is -- never anything else.  The whole
+ * stack is what the thread keeps each time (a joined one is kept too).
+ */
+START_TEST(a_cut_stack_joins_to_exactly_the_whole_one_or_not_at_all)
+{
+	struct pr_unwind_stats stats = { .sz = sizeof(stats) };
+	static struct pr_frame whole[PR_UNWIND_DEFAULT_DEPTH];
+	struct replay r;
+	struct pr_stack st;
+	size_t nr, joined = 0, cut = 0, missed = 0;
+
+	unwind_taken(ds_unwind_take_snapshot, WHOLE_STACK, 0, &r, &st);
+	ck_assert_int_eq(st.end, PR_END_OUTERMOST);
+	nr = st.nr;
+	memcpy(whole, st.frames, nr * sizeof(*whole));
+	for (size_t size = 8; size < snap.size; size += 8) {
+		size_t own;
+
+		r.rec.u.sample.stack_dyn_size = size;
+		ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+		own = own_frames(&st);
+		if (own == st.nr) {
+			cut += st.end == PR_END_TRUNCATED;
+			missed += st.end == PR_END_TRUNCATED && st.nr >= 3;
+			continue;
+		}
+		joined++;
+		cut++;
+		ck_assert_msg(st.nr == nr && st.end == PR_END_OUTERMOST,
+			      "cut at %zu: %zu frames (%s), not the %zu of the whole", size, st.nr,
+			      pr_stack_end_name(st.end), nr);
+		for (size_t i = 0; i < nr; i++) {
+			ck_assert_uint_eq(st.frames[i].ip, whole[i].ip);
+			ck_assert(!!(st.frames[i].flags & PR_FRAME_JOINED) == (i >= own));
+		}
+	}
+	ck_assert_int_eq(pr_unwinder_stats(r.u, &stats), 0);
+	ck_assert_uint_eq(stats.joined, joined);
+	/* A cut stack of three frames or more always has bytes of its
+	 * outermost frame, or of its callee's, in the copy to compare (the
+	 * leaf's own frame is not evidence: the leaf runs on). */
+	ck_assert_msg(!missed, "%zu of %zu cut stacks joined; %zu of three frames or more not",
+		      joined, cut, missed);
+	ck_assert_uint_gt(joined, 8);
+	replay_free(&r);
+}
+END_TEST
+
+/* The whole snapshot, then a cut of it that joins on its own, after
+ * `between` (a sample of the same thread, or nothing), as thread `tid`
+ * with the copy `stack`: whether it joined. */
+static bool joins_after(struct replay *r, void (*between)(struct replay *r), uint32_t tid,
+			const uint8_t *stack)
+{
+	struct pr_stack st;
+	size_t size = 0;
+
+	for (size_t s = 512; s < snap.size && !size; s += 8) {
+		r->rec.u.sample.stack_dyn_size = snap.size;
+		ck_assert_int_eq(pr_unwinder_unwind(r->u, &r->rec, &st), 0);
+		r->rec.u.sample.stack_dyn_size = s;
+		ck_assert_int_eq(pr_unwinder_unwind(r->u, &r->rec, &st), 0);
+		if (own_frames(&st) < st.nr)
+			size = s;
+	}
+	ck_assert_uint_gt(size, 0);
+	/* A new unwinder: nothing kept but what follows. */
+	pr_unwinder_free(r->u);
+	r->u = new_unwinder(r->model, 0, 0);
+	r->rec.u.sample.stack_dyn_size = snap.size;
+	ck_assert_int_eq(pr_unwinder_unwind(r->u, &r->rec, &st), 0);
+	if (between)
+		between(r);
+	r->rec.tid = tid;
+	r->rec.u.sample.stack = stack;
+	r->rec.u.sample.stack_dyn_size = size;
+	ck_assert_int_eq(pr_unwinder_unwind(r->u, &r->rec, &st), 0);
+	r->rec.tid = r->rec.pid;
+	r->rec.u.sample.stack = snap.stack;
+	return own_frames(&st) < st.nr;
+}
+
+/* A sample of the thread whose stack pointer is near the top of the
+ * stack: every frame below it has returned. */
+static void shallow_sample(struct replay *r)
+{
+	struct pr_stack st;
+	uint64_t regs[PR_REG_MAX];
+	size_t n = 0;
+
+	memcpy(regs, r->regs, sizeof(regs));
+	r->rec.u.sample.regs = regs;
+	r->rec.u.sample.stack_addr = snap.sp + snap.size - 16;
+	r->rec.u.sample.stack_dyn_size = 0;
+	for (int reg = 0; reg < PR_REG_MAX; reg++)
+		if (PR_REGS_DWARF >> reg & 1) {
+			if (reg == PR_REG_SP)
+				regs[n] = r->rec.u.sample.stack_addr;
+			n++;
+		}
+	ck_assert_int_eq(pr_unwinder_unwind(r->u, &r->rec, &st), 0);
+	r->rec.u.sample.regs = r->regs;
+	r->rec.u.sample.stack_addr = snap.sp;
+}
+
+START_TEST(a_join_needs_the_same_thread_the_same_bytes_and_no_return_between)
+{
+	static uint8_t changed[SNAP_STACK];
+	struct replay r;
+	struct pr_stack st;
+
+	unwind_taken(ds_unwind_take_snapshot, WHOLE_STACK, 0, &r, &st);
+	ck_assert(joins_after(&r, NULL, r.rec.pid, snap.stack));
+	/* Another thread's stack says nothing of this one's. */
+	ck_assert(!joins_after(&r, NULL, r.rec.pid + 1, snap.stack));
+	/* The thread went back up past the frame since. */
+	ck_assert(!joins_after(&r, shallow_sample, r.rec.pid, snap.stack));
+	/* The same return addresses at the same places, other bytes: other
+	 * activations, whose callers may be others.  Every word of the copy
+	 * that is not a code or stack address differs by one bit, so the
+	 * cut stack still unwinds to the same frames. */
+	memcpy(changed, snap.stack, snap.size);
+	for (size_t i = 0; i + 8 <= snap.size; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, changed + i, 8);
+		if ((w >> 40) == 0x7f || (w >> 40) == 0x55 || (w >> 40) == 0x56)
+			continue;
+		w ^= 1u << 3;
+		memcpy(changed + i, &w, 8);
+	}
+	ck_assert(!joins_after(&r, NULL, r.rec.pid, changed));
 	replay_free(&r);
 }
 END_TEST
@@ -293,6 +445,8 @@ int main(void)
 	tcase_add_test(tc, the_depth_limit_holds);
 	tcase_add_test(tc, kernel_frames_sit_above_the_user_stack);
 	tcase_add_test(tc, statistics_count_stacks_by_how_they_ended);
+	tcase_add_test(tc, a_cut_stack_joins_to_exactly_the_whole_one_or_not_at_all);
+	tcase_add_test(tc, a_join_needs_the_same_thread_the_same_bytes_and_no_return_between);
 	add_damage_tests(tc);
 	add_nocfi_tests(tc);
 	add_signal_tests(tc);

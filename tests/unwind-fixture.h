@@ -80,7 +80,7 @@ struct replay {
 	struct pr_record rec;
 };
 
-enum { NO_RULE_CACHE = 1, NO_FRAME_POINTERS = 2 };
+enum { NO_RULE_CACHE = 1, NO_FRAME_POINTERS = 2, NO_JOIN = 4 };
 
 #define MAX_DEBUG_DIRS 8
 

@@ -43,7 +43,8 @@ struct pr_unwinder *new_unwinder(struct pr_model *model, uint32_t max_depth, uns
 	PR_OPTS(pr_unwinder_opts, o, .live = true, .max_depth = max_depth,
 		.debug_dirs = dirs, .nr_debug_dirs = nr_dirs,
 		.no_rule_cache = flags & NO_RULE_CACHE,
-		.no_frame_pointers = flags & NO_FRAME_POINTERS);
+		.no_frame_pointers = flags & NO_FRAME_POINTERS,
+		.no_join = flags & NO_JOIN);
 	struct pr_unwinder *u = pr_unwinder_new(model, &o);
 
 	ck_assert_ptr_nonnull(u);

@@ -167,6 +167,40 @@ int uw_read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val);
 /* Mappings whose bytes we can have: files, and the vDSO. */
 bool uw_has_image(const struct pr_map *m);
 
+/* ---- join.c ---- */
+
+/* A stack being unwound: its frames, and for each the address it was
+ * found at (the sampled one or a return address, not pr_frame.ip's
+ * call-instruction address) and its stack pointer. */
+struct uw_stack_regs {
+	struct pr_frame *frames;
+	uint64_t *pcs, *sps;
+};
+
+/* A sample's copy of the stack: `size` bytes from `addr`. */
+struct uw_copy {
+	uint64_t addr;
+	const uint8_t *data;
+	uint64_t size;
+};
+
+struct uw_joiner;
+/* Keeps each thread's last complete stack: NULL when out of memory. */
+struct uw_joiner *uw_joiner_new(const struct pr_model *model);
+/* Accepts NULL. */
+void uw_joiner_free(struct uw_joiner *j);
+/* The user frames of a sample of `tid` are s's [first, *nr), ended by
+ * *end, unwound from `copy`: forget the kept frames of tid the sample shows have returned;
+ * when the stack was cut by the copy, complete it from them
+ * (up to max_nr frames in all), updating *nr and *end; keep it when it
+ * is complete.  The number of frames added. */
+size_t uw_join(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s,
+	       const struct uw_copy *copy, size_t first, size_t *nr, size_t max_nr,
+	       enum pr_stack_end *end);
+/* Forget threads the model no longer has, and stacks through files
+ * going at this trim (their DSOs are `going`). */
+void uw_joiner_trim(struct uw_joiner *j);
+
 /* ---- unwinder.c ---- */
 
 /* Mappings perf shows addresses in as they are, not as file offsets:

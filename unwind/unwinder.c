@@ -74,7 +74,12 @@ struct pr_unwinder {
 
 	struct pr_model_user user; /* told what a trim evicts */
 
+	struct uw_joiner *joiner;  /* NULL: no_join */
+
 	struct pr_frame frames[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
+	/* For each user frame: where it was found (uw_stack_regs). */
+	uint64_t pcs[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
+	uint64_t sps[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
 	struct pr_unwind_stats stats;
 };
 
@@ -259,6 +264,8 @@ static void trim_files(void *arg)
 	pr__hashmap_filter(&u->by_dso, dso_stays, u);
 	pr__hashmap_filter(&u->by_img, file_stays, u);
 	pr__hashmap_filter(&u->procs, proc_stays, u);
+	if (u->joiner)
+		uw_joiner_trim(u->joiner);
 }
 
 /* ---- the tables we build, at addresses no process has ---- */
@@ -420,6 +427,12 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 		errno = ENOMEM;
 		return NULL;
 	}
+	if (!(PR_OPTS_HAS(opts, no_join) && opts->no_join) && !(u->joiner = uw_joiner_new(model))) {
+		free(u->frame_cache);
+		free(u);
+		errno = ENOMEM;
+		return NULL;
+	}
 	u->user = (struct pr_model_user){ .weigh = weigh_file, .trim = trim_files, .arg = u };
 	pr__model_listen(model, &u->user);
 	return u;
@@ -430,6 +443,7 @@ void pr_unwinder_free(struct pr_unwinder *u)
 	if (!u)
 		return;
 	pr__model_unlisten(u->model, &u->user);
+	uw_joiner_free(u->joiner);
 	for (size_t i = 0; i < u->procs.cap; i++) {
 		struct uw_proc *p = u->procs.slots[i].value;
 
@@ -593,6 +607,8 @@ static bool fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack
 		f->ip = leaf ? ip : ip - 1;
 		f->flags = 0;
 		place_in(f, c->proc, fi->map, fi->dso_delta);
+		u->pcs[out->nr] = ip;
+		u->sps[out->nr] = sp;
 		out->nr++;
 		if (out->nr - first >= u->max_depth || fi->top) {
 			out->end = fi->top ? PR_END_OUTERMOST : PR_END_DEPTH;
@@ -748,6 +764,8 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 			f->ip = ip;
 		}
 		place(f, proc);
+		u->pcs[out->nr] = ip;
+		u->sps[out->nr] = sp;
 		out->nr++;
 		if (out->nr - first >= u->max_depth) {
 			out->end = PR_END_DEPTH;
@@ -801,6 +819,15 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 		out->end = PR_END_NO_USER;
 	else
 		user_frames(u, rec, out);
+	if (u->joiner && out->end != PR_END_NO_USER) {
+		struct uw_stack_regs regs = { u->frames, u->pcs, u->sps };
+		struct uw_copy copy = { s->stack_addr, s->stack, s->stack ? s->stack_dyn_size : 0 };
+		size_t added = uw_join(u->joiner, rec->tid, &regs, &copy, out->nr_kernel,
+				       &out->nr, out->nr_kernel + u->max_depth, &out->end);
+
+		u->stats.joined += !!added;
+		u->stats.joined_frames += added;
+	}
 	u->stats.samples++;
 	u->stats.kernel_frames += out->nr_kernel;
 	u->stats.frames += out->nr - out->nr_kernel;
