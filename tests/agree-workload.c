@@ -7,6 +7,9 @@
  *                                    stacks outgrow an 8 KiB copy) and a
  *                                    qsort comparator at the bottom
  *   agree-workload threads SECONDS   the same in four threads
+ *   agree-workload climb SECONDS     45 levels deep, working at each level
+ *   agree-workload paths SECONDS     40 levels deep, each a new random path
+ *                                    through two functions per level
  *   agree-workload dlopen SECONDS LIB  load LIB, run its work, unload it,
  *                                    over and over: code that comes and goes
  *
@@ -82,6 +85,88 @@ NOINLINE static void *recurse_loop(void *arg)
 	return NULL;
 }
 
+/* Spin about `us` microseconds of CPU. */
+NOINLINE static uint64_t spin(uint64_t x, double us)
+{
+	double until = now() + us / 1e6;
+
+	while (now() < until)
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+	return x;
+}
+
+/* Climb: a recursion that works at every level on the way down and on
+ * the way up (about 0.4 ms each), so that its samples fall at every
+ * depth of one descent, which lasts some 40 ms. */
+NOINLINE static uint64_t climb(int depth, uint64_t x)
+{
+	volatile uint64_t pad[32];
+
+	for (int i = 0; i < 32; i++)
+		pad[i] = x + (uint64_t)i;
+	x = spin(x, 400);
+	if (depth > 0)
+		x = climb(depth - 1, x * 7 + 1);
+	else
+		sort_some(x);
+	x = spin(x, 400);
+	return x + pad[depth % 32];
+}
+
+/*
+ * Paths: each descent takes a new pseudo-random path of 40 levels, each
+ * level through one of two functions (two return addresses), with frames
+ * of the same size, so that every descent puts a frame of the same
+ * function at the same stack address, called through callers that
+ * differ -- the case joining by return address and stack address alone
+ * gets wrong when a sample falls in a later descent than the stack it
+ * joins with.  The frames hold the same bytes whatever the path, but
+ * for the path's bits, which each level's function keeps in its frame.
+ */
+static uint64_t path_state;
+
+NOINLINE static uint64_t path_step(int depth, uint64_t bits);
+
+NOINLINE static uint64_t path_left(int depth, uint64_t bits)
+{
+	volatile uint64_t pad[32];
+
+	for (int i = 0; i < 32; i++)
+		pad[i] = bits + (uint64_t)i;
+	return path_step(depth - 1, bits >> 1) + pad[depth % 32];
+}
+
+NOINLINE static uint64_t path_right(int depth, uint64_t bits)
+{
+	volatile uint64_t pad[32];
+
+	for (int i = 0; i < 32; i++)
+		pad[i] = bits ^ (uint64_t)i;
+	return path_step(depth - 1, bits >> 1) + pad[depth % 32];
+}
+
+NOINLINE static uint64_t path_step(int depth, uint64_t bits)
+{
+	if (depth == 0) {
+		uint64_t x = bits;
+
+		/* About 20 us: many descents between two samples. */
+		for (int i = 0; i < 20000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		return x;
+	}
+	return (bits & 1) ? path_right(depth, bits) : path_left(depth, bits);
+}
+
+NOINLINE static void paths_loop(void)
+{
+	while (now() < deadline) {
+		path_state = path_state * 6364136223846793005ull + 1442695040888963407ull;
+		sink += path_step(40, path_state >> 11);
+	}
+}
+
 typedef uint64_t (*work_fn)(uint64_t);
 
 NOINLINE static void dlopen_loop(const char *lib)
@@ -109,7 +194,7 @@ NOINLINE static void dlopen_loop(const char *lib)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: agree-workload recurse|threads|dlopen SECONDS [LIB]\n");
+		fprintf(stderr, "usage: agree-workload recurse|threads|climb|paths|dlopen SECONDS [LIB]\n");
 		return 2;
 	}
 	deadline = now() + atof(argv[2]);
@@ -122,6 +207,11 @@ int main(int argc, char **argv)
 			pthread_create(&t[i], NULL, recurse_loop, (void *)(i + 1));
 		for (int i = 0; i < 4; i++)
 			pthread_join(t[i], NULL);
+	} else if (!strcmp(argv[1], "climb")) {
+		for (uint64_t seed = 1; now() < deadline; seed++)
+			sink += climb(45, seed);
+	} else if (!strcmp(argv[1], "paths")) {
+		paths_loop();
 	} else if (!strcmp(argv[1], "dlopen") && argc == 4) {
 		dlopen_loop(argv[3]);
 	} else {

@@ -735,6 +735,10 @@ void ds_stack_ends(const struct pr_unwind_stats *st)
 		if (st->ends[e])
 			fprintf(stderr, " %s %.1f%%", pr_stack_end_name((enum pr_stack_end)e),
 				100.0 * (double)st->ends[e] / (double)st->samples);
+	/* Counted above by how they end after it. */
+	if (st->joined)
+		fprintf(stderr, "; %.1f%% completed by joining (--no-join)",
+			100.0 * (double)st->joined / (double)st->samples);
 	fputc('\n', stderr);
 }
 

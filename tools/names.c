@@ -11,6 +11,7 @@ const struct option ds_names_longopts[] = {
 	{ "max-depth", required_argument, NULL, DS_OPT_MAX_DEPTH },
 	{ "no-frame-pointers", no_argument, NULL, DS_OPT_NO_FP },
 	{ "no-rule-cache", no_argument, NULL, DS_OPT_NO_RULE_CACHE },
+	{ "no-join", no_argument, NULL, DS_OPT_NO_JOIN },
 	{ "no-inline", no_argument, NULL, DS_OPT_NO_INLINE },
 	{ "no-demangle", no_argument, NULL, DS_OPT_NO_DEMANGLE },
 	{ "debuginfod-timeout", required_argument, NULL, DS_OPT_DEBUGINFOD_TIMEOUT },
@@ -37,7 +38,12 @@ const char ds_names_help[] =
 	"      --no-frame-pointers  stop where unwind information ends instead\n"
 	"                           of following frame pointers\n"
 	"      --no-rule-cache      step every frame through libunwind (slower;\n"
-	"                           the result is the same)\n";
+	"                           the result is the same)\n"
+	"      --no-join            leave stacks the copy cut short as they are;\n"
+	"                           by default one is completed from the thread's\n"
+	"                           last complete stack when that holds the same\n"
+	"                           frame, unchanged (the joined frames are marked:\n"
+	"                           --annotate, pprof's stack_end label)\n";
 
 int ds_names_option(struct ds_names *n, int opt, const char *arg)
 {
@@ -61,6 +67,9 @@ int ds_names_option(struct ds_names *n, int opt, const char *arg)
 		return 1;
 	case DS_OPT_NO_RULE_CACHE:
 		n->no_rule_cache = true;
+		return 1;
+	case DS_OPT_NO_JOIN:
+		n->no_join = true;
 		return 1;
 	case DS_OPT_NO_INLINE:
 		n->no_inline = true;
@@ -93,6 +102,7 @@ void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
 	uo->nr_debug_dirs = n->nr_dirs;
 	uo->no_frame_pointers = n->no_fp;
 	uo->no_rule_cache = n->no_rule_cache;
+	uo->no_join = n->no_join;
 	so->debug_dirs = n->dirs;
 	so->nr_debug_dirs = n->nr_dirs;
 	so->no_inline = n->no_inline;

@@ -21,13 +21,14 @@ struct ds_names {
 	size_t nr_dirs;
 	uint32_t max_depth;          /* 0: the unwinder's default */
 	bool no_inline, no_demangle;
-	bool no_fp, no_rule_cache;
+	bool no_fp, no_rule_cache, no_join;
 	const char *debuginfod_timeout, *debuginfod_cache;
 	bool no_debuginfod;
 };
 
 enum {
 	DS_OPT_DEBUG_DIR = 2000, DS_OPT_MAX_DEPTH, DS_OPT_NO_FP, DS_OPT_NO_RULE_CACHE,
+	DS_OPT_NO_JOIN,
 	DS_OPT_NO_INLINE, DS_OPT_NO_DEMANGLE, DS_OPT_DEBUGINFOD_TIMEOUT,
 	DS_OPT_DEBUGINFOD_CACHE, DS_OPT_NO_DEBUGINFOD,
 };

@@ -37,7 +37,8 @@ typedef Opentelemetry__Proto__Common__V1__InstrumentationScope pb_scope;
 /* Strings the profile does not have, after its own in the table. */
 enum {
 	X_PID, X_TID, X_THREAD, X_EXE, X_WAIT, X_BLOCKED, X_PREEMPTED, X_BUILD_ID,
-	X_SAMPLES, X_COUNT, X_CPU, X_NANOSECONDS, X_OFF_CPU, X_WALL, NR_X
+	X_SAMPLES, X_COUNT, X_CPU, X_NANOSECONDS, X_OFF_CPU, X_WALL, X_STACK_END,
+	X_JOINED_FRAMES, NR_X
 };
 static const char *const x_strings[NR_X] = {
 	/* OpenTelemetry's semantic conventions' names. */
@@ -47,6 +48,9 @@ static const char *const x_strings[NR_X] = {
 	[X_PREEMPTED] = "preempted",
 	[X_SAMPLES] = "samples", [X_COUNT] = "count", [X_CPU] = "cpu",
 	[X_NANOSECONDS] = "nanoseconds", [X_OFF_CPU] = "off_cpu", [X_WALL] = "wall",
+	/* As pprof's stack_end and joined_frames labels (pprof.c). */
+	[X_STACK_END] = "dwarfsample.stack.end",
+	[X_JOINED_FRAMES] = "dwarfsample.stack.joined_frames",
 };
 /* Attributes per thread: pid, tid, its name, its process's. */
 enum { A_PID, A_TID, A_THREAD, A_EXE, NR_THREAD_ATTRS };
@@ -73,6 +77,9 @@ struct otlp {
 	pb_any *attr_values;
 	size_t nr_attrs;
 	int32_t tags_at, ptags_at, waits_at, build_ids_at;
+	/* stack ends: PR_END_MAX names, then "joined"; each joined stack's
+	 * number of joined frames (joined_attr: by stack, 0 for none) */
+	int32_t ends_at, *joined_attr;
 	pb_profile *profiles, **profile_ptrs;
 	pb_value_type *types;
 	pb_value_type period_type;
@@ -123,6 +130,7 @@ static void otlp_free(struct otlp *o)
 	free(o->profile_ptrs);
 	free(o->profiles);
 	free(o->attr_values);
+	free(o->joined_attr);
 	free(o->attr_ptrs);
 	free(o->attrs);
 	free(o->stack_locs);
@@ -181,7 +189,13 @@ static int add_strings(struct otlp *o, const struct pr_profile *p)
 static int add_attributes(struct otlp *o, const struct pr_profile *p)
 {
 	size_t n = 1 + (size_t)p->nr_threads * NR_THREAD_ATTRS + p->nr_tags + p->nr_ptags +
-		   PR_WAIT_KIND_MAX + p->nr_mappings, k = 1;
+		   PR_WAIT_KIND_MAX + p->nr_mappings + PR_END_MAX + 1, k = 1;
+
+	for (uint32_t i = 0; i < p->nr_stacks; i++)
+		n += p->stacks[i].joined > 0;
+	o->joined_attr = calloc(p->nr_stacks + 1, sizeof(*o->joined_attr));
+	if (!o->joined_attr)
+		return -ENOMEM;
 
 	if (!msgs(n, sizeof(*o->attrs), &attr_init, &o->attrs, &o->attr_ptrs))
 		return -ENOMEM;
@@ -240,6 +254,23 @@ static int add_attributes(struct otlp *o, const struct pr_profile *p)
 		o->attr_values[k].value_case =
 			OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE;
 		o->attr_values[k].string_value = (char *)prof_str(p, p->mappings[i].build_id);
+	}
+	o->ends_at = (int32_t)k;
+	for (int e = 0; e <= PR_END_MAX; e++, k++) {
+		o->attrs[k].key_strindex = x(p, X_STACK_END);
+		o->attr_values[k].value_case =
+			OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_STRING_VALUE;
+		o->attr_values[k].string_value =
+			(char *)(e < PR_END_MAX ? pr_stack_end_name(e) : "joined");
+	}
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
+		if (!p->stacks[i].joined)
+			continue;
+		o->attrs[k].key_strindex = x(p, X_JOINED_FRAMES);
+		o->attr_values[k].value_case =
+			OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
+		o->attr_values[k].int_value = p->stacks[i].joined;
+		o->joined_attr[i] = (int32_t)k++;
 	}
 	o->nr_attrs = k;
 	o->dict.attribute_table = o->attr_ptrs;
@@ -342,7 +373,8 @@ static int add_stacks(struct otlp *o, const struct pr_profile *p)
 }
 
 /* The attributes of stack i's samples into `a` (their number): its
- * thread's, its process's tags, the profile's, and its kind of wait. */
+ * thread's, its process's tags, the profile's, its kind of wait and how
+ * the stack ended. */
 static size_t stack_attrs(const struct otlp *o, const struct pr_profile *p, uint32_t i,
 			  int32_t *a)
 {
@@ -360,6 +392,13 @@ static size_t stack_attrs(const struct otlp *o, const struct pr_profile *p, uint
 	if (st->kind != PROF_ON_CPU)
 		a[n++] = o->waits_at + (st->kind == PROF_PREEMPTED ? PR_WAIT_PREEMPTED
 								   : PR_WAIT_BLOCKED);
+	/* Where it ended, when not at its outermost frame by itself. */
+	if (st->joined) {
+		a[n++] = o->ends_at + PR_END_MAX;
+		a[n++] = o->joined_attr[i];
+	} else if (st->end != PR_END_OUTERMOST) {
+		a[n++] = o->ends_at + st->end % PR_END_MAX;
+	}
 	return n;
 }
 
@@ -367,7 +406,7 @@ static size_t stack_attrs(const struct otlp *o, const struct pr_profile *p, uint
  * type is not 0. */
 static int add_profiles(struct otlp *o, const struct pr_profile *p)
 {
-	size_t nv = prof__nr_values(p), slice = NR_THREAD_ATTRS + p->nr_tags + p->nr_ptags + 1;
+	size_t nv = prof__nr_values(p), slice = NR_THREAD_ATTRS + p->nr_tags + p->nr_ptags + 3;
 	struct prof_period per = prof__period(p);
 	size_t s = 0;
 

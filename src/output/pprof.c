@@ -50,6 +50,13 @@ static const char *const extra_strings[NR_EXTRA] = {
 	[S_BLOCKED] = "blocked", [S_PREEMPTED] = "preempted",
 };
 
+/* Where a stack ended, when not at its outermost frame by itself: a
+ * string label on its sample, "stack_end", whose value is
+ * pr_stack_end_name()'s or "joined" (then a number label "joined_frames"
+ * too, how many of its outermost frames were).  Their strings follow the
+ * others only in a profile with such stacks. */
+enum { E_STACK_END, E_JOINED_FRAMES, E_JOINED, E_ENDS, NR_END_STRINGS = E_ENDS + PR_END_MAX };
+
 /* The labels every sample of a thread carries, before the profile's tags;
  * a wait's sample carries one more after them, its kind. */
 enum { L_PID, L_TID, L_THREAD, L_PROCESS, NR_THREAD_LABELS };
@@ -66,6 +73,10 @@ struct pprof {
 	pb_line *lines, **line_ptrs;
 	pb_sample *samples, **sample_ptrs;
 	pb_label *labels, **label_ptrs;
+	/* stack_end labels: [E_JOINED] and [E_ENDS + end] used; joined_frames
+	 * labels, one per stack */
+	int64_t end_strings;         /* index of the first; 0: none */
+	pb_label end_labels[NR_END_STRINGS], *joined_labels;
 	uint64_t *location_ids;
 	int64_t *values;
 };
@@ -102,6 +113,7 @@ static void pprof_free(struct pprof *pp)
 	free(pp->location_ids);
 	free(pp->label_ptrs);
 	free(pp->labels);
+	free(pp->joined_labels);
 	free(pp->sample_ptrs);
 	free(pp->samples);
 	free(pp->line_ptrs);
@@ -122,10 +134,22 @@ static int64_t extra(const struct pr_profile *p, int s)
 	return (int64_t)p->strings.nr + s;
 }
 
+/* Whether stack `st` gets a stack_end label. */
+static bool marks_end(const struct prof_stack *st)
+{
+	return st->joined || st->end != PR_END_OUTERMOST;
+}
+
 static int add_strings(struct pprof *pp, const struct pr_profile *p)
 {
 	int nr_extra = p->mode == PR_PROFILE_CPU ? S_OFF_CPU : NR_EXTRA;
-	size_t n = (size_t)p->strings.nr + nr_extra;
+	size_t n = (size_t)p->strings.nr + nr_extra, ends = n;
+	bool marked = false;
+
+	for (uint32_t i = 0; i < p->nr_stacks && !marked; i++)
+		marked = marks_end(&p->stacks[i]);
+	if (marked)
+		n += NR_END_STRINGS;
 
 	pp->strings = calloc(n, sizeof(*pp->strings));
 	if (!pp->strings)
@@ -135,6 +159,14 @@ static int add_strings(struct pprof *pp, const struct pr_profile *p)
 		pp->strings[i] = (char *)p->strings.s[i];
 	for (int i = 0; i < nr_extra; i++)
 		pp->strings[p->strings.nr + i] = (char *)extra_strings[i];
+	if (marked) {
+		pp->end_strings = (int64_t)ends;
+		pp->strings[ends + E_STACK_END] = (char *)"stack_end";
+		pp->strings[ends + E_JOINED_FRAMES] = (char *)"joined_frames";
+		pp->strings[ends + E_JOINED] = (char *)"joined";
+		for (int e = 0; e < PR_END_MAX; e++)
+			pp->strings[ends + E_ENDS + e] = (char *)pr_stack_end_name(e);
+	}
 	pp->msg.string_table = pp->strings;
 	pp->msg.n_string_table = n;
 	return 0;
@@ -285,7 +317,15 @@ static int add_labels(struct pprof *pp, const struct pr_profile *p)
 		pt->key = p->ptags[i].key;
 		pt->str = p->ptags[i].value;
 	}
-	return 0;
+	if (!pp->end_strings)
+		return 0;
+	for (int e = E_JOINED; e < NR_END_STRINGS; e++) {
+		pp->end_labels[e] = label_init;
+		pp->end_labels[e].key = pp->end_strings + E_STACK_END;
+		pp->end_labels[e].str = pp->end_strings + e;
+	}
+	pp->joined_labels = msgs_new(p->nr_stacks, sizeof(*pp->joined_labels), &label_init);
+	return pp->joined_labels ? 0 : -ENOMEM;
 }
 
 /* The most process tags one process has. */
@@ -305,9 +345,9 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 	size_t nr_labels = NR_THREAD_LABELS + p->nr_tags, nr_ids = 0, id = 0;
 	size_t wait_labels = (size_t)p->nr_threads * NR_THREAD_LABELS + p->nr_tags;
 	size_t ptag_labels = wait_labels + PR_WAIT_KIND_MAX;
-	/* Each sample's slice: its thread's, its process's, the profile's
-	 * and a wait's labels. */
-	size_t slice = nr_labels + max_ptags(p) + 1;
+	/* Each sample's slice: its thread's, its process's, the profile's,
+	 * a wait's and its stack's end's labels. */
+	size_t slice = nr_labels + max_ptags(p) + 3;
 
 	for (uint32_t i = 0; i < p->nr_stacks; i++)
 		nr_ids += p->stacks[i].nr;
@@ -349,6 +389,15 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 		if (st->kind != PROF_ON_CPU)
 			labels[ps->n_label++] = &pp->labels[wait_labels +
 				(st->kind == PROF_PREEMPTED ? PR_WAIT_PREEMPTED : PR_WAIT_BLOCKED)];
+		if (pp->end_strings && marks_end(st)) {
+			labels[ps->n_label++] = &pp->end_labels[st->joined ? E_JOINED
+								: E_ENDS + (st->end % PR_END_MAX)];
+			if (st->joined) {
+				pp->joined_labels[i].key = pp->end_strings + E_JOINED_FRAMES;
+				pp->joined_labels[i].num = st->joined;
+				labels[ps->n_label++] = &pp->joined_labels[i];
+			}
+		}
 	}
 	pp->msg.sample = pp->sample_ptrs;
 	pp->msg.n_sample = p->nr_stacks;

@@ -21,6 +21,7 @@ struct prof_pending {
 	uint32_t nr;
 	uint32_t *locs;
 	size_t cap;
+	struct prof_end end;         /* how its stack ended */
 	uint32_t next_free;          /* index + 1; 0 ends the free list */
 	bool open;                   /* holds a wait's stack */
 	/* When its wait began, once a cut moved the wait's start (0: the
@@ -76,7 +77,7 @@ static int count_wait(struct pr_profile *p, struct prof_pending *s, const struct
 	idx = s->locs[0] == PROF_NONE ? PROF_NONE
 		: prof__stack_of(p, s->thread, 0, s->locs, s->nr + 1,
 				 w->kind == PR_WAIT_PREEMPTED ? PROF_PREEMPTED : PROF_BLOCKED,
-				 w->start);
+				 s->end, w->start);
 	if (idx == PROF_NONE)
 		return -ENOMEM;
 	return prof__count(p, idx, w->start, count, ns, 0);
@@ -211,6 +212,7 @@ int pr_profile_add_switch(struct pr_profile *p, struct pr_symbolizer *sym,
 		return (int)slot;
 	off->slots[slot].thread = thread;
 	off->slots[slot].nr = (uint32_t)stack->nr;
+	off->slots[slot].end = prof__end_of(stack);
 	off->slots[slot].open = true;
 	memcpy(off->slots[slot].locs + 1, locs + 1, stack->nr * sizeof(*locs));
 	err = pr_switches_sample(off->sw, rec, (uint64_t)slot, on_wait, p);

@@ -606,6 +606,7 @@ uint32_t prof__thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, const
 
 struct stack_key {
 	uint32_t thread, event, nr;
+	struct prof_end end;
 	const uint32_t *frames;
 };
 
@@ -615,7 +616,18 @@ static bool stack_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 	const struct stack_key *b = key;
 
 	return a->thread == b->thread && a->event == b->event && a->nr == b->nr &&
+	       a->end == b->end.end && a->joined == b->end.joined &&
 	       !memcmp(&p->frames[a->frame], b->frames, b->nr * sizeof(*b->frames));
+}
+
+struct prof_end prof__end_of(const struct pr_stack *stack)
+{
+	struct prof_end e = { .end = (uint8_t)stack->end };
+
+	for (size_t i = stack->nr; i-- > stack->nr_kernel &&
+	     (stack->frames[i].flags & PR_FRAME_JOINED) && e.joined < UINT16_MAX;)
+		e.joined++;
+	return e;
 }
 
 uint32_t *prof__locations(struct pr_profile *p, struct pr_symbolizer *sym,
@@ -640,12 +652,13 @@ uint32_t *prof__locations(struct pr_profile *p, struct pr_symbolizer *sym,
 
 uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, uint32_t event,
 			const uint32_t *locs, uint32_t nr, enum prof_stack_kind kind,
-			uint64_t time)
+			struct prof_end end, uint64_t time)
 {
 	struct prof_index *x = p->index;
-	struct stack_key key = { .thread = thread, .event = event, .nr = nr, .frames = locs };
+	struct stack_key key = { .thread = thread, .event = event, .nr = nr, .end = end,
+				 .frames = locs };
 	uint32_t idx;
-	uint64_t h = pr__hash_mix(event, thread);
+	uint64_t h = pr__hash_mix(pr__hash_mix(event, thread), end.end | (uint64_t)end.joined << 8);
 
 	for (uint32_t i = 0; i < nr; i++)
 		h = pr__hash_mix(h, locs[i]);
@@ -660,6 +673,7 @@ uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, uint32_t event,
 	idx = p->nr_stacks++;
 	p->stacks[idx] = (struct prof_stack){ .thread = thread, .frame = (uint32_t)p->nr_frames,
 					      .nr = nr, .kind = (uint8_t)kind, .event = event,
+					      .end = end.end, .joined = end.joined,
 					      .first_time = time };
 	memcpy(&p->frames[p->nr_frames], locs, nr * sizeof(*locs));
 	p->nr_frames += nr;
@@ -722,7 +736,7 @@ int pr_profile_add_event(struct pr_profile *p, size_t event, struct pr_symbolize
 	if (!locs)
 		return -ENOMEM;
 	idx = prof__stack_of(p, thread, (uint32_t)event, locs, (uint32_t)stack->nr, PROF_ON_CPU,
-			     rec->time);
+			     prof__end_of(stack), rec->time);
 	if (idx == PROF_NONE)
 		return -ENOMEM;
 	ns = sample_ns(p, event, rec);
@@ -799,8 +813,16 @@ int prof__walk_stack(const struct pr_profile *p, const struct prof_stack *st, bo
 		/* Lines are innermost first: the root-first walk takes
 		 * them from the last. */
 		for (uint32_t i = n; i-- > 0;) {
-			int ret = fn(prof__frame_label(p, loc, i, annotate, buf, sizeof(buf)),
-				     loc, i, arg);
+			const char *label = prof__frame_label(p, loc, i, annotate, buf,
+							      sizeof(buf));
+			size_t len = strlen(buf);
+			int ret;
+
+			/* Joined frames are the outermost ones. */
+			if (annotate && f >= st->nr - st->joined &&
+			    len + sizeof(PROF_JOINED_MARK) <= sizeof(buf))
+				memcpy(buf + len, PROF_JOINED_MARK, sizeof(PROF_JOINED_MARK));
+			ret = fn(label, loc, i, arg);
 
 			if (ret)
 				return ret;

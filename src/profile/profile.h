@@ -78,6 +78,10 @@ struct prof_stack {
 	uint32_t frame;              /* index of its leaf in frames[] */
 	uint32_t nr;                 /* locations, leaf first */
 	uint8_t kind;                /* enum prof_stack_kind */
+	uint8_t end;                 /* enum pr_stack_end: why it ended */
+	/* Its outermost `joined` locations were joined from an earlier
+	 * stack (PR_FRAME_JOINED); stacks are told apart by it and `end`. */
+	uint16_t joined;
 	uint32_t event;              /* index in events[]; 0 without them */
 	uint64_t count;              /* samples, or waits */
 	uint64_t ns;                 /* their time: CPU, or off the CPU */
@@ -234,11 +238,22 @@ uint32_t prof__mapping_import(struct pr_profile *p, const struct pr_profile *src
  * PROF_NONE. */
 uint32_t prof__location_add(struct pr_profile *p, const struct prof_location *loc,
 			    const struct prof_line *lines);
-/* The stack of `thread` and `event` with locations `locs` (kind given to
- * a new one): its index, or PROF_NONE out of memory. */
+/* How a stack ended: why, and how many of its outermost locations were
+ * joined (pr_stack's end, and its frames marked PR_FRAME_JOINED). */
+struct prof_end {
+	uint8_t end;
+	uint16_t joined;
+};
+
+/* The ending of `stack`. */
+struct prof_end prof__end_of(const struct pr_stack *stack);
+
+/* The stack of `thread` and `event` with locations `locs` that ended as
+ * `end` (kind given to a new one): its index, or PROF_NONE out of
+ * memory. */
 uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, uint32_t event,
 			const uint32_t *locs, uint32_t nr, enum prof_stack_kind kind,
-			uint64_t time);
+			struct prof_end end, uint64_t time);
 /* Count `count` samples or waits (0: the part of a wait before a cut) of
  * stack `idx` at `time` (its start) weighing `ns`, and `period` events
  * (with events; 0 otherwise).  0 or -ENOMEM (the timeline could not
@@ -294,10 +309,15 @@ static inline const char *prof_str(const struct pr_profile *p, uint32_t s)
 const char *prof__frame_label(const struct pr_profile *p, const struct prof_location *loc,
 			      uint32_t i, bool annotate, char *buf, size_t len);
 
+/* What annotate appends to a joined frame's label, after any other mark. */
+#define PROF_JOINED_MARK "_[joined]"
+
 /*
  * Walk a stack root first, one call per function — the inlined ones
  * expanded, outermost first — with the label prof__frame_label() gives.
- * The callback returns 0 to go on.  Returns 0 or the callback's value.
+ * With `annotate`, the frames joined from an earlier stack are marked
+ * PROF_JOINED_MARK.  The callback returns 0 to go on.  Returns 0 or the
+ * callback's value.
  */
 typedef int (*prof_frame_fn)(const char *label, const struct prof_location *loc,
 			     uint32_t line, void *arg);

@@ -139,7 +139,8 @@ static int import_stack(struct import *im, uint32_t i)
 		if ((im->locs[k] = import_location(im, src->frames[st->frame + k])) == PROF_NONE)
 			return -ENOMEM;
 	idx = prof__stack_of(dst, thread, st->event, im->locs, st->nr,
-			     (enum prof_stack_kind)st->kind, st->first_time);
+			     (enum prof_stack_kind)st->kind,
+			     (struct prof_end){ st->end, st->joined }, st->first_time);
 	if (idx == PROF_NONE)
 		return -ENOMEM;
 	if (dst->nr_counters) {

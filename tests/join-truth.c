@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Joining truncated stacks against the ground truth.  Each sample of a
+ * perf.data recorded with large stack copies is unwound twice over one
+ * model: as recorded, without joining (the truth), and with its copy cut
+ * to CUT bytes (the sample's dyn_size shortened, as a smaller
+ * --stack-size would have copied), with joining.  The stacks the cut
+ * copy ended early are "truncated"; of those, the ones joining completed
+ * are compared with the truth frame by frame (address and process):
+ *   identical     every frame the same, and as many
+ *   contradicted  a frame differs, or the truth ended (outermost) with
+ *                 another number of frames
+ *   consistent    the truth was itself cut by the full copy: the frames
+ *                 it has are the same, the rest cannot be checked
+ * The recovered share is (identical + consistent) / truncated.
+ *
+ * usage: join-truth FILE CUT NAME [MIN_IDENTICAL_PERMILLE MAX_CONTRADICTED
+ *                                  MIN_RECOVERED_PERCENT]
+ * Prints one line of figures; with the thresholds, exits 1 when one is
+ * not met (MIN_IDENTICAL_PERMILLE of the joined stacks that can be
+ * checked identical, at most MAX_CONTRADICTED contradicted, at least
+ * MIN_RECOVERED_PERCENT of the truncated stacks recovered) or when the
+ * cut truncated nothing.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "perfreader.h"
+
+struct run {
+	struct pr_model *model;
+	struct pr_unwinder *truth, *cut;
+	uint64_t cut_size;
+	uint64_t samples, truth_complete, truncated, joined;
+	uint64_t cut_complete;       /* outermost with the cut copy, joined or not */
+	uint64_t identical, contradicted, consistent;
+	uint64_t truth_frames[PR_UNWIND_MAX_DEPTH], truth_procs[PR_UNWIND_MAX_DEPTH];
+	unsigned shown;
+};
+
+static int on_record(const struct pr_record *rec, void *arg)
+{
+	struct run *r = arg;
+	struct pr_record cut;
+	struct pr_stack st;
+	size_t nr, i;
+	enum pr_stack_end truth_end;
+	bool joined = false;
+	int err = pr_model_apply(r->model, rec);
+
+	if (err || rec->type != PR_RECORD_SAMPLE)
+		return err;
+	if (pr_unwinder_unwind(r->truth, rec, &st) || st.end == PR_END_NO_USER)
+		return 0;
+	r->samples++;
+	nr = st.nr - st.nr_kernel;
+	for (i = 0; i < nr; i++) {
+		r->truth_frames[i] = st.frames[st.nr_kernel + i].ip;
+		r->truth_procs[i] = st.frames[st.nr_kernel + i].proc_serial;
+	}
+	truth_end = st.end;
+	r->truth_complete += truth_end == PR_END_OUTERMOST;
+
+	cut = *rec;
+	if (cut.u.sample.stack_dyn_size > r->cut_size)
+		cut.u.sample.stack_dyn_size = r->cut_size;
+	pr_unwinder_unwind(r->cut, &cut, &st);
+	r->cut_complete += st.end == PR_END_OUTERMOST;
+	for (i = st.nr_kernel; i < st.nr; i++)
+		joined |= !!(st.frames[i].flags & PR_FRAME_JOINED);
+	if (!joined) {
+		r->truncated += st.end == PR_END_TRUNCATED;
+		return 0;
+	}
+	r->truncated++;
+	r->joined++;
+	{
+		size_t mine = st.nr - st.nr_kernel, same = 0;
+
+		while (same < mine && same < nr &&
+		       st.frames[st.nr_kernel + same].ip == r->truth_frames[same] &&
+		       st.frames[st.nr_kernel + same].proc_serial == r->truth_procs[same])
+			same++;
+		if (same == mine && same == nr) {
+			r->identical++;
+		} else if (same == nr && truth_end == PR_END_TRUNCATED) {
+			r->consistent++;
+		} else {
+			r->contradicted++;
+			if (r->shown++ < 5)
+				printf("#   contradicted: tid %u time %" PRIu64 ": frame %zu of "
+				       "%zu joined 0x%" PRIx64 ", truth 0x%" PRIx64
+				       " of %zu (%s)\n",
+				       rec->tid, rec->time, same, mine,
+				       same < mine ? st.frames[st.nr_kernel + same].ip : 0,
+				       same < nr ? r->truth_frames[same] : 0, nr,
+				       pr_stack_end_name(truth_end));
+		}
+	}
+	return 0;
+}
+
+static double pct(uint64_t a, uint64_t b)
+{
+	return b ? 100.0 * (double)a / (double)b : 0.0;
+}
+
+int main(int argc, char **argv)
+{
+	PR_OPTS(pr_unwinder_opts, to, .max_depth = PR_UNWIND_MAX_DEPTH, .no_join = true);
+	PR_OPTS(pr_unwinder_opts, co, .max_depth = PR_UNWIND_MAX_DEPTH);
+	struct run r = { 0 };
+	struct pr_file *f;
+	uint64_t checked, recovered;
+	int n, ok = 1;
+
+	if (argc != 4 && argc != 7) {
+		fputs("usage: join-truth FILE CUT NAME [MIN_IDENTICAL_PERMILLE "
+		      "MAX_CONTRADICTED MIN_RECOVERED_PERCENT]\n", stderr);
+		return 2;
+	}
+	r.cut_size = strtoull(argv[2], NULL, 10);
+	f = pr_file_open(argv[1], NULL);
+	r.model = pr_model_new();
+	/* The file's build-ids find what it sampled ([vdso] too) in ~/.debug. */
+	if (r.model && f && pr_model_use_file(r.model, f)) {
+		pr_model_free(r.model);
+		r.model = NULL;
+	}
+	r.truth = r.model ? pr_unwinder_new(r.model, &to) : NULL;
+	r.cut = r.model ? pr_unwinder_new(r.model, &co) : NULL;
+	if (!f || !r.cut || !r.truth) {
+		fprintf(stderr, "join-truth: %s: %s\n", argv[1], strerror(errno));
+		return 2;
+	}
+	n = pr_file_consume(f, on_record, &r);
+	if (n < 0) {
+		fprintf(stderr, "join-truth: %s: %s\n", argv[1], strerror(-n));
+		return 2;
+	}
+	checked = r.identical + r.contradicted;
+	recovered = r.identical + r.consistent;
+	printf("# %s: cut to %s bytes: %" PRIu64 " samples (%.1f%% complete with the full "
+	       "copy); truncated %" PRIu64 " (%.1f%%); joined %" PRIu64 " (%.1f%% of "
+	       "truncated): identical to the truth %" PRIu64 " (%.2f%%), consistent %" PRIu64
+	       ", contradicted %" PRIu64 "; recovered %.1f%% of truncated; complete %.1f%% "
+	       "without joining, %.1f%% with\n",
+	       argv[3], argv[2], r.samples, pct(r.truth_complete, r.samples), r.truncated,
+	       pct(r.truncated, r.samples), r.joined, pct(r.joined, r.truncated), r.identical,
+	       pct(r.identical, checked), r.consistent, r.contradicted,
+	       pct(recovered, r.truncated), pct(r.cut_complete - r.joined, r.samples),
+	       pct(r.cut_complete, r.samples));
+	if (argc == 7) {
+		unsigned long min_identical = strtoul(argv[4], NULL, 10);
+		unsigned long max_contradicted = strtoul(argv[5], NULL, 10);
+		double min_recovered = strtod(argv[6], NULL);
+
+		ok = r.truncated > 0 && r.identical * 1000 >= checked * min_identical &&
+		     r.contradicted <= max_contradicted &&
+		     pct(recovered, r.truncated) >= min_recovered;
+	}
+	pr_unwinder_free(r.cut);
+	pr_unwinder_free(r.truth);
+	pr_model_free(r.model);
+	pr_file_close(f);
+	return ok ? 0 : 1;
+}
