@@ -48,8 +48,10 @@ enum pr_log_level {
  * and symbolizer options), "kallsyms file" (pr_symbolizer_opts.kallsyms),
  * "sampling frequency" (pr_event_opts.freq), "stack size"
  * (pr_event_opts.stack_size), "ring pages"
- * (pr_reader_opts.ring_pages), "output path" (pr_writer_open()'s path).  A
- * program may key its own names for them (a command's flags) on these.
+ * (pr_reader_opts.ring_pages), "output path" (pr_writer_open()'s path),
+ * "kernel call chains" (pr_event_opts.kernel_callchain), "system-wide
+ * sampling" (pr_reader_open_cpus()).  A program may key its own names for
+ * them (a command's flags) on these.
  */
 #define PR_LOG_SETTING_DEBUG_DIRS "debug directories"
 #define PR_LOG_SETTING_KALLSYMS "kallsyms file"
@@ -57,6 +59,8 @@ enum pr_log_level {
 #define PR_LOG_SETTING_STACK_SIZE "stack size"
 #define PR_LOG_SETTING_RING_PAGES "ring pages"
 #define PR_LOG_SETTING_OUTPUT_PATH "output path"
+#define PR_LOG_SETTING_KERNEL_CHAINS "kernel call chains"
+#define PR_LOG_SETTING_SYSTEM_WIDE "system-wide sampling"
 
 /*
  * Receives one complete message without a trailing newline.  `msg` is valid

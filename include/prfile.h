@@ -138,6 +138,22 @@ struct pr_file_stats {
 	uint64_t by_type[PR_RECORD_KERNEL_MAX];
 	/* The recorder did not finish: read up to the last complete record. */
 	bool truncated;
+	/* The file is damaged, not merely unfinished (a recorder that
+	 * stopped before writing its data size): what was read is salvaged
+	 * from it, and a reader should say so.  Why: the byte offset of the
+	 * corrupt record header the walk stopped at, nothing read past it
+	 * (0: none); records skipped whole because their bodies did not
+	 * parse; or the data section's size as its header claims larger than
+	 * the bytes of it the file holds (a truncated copy).  The data
+	 * section starts at byte data_offset. */
+	bool damaged;
+	uint64_t damaged_at;
+	uint64_t corrupt_records;
+	uint64_t data_offset, data_claimed, data_size;
+	/* Not damage: the byte offset of a record this reader cannot read
+	 * (perf record -z's compressed ones, logged with how to convert
+	 * them), where the walk stopped; 0: none. */
+	uint64_t unsupported_at;
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL. */

@@ -35,6 +35,30 @@ check "system-wide quiet dump prints only the summary" \
 check "a missing PID fails" test $? -ne 0
 check "and says so" grep -q "no process with PID 2147483000" "$tmp/err"
 
+# A zombie: a child that exited, of a parent (sleep, after the exec)
+# that never reaps it.
+sh -c 'sleep 0 & echo $! >"$1"; exec sleep 60' sh "$tmp/zpid" &
+parent=$!
+zombie() { [ -s "$tmp/zpid" ] && [ "$(cut -d' ' -f3 "/proc/$(cat "$tmp/zpid")/stat" 2>/dev/null)" = Z ]; }
+wait_for zombie
+zpid=$(cat "$tmp/zpid")
+"$ds" -p "$zpid" -d 1 -o "$tmp/z.folded" >"$tmp/out" 2>"$tmp/err"
+check "-p of a zombie fails" test $? -eq 1
+check "and says it is a zombie, and whose" \
+	grep -q "PID $zpid (sleep) is a zombie: it has exited, and its parent (PID $parent) has not reaped it" \
+	"$tmp/err"
+kill "$parent"
+wait "$parent" 2>/dev/null
+
+# A kernel thread (kthreadd, PID 2): no user stack; -k samples it.
+"$ds" record -p 2 -d 0.2 -o "$tmp/k.data" >"$tmp/out" 2>"$tmp/err"
+check "-p of a kernel thread fails" test $? -eq 1
+check "and says it has no user stack, suggesting -k and -a" \
+	grep -q "PID 2 (kthreadd) is a kernel thread: it has no user stack to sample; ask for kernel call chains (-k) .* system-wide sampling (-a)" \
+	"$tmp/err"
+"$ds" record -k -p 2 -d 0.2 -o "$tmp/k.data" >"$tmp/out" 2>"$tmp/err"
+check "with -k it is sampled" test $? -eq 0
+
 "$ds" dump --stack-size 100 -- true >"$tmp/out" 2>"$tmp/err"
 check "a bad stack size fails" test $? -eq 2
 check "and says it must be a multiple of 8" grep -q "multiple of 8" "$tmp/err"

@@ -40,6 +40,7 @@ static void check_read_refused(const unsigned char *buf, size_t len,
 			       const char *why, long offset)
 {
 	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	struct pr_file_stats st = { .sz = sizeof(st) };
 	struct pr_file *f;
 	char at[64];
 	int n = 0;
@@ -54,6 +55,17 @@ static void check_read_refused(const unsigned char *buf, size_t len,
 	ck_assert_int_le(n, 5);
 	/* The walk stays stopped: no loop over the bad header. */
 	ck_assert_int_eq(pr_file_consume(f, count_cb, &n), 0);
+	/* The stats say where: damage, or a record this reader cannot read. */
+	ck_assert_int_eq(pr_file_stats(f, &st), 0);
+	if (strstr(why, "perf inject")) {
+		ck_assert(!st.damaged);
+		ck_assert_uint_eq(st.unsupported_at, (uint64_t)offset);
+	} else {
+		ck_assert(st.damaged);
+		ck_assert_uint_eq(st.damaged_at, (uint64_t)offset);
+		ck_assert_uint_eq(st.unsupported_at, 0);
+	}
+	ck_assert_uint_eq(st.corrupt_records, 0);
 	pr_file_close(f);
 }
 
@@ -247,6 +259,10 @@ START_TEST(every_truncation_is_refused_or_salvaged)
 			ck_assert_int_le(n, 5);
 			if (cut < h.data.offset + h.data.size) {
 				ck_assert(st.truncated);
+				/* Its header claims more: a damaged copy. */
+				ck_assert(st.damaged);
+				ck_assert_uint_eq(st.data_claimed, h.data.size);
+				ck_assert_uint_lt(st.data_size, st.data_claimed);
 				ck_assert_msg(strstr(logtext, "last complete record"), "%s", logtext);
 			}
 			salvaged_some += n > 0;
@@ -269,6 +285,7 @@ START_TEST(an_unfinished_recording_is_read_to_its_last_complete_record)
 	struct perfdata_header h;
 	size_t len;
 	unsigned char *buf = small_copy(&len, &h);
+	struct pr_file_stats st = { .sz = sizeof(st) };
 	uint64_t zero = 0;
 	struct pr_file *f;
 	int n = 0;
@@ -283,6 +300,10 @@ START_TEST(an_unfinished_recording_is_read_to_its_last_complete_record)
 	ck_assert_msg(f, "%s", logtext);
 	ck_assert_msg(strstr(logtext, "did not finish"), "%s", logtext);
 	ck_assert_int_eq(pr_file_consume(f, count_cb, &n), 4);
+	/* Unfinished, not damaged. */
+	ck_assert_int_eq(pr_file_stats(f, &st), 0);
+	ck_assert(st.truncated);
+	ck_assert(!st.damaged);
 	pr_file_close(f);
 	free(buf);
 }

@@ -130,8 +130,36 @@ printf "this is not a capture, only a few lines of text\n%.0s" 1 2 3 4 5 6 7 8 >
 check "not a perf.data file" expect 1 "not a perf.data file" -i "$tmp/text"
 check "an unwritable output" expect 1 "choose another output path" \
 	-i "$fx/perf.data" -o "$tmp/no/such/dir/out"
+# Damaged files are salvaged, said so, and exit 3: not a clean run.
 head -c 900000 "$fx/perf.data" >"$tmp/cut.data"
 check "a truncated copy: read to its last complete record, and said so" \
-	expect 0 "reading up to the last complete record" -i "$tmp/cut.data" --debug-dir "$fx"
+	expect 3 "reading up to the last complete record" -i "$tmp/cut.data" --debug-dir "$fx"
+check "and called damaged, with how much is missing" \
+	grep -Eq "is damaged: salvaged [0-9]+ records; the file ends [0-9]+ bytes short" "$tmp/err"
+# A record header in the middle of the data section zeroed: its size
+# below 8, nothing past it can be trusted.
+cp "$fx/perf.data" "$tmp/broken.data"
+at=$(python3 - "$tmp/broken.data" <<'PY'
+import struct, sys
+with open(sys.argv[1], "r+b") as f:
+    buf = f.read()
+    off, size = struct.unpack_from("<QQ", buf, 40)
+    at = off
+    while at < off + size // 2:
+        at += struct.unpack_from("<H", buf, at + 6)[0]
+    f.seek(at + 6)
+    f.write(b"\0\0")
+print(at)
+PY
+)
+check "a corrupt record header in the middle: exit 3, and where" \
+	expect 3 "nothing could be read from byte $at on" -i "$tmp/broken.data" --debug-dir "$fx" \
+	-f folded -o "$tmp/broken.folded"
+check "with the library's reason" grep -q "record size below 8 (0), at byte offset $at" "$tmp/err"
+check "and how many records were salvaged" grep -Eq "salvaged [1-9][0-9]* records" "$tmp/err"
+check "the profile of what was read is written" grep -q ";worker;" "$tmp/broken.folded"
+"$ds" dump -q -i "$tmp/broken.data" >/dev/null 2>"$tmp/err"
+check "dump of it exits 3 too" test $? -eq 3
+check "the clean fixture still exits 0" expect 0 "" -i "$fx/perf.data" --debug-dir "$fx"
 
 exit $fail

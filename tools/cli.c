@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -177,6 +178,8 @@ static const struct {
 	{ PR_LOG_SETTING_STACK_SIZE, "--stack-size" },
 	{ PR_LOG_SETTING_RING_PAGES, "--ring-pages" },
 	{ PR_LOG_SETTING_OUTPUT_PATH, "-o" },
+	{ PR_LOG_SETTING_KERNEL_CHAINS, "-k" },
+	{ PR_LOG_SETTING_SYSTEM_WIDE, "-a" },
 };
 
 /* `msg` into `out` (always terminated), each setting it names followed by
@@ -740,6 +743,32 @@ void ds_stack_ends(const struct pr_unwind_stats *st)
 		fprintf(stderr, "; %.1f%% completed by joining (--no-join)",
 			100.0 * (double)st->joined / (double)st->samples);
 	fputc('\n', stderr);
+}
+
+int ds_file_verdict(const struct pr_file *f, const char *path, int ret)
+{
+	struct pr_file_stats st = { .sz = sizeof(st) };
+
+	if (pr_file_stats(f, &st))
+		return ret;
+	if (st.unsupported_at)
+		return 1;
+	if (!st.damaged)
+		return ret;
+	fprintf(stderr, "dwarfsample: %s is damaged: salvaged %" PRIu64 " records",
+		path, st.records - st.corrupt_records);
+	if (st.corrupt_records)
+		fprintf(stderr, ", skipped %" PRIu64 " corrupt ones", st.corrupt_records);
+	if (st.damaged_at)
+		fprintf(stderr, "; nothing could be read from byte %" PRIu64 " on, the "
+			"last %" PRIu64 " of its %" PRIu64 " bytes of records", st.damaged_at,
+			st.data_offset + st.data_size - st.damaged_at, st.data_size);
+	if (st.truncated && st.data_claimed > st.data_size)
+		fprintf(stderr, "; the file ends %" PRIu64 " bytes short of its data "
+			"section (a truncated copy)", st.data_claimed - st.data_size);
+	fputs(".  The output holds what was read before the damage (exit status 3).\n",
+	      stderr);
+	return ret ? ret : DS_EXIT_SALVAGED;
 }
 
 /* A switch-out sample the ring had no room for costs the target nothing:

@@ -85,6 +85,13 @@ int ds_parse_duration(const char *arg, const char *what, uint64_t *ns);
  * stderr (st->samples must not be 0). */
 void ds_stack_ends(const struct pr_unwind_stats *st);
 
+/* The exit status of a command that read `f` (at `path`) to its end,
+ * with `ret` its own (0 or 1): DS_EXIT_SALVAGED when the file was
+ * damaged (said plainly: how much was read, where the damage is), 1 when
+ * it stopped at a record it cannot read, else `ret`. */
+#define DS_EXIT_SALVAGED 3
+int ds_file_verdict(const struct pr_file *f, const char *path, int ret);
+
 /* What to change to lose fewer samples: "lower -F or raise --ring-pages"
  * and, where it applies, a smaller stack copy; a static string. */
 const char *ds_lost_hint(const struct ds_capture *c);

@@ -272,9 +272,10 @@ static int dump_file(const char *path, struct dump_ctx *d)
 	n = pr_file_consume(f, on_record, d);
 	fflush(d->out);
 	file_summary(d->out, f);
+	/* Corrupt records were reported and skipped; the verdict says so. */
+	n = ds_file_verdict(f, path, n < 0 && n != -EBADMSG ? 1 : 0);
 	pr_file_close(f);
-	/* Corrupt records were reported and skipped. */
-	return n < 0 && n != -EBADMSG ? 1 : 0;
+	return n;
 }
 
 struct dump_args {

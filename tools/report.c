@@ -298,6 +298,8 @@ static int run(struct report_args *a, int fmt)
 	else if (a->out.path && strcmp(a->out.path, "-") && fmt != DS_FORMAT_PERF_SCRIPT)
 		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
 			ds_format_name(fmt), ds_format_hint(fmt));
+	if (r.u)
+		ret = ds_file_verdict(r.file, a->input, ret);
 	pr_symbolizer_free(r.sym);
 	pr_unwinder_free(r.u);
 	pr_model_free(r.model);

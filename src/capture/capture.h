@@ -110,6 +110,18 @@ int pr__online_cpus(struct pr_intlist *out);
  * number added, or -ESRCH when the process does not exist. */
 int pr__list_threads(pid_t pid, struct pr_intlist *tids);
 
+/* What /proc/PID/task/TID/stat says of a task: its state letter ('Z' a
+ * zombie), whether it is a kernel thread, its parent and its name. */
+struct pr_task_state {
+	char state;
+	bool kthread;
+	pid_t ppid;
+	char comm[16];
+};
+
+/* 0, or -errno (-ESRCH: no such task). */
+int pr__task_read(pid_t pid, pid_t tid, struct pr_task_state *t);
+
 /* ---- proc.c ---- */
 
 /* Called with a process or thread id; non-zero stops the walk. */

@@ -536,6 +536,39 @@ static int open_thread(struct pr_reader *r, pid_t tid, bool late)
 	return late ? add_late_thread(r, tid, first) : 0;
 }
 
+/*
+ * Targets with nothing to sample, said before anything is opened: a
+ * zombie (every thread of it exited; its parent has not reaped it), and
+ * a kernel thread, which has no user stack -- unless kernel call chains
+ * were asked for, which sample it in the kernel.  0, or -ESRCH / -EINVAL
+ * with the reason logged.
+ */
+static int check_target(struct pr_reader *r, pid_t pid, const struct pr_intlist *tids,
+			size_t from)
+{
+	struct pr_task_state t, leader;
+	bool zombie = true;
+
+	if (pr__task_read(pid, pid, &leader))
+		return 0;
+	for (size_t i = from; i < tids->n && zombie; i++)
+		zombie = !pr__task_read(pid, tids->v[i], &t) && (t.state == 'Z' || t.state == 'X');
+	if (zombie) {
+		pr__log(&r->lg, PR_LOG_ERROR, "PID %d (%s) is a zombie: it has exited, and its "
+			"parent (PID %d) has not reaped it yet; there is nothing left to sample",
+			(int)pid, leader.comm, (int)leader.ppid);
+		return -ESRCH;
+	}
+	if (leader.kthread && !r->kernel_requested) {
+		pr__log(&r->lg, PR_LOG_ERROR, "PID %d (%s) is a kernel thread: it has no user "
+			"stack to sample; ask for kernel call chains to sample its stacks in the "
+			"kernel, or for system-wide sampling to see it among everything else",
+			(int)pid, leader.comm);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static int open_pid(struct pr_reader *r, pid_t pid, struct pr_intlist *tids)
 {
 	size_t done = tids->n;
@@ -553,6 +586,8 @@ static int open_pid(struct pr_reader *r, pid_t pid, struct pr_intlist *tids)
 		}
 		if (n <= 0)
 			return n == -ESRCH ? 0 : n;
+		if (scan == 0 && (n = check_target(r, pid, tids, done)) < 0)
+			return n;
 		/* Threads born between the scan and the opens inherit their
 		 * creator's events if those were already open; a rescan
 		 * catches those created by threads not yet opened, and the

@@ -4,6 +4,7 @@
  * before exec so sampling starts at its first instruction.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -154,6 +155,39 @@ static ssize_t read_full(int fd, void *buf, size_t n)
 		got = read(fd, buf, n);
 	while (got < 0 && errno == EINTR);
 	return got;
+}
+
+int pr__task_read(pid_t pid, pid_t tid, struct pr_task_state *t)
+{
+	/* The kernel's PF_KTHREAD, in the flags field. */
+	const unsigned long kthread = 0x00200000;
+	char path[64], buf[1024], *open_paren, *close_paren;
+	unsigned long flags = 0;
+	int ppid = 0, fd;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read_full(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n ? -errno : -ESRCH;
+	buf[n] = 0;
+	/* "pid (comm) S ppid pgrp session tty tpgid flags ...": the name may
+	 * hold spaces and parentheses, the last ')' ends it. */
+	open_paren = strchr(buf, '(');
+	close_paren = strrchr(buf, ')');
+	if (!open_paren || !close_paren || close_paren < open_paren ||
+	    sscanf(close_paren + 1, " %c %d %*d %*d %*d %*d %lu", &t->state, &ppid,
+		   &flags) != 3)
+		return -EINVAL;
+	*close_paren = 0;
+	snprintf(t->comm, sizeof(t->comm), "%s", open_paren + 1);
+	t->ppid = ppid;
+	t->kthread = flags & kthread;
+	return 0;
 }
 
 /*

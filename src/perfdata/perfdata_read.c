@@ -216,6 +216,8 @@ static int data_bounds(struct pr_file *f)
 				    "file (%llu)", (unsigned long long)d->offset);
 	f->data_start = d->offset;
 	f->data_end = d->offset + d->size;
+	f->stats.data_offset = d->offset;
+	f->stats.data_claimed = f->stats.data_size = d->size;
 	if (d->size && pr__file_has(f, d->offset, d->size))
 		return 0;
 	/* Features are written last: with them, size 0 means no records. */
@@ -225,6 +227,8 @@ static int data_bounds(struct pr_file *f)
 	f->truncated = true;
 	f->stats.truncated = true;
 	f->data_end = f->len;
+	f->stats.data_size = f->len - d->offset;
+	f->stats.damaged = d->size > f->stats.data_size;
 	if (d->size)
 		pr__log(&f->lg, PR_LOG_WARN, "%s: the data section claims %llu bytes "
 			"but the file ends first (truncated copy?); reading up to the "

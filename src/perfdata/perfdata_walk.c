@@ -188,6 +188,13 @@ static int walk_one(struct pr_file *f)
 	if (off >= f->data_end)
 		return 0;
 	size = record_extent(f, off, &hd);
+	if (size < 0 && (hd.type == PERFDATA_RECORD_COMPRESSED ||
+			 hd.type == PERFDATA_RECORD_COMPRESSED2)) {
+		f->stats.unsupported_at = off;
+	} else if (size < 0) {
+		f->stats.damaged = true;
+		f->stats.damaged_at = off;
+	}
 	if (size <= 0)
 		return (int)size;
 	f->cursor += (uint64_t)size;
@@ -266,6 +273,8 @@ int pr_file_read(struct pr_file *f, struct pr_record *rec)
 		pr__log(&f->lg, PR_LOG_ERROR, "%s: corrupt %s record at byte offset "
 			"%llu: %s; record skipped", f->name, pr_record_type_name(rec->type),
 			(unsigned long long)off, why);
+		f->stats.damaged = true;
+		f->stats.corrupt_records++;
 		return -EBADMSG;
 	}
 	return 1;
