@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "output.h"
+#include "quality.h"
 #include "pipeline.h"
 #include "live.h"
 #include "names.h"
@@ -39,6 +40,7 @@ struct session {
 	struct pr_unwinder *u;
 	struct pr_symbolizer *sym;
 	struct ds_sink *sink;
+	struct ds_quality *quality;  /* the summary's short form of it */
 	struct ds_pipeline *pl;
 	uint64_t id;
 	int switch_event;            /* the off-CPU event's index, or -1 */
@@ -101,6 +103,10 @@ static int process(const struct pr_record *rec, void *arg)
 		err = ds_sink_sample_event(s->sink, sample_event(s, rec), rec, &st, s->sym,
 					   pr_model_comm(s->model, rec->tid),
 					   pr_model_comm(s->model, rec->pid), NULL);
+	if (!err && s->quality && (s->switch_event < 0 ||
+				   pr_reader_event_of(s->r, rec) != s->switch_event))
+		err = ds_quality_add(s->quality, &st, s->sym, rec->pid,
+				     pr_model_comm(s->model, rec->pid));
 	if (s->switch_event >= 0)
 		publish_times(s);
 	atomic_fetch_add(&s->samples, 1);
@@ -194,6 +200,10 @@ static void summary(struct session *s, int fmt, size_t stacks)
 		if (st.ends[PR_END_TRUNCATED] * 20 > st.samples)
 			fputs("dwarfsample: more than 5% of stacks were cut short: a larger "
 			      "--stack-size copies more of each\n", stderr);
+		/* Where, and what would help: what reaches 1 % of the
+		 * samples or frames ('report --quality' on a recording has
+		 * all of it). */
+		ds_quality_print(s->quality, stderr, "dwarfsample: ", 3, 10);
 	}
 	if (lost)
 		fprintf(stderr, "dwarfsample: to lose fewer samples, %s\n",
@@ -246,6 +256,8 @@ static void default_path(const char *name, int fmt, char *buf, size_t len)
 static int open_session(struct session *s, const struct profile_args *a)
 {
 	if (!ds_names_open_live(&a->names, &s->model, &s->u, &s->sym))
+		s->quality = ds_quality_new(s->c->stack_size, a->names.max_depth);
+	if (s->quality)
 		s->pl = ds_pipeline_new(s->r, process, NULL, s, MAX_QUEUED, &ds_stop);
 	if (!s->pl) {
 		ds_err("cannot start: %s", strerror(errno));
@@ -259,6 +271,7 @@ static int open_session(struct session *s, const struct profile_args *a)
 static void close_session(struct session *s)
 {
 	ds_pipeline_free(s->pl);
+	ds_quality_free(s->quality);
 	pr_symbolizer_free(s->sym);
 	pr_unwinder_free(s->u);
 	pr_model_free(s->model);

@@ -23,6 +23,7 @@
 #include "perfscript.h"
 #include "prsym.h"
 #include "prunwind.h"
+#include "quality.h"
 #include "report.h"
 
 struct report_args {
@@ -31,6 +32,7 @@ struct report_args {
 	struct ds_names names;
 	const char *kallsyms;
 	int verbose;
+	bool quality;                /* --quality: the unwind-quality report */
 };
 
 struct report {
@@ -38,6 +40,7 @@ struct report {
 	struct pr_model *model;
 	struct pr_unwinder *u;
 	struct pr_symbolizer *sym;   /* when the output names frames */
+	struct ds_quality *quality;  /* --quality, instead of the sink */
 	struct ds_sink *sink;
 	bool event_names;            /* perf script's text, with its event field */
 	uint64_t first_time, last_time;  /* of the samples, perf clock */
@@ -73,6 +76,9 @@ static int on_record(const struct pr_record *rec, void *arg)
 		return r->switch_event >= 0 ? ds_sink_record(r->sink, rec) : 0;
 	if (pr_unwinder_unwind(r->u, rec, &st))
 		return 0;
+	if (r->quality)
+		return ds_quality_add(r->quality, &st, r->sym, rec->pid,
+				      pr_model_comm(r->model, rec->pid));
 	if (rec->fields & PR_ID_TIME) {
 		if (!r->first_time || rec->time < r->first_time)
 			r->first_time = rec->time;
@@ -218,11 +224,79 @@ static int only_event(struct report *r, const char *name)
 	return -1;
 }
 
+/* The head of the quality report: the samples, and how complete. */
+static void quality_head(FILE *out, const char *input, const struct pr_unwind_stats *st,
+			 const struct pr_symbolizer_stats *ss)
+{
+	double n = st->samples ? (double)st->samples : 1.0;
+
+	fprintf(out, "unwind quality of %s: %" PRIu64 " samples, %.1f%% of stacks complete "
+		"(%.1f%% by joining), %.1f user frames on average\n", input, st->samples,
+		100.0 * (double)st->ends[PR_END_OUTERMOST] / n, 100.0 * (double)st->joined / n,
+		(double)st->frames / n);
+	fprintf(out, "stacks ended:");
+	for (int e = 0; e < PR_END_MAX; e++)
+		if (st->ends[e])
+			fprintf(out, " %s %.1f%%", pr_stack_end_name((enum pr_stack_end)e),
+				100.0 * (double)st->ends[e] / n);
+	fprintf(out, "\naddresses named: %" PRIu64 " of %" PRIu64 "\n", ss->named, ss->resolved);
+}
+
+/* report --quality: unwind and name every sample, then say where the
+ * stacks ended early and what nothing names, and what to do. */
+static int run_quality(struct report_args *a, struct report *r,
+		       const struct pr_unwinder_opts *uo, const struct pr_symbolizer_opts *so)
+{
+	const struct perf_event_attr *attr = pr_file_attr(r->file, 0);
+	struct pr_unwind_stats st = { .sz = sizeof(st) };
+	struct pr_symbolizer_stats ss = { .sz = sizeof(ss) };
+	FILE *out = stdout;
+	int n, ret = 1;
+
+	r->model = pr_model_new();
+	if (r->model && !pr_model_use_file(r->model, r->file))
+		r->u = pr_unwinder_new(r->model, uo);
+	if (r->u)
+		r->sym = pr_symbolizer_new(r->model, so);
+	if (r->sym)
+		r->quality = ds_quality_new(attr ? attr->sample_stack_user : 0, uo->max_depth);
+	if (a->out.path && strcmp(a->out.path, "-") && !(out = fopen(a->out.path, "we"))) {
+		ds_err("cannot write %s: %s; choose another output path (-o)", a->out.path,
+		       strerror(errno));
+		out = NULL;
+	}
+	if (!r->quality || !out) {
+		if (out)
+			ds_err("out of memory");
+	} else {
+		n = pr_file_consume(r->file, on_record, r);
+		ret = n < 0 && n != -EBADMSG;
+		pr_unwinder_stats(r->u, &st);
+		pr_symbolizer_stats(r->sym, &ss);
+		quality_head(out, a->input, &st, &ss);
+		if (!ds_quality_print(r->quality, out, "", 0, 1))
+			fprintf(out, "every stack reached its outermost frame, and every frame "
+				"was named\n");
+		if (fflush(out) || ferror(out))
+			ret = 1;
+		ret = ds_file_verdict(r->file, a->input, ret);
+	}
+	if (out && out != stdout)
+		fclose(out);
+	ds_quality_free(r->quality);
+	pr_symbolizer_free(r->sym);
+	pr_unwinder_free(r->u);
+	pr_model_free(r->model);
+	pr_file_close(r->file);
+	return ret;
+}
+
 static int run(struct report_args *a, int fmt)
 {
 	PR_OPTS(pr_file_opts, fo, .log = ds_log);
 	PR_OPTS(pr_unwinder_opts, uo, .log = ds_log);
-	bool names = fmt != DS_FORMAT_PERF_SCRIPT || (a->out.fields & (PS_SRCLINE | PS_SYM));
+	bool names = a->quality || fmt != DS_FORMAT_PERF_SCRIPT ||
+		     (a->out.fields & (PS_SRCLINE | PS_SYM));
 	PR_OPTS(pr_symbolizer_opts, so, .cache_dir = ds_cache_dir(), .kallsyms = a->kallsyms,
 		.log = ds_log);
 	struct report r = { .event_names = fmt == DS_FORMAT_PERF_SCRIPT &&
@@ -262,6 +336,8 @@ static int run(struct report_args *a, int fmt)
 		pr_file_close(r.file);
 		return 2;
 	}
+	if (a->quality)
+		return run_quality(a, &r, &uo, &so);
 	r.sink = ds_sink_open(&a->out, fmt, a->out.path, file_freq(r.file), first_event, width);
 	if (!r.sink) {
 		pr_file_close(r.file);
@@ -333,6 +409,10 @@ static void usage(FILE *out)
 	      "                           the flame graph, folded and speedscope show\n"
 	      "                           (default the first; pprof has them all), or\n"
 	      "                           perf-script prints\n"
+	      "      --quality            instead of the stacks, where they ended early\n"
+	      "                           and why, and what nothing names, by binary,\n"
+	      "                           with what would fix each (a larger copy, the\n"
+	      "                           debug package, a perf map, a rebuild)\n"
 	      "      --off-cpu-min DURATION\n"
 	      "                           a file recorded with --off-cpu or --wall:\n"
 	      "                           leave out waits shorter than DURATION\n"
@@ -342,7 +422,7 @@ static void usage(FILE *out)
 	      "  -h, --help               this help\n", ds_names_help);
 }
 
-enum { OPT_KALLSYMS = 2100, OPT_OFF_CPU_MIN, OPT_EVENT };
+enum { OPT_KALLSYMS = 2100, OPT_OFF_CPU_MIN, OPT_EVENT, OPT_QUALITY };
 
 int ds_cmd_report(int argc, char **argv)
 {
@@ -352,6 +432,7 @@ int ds_cmd_report(int argc, char **argv)
 		{ "kallsyms", required_argument, NULL, OPT_KALLSYMS },
 		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 		{ "event", required_argument, NULL, OPT_EVENT },
+		{ "quality", no_argument, NULL, OPT_QUALITY },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -393,6 +474,9 @@ int ds_cmd_report(int argc, char **argv)
 			break;
 		case OPT_EVENT:
 			a.out.show_event = optarg;
+			break;
+		case OPT_QUALITY:
+			a.quality = true;
 			break;
 		case 'v':
 			ds_verbose(++a.verbose);

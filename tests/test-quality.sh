@@ -1,0 +1,90 @@
+#!/bin/sh
+# Why a profile is incomplete, where, and what to do (report --quality,
+# the live summary, pprof's stack_end label), on programs as shipped:
+#   gzip     Debian's, stripped: its frames unnamed, the remedy its debug
+#            package (dpkg's owner + -dbgsym) and the build-id path that
+#            package installs, checked against readelf's build-id
+#   stripped a program of our own stripped: build with -g or keep the
+#            debug file
+#   climb    stacks deeper than a 4 KiB copy: truncated in the workload,
+#            the remedy a larger --stack-size; joined without --no-join
+# usage: test-quality.sh DWARFSAMPLE AGREE-WORKLOAD
+set -u
+ds=$(realpath "$1")
+workload=$(realpath "$2")
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+make_tmp
+
+# --- gzip, as Debian ships it ---
+gzip_bin=$(command -v gzip)
+head -c 20000000 /dev/zero | tr '\0' 'a' >"$tmp/in"
+awk 'BEGIN { srand(7); for (i = 0; i < 400000; i++) print rand(), i * 7919 % 104729 }' \
+	>>"$tmp/in"
+"$ds" record -F 999 -o "$tmp/gz.data" -- "$gzip_bin" -9 -c "$tmp/in" >/dev/null 2>"$tmp/err"
+rc=$?
+skip_if_refused $rc "$tmp/err"
+check "record gzip exits 0" test $rc -eq 0 || cat "$tmp/err"
+"$ds" report --quality -i "$tmp/gz.data" -o "$tmp/gz.quality" 2>"$tmp/err"
+check "report --quality exits 0" test $? -eq 0 || cat "$tmp/err"
+check "it heads with the samples and how complete" \
+	grep -Eq "^unwind quality of .*gz.data: [0-9]+ samples, [0-9.]+% of stacks complete" \
+	"$tmp/gz.quality"
+real=$(realpath "$gzip_bin")
+check "gzip's frames are listed as unnamed" \
+	grep -Eq "^ +[0-9]+ +[0-9.]+%  no symbols +$real$" "$tmp/gz.quality"
+if dpkg -S "$real" >/dev/null 2>&1 || dpkg -S "${real#/usr}" >/dev/null 2>&1; then
+	pkg=$(dpkg -S "$real" 2>/dev/null || dpkg -S "${real#/usr}")
+	pkg=${pkg%%:*}
+	id=$(readelf -n "$real" | sed -n 's/.*Build ID: //p')
+	dir=$(echo "$id" | cut -c1-2)
+	rest=$(echo "$id" | cut -c3-)
+	check "the remedy is its debug package, as dpkg names the owner ($pkg-dbgsym)" \
+		grep -q "apt-get install $pkg-dbgsym" "$tmp/gz.quality"
+	check "and the file it installs, by readelf's build-id" \
+		grep -q "/usr/lib/debug/.build-id/$dir/$rest.debug" "$tmp/gz.quality"
+else
+	echo "# $real is not from a dpkg package: the package remedy is not checked"
+fi
+
+# --- a program of our own, stripped ---
+cp "$workload" "$tmp/stripped-workload"
+strip --strip-all "$tmp/stripped-workload"
+"$ds" record -F 999 -o "$tmp/s.data" -- "$tmp/stripped-workload" climb 0.5 \
+	>/dev/null 2>"$tmp/err"
+check "record the stripped program exits 0" test $? -eq 0 || cat "$tmp/err"
+"$ds" report --quality -i "$tmp/s.data" >"$tmp/s.quality" 2>"$tmp/err"
+check "its frames are listed as unnamed" \
+	grep -Eq "no symbols +$tmp/stripped-workload$" "$tmp/s.quality"
+check "with how to keep them named" \
+	grep -q "no symbols: build it with -g, or keep its debug file and pass --debug-dir" \
+	"$tmp/s.quality"
+check "its stacks are complete all the same (.eh_frame stays)" \
+	grep -q "stacks ended: outermost 100.0%" "$tmp/s.quality"
+
+# --- stacks deeper than the copy ---
+"$ds" record -F 999 --stack-size 4096 -o "$tmp/c.data" -- "$workload" climb 1 \
+	>/dev/null 2>"$tmp/err"
+check "record climb with 4 KiB copies exits 0" test $? -eq 0 || cat "$tmp/err"
+"$ds" report --quality --no-join -i "$tmp/c.data" >"$tmp/c.quality" 2>"$tmp/err"
+check "--no-join: the cut stacks are listed where they ended" \
+	grep -Eq "^ +[0-9]+ +[0-9.]+%  truncated +$workload$" "$tmp/c.quality"
+check "with the copy's size and a larger --stack-size" \
+	grep -q "the 4096-byte stack copy ran out here: a larger --stack-size (up to 65528)" \
+	"$tmp/c.quality"
+"$ds" report --quality -i "$tmp/c.data" >"$tmp/cj.quality" 2>"$tmp/err"
+check "with joining, the head says how many it completed" \
+	grep -Eq "of stacks complete \([1-9][0-9.]*% by joining\)" "$tmp/cj.quality"
+if command -v go >/dev/null 2>&1; then
+	"$ds" report --no-join -f pprof -i "$tmp/c.data" -o "$tmp/c.pb.gz" 2>"$tmp/err"
+	go tool pprof -raw "$tmp/c.pb.gz" >"$tmp/raw" 2>&1
+	check "pprof: cut stacks carry stack_end:[truncated]" \
+		grep -q 'stack_end:\[truncated\]' "$tmp/raw"
+fi
+"$ds" --no-join --stack-size 4096 -F 999 -o "$tmp/live.folded" -- "$workload" climb 0.5 \
+	>/dev/null 2>"$tmp/live.err"
+check "the live summary lists where stacks ended early" \
+	grep -q "^dwarfsample: stacks that ended early, by binary and why:" "$tmp/live.err"
+check "and why, with the remedy" \
+	grep -q "^dwarfsample: .*the 4096-byte stack copy ran out here" "$tmp/live.err"
+exit $fail

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#ifndef DS_QUALITY_H
+#define DS_QUALITY_H
+
+#include <stdio.h>
+
+#include "perfreader.h"
+
+/*
+ * Why a profile is incomplete, and where: the stacks that did not reach
+ * their outermost frame by the binary they ended in and the reason, and
+ * the binaries whose frames nothing names -- each with what would fix it
+ * (a larger copy, a rebuild, the distribution's debug package found from
+ * the file's owner, a perf map).  Fed every unwound sample.
+ */
+struct ds_quality;
+
+/* `stack_size`: the bytes of stack each sample copied (0: unknown);
+ * `max_depth`: the unwinder's frame limit. */
+struct ds_quality *ds_quality_new(uint64_t stack_size, uint32_t max_depth);
+void ds_quality_free(struct ds_quality *q);
+
+/* Count sample `st` of a process called `process`, its user frames named
+ * through `sym` (NULL: names not counted).  0 or -ENOMEM. */
+int ds_quality_add(struct ds_quality *q, const struct pr_stack *st, struct pr_symbolizer *sym,
+		   uint32_t pid, const char *process);
+
+/* The report, each line after `prefix`: at most `max_rows` rows of each
+ * table (0: all), leaving out rows under `permille` of the samples or
+ * frames.  Returns the number of rows written. */
+size_t ds_quality_print(const struct ds_quality *q, FILE *out, const char *prefix,
+			size_t max_rows, unsigned permille);
+
+#endif
