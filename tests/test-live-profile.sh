@@ -185,7 +185,28 @@ wait $dpid
 rc=$?
 check "a target that exits ends the run (rc $rc)" test $rc -eq 0
 check "and its profile is written" grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/exit.folded"
+check "the summary names the target that ended the run" \
+	grep -q "^dwarfsample: PID $wpid (workload) ended during the run: it exited or was killed; sampling stopped with the last target" "$tmp/err"
 wait $wpid 2>/dev/null
+
+# A launched command killed mid-run: named, with the signal, and the
+# profile of what was sampled is written.
+rm -f "$tmp/cmdpid"
+"$ds" -F 499 -o "$tmp/killed.folded" -- sh -c 'echo $$ >"$1"; exec "$2" spin 60' sh \
+	"$tmp/cmdpid" "$workload" 2>"$tmp/err" &
+dpid=$!
+wait_for test -s "$tmp/cmdpid"
+cpid=$(cat "$tmp/cmdpid")
+wait_for runs "$cpid" workload
+wait_cpu "$cpid" 50
+kill -KILL "$cpid"
+wait $dpid
+rc=$?
+check "a command killed mid-run: exit 0 (rc $rc)" test $rc -eq 0
+check "the summary names it and the signal" \
+	grep -q "^dwarfsample: the command (sh, PID $cpid) was killed by signal 9 (Killed) .* into the run" "$tmp/err"
+check "and the profile of what was sampled is written" \
+	grep -Eq '^workload;.*;spin;spin_inner [0-9]+$' "$tmp/killed.folded"
 
 # Signals stop, flush and write.
 for sig in INT TERM; do

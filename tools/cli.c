@@ -803,20 +803,89 @@ double ds_now(void)
 }
 
 /* Wait for a launched command, terminating it first if it is still
- * running when the capture ends. */
-static void reap_command(pid_t pid, bool terminate)
+ * running when the capture ends; one that ended on its own `secs` into
+ * the run, killed or failing, is named. */
+static void reap_command(pid_t pid, const char *name, bool terminate, double secs)
 {
-	int status;
+	pid_t got = 0;
+	int status = 0;
 
 	if (pid <= 0)
 		return;
-	if (terminate && waitpid(pid, &status, WNOHANG) == 0) {
+	if (terminate && (got = waitpid(pid, &status, WNOHANG)) == 0) {
 		kill(pid, SIGTERM);
 		waitpid(pid, &status, 0);
 		return;
 	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+	while (got != pid && (got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
 		;
+	/* A Ctrl-C on the terminal reached it too: not news. */
+	if (got != pid || ds_stop)
+		return;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "dwarfsample: the command (%s, PID %d) was killed by signal %d "
+			"(%s) %.1f s into the run; the profile holds what was sampled until "
+			"then\n", name, (int)pid, WTERMSIG(status), strsignal(WTERMSIG(status)),
+			secs);
+	else if (WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "dwarfsample: the command (%s, PID %d) exited with status %d "
+			"%.1f s into the run\n", name, (int)pid, WEXITSTATUS(status), secs);
+}
+
+/* Whether process `pid` has ended: gone, or a zombie. */
+static bool ended(pid_t pid)
+{
+	char path[64], buf[512], *paren;
+	FILE *f;
+	bool gone = true;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (f && fgets(buf, sizeof(buf), f) && (paren = strrchr(buf, ')')))
+		gone = paren[1] && (paren[2] == 'Z' || paren[2] == 'X');
+	if (f)
+		fclose(f);
+	return gone;
+}
+
+/* The -p targets' names, read when sampling starts. */
+struct target_names {
+	char comm[DS_MAX_PIDS][16];
+};
+
+static void read_names(const struct ds_capture *c, struct target_names *t)
+{
+	for (size_t i = 0; i < c->nr_pids; i++) {
+		char path[64];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->pids[i]);
+		t->comm[i][0] = 0;
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(t->comm[i], sizeof(t->comm[i]), f))
+				t->comm[i][strcspn(t->comm[i], "\n")] = 0;
+			fclose(f);
+		}
+	}
+}
+
+/* Name the -p targets that ended before sampling stopped: all of them
+ * when that is what stopped it, `secs` into the run. */
+static void say_ended(const struct ds_capture *c, const struct target_names *t, double secs,
+		      bool all_done)
+{
+	for (size_t i = 0; i < c->nr_pids; i++) {
+		if (!ended(c->pids[i]))
+			continue;
+		fprintf(stderr, "dwarfsample: PID %d (%s) ended during the run: it exited or "
+			"was killed", (int)c->pids[i], t->comm[i][0] ? t->comm[i] : "?");
+		if (all_done)
+			fprintf(stderr, "; sampling stopped with the last target, %.1f s in\n",
+				secs);
+		else
+			fputs("; the other targets were sampled on\n", stderr);
+	}
 }
 
 /* One drain of every ring; a corrupt record was logged and skipped, which
@@ -841,8 +910,13 @@ static int drain_once(struct pr_reader *r, int timeout,
 int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 		   struct ds_capture_hooks *h)
 {
-	double deadline = c->duration > 0 ? ds_now() + c->duration : 0;
-	int err = pr_reader_enable(r);
+	double start = ds_now(), deadline = c->duration > 0 ? start + c->duration : 0;
+	struct target_names names;
+	bool done = false;
+	int err;
+
+	read_names(c, &names);
+	err = pr_reader_enable(r);
 
 	/* A test that starts its workload once both profilers sample waits
 	 * for this line (-vv), not for the events to exist: they are opened
@@ -865,7 +939,7 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 		err = drain_once(r, timeout, h);
 		if (err > 0)
 			err = 0;
-		if (pr_reader_done(r))
+		if ((done = pr_reader_done(r)))
 			break;
 	}
 	/* Before disabling: a switch-in after this instant may still be
@@ -877,6 +951,8 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 		while ((err = drain_once(r, -1, h)) > 0)
 			;
 	}
-	reap_command(pr_reader_child(r), ds_stop || deadline);
+	reap_command(pr_reader_child(r), c->argv ? c->argv[0] : "?", ds_stop || deadline,
+		     ds_now() - start);
+	say_ended(c, &names, ds_now() - start, done);
 	return err < 0 ? err : 0;
 }
