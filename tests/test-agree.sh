@@ -13,7 +13,9 @@
 # (there perf never reads a copy's last word, so some of its stacks are
 # a frame shorter; only "no disagreement" is required).  Every capture is
 # also unwound with --no-rule-cache: libunwind alone must give the same
-# listing as the compiled rules.
+# listing as the compiled rules.  The unwinding is compared with perf's
+# as it is, --no-join: joining stacks cut by the copy is checked against
+# full copies of the same samples in test-join.sh.
 # Then the names: perf script's default listing (symbol+offset and DSO on
 # each frame, inlined functions as extra lines) against report's, which
 # must have the same line for at least 99.9% of the frames both list.
@@ -53,7 +55,7 @@ capture() {
 # libunwind alone is the one made through compiled rules (NAME.ours).
 # shellcheck disable=SC2317 # called through check
 same_without_rule_cache() {
-	"$ds" report -F comm,tid,time,ip,dso --no-inline --no-rule-cache \
+	"$ds" report -F comm,tid,time,ip,dso --no-inline --no-rule-cache --no-join \
 		-i "$tmp/$1.data" -o "$tmp/$1.slow" &&
 		cmp "$tmp/$1.slow" "$tmp/$1.ours"
 }
@@ -67,13 +69,14 @@ agree() {
 	n=$(grep -c '^[^	]' "$tmp/$name.perf")
 	check "$name: perf script lists enough samples to compare ($n)" test "$n" -ge 500
 	check "$name: dwarfsample report reads perf's capture" \
-		"$ds" report -F comm,tid,time,ip,dso --no-inline -i "$data" -o "$tmp/$name.ours"
+		"$ds" report -F comm,tid,time,ip,dso --no-inline --no-join -i "$data" \
+		-o "$tmp/$name.ours"
 	check "$name: libunwind alone gives the same stacks as the compiled rules" \
 		same_without_rule_cache "$name"
 	check "$name: agrees with perf script on at least $2 per mille of samples" \
 		"$compare" "$tmp/$name.ours" "$tmp/$name.perf" "$2" "$name"
 	perf script -i "$data" >"$tmp/$name.perf-names" 2>/dev/null
-	"$ds" report -i "$data" -o "$tmp/$name.names" 2>/dev/null
+	"$ds" report --no-join -i "$data" -o "$tmp/$name.names" 2>/dev/null
 	check "$name: names 99.9% of frames as perf script does, inlined frames too" \
 		"$compare" --frames "$tmp/$name.names" "$tmp/$name.perf-names" 999 "$name"
 }

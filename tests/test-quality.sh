@@ -15,6 +15,10 @@ workload=$(realpath "$2")
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 make_tmp
+# A build-id cache of its own: one that holds an unstripped copy of a
+# binary (an earlier record's) rightly names the stripped one too.
+export HOME="$tmp/home" XDG_CACHE_HOME="$tmp/cache"
+mkdir -p "$HOME" "$XDG_CACHE_HOME"
 
 # --- gzip, as Debian ships it ---
 gzip_bin=$(command -v gzip)

@@ -745,6 +745,23 @@ void ds_stack_ends(const struct pr_unwind_stats *st)
 	fputc('\n', stderr);
 }
 
+int ds_reserve(void *pv, size_t *cap, size_t need, size_t size, size_t first)
+{
+	void **v = pv, *grown;
+	size_t n = *cap ? *cap : first;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	grown = realloc(*v, n * size);
+	if (!grown)
+		return -ENOMEM;
+	*v = grown;
+	*cap = n;
+	return 0;
+}
+
 int ds_file_verdict(const struct pr_file *f, const char *path, int ret)
 {
 	struct pr_file_stats st = { .sz = sizeof(st) };

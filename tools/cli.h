@@ -85,6 +85,11 @@ int ds_parse_duration(const char *arg, const char *what, uint64_t *ns);
  * stderr (st->samples must not be 0). */
 void ds_stack_ends(const struct pr_unwind_stats *st);
 
+/* Room for `need` elements of `size` bytes in the array at *(void **)pv
+ * holding *cap: grown (doubled, from `first`) when short.  0, or -ENOMEM
+ * with the array as it was. */
+int ds_reserve(void *pv, size_t *cap, size_t need, size_t size, size_t first);
+
 /* The exit status of a command that read `f` (at `path`) to its end,
  * with `ret` its own (0 or 1): DS_EXIT_SALVAGED when the file was
  * damaged (said plainly: how much was read, where the damage is), 1 when

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "quality.h"
 
 /* Rows' reasons: how stacks end (enum pr_stack_end), and frames unnamed. */
@@ -79,15 +80,8 @@ static int count(struct ds_quality *q, const struct pr_dso *dso, const char *pro
 			return 0;
 		}
 	}
-	if (q->nr == q->cap) {
-		size_t cap = q->cap ? 2 * q->cap : 16;
-		struct row *rows = realloc(q->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return -ENOMEM;
-		q->rows = rows;
-		q->cap = cap;
-	}
+	if (ds_reserve(&q->rows, &q->cap, q->nr + 1, sizeof(*q->rows), 16))
+		return -ENOMEM;
 	r = &q->rows[q->nr++];
 	*r = (struct row){ .dso = dso, .why = (uint8_t)why, .n = 1 };
 	memcpy(r->process, name, sizeof(name));

@@ -13,13 +13,22 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "archive.h"
 #include "cli.h"
 #include "record.h"
+
+/* record's own options. */
+struct record_args {
+	const char *out;
+	bool archive;                /* --archive: FILE.archive.tar.gz */
+	bool no_cache;               /* --no-buildid-cache */
+};
 
 struct recording {
 	const struct ds_capture *c;
 	struct pr_reader *r;
 	struct pr_writer *w;
+	struct ds_keep *keep;        /* files held for the cache and archive */
 	uint64_t id;             /* written into synthesized records */
 	uint64_t samples;
 };
@@ -29,6 +38,8 @@ static int write_record(const struct pr_record *rec, void *arg)
 	struct recording *rc = arg;
 	int err = pr_writer_write(rc->w, rec);
 
+	if (rc->keep)
+		ds_keep_record(rc->keep, rec);
 	if (!err)
 		rc->samples += rec->type == PR_RECORD_SAMPLE;
 	return err;
@@ -74,6 +85,14 @@ static void usage(FILE *out)
 		"Output:\n"
 		"  -o, --output FILE        where to write (default perf.data; an\n"
 		"                           existing file is kept as FILE.old)\n"
+		"      --archive            also FILE.archive.tar.gz: every file the samples'\n"
+		"                           frames landed in (and its debug file), by\n"
+		"                           build-id, and the kernel's symbols -- what\n"
+		"                           report needs on another machine, or once\n"
+		"                           the files are gone; report uses it by itself\n"
+		"      --no-buildid-cache   do not keep those files in perf's build-id\n"
+		"                           cache ($PERF_BUILDID_DIR or ~/.debug), which\n"
+		"                           perf and report read\n"
 		"  -h, --help               this help\n",
 		ds_capture_help);
 }
@@ -109,8 +128,37 @@ static struct pr_writer *open_writer(struct recording *rc, const char *out,
 	return w;
 }
 
-static int run(struct ds_capture *c, const char *out, int argc, char **argv)
+/* perf's build-id cache: $PERF_BUILDID_DIR, else ~/.debug. */
+static const char *buildid_dir(char *buf, size_t len)
 {
+	const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
+
+	if (env && *env)
+		return env;
+	if (!home || !*home)
+		return NULL;
+	snprintf(buf, len, "%s/.debug", home);
+	return buf;
+}
+
+/* Keep what the samples need: the build-id cache, the archive. */
+static int keep_files(struct recording *rc, const struct record_args *a)
+{
+	char cache[4096], archive[4200];
+	const char *dir = a->no_cache ? NULL : buildid_dir(cache, sizeof(cache));
+
+	ds_archive_name(a->out, archive, sizeof(archive));
+	if (ds_keep_finish(rc->keep, a->out, dir, a->archive ? archive : NULL, rc->c->kernel))
+		return -1;
+	if (a->archive)
+		fprintf(stderr, "dwarfsample: wrote %s: what report needs to name and unwind "
+			"%s anywhere\n", archive, a->out);
+	return 0;
+}
+
+static int run(struct ds_capture *c, const struct record_args *a, int argc, char **argv)
+{
+	const char *out = a->out;
 	PR_OPTS(pr_writer_opts, wo, .argc = argc, .argv = argv, .log = ds_log);
 	struct recording rc = { .c = c };
 	struct ds_capture_hooks hooks = {
@@ -124,6 +172,11 @@ static int run(struct ds_capture *c, const char *out, int argc, char **argv)
 	rc.r = ds_capture_open(c);
 	if (!rc.r)
 		return 1;
+	if ((a->archive || !a->no_cache) && !(rc.keep = ds_keep_new())) {
+		pr_reader_close(rc.r);
+		ds_err("out of memory");
+		return 1;
+	}
 	rc.w = open_writer(&rc, out, &wo);
 	if (!rc.w) {
 		pr_reader_close(rc.r);
@@ -151,15 +204,27 @@ static int run(struct ds_capture *c, const char *out, int argc, char **argv)
 				lost, ds_lost_hint(c));
 		fputc('\n', stderr);
 	}
+	if (!err && rc.keep && keep_files(&rc, a))
+		err = 1;
+	ds_keep_free(rc.keep);
 	pr_reader_close(rc.r);
 	return err ? 1 : 0;
 }
 
+enum { OPT_ARCHIVE = 2200, OPT_NO_CACHE };
+
 static int record_option(int opt, const char *arg, void *ctx)
 {
-	if (opt != 'o')
+	struct record_args *a = ctx;
+
+	if (opt == 'o')
+		a->out = arg;
+	else if (opt == OPT_ARCHIVE)
+		a->archive = true;
+	else if (opt == OPT_NO_CACHE)
+		a->no_cache = true;
+	else
 		return -1;
-	*(const char **)ctx = arg;
 	return 0;
 }
 
@@ -167,12 +232,14 @@ int ds_cmd_record(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "archive", no_argument, NULL, OPT_ARCHIVE },
+		{ "no-buildid-cache", no_argument, NULL, OPT_NO_CACHE },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *out = "perf.data";
+	struct record_args a = { .out = "perf.data" };
 	const struct ds_verb verb = {
 		.name = "record", .shortopts = "o:", .longopts = longopts, .usage = usage,
-		.option = record_option, .ctx = &out,
+		.option = record_option, .ctx = &a,
 	};
 	struct ds_capture *c = calloc(1, sizeof(*c));
 	int ret;
@@ -180,7 +247,7 @@ int ds_cmd_record(int argc, char **argv)
 	if (!c)
 		return 1;
 	if ((ret = ds_parse_target(c, &verb, argc, argv)) < 0)
-		ret = run(c, out, argc, argv);
+		ret = run(c, &a, argc, argv);
 	free(c);
 	return ret;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "archive.h"
 #include "perfreader.h"
 #include "names.h"
 #include "output.h"
@@ -33,6 +34,9 @@ struct report_args {
 	const char *kallsyms;
 	int verbose;
 	bool quality;                /* --quality: the unwind-quality report */
+	/* INPUT.archive.tar.gz, extracted: a debug directory, its kernel
+	 * symbols; "" without one. */
+	char archive[4096], archive_kallsyms[4096];
 };
 
 struct report {
@@ -254,7 +258,8 @@ static int run_quality(struct report_args *a, struct report *r,
 	int n, ret = 1;
 
 	r->model = pr_model_new();
-	if (r->model && !pr_model_use_file(r->model, r->file))
+	if (r->model && !pr_model_use_file(r->model, r->file) &&
+	    (!a->archive[0] || !ds_archive_index(a->archive, r->model)))
 		r->u = pr_unwinder_new(r->model, uo);
 	if (r->u)
 		r->sym = pr_symbolizer_new(r->model, so);
@@ -304,6 +309,15 @@ static int run(struct report_args *a, int fmt)
 	int n, ret = 1, width = 0;
 	const char *first_event;
 
+	/* The archive record --archive wrote beside the file: searched
+	 * first, by build-id, and its kernel symbols unless --kallsyms. */
+	if (ds_archive_use(a->input, a->archive, sizeof(a->archive), a->archive_kallsyms,
+			   sizeof(a->archive_kallsyms))) {
+		if (a->names.nr_dirs < DS_MAX_DEBUG_DIRS)
+			a->names.dirs[a->names.nr_dirs++] = a->archive;
+		if (!a->kallsyms && a->archive_kallsyms[0])
+			so.kallsyms = a->archive_kallsyms;
+	}
 	ds_names_apply(&a->names, &uo, &so);
 	so.no_inline |= !names;
 	r.file = pr_file_open(a->input, &fo);
@@ -344,7 +358,8 @@ static int run(struct report_args *a, int fmt)
 		return 1;
 	}
 	r.model = pr_model_new();
-	if (r.model && !pr_model_use_file(r.model, r.file))
+	if (r.model && !pr_model_use_file(r.model, r.file) &&
+	    (!a->archive[0] || !ds_archive_index(a->archive, r.model)))
 		r.u = pr_unwinder_new(r.model, &uo);
 	if (r.u && names)
 		r.sym = pr_symbolizer_new(r.model, &so);
