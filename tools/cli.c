@@ -893,7 +893,9 @@ static void say_ended(const struct ds_capture *c, const struct target_names *t, 
 		      bool all_done)
 {
 	for (size_t i = 0; i < c->nr_pids; i++) {
-		if (!ended(c->pids[i]))
+		/* When every target has ended the reader knows it first: a
+		 * task's events hang up in its exit, before /proc says so. */
+		if (!all_done && !ended(c->pids[i]))
 			continue;
 		fprintf(stderr, "dwarfsample: PID %d (%s) ended during the run: it exited or "
 			"was killed", (int)c->pids[i], t->comm[i][0] ? t->comm[i] : "?");
