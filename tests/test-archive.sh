@@ -28,6 +28,13 @@ export HOME="$tmp/home" XDG_CACHE_HOME="$tmp/cache"
 mkdir -p "$HOME" "$XDG_CACHE_HOME" "$tmp/ns"
 cp "$workload" "$tmp/prog"
 nm --defined-only "$tmp/prog" | awk '{ print $3 }' | sort -u >"$tmp/nm"
+# text_bytes ELF: the non-zero bytes of its .text.
+text_bytes() {
+	objcopy -O binary --only-section=.text "$1" "$tmp/text.bin" &&
+		tr -d '\000' <"$tmp/text.bin" | wc -c
+}
+text_full=$(text_bytes "$tmp/prog")
+size_full=$(stat -c %s "$tmp/prog")
 
 "$ds" record --archive -k -F 499 -o "$tmp/a.data" -- unshare -m --propagation private \
 	sh -c 'mount -t tmpfs none "$1" && cp "$2" "$1/prog" && exec "$1/prog" climb 1' \
@@ -43,6 +50,15 @@ check "the archive is a tar with the program's file by build-id, and an index" \
 	sh -c "tar tf '$tmp/a.data.archive.tar.gz' | grep -Eq '^\\.build-id/[0-9a-f]{2}/[0-9a-f]+/elf$' &&
 	       tar xOf '$tmp/a.data.archive.tar.gz' index | grep -q ' $tmp/ns/prog$'"
 check "and the kernel's symbols (-k)" sh -c "tar tf '$tmp/a.data.archive.tar.gz' | grep -qx kallsyms"
+id=$(tar xOf "$tmp/a.data.archive.tar.gz" index | awk -v p="$tmp/ns/prog" '$2 == p { print $1 }')
+tar xOf "$tmp/a.data.archive.tar.gz" ".build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-)/elf" \
+	>"$tmp/archived.elf"
+check "the archived program is the same size, an ELF file readelf reads" \
+	sh -c "test \$(stat -c %s '$tmp/archived.elf') -eq $size_full &&
+	       readelf -S '$tmp/archived.elf' >/dev/null"
+text_kept=$(text_bytes "$tmp/archived.elf")
+check "with most of its code zeroed ($text_kept of $text_full bytes of .text kept)" \
+	test "$text_kept" -lt $((text_full / 2))
 
 # prog_frames FOLDED: the program's frame names, one per line.
 prog_frames() {

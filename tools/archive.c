@@ -41,6 +41,10 @@ struct kept {
 	uint8_t id[MAX_BUILD_ID];
 	size_t id_len;               /* 0: none, or not read yet */
 	bool sampled;                /* a frame landed in it */
+	/* The file offsets of the frames that landed in it: the code the
+	 * archive keeps of it (slim()). */
+	uint64_t *offs;
+	size_t nr_offs, cap_offs;
 };
 
 struct ds_keep {
@@ -62,6 +66,7 @@ void ds_keep_free(struct ds_keep *k)
 	for (size_t i = 0; i < k->nr; i++) {
 		close(k->files[i].fd);
 		free(k->files[i].path);
+		free(k->files[i].offs);
 	}
 	free(k->files);
 	free(k->pids);
@@ -252,10 +257,26 @@ struct replay {
 	struct ds_keep *k;
 };
 
-static void mark(struct ds_keep *k, const uint8_t *id, size_t len)
+static void mark(struct ds_keep *k, const uint8_t *id, size_t len, uint64_t off)
+{
+	for (size_t i = 0; i < k->nr; i++) {
+		struct kept *f = &k->files[i];
+
+		if (f->id_len != len || memcmp(f->id, id, len))
+			continue;
+		f->sampled = true;
+		/* Frames repeat: most are the last one's. */
+		if ((!f->nr_offs || f->offs[f->nr_offs - 1] != off) &&
+		    !ds_reserve(&f->offs, &f->cap_offs, f->nr_offs + 1, sizeof(*f->offs), 64))
+			f->offs[f->nr_offs++] = off;
+	}
+}
+
+/* A frame in a file without a build-id: it cannot be kept by one. */
+static void mark_path(struct ds_keep *k, const char *path)
 {
 	for (size_t i = 0; i < k->nr; i++)
-		if (k->files[i].id_len == len && !memcmp(k->files[i].id, id, len))
+		if (!k->files[i].id_len && !strcmp(k->files[i].path, path))
 			k->files[i].sampled = true;
 }
 
@@ -272,7 +293,9 @@ static int on_record(const struct pr_record *rec, void *arg)
 		size_t len = st.frames[i].dso ? pr_dso_build_id(st.frames[i].dso, &id) : 0;
 
 		if (len)
-			mark(r->k, id, len);
+			mark(r->k, id, len, st.frames[i].dso_ip);
+		else if (st.frames[i].dso)
+			mark_path(r->k, pr_dso_path(st.frames[i].dso));
 	}
 	return 0;
 }
@@ -401,6 +424,86 @@ static void tar_file(struct tar *t, const char *name, int fd, const void *buf, u
 	}
 }
 
+/* Code kept around each frame's address: what libunwind reads there (a
+ * signal trampoline's instructions) lies within it. */
+#define CODE_WINDOW 64
+
+static int by_offset(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Whether the bytes of a loaded section are code or data no unwinding or
+ * naming reads: .text, .rodata, .data, .plt and the like.  What is kept:
+ * every section that is not loaded (symbols, DWARF, notes), and of the
+ * loaded ones the unwind tables and what names symbols (.dynsym and its
+ * strings, versions, relocations for @plt names) -- none of them
+ * SHT_PROGBITS but the unwind tables and Go's tables. */
+static bool droppable(const char *name, const GElf_Shdr *sh)
+{
+	static const char *const keep[] = {
+		".eh_frame", ".eh_frame_hdr", ".gcc_except_table", ".interp",
+		".gopclntab", ".go.buildinfo", ".gosymtab", ".note.go.buildid",
+	};
+
+	if (!(sh->sh_flags & SHF_ALLOC) || sh->sh_type != SHT_PROGBITS || !name)
+		return false;
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (!strcmp(name, keep[i]))
+			return false;
+	return true;
+}
+
+/*
+ * File `f` as the archive keeps it: the same bytes at the same offsets,
+ * so that its program headers still map addresses to them, but with the
+ * code and data no unwinding or naming reads zeroed -- a few bytes around
+ * each frame's address aside -- which the archive's compression then
+ * takes to almost nothing.  The file whole when it is not ELF.
+ */
+static void tar_slim(struct tar *t, const char *name, struct kept *f, uint64_t size)
+{
+	uint8_t *orig = size ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, f->fd, 0) : MAP_FAILED;
+	uint8_t *buf = orig == MAP_FAILED ? NULL : malloc(size);
+	Elf *elf = NULL;
+	size_t shstrndx;
+
+	if (!buf) {
+		tar_file(t, name, f->fd, NULL, size);
+		goto out;
+	}
+	memcpy(buf, orig, size);
+	elf_version(EV_CURRENT);
+	elf = elf_memory((char *)orig, size);
+	if (elf && elf_kind(elf) == ELF_K_ELF && !elf_getshdrstrndx(elf, &shstrndx)) {
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+			GElf_Shdr sh;
+
+			if (gelf_getshdr(scn, &sh) &&
+			    droppable(elf_strptr(elf, shstrndx, sh.sh_name), &sh) &&
+			    sh.sh_offset <= size && sh.sh_size <= size - sh.sh_offset)
+				memset(buf + sh.sh_offset, 0, sh.sh_size);
+		}
+		qsort(f->offs, f->nr_offs, sizeof(*f->offs), by_offset);
+		for (size_t i = 0; i < f->nr_offs; i++) {
+			uint64_t lo = f->offs[i] > CODE_WINDOW ? f->offs[i] - CODE_WINDOW : 0;
+			uint64_t hi = f->offs[i] + CODE_WINDOW < size ? f->offs[i] + CODE_WINDOW : size;
+
+			if (lo < hi)
+				memcpy(buf + lo, orig + lo, hi - lo);
+		}
+	}
+	tar_file(t, name, -1, buf, size);
+out:
+	if (elf)
+		elf_end(elf);
+	free(buf);
+	if (orig != MAP_FAILED)
+		munmap(orig, size);
+}
+
 static void tar_path(struct tar *t, const char *name, const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -475,7 +578,7 @@ static int write_archive(struct ds_keep *k, const char *archive, bool kernel)
 			continue;
 		hex(h, f->id, f->id_len);
 		snprintf(name, sizeof(name), ".build-id/%.2s/%s/elf", h, h + 2);
-		tar_file(&t, name, f->fd, NULL, (uint64_t)st.st_size);
+		tar_slim(&t, name, &k->files[i], (uint64_t)st.st_size);
 		if (debug_file(h, dbg, sizeof(dbg))) {
 			snprintf(name, sizeof(name), ".build-id/%.2s/%s/debug", h, h + 2);
 			tar_path(&t, name, dbg);
@@ -566,6 +669,12 @@ int ds_keep_finish(struct ds_keep *k, const char *data, const char *cache_dir,
 	}
 	if (find_sampled(k, data, stage))
 		ret = -1;
+	for (size_t i = 0; i < k->nr; i++)
+		if (k->files[i].sampled && !k->files[i].id_len)
+			ds_logf(PR_LOG_WARN, "%s has no build-id (a GNU build-id note): it cannot "
+				"be kept by one, and is found by its path (Go: build with "
+				"-ldflags=-B=0x and 40 hex digits; GNU ld and lld: --build-id)",
+				k->files[i].path);
 	if (!ret && cache_dir)
 		write_cache(k, cache_dir);
 	if (!ret && archive)

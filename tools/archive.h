@@ -17,9 +17,10 @@
  *   in a build-id cache laid out like perf's (DIR/PATH/BUILDID/elf and
  *   debug, DIR/.build-id/xx/rest linking to it), which perf reads too;
  *   with --archive, in one file beside the capture, FILE.archive.tar.gz
- *   (a gzipped ustar): the same .build-id tree, a path -> build-id
- *   index, and the kernel's symbols, which `report -i FILE` extracts and
- *   uses by itself.
+ *   (a gzipped ustar): the same .build-id tree, each file with the code
+ *   and data nothing reads zeroed, a path -> build-id index, and the
+ *   kernel's symbols, which `report -i FILE` extracts and uses by
+ *   itself.
  */
 struct ds_keep;
 
