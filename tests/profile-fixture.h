@@ -23,11 +23,14 @@
  * The fake process's pid: above any real one on this machine's default
  * pid_max and different in every test process (Check forks one per test),
  * so that test runs side by side (the plain and the sanitizer build) never
- * share a /tmp/perf-PID.map.
+ * share a /tmp/perf-PID.map.  Sixteen apart per real pid: a test's other
+ * fake processes (PID + 1 ... PID + 15) must not be another test
+ * process's, as PID + 1 was when two ran side by side with adjacent pids
+ * (one unlinked the other's perf map, whose frames then had no names).
  */
 static uint32_t fake_pid(void)
 {
-	return 5000000u + (uint32_t)getpid() % 1000000u;
+	return 5000000u + 16u * ((uint32_t)getpid() % 1000000u);
 }
 #define PID fake_pid()
 #define BASE 0x7f0000000000ull
