@@ -492,7 +492,10 @@ uint32_t prof__location_add(struct pr_profile *p, const struct prof_location *tm
 	if (PR_ARRAY_RESERVE(p->lines, p->cap_lines, (size_t)p->nr_lines + loc.nr_lines))
 		return PROF_NONE;
 	loc.line = p->nr_lines;
-	memcpy(&p->lines[p->nr_lines], lines, loc.nr_lines * sizeof(*lines));
+	/* A location nothing names has no lines, and the profile perhaps
+	 * no array yet. */
+	if (loc.nr_lines)
+		memcpy(&p->lines[p->nr_lines], lines, loc.nr_lines * sizeof(*lines));
 	p->nr_lines += loc.nr_lines;
 	return location_put(p, &loc);
 }
