@@ -77,6 +77,11 @@ go-pie)
 	(cd "$tmp/go" && HOME="$tmp" GOCACHE="$tmp/gocache" GOPATH="$tmp/gopath" \
 		GOFLAGS=-mod=mod GOPROXY=off $go build -buildmode=pie -o "$prog" .)
 	check "$mode: an ET_DYN whose first segment is at 0x400000" image_base_pie
+	# Its goroutine has six addresses of its own: the leaf's loop (two),
+	# rec's two return addresses, the closure's and runtime.goexit's.
+	# Everything else is the runtime starting, a handful of samples that a
+	# fast machine may not take at all.
+	min_addrs=5
 	args= ;;
 rust-legacy | rust-v0)
 	# Debian's rustc, not a rustup one on the PATH.
@@ -93,6 +98,7 @@ rust-legacy | rust-v0)
 	exit 2 ;;
 esac
 check "$mode: built" test -x "$prog" || exit 1
+: "${min_addrs:=20}"
 
 "$ds" record -F 999 --stack-size 32768 -o "$tmp/data" -- "$prog" $args \
 	>/dev/null 2>"$tmp/record.err"
@@ -105,7 +111,7 @@ check "$mode: recorded" test $rc -eq 0 || cat "$tmp/record.err"
 check "$mode: report exits 0" test $? -eq 0
 "$compare" addrs "$tmp/frames" "$prog" "$prog" >"$tmp/addrs"
 check "$mode: the program's frames were sampled ($(wc -l <"$tmp/addrs") addresses)" \
-	test "$(wc -l <"$tmp/addrs")" -ge 20
+	test "$(wc -l <"$tmp/addrs")" -ge "$min_addrs"
 llvm-symbolizer --obj="$prog" --inlining --print-address --functions=linkage --no-demangle \
 	<"$tmp/addrs" | c++filt -p -i >"$tmp/llvm"
 llvm-symbolizer --obj="$prog" --inlining --print-address --functions=short \

@@ -8,6 +8,9 @@
 #            debug file
 #   climb    stacks deeper than a 4 KiB copy: truncated in the workload,
 #            the remedy a larger --stack-size; joined without --no-join
+#   ld.so    a program starting, relocated by ld.so, whose entry point
+#            (_start) has no CFI: its stacks end there, complete, not
+#            "without unwind information"
 # usage: test-quality.sh DWARFSAMPLE AGREE-WORKLOAD
 set -u
 ds=$(realpath "$1")
@@ -54,7 +57,9 @@ fi
 # --- a program of our own, stripped ---
 cp "$workload" "$tmp/stripped-workload"
 strip --strip-all "$tmp/stripped-workload"
-"$ds" record -F 999 -o "$tmp/s.data" -- "$tmp/stripped-workload" climb 0.5 \
+# Copies that hold the whole stack: complete by unwinding alone, not by
+# joining a cut stack with an earlier one, which may not exist.
+"$ds" record -F 999 --stack-size 65528 -o "$tmp/s.data" -- "$tmp/stripped-workload" climb 0.5 \
 	>/dev/null 2>"$tmp/err"
 check "record the stripped program exits 0" test $? -eq 0 || cat "$tmp/err"
 "$ds" report --quality -i "$tmp/s.data" >"$tmp/s.quality" 2>"$tmp/err"
@@ -65,6 +70,34 @@ check "with how to keep them named" \
 	"$tmp/s.quality"
 check "its stacks are complete all the same (.eh_frame stays)" \
 	grep -q "stacks ended: outermost 100.0%" "$tmp/s.quality"
+
+# --- a program starting: stacks that end at ld.so's entry point ---
+# Binding every symbol now, with the bindings logged, keeps ld.so busy
+# for some tens of milliseconds before the program's main.
+ldso=$(realpath /lib64/ld-linux-x86-64.so.2)
+entry=$(readelf -h "$ldso" | awk '/Entry point address/ { print $NF }')
+"$ds" record -F 999 --stack-size 65528 -o "$tmp/l.data" -- env LD_BIND_NOW=1 \
+	LD_DEBUG=bindings LD_DEBUG_OUTPUT="$tmp/ld-debug" "$ds" --version >/dev/null 2>"$tmp/err"
+check "record a program's start exits 0" test $? -eq 0 || cat "$tmp/err"
+"$ds" report -F comm,ip,dso --no-inline -i "$tmp/l.data" -o "$tmp/l.frames" 2>"$tmp/err"
+# The outermost frame of each stack that ends in ld.so.
+awk -v ldso="($ldso)" '
+	function done() { if (last_dso == ldso) print last_ip }
+	/^\t/ { last_ip = $1; last_dso = $2; next }
+	/^$/ { done(); last_dso = "" }
+	END { done() }' "$tmp/l.frames" >"$tmp/l.ends"
+in_ldso=0 not_entry=0
+while read -r ip; do
+	in_ldso=$((in_ldso + 1))
+	off=$((0x$ip - entry))
+	[ $off -ge 0 ] && [ $off -lt 64 ] || not_entry=$((not_entry + 1))
+done <"$tmp/l.ends"
+check "stacks of the start end in ld.so ($in_ldso)" test "$in_ldso" -ge 5
+check "each at its entry point, $entry, as readelf reads it ($not_entry elsewhere)" \
+	test "$not_entry" -eq 0
+"$ds" report --quality -i "$tmp/l.data" >"$tmp/l.quality" 2>"$tmp/err"
+check "report --quality does not call them cut short for want of unwind information" \
+	sh -c "! grep -q 'no unwind info.*ld-linux' '$tmp/l.quality'"
 
 # --- stacks deeper than the copy ---
 "$ds" record -F 999 --stack-size 4096 -o "$tmp/c.data" -- "$workload" climb 1 \

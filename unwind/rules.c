@@ -88,22 +88,6 @@ bool uw_elf_is_top(const struct uw_elf *e, uint64_t vaddr)
 	return false;
 }
 
-void uw_read_tops(struct uw_elf *e)
-{
-	Elf *elf;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-
-	if (!e->img->go || !(elf = elf_memory((char *)e->img->data, e->img->size)))
-		return;
-	while ((scn = elf_nextscn(elf, scn)))
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
-			read_go_tops(e, elf, scn);
-			break;
-		}
-	elf_end(elf);
-}
-
 /* Rows kept per file at most: a sane table has one per row of CFI. */
 #define MAX_RULES (1u << 20)
 
@@ -210,6 +194,82 @@ static struct search from_eh_hdr(const struct uw_elf *e, uint64_t addr, struct u
 	return row_of(seg, seg_size, seg_vaddr, (size_t)(fde - seg_vaddr), entry, next, addr, r);
 }
 
+/* The file's .eh_frame alone, however it is indexed. */
+static struct search search_eh(const struct uw_elf *e, uint64_t addr, struct uw_rule *r)
+{
+	if (e->table == UW_TABLE_EH_HDR)
+		return from_eh_hdr(e, addr, r);
+	if (e->table == UW_TABLE_EH_FRAME)
+		return from_built(e, &e->eh, addr, r);
+	return (struct search){ 0, 0, UINT64_MAX };
+}
+
+/* Bytes of an entry point taken as its function where no symbol sizes
+ * it: every _start calls within its first few instructions (glibc's
+ * ld.so at +3, musl's at +17). */
+#define ENTRY_BYTES 64
+
+/*
+ * The kernel starts a process at its entry point (the interpreter's, or
+ * a static program's), which nothing called.  glibc's _start says so in
+ * its CFI; ld.so's has none at all, so that a sample taken while it
+ * relocates would end "without unwind information" one frame short of
+ * where it could only end.  Where .eh_frame does not cover the entry,
+ * its function -- by a symbol that sizes it, else the bytes up to the
+ * next FDE, at most ENTRY_BYTES -- is a top.
+ */
+static void read_entry_top(struct uw_elf *e, Elf *elf)
+{
+	GElf_Ehdr eh;
+	struct uw_rule r;
+	struct search s;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	uint64_t lo, hi;
+
+	if (!gelf_getehdr(elf, &eh) || !eh.e_entry || e->nr_tops >= UW_MAX_TOPS ||
+	    eh.e_entry < e->img->text_lo || eh.e_entry >= e->img->text_hi)
+		return;
+	lo = eh.e_entry;
+	memset(&r, 0, sizeof(r));
+	s = search_eh(e, lo, &r);
+	if (s.found != 0)
+		return;
+	hi = s.gap_hi < lo + ENTRY_BYTES ? s.gap_hi : lo + ENTRY_BYTES;
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && gelf_getsym(d, (int)i, &sym); i++)
+			if (sym.st_value == lo && sym.st_size && sym.st_shndx != SHN_UNDEF &&
+			    (GELF_ST_TYPE(sym.st_info) == STT_FUNC ||
+			     GELF_ST_TYPE(sym.st_info) == STT_NOTYPE))
+				hi = lo + sym.st_size;
+	}
+	e->tops[e->nr_tops++] = (struct uw_range){ lo, hi };
+}
+
+void uw_read_tops(struct uw_elf *e)
+{
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+
+	if (!(elf = elf_memory((char *)e->img->data, e->img->size)))
+		return;
+	if (e->img->go)
+		while ((scn = elf_nextscn(elf, scn)))
+			if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_SYMTAB) {
+				read_go_tops(e, elf, scn);
+				break;
+			}
+	read_entry_top(e, elf);
+	elf_end(elf);
+}
+
 static uint64_t max64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;
@@ -227,10 +287,8 @@ static void compute(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, stru
 	struct search eh = { 0, 0, UINT64_MAX }, dbg_s;
 	const struct uw_cfi_table *dbg;
 
-	if (e->table == UW_TABLE_EH_HDR)
-		eh = from_eh_hdr(e, addr, r);
-	else if (e->table == UW_TABLE_EH_FRAME)
-		eh = from_built(e, &e->eh, addr, r);
+	if (e->table == UW_TABLE_EH_HDR || e->table == UW_TABLE_EH_FRAME)
+		eh = search_eh(e, addr, r);
 	if (eh.found == 1)
 		return;
 	if (eh.found == 0 && (dbg = uw_debug_frame(u, e))) {

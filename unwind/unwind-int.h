@@ -69,7 +69,7 @@ struct uw_rule {
 struct uw_elf {
 	struct pr_elf *img;
 	/* Link-time ranges of the functions stacks end at, beyond what the
-	 * CFI says: Go's runtime only, for now. */
+	 * CFI says: Go's runtime, and an entry point without CFI. */
 	struct uw_range {
 		uint64_t lo, hi;
 	} tops[UW_MAX_TOPS];
@@ -117,7 +117,8 @@ unsigned char *uw_cfi_image(const struct uw_cfi_table *t, uint64_t bias,
 
 /* ---- rules.c ---- */
 
-/* Read e->tops: Go's runtime functions no stack goes beyond. */
+/* Read e->tops: Go's runtime functions no stack goes beyond, and the
+ * file's entry point where its CFI leaves it out. */
 void uw_read_tops(struct uw_elf *e);
 /* Whether link-time address `vaddr` of `e` is in one of e->tops. */
 bool uw_elf_is_top(const struct uw_elf *e, uint64_t vaddr);
