@@ -20,20 +20,21 @@ uint64_t prof__tree_hash(uint32_t parent, const char *s)
 	return pr__hash_mix(pr__hash_str(s), parent);
 }
 
-/* The child of `parent` called `label`, made if new: its index, or
- * PROF_NONE out of memory.  Children are merged by label alone, so a
- * frame's kind is the one it was first seen with. */
+/* The child of `parent` called `label` (interned in t->labels: equal
+ * labels are equal pointers), made if new: its index, or PROF_NONE out
+ * of memory.  Children are merged by label alone, so a frame's kind is
+ * the one it was first seen with. */
 static uint32_t tree_child(struct prof_tree *t, uint32_t parent, const char *label,
 			   enum prof_tree_kind kind)
 {
-	uint64_t h = prof__tree_hash(parent, label);
+	uint64_t h = pr__hash_mix((uint64_t)(uintptr_t)label, parent);
 	struct prof_tree_node *n;
 	size_t it = 0;
 	void *v;
 
 	while ((v = pr__hashmap_next(&t->index, h, &it))) {
 		n = &t->nodes[(uintptr_t)v - 1];
-		if (n->parent == parent && !strcmp(n->label, label))
+		if (n->parent == parent && n->label == label)
 			return (uint32_t)((uintptr_t)v - 1);
 	}
 	if (pr__hashmap_reserve(&t->index, 1))
@@ -47,9 +48,7 @@ static uint32_t tree_child(struct prof_tree *t, uint32_t parent, const char *lab
 		t->cap = cap;
 	}
 	n = &t->nodes[t->nr];
-	*n = (struct prof_tree_node){ .parent = parent, .kind = (uint8_t)kind };
-	if (!(n->label = pr__arena_strdup(&t->arena, label)))
-		return PROF_NONE;
+	*n = (struct prof_tree_node){ .parent = parent, .kind = (uint8_t)kind, .label = label };
 	pr__hashmap_add(&t->index, h, (void *)((uintptr_t)t->nr + 1));
 	return t->nr++;
 }
@@ -58,7 +57,7 @@ void prof__tree_free(struct prof_tree *t)
 {
 	free(t->nodes);
 	pr__hashmap_free(&t->index);
-	pr__arena_free(&t->arena);
+	prof__labels_free(&t->labels);
 }
 
 /* Told apart as prof__frame_label()'s annotations are, in the same order;
@@ -103,7 +102,9 @@ int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
 	char root[512];
 	int ret;
 
-	if (tree_child(t, PROF_NONE, "all", PROF_TREE_USER) != 0)
+	const char *all = prof__labels_intern(&t->labels, "all");
+
+	if (!all || tree_child(t, PROF_NONE, all, PROF_TREE_USER) != 0)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		const struct prof_stack *st = &p->stacks[i];
@@ -111,8 +112,11 @@ int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
 
 		if (!prof__shows(p, st, o->event))
 			continue;
-		label = prof__root_label(p, &p->threads[st->thread], o->per_thread, root,
-					 sizeof(root));
+		label = prof__labels_intern(&t->labels,
+					    prof__root_label(p, &p->threads[st->thread],
+							     o->per_thread, root, sizeof(root)));
+		if (!label)
+			return -ENOMEM;
 		t->count = prof__stack_value(p, st);
 		t->off_cpu = st->kind == PROF_ON_CPU ? 0 : t->count;
 		t->stack_kind = st->kind;
@@ -120,7 +124,8 @@ int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
 		t->nodes[0].off_cpu += t->off_cpu;
 		t->cur = 0;
 		if ((ret = tree_step(t, label, PROF_TREE_USER)) ||
-		    (ret = prof__walk_stack(p, st, o->annotate, add_frame, t)))
+		    (ret = prof__walk_stack_interned(p, st, o->annotate, &t->labels, add_frame,
+						     t)))
 			return ret;
 	}
 	return 0;

@@ -324,6 +324,26 @@ typedef int (*prof_frame_fn)(const char *label, const struct prof_location *loc,
 int prof__walk_stack(const struct pr_profile *p, const struct prof_stack *st, bool annotate,
 		     prof_frame_fn fn, void *arg);
 
+/*
+ * Labels interned: one copy of each distinct string, so that equal labels
+ * are equal pointers, and each frame's label (location, line, joined or
+ * not) formatted once however many stacks hold it.  Zeroed to start;
+ * prof__labels_free() at the end.
+ */
+struct prof_labels {
+	struct pr_hashmap by_frame;  /* frame key -> label */
+	struct pr_hashmap by_text;   /* pr__hash_str() -> label */
+	struct pr_arena arena;
+	bool failed;                 /* out of memory once */
+};
+
+/* The one copy of `s`, or NULL out of memory. */
+const char *prof__labels_intern(struct prof_labels *c, const char *s);
+void prof__labels_free(struct prof_labels *c);
+/* prof__walk_stack() with its labels interned in `c`. */
+int prof__walk_stack_interned(const struct pr_profile *p, const struct prof_stack *st,
+			      bool annotate, struct prof_labels *c, prof_frame_fn fn, void *arg);
+
 /* The root frame of a folded stack or flame graph: the process's name, or
  * with `per_thread` "comm-PID/TID". */
 const char *prof__root_label(const struct pr_profile *p, const struct prof_thread *t,
@@ -353,8 +373,8 @@ struct prof_tree_node {
 struct prof_tree {
 	struct prof_tree_node *nodes;    /* [0] is "all" */
 	uint32_t nr, cap;
-	struct pr_hashmap index;     /* prof__tree_hash() -> node index + 1 */
-	struct pr_arena arena;
+	struct pr_hashmap index;     /* (parent, label) -> node index + 1 */
+	struct prof_labels labels;   /* the nodes' labels */
 	/* While a stack is walked: where it is, its kind (enum
 	 * prof_stack_kind), its value, and the part of it off the CPU (all or
 	 * nothing). */
