@@ -209,6 +209,19 @@ PR_API int pr_profile_process_tag(struct pr_profile *p, uint32_t pid, const char
 PR_API struct pr_profile *pr_profile_cut(struct pr_profile *p, uint64_t time);
 
 /*
+ * Add everything `src` counted to `dst`: its stacks with their counts and
+ * times, its timelines and process tags, renumbered into dst's tables.
+ * For profiles made with the same options (pr_profile_opts) over
+ * disjoint sets of threads, such as the shares of parallel workers: a
+ * thread both counted keeps two timelines, dst's then src's.  Call it
+ * after pr_profile_end() on `src` (waits still open are not moved).
+ * `src` is not changed.  Returns 0, -EINVAL (NULL, the same profile, or
+ * other modes or events) or -ENOMEM (dst then holds part of src).  Not
+ * thread-safe on `dst`; thread-safe against other readers of `src`.
+ */
+PR_API int pr_profile_merge(struct pr_profile *dst, const struct pr_profile *src);
+
+/*
  * A new profile holding only the samples and waits of processes `pids`
  * (`nr` of them, in any order), with only the mappings, functions and
  * strings they use, their process tags, the profile's options, tags and

@@ -34,10 +34,69 @@ skip_if_refused() {
 	fi
 }
 
-# A scratch directory in $tmp, removed on exit.
+# A scratch directory in $tmp, removed on exit (leave_tmp).  Call it
+# after setting $ds, the dwarfsample under test.
 make_tmp() {
 	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
+	jobs_ds=$(realpath "${ds:-/nonexistent}" 2>/dev/null)
+	trap leave_tmp EXIT
+}
+
+# The profile of capture FILE in FORMAT (with FLAGS) as report writes it
+# with `--jobs N` (0: without), its lines sorted, and report's exit
+# status last: the workers' shares merge in their own order.
+jobs_profile() { # file, n, format, flags...
+	jp_file=$1 jp_n=$2 jp_fmt=$3
+	shift 3
+	set -- "$@" -f "$jp_fmt" -i "$jp_file" -o "$tmp/.jobs-out"
+	[ "$jp_n" -gt 0 ] && set -- --jobs "$jp_n" "$@"
+	"$jobs_ds" report "$@" 2>/dev/null
+	jp_rc=$?
+	sort "$tmp/.jobs-out" 2>/dev/null
+	rm -f "$tmp/.jobs-out"
+	echo "exit $jp_rc"
+}
+
+# Every capture the test made (a perf.data file, ours or perf's, under
+# $tmp), replayed by 2 and 3 workers (samples shared out by thread, the
+# profiles merged), must give, after sorting, the very profile one
+# worker gives: folded per thread with annotations, and the flame graph.
+jobs_agree_all() {
+	ja_n=0 ja_bad=0
+	for ja_f in $(find "$tmp" -type f -size -200M 2>/dev/null); do
+		[ "$(head -c 8 "$ja_f" 2>/dev/null)" = PERFILE2 ] || continue
+		ja_n=$((ja_n + 1))
+		for ja_fmt in folded svg; do
+			ja_flags=
+			[ $ja_fmt = folded ] && ja_flags="--tid --annotate"
+			# shellcheck disable=SC2086 # flags are words
+			jobs_profile "$ja_f" 0 $ja_fmt $ja_flags >"$tmp/.jobs-1"
+			for ja_w in 2 3; do
+				# shellcheck disable=SC2086
+				jobs_profile "$ja_f" $ja_w $ja_fmt $ja_flags >"$tmp/.jobs-n"
+				if ! cmp -s "$tmp/.jobs-1" "$tmp/.jobs-n"; then
+					echo "not ok - $ja_f: report --jobs $ja_w -f $ja_fmt differs from one worker's"
+					diff "$tmp/.jobs-1" "$tmp/.jobs-n" | head -5
+					ja_bad=1
+				fi
+			done
+		done
+	done
+	[ $ja_n -gt 0 ] && [ $ja_bad -eq 0 ] &&
+		echo "ok - the $ja_n captures made here: 2 and 3 workers give one worker's profile"
+	return $ja_bad
+}
+
+# On exit: the captures' check, then $tmp goes; the exit status is the
+# test's (RC, else $?), or 1 when the check failed.  A script with its
+# own EXIT trap calls it last, with the status it saved first.
+leave_tmp() {
+	lt_rc=${1:-$?}
+	if [ -n "${tmp:-}" ] && [ -d "$tmp" ] && [ -x "${jobs_ds:-}" ] && [ "$lt_rc" -ne 77 ]; then
+		jobs_agree_all || lt_rc=1
+	fi
+	rm -rf "$tmp"
+	exit $lt_rc
 }
 
 # Run a command every 0.1 s until it succeeds: for a state the test needs

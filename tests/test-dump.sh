@@ -5,10 +5,10 @@
 set -u
 ds=$1
 workload=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
+make_tmp
+trap leave_tmp EXIT
 
 "$ds" dump -F 199 -- "$workload" spin 0.5 >"$tmp/out" 2>"$tmp/err"
 rc=$?

@@ -10,11 +10,11 @@ ds=$(realpath "$1")
 demo=$(realpath "$2")
 workload=$(realpath "$3")
 check_pprof=$(realpath "$4")
-tmp=$(mktemp -d)
-wpid=
-trap 'kill $wpid 2>/dev/null; rm -rf "$tmp"' EXIT
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
+make_tmp
+wpid=
+trap 'rc=$?; kill $wpid 2>/dev/null; leave_tmp $rc' EXIT
 
 # compare_items, the smallest function checked for here, is 0.6 % of the
 # demo's samples under ASan (1.1 % without): 4000 samples hold about 20

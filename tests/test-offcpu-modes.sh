@@ -13,7 +13,7 @@ workload=$(realpath "$2")
 . "$(dirname "$0")/lib.sh"
 make_tmp
 wpid=
-trap 'kill $wpid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'rc=$?; kill $wpid 2>/dev/null; leave_tmp $rc' EXIT
 
 # sum FILE REGEX: the total value of a folded profile's lines matching REGEX.
 sum() {

@@ -31,7 +31,7 @@ compare=$(realpath "$4")
 need_perf
 make_tmp
 wpid=
-trap 'kill $wpid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'rc=$?; kill $wpid 2>/dev/null; leave_tmp $rc' EXIT
 comm=offcpu-workload
 
 # truth FILE ROLE KEY [NTH]: a field of the NTH line (default 1) the

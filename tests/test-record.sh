@@ -6,11 +6,11 @@
 set -u
 ds=$1
 workload=$2
-tmp=$(mktemp -d)
-trap 'kill $wpid 2>/dev/null; rm -rf "$tmp"' EXIT
-wpid=
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
+make_tmp
+trap 'rc=$?; kill $wpid 2>/dev/null; leave_tmp $rc' EXIT
+wpid=
 samples() { # file: the sample total dump -i reports
 	"$ds" dump -q -i "$1" 2>/dev/null | sed -n 's/^#   total: \([0-9]*\) samples.*/\1/p'
 }

@@ -196,12 +196,14 @@ static void trim_after_cut(struct agent *ag, uint64_t time)
 }
 
 /* The worker: every record, in time order. */
-static int process(const struct pr_record *rec, void *arg)
+static int process(const struct pr_record *rec, bool own, void *arg)
 {
 	struct agent *ag = arg;
 	struct pr_profile *p;
 	struct pr_stack st;
 	int err;
+
+	(void)own;                   /* one worker: every record is its own */
 
 	/* Synthesized records have no time; they open no window. */
 	if (rec->time && (err = ds_windows_record(ag->w, rec->time)))
@@ -333,7 +335,8 @@ static int open_agent(struct agent *ag)
 
 	if (!ds_names_open_live(&ag->a->names, &ag->model, &ag->u, &ag->sym) &&
 	    !pr_model_set_cache(ag->model, &co))
-		ag->pl = ds_pipeline_new(ag->r, process, tick, ag, AGENT_MAX_QUEUED, &ds_stop);
+		ag->pl = ds_pipeline_new(pr_reader_attr(ag->r), 1, process, tick,
+					 (void *const[]){ ag }, AGENT_MAX_QUEUED, &ds_stop);
 	if (!ag->pl) {
 		ds_err("cannot start: %s", strerror(errno));
 		return -1;
@@ -705,6 +708,12 @@ static int settle(struct ds_capture *c, struct agent_args *a, int argc)
 	}
 	if (a->nr_exes && c->nr_pids) {
 		ds_err("--exe picks processes among all of them: give it without -p");
+		return -1;
+	}
+	/* Its windows are cut on the one worker's clock (the pipeline's
+	 * tick); at its rates one worker keeps up with a large host. */
+	if (a->names.jobs > 1) {
+		ds_err("the agent unwinds on one worker: leave out --jobs");
 		return -1;
 	}
 	if (a->cgroup[0] && c->nr_pids) {

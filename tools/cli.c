@@ -731,6 +731,28 @@ int ds_synthesize(const struct ds_capture *c, struct pr_reader *r, uint64_t id,
 	return err == -EINTR ? 0 : err;
 }
 
+void ds_unwind_stats_add(struct pr_unwind_stats *sum, const struct pr_unwinder *u)
+{
+	struct pr_unwind_stats st = { .sz = sizeof(st) };
+
+	if (pr_unwinder_stats(u, &st))
+		return;
+	sum->samples += st.samples;
+	sum->frames += st.frames;
+	sum->kernel_frames += st.kernel_frames;
+	sum->fp_frames += st.fp_frames;
+	for (int i = 0; i < PR_END_MAX; i++)
+		sum->ends[i] += st.ends[i];
+	/* Each worker opens the files its samples need. */
+	if (st.files_opened > sum->files_opened)
+		sum->files_opened = st.files_opened;
+	if (st.files_missing > sum->files_missing)
+		sum->files_missing = st.files_missing;
+	sum->fast_samples += st.fast_samples;
+	sum->joined += st.joined;
+	sum->joined_frames += st.joined_frames;
+}
+
 void ds_stack_ends(const struct pr_unwind_stats *st)
 {
 	fputs("stacks ended:", stderr);

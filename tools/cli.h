@@ -84,6 +84,8 @@ int ds_parse_duration(const char *arg, const char *what, uint64_t *ns);
 /* "stacks ended: outermost 97.1% truncated 2.9%" and a newline, to
  * stderr (st->samples must not be 0). */
 void ds_stack_ends(const struct pr_unwind_stats *st);
+/* Add the counters of `u` (another worker's unwinder) to `sum`. */
+void ds_unwind_stats_add(struct pr_unwind_stats *sum, const struct pr_unwinder *u);
 
 /* Room for `need` elements of `size` bytes in the array at *(void **)pv
  * holding *cap: grown (doubled, from `first`) when short.  0, or -ENOMEM

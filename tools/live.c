@@ -33,37 +33,47 @@ struct profile_args {
 	struct ds_names names;
 };
 
-struct session {
-	const struct ds_capture *c;
-	struct pr_reader *r;
+struct session;
+
+/* One worker's share: its own replica of the process model, unwinder,
+ * symbolizer, profile and quality counts (pipeline.h says which records
+ * it is handed).  Counters the status line reads are on cache lines of
+ * their own. */
+struct shard {
+	struct session *s;
 	struct pr_model *model;
 	struct pr_unwinder *u;
 	struct pr_symbolizer *sym;
-	struct ds_sink *sink;
+	struct ds_sink *sink;        /* worker 0's is the session's */
 	struct ds_quality *quality;  /* the summary's short form of it */
+	alignas(64) _Atomic uint64_t samples, complete;
+	_Atomic uint64_t cpu_ns, off_cpu_ns, preempted_ns;
+};
+
+struct session {
+	const struct ds_capture *c;
+	struct pr_reader *r;
+	struct shard *shards;
+	size_t nr_shards;
 	struct ds_pipeline *pl;
 	uint64_t id;
 	int switch_event;            /* the off-CPU event's index, or -1 */
 	double start, end, last_status;
 	bool started;                /* sampling began */
 	bool status;                 /* a terminal: show the status line */
-	/* Written by the worker, read by the status line: a cache line
-	 * apart from what the capture thread writes each drain (end). */
-	alignas(64) _Atomic uint64_t samples, complete;
-	_Atomic uint64_t cpu_ns, off_cpu_ns, preempted_ns;
 };
 
 /* For the status line: where time went, as the worker last saw it. */
-static void publish_times(struct session *s)
+static void publish_times(struct shard *sh)
 {
 	struct pr_profile_times t = { .sz = sizeof(t) };
 
-	if (ds_sink_times(s->sink, 0, &t))
+	if (ds_sink_times(sh->sink, 0, &t))
 		return;
-	atomic_store_explicit(&s->cpu_ns, t.cpu_ns, memory_order_relaxed);
-	atomic_store_explicit(&s->off_cpu_ns, t.off_cpu_ns[PR_WAIT_BLOCKED] +
+	atomic_store_explicit(&sh->cpu_ns, t.cpu_ns, memory_order_relaxed);
+	atomic_store_explicit(&sh->off_cpu_ns, t.off_cpu_ns[PR_WAIT_BLOCKED] +
 			      t.off_cpu_ns[PR_WAIT_PREEMPTED], memory_order_relaxed);
-	atomic_store_explicit(&s->preempted_ns, t.off_cpu_ns[PR_WAIT_PREEMPTED],
+	atomic_store_explicit(&sh->preempted_ns, t.off_cpu_ns[PR_WAIT_PREEMPTED],
 			      memory_order_relaxed);
 }
 
@@ -75,48 +85,68 @@ static size_t sample_event(const struct session *s, const struct pr_record *rec)
 	return idx < 0 ? 0 : (size_t)idx;
 }
 
-/* The worker: every record, in time order. */
-static int process(const struct pr_record *rec, void *arg)
+/* A worker: every record of its share, in time order. */
+static int process(const struct pr_record *rec, bool own, void *arg)
 {
-	struct session *s = arg;
+	struct shard *sh = arg;
+	struct session *s = sh->s;
 	struct pr_stack st;
 	int err;
 
 	/* Samples too: one in the image exec loaded retires the old one. */
-	err = pr_model_apply(s->model, rec);
+	err = pr_model_apply(sh->model, rec);
 	if (err)
 		return err;
 	if (rec->type != PR_RECORD_SAMPLE) {
-		if (s->switch_event < 0)
+		/* Switches and exits end a thread's waits: its worker's. */
+		if (s->switch_event < 0 || !own)
 			return 0;
-		err = ds_sink_record(s->sink, rec);
+		err = ds_sink_record(sh->sink, rec);
 		if (rec->type == PR_RECORD_SWITCH || rec->type == PR_RECORD_SWITCH_CPU_WIDE)
-			publish_times(s);
+			publish_times(sh);
 		return err;
 	}
-	if (pr_unwinder_unwind(s->u, rec, &st))
+	if (pr_unwinder_unwind(sh->u, rec, &st))
 		return 0;
 	if (s->switch_event >= 0 && pr_reader_event_of(s->r, rec) == s->switch_event)
-		err = ds_sink_switch(s->sink, rec, &st, s->sym, pr_model_comm(s->model, rec->tid),
-				     pr_model_comm(s->model, rec->pid));
+		err = ds_sink_switch(sh->sink, rec, &st, sh->sym, pr_model_comm(sh->model, rec->tid),
+				     pr_model_comm(sh->model, rec->pid));
 	else
-		err = ds_sink_sample_event(s->sink, sample_event(s, rec), rec, &st, s->sym,
-					   pr_model_comm(s->model, rec->tid),
-					   pr_model_comm(s->model, rec->pid), NULL);
-	if (!err && s->quality && (s->switch_event < 0 ||
-				   pr_reader_event_of(s->r, rec) != s->switch_event))
-		err = ds_quality_add(s->quality, &st, s->sym, rec->pid,
-				     pr_model_comm(s->model, rec->pid));
+		err = ds_sink_sample_event(sh->sink, sample_event(s, rec), rec, &st, sh->sym,
+					   pr_model_comm(sh->model, rec->tid),
+					   pr_model_comm(sh->model, rec->pid), NULL);
+	if (!err && sh->quality && (s->switch_event < 0 ||
+				    pr_reader_event_of(s->r, rec) != s->switch_event))
+		err = ds_quality_add(sh->quality, &st, sh->sym, rec->pid,
+				     pr_model_comm(sh->model, rec->pid));
 	if (s->switch_event >= 0)
-		publish_times(s);
-	atomic_fetch_add(&s->samples, 1);
+		publish_times(sh);
+	atomic_store_explicit(&sh->samples, atomic_load_explicit(&sh->samples,
+								 memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	if (st.end == PR_END_OUTERMOST)
-		atomic_fetch_add(&s->complete, 1);
+		atomic_store_explicit(&sh->complete,
+				      atomic_load_explicit(&sh->complete, memory_order_relaxed) + 1,
+				      memory_order_relaxed);
 	/* Nothing more can be written: stop sampling too. */
 	if (err)
 		ds_stop = 1;
 	return err;
 }
+
+/* The sum over the workers of one of their status counters. */
+static uint64_t sum_of(const struct session *s, size_t offset)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->nr_shards; i++)
+		n += atomic_load_explicit((const _Atomic uint64_t *)((const char *)&s->shards[i] +
+								      offset),
+					  memory_order_relaxed);
+	return n;
+}
+
+#define SUM(s, field) sum_of(s, offsetof(struct shard, field))
 
 /* The capture thread: every record, copied for the worker. */
 static int copy(const struct pr_record *rec, void *arg)
@@ -144,19 +174,18 @@ static uint64_t lost_samples(struct session *s)
 
 static void status_line(struct session *s, bool final)
 {
-	uint64_t n = atomic_load(&s->samples), done = atomic_load(&s->complete);
+	uint64_t n = SUM(s, samples), done = SUM(s, complete);
 	uint64_t lost = lost_samples(s);
 
 	fprintf(stderr, "\r\033[K[%6.1f s] %" PRIu64 " samples, %" PRIu64 " lost, %.1f%% "
 		"complete stacks", (final ? s->end : ds_now()) - s->start, n, lost,
 		n ? 100.0 * (double)done / (double)n : 0.0);
 	if (s->switch_event >= 0) {
-		uint64_t off = atomic_load(&s->off_cpu_ns), pre = atomic_load(&s->preempted_ns);
+		uint64_t off = SUM(s, off_cpu_ns), pre = SUM(s, preempted_ns);
 		char a[32], b[32];
 
 		if (s->c->wall)
-			fprintf(stderr, "; on-CPU %s", ds_duration(atomic_load(&s->cpu_ns), a,
-								   sizeof(a)));
+			fprintf(stderr, "; on-CPU %s", ds_duration(SUM(s, cpu_ns), a, sizeof(a)));
 		fprintf(stderr, "; off-CPU %s (%.0f%% preempted)", ds_duration(off, b, sizeof(b)),
 			off ? 100.0 * (double)pre / (double)off : 0.0);
 	}
@@ -186,7 +215,8 @@ static void summary(struct session *s, int fmt, size_t stacks)
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
 	uint64_t lost = lost_samples(s), total;
 
-	pr_unwinder_stats(s->u, &st);
+	for (size_t i = 0; i < s->nr_shards; i++)
+		ds_unwind_stats_add(&st, s->shards[i].u);
 	total = st.samples + lost;
 	fprintf(stderr, "dwarfsample: %" PRIu64 " samples in %.1f s, %" PRIu64 " lost "
 		"(%.2f%%)", st.samples, s->end - s->start, lost,
@@ -203,13 +233,13 @@ static void summary(struct session *s, int fmt, size_t stacks)
 		/* Where, and what would help: what reaches 1 % of the
 		 * samples or frames ('report --quality' on a recording has
 		 * all of it). */
-		ds_quality_print(s->quality, stderr, "dwarfsample: ", 3, 10);
+		ds_quality_print(s->shards[0].quality, stderr, "dwarfsample: ", 3, 10);
 	}
 	if (lost)
 		fprintf(stderr, "dwarfsample: to lose fewer samples, %s\n",
 			ds_lost_hint(s->c));
 	if (s->switch_event >= 0)
-		ds_sink_print_times(s->sink);
+		ds_sink_print_times(s->shards[0].sink);
 }
 
 /* The process name for a default output name and the title. */
@@ -253,28 +283,118 @@ static void default_path(const char *name, int fmt, char *buf, size_t len)
 					      : pr_profile_format_ext((enum pr_profile_format)fmt));
 }
 
-static int open_session(struct session *s, const struct profile_args *a)
+/* Samples a second one worker is given by default: about a fifth of
+ * what one keeps up with at ~10 us a sample, so that a burst of new
+ * code to name, or a slower program, still leaves it room. */
+#define SAMPLES_PER_WORKER 20000
+
+/*
+ * How many workers: --jobs, else what the rate needs -- the frequency
+ * times the CPUs whose threads may be sampled (every online one, for a
+ * process, whose threads may run anywhere), plus one for switches with
+ * --off-cpu or --wall, whose rate nothing bounds -- at most the CPUs
+ * less one, which leaves one to the capture thread and the target.
+ * perf script's text is written sample by sample in time order: one.
+ */
+static size_t nr_workers(const struct ds_capture *c, const struct profile_args *a, int fmt)
 {
-	if (!ds_names_open_live(&a->names, &s->model, &s->u, &s->sym))
-		s->quality = ds_quality_new(s->c->stack_size, a->names.max_depth);
-	if (s->quality)
-		s->pl = ds_pipeline_new(s->r, process, NULL, s, MAX_QUEUED, &ds_stop);
+	long online = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t most = online > 2 ? (size_t)online - 1 : 1, cpus, n;
+	uint64_t rate;
+
+	if (fmt == DS_FORMAT_PERF_SCRIPT)
+		return 1;
+	if (a->names.jobs)
+		return a->names.jobs;
+	cpus = c->system_wide && c->nr_cpus ? c->nr_cpus : online > 0 ? (size_t)online : 1;
+	/* -c PERIOD: no rate to go by; as many as may be. */
+	if (c->events.period)
+		return most;
+	rate = (c->freq ? c->freq : 99) * (uint64_t)cpus;
+	n = (size_t)((rate + SAMPLES_PER_WORKER - 1) / SAMPLES_PER_WORKER);
+	if (c->off_cpu || c->wall)
+		n++;
+	return n < most ? n : most;
+}
+
+static int open_shard(struct session *s, struct shard *sh, const struct profile_args *a,
+		      int fmt, uint64_t freq)
+{
+	sh->s = s;
+	if (ds_names_open_live(&a->names, &sh->model, &sh->u, &sh->sym) ||
+	    !(sh->quality = ds_quality_new(s->c->stack_size, a->names.max_depth)))
+		return -1;
+	if (sh != s->shards && !(sh->sink = ds_sink_part(&a->out, fmt, freq)))
+		return -1;
+	return 0;
+}
+
+static int open_session(struct session *s, const struct profile_args *a, int fmt,
+			uint64_t freq, struct ds_sink *sink)
+{
+	size_t n = nr_workers(s->c, a, fmt);
+	void *ctxs[DS_MAX_JOBS];
+
+	s->shards = aligned_alloc(64, n * sizeof(*s->shards));
+	if (!s->shards) {
+		ds_err("cannot start: %s", strerror(errno));
+		return -1;
+	}
+	memset(s->shards, 0, n * sizeof(*s->shards));
+	s->shards[0].sink = sink;
+	s->nr_shards = n;
+	for (size_t i = 0; i < n; i++) {
+		if (open_shard(s, &s->shards[i], a, fmt, freq)) {
+			ds_err("cannot start: %s", strerror(errno));
+			return -1;
+		}
+		ctxs[i] = &s->shards[i];
+	}
+	s->pl = ds_pipeline_new(pr_reader_attr(s->r), n, process, NULL, ctxs, MAX_QUEUED,
+				&ds_stop);
 	if (!s->pl) {
 		ds_err("cannot start: %s", strerror(errno));
 		return -1;
 	}
+	if (s->c->verbose)
+		ds_logf(PR_LOG_INFO, "unwinding on %zu worker%s", n, n == 1 ? "" : "s");
 	pr_reader_ids(s->r, &s->id, 1);
 	s->switch_event = ds_switch_event(s->r);
 	return 0;
 }
 
+/* Once the workers are done: their shares into worker 0's sink and
+ * quality counts (their models stay until close_session(): the counts
+ * point into them). */
+static int merge_shards(struct session *s)
+{
+	int err = 0;
+
+	for (size_t i = 1; i < s->nr_shards; i++) {
+		struct shard *sh = &s->shards[i];
+
+		err = ds_sink_merge(err ? NULL : s->shards[0].sink, sh->sink);
+		sh->sink = NULL;
+		if (!err && ds_quality_merge(s->shards[0].quality, sh->quality))
+			err = -ENOMEM;
+	}
+	return err;
+}
+
 static void close_session(struct session *s)
 {
 	ds_pipeline_free(s->pl);
-	ds_quality_free(s->quality);
-	pr_symbolizer_free(s->sym);
-	pr_unwinder_free(s->u);
-	pr_model_free(s->model);
+	for (size_t i = 0; s->shards && i < s->nr_shards; i++) {
+		struct shard *sh = &s->shards[i];
+
+		ds_quality_free(sh->quality);
+		pr_symbolizer_free(sh->sym);
+		pr_unwinder_free(sh->u);
+		pr_model_free(sh->model);
+		if (i)
+			ds_sink_merge(NULL, sh->sink);
+	}
+	free(s->shards);
 	pr_reader_close(s->r);
 }
 
@@ -302,8 +422,10 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		.record = copy, .started = started, .round = round_done, .ctx = &s,
 	};
 	char name[256], path[512], title[600];
+	struct ds_sink *sink;
 	const char *event;
 	struct timespec wall;
+	uint64_t freq;
 	int fmt, err, werr;
 
 	/* Everything that can be wrong with the output is said before
@@ -333,14 +455,15 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		a->out.title = title;
 	event = c->hw_cycles ? "cycles" : "cpu-clock";
 	ds_events_output(&c->events, c->system_wide, &a->out);
-	s.sink = ds_sink_open(&a->out, fmt, a->out.path, c->events.nr ? 0 : c->freq ? c->freq : 99,
-			      c->events.nr ? c->events.names[0] : event,
-			      ds_events_width(&c->events, event));
-	if (!s.sink)
+	freq = c->events.nr ? 0 : c->freq ? c->freq : 99;
+	sink = ds_sink_open(&a->out, fmt, a->out.path, freq,
+			    c->events.nr ? c->events.names[0] : event,
+			    ds_events_width(&c->events, event));
+	if (!sink)
 		return 1;
 	s.r = ds_capture_open(c);
-	if (!s.r || open_session(&s, a)) {
-		ds_sink_close(s.sink, 0, 0, true);
+	if (!s.r || open_session(&s, a, fmt, freq, sink)) {
+		ds_sink_close(sink, 0, 0, true);
 		close_session(&s);
 		return 1;
 	}
@@ -359,22 +482,23 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	if (werr)
 		ds_err("processing samples failed: %s", strerror(-werr));
 	/* Threads still off the CPU wait until sampling stopped. */
-	if (s.started && s.switch_event >= 0 && !werr) {
-		werr = ds_sink_end(s.sink, hooks.end_ns);
+	for (size_t i = 0; s.started && s.switch_event >= 0 && !werr && i < s.nr_shards; i++) {
+		werr = ds_sink_end(s.shards[i].sink, hooks.end_ns);
 		if (werr)
 			ds_err("ending the waits still open failed: %s", strerror(-werr));
-		publish_times(&s);
+		publish_times(&s.shards[i]);
 	}
+	if (!werr && (werr = merge_shards(&s)))
+		ds_err("merging the workers' profiles failed: %s", strerror(-werr));
 	if (s.status && s.started)
 		status_line(&s, true);
 	if (s.started)
-		summary(&s, fmt, ds_sink_stacks(s.sink));
+		summary(&s, fmt, ds_sink_stacks(sink));
 	{
-		bool ok = !ds_sink_close(s.sink, (uint64_t)wall.tv_sec * 1000000000u +
-						  (uint64_t)wall.tv_nsec,
+		bool ok = !ds_sink_close(sink, (uint64_t)wall.tv_sec * 1000000000u +
+					       (uint64_t)wall.tv_nsec,
 					 (uint64_t)((s.end - s.start) * 1e9), !s.started);
 
-		s.sink = NULL;
 		if (s.started && ok && strcmp(a->out.path, "-"))
 			fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n",
 				a->out.path, ds_format_name(fmt), ds_format_hint(fmt));

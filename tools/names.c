@@ -17,6 +17,7 @@ const struct option ds_names_longopts[] = {
 	{ "debuginfod-timeout", required_argument, NULL, DS_OPT_DEBUGINFOD_TIMEOUT },
 	{ "debuginfod-cache", required_argument, NULL, DS_OPT_DEBUGINFOD_CACHE },
 	{ "no-debuginfod", no_argument, NULL, DS_OPT_NO_DEBUGINFOD },
+	{ "jobs", required_argument, NULL, DS_OPT_JOBS },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -43,7 +44,12 @@ const char ds_names_help[] =
 	"                           by default one is completed from the thread's\n"
 	"                           last complete stack when that holds the same\n"
 	"                           frame, unchanged (the joined frames are marked:\n"
-	"                           --annotate, pprof's stack_end label)\n";
+	"                           --annotate, pprof's stack_end label)\n"
+	"      --jobs N             unwind and name on N worker threads, each\n"
+	"                           given whole threads of the target (default:\n"
+	"                           as many as the sample rate needs, at most the\n"
+	"                           CPUs less one; report: 1).  perf script's\n"
+	"                           text is written by one\n";
 
 int ds_names_option(struct ds_names *n, int opt, const char *arg)
 {
@@ -87,6 +93,11 @@ int ds_names_option(struct ds_names *n, int opt, const char *arg)
 		return 1;
 	case DS_OPT_NO_DEBUGINFOD:
 		n->no_debuginfod = true;
+		return 1;
+	case DS_OPT_JOBS:
+		if (ds_parse_u64(arg, "--jobs", 1, DS_MAX_JOBS, &v))
+			return -1;
+		n->jobs = (uint32_t)v;
 		return 1;
 	default:
 		return 0;

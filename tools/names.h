@@ -2,7 +2,8 @@
 /*
  * The options that say how frames are found and named, shared by the
  * live command and `report`: debug directories, the depth limit, inlined
- * functions, demangling, debuginfod, and the unwinder's checks.
+ * functions, demangling, debuginfod, the unwinder's checks, and how many
+ * workers unwind.
  */
 #ifndef DS_NAMES_H
 #define DS_NAMES_H
@@ -24,14 +25,18 @@ struct ds_names {
 	bool no_fp, no_rule_cache, no_join;
 	const char *debuginfod_timeout, *debuginfod_cache;
 	bool no_debuginfod;
+	uint32_t jobs;               /* --jobs: workers; 0: chosen */
 };
 
 enum {
 	DS_OPT_DEBUG_DIR = 2000, DS_OPT_MAX_DEPTH, DS_OPT_NO_FP, DS_OPT_NO_RULE_CACHE,
 	DS_OPT_NO_JOIN,
 	DS_OPT_NO_INLINE, DS_OPT_NO_DEMANGLE, DS_OPT_DEBUGINFOD_TIMEOUT,
-	DS_OPT_DEBUGINFOD_CACHE, DS_OPT_NO_DEBUGINFOD,
+	DS_OPT_DEBUGINFOD_CACHE, DS_OPT_NO_DEBUGINFOD, DS_OPT_JOBS,
 };
+
+/* The most workers --jobs gives. */
+#define DS_MAX_JOBS 64
 
 extern const struct option ds_names_longopts[];
 extern const char ds_names_help[];

@@ -233,8 +233,8 @@ static FILE *open_output(struct ds_sink *s)
 	return f;
 }
 
-struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char *path,
-			     uint64_t freq, const char *event, int event_width)
+/* The profile a sink of format `fmt` counts into. */
+static struct pr_profile *new_profile(const struct ds_output_opts *o, int fmt, uint64_t freq)
 {
 	PR_OPTS(pr_profile_opts, po, .freq = freq, .log = ds_log, .mode = o->mode,
 		.period_is_ns = o->period_is_ns, .off_cpu_min_ns = o->off_cpu_min_ns,
@@ -243,6 +243,48 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 		.events = o->events, .nr_events = o->nr_events,
 		.counters = o->counters, .nr_counters = o->nr_counters,
 		.counters_per_cpu = o->counters_per_cpu);
+
+	return pr_profile_new(&po);
+}
+
+struct ds_sink *ds_sink_part(const struct ds_output_opts *o, int fmt, uint64_t freq)
+{
+	struct ds_sink *s = fmt == DS_FORMAT_PERF_SCRIPT ? NULL : calloc(1, sizeof(*s));
+
+	if (s && !(s->profile = new_profile(o, fmt, freq))) {
+		free(s);
+		s = NULL;
+	}
+	if (!s) {
+		ds_err("out of memory");
+		return NULL;
+	}
+	s->fmt = fmt;
+	s->events = o->events;
+	s->nr_events = o->nr_events;
+	s->freq = freq;
+	s->period_is_ns = o->period_is_ns;
+	return s;
+}
+
+int ds_sink_merge(struct ds_sink *s, struct ds_sink *part)
+{
+	int err = 0;
+
+	if (part) {
+		if (s) {
+			err = pr_profile_merge(s->profile, part->profile);
+			s->samples += part->samples;
+		}
+		pr_profile_free(part->profile);
+		free(part);
+	}
+	return err;
+}
+
+struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char *path,
+			     uint64_t freq, const char *event, int event_width)
+{
 	struct ds_sink *s = calloc(1, sizeof(*s));
 
 	if (!s) {
@@ -261,7 +303,7 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 		return NULL;
 	}
 	if (fmt != DS_FORMAT_PERF_SCRIPT) {
-		s->profile = pr_profile_new(&po);
+		s->profile = new_profile(o, fmt, freq);
 		for (size_t i = 0; s->profile && i < o->nr_tags; i++) {
 			const char *eq = strchr(o->tags[i], '=');
 			char key[256];

@@ -84,6 +84,18 @@ struct ds_sink;
 struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char *path,
 			     uint64_t freq, const char *event, int event_width);
 
+/*
+ * A share of a sink for one of several workers: a profile like the one
+ * ds_sink_open() would count into for `o`, `fmt` and `freq`, written
+ * nowhere.  Not for perf script's text, which is written sample by
+ * sample in time order.  NULL after reporting why.
+ */
+struct ds_sink *ds_sink_part(const struct ds_output_opts *o, int fmt, uint64_t freq);
+/* Add what share `part` counted to `s` (NULL: nothing), and free it
+ * (NULL: nothing to add).  Call after ds_sink_end() on the part.  0 or a
+ * negative errno. */
+int ds_sink_merge(struct ds_sink *s, struct ds_sink *part);
+
 /* One unwound sample of thread `comm` of process `process`; `event` names
  * its event when it is not the sink's (NULL: the sink's). */
 int ds_sink_sample(struct ds_sink *s, const struct pr_record *rec, const struct pr_stack *st,

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Records from the capture thread to a worker, a drain at a time, through
- * the library's pr_order: the capture thread adds each record and ends a
- * round after each drain; the worker delivers what the rounds let go.
+ * Records from the capture thread to workers, a drain at a time, through
+ * the library's pr_order, one per worker: the capture thread adds each
+ * record to its worker's order (every worker's, for records other than
+ * samples) and ends a round in each after each drain; each worker
+ * delivers what its rounds let go.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -12,148 +14,251 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
 #include "pipeline.h"
 
-struct ds_pipeline {
-	struct pr_order *o;
-	pr_record_fn process;
-	int (*tick)(uint64_t horizon, void *ctx);
+/* One worker: its own order of the records it is handed, and its
+ * thread.  Aligned so that what one worker writes per record never
+ * shares a cache line with another's. */
+struct worker {
+	struct ds_pipeline *pl;
+	size_t idx;
 	void *ctx;
-	size_t max_bytes;
-	const volatile sig_atomic_t *hurry;
-
+	struct pr_order *o;
+	pthread_t thread;
+	bool started;
 	pthread_mutex_t lock;
 	pthread_cond_t ready;
 	bool rounds;                 /* a round ended since the worker looked */
 	/* When the last two rounds ended (event clock): what the round
 	 * before the last read is all delivered once the last has ended. */
 	uint64_t round_ns[2];
-	bool closed, joined;
+	bool closed;
 	int error;                   /* the worker's, read after the join */
-
-	pthread_t worker;
-	/* Counters each written by one thread, one per record: on cache
-	 * lines of their own, so that neither thread's writes evict the
-	 * line the other is writing. */
-	alignas(64) _Atomic uint64_t copied, dropped_full;   /* capture thread */
-	alignas(64) _Atomic uint64_t processed, dropped_hurry; /* worker */
+	alignas(64) _Atomic uint64_t processed, dropped_hurry;
 };
 
-/* The worker: every record, in time order.  After an error, or once a
+struct ds_pipeline {
+	ds_process_fn process;
+	int (*tick)(uint64_t horizon, void *ctx);
+	size_t max_bytes;
+	const volatile sig_atomic_t *hurry;
+	struct worker *workers;
+	size_t nr;
+	bool joined;
+	/* ds_pipeline_throttle(): the copying thread waits for room. */
+	pthread_mutex_t room_lock;
+	pthread_cond_t room;
+	_Atomic bool waiting;
+	/* Written by the capture thread, one per record: on a cache line of
+	 * their own. */
+	alignas(64) _Atomic uint64_t copied, dropped_full;
+};
+
+size_t ds_pipeline_worker_of(uint32_t tid, size_t nr_workers)
+{
+	/* Threads started together have consecutive ids (a pool, the
+	 * threads of a server): each to another worker.  A hash would put
+	 * two of them on one worker half the time. */
+	return nr_workers > 1 ? tid % nr_workers : 0;
+}
+
+/* The worker whose record `rec` is: its thread's, else the first. */
+static size_t owner(const struct ds_pipeline *pl, const struct pr_record *rec)
+{
+	return rec->fields & PR_ID_TID ? ds_pipeline_worker_of(rec->tid, pl->nr) : 0;
+}
+
+/* A worker: every record, in time order.  After an error, or once a
  * second Ctrl-C hurries the end, what is left only goes. */
 static int deliver(const struct pr_record *rec, void *arg)
 {
-	struct ds_pipeline *pl = arg;
+	struct worker *w = arg;
+	struct ds_pipeline *pl = w->pl;
 	bool sample = rec->type == PR_RECORD_SAMPLE;
 	int err;
 
-	if (pl->error)
+	if (w->error)
 		return 0;
 	if (pl->hurry && *pl->hurry > 1) {
 		if (sample)
-			atomic_fetch_add_explicit(&pl->dropped_hurry, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&w->dropped_hurry, 1, memory_order_relaxed);
 		return 0;
 	}
-	err = pl->process(rec, pl->ctx);
+	err = pl->process(rec, sample || owner(pl, rec) == w->idx, w->ctx);
 	if (sample)
-		atomic_fetch_add_explicit(&pl->processed, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&w->processed, 1, memory_order_relaxed);
 	if (err < 0)
-		pl->error = err;
+		w->error = err;
 	return 0;
 }
 
-static void *worker(void *arg)
+static void *run_worker(void *arg)
 {
-	struct ds_pipeline *pl = arg;
+	struct worker *w = arg;
+	struct ds_pipeline *pl = w->pl;
 	uint64_t horizon;
 	int err;
 
-	pthread_mutex_lock(&pl->lock);
+	pthread_mutex_lock(&w->lock);
 	for (;;) {
-		while (!pl->rounds && !pl->closed)
-			pthread_cond_wait(&pl->ready, &pl->lock);
-		if (!pl->rounds)
+		while (!w->rounds && !w->closed)
+			pthread_cond_wait(&w->ready, &w->lock);
+		if (!w->rounds)
 			break;
-		pl->rounds = false;
-		horizon = pl->round_ns[0];
-		pthread_mutex_unlock(&pl->lock);
-		err = pr_order_deliver(pl->o, deliver, pl);
-		if (err >= 0 && pl->tick && horizon && !pl->error)
-			err = pl->tick(horizon, pl->ctx);
-		pthread_mutex_lock(&pl->lock);
-		if (err < 0 && !pl->error)
-			pl->error = err;
+		w->rounds = false;
+		horizon = w->round_ns[0];
+		pthread_mutex_unlock(&w->lock);
+		err = pr_order_deliver(w->o, deliver, w);
+		if (err >= 0 && pl->tick && horizon && !w->error)
+			err = pl->tick(horizon, w->ctx);
+		if (atomic_load_explicit(&pl->waiting, memory_order_relaxed)) {
+			pthread_mutex_lock(&pl->room_lock);
+			pthread_cond_signal(&pl->room);
+			pthread_mutex_unlock(&pl->room_lock);
+		}
+		pthread_mutex_lock(&w->lock);
+		if (err < 0 && !w->error)
+			w->error = err;
 	}
-	pthread_mutex_unlock(&pl->lock);
+	pthread_mutex_unlock(&w->lock);
 	/* The capture thread has stopped adding: everything held goes. */
-	err = pr_order_flush(pl->o, deliver, pl);
-	if (err < 0 && !pl->error)
-		pl->error = err;
+	err = pr_order_flush(w->o, deliver, w);
+	if (err < 0 && !w->error)
+		w->error = err;
 	return NULL;
 }
 
-struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn process,
-				    int (*tick)(uint64_t horizon, void *ctx), void *ctx,
+static void stop_workers(struct ds_pipeline *pl)
+{
+	for (size_t i = 0; i < pl->nr; i++) {
+		struct worker *w = &pl->workers[i];
+
+		if (!w->started)
+			continue;
+		pthread_mutex_lock(&w->lock);
+		w->closed = true;
+		pthread_cond_signal(&w->ready);
+		pthread_mutex_unlock(&w->lock);
+	}
+	for (size_t i = 0; i < pl->nr; i++)
+		if (pl->workers[i].started) {
+			pthread_join(pl->workers[i].thread, NULL);
+			pl->workers[i].started = false;
+		}
+	pl->joined = true;
+}
+
+static void free_workers(struct ds_pipeline *pl)
+{
+	for (size_t i = 0; i < pl->nr; i++) {
+		pr_order_free(pl->workers[i].o);
+		pthread_cond_destroy(&pl->workers[i].ready);
+		pthread_mutex_destroy(&pl->workers[i].lock);
+	}
+	free(pl->workers);
+}
+
+struct ds_pipeline *ds_pipeline_new(const struct perf_event_attr *attr, size_t nr_workers,
+				    ds_process_fn process,
+				    int (*tick)(uint64_t horizon, void *ctx), void *const *ctxs,
 				    size_t max_bytes, const volatile sig_atomic_t *hurry)
 {
 	PR_OPTS(pr_order_opts, oo, .log = ds_log);
-	struct ds_pipeline *pl = aligned_alloc(64, (sizeof(*pl) + 63) & ~(size_t)63);
+	struct ds_pipeline *pl;
 	sigset_t block, old;
+	size_t i;
 
+	if (!nr_workers || (tick && nr_workers > 1)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pl = aligned_alloc(64, (sizeof(*pl) + 63) & ~(size_t)63);
 	if (!pl)
 		return NULL;
 	memset(pl, 0, sizeof(*pl));
-	pl->o = pr_order_new(pr_reader_attr(r), &oo);
-	if (!pl->o) {
+	pl->workers = aligned_alloc(64, nr_workers * sizeof(*pl->workers));
+	if (!pl->workers) {
 		free(pl);
 		return NULL;
 	}
+	memset(pl->workers, 0, nr_workers * sizeof(*pl->workers));
 	pl->process = process;
 	pl->tick = tick;
-	pl->ctx = ctx;
 	pl->max_bytes = max_bytes;
 	pl->hurry = hurry;
-	pthread_mutex_init(&pl->lock, NULL);
-	pthread_cond_init(&pl->ready, NULL);
+	pthread_mutex_init(&pl->room_lock, NULL);
+	pthread_cond_init(&pl->room, NULL);
+	for (i = 0; i < nr_workers; i++) {
+		struct worker *w = &pl->workers[i];
+
+		w->pl = pl;
+		w->idx = i;
+		w->ctx = ctxs[i];
+		pthread_mutex_init(&w->lock, NULL);
+		pthread_cond_init(&w->ready, NULL);
+		pl->nr++;
+		if (!(w->o = pr_order_new(attr, &oo)))
+			goto fail;
+	}
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	pthread_sigmask(SIG_BLOCK, &block, &old);
-	errno = pthread_create(&pl->worker, NULL, worker, pl);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (errno) {
-		pthread_cond_destroy(&pl->ready);
-		pthread_mutex_destroy(&pl->lock);
-		pr_order_free(pl->o);
-		free(pl);
-		return NULL;
+	for (i = 0; i < nr_workers; i++) {
+		errno = pthread_create(&pl->workers[i].thread, NULL, run_worker, &pl->workers[i]);
+		if (errno)
+			break;
+		pl->workers[i].started = true;
 	}
-	return pl;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (i == nr_workers)
+		return pl;
+	stop_workers(pl);
+fail:
+	i = (size_t)errno;
+	free_workers(pl);
+	pthread_cond_destroy(&pl->room);
+	pthread_mutex_destroy(&pl->room_lock);
+	free(pl);
+	errno = i ? (int)i : ENOMEM;
+	return NULL;
 }
 
 static uint64_t held_bytes(struct ds_pipeline *pl)
 {
-	struct pr_order_stats st = { .sz = sizeof(st) };
+	uint64_t held = 0;
 
-	pr_order_stats(pl->o, &st);
-	return st.held_bytes;
+	for (size_t i = 0; i < pl->nr; i++) {
+		struct pr_order_stats st = { .sz = sizeof(st) };
+
+		pr_order_stats(pl->workers[i].o, &st);
+		held += st.held_bytes;
+	}
+	return held;
 }
 
 int ds_pipeline_copy(const struct pr_record *rec, void *arg)
 {
 	struct ds_pipeline *pl = arg;
-	int err;
+	int err = 0;
 
-	/* Other records are kept whatever waits: the model needs them. */
-	if (rec->type == PR_RECORD_SAMPLE && held_bytes(pl) + rec->size > pl->max_bytes) {
-		atomic_fetch_add_explicit(&pl->dropped_full, 1, memory_order_relaxed);
-		return 0;
+	if (rec->type == PR_RECORD_SAMPLE) {
+		if (held_bytes(pl) + rec->size > pl->max_bytes) {
+			atomic_fetch_add_explicit(&pl->dropped_full, 1, memory_order_relaxed);
+			return 0;
+		}
+		err = pr_order_add(pl->workers[owner(pl, rec)].o, rec);
+		if (!err)
+			atomic_fetch_add_explicit(&pl->copied, 1, memory_order_relaxed);
+		return err;
 	}
-	err = pr_order_add(pl->o, rec);
-	if (!err && rec->type == PR_RECORD_SAMPLE)
-		atomic_fetch_add_explicit(&pl->copied, 1, memory_order_relaxed);
+	/* Other records are kept whatever waits, by every worker: each
+	 * keeps its own model of the processes. */
+	for (size_t i = 0; !err && i < pl->nr; i++)
+		err = pr_order_add(pl->workers[i].o, rec);
 	return err;
 }
 
@@ -161,44 +266,74 @@ int ds_pipeline_flush(void *arg)
 {
 	struct ds_pipeline *pl = arg;
 	uint64_t now = ds_now_ns();
-	int err = pr_order_round(pl->o);
 
-	if (err)
-		return err;
-	pthread_mutex_lock(&pl->lock);
-	pl->round_ns[0] = pl->round_ns[1];
-	pl->round_ns[1] = now;
-	pl->rounds = true;
-	pthread_cond_signal(&pl->ready);
-	pthread_mutex_unlock(&pl->lock);
+	for (size_t i = 0; i < pl->nr; i++) {
+		struct worker *w = &pl->workers[i];
+		int err = pr_order_round(w->o);
+
+		if (err)
+			return err;
+		pthread_mutex_lock(&w->lock);
+		w->round_ns[0] = w->round_ns[1];
+		w->round_ns[1] = now;
+		w->rounds = true;
+		pthread_cond_signal(&w->ready);
+		pthread_mutex_unlock(&w->lock);
+	}
 	return 0;
+}
+
+void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes)
+{
+	while (held_bytes(pl) > max_bytes) {
+		struct timespec until;
+
+		/* A round of its own lets go what the last one held back. */
+		if (ds_pipeline_flush(pl))
+			return;
+		/* Timed: a worker that finished its batch between the check
+		 * and the wait would not signal again. */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 2000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_mutex_lock(&pl->room_lock);
+		atomic_store(&pl->waiting, true);
+		pthread_cond_timedwait(&pl->room, &pl->room_lock, &until);
+		atomic_store(&pl->waiting, false);
+		pthread_mutex_unlock(&pl->room_lock);
+	}
 }
 
 void ds_pipeline_counts(struct ds_pipeline *pl, struct ds_pipeline_counts *c)
 {
-	struct pr_order_stats st = { .sz = sizeof(st) };
+	*c = (struct ds_pipeline_counts){
+		.copied = atomic_load(&pl->copied),
+		.dropped = atomic_load(&pl->dropped_full),
+	};
+	for (size_t i = 0; i < pl->nr; i++) {
+		struct pr_order_stats st = { .sz = sizeof(st) };
 
-	pr_order_stats(pl->o, &st);
-	c->copied = atomic_load(&pl->copied);
-	/* A copy that does not parse again, or that the order had no
-	 * memory to merge, is not expected: counted, not lost silently. */
-	c->dropped = atomic_load(&pl->dropped_full) + atomic_load(&pl->dropped_hurry) +
-		     st.corrupt + st.dropped;
-	c->processed = atomic_load(&pl->processed);
-	c->queued_bytes = st.held_bytes;
+		pr_order_stats(pl->workers[i].o, &st);
+		/* A copy that does not parse again, or that the order had no
+		 * memory to merge, is not expected: counted, not lost
+		 * silently. */
+		c->dropped += atomic_load(&pl->workers[i].dropped_hurry) + st.corrupt + st.dropped;
+		c->processed += atomic_load(&pl->workers[i].processed);
+		c->queued_bytes += st.held_bytes;
+	}
 }
 
 int ds_pipeline_finish(struct ds_pipeline *pl)
 {
-	if (pl->joined)
-		return pl->error;
-	pthread_mutex_lock(&pl->lock);
-	pl->closed = true;
-	pthread_cond_signal(&pl->ready);
-	pthread_mutex_unlock(&pl->lock);
-	pthread_join(pl->worker, NULL);
-	pl->joined = true;
-	return pl->error;
+	if (!pl->joined)
+		stop_workers(pl);
+	for (size_t i = 0; i < pl->nr; i++)
+		if (pl->workers[i].error)
+			return pl->workers[i].error;
+	return 0;
 }
 
 void ds_pipeline_free(struct ds_pipeline *pl)
@@ -206,8 +341,8 @@ void ds_pipeline_free(struct ds_pipeline *pl)
 	if (!pl)
 		return;
 	ds_pipeline_finish(pl);
-	pr_order_free(pl->o);
-	pthread_cond_destroy(&pl->ready);
-	pthread_mutex_destroy(&pl->lock);
+	free_workers(pl);
+	pthread_cond_destroy(&pl->room);
+	pthread_mutex_destroy(&pl->room_lock);
 	free(pl);
 }

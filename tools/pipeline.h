@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Records from the rings to a worker thread.  The capture thread only
+ * Records from the rings to worker threads.  The capture thread only
  * copies each record out of its ring (so the kernel never waits on
  * unwinding or on a symbolizer reading a large debug file for the first
- * time) and ends a round after each drain; the worker gets the records in
- * time order.  Both go through the library's pr_order (perfreader.h):
+ * time) and ends a round after each drain; each worker gets its records
+ * in time order.  Both go through the library's pr_order (perfreader.h):
  * a sample on one CPU can follow the mmap, fork or exec on another CPU
  * that it depends on, and the order holds records back by perf's round
  * rule until nothing a later drain brings can be older.
@@ -13,35 +13,61 @@
 #define DS_PIPELINE_H
 
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "perfreader.h"
 
 struct ds_pipeline;
+struct perf_event_attr;
 
 /*
- * A pipeline feeding `process` (called on the worker thread, in time
- * order; after a negative return the rest is only released, and
- * ds_pipeline_finish() reports it).  `max_bytes` bounds what may wait for the worker:
- * past it, samples are dropped and counted (other records are kept: the
- * process model needs them).  Once `*hurry` (may be NULL) exceeds 1 — a
- * second Ctrl-C — what still waits is dropped and counted.  The worker
- * starts at once, with SIGINT and SIGTERM blocked so they reach the
- * capture thread.  `tick` (may be NULL) is called on the worker after each
- * batch with a horizon: a time (event clock, ns) such that every record
- * older than it has been processed, by perf's round rule — what was read
- * two drains ago — so that a consumer cutting time into windows can end
- * one even when no record comes.  NULL on failure.
+ * What a worker is handed: every record, in time order, of its share.
+ * Samples are shared out by thread (a thread's samples always go to the
+ * same worker, so that what is kept per thread -- a stack to join, a
+ * wait under way -- is never split); every other record goes to every
+ * worker, each of which keeps its own replica of the process model, so
+ * that no model is shared and no lock is taken per sample.  `own` says
+ * the record is this worker's to count (its thread is the worker's, or
+ * it has none and this is worker 0), as opposed to a replica's copy.
+ * After a negative return the rest is only released, and
+ * ds_pipeline_finish() reports it.
  */
-struct ds_pipeline *ds_pipeline_new(const struct pr_reader *r, pr_record_fn process,
-				    int (*tick)(uint64_t horizon, void *ctx), void *ctx,
+typedef int (*ds_process_fn)(const struct pr_record *rec, bool own, void *ctx);
+
+/*
+ * A pipeline of `nr_workers` workers (at least 1) feeding records of
+ * events opened with `attr` to `process`, worker i with ctxs[i].
+ * `max_bytes` bounds what may wait for the workers: past it, samples are
+ * dropped and counted (other records are kept: the process model needs
+ * them).  Once `*hurry` (may be NULL) exceeds 1 -- a second Ctrl-C --
+ * what still waits is dropped and counted.  The workers start at once,
+ * with SIGINT and SIGTERM blocked so they reach the capture thread.
+ * `tick` (may be NULL; one worker only) is called on the worker after
+ * each batch with a horizon: a time (event clock, ns) such that every
+ * record older than it has been processed, by perf's round rule -- what
+ * was read two drains ago -- so that a consumer cutting time into windows
+ * can end one even when no record comes.  NULL on failure.
+ */
+struct ds_pipeline *ds_pipeline_new(const struct perf_event_attr *attr, size_t nr_workers,
+				    ds_process_fn process,
+				    int (*tick)(uint64_t horizon, void *ctx), void *const *ctxs,
 				    size_t max_bytes, const volatile sig_atomic_t *hurry);
+
+/* The worker a thread's samples go to, of `nr_workers`. */
+size_t ds_pipeline_worker_of(uint32_t tid, size_t nr_workers);
 
 /* Capture thread: copy one record (a pr_record_fn; ctx is the pipeline),
  * and end a round, handing over what was copied since the last call (a
  * round hook: call it after every drain of all the rings). */
 int ds_pipeline_copy(const struct pr_record *rec, void *pipeline);
 int ds_pipeline_flush(void *pipeline);
+
+/* For a source that can wait and whose records come in time order (a
+ * file, read faster than it is unwound): block until what waits for the
+ * workers takes at most `max_bytes`, ending rounds meanwhile.  On the
+ * thread that copies. */
+void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes);
 
 /* Samples copied, samples dropped (the worker was behind, or a second
  * Ctrl-C), and samples the worker has processed.  Any thread. */
@@ -51,8 +77,8 @@ struct ds_pipeline_counts {
 };
 void ds_pipeline_counts(struct ds_pipeline *pl, struct ds_pipeline_counts *c);
 
-/* Hand over the rest, let the worker finish everything queued and join
- * it.  Returns 0 or the first error of `process`. */
+/* Hand over the rest, let the workers finish everything queued and join
+ * them.  Returns 0 or the first error of `process`. */
 int ds_pipeline_finish(struct ds_pipeline *pl);
 /* Accepts NULL; finishes first when not yet finished. */
 void ds_pipeline_free(struct ds_pipeline *pl);

@@ -64,27 +64,62 @@ static bool is_file(const struct pr_dso *dso)
 	return path && path[0] == '/';
 }
 
-static int count(struct ds_quality *q, const struct pr_dso *dso, const char *process,
-		 unsigned why)
+/* Whether two rows' files are the same: the same object of one model,
+ * or, from two workers' models, the same path. */
+static bool same_file(const struct pr_dso *a, const struct pr_dso *b)
 {
-	char name[16] = "";
+	const char *pa, *pb;
+
+	if (a == b)
+		return true;
+	pa = a ? pr_dso_path(a) : NULL;
+	pb = b ? pr_dso_path(b) : NULL;
+	return pa && pb && !strcmp(pa, pb);
+}
+
+/* Add `n` to the row of (dso, process name, why). */
+static int count_n(struct ds_quality *q, const struct pr_dso *dso, const char *name,
+		   unsigned why, uint64_t n)
+{
 	struct row *r;
 
-	/* Code in no file is told apart by the process it is in. */
-	if (!is_file(dso))
-		snprintf(name, sizeof(name), "%s", process ? process : "?");
 	for (size_t i = 0; i < q->nr; i++) {
 		r = &q->rows[i];
-		if (r->dso == dso && r->why == why && !strcmp(r->process, name)) {
-			r->n++;
+		if (r->why == why && same_file(r->dso, dso) && !strcmp(r->process, name)) {
+			r->n += n;
 			return 0;
 		}
 	}
 	if (ds_reserve(&q->rows, &q->cap, q->nr + 1, sizeof(*q->rows), 16))
 		return -ENOMEM;
 	r = &q->rows[q->nr++];
-	*r = (struct row){ .dso = dso, .why = (uint8_t)why, .n = 1 };
-	memcpy(r->process, name, sizeof(name));
+	*r = (struct row){ .dso = dso, .why = (uint8_t)why, .n = n };
+	snprintf(r->process, sizeof(r->process), "%s", name);
+	return 0;
+}
+
+static int count(struct ds_quality *q, const struct pr_dso *dso, const char *process,
+		 unsigned why)
+{
+	char name[16] = "";
+
+	/* Code in no file is told apart by the process it is in. */
+	if (!is_file(dso))
+		snprintf(name, sizeof(name), "%s", process ? process : "?");
+	return count_n(q, dso, name, why, 1);
+}
+
+int ds_quality_merge(struct ds_quality *q, const struct ds_quality *src)
+{
+	q->samples += src->samples;
+	q->ended_early += src->ended_early;
+	q->joined += src->joined;
+	q->frames += src->frames;
+	q->unnamed += src->unnamed;
+	for (size_t i = 0; i < src->nr; i++)
+		if (count_n(q, src->rows[i].dso, src->rows[i].process, src->rows[i].why,
+			    src->rows[i].n))
+			return -ENOMEM;
 	return 0;
 }
 

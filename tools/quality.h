@@ -25,6 +25,11 @@ void ds_quality_free(struct ds_quality *q);
 int ds_quality_add(struct ds_quality *q, const struct pr_stack *st, struct pr_symbolizer *sym,
 		   uint32_t pid, const char *process);
 
+/* Add what `src` counted (another worker's share) to `q`, a row of the
+ * same file, reason and process to the row already there.  The files of
+ * src's rows must outlive q.  0 or -ENOMEM. */
+int ds_quality_merge(struct ds_quality *q, const struct ds_quality *src);
+
 /* The report, each line after `prefix`: at most `max_rows` rows of each
  * table (0: all), leaving out rows under `permille` of the samples or
  * frames.  Returns the number of rows written. */

@@ -22,6 +22,7 @@
 #include "names.h"
 #include "output.h"
 #include "perfscript.h"
+#include "pipeline.h"
 #include "prsym.h"
 #include "prunwind.h"
 #include "quality.h"
@@ -63,16 +64,17 @@ static size_t sample_event(struct report *r, const struct pr_record *rec)
 	return idx < 0 ? 0 : (size_t)idx;
 }
 
-static int on_record(const struct pr_record *rec, void *arg)
+/* A record, in time order; `own`: this worker's to count, not only to
+ * keep its model up to date (pipeline.h). */
+static int handle(struct report *r, const struct pr_record *rec, bool own)
 {
-	struct report *r = arg;
 	struct pr_stack st;
 	size_t event;
 	int err;
 
 	/* Samples too: one in the image exec loaded retires the old one. */
 	err = pr_model_apply(r->model, rec);
-	if (err)
+	if (err || !own)
 		return err;
 	if ((rec->fields & PR_ID_TIME) && rec->time > r->end_time)
 		r->end_time = rec->time;
@@ -103,12 +105,23 @@ static int on_record(const struct pr_record *rec, void *arg)
 				    r->event_names ? pr_file_event_name(r->file, event) : NULL);
 }
 
-static void summary(const struct pr_unwinder *u, const struct pr_symbolizer *sym,
-		    int verbose)
+static int on_record(const struct pr_record *rec, void *arg)
+{
+	return handle(arg, rec, true);
+}
+
+static int process(const struct pr_record *rec, bool own, void *arg)
+{
+	return handle(arg, rec, own);
+}
+
+static void summary(const struct report *w, size_t nr, int verbose)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
+	const struct pr_symbolizer *sym = w[0].sym;
 
-	pr_unwinder_stats(u, &st);
+	for (size_t i = 0; i < nr; i++)
+		ds_unwind_stats_add(&st, w[i].u);
 	fprintf(stderr, "dwarfsample: %" PRIu64 " samples, %.1f user frames on average",
 		st.samples, st.samples ? (double)st.frames / (double)st.samples : 0.0);
 	if (st.fp_frames)
@@ -130,7 +143,15 @@ static void summary(const struct pr_unwinder *u, const struct pr_symbolizer *sym
 	if (verbose && sym) {
 		struct pr_symbolizer_stats ss = { .sz = sizeof(ss) };
 
-		pr_symbolizer_stats(sym, &ss);
+		for (size_t i = 0; i < nr; i++) {
+			struct pr_symbolizer_stats one = { .sz = sizeof(one) };
+
+			pr_symbolizer_stats(w[i].sym, &one);
+			ss.named += one.named;
+			ss.resolved += one.resolved;
+			ss.files += one.files;
+			ss.debug_files += one.debug_files;
+		}
 		fprintf(stderr, "dwarfsample: %" PRIu64 " addresses named of %" PRIu64
 			" resolved (once each); %" PRIu64 " files read for symbols, %" PRIu64
 			" with debug information\n", ss.named, ss.resolved, ss.files,
@@ -296,6 +317,101 @@ static int run_quality(struct report_args *a, struct report *r,
 	return ret;
 }
 
+/* A worker's model, unwinder and symbolizer, for r->file. */
+static int open_worker(const struct report_args *a, struct report *r,
+		       const struct pr_unwinder_opts *uo, const struct pr_symbolizer_opts *so,
+		       bool names)
+{
+	r->model = pr_model_new();
+	if (r->model && !pr_model_use_file(r->model, r->file) &&
+	    (!a->archive[0] || !ds_archive_index(a->archive, r->model)))
+		r->u = pr_unwinder_new(r->model, uo);
+	if (r->u && names)
+		r->sym = pr_symbolizer_new(r->model, so);
+	return r->u && (!names || r->sym) ? 0 : -1;
+}
+
+/* Whether every event of the file lays its samples out as the first
+ * does: one parse serves the pipeline's copies. */
+static bool one_layout(const struct pr_file *f)
+{
+	const struct perf_event_attr *a = pr_file_attr(f, 0), *b;
+
+	for (size_t i = 1; a && i < pr_file_nr_attrs(f); i++) {
+		b = pr_file_attr(f, i);
+		if (b->sample_type != a->sample_type || b->read_format != a->read_format ||
+		    b->sample_regs_user != a->sample_regs_user ||
+		    b->sample_id_all != a->sample_id_all)
+			return false;
+	}
+	return a != NULL;
+}
+
+/* How many workers: --jobs; 0 for the replay without the pipeline, as
+ * without --jobs, for perf script's text (written in time order) and for
+ * a file whose events differ in layout (the pipeline's copies are parsed
+ * again as the first event's: perf's dummy tracking event, added when it
+ * starts disabled, has a trailer of its own). */
+static size_t nr_jobs(const struct report_args *a, const struct report *r, int fmt)
+{
+	if (!a->names.jobs)
+		return 0;
+	if (fmt == DS_FORMAT_PERF_SCRIPT) {
+		ds_logf(PR_LOG_INFO, "perf script's text is written in time order: one worker");
+		return 0;
+	}
+	if (!one_layout(r->file)) {
+		ds_logf(PR_LOG_INFO, "%s's events lay their samples out differently: one "
+			"worker", r->input);
+		return 0;
+	}
+	return a->names.jobs;
+}
+
+/* Records between the rounds of a replay, and what may wait for the
+ * workers before the file waits: a few rounds, which the orders keep
+ * and reuse (bigger ones are freed and page-faulted in anew, which cost
+ * the replay half again as much CPU as the unwinding). */
+#define REPLAY_ROUND 64
+#define REPLAY_HELD ((size_t)2 << 20)
+
+struct feeder {
+	struct ds_pipeline *pl;
+	size_t n;
+};
+
+static int feed(const struct pr_record *rec, void *arg)
+{
+	struct feeder *f = arg;
+	int err = ds_pipeline_copy(rec, f->pl);
+
+	if (err || ++f->n % REPLAY_ROUND)
+		return err;
+	err = ds_pipeline_flush(f->pl);
+	ds_pipeline_throttle(f->pl, REPLAY_HELD);
+	return err;
+}
+
+/* --jobs: the file through the live command's pipeline (pipeline.h),
+ * records in the file's time order, as fast as the workers take them. */
+static int replay(struct report *w, size_t nr)
+{
+	void *ctxs[DS_MAX_JOBS];
+	struct feeder f = { 0 };
+	int n, err;
+
+	for (size_t i = 0; i < nr; i++)
+		ctxs[i] = &w[i];
+	f.pl = ds_pipeline_new(pr_file_attr(w[0].file, 0), nr, process, NULL, ctxs, SIZE_MAX,
+			       NULL);
+	if (!f.pl)
+		return -errno;
+	n = pr_file_consume(w[0].file, feed, &f);
+	err = ds_pipeline_finish(f.pl);
+	ds_pipeline_free(f.pl);
+	return n < 0 ? n : err;
+}
+
 static int run(struct report_args *a, int fmt)
 {
 	PR_OPTS(pr_file_opts, fo, .log = ds_log);
@@ -306,6 +422,8 @@ static int run(struct report_args *a, int fmt)
 		.log = ds_log);
 	struct report r = { .event_names = fmt == DS_FORMAT_PERF_SCRIPT &&
 					   (a->out.fields & PS_EVENT) };
+	struct report *w = NULL;
+	size_t jobs, nr, opened = 0;
 	int n, ret = 1, width = 0;
 	const char *first_event;
 
@@ -357,43 +475,68 @@ static int run(struct report_args *a, int fmt)
 		pr_file_close(r.file);
 		return 1;
 	}
-	r.model = pr_model_new();
-	if (r.model && !pr_model_use_file(r.model, r.file) &&
-	    (!a->archive[0] || !ds_archive_index(a->archive, r.model)))
-		r.u = pr_unwinder_new(r.model, &uo);
-	if (r.u && names)
-		r.sym = pr_symbolizer_new(r.model, &so);
-	if (!r.u || (names && !r.sym)) {
+	jobs = nr_jobs(a, &r, fmt);
+	nr = jobs ? jobs : 1;
+	w = calloc(nr, sizeof(*w));
+	for (size_t i = 0; w && i < nr; i++) {
+		w[i] = r;
+		w[i].sink = i ? ds_sink_part(&a->out, fmt, file_freq(r.file)) : r.sink;
+		if (!w[i].sink || open_worker(a, &w[i], &uo, &so, names)) {
+			nr = i + 1;
+			break;
+		}
+		opened++;
+	}
+	if (!w || opened < nr) {
 		ds_err("out of memory");
 	} else {
 		uint64_t end;
 
-		n = pr_file_consume(r.file, on_record, &r);
+		n = jobs ? replay(w, nr) : pr_file_consume(r.file, on_record, w);
 		/* Corrupt records were reported and skipped. */
 		ret = n < 0 && n != -EBADMSG;
+		for (size_t i = 1; i < nr; i++) {
+			if (w[i].first_time && (!w[0].first_time || w[i].first_time < w[0].first_time))
+				w[0].first_time = w[i].first_time;
+			if (w[i].last_time > w[0].last_time)
+				w[0].last_time = w[i].last_time;
+			if (w[i].end_time > w[0].end_time)
+				w[0].end_time = w[i].end_time;
+		}
 		/* Threads still off the CPU when the recording stopped wait
 		 * until then (the file says when, else its last record). */
-		if (pr_file_end_time(r.file, &end) || end < r.end_time)
-			end = r.end_time;
-		if (!ret && r.switch_event >= 0 && ds_sink_end(r.sink, end) < 0)
-			ret = 1;
-		summary(r.u, r.sym, a->verbose);
+		if (pr_file_end_time(r.file, &end) || end < w[0].end_time)
+			end = w[0].end_time;
+		for (size_t i = 0; !ret && r.switch_event >= 0 && i < nr; i++)
+			if (ds_sink_end(w[i].sink, end) < 0)
+				ret = 1;
+		for (size_t i = 1; i < nr; i++) {
+			if (ds_sink_merge(ret ? NULL : w[0].sink, w[i].sink) < 0)
+				ret = 1;
+			w[i].sink = NULL;
+		}
+		summary(w, nr, a->verbose);
 		if (r.switch_event >= 0)
-			ds_sink_print_times(r.sink);
+			ds_sink_print_times(w[0].sink);
 	}
 	/* The file has no wall-clock time (perf writes one only with
 	 * --clockid), but the samples say how long the recording ran, as
 	 * the live command's profile does. */
-	if (ds_sink_close(r.sink, 0, r.last_time - r.first_time, false))
+	if (ds_sink_close(r.sink, 0, w ? w[0].last_time - w[0].first_time : 0, false))
 		ret = 1;
 	else if (a->out.path && strcmp(a->out.path, "-") && fmt != DS_FORMAT_PERF_SCRIPT)
 		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
 			ds_format_name(fmt), ds_format_hint(fmt));
-	if (r.u)
+	if (w && opened == nr)
 		ret = ds_file_verdict(r.file, a->input, ret);
-	pr_symbolizer_free(r.sym);
-	pr_unwinder_free(r.u);
-	pr_model_free(r.model);
+	for (size_t i = 0; w && i < nr; i++) {
+		if (i)
+			ds_sink_merge(NULL, w[i].sink);
+		pr_symbolizer_free(w[i].sym);
+		pr_unwinder_free(w[i].u);
+		pr_model_free(w[i].model);
+	}
+	free(w);
 	pr_file_close(r.file);
 	return ret;
 }

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Profiles in windows and groups: pr_profile_cut() hands over what was
- * counted so far and starts the tables anew (an always-on agent's memory
- * must not grow window after window), and pr_profile_select() keeps some
- * processes.  Both copy stacks from one profile's tables into another's,
- * renumbering each thread, location, mapping and function once.
+ * Profiles in windows, groups and shares: pr_profile_cut() hands over
+ * what was counted so far and starts the tables anew (an always-on
+ * agent's memory must not grow window after window), pr_profile_select()
+ * keeps some processes, and pr_profile_merge() adds one profile to
+ * another (parallel workers' shares).  All copy stacks from one
+ * profile's tables into another's, renumbering each thread, location,
+ * mapping and function once.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -368,4 +370,30 @@ struct pr_profile *pr_profile_select(const struct pr_profile *p, const uint32_t 
 	out->start_ns = p->start_ns;
 	out->duration_ns = p->duration_ns;
 	return out;
+}
+
+int pr_profile_merge(struct pr_profile *dst, const struct pr_profile *src)
+{
+	struct import im;
+	int err;
+
+	if (!dst || !src || dst == src || dst->mode != src->mode ||
+	    dst->nr_events != src->nr_events || dst->nr_counters != src->nr_counters)
+		return -EINVAL;
+	err = import_init(&im, dst, src);
+	if (!err)
+		err = import_all(&im, keep_all, NULL);
+	import_free(&im);
+	if (err)
+		return err;
+	dst->samples += src->samples;
+	dst->total.samples += src->total.samples;
+	dst->total.cpu_ns += src->total.cpu_ns;
+	dst->total.waits_short += src->total.waits_short;
+	dst->total.waits_lost += src->total.waits_lost;
+	for (int k = 0; k < PR_WAIT_KIND_MAX; k++) {
+		dst->total.waits[k] += src->total.waits[k];
+		dst->total.off_cpu_ns[k] += src->total.off_cpu_ns[k];
+	}
+	return 0;
 }

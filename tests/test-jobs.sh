@@ -1,0 +1,84 @@
+#!/bin/sh
+# Parallel workers (--jobs): the same profile as one worker, on the
+# checked-in fixture in every format that can be compared (speedscope
+# aside: its frame table is numbered by first use), pprof read back by
+# go tool pprof; the live command with two workers on the two-thread
+# demo; and what --jobs says to a wrong value.  Every capture the other
+# shell tests make is checked the same way when they end (lib.sh,
+# leave_tmp).
+# usage: test-jobs.sh DWARFSAMPLE FIXTURES DEMO
+set -u
+ds=$(realpath "$1")
+fx=$2/demo-static
+demo=$(realpath "$3")
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+make_tmp
+
+# pprof's samples as go tool pprof -traces prints them, one line each,
+# sorted: the workers' shares number locations in their own order.
+traces() { # profile.pb.gz
+	go tool pprof -traces "$1" 2>/dev/null |
+		awk '/^-+\+-+$/ { if (s != "") print s; s = ""; next }
+		     /^(File|Build ID|Type|Duration|Time):/ { next }
+		     { gsub(/^ +/, ""); s = s " | " $0 }
+		     END { if (s != "") print s }' | sort
+}
+
+# --- the fixture, every format ---
+for fmt in folded svg pprof; do
+	"$ds" report --debug-dir "$fx" -f $fmt -i "$fx/perf.data" -o "$tmp/one.$fmt" 2>"$tmp/err"
+	check "$fmt: one worker exits 0" test $? -eq 0 || cat "$tmp/err"
+	for n in 1 2 4; do
+		"$ds" report --debug-dir "$fx" --jobs $n -f $fmt -i "$fx/perf.data" \
+			-o "$tmp/jobs.$fmt" 2>"$tmp/err"
+		check "$fmt: --jobs $n exits 0" test $? -eq 0 || cat "$tmp/err"
+		if [ $fmt = pprof ]; then
+			command -v go >/dev/null 2>&1 || continue
+			traces "$tmp/one.$fmt" >"$tmp/a"
+			traces "$tmp/jobs.$fmt" >"$tmp/b"
+			check "pprof: --jobs $n has one worker's samples, as go tool pprof reads them ($(wc -l <"$tmp/a") stacks)" \
+				sh -c "test -s '$tmp/a' && cmp -s '$tmp/a' '$tmp/b'"
+		else
+			sort "$tmp/one.$fmt" >"$tmp/a"
+			sort "$tmp/jobs.$fmt" >"$tmp/b"
+			check "$fmt: --jobs $n writes one worker's profile, line for line after sorting" \
+				cmp -s "$tmp/a" "$tmp/b"
+		fi
+	done
+done
+# Both of the demo's threads are in the fixture: with two workers each
+# has its own, so the check above merged two shares, not one.
+"$ds" report --debug-dir "$fx" --tid -f folded -i "$fx/perf.data" -o "$tmp/tid.folded" 2>/dev/null
+tids=$(sed 's/;.*//' "$tmp/tid.folded" | sort -u | wc -l)
+check "the fixture's samples are of two threads ($tids)" test "$tids" -eq 2
+# perf script's text is in time order: one worker writes it, the same.
+"$ds" report --debug-dir "$fx" -i "$fx/perf.data" >"$tmp/a" 2>/dev/null
+"$ds" report --debug-dir "$fx" --jobs 3 -v -i "$fx/perf.data" >"$tmp/b" 2>"$tmp/err"
+check "perf-script text: --jobs 3 prints what one worker prints" cmp -s "$tmp/a" "$tmp/b"
+check "and -v says it took one" grep -q "perf script's text is written in time order: one worker" \
+	"$tmp/err"
+
+# --- the live command, two workers ---
+"$ds" --jobs 2 -v -F 499 -f folded --tid -o "$tmp/live.folded" -- "$demo" 2 2 \
+	>/dev/null 2>"$tmp/live.err"
+rc=$?
+skip_if_refused $rc "$tmp/live.err"
+check "live --jobs 2 exits 0" test $rc -eq 0 || cat "$tmp/live.err"
+check "it says it unwinds on two workers" grep -q "unwinding on 2 workers" "$tmp/live.err"
+said=$(sed -n 's/^dwarfsample: \([0-9]*\) samples in .*/\1/p' "$tmp/live.err")
+counted=$(awk '{ n += $NF } END { print n + 0 }' "$tmp/live.folded")
+check "the profile counts every sample the summary counts ($counted of $said)" \
+	test "${said:-0}" -gt 0 -a "$counted" -eq "${said:-0}"
+threads=$(sed 's/;.*//' "$tmp/live.folded" | sort -u | grep -c 'dwarfsample-dem')
+check "both threads' stacks, merged from the workers ($threads threads)" test "$threads" -ge 2
+check "the demo's recursion is there" grep -q ';walk_tree;walk_tree' "$tmp/live.folded"
+
+# --- wrong values ---
+for bad in 0 65 x; do
+	"$ds" report --jobs $bad -i "$fx/perf.data" >/dev/null 2>"$tmp/err"
+	rc=$?
+	check "--jobs $bad exits 2 saying what it takes" \
+		sh -c "test $rc -eq 2 && grep -q 'invalid --jobs' '$tmp/err'"
+done
+exit $fail
