@@ -35,7 +35,7 @@ trap 'rm -rf "$tmp"' EXIT
 n=$(sed -n 's/^dwarfsample: \([0-9]*\) samples in .*/\1/p' "$tmp/err" | head -1)
 # The profiled dwarfsample's threads (the outer one's summary names the
 # inner one's pid first among dwarfsample's).
-grep '^dwarfsample-' "$tmp/self.folded" >"$tmp/ours" || true
+grep '^dwarfsample-[0-9]' "$tmp/self.folded" >"$tmp/ours" || true
 [ -n "$keep" ] && cp "$tmp/ours" "$keep"
 awk -v top="$top" -v n="${n:-0}" '
 	{ c = $NF; $NF = ""; k = split($0, a, ";"); leaf = a[k]; gsub(/ +$/, "", leaf)

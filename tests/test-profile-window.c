@@ -6,7 +6,7 @@
  * kind of wait and its time, counter growths, every folded line — with
  * waits that span cuts counted in the windows they span; the profile that
  * goes on keeps only what open waits need; and the processes of a window
- * selected apart add up to it.
+ * selected apart add up to it, and merged again (pr_profile_merge) make it.
  */
 #include <check.h>
 #include <errno.h>
@@ -432,6 +432,47 @@ START_TEST(processes_selected_apart_add_up_to_the_whole)
 }
 END_TEST
 
+/* Shares merged (as parallel workers' profiles are) make the whole: each
+ * process's share, counted apart, merged into an empty profile gives the
+ * whole run's times and folded lines; merging refuses what cannot be one
+ * profile. */
+START_TEST(shares_merged_make_the_whole)
+{
+	struct pr_profile *all = whole(PR_PROFILE_WALL, 0), *a, *b, *m, *cpu;
+	uint32_t pa = PID, pb = PID2;
+	struct pr_profile_times ta = { 0 }, tm = { 0 };
+	struct line_sum la[32] = { 0 }, lm[32] = { 0 };
+
+	a = pr_profile_select(all, &pa, 1);
+	b = pr_profile_select(all, &pb, 1);
+	m = new_profile(PR_PROFILE_WALL, 0);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_int_eq(pr_profile_merge(m, a), 0);
+	ck_assert_int_eq(pr_profile_merge(m, b), 0);
+	add_times(&ta, all, 0);
+	add_times(&tm, m, 0);
+	/* Waits no process owns stay with the whole, as for selections. */
+	tm.waits_lost = ta.waits_lost;
+	tm.waits_short = ta.waits_short;
+	assert_times_eq(&ta, &tm);
+	assert_folded_eq(la, folded_add(la, 0, all), lm, folded_add(lm, 0, m));
+	ck_assert_uint_eq(pr_profile_nr_stacks(m), pr_profile_nr_stacks(all));
+	ck_assert_uint_eq(pr_profile_samples(m), pr_profile_samples(a) + pr_profile_samples(b));
+	/* Another mode, the same profile, or none. */
+	cpu = new_profile(PR_PROFILE_CPU, 0);
+	ck_assert_int_eq(pr_profile_merge(cpu, a), -EINVAL);
+	ck_assert_int_eq(pr_profile_merge(m, m), -EINVAL);
+	ck_assert_int_eq(pr_profile_merge(NULL, a), -EINVAL);
+	ck_assert_int_eq(pr_profile_merge(m, NULL), -EINVAL);
+	pr_profile_free(cpu);
+	pr_profile_free(m);
+	pr_profile_free(a);
+	pr_profile_free(b);
+	pr_profile_free(all);
+}
+END_TEST
+
 /* A process's tags label its samples in pprof, after the thread's labels;
  * a selection keeps its own processes' tags only, and a cut hands them
  * to the window. */
@@ -516,6 +557,7 @@ int main(void)
 	tcase_add_test(tc, the_profile_going_on_keeps_only_what_open_waits_need);
 	tcase_add_test(tc, counter_growths_add_up_across_cuts);
 	tcase_add_test(tc, processes_selected_apart_add_up_to_the_whole);
+	tcase_add_test(tc, shares_merged_make_the_whole);
 	tcase_add_test(tc, process_tags_label_their_processes_samples);
 	tcase_add_test(tc, cut_and_select_refuse_what_is_not_a_profile);
 	suite_add_tcase(s, tc);
