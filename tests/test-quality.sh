@@ -68,8 +68,14 @@ check "its frames are listed as unnamed" \
 check "with how to keep them named" \
 	grep -q "no symbols: build it with -g, or keep its debug file and pass --debug-dir" \
 	"$tmp/s.quality"
-check "its stacks are complete all the same (.eh_frame stays)" \
-	grep -q "stacks ended: outermost 100.0%" "$tmp/s.quality"
+# All but the odd sample whose stack the kernel could not copy whole (a
+# page not present when the sample was taken: "truncated" whatever the
+# copy's size) -- and none without unwind information.
+outermost=$(sed -n 's/^stacks ended: outermost \([0-9.]*\)%.*/\1/p' "$tmp/s.quality")
+check "its stacks are complete all the same, .eh_frame stays (${outermost:-?}% outermost)" \
+	awk -v o="${outermost:-0}" 'BEGIN { exit !(o >= 99.0) }'
+check "and none ended for want of unwind information" \
+	sh -c "! grep -q 'no unwind info.*stripped-workload' '$tmp/s.quality'"
 
 # --- a program starting: stacks that end at ld.so's entry point ---
 # Binding every symbol now, with the bindings logged, keeps ld.so busy
