@@ -57,18 +57,13 @@ struct ds_pipeline {
 	alignas(64) _Atomic uint64_t copied, dropped_full;
 };
 
-size_t ds_pipeline_worker_of(uint32_t tid, size_t nr_workers)
-{
-	/* Threads started together have consecutive ids (a pool, the
-	 * threads of a server): each to another worker.  A hash would put
-	 * two of them on one worker half the time. */
-	return nr_workers > 1 ? tid % nr_workers : 0;
-}
-
-/* The worker whose record `rec` is: its thread's, else the first. */
+/* The worker whose record `rec` is: its thread's, else the first.
+ * Threads started together have consecutive ids (a pool, the threads of
+ * a server): each to another worker.  A hash would put two of them on one
+ * worker half the time. */
 static size_t owner(const struct ds_pipeline *pl, const struct pr_record *rec)
 {
-	return rec->fields & PR_ID_TID ? ds_pipeline_worker_of(rec->tid, pl->nr) : 0;
+	return pl->nr > 1 && (rec->fields & PR_ID_TID) ? rec->tid % pl->nr : 0;
 }
 
 /* A worker: every record, in time order.  After an error, or once a
@@ -246,11 +241,17 @@ int ds_pipeline_copy(const struct pr_record *rec, void *arg)
 	int err = 0;
 
 	if (rec->type == PR_RECORD_SAMPLE) {
-		if (held_bytes(pl) + rec->size > pl->max_bytes) {
+		struct pr_order *o = pl->workers[owner(pl, rec)].o;
+		struct pr_order_stats st = { .sz = sizeof(st) };
+
+		/* Each worker's share of the bound: one order's counters per
+		 * sample, however many workers there are. */
+		pr_order_stats(o, &st);
+		if (st.held_bytes + rec->size > pl->max_bytes / pl->nr) {
 			atomic_fetch_add_explicit(&pl->dropped_full, 1, memory_order_relaxed);
 			return 0;
 		}
-		err = pr_order_add(pl->workers[owner(pl, rec)].o, rec);
+		err = pr_order_add(o, rec);
 		if (!err)
 			atomic_fetch_add_explicit(&pl->copied, 1, memory_order_relaxed);
 		return err;

@@ -38,8 +38,8 @@ typedef int (*ds_process_fn)(const struct pr_record *rec, bool own, void *ctx);
 /*
  * A pipeline of `nr_workers` workers (at least 1) feeding records of
  * events opened with `attr` to `process`, worker i with ctxs[i].
- * `max_bytes` bounds what may wait for the workers: past it, samples are
- * dropped and counted (other records are kept: the process model needs
+ * `max_bytes` bounds what may wait for the workers (each its share): past
+ * it, samples are dropped and counted (other records are kept: the process model needs
  * them).  Once `*hurry` (may be NULL) exceeds 1 -- a second Ctrl-C --
  * what still waits is dropped and counted.  The workers start at once,
  * with SIGINT and SIGTERM blocked so they reach the capture thread.
@@ -53,9 +53,6 @@ struct ds_pipeline *ds_pipeline_new(const struct perf_event_attr *attr, size_t n
 				    ds_process_fn process,
 				    int (*tick)(uint64_t horizon, void *ctx), void *const *ctxs,
 				    size_t max_bytes, const volatile sig_atomic_t *hurry);
-
-/* The worker a thread's samples go to, of `nr_workers`. */
-size_t ds_pipeline_worker_of(uint32_t tid, size_t nr_workers);
 
 /* Capture thread: copy one record (a pr_record_fn; ctx is the pipeline),
  * and end a round, handing over what was copied since the last call (a
