@@ -163,6 +163,7 @@ def main():
                 p.wait()
     check_windows(rdir, log, wl)
     restart(wl, env)
+    out_dir(wl, env)
     otlp(wl, env)
 
 
@@ -340,6 +341,124 @@ def restart(wl, env):
           and "left by an earlier run" in text, (rc, froms, text[-800:]))
     recv2.kill()
     recv2.wait()
+
+
+# The agent's wall clock an hour behind the kernel's, which stamps the files
+# it writes: what a filesystem with fine-grained timestamps (Linux 6.13) does
+# for a split second, and a network filesystem with its server's clock.
+CLOCK_BEHIND = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include <sys/time.h>
+#include <time.h>
+#define BEHIND 3600
+int clock_gettime(clockid_t c, struct timespec *ts)
+{
+	static int (*real)(clockid_t, struct timespec *);
+	int r;
+	if (!real)
+		real = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
+	r = real(c, ts);
+	if (!r && (c == CLOCK_REALTIME || c == CLOCK_REALTIME_COARSE))
+		ts->tv_sec -= BEHIND;
+	return r;
+}
+time_t time(time_t *t)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (t)
+		*t = ts.tv_sec;
+	return ts.tv_sec;
+}
+int gettimeofday(struct timeval *tv, void *tz)
+{
+	struct timespec ts;
+	(void)tz;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	tv->tv_sec = ts.tv_sec;
+	tv->tv_usec = ts.tv_nsec / 1000;
+	return 0;
+}
+"""
+
+
+def clock_behind_env(env):
+    """env with the agent's wall clock an hour behind.  A sanitizer's
+    runtime must come first among preloaded libraries."""
+    src = os.path.join(TMP, "clock-behind.c")
+    lib = os.path.join(TMP, "clock-behind.so")
+    with open(src, "w") as f:
+        f.write(CLOCK_BEHIND)
+    subprocess.check_call(["cc", "-shared", "-fPIC", "-O2", "-o", lib, src, "-ldl"])
+    pre = [lib]
+    ldd = subprocess.run(["ldd", DS], capture_output=True, text=True).stdout
+    for m in re.finditer(r"(lib[at]san\.so\S*) => (\S+)", ldd):
+        pre.insert(0, m.group(2))
+    return dict(env, LD_PRELOAD=":".join(pre))
+
+
+def out_dir(wl, env):
+    """--out-dir keeps its files within --out-dir-age and --out-dir-size,
+    and an agent whose clock is behind the files' stamps keeps its windows:
+    a file from ahead of the clock is new, not old."""
+    d = os.path.join(TMP, "outdir")
+    os.makedirs(d)
+    now = time.time()
+    for name in ("old.pb.gz", "notes.txt"):
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(b"x" * 100)
+        os.utime(os.path.join(d, name), (now - 7200, now - 7200))
+    work = subprocess.Popen([wl, "600"])
+    log = os.path.join(TMP, "agent-dir.log")
+
+    def windows():
+        return sorted(f for f in os.listdir(d) if f.startswith("wl-dir-"))
+
+    def run(extra, env):
+        a = agent(["-p", str(work.pid), "--out-dir", d, "--service", "wl-dir",
+                   "--interval", "1s", "--health-interval", "0"] + extra, log, env)
+        seen, before = set(), set(windows())
+
+        def three():
+            seen.update(windows())
+            return len(seen - before) >= 3 or a.poll() is not None
+        wait(three, "three windows in --out-dir")
+        a.send_signal(signal.SIGTERM)
+        return a.wait(60)
+
+    try:
+        out_dir_runs(d, run, windows, log, env)
+    finally:
+        work.kill()
+        work.wait()
+
+
+def out_dir_runs(d, run, windows, log, env):
+    rc = run(["--out-dir-age", "30m"], clock_behind_env(env))
+    left = set(os.listdir(d))
+    check("--out-dir-age 30m, the agent's clock 1 h behind the files': exit 0, the window"
+          " older by its clock went, other files stayed",
+          rc == 0 and "old.pb.gz" not in left and "notes.txt" in left,
+          (rc, sorted(left), open(log).read()[-800:]))
+    check("--out-dir: windows stamped ahead of the agent's clock are not old: all stay (%d)"
+          % len(windows()), len(windows()) >= 3, (sorted(left), open(log).read()[-800:]))
+    if not windows():
+        return
+    raw = subprocess.run(["go", "tool", "pprof", "-raw", os.path.join(d, windows()[-1])],
+                         capture_output=True, text=True)
+    check("go tool pprof reads a window of --out-dir, with the workload in it",
+          raw.returncode == 0 and "agent_hot" in raw.stdout, raw.stderr[-500:])
+    rc = run(["--out-dir-size", "2K"], env)
+    gz = [f for f in os.listdir(d) if f.endswith(".pb.gz")]
+    size = sum(os.path.getsize(os.path.join(d, f)) for f in gz)
+    newest = max(windows(), key=lambda f: os.path.getmtime(os.path.join(d, f)), default=None)
+    last = newest and int(newest.rsplit("-", 1)[1].split(".")[0])
+    check("--out-dir-size 2K: exit 0, at most 2 KiB kept (%d bytes in %d files), the newest"
+          " window among them" % (size, len(gz)),
+          rc == 0 and (size <= 2048 or len(gz) == 1) and last is not None and last >= 2,
+          (rc, sorted(gz)))
 
 
 def locations_lines(text):

@@ -558,21 +558,6 @@ bad:
 }
 
 /* A duration, where "d" means days too. */
-static int parse_span(const char *arg, const char *what, uint64_t *ns)
-{
-	char *end;
-	double d;
-
-	if (arg[0] && arg[strlen(arg) - 1] == 'd') {
-		d = strtod(arg, &end);
-		if (end != arg && *end == 'd' && !end[1] && d > 0 && d < 1e5) {
-			*ns = (uint64_t)(d * 86400e9);
-			return 0;
-		}
-	}
-	return ds_parse_duration(arg, what, ns);
-}
-
 static int agent_option(int opt, const char *arg, void *ctx)
 {
 	struct agent_args *a = ctx;
@@ -624,7 +609,7 @@ static int agent_option(int opt, const char *arg, void *ctx)
 	case OPT_OUT_DIR_SIZE:
 		return parse_size(arg, "--out-dir-size", &a->up.out_dir_max_bytes);
 	case OPT_OUT_DIR_AGE:
-		if (parse_span(arg, "--out-dir-age", &v))
+		if (ds_parse_duration(arg, "--out-dir-age", &v))
 			return -1;
 		a->up.out_dir_max_age_s = v / 1000000000u ? v / 1000000000u : 1;
 		return 0;

@@ -92,7 +92,7 @@ const char ds_capture_help[] =
 	"                           in nanoseconds: each thread's wall time\n"
 	"      --off-cpu-min DURATION\n"
 	"                           drop waits shorter than this, with a unit:\n"
-	"                           ns, us, ms or s (e.g. 50us, 1ms, 0.5s)\n"
+	"                           ns, us, ms or s, or m, h, d (e.g. 50us, 1ms)\n"
 	"      --off-cpu-stack-size BYTES\n"
 	"                           user stack bytes copied per switch out, a\n"
 	"                           multiple of 8 up to 65528 (default 8192)\n";
@@ -343,7 +343,8 @@ int ds_parse_duration(const char *arg, const char *what, uint64_t *ns)
 	static const struct {
 		const char *unit;
 		double ns;
-	} units[] = { { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 } };
+	} units[] = { { "ns", 1 },    { "us", 1e3 },	{ "ms", 1e6 },	  { "s", 1e9 },
+		      { "m", 60e9 },  { "min", 60e9 },	{ "h", 3600e9 }, { "d", 86400e9 } };
 	char *end;
 	double d;
 
@@ -360,8 +361,8 @@ int ds_parse_duration(const char *arg, const char *what, uint64_t *ns)
 		return 0;
 	}
 bad:
-	ds_err("invalid %s '%s': expected a duration with a unit, ns, us, ms or s "
-	       "(e.g. 50us, 1ms, 0.5s)", what, arg);
+	ds_err("invalid %s '%s': expected a duration with a unit, ns, us, ms, s, m, h or d "
+	       "(e.g. 50us, 0.5s, 15m, 7d)", what, arg);
 	return -1;
 }
 

@@ -281,6 +281,17 @@ static int by_mtime(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/*
+ * Seconds since `mtime`; a time ahead of ours is no age at all.  It
+ * happens: filesystems with fine-grained timestamps (Linux 6.13) stamp a
+ * file written at 11.9999 s with 12 s while the coarse clock of time()
+ * still says 11, and network filesystems take the server's clock.
+ */
+static uint64_t age_s(time_t now, time_t mtime)
+{
+	return now > mtime ? (uint64_t)(now - mtime) : 0;
+}
+
 /* Keep --out-dir under its size and age: the oldest of our files go. */
 static void rotate(struct ds_uploader *u)
 {
@@ -288,8 +299,12 @@ static void rotate(struct ds_uploader *u)
 	struct dir_file *v = NULL;
 	size_t nr = 0, cap = 0;
 	uint64_t total = 0;
-	time_t now = time(NULL);
+	struct timespec ts;
+	time_t now;
 	struct dirent *de;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = ts.tv_sec;
 
 	while (d && (de = readdir(d))) {
 		size_t len = strlen(de->d_name);
@@ -314,7 +329,7 @@ static void rotate(struct ds_uploader *u)
 		qsort(v, nr, sizeof(*v), by_mtime);
 	for (size_t i = 0; d && i < nr; i++) {
 		if (total <= u->o.out_dir_max_bytes &&
-		    (uint64_t)(now - v[i].mtime) <= u->o.out_dir_max_age_s)
+		    age_s(now, v[i].mtime) <= u->o.out_dir_max_age_s)
 			break;
 		if (!unlinkat(dirfd(d), v[i].name, 0))
 			total -= v[i].size;
