@@ -74,16 +74,11 @@ static char *decimal(char *end, uint64_t v, int width)
 /* `v` in lowercase hex at `buf`; returns the length. */
 static size_t hex(char *buf, uint64_t v)
 {
-	char digits[16];
-	size_t n = 0, i = 0;
+	size_t len = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
 
-	do {
-		digits[n++] = "0123456789abcdef"[v & 15];
-		v >>= 4;
-	} while (v);
-	while (n)
-		buf[i++] = digits[--n];
-	return i;
+	for (size_t i = len; i--; v >>= 4)
+		buf[i] = "0123456789abcdef"[v & 15];
+	return len;
 }
 
 void ps_header(struct ps_writer *w, const struct pr_record *rec, const char *comm,
@@ -164,61 +159,76 @@ static const char *frame_module(struct ps_writer *w, const struct pr_frame *f, u
 	path = pr_dso_path(f->dso);
 	/* perf names anonymous executable memory after the JIT map file
 	 * that would describe it. */
-	if (!strncmp(path, "//anon", 6)) {
+	if (path[0] == '/' && path[1] == '/' && !strncmp(path, "//anon", 6)) {
 		snprintf(w->anon, sizeof(w->anon), "/tmp/perf-%u.map", pid);
 		return w->anon;
 	}
 	return path;
 }
 
-/* Append `str` (at most `room` bytes of it) at buf + n; returns the new n. */
-static size_t put(char *buf, size_t n, size_t room, const char *str)
+/* Append `str` of `len` bytes (at most 4096 of them) at w->buf. */
+static void put(struct ps_writer *w, const char *str, size_t len)
 {
-	size_t len = strlen(str);
-
-	if (len > room)
-		len = room;
-	memcpy(buf + n, str, len);
-	return n + len;
+	if (len > 4096)
+		len = 4096;
+	memcpy(w->buf + w->len, str, len);
+	w->len += len;
 }
 
-/* One printed line: "\t<addr>[ name[+0xoff]][ (module)]" and the source
- * line when asked for, built whole and written at once. */
-static void line(struct ps_writer *w, uint64_t addr, const char *name, uint64_t offset,
-		 const char *module, const char *file, uint32_t lineno)
+/* Write out what the frames built; room for the longest line after. */
+static void flush(struct ps_writer *w, bool always)
 {
-	char buf[64 + 3 * 4096];
-	size_t n = 0, len;
+	if (always || w->len > sizeof(w->buf) - 4 * 4096) {
+		fwrite_unlocked(w->buf, 1, w->len, w->out);
+		w->len = 0;
+	}
+}
 
-	buf[n++] = '\t';
-	len = hex(buf + 48, addr);
-	for (size_t pad = len; pad < 16; pad++)
-		buf[n++] = ' ';
-	memmove(buf + n, buf + 48, len);
-	n += len;
+/* One printed line, "\t<addr>[ name[+0xoff]][ (module)]" and the source
+ * line when asked for, appended to w->buf. */
+static void line(struct ps_writer *w, uint64_t addr, const char *name, uint64_t offset,
+		 const char *module, size_t module_len, const char *file, uint32_t lineno)
+{
+	char num[24], *end = num + sizeof(num), *p;
+
+	flush(w, false);
+	/* "\t%16lx": an address has at most 16 digits. */
+	p = w->buf + w->len;
+	p[0] = '\t';
+	memcpy(p + 1, "                ", 16);
+	p += 17;
+	do {
+		*--p = "0123456789abcdef"[addr & 15];
+		addr >>= 4;
+	} while (addr);
+	w->len += 17;
 	if (w->fields & PS_SYM) {
-		buf[n++] = ' ';
-		n = put(buf, n, 4096, name ? name : "[unknown]");
+		w->buf[w->len++] = ' ';
+		put(w, name ? name : "[unknown]", name ? strlen(name) : 9);
 		if (name && (w->fields & PS_SYMOFF)) {
-			memcpy(buf + n, "+0x", 3);
-			n += 3;
-			n += hex(buf + n, offset);
+			memcpy(w->buf + w->len, "+0x", 3);
+			w->len += 3;
+			w->len += hex(w->buf + w->len, offset);
 		}
 	}
 	if (w->fields & PS_DSO) {
-		buf[n++] = ' ';
-		buf[n++] = '(';
-		n = put(buf, n, 4096, module);
-		buf[n++] = ')';
+		w->buf[w->len++] = ' ';
+		w->buf[w->len++] = '(';
+		put(w, module, module_len);
+		w->buf[w->len++] = ')';
 	}
-	fwrite_unlocked(buf, 1, n, w->out);
 	if (w->fields & PS_SRCLINE) {
-		if (file)
-			fprintf(w->out, "\n  %s:%u", file, lineno);
-		else
-			fputs("\n  ??:0", w->out);
+		if (file) {
+			put(w, "\n  ", 3);
+			put(w, file, strlen(file));
+			p = decimal(end, lineno, 0);
+			*--p = ':';
+			put(w, p, (size_t)(end - p));
+		} else {
+			put(w, "\n  ??:0", 7);
+		}
 	}
-	putc_unlocked('\n', w->out);
+	w->buf[w->len++] = '\n';
 }
 
 void ps_frames(struct ps_writer *w, const struct pr_record *rec, const struct pr_stack *st,
@@ -228,6 +238,7 @@ void ps_frames(struct ps_writer *w, const struct pr_record *rec, const struct pr
 		const struct pr_frame *f = &st->frames[i];
 		struct pr_symbol s = { 0 };
 		const char *module;
+		size_t module_len;
 		bool expand;
 
 		if (!sym || pr_symbolizer_symbolize(sym, rec->pid, f, &s)) {
@@ -236,6 +247,7 @@ void ps_frames(struct ps_writer *w, const struct pr_record *rec, const struct pr
 		} else {
 			module = s.module ? s.module : "[unknown]";
 		}
+		module_len = strlen(module);
 		/* perf expands a frame into the functions inlined there when
 		 * it has a symbol, in a file (not the kernel, the vDSO or a
 		 * perf map) with debug information. */
@@ -244,19 +256,21 @@ void ps_frames(struct ps_writer *w, const struct pr_record *rec, const struct pr
 		if (!expand) {
 			const struct pr_sym_func *fn = s.nr ? &s.funcs[0] : NULL;
 
-			line(w, f->dso_ip, s.name, s.offset, module, fn ? fn->file : NULL,
-			     fn ? fn->line : 0);
+			line(w, f->dso_ip, s.name, s.offset, module, module_len,
+			     fn ? fn->file : NULL, fn ? fn->line : 0);
 			continue;
 		}
 		for (size_t k = 0; k < s.nr; k++) {
 			const struct pr_sym_func *fn = &s.funcs[k];
 			const char *name = fn->name ? fn->name : "??";
+			bool inlined = strcmp(name, s.name);
 
-			line(w, f->dso_ip, name, s.offset,
-			     strcmp(name, s.name) ? "inlined" : module, fn->file, fn->line);
+			line(w, f->dso_ip, name, s.offset, inlined ? "inlined" : module,
+			     inlined ? 7 : module_len, fn->file, fn->line);
 		}
 	}
-	putc_unlocked('\n', w->out);
+	w->buf[w->len++] = '\n';
+	flush(w, true);
 }
 
 void ps_sample(struct ps_writer *w, const struct pr_record *rec, const char *comm,

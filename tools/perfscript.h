@@ -41,11 +41,10 @@ struct ps_writer {
 	unsigned fields;
 	bool inline_frames;          /* inlined functions as extra lines */
 	int event_width;             /* the longest event name's length */
-	/* The last frame's mapping name, as printed (most frames follow
-	 * another in the same file). */
-	const void *last_key;
-	char name[4096], anon[64];
-	size_t name_len;
+	char anon[64];
+	/* A sample's frames, built here and written at once. */
+	size_t len;
+	char buf[1 << 15];
 };
 
 /* One sample: its header, then its frames (names from `sym` when the
