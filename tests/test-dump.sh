@@ -104,7 +104,7 @@ check "--off-cpu-stack-size without them is refused" \
 	refused "--off-cpu-stack-size applies to off-CPU time" --off-cpu-stack-size 4096
 check "--off-cpu-min needs a unit" \
 	refused "invalid off-CPU minimum '5': expected a duration with a unit" --wall --off-cpu-min 5
-check "and a known one" refused "invalid off-CPU minimum '5m'" --wall --off-cpu-min 5m
+check "and a known one" refused "invalid off-CPU minimum '5q'" --wall --off-cpu-min 5q
 check "and no negative duration" refused "invalid off-CPU minimum" --wall --off-cpu-min -1ms
 check "--off-cpu-stack-size is checked as --stack-size" \
 	refused "multiple of 8" --off-cpu --off-cpu-stack-size 100

@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -155,13 +156,55 @@ int ds_quality_add(struct ds_quality *q, const struct pr_stack *st, struct pr_sy
 
 /* ---- remedies ---- */
 
-/* The package whose dpkg file list has `path` (or its /usr-merged
- * twin), into pkg; false when none does or there is no dpkg. */
+/* Whether dpkg's file list `name` (in `dir`) has a line "path" or "alt". */
+static bool list_has(int dir, const char *name, const char *path, const char *alt)
+{
+	size_t cap = 0, len = 1, plen = strlen(path), alen = strlen(alt);
+	char *buf = NULL, *nb, probe[4200];
+	bool found = false;
+	ssize_t n = 1;
+	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	/* The whole list, a newline before it and one after. */
+	while (n > 0) {
+		if (len + 65536 + 2 > cap) {
+			nb = realloc(buf, cap = 2 * cap + 65536 + 2);
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		buf[0] = '\n';
+		n = read(fd, buf + len, cap - len - 2);
+		if (n > 0)
+			len += (size_t)n;
+	}
+	close(fd);
+	if (buf && !n) {
+		buf[len++] = '\n';
+		snprintf(probe, sizeof(probe), "\n%s\n", path);
+		found = plen < sizeof(probe) - 2 && memmem(buf, len, probe, plen + 2);
+		snprintf(probe, sizeof(probe), "\n%s\n", alt);
+		found = found || (alen < sizeof(probe) - 2 && memmem(buf, len, probe, alen + 2));
+	}
+	free(buf);
+	return found;
+}
+
+/*
+ * The package whose dpkg file list has `path` (or its /usr-merged twin),
+ * into pkg; false when none does or there is no dpkg.  The lists named
+ * like the file go first ("libstdc++6:amd64.list" for libstdc++.so.6),
+ * the rest after: a whole scan reads every list on the system, a few
+ * milliseconds that every run's summary would otherwise pay.
+ */
 static bool dpkg_owner(const char *path, char *pkg, size_t len)
 {
-	char alt[4096], line[4096];
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t stem = strcspn(base, ".-_");
 	DIR *d = opendir("/var/lib/dpkg/info");
-	struct dirent *e;
+	char alt[4096];
 	bool found = false;
 
 	if (!d)
@@ -170,26 +213,18 @@ static bool dpkg_owner(const char *path, char *pkg, size_t len)
 		snprintf(alt, sizeof(alt), "%s", path + 4);
 	else
 		snprintf(alt, sizeof(alt), "/usr%s", path);
-	while (!found && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-		char list[4400];
-		FILE *f;
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		struct dirent *e;
 
-		if (n < 6 || strcmp(e->d_name + n - 5, ".list"))
-			continue;
-		snprintf(list, sizeof(list), "/var/lib/dpkg/info/%s", e->d_name);
-		f = fopen(list, "re");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			line[strcspn(line, "\n")] = 0;
-			if (!strcmp(line, path) || !strcmp(line, alt)) {
-				found = true;
-				break;
-			}
-		}
-		fclose(f);
-		if (found) {
+		rewinddir(d);
+		while (!found && (e = readdir(d))) {
+			size_t n = strlen(e->d_name);
+			bool named = stem && !strncmp(e->d_name, base, stem);
+
+			if (n < 6 || strcmp(e->d_name + n - 5, ".list") || named != !pass ||
+			    !list_has(dirfd(d), e->d_name, path, alt))
+				continue;
+			found = true;
 			/* "zlib1g:amd64.list" -> "zlib1g" */
 			snprintf(pkg, len, "%.*s", (int)(n - 5), e->d_name);
 			pkg[strcspn(pkg, ":")] = 0;
