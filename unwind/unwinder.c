@@ -23,8 +23,12 @@
 #define MAX_SYNTHETIC 64
 /* How much of a snapshot the fast path prefetches. */
 #define PREFETCH_MAX 16384
-/* The fast path's cache of frames by address, direct-mapped. */
-#define FRAME_CACHE_BITS 14
+/* The fast path's cache of frames by address, direct-mapped: it starts
+ * small and doubles, up to 2^MAX entries of a cache line each, while it
+ * keeps missing (a large program has tens of thousands of return
+ * addresses: a compiler's run, 29 000). */
+#define FRAME_CACHE_MIN_BITS 12
+#define FRAME_CACHE_MAX_BITS 16
 
 struct uw_proc {
 	uint32_t pid;
@@ -38,12 +42,15 @@ struct uw_proc {
 struct uw_frame_info {
 	uint64_t generation;       /* 0: empty (model generations start at 1) */
 	uint64_t ip;
-	bool leaf;
 	const struct pr_map *map;
 	uint64_t dso_delta;        /* dso_ip - ip for frames here (see place_in) */
+	/* The compiled rule's steps (struct uw_rule without its range);
+	 * usable false: leave the sample to libunwind. */
+	int32_t cfa_off, rbp_off, ra_off;
+	uint8_t usable, cfa_rbp, rbp, ra;
+	bool leaf;
 	bool top;                  /* the stack ends here (uw_elf_is_top()) */
-	struct uw_rule rule;       /* usable false: leave the sample to libunwind */
-};
+} __attribute__((aligned(64)));
 
 struct uw_synth {
 	const struct uw_cfi_table *table;
@@ -71,6 +78,8 @@ struct pr_unwinder {
 
 	bool rule_cache;
 	struct uw_frame_info *frame_cache;
+	unsigned frame_cache_bits;
+	uint64_t frame_fills;       /* misses since the cache last grew */
 
 	struct pr_model_user user; /* told what a trim evicts */
 
@@ -386,6 +395,17 @@ static struct uw_proc *address_space(struct pr_unwinder *u, uint32_t pid)
 
 /* ---- the unwinder ---- */
 
+/* A frame cache of 2^bits empty entries, each on a cache line. */
+static struct uw_frame_info *frame_cache_new(unsigned bits)
+{
+	size_t size = ((size_t)1 << bits) * sizeof(struct uw_frame_info);
+	void *p;
+
+	if (posix_memalign(&p, 64, size))
+		return NULL;
+	return memset(p, 0, size);
+}
+
 struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 				    const struct pr_unwinder_opts *opts)
 {
@@ -411,7 +431,8 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 	u->frame_pointers = !(PR_OPTS_HAS(opts, no_frame_pointers) && opts->no_frame_pointers);
 	u->rule_cache = !(PR_OPTS_HAS(opts, no_rule_cache) && opts->no_rule_cache);
 	if (u->rule_cache) {
-		u->frame_cache = calloc(1u << FRAME_CACHE_BITS, sizeof(*u->frame_cache));
+		u->frame_cache = frame_cache_new(FRAME_CACHE_MIN_BITS);
+		u->frame_cache_bits = FRAME_CACHE_MIN_BITS;
 		if (!u->frame_cache) {
 			free(u);
 			return NULL;
@@ -540,13 +561,25 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 {
 	uint64_t gen = c->proc->generation;
 	uint64_t h = pr__hash_mix(gen, ip + leaf);
-	struct uw_frame_info *fi = &u->frame_cache[h >> (64 - FRAME_CACHE_BITS)];
+	struct uw_frame_info *fi = &u->frame_cache[h >> (64 - u->frame_cache_bits)], *bigger;
 	uint64_t addr = leaf ? ip : ip - 1, w0;
+	struct uw_rule rule;
 	struct uw_elf *e;
 	uint64_t bias;
 
 	if (fi->generation == gen && fi->ip == ip && fi->leaf == leaf)
 		return fi;
+	/* Missing more often than it has entries: twice as many, if
+	 * memory allows. */
+	if (++u->frame_fills > ((uint64_t)2 << u->frame_cache_bits) &&
+	    u->frame_cache_bits < FRAME_CACHE_MAX_BITS &&
+	    (bigger = frame_cache_new(u->frame_cache_bits + 1))) {
+		free(u->frame_cache);
+		u->frame_cache = bigger;
+		u->frame_cache_bits++;
+		u->frame_fills = 0;
+		fi = &u->frame_cache[h >> (64 - u->frame_cache_bits)];
+	}
 	memset(fi, 0, sizeof(*fi));
 	fi->map = pr__proc_find(c->proc, addr);
 	fi->dso_delta = dso_delta(fi->map);
@@ -559,8 +592,15 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 	/* A signal trampoline is libunwind's to step through. */
 	if (!uw_read_file(c, ip, &w0) && w0 == SIGRETURN_MOV)
 		goto done;
-	if (!uw_rule_find(u, e, addr - bias, &fi->rule))
+	if (!uw_rule_find(u, e, addr - bias, &rule))
 		return NULL;
+	fi->cfa_off = rule.cfa_off;
+	fi->rbp_off = rule.rbp_off;
+	fi->ra_off = rule.ra_off;
+	fi->usable = rule.usable;
+	fi->cfa_rbp = rule.cfa_rbp;
+	fi->rbp = rule.rbp;
+	fi->ra = rule.ra;
 done:
 	fi->generation = gen;
 	fi->ip = ip;
@@ -594,16 +634,14 @@ static bool fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack
 		bool leaf = out->nr == first;
 		struct pr_frame *f = &u->frames[out->nr];
 		const struct uw_frame_info *fi;
-		const struct uw_rule *r;
 
 		/* Code is never in the copied stack; a sample that says so
 		 * is libunwind's to make sense of. */
 		if (ip - c->sp < c->stack_size + 16)
 			return false;
 		fi = frame_info(u, c, ip, leaf);
-		if (!fi || !fi->rule.usable)
+		if (!fi || !fi->usable)
 			return false;
-		r = &fi->rule;
 		f->ip = leaf ? ip : ip - 1;
 		f->flags = 0;
 		place_in(f, c->proc, fi->map, fi->dso_delta);
@@ -615,7 +653,7 @@ static bool fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack
 			return true;
 		}
 		c->stack_exhausted = false;
-		if (r->cfa_rbp) {
+		if (fi->cfa_rbp) {
 			if (bp_state == BP_UNDEF)
 				return false;
 			if (bp_state == BP_SAVED) {
@@ -623,18 +661,18 @@ static bool fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack
 					goto failed;
 				bp_state = BP_VALUE;
 			}
-			cfa = bp + (uint64_t)(int64_t)r->cfa_off;
+			cfa = bp + (uint64_t)(int64_t)fi->cfa_off;
 		} else {
-			cfa = sp + (uint64_t)(int64_t)r->cfa_off;
+			cfa = sp + (uint64_t)(int64_t)fi->cfa_off;
 		}
-		if (r->rbp == UW_LOC_AT_CFA) {
+		if (fi->rbp == UW_LOC_AT_CFA) {
 			bp_state = BP_SAVED;
-			bp_at = cfa + (uint64_t)(int64_t)r->rbp_off;
-		} else if (r->rbp == UW_LOC_UNDEF) {
+			bp_at = cfa + (uint64_t)(int64_t)fi->rbp_off;
+		} else if (fi->rbp == UW_LOC_UNDEF) {
 			bp_state = BP_UNDEF;
 		}
 		ra = 0;
-		if (r->ra == UW_LOC_AT_CFA && uw_read_mem(c, cfa + (uint64_t)(int64_t)r->ra_off, &ra))
+		if (fi->ra == UW_LOC_AT_CFA && uw_read_mem(c, cfa + (uint64_t)(int64_t)fi->ra_off, &ra))
 			goto failed;
 		/* The x86-64 ABI ends a chain with an undefined return
 		 * address or rbp. */
