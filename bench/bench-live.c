@@ -10,7 +10,8 @@
  * through many template paths).  Modes:
  *
  *   cpu       the profiler's CPU per 1000 samples: ours against perf
- *             record + perf script on its file (goal <= 0.1x)
+ *             record + perf script on its file (goal <= 0.1x at 999 Hz,
+ *             <= 0.05x at 99 Hz)
  *   slowdown  a fixed amount of churn timed alone, with ours attached and
  *             with perf record attached, at 99 and 999 Hz
  *   lost      lost samples at 4 and 10 kHz per CPU (-d s each), ours and
@@ -203,8 +204,9 @@ static int mode_cpu(bool churn, unsigned long rate, double seconds, int runs)
 	       ms_per_k(rec.run.cpu, rec.samples));
 	printf("  %-38s %9s %7s %8.3f %8.1f %12.2f\n", "peer: perf script on its file", "", "",
 	       script.cpu, (double)script.maxrss_kb / 1024, ms_per_k(script.cpu, rec.samples));
-	printf("  ours / perf (record + script) per 1000 samples: %.3fx (goal <= 0.1x)\n",
-	       ours_k / perf_k);
+	/* Issue 16: 0.1x at 999 Hz, 0.05x at 99 Hz. */
+	printf("  ours / perf (record + script) per 1000 samples: %.3fx (goal <= %sx)\n",
+	       ours_k / perf_k, rate < 500 ? "0.05" : "0.1");
 	return 0;
 }
 
