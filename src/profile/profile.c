@@ -554,13 +554,13 @@ static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uin
 	} else {
 		key[0] = OWNER_NO_MAPPING(pid), key[1] = f->ip;
 	}
-	if (pr__hashmap_reserve(&x->addr_table, 1))
-		return PROF_NONE;
 	h = pr__hash_mix(pr__hash_mix(key[0], key[1]), key[2]);
 	idx = table_find(&x->addr_table, h, addr_eq, p, key);
 	if (idx != PROF_NONE)
 		return x->addrs[idx].loc;
-	if (PR_ARRAY_RESERVE(x->addrs, x->cap_addrs, x->nr_addrs + 1))
+	/* Room made on a miss only: most frames are addresses seen before. */
+	if (pr__hashmap_reserve(&x->addr_table, 1) ||
+	    PR_ARRAY_RESERVE(x->addrs, x->cap_addrs, x->nr_addrs + 1))
 		return PROF_NONE;
 	if (!named)
 		symbolize(sym, pid, f, &s);
