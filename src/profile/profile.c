@@ -15,6 +15,10 @@
 
 #include "profile/profile.h"
 
+struct prof_last_thread {
+	uint32_t pid, tid, idx;
+};
+
 struct prof_index {
 	/* Each a 64-bit hash of an entry -> its index + 1; entries whose
 	 * hashes collide are told apart by comparing them. */
@@ -28,6 +32,11 @@ struct prof_index {
 	size_t nr_addrs, cap_addrs;
 	uint32_t *scratch;           /* a stack's location indexes */
 	size_t cap_scratch;
+	/* The thread each tid was last found as (its index + 1, 0: none):
+	 * samples come in runs of a few threads, whose names rarely
+	 * change, and interning both names cost hundreds of instructions
+	 * a sample. */
+	struct prof_last_thread last_thread[64];
 };
 
 /* The entry with hash `h` that `eq` accepts: its index, or PROF_NONE. */
@@ -588,22 +597,30 @@ uint32_t prof__thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, const
 {
 	struct pr_hashmap *t = &p->index->threads;
 	struct prof_thread key = { .pid = pid, .tid = tid };
+	struct prof_last_thread *last = &p->index->last_thread[tid % 64];
 	uint32_t idx;
 	uint64_t h;
 
-	key.comm = prof__intern(&p->strings, comm ? comm : "[unknown]");
-	key.process = prof__intern(&p->strings, process ? process : comm ? comm : "[unknown]");
+	comm = comm ? comm : "[unknown]";
+	process = process ? process : comm;
+	if (last->idx && last->pid == pid && last->tid == tid &&
+	    !strcmp(prof_str(p, p->threads[last->idx - 1].comm), comm) &&
+	    !strcmp(prof_str(p, p->threads[last->idx - 1].process), process))
+		return last->idx - 1;
+	key.comm = prof__intern(&p->strings, comm);
+	key.process = prof__intern(&p->strings, process);
 	if (key.comm == PROF_NONE || key.process == PROF_NONE || pr__hashmap_reserve(t, 1))
 		return PROF_NONE;
 	h = pr__hash_mix(pr__hash_mix(pr__hash_mix(pid, tid), key.comm), key.process);
 	idx = table_find(t, h, thread_eq, p, &key);
-	if (idx != PROF_NONE)
-		return idx;
-	if (PR_ARRAY_RESERVE(p->threads, p->cap_threads, p->nr_threads + 1))
-		return PROF_NONE;
-	idx = p->nr_threads++;
-	p->threads[idx] = key;
-	table_set(t, h, idx);
+	if (idx == PROF_NONE) {
+		if (PR_ARRAY_RESERVE(p->threads, p->cap_threads, p->nr_threads + 1))
+			return PROF_NONE;
+		idx = p->nr_threads++;
+		p->threads[idx] = key;
+		table_set(t, h, idx);
+	}
+	*last = (struct prof_last_thread){ .pid = pid, .tid = tid, .idx = idx + 1 };
 	return idx;
 }
 
