@@ -143,6 +143,8 @@ fi
 "$ds" -F 499 -f perf-script -o - -- "$demo" 600 2>"$tmp/err" | head -n 1 >/dev/null
 check "a closed pipe ends the run, and says so" \
 	grep -q "writing standard output failed: Broken pipe" "$tmp/err"
+check "once, and not as an I/O error" \
+	test "$(grep -c "Broken pipe\|Input/output error\|processing samples failed" "$tmp/err")" -eq 1
 
 # Threads apart with --tid; marks with --annotate.
 "$ds" -F 299 --tid --annotate -k -o "$tmp/tid.folded" -- "$demo" 1 >/dev/null 2>&1

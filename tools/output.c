@@ -379,7 +379,9 @@ int ds_sink_sample_event(struct ds_sink *s, size_t idx, const struct pr_record *
 			  (s->ps.fields & PS_EVENT) ? (event ? event : s->event) : NULL, st, sym);
 		/* A reader that went away (a pager quit): stop, say so at the
 		 * end. */
-		return ferror(s->out) ? -EIO : ds_waits_cpu(s->waits, rec->pid, process, ns);
+		if (ferror(s->out))
+			return -(s->ps.err ? s->ps.err : EIO);
+		return ds_waits_cpu(s->waits, rec->pid, process, ns);
 	}
 	return pr_profile_add_event(s->profile, idx, sym, rec, st, comm, process);
 }
@@ -489,6 +491,9 @@ int ds_sink_close(struct ds_sink *s, uint64_t start_ns, uint64_t duration_ns, bo
 	}
 	if (!err && fflush(s->out))
 		err = -errno;
+	/* A write that failed before, its stream's buffer since empty. */
+	if (!err && ferror(s->out))
+		err = -(s->ps.err ? s->ps.err : EIO);
 	if (s->path && fclose(s->out) && !err)
 		err = -errno;
 	if (s->tmp && !err && !discard && rename(s->tmp, s->path))

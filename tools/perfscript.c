@@ -15,6 +15,7 @@
  * perf marks it, and the offset is always from the symbol's start.
  * Formatting is by hand: a report prints hundreds of thousands of lines.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 
@@ -179,7 +180,8 @@ static void put(struct ps_writer *w, const char *str, size_t len)
 static void flush(struct ps_writer *w, bool always)
 {
 	if (always || w->len > sizeof(w->buf) - 4 * 4096) {
-		fwrite_unlocked(w->buf, 1, w->len, w->out);
+		if (fwrite_unlocked(w->buf, 1, w->len, w->out) < w->len && !w->err)
+			w->err = errno ? errno : EIO;
 		w->len = 0;
 	}
 }

@@ -42,6 +42,9 @@ struct ps_writer {
 	bool inline_frames;          /* inlined functions as extra lines */
 	int event_width;             /* the longest event name's length */
 	char anon[64];
+	/* The errno of the first write that failed (EPIPE: the reader went
+	 * away), 0 while none has. */
+	int err;
 	/* A sample's frames, built here and written at once. */
 	size_t len;
 	char buf[1 << 15];
