@@ -97,6 +97,29 @@ cfi_expr_at:
 	.cfi_endproc
 	.size cfi_expr, .-cfi_expr
 
+/* Two entries of a lazy-binding PLT, as GNU ld describes .plt: CFA =
+ * rsp + 8, and rsp + 16 from byte 11 of each 16-byte entry on (after the
+ * entry's push):  DW_CFA_def_cfa_expression: DW_OP_breg7 8; DW_OP_breg16
+ * 0; DW_OP_lit15; DW_OP_and; DW_OP_lit11; DW_OP_ge; DW_OP_lit3;
+ * DW_OP_shl; DW_OP_plus. */
+	.globl cfi_plt, cfi_plt_early, cfi_plt_late
+	.p2align 4
+	.type cfi_plt, @function
+cfi_plt:
+	.cfi_startproc
+	.cfi_escape 0x0f, 0x0b, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22
+	nop
+	nop
+	nop
+	nop
+cfi_plt_early:
+	.fill 12, 1, 0x90
+	.fill 12, 1, 0x90
+cfi_plt_late:
+	.fill 4, 1, 0x90
+	.cfi_endproc
+	.size cfi_plt, .-cfi_plt
+
 /* A call that does not return, at the very end: its return address is
  * the first instruction of the next function. */
 	.globl cfi_noreturn, cfi_entry

@@ -26,6 +26,7 @@ extern char cfi_leaf[], cfi_top[], cfi_top_ret[], cfi_rowat[], cfi_rowat_ret[];
 extern char cfi_restore_at[], cfi_valoff_at[], cfi_expr_at[], cfi_noreturn[];
 extern char cfi_entry[], cfi_rbpundef_at[], cfi_past_at[], cfi_after[];
 extern char cfi_augb_at[], cfi_auglong_at[];
+extern char cfi_plt[], cfi_plt_early[], cfi_plt_late[];
 
 #define A(sym) ((uint64_t)(uintptr_t)(sym))
 
@@ -125,6 +126,16 @@ static void expect(const struct both *t, const char *what, enum pr_stack_end end
 			      (unsigned long long)ips[i]);
 }
 
+/* A leaf at `at` under the outermost caller (cfi_top), whose return
+ * address is word `ra_word` of the stack: two frames, both ways. */
+static void leaf_under_top(struct both *t, const char *what, const char *at, int ra_word)
+{
+	memset(t->stack, 0, sizeof(t->stack));
+	t->stack[ra_word] = A(cfi_top_ret);
+	unwind(t, what, A(at));
+	expect(t, what, PR_END_OUTERMOST, 2, (uint64_t[]){ A(at), A(cfi_top_ret) - 1 });
+}
+
 static uint64_t fast_samples(const struct both *t)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
@@ -152,11 +163,7 @@ START_TEST(rows_are_looked_up_where_dwarf_says)
 	expect(&t, "row at the return address", PR_END_OUTERMOST, 3,
 	       (uint64_t[]){ A(cfi_leaf), A(cfi_rowat_ret) - 1, A(cfi_top_ret) - 1 });
 	/* A leaf right at DW_CFA_restore_state: the remembered row. */
-	memset(t.stack, 0, sizeof(t.stack));
-	t.stack[1] = A(cfi_top_ret);
-	unwind(&t, "remembered state", A(cfi_restore_at));
-	expect(&t, "remembered state", PR_END_OUTERMOST, 2,
-	       (uint64_t[]){ A(cfi_restore_at), A(cfi_top_ret) - 1 });
+	leaf_under_top(&t, "remembered state", cfi_restore_at, 1);
 	/* rbp undefined ends the chain, as the x86-64 ABI has it. */
 	memset(t.stack, 0, sizeof(t.stack));
 	t.stack[0] = A(cfi_top_ret);
@@ -221,6 +228,26 @@ START_TEST(what_libunwind_reads_its_own_way_is_left_to_it)
 		unwind(&t, cases[i].what, A(cases[i].at));
 	}
 	ck_assert_uint_eq(fast_samples(&t), 0);
+	teardown(&t);
+}
+END_TEST
+
+/* A PLT entry's CFA, an expression of the address, is followed by the
+ * compiled rules (where samples land all the time: memcpy@plt), and
+ * depends on the byte of the entry: before its push and after it. */
+START_TEST(a_plt_entry_is_unwound_from_the_compiled_rules)
+{
+	struct both t;
+
+	ck_assert_uint_eq((A(cfi_plt_early) - A(cfi_plt)) % 16, 4);
+	ck_assert_uint_eq((A(cfi_plt_late) - A(cfi_plt)) % 16, 12);
+	setup(&t);
+	for (int round = 0; round < 2; round++) {
+		leaf_under_top(&t, "a PLT entry before its push", cfi_plt_early, 0);
+		/* The return address above the pushed index. */
+		leaf_under_top(&t, "a PLT entry after its push", cfi_plt_late, 1);
+	}
+	ck_assert_uint_eq(fast_samples(&t), 4);
 	teardown(&t);
 }
 END_TEST
@@ -343,6 +370,7 @@ int main(void)
 	tcase_add_test(tc, rows_are_looked_up_where_dwarf_says);
 	tcase_add_test(tc, a_call_that_does_not_return_is_not_confused_with_the_next_function);
 	tcase_add_test(tc, what_libunwind_reads_its_own_way_is_left_to_it);
+	tcase_add_test(tc, a_plt_entry_is_unwound_from_the_compiled_rules);
 	tcase_add_test(tc, a_row_ends_with_its_fde);
 	tcase_add_test(tc, frames_are_cached_by_their_whole_address);
 	tcase_add_test(tc, unwind_information_need_not_be_mapped);

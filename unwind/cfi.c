@@ -380,6 +380,10 @@ struct row_state {
 	uint64_t cfa_reg;
 	int64_t cfa_off;
 	bool cfa_expr;
+	/* The CFA of an x86-64 PLT entry (plt_expr()): rsp + cfa_off, plus 8
+	 * from byte plt_from of each 16-byte entry on (after its push). */
+	bool plt;
+	uint8_t plt_from;
 	struct col rbp, rsp, ra;
 };
 
@@ -472,6 +476,43 @@ static struct col *column(struct row_state *s, const struct cie_info *ci, uint64
 	if (reg == DW_RSP)
 		return &s->rsp;
 	return ignored;
+}
+
+/*
+ * The one CFA expression the fast path follows: the x86-64 PLT's, which
+ * GNU ld writes for .plt (and gcc's crt for its stubs): "rsp + N, and 8
+ * more from byte K of each 16-byte entry", where the lazy stub has pushed
+ * its index --
+ *   DW_OP_breg7 N; DW_OP_breg16 0; DW_OP_lit15; DW_OP_and; DW_OP_litK;
+ *   DW_OP_ge; DW_OP_lit3; DW_OP_shl; DW_OP_plus
+ * Programs call their libraries through it all the time (memcpy@plt), and
+ * every sample that met one went to libunwind, which evaluates it.  true,
+ * with N and K in *s, for exactly that expression.
+ */
+static bool plt_expr(const unsigned char *p, uint64_t len, struct row_state *s)
+{
+	static const unsigned char tail[] = { 0x80, 0x00, 0x3f, 0x1a, 0xff, 0x2a, 0x33, 0x24, 0x22 };
+	struct cur c = { p, p + len, false };
+	int64_t n;
+
+	if (len < 3 || p[0] != 0x77)
+		return false;
+	c.p++;
+	n = sleb(&c);
+	if (c.bad || (uint64_t)(c.end - c.p) != sizeof(tail))
+		return false;
+	for (size_t i = 0; i < sizeof(tail); i++)
+		if (tail[i] != 0xff && c.p[i] != tail[i])
+			return false;
+	/* DW_OP_lit0 .. DW_OP_lit15: a byte of the entry. */
+	if (c.p[4] < 0x30 || c.p[4] > 0x3f)
+		return false;
+	s->cfa_reg = DW_RSP;
+	s->cfa_off = n;
+	s->cfa_expr = false;
+	s->plt = true;
+	s->plt_from = (uint8_t)(c.p[4] - 0x30);
+	return true;
 }
 
 /*
@@ -571,15 +612,24 @@ static bool run(struct cur *c, const struct cie_info *ci, struct row_state *s,
 			s->cfa_reg = uleb(c);
 			s->cfa_off = (int64_t)uleb(c);
 			s->cfa_expr = false;
+			s->plt = false;
+			break;
+		case 0x0f:              /* DW_CFA_def_cfa_expression */
+			reg = uleb(c);  /* the block's length */
+			if (c->bad || reg > (uint64_t)(c->end - c->p) || !plt_expr(c->p, reg, s))
+				return false;
+			c->p += reg;
 			break;
 		case 0x12:              /* DW_CFA_def_cfa_sf */
 			s->cfa_reg = uleb(c);
 			s->cfa_off = factored((uint64_t)sleb(c), ci->data_align);
 			s->cfa_expr = false;
+			s->plt = false;
 			break;
 		case 0x0d:              /* DW_CFA_def_cfa_register */
 			s->cfa_reg = uleb(c);
 			s->cfa_expr = false;
+			s->plt = false;
 			break;
 		case 0x0e:              /* DW_CFA_def_cfa_offset */
 			s->cfa_off = (int64_t)uleb(c);
@@ -615,17 +665,26 @@ static bool fits32(int64_t v)
 	return v >= INT32_MIN && v <= INT32_MAX;
 }
 
-/* The state at a row as the fast path's rule, or not usable. */
-static void compile(const struct row_state *s, bool signal, struct uw_rule *r)
+/* The state at a row, for the frame at `addr`, as the fast path's rule,
+ * or not usable. */
+static void compile(const struct row_state *s, bool signal, uint64_t addr, struct uw_rule *r)
 {
+	int64_t cfa_off = s->cfa_off;
+
+	/* A PLT's row holds at one address: the CFA depends on it. */
+	if (s->plt) {
+		cfa_off += (addr & 15) >= s->plt_from ? 8 : 0;
+		r->lo = addr;
+		r->hi = addr + 1;
+	}
 	r->usable = !signal && !s->cfa_expr && (s->cfa_reg == DW_RSP || s->cfa_reg == DW_RBP) &&
-		    fits32(s->cfa_off) && s->rsp.how == COL_SAME &&
+		    fits32(cfa_off) && s->rsp.how == COL_SAME &&
 		    s->rbp.how != COL_OTHER && fits32(s->rbp.off) &&
 		    (s->ra.how == COL_AT_CFA || s->ra.how == COL_UNDEF) && fits32(s->ra.off);
 	if (!r->usable)
 		return;
 	r->cfa_rbp = s->cfa_reg == DW_RBP;
-	r->cfa_off = (int32_t)s->cfa_off;
+	r->cfa_off = (int32_t)cfa_off;
 	r->rbp = s->rbp.how == COL_SAME ? UW_LOC_SAME :
 		 s->rbp.how == COL_UNDEF ? UW_LOC_UNDEF : UW_LOC_AT_CFA;
 	r->rbp_off = (int32_t)s->rbp.off;
@@ -682,6 +741,6 @@ int uw_cfi_row(const unsigned char *buf, size_t size, uint64_t vaddr, size_t fde
 	/* The row ends with the FDE, whatever its last advance says. */
 	r->lo = loc;
 	r->hi = next < start + range ? next : start + range;
-	compile(&s, ci.signal, r);
+	compile(&s, ci.signal, addr, r);
 	return 1;
 }
