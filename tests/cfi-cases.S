@@ -120,6 +120,24 @@ cfi_plt_late:
 	.cfi_endproc
 	.size cfi_plt, .-cfi_plt
 
+/* The PLT's expression, then an offset, which DWARF gives no meaning for
+ * a CFA that is an expression (libunwind keeps the expression). */
+	.globl cfi_pltoff, cfi_pltoff_at
+	.p2align 4
+	.type cfi_pltoff, @function
+cfi_pltoff:
+	.cfi_startproc
+	.cfi_escape 0x0f, 0x0b, 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a, 0x3b, 0x2a, 0x33, 0x24, 0x22
+	nop
+	.cfi_escape 0x0e, 0x20
+	nop
+	nop
+	nop
+cfi_pltoff_at:
+	.fill 12, 1, 0x90
+	.cfi_endproc
+	.size cfi_pltoff, .-cfi_pltoff
+
 /* A call that does not return, at the very end: its return address is
  * the first instruction of the next function. */
 	.globl cfi_noreturn, cfi_entry

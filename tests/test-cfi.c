@@ -26,7 +26,7 @@ extern char cfi_leaf[], cfi_top[], cfi_top_ret[], cfi_rowat[], cfi_rowat_ret[];
 extern char cfi_restore_at[], cfi_valoff_at[], cfi_expr_at[], cfi_noreturn[];
 extern char cfi_entry[], cfi_rbpundef_at[], cfi_past_at[], cfi_after[];
 extern char cfi_augb_at[], cfi_auglong_at[];
-extern char cfi_plt[], cfi_plt_early[], cfi_plt_late[];
+extern char cfi_plt[], cfi_plt_early[], cfi_plt_late[], cfi_pltoff_at[];
 
 #define A(sym) ((uint64_t)(uintptr_t)(sym))
 
@@ -217,6 +217,7 @@ START_TEST(what_libunwind_reads_its_own_way_is_left_to_it)
 		{ "DW_CFA_expression, unreadable", cfi_expr_at, 1 },
 		{ "a CIE with 'B' before 'R'", cfi_augb_at, 1 },
 		{ "augmentation data longer than read", cfi_auglong_at, 1 },
+		{ "an offset after the PLT's expression", cfi_pltoff_at, 0 },
 	};
 	struct both t;
 

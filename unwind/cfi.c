@@ -631,10 +631,17 @@ static bool run(struct cur *c, const struct cie_info *ci, struct row_state *s,
 			s->cfa_expr = false;
 			s->plt = false;
 			break;
+		/* An offset for a CFA that is an expression means nothing to
+		 * DWARF, and libunwind keeps the expression: that row is
+		 * libunwind's. */
 		case 0x0e:              /* DW_CFA_def_cfa_offset */
+			if (s->plt)
+				return false;
 			s->cfa_off = (int64_t)uleb(c);
 			break;
 		case 0x13:              /* DW_CFA_def_cfa_offset_sf */
+			if (s->plt)
+				return false;
 			s->cfa_off = factored((uint64_t)sleb(c), ci->data_align);
 			break;
 
