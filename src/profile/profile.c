@@ -15,10 +15,6 @@
 
 #include "profile/profile.h"
 
-struct prof_last_thread {
-	uint32_t pid, tid, idx;
-};
-
 struct prof_index {
 	/* Each a 64-bit hash of an entry -> its index + 1; entries whose
 	 * hashes collide are told apart by comparing them. */
@@ -32,11 +28,11 @@ struct prof_index {
 	size_t nr_addrs, cap_addrs;
 	uint32_t *scratch;           /* a stack's location indexes */
 	size_t cap_scratch;
-	/* The thread each tid was last found as (its index + 1, 0: none):
-	 * samples come in runs of a few threads, whose names rarely
-	 * change, and interning both names cost hundreds of instructions
-	 * a sample. */
-	struct prof_last_thread last_thread[64];
+	/* The thread each tid was last found as, by tid % 64 (its index
+	 * + 1, 0: none): samples come in runs of a few threads, whose names
+	 * rarely change, and interning both names cost hundreds of
+	 * instructions a sample. */
+	uint32_t last_thread[64];
 };
 
 /* The entry with hash `h` that `eq` accepts: its index, or PROF_NONE. */
@@ -597,16 +593,16 @@ uint32_t prof__thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, const
 {
 	struct pr_hashmap *t = &p->index->threads;
 	struct prof_thread key = { .pid = pid, .tid = tid };
-	struct prof_last_thread *last = &p->index->last_thread[tid % 64];
+	uint32_t *last = &p->index->last_thread[tid % 64];
+	const struct prof_thread *was = *last ? &p->threads[*last - 1] : NULL;
 	uint32_t idx;
 	uint64_t h;
 
 	comm = comm ? comm : "[unknown]";
 	process = process ? process : comm;
-	if (last->idx && last->pid == pid && last->tid == tid &&
-	    !strcmp(prof_str(p, p->threads[last->idx - 1].comm), comm) &&
-	    !strcmp(prof_str(p, p->threads[last->idx - 1].process), process))
-		return last->idx - 1;
+	if (was && was->pid == pid && was->tid == tid && !strcmp(prof_str(p, was->comm), comm) &&
+	    !strcmp(prof_str(p, was->process), process))
+		return *last - 1;
 	key.comm = prof__intern(&p->strings, comm);
 	key.process = prof__intern(&p->strings, process);
 	if (key.comm == PROF_NONE || key.process == PROF_NONE || pr__hashmap_reserve(t, 1))
@@ -620,7 +616,7 @@ uint32_t prof__thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, const
 		p->threads[idx] = key;
 		table_set(t, h, idx);
 	}
-	*last = (struct prof_last_thread){ .pid = pid, .tid = tid, .idx = idx + 1 };
+	*last = idx + 1;
 	return idx;
 }
 
