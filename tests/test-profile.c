@@ -252,6 +252,28 @@ START_TEST(the_svg_names_every_frame_escaped)
 }
 END_TEST
 
+/* The graph's numbers are printf's, ties included: 3 samples of 800 are
+ * 0.375 %, which "%.2f" rounds to even, "0.38". */
+START_TEST(the_svg_numbers_are_printfs)
+{
+	static const char *const E[] = { "main", "emit" };
+	struct pr_profile *p = new_profile(99);
+	char *text, want[64];
+
+	for (int i = 0; i < 797; i++)
+		add(p, PID, "app", A, 3);
+	for (int i = 0; i < 3; i++)
+		add(p, PID, "app", E, 2);
+	text = write_out(p, PR_FORMAT_SVG, NULL, NULL);
+	ck_assert_msg(strstr(text, ">emit (3 samples, 0.38%)<"), "%s", text);
+	snprintf(want, sizeof(want), ">leaf (797 samples, %.2f%%)<", 100.0 * 797 / 800);
+	ck_assert_msg(strstr(text, want), "%s not in %s", want, text);
+	ck_assert_ptr_nonnull(strstr(text, ">all (800 samples, 100.00%)<"));
+	free(text);
+	pr_profile_free(p);
+}
+END_TEST
+
 START_TEST(pprof_is_gzipped)
 {
 	struct pr_profile *p = new_profile(99);
@@ -472,6 +494,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, the_idle_task_is_swapper_in_every_format);
 	tcase_add_test(tc, speedscope_has_a_sampled_profile_per_thread_weighted_in_time);
 	tcase_add_test(tc, the_svg_names_every_frame_escaped);
+	tcase_add_test(tc, the_svg_numbers_are_printfs);
 	tcase_add_test(tc, pprof_is_gzipped);
 	tcase_add_test(tc, formats_are_known_by_name_and_by_extension);
 	tcase_add_test(tc, a_failed_write_is_reported_with_its_errno);

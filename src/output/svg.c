@@ -34,6 +34,64 @@ enum {
  * a file of sub-pixel slivers is slow to open and shows nothing. */
 #define MIN_WIDTH 0.1
 
+/* ---- numbers, as printf writes them ---- */
+
+/* A frame's line holds a dozen numbers, and printf's parsing and exact
+ * float conversion were a tenth of writing a graph.  These write the same
+ * text: `v` in decimal at `p`, and the text's end. */
+static char *put_u64(char *p, uint64_t v)
+{
+	char digits[20];
+	size_t n = 0;
+
+	do {
+		digits[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	while (n)
+		*p++ = digits[--n];
+	return p;
+}
+
+/* "%.*f" of a value >= 0 with 1 or 2 decimals, or NULL where rounding it
+ * needs printf's exact expansion: a tie, or too large a number. */
+static char *put_fixed(char *p, double v, int decimals)
+{
+	double scale = decimals == 1 ? 10.0 : 100.0, x = v * scale, r;
+	uint64_t units;
+
+	if (!(v >= 0) || x >= 1e9)
+		return NULL;
+	r = x - (double)(uint64_t)x;
+	/* Within reach of a half, the scaled value's own rounding error
+	 * could decide: printf's. */
+	if (r > 0.5 - 1e-6 && r < 0.5 + 1e-6)
+		return NULL;
+	units = (uint64_t)x + (r > 0.5);
+	p = put_u64(p, units / (uint64_t)scale);
+	*p++ = '.';
+	if (decimals == 2)
+		*p++ = (char)('0' + units / 10 % 10);
+	*p++ = (char)('0' + units % 10);
+	return p;
+}
+
+static char *put_str(char *p, const char *s)
+{
+	size_t n = strlen(s);
+
+	memcpy(p, s, n);
+	return p + n;
+}
+
+/* "%.*f" of `v` at `p`, by hand where that is exact. */
+static char *put_double(char *p, double v, int decimals)
+{
+	char *e = put_fixed(p, v, decimals);
+
+	return e ? e : p + sprintf(p, "%.*f", decimals, v);
+}
+
 /* ---- drawing ---- */
 
 static double width_of(uint64_t count, uint64_t total)
@@ -117,6 +175,8 @@ static void format_value(char *buf, size_t len, const struct pr_profile *p, size
 		snprintf(buf, len, "%" PRIu64 " %s", v, prof_str(p, p->events[event].name));
 	} else if (prof__in_ns(p, event)) {
 		format_time(buf, len, v);
+	} else if (len >= 32) {
+		strcpy(put_u64(buf, v), v == 1 ? " sample" : " samples");
 	} else {
 		snprintf(buf, len, "%" PRIu64 " sample%s", v, v == 1 ? "" : "s");
 	}
@@ -147,20 +207,55 @@ static void write_frame(FILE *out, const struct pr_profile *p, size_t event,
 {
 	double x = SIDE + width_of(n->offset, total), w = width_of(n->count, total);
 	int y = height - BOTTOM - (int)(n->depth + 1) * FRAME_HEIGHT, rgb[3];
-	char value[256];
+	char value[256], buf[512], *b = buf;
 
 	frame_color(n->label, palette_of(n), rgb);
 	format_value(value, sizeof(value), p, event, n->count);
-	fprintf(out, "<g class=\"f\" data-o=\"%" PRIu64 "\" data-n=\"%" PRIu64 "\" data-d=\"%u\">"
-		"<title>", n->offset, n->count, n->depth);
+	/* What fprintf wrote: "<g class="f" data-o="%lu" data-n="%lu"
+	 * data-d="%u"><title>", the name, " (%s, %.2f%%[, %.1f%% off-CPU])
+	 * </title><rect x="%.1f" y="%d" width="%.1f" height="%d"
+	 * fill="rgb(%d,%d,%d)" rx="2"/><text x="%.1f" y="%.1f">". */
+	b = put_str(b, "<g class=\"f\" data-o=\"");
+	b = put_u64(b, n->offset);
+	b = put_str(b, "\" data-n=\"");
+	b = put_u64(b, n->count);
+	b = put_str(b, "\" data-d=\"");
+	b = put_u64(b, n->depth);
+	b = put_str(b, "\"><title>");
+	fwrite(buf, 1, (size_t)(b - buf), out);
 	pr__xml_text(out, n->label);
-	fprintf(out, " (%s, %.2f%%", value, 100.0 * (double)n->count / (double)total);
+	b = buf;
+	*b++ = ' ';
+	*b++ = '(';
+	b = put_str(b, value);
+	b = put_str(b, ", ");
+	b = put_double(b, 100.0 * (double)n->count / (double)total, 2);
+	*b++ = '%';
 	/* Where both are, say how much of it was waiting. */
-	if (p->mode == PR_PROFILE_WALL && n->off_cpu && n->count)
-		fprintf(out, ", %.1f%% off-CPU", 100.0 * (double)n->off_cpu / (double)n->count);
-	fprintf(out, ")</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\""
-		" fill=\"rgb(%d,%d,%d)\" rx=\"2\"/><text x=\"%.1f\" y=\"%.1f\">", x, y, w,
-		FRAME_HEIGHT - 1, rgb[0], rgb[1], rgb[2], x + 3, y + FRAME_HEIGHT * 0.72);
+	if (p->mode == PR_PROFILE_WALL && n->off_cpu && n->count) {
+		b = put_str(b, ", ");
+		b = put_double(b, 100.0 * (double)n->off_cpu / (double)n->count, 1);
+		b = put_str(b, "% off-CPU");
+	}
+	b = put_str(b, ")</title><rect x=\"");
+	b = put_double(b, x, 1);
+	b = put_str(b, "\" y=\"");
+	b += sprintf(b, "%d", y);
+	b = put_str(b, "\" width=\"");
+	b = put_double(b, w, 1);
+	b = put_str(b, "\" height=\"");
+	b = put_u64(b, FRAME_HEIGHT - 1);
+	b = put_str(b, "\" fill=\"rgb(");
+	for (int c = 0; c < 3; c++) {
+		b = put_u64(b, (uint64_t)rgb[c]);
+		*b++ = c < 2 ? ',' : ')';
+	}
+	b = put_str(b, "\" rx=\"2\"/><text x=\"");
+	b = put_double(b, x + 3, 1);
+	b = put_str(b, "\" y=\"");
+	b = put_double(b, y + FRAME_HEIGHT * 0.72, 1);
+	b = put_str(b, "\">");
+	fwrite(buf, 1, (size_t)(b - buf), out);
 	write_fitted(out, n->label, w);
 	fputs("</text></g>\n", out);
 }
