@@ -479,8 +479,9 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		ds_err("interrupted again: writing what was unwound so far");
 	/* Whatever was sampled is written, however the run ended. */
 	werr = ds_pipeline_finish(s.pl);
-	/* A reader that went away is said once, where the output closes. */
-	if (werr && werr != -EPIPE)
+	/* Output that failed (a reader that went away, a full disk) is said
+	 * once, where the output closes. */
+	if (werr && !ds_sink_failed(sink))
 		ds_err("processing samples failed: %s", strerror(-werr));
 	/* Threads still off the CPU wait until sampling stopped. */
 	for (size_t i = 0; s.started && s.switch_event >= 0 && !werr && i < s.nr_shards; i++) {

@@ -386,6 +386,11 @@ int ds_sink_sample_event(struct ds_sink *s, size_t idx, const struct pr_record *
 	return pr_profile_add_event(s->profile, idx, sym, rec, st, comm, process);
 }
 
+bool ds_sink_failed(const struct ds_sink *s)
+{
+	return s && s->out && ferror(s->out);
+}
+
 int ds_sink_switch(struct ds_sink *s, const struct pr_record *rec, const struct pr_stack *st,
 		   struct pr_symbolizer *sym, const char *comm, const char *process)
 {

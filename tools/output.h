@@ -135,6 +135,10 @@ void ds_sink_print_times(const struct ds_sink *s);
 uint64_t ds_sink_samples(const struct ds_sink *s);
 size_t ds_sink_stacks(const struct ds_sink *s);
 
+/* Whether writing the output has failed (a reader that went away, a full
+ * disk); ds_sink_close() says how. */
+bool ds_sink_failed(const struct ds_sink *s);
+
 /*
  * Write what is held (the profile, stamped with `start_ns` since the epoch
  * and `duration_ns`), close, and free.  Returns 0, or -1 after reporting

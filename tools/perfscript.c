@@ -82,6 +82,12 @@ static size_t hex(char *buf, uint64_t v)
 	return len;
 }
 
+void ps_note_error(struct ps_writer *w)
+{
+	if (!w->err && ferror(w->out))
+		w->err = errno ? errno : EIO;
+}
+
 void ps_header(struct ps_writer *w, const struct pr_record *rec, const char *comm,
 	       const char *event)
 {
@@ -146,6 +152,7 @@ void ps_header(struct ps_writer *w, const struct pr_record *rec, const char *com
 		fwrite_unlocked(": ", 1, 2, w->out);
 	}
 	putc_unlocked('\n', w->out);
+	ps_note_error(w);
 }
 
 /* The name perf gives a frame's mapping when no symbolizer says. */
@@ -180,8 +187,8 @@ static void put(struct ps_writer *w, const char *str, size_t len)
 static void flush(struct ps_writer *w, bool always)
 {
 	if (always || w->len > sizeof(w->buf) - 4 * 4096) {
-		if (fwrite_unlocked(w->buf, 1, w->len, w->out) < w->len && !w->err)
-			w->err = errno ? errno : EIO;
+		fwrite_unlocked(w->buf, 1, w->len, w->out);
+		ps_note_error(w);
 		w->len = 0;
 	}
 }
