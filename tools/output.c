@@ -374,14 +374,14 @@ int ds_sink_sample_event(struct ds_sink *s, size_t idx, const struct pr_record *
 		/* What the sample stands for, as the profile counts it. */
 		uint64_t ns = s->period_is_ns && rec->u.sample.period ? rec->u.sample.period
 				: s->freq ? UINT64_C(1000000000) / s->freq : 0;
+		int err;
 
 		ps_sample(&s->ps, rec, comm,
 			  (s->ps.fields & PS_EVENT) ? (event ? event : s->event) : NULL, st, sym);
 		/* A reader that went away (a pager quit): stop, say so at the
 		 * end. */
-		if (ferror(s->out))
-			return -(s->ps.err ? s->ps.err : EIO);
-		return ds_waits_cpu(s->waits, rec->pid, process, ns);
+		err = ps_error(&s->ps);
+		return err ? err : ds_waits_cpu(s->waits, rec->pid, process, ns);
 	}
 	return pr_profile_add_event(s->profile, idx, sym, rec, st, comm, process);
 }
@@ -497,8 +497,8 @@ int ds_sink_close(struct ds_sink *s, uint64_t start_ns, uint64_t duration_ns, bo
 	if (!err && fflush(s->out))
 		err = -errno;
 	/* A write that failed before, its stream's buffer since empty. */
-	if (!err && ferror(s->out))
-		err = -(s->ps.err ? s->ps.err : EIO);
+	if (!err)
+		err = ps_error(&s->ps);
 	if (s->path && fclose(s->out) && !err)
 		err = -errno;
 	if (s->tmp && !err && !discard && rename(s->tmp, s->path))

@@ -82,10 +82,16 @@ static size_t hex(char *buf, uint64_t v)
 	return len;
 }
 
-void ps_note_error(struct ps_writer *w)
+static void note_error(struct ps_writer *w)
 {
 	if (!w->err && ferror(w->out))
 		w->err = errno ? errno : EIO;
+}
+
+int ps_error(struct ps_writer *w)
+{
+	note_error(w);
+	return ferror(w->out) ? -w->err : 0;
 }
 
 void ps_header(struct ps_writer *w, const struct pr_record *rec, const char *comm,
@@ -152,7 +158,7 @@ void ps_header(struct ps_writer *w, const struct pr_record *rec, const char *com
 		fwrite_unlocked(": ", 1, 2, w->out);
 	}
 	putc_unlocked('\n', w->out);
-	ps_note_error(w);
+	note_error(w);
 }
 
 /* The name perf gives a frame's mapping when no symbolizer says. */
@@ -188,7 +194,7 @@ static void flush(struct ps_writer *w, bool always)
 {
 	if (always || w->len > sizeof(w->buf) - 4 * 4096) {
 		fwrite_unlocked(w->buf, 1, w->len, w->out);
-		ps_note_error(w);
+		note_error(w);
 		w->len = 0;
 	}
 }

@@ -64,9 +64,10 @@ void ps_header(struct ps_writer *w, const struct pr_record *rec, const char *com
 void ps_frames(struct ps_writer *w, const struct pr_record *rec, const struct pr_stack *st,
 	       struct pr_symbolizer *sym);
 
-/* Keep in w->err the errno of the write that just failed on w->out, the
- * first time one has (stdio's error flag keeps no errno).  ps_header() and
- * ps_frames() call it; so does anyone else writing to w->out. */
-void ps_note_error(struct ps_writer *w);
+/* 0, or the negative errno of the first write to w->out that failed (EIO
+ * when none was kept: stdio's error flag keeps no errno).  ps_header() and
+ * ps_frames() note it as it happens; anyone else writing to w->out asks
+ * right after. */
+int ps_error(struct ps_writer *w);
 
 #endif

@@ -160,9 +160,8 @@ static int on_wait(const struct pr_wait *wt, void *arg)
 	ps_header(x->w, &rec, h->comm_len ? h->text : NULL,
 		  (x->w->fields & PS_EVENT) ? DS_OFFCPU_EVENT : NULL);
 	fwrite(h->text + h->comm_len, 1, h->len, x->w->out);
-	ps_note_error(x->w);
-	if (ferror(x->w->out))
-		ret = -(x->w->err ? x->w->err : EIO);
+	if (!ret)
+		ret = ps_error(x->w);
 	free(h);
 	return ret;
 }
