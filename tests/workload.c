@@ -8,8 +8,9 @@
  *   c  spin 1 s in a frame holding WORKLOAD_CANARY on the stack
  *   s  spin 0.5 s
  *   t  start a thread that spins 1 s; answer its tid, then "ok" once joined
- *   T  start 400 threads 250 us apart, each living 0.3 s and running
- *      1 ms in 5 ("ok" once all are joined): a storm to attach in
+ *   T  start threads 250 us apart, each living 0.3 s and running 1 ms
+ *      in 5, until the next byte arrives on stdin (at most 8000); "ok"
+ *      once all are joined: a storm to attach in
  *   f  fork a child that spins 0.5 s; answer its pid, then "ok" once reaped
  *   m  map this executable with PROT_EXEC (an MMAP2 for the test to see)
  *   n  rename the main thread to "ds-renamed" (a COMM without exec)
@@ -23,8 +24,10 @@
  * processes it has not heard of yet.
  */
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,17 +111,39 @@ static void *storm_thread(void *arg)
 	return NULL;
 }
 
+/* Is a byte waiting on stdin?  (Only read() by getchar() later: the test
+ * writes the next command after the storm's, never with it.) */
+static bool input_waiting(void)
+{
+	struct pollfd pfd = { .fd = 0, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+/* Threads born one after another until the next command arrives (or
+ * STORM_MAX have been), so that attaching -- however slowly -- happens in
+ * the middle of it.  At most RING are unjoined at once: the oldest is
+ * joined (it is nearly done by then) before its slot is reused. */
 static void thread_storm(void)
 {
-	enum { N = 400 };
-	static pthread_t t[N];
+	enum { STORM_MAX = 8000, RING = 1024 };
+	static pthread_t t[RING];
+	static bool live[RING];
+	int n = 0;
 
-	for (int i = 0; i < N; i++) {
-		pthread_create(&t[i], NULL, storm_thread, NULL);
+	while (n < STORM_MAX && !input_waiting()) {
+		int i = n++ % RING;
+
+		if (live[i])
+			pthread_join(t[i], NULL);
+		live[i] = pthread_create(&t[i], NULL, storm_thread, NULL) == 0;
 		usleep(250);
 	}
-	for (int i = 0; i < N; i++)
-		pthread_join(t[i], NULL);
+	for (int i = 0; i < RING; i++) {
+		if (live[i])
+			pthread_join(t[i], NULL);
+		live[i] = false;
+	}
 }
 
 static void map_self(void)
