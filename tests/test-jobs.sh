@@ -58,6 +58,10 @@ check "the fixture's samples are of two threads ($tids)" test "$tids" -eq 2
 check "perf-script text: --jobs 3 prints what one worker prints" cmp -s "$tmp/a" "$tmp/b"
 check "and -v says it took one" grep -q "perf script's text is written in time order: one worker" \
 	"$tmp/err"
+check "and, having no pipeline, says nothing of its CPU" sh -c "! grep -q 'CPU: reading thread' '$tmp/err'"
+"$ds" report --debug-dir "$fx" --jobs 2 -v -f folded -i "$fx/perf.data" -o /dev/null 2>"$tmp/err"
+check "report --jobs 2 -v: the reading thread's and both workers' CPU" \
+	grep -Eq '^dwarfsample: CPU: reading thread [0-9.]+ s, 2 workers [0-9.]+ s \(busiest [0-9.]+ s\)$' "$tmp/err"
 
 # --- the live command, two workers ---
 "$ds" --jobs 2 -v -F 499 -f folded --tid -o "$tmp/live.folded" -- "$demo" 2 2 \
@@ -73,6 +77,12 @@ check "the profile counts every sample the summary counts ($counted of $said)" \
 threads=$(sed 's/;.*//' "$tmp/live.folded" | sort -u | grep -c 'dwarfsample-dem')
 check "both threads' stacks, merged from the workers ($threads threads)" test "$threads" -ge 2
 check "the demo's recursion is there" grep -q ';walk_tree;walk_tree' "$tmp/live.folded"
+# -v says where the CPU went: the capture thread's and the workers' (both
+# counted: the busiest one's is less than theirs together).
+cpu=$(sed -n 's/^dwarfsample: CPU: capture thread \([0-9.]*\) s, 2 workers \([0-9.]*\) s (busiest \([0-9.]*\) s)$/\1 \2 \3/p' \
+	"$tmp/live.err")
+check "-v: the capture thread's and the workers' CPU, both workers' counted ($cpu)" \
+	awk -v c="$cpu" 'BEGIN { split(c, v, " "); exit !(v[1] > 0 && v[3] > 0 && v[3] < v[2]) }'
 
 # --- wrong values ---
 for bad in 0 65 x; do

@@ -496,6 +496,12 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		status_line(&s, true);
 	if (s.started)
 		summary(&s, fmt, ds_sink_stacks(sink));
+	if (s.started && c->verbose) {
+		struct ds_pipeline_cpu cpu;
+
+		ds_pipeline_cpu(s.pl, &cpu);
+		ds_pipeline_cpu_print(&cpu, "capture", s.nr_shards);
+	}
 	{
 		bool ok = !ds_sink_close(sink, (uint64_t)wall.tv_sec * 1000000000u +
 					       (uint64_t)wall.tv_nsec,

@@ -12,12 +12,23 @@
 #include <stdalign.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "cli.h"
 #include "pipeline.h"
+
+/* The calling thread's CPU time. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* One worker: its own order of the records it is handed, and its
  * thread.  Aligned so that what one worker writes per record never
@@ -37,6 +48,7 @@ struct worker {
 	uint64_t round_ns[2];
 	bool closed;
 	int error;                   /* the worker's, read after the join */
+	uint64_t cpu_ns;             /* its CPU time, set as it ends */
 	alignas(64) _Atomic uint64_t processed, dropped_hurry;
 };
 
@@ -48,6 +60,10 @@ struct ds_pipeline {
 	struct worker *workers;
 	size_t nr;
 	bool joined;
+	/* The copying thread's CPU time when the pipeline was made, then
+	 * what it spent until ds_pipeline_finish() (on the same thread). */
+	uint64_t copier_cpu_ns;
+	bool copier_done;
 	/* ds_pipeline_throttle(): the copying thread waits for room. */
 	pthread_mutex_t room_lock;
 	pthread_cond_t room;
@@ -123,6 +139,7 @@ static void *run_worker(void *arg)
 	err = pr_order_flush(w->o, deliver, w);
 	if (err < 0 && !w->error)
 		w->error = err;
+	w->cpu_ns = thread_cpu_ns();
 	return NULL;
 }
 
@@ -184,6 +201,7 @@ struct ds_pipeline *ds_pipeline_new(const struct perf_event_attr *attr, size_t n
 	pl->tick = tick;
 	pl->max_bytes = max_bytes;
 	pl->hurry = hurry;
+	pl->copier_cpu_ns = thread_cpu_ns();
 	pthread_mutex_init(&pl->room_lock, NULL);
 	pthread_cond_init(&pl->room, NULL);
 	for (i = 0; i < nr_workers; i++) {
@@ -286,26 +304,28 @@ int ds_pipeline_flush(void *arg)
 
 void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes)
 {
+	/* `waiting` is set before what is held is looked at, under the lock
+	 * a worker takes to signal: one that finishes after the look finds
+	 * it set and signals once this thread waits, so no wakeup is missed
+	 * (the time limit is only a net). */
+	pthread_mutex_lock(&pl->room_lock);
+	atomic_store(&pl->waiting, true);
 	while (held_bytes(pl) > max_bytes) {
 		struct timespec until;
 
 		/* A round of its own lets go what the last one held back. */
 		if (ds_pipeline_flush(pl))
-			return;
-		/* Timed: a worker that finished its batch between the check
-		 * and the wait would not signal again. */
+			break;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 2000000;
 		if (until.tv_nsec >= 1000000000) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000;
 		}
-		pthread_mutex_lock(&pl->room_lock);
-		atomic_store(&pl->waiting, true);
 		pthread_cond_timedwait(&pl->room, &pl->room_lock, &until);
-		atomic_store(&pl->waiting, false);
-		pthread_mutex_unlock(&pl->room_lock);
 	}
+	atomic_store(&pl->waiting, false);
+	pthread_mutex_unlock(&pl->room_lock);
 }
 
 void ds_pipeline_counts(struct ds_pipeline *pl, struct ds_pipeline_counts *c)
@@ -329,12 +349,35 @@ void ds_pipeline_counts(struct ds_pipeline *pl, struct ds_pipeline_counts *c)
 
 int ds_pipeline_finish(struct ds_pipeline *pl)
 {
+	if (!pl->copier_done) {
+		pl->copier_cpu_ns = thread_cpu_ns() - pl->copier_cpu_ns;
+		pl->copier_done = true;
+	}
 	if (!pl->joined)
 		stop_workers(pl);
 	for (size_t i = 0; i < pl->nr; i++)
 		if (pl->workers[i].error)
 			return pl->workers[i].error;
 	return 0;
+}
+
+void ds_pipeline_cpu(const struct ds_pipeline *pl, struct ds_pipeline_cpu *c)
+{
+	*c = (struct ds_pipeline_cpu){ .copier_ns = pl->copier_done ? pl->copier_cpu_ns : 0 };
+	for (size_t i = 0; pl->joined && i < pl->nr; i++) {
+		c->workers_ns += pl->workers[i].cpu_ns;
+		if (pl->workers[i].cpu_ns > c->busiest_ns)
+			c->busiest_ns = pl->workers[i].cpu_ns;
+	}
+}
+
+void ds_pipeline_cpu_print(const struct ds_pipeline_cpu *c, const char *copier, size_t nr)
+{
+	fprintf(stderr, "dwarfsample: CPU: %s thread %.3f s, %zu worker%s %.3f s", copier,
+		(double)c->copier_ns / 1e9, nr, nr == 1 ? "" : "s", (double)c->workers_ns / 1e9);
+	if (nr > 1)
+		fprintf(stderr, " (busiest %.3f s)", (double)c->busiest_ns / 1e9);
+	fputc('\n', stderr);
 }
 
 void ds_pipeline_free(struct ds_pipeline *pl)

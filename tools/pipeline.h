@@ -77,6 +77,21 @@ void ds_pipeline_counts(struct ds_pipeline *pl, struct ds_pipeline_counts *c);
 /* Hand over the rest, let the workers finish everything queued and join
  * them.  Returns 0 or the first error of `process`. */
 int ds_pipeline_finish(struct ds_pipeline *pl);
+/*
+ * Where the pipeline's CPU went, once ds_pipeline_finish() has run (on
+ * the thread that made the pipeline and copied into it): the copying
+ * thread's time from ds_pipeline_new() to ds_pipeline_finish(), all the
+ * workers' together, and the busiest one's.  With N workers on N cores,
+ * the wall time is at least max(copier, busiest) and at least
+ * (copier + workers) / cores: what bounds the speed-up of more workers.
+ */
+struct ds_pipeline_cpu {
+	uint64_t copier_ns, workers_ns, busiest_ns;
+};
+void ds_pipeline_cpu(const struct ds_pipeline *pl, struct ds_pipeline_cpu *c);
+/* -v's line of it on stderr; `copier` names the copying thread. */
+void ds_pipeline_cpu_print(const struct ds_pipeline_cpu *c, const char *copier, size_t nr);
+
 /* Accepts NULL; finishes first when not yet finished. */
 void ds_pipeline_free(struct ds_pipeline *pl);
 

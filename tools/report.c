@@ -394,7 +394,7 @@ static int feed(const struct pr_record *rec, void *arg)
 
 /* --jobs: the file through the live command's pipeline (pipeline.h),
  * records in the file's time order, as fast as the workers take them. */
-static int replay(struct report *w, size_t nr)
+static int replay(struct report *w, size_t nr, struct ds_pipeline_cpu *cpu)
 {
 	void *ctxs[DS_MAX_JOBS];
 	struct feeder f = { 0 };
@@ -408,6 +408,7 @@ static int replay(struct report *w, size_t nr)
 		return -errno;
 	n = pr_file_consume(w[0].file, feed, &f);
 	err = ds_pipeline_finish(f.pl);
+	ds_pipeline_cpu(f.pl, cpu);
 	ds_pipeline_free(f.pl);
 	return n < 0 ? n : err;
 }
@@ -490,9 +491,10 @@ static int run(struct report_args *a, int fmt)
 	if (!w || opened < nr) {
 		ds_err("out of memory");
 	} else {
+		struct ds_pipeline_cpu cpu = { 0 };
 		uint64_t end;
 
-		n = jobs ? replay(w, nr) : pr_file_consume(r.file, on_record, w);
+		n = jobs ? replay(w, nr, &cpu) : pr_file_consume(r.file, on_record, w);
 		/* Corrupt records were reported and skipped. */
 		ret = n < 0 && n != -EBADMSG;
 		for (size_t i = 1; i < nr; i++) {
@@ -516,6 +518,8 @@ static int run(struct report_args *a, int fmt)
 			w[i].sink = NULL;
 		}
 		summary(w, nr, a->verbose);
+		if (a->verbose && jobs)
+			ds_pipeline_cpu_print(&cpu, "reading", nr);
 		if (r.switch_event >= 0)
 			ds_sink_print_times(w[0].sink);
 	}
