@@ -265,6 +265,34 @@ static int merge_closed(struct pr_order *o)
 }
 
 /* Hand out what may go (all when `all`); -errno stops. */
+/*
+ * The records were copied on another thread, so their lines are in
+ * another core's cache: the next one's are fetched while this one is
+ * handled.  Its first lines (header, registers, the stack's top, which
+ * the unwinder reads first) as soon as it is known; once its header has
+ * come, its last line (a sample's dyn_size, read to parse it).
+ */
+static const struct held *next_held(const struct pr_order *o)
+{
+	return o->q.nr ? (const struct held *)o->q.heap[0].ref : NULL;
+}
+
+static void fetch_head(const struct held *h)
+{
+	if (h) {
+		__builtin_prefetch(h);
+		__builtin_prefetch((const char *)h + 64);
+		__builtin_prefetch((const char *)h + 128);
+		__builtin_prefetch((const char *)h + 192);
+	}
+}
+
+static void fetch_tail(const struct held *h)
+{
+	if (h && h->size > 256)
+		__builtin_prefetch((const char *)(h + 1) + h->size - 8);
+}
+
 static int deliver(struct pr_order *o, bool all, pr_record_fn cb, void *ctx)
 {
 	struct pr_timed e;
@@ -272,9 +300,12 @@ static int deliver(struct pr_order *o, bool all, pr_record_fn cb, void *ctx)
 
 	while (!err && pr__timeq_pop(&o->q, all, &e)) {
 		const struct held *h = (const struct held *)e.ref;
+		const struct held *next = next_held(o);
 		struct round *b = e.owner;
 		struct pr_record rec;
 		const char *why = NULL;
+
+		fetch_head(next);
 
 		if (pr__record_parse(&o->cfg, h + 1, h->size, &rec, &why)) {
 			pr__log(&o->lg, PR_LOG_ERROR, "a copied %s record does not parse: "
@@ -285,6 +316,7 @@ static int deliver(struct pr_order *o, bool all, pr_record_fn cb, void *ctx)
 			err = cb(&rec, ctx);
 			count++;
 		}
+		fetch_tail(next);
 		atomic_fetch_add_explicit(&o->delivered, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&o->bytes_out, sizeof(*h) + h->size,
 					  memory_order_relaxed);
