@@ -108,7 +108,9 @@ PR_API int pr_model_set_cache(struct pr_model *m, const struct pr_cache_opts *op
  * least recently sampled files are evicted.  An evicted file is found and
  * read again if a later sample needs it.  Every pr_dso, pr_frame and
  * pr_symbol handed out before the call may be invalid after it.  Returns 0,
- * -EINVAL, or -ENOMEM with nothing changed.
+ * -EINVAL, -ENOMEM with nothing changed, or -EBUSY when a symbolizer made
+ * on the model shares a pool (pr_symbolizer_opts.pool): what the others
+ * took from it must stay.
  */
 PR_API int pr_model_trim(struct pr_model *m, uint64_t time);
 

@@ -100,6 +100,14 @@ struct pr_symbolizer_opts {
 	const char *kallsyms;
 	pr_log_fn log;
 	void *log_ctx;
+	/* Resolved frames shared with the other symbolizers given the same
+	 * pool (pr_sym_pool_new()), over models of the same processes (the
+	 * parallel workers of one run): a file's address named by one is not
+	 * named again by the others.  What a symbolizer takes from the pool
+	 * points into the symbolizer and model that resolved it, so all of
+	 * them must live while any is used, and their models cannot be
+	 * trimmed (pr_model_trim() says -EBUSY).  NULL: its own only. */
+	struct pr_sym_pool *pool;
 };
 
 /*
@@ -116,6 +124,20 @@ PR_API struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 					       const struct pr_symbolizer_opts *opts);
 /* Accepts NULL. */
 PR_API void pr_symbolizer_free(struct pr_symbolizer *s);
+
+/*
+ * A pool of resolved frames for symbolizers on several threads
+ * (pr_symbolizer_opts.pool).  A mutex guards it, taken only when a
+ * symbolizer meets a (file, address) it has not resolved before.  Free it
+ * after every symbolizer that uses it.  NULL with errno set on failure.
+ */
+struct pr_sym_pool;
+PR_API struct pr_sym_pool *pr_sym_pool_new(void);
+/* Accepts NULL. */
+PR_API void pr_sym_pool_free(struct pr_sym_pool *p);
+/* Of the lookups the symbolizers made in the pool (each a frame new to
+ * one of them), how many it answered.  Returns 0 or -EINVAL. */
+PR_API int pr_sym_pool_stats(struct pr_sym_pool *p, uint64_t *hits, uint64_t *lookups);
 
 /*
  * Name frame `f` (from pr_unwinder_unwind()) of process `pid`.  Each

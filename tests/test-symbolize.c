@@ -308,6 +308,107 @@ START_TEST(a_live_file_is_opened_through_the_mapping_its_frame_carries)
 }
 END_TEST
 
+/* symbolizer() sharing `pool`. */
+static struct pr_symbolizer *pooled_symbolizer(struct pr_model *m, struct pr_sym_pool *pool)
+{
+	const char *dirs[1] = { debug_dir() };
+	PR_OPTS(pr_symbolizer_opts, o, .live = true, .debug_dirs = dirs,
+		.nr_debug_dirs = dirs[0] ? 1 : 0, .log = keep_log, .pool = pool);
+	struct pr_symbolizer *s = pr_symbolizer_new(m, &o);
+
+	ck_assert_ptr_nonnull(s);
+	return s;
+}
+
+/*
+ * Two workers' symbolizers over their own models of one process, sharing
+ * a pool: an address one named is not named again by the other, which
+ * gives the same answer without opening the file; a file known by path
+ * alone is not shared; and their models refuse a trim, which would free
+ * what the other holds.
+ */
+START_TEST(symbolizers_sharing_a_pool_name_an_address_once)
+{
+	struct pr_model *m1 = self_model(), *m2 = self_model(), *m3 = pr_model_new();
+	struct pr_sym_pool *pool = pr_sym_pool_new();
+	struct pr_symbolizer *s1, *s2, *s3;
+	struct pr_symbolizer_stats st1 = { .sz = sizeof(st1) }, st2 = { .sz = sizeof(st2) };
+	struct pr_symbol sym1, sym2, again;
+	struct pr_frame f1, f2, f3;
+	PR_OPTS(pr_cache_opts, co, .max_bytes = 1);
+	const struct pr_map *map;
+	struct pr_record r;
+	uint64_t hits, lookups;
+
+	ck_assert_ptr_nonnull(pool);
+	ck_assert_ptr_nonnull(m3);
+	s1 = pooled_symbolizer(m1, pool);
+	s2 = pooled_symbolizer(m2, pool);
+	f1 = outer_frame(m1);
+	f2 = outer_frame(m2);
+	ck_assert_ptr_ne(f1.dso, f2.dso);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s1, (uint32_t)getpid(), &f1, &sym1), 0);
+	check_outer_funcs(&sym1);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s2, (uint32_t)getpid(), &f2, &sym2), 0);
+	check_outer_funcs(&sym2);
+	/* s1's answer, the very same, and s2 opened nothing for it. */
+	ck_assert_ptr_eq(sym2.funcs, sym1.funcs);
+	ck_assert_int_eq(pr_sym_pool_stats(pool, &hits, &lookups), 0);
+	ck_assert_uint_eq(lookups, 2);
+	ck_assert_uint_eq(hits, 1);
+	ck_assert_int_eq(pr_symbolizer_stats(s1, &st1), 0);
+	ck_assert_int_eq(pr_symbolizer_stats(s2, &st2), 0);
+	ck_assert_uint_eq(st1.resolved, 1);
+	ck_assert_uint_eq(st2.resolved, 0);
+	ck_assert_uint_eq(st2.files, 0);
+	/* Asked again, s2 answers from its own table: the pool is not asked. */
+	ck_assert_int_eq(pr_symbolizer_symbolize(s2, (uint32_t)getpid(), &f2, &again), 0);
+	ck_assert_ptr_eq(again.funcs, sym1.funcs);
+	ck_assert_int_eq(pr_sym_pool_stats(pool, &hits, &lookups), 0);
+	ck_assert_uint_eq(lookups, 2);
+
+	/* The same file under a path only (no inode, no build-id known):
+	 * named by its own symbolizer, never looked up in the pool. */
+	f3 = f1;
+	r = mmap2(7, f3.map_start, f3.map_end - f3.map_start, f3.map_pgoff, "/gone/test-symbolize");
+	ck_assert_int_eq(pr_model_apply(m3, &r), 0);
+	map = pr__model_find(m3, 7, f3.ip);
+	ck_assert_ptr_nonnull(map);
+	f3.dso = map->dso;
+	s3 = pooled_symbolizer(m3, pool);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s3, (uint32_t)getpid(), &f3, &again), 0);
+	ck_assert_str_eq(again.name, "ds_sym_outer");
+	ck_assert_ptr_ne(again.funcs, sym1.funcs);
+	ck_assert_int_eq(pr_sym_pool_stats(pool, &hits, &lookups), 0);
+	ck_assert_uint_eq(lookups, 2);
+
+	/* s2 holds what s1's model keeps: that model cannot be trimmed; a
+	 * model without a pooled symbolizer can. */
+	ck_assert_int_eq(pr_model_set_cache(m1, &co), 0);
+	ck_assert_int_eq(pr_model_trim(m1, UINT64_C(1000000000)), -EBUSY);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s1, (uint32_t)getpid(), &f1, &again), 0);
+	ck_assert_ptr_eq(again.funcs, sym1.funcs);
+	check_outer_funcs(&sym2);
+	{
+		struct pr_model *plain = self_model();
+		struct pr_symbolizer *own = symbolizer(plain, false);
+
+		ck_assert_int_eq(pr_model_set_cache(plain, &co), 0);
+		ck_assert_int_eq(pr_model_trim(plain, UINT64_C(1000000000)), 0);
+		pr_symbolizer_free(own);
+		pr_model_free(plain);
+	}
+
+	pr_symbolizer_free(s3);
+	pr_symbolizer_free(s2);
+	pr_symbolizer_free(s1);
+	pr_sym_pool_free(pool);
+	pr_model_free(m3);
+	pr_model_free(m2);
+	pr_model_free(m1);
+}
+END_TEST
+
 START_TEST(cxx_names_are_demangled_without_parameters)
 {
 	struct pr_model *m = self_model();
@@ -384,6 +485,7 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, inlined_functions_come_innermost_first_with_their_lines);
 	tcase_add_test(tc, a_live_file_is_opened_through_the_mapping_its_frame_carries);
+	tcase_add_test(tc, symbolizers_sharing_a_pool_name_an_address_once);
 	tcase_add_test(tc, cxx_names_are_demangled_without_parameters);
 	tcase_add_test(tc, cxx_functions_without_linkage_names_are_named_by_their_scopes);
 	suite_add_tcase(s, tc);

@@ -333,7 +333,7 @@ static int open_agent(struct agent *ag)
 	struct pr_cache_opts co = { .sz = sizeof(co), .max_bytes = ag->a->cache_bytes,
 				    .grace_ns = AGENT_GRACE_NS, .check_processes = true };
 
-	if (!ds_names_open_live(&ag->a->names, &ag->model, &ag->u, &ag->sym) &&
+	if (!ds_names_open_live(&ag->a->names, NULL, &ag->model, &ag->u, &ag->sym) &&
 	    !pr_model_set_cache(ag->model, &co))
 		ag->pl = ds_pipeline_new(pr_reader_attr(ag->r), 1, process, tick,
 					 (void *const[]){ ag }, AGENT_MAX_QUEUED, &ds_stop);

@@ -56,6 +56,7 @@ struct session {
 	struct shard *shards;
 	size_t nr_shards;
 	struct ds_pipeline *pl;
+	struct pr_sym_pool *pool;    /* the workers' names, with 2 or more */
 	uint64_t id;
 	int switch_event;            /* the off-CPU event's index, or -1 */
 	double start, end, last_status;
@@ -321,7 +322,7 @@ static int open_shard(struct session *s, struct shard *sh, const struct profile_
 		      int fmt, uint64_t freq)
 {
 	sh->s = s;
-	if (ds_names_open_live(&a->names, &sh->model, &sh->u, &sh->sym) ||
+	if (ds_names_open_live(&a->names, s->pool, &sh->model, &sh->u, &sh->sym) ||
 	    !(sh->quality = ds_quality_new(s->c->stack_size, a->names.max_depth)))
 		return -1;
 	if (sh != s->shards && !(sh->sink = ds_sink_part(&a->out, fmt, freq)))
@@ -343,6 +344,10 @@ static int open_session(struct session *s, const struct profile_args *a, int fmt
 	memset(s->shards, 0, n * sizeof(*s->shards));
 	s->shards[0].sink = sink;
 	s->nr_shards = n;
+	/* The workers name the same files: each address once among them
+	 * (without the memory for it, each names them all). */
+	if (n > 1)
+		s->pool = pr_sym_pool_new();
 	for (size_t i = 0; i < n; i++) {
 		if (open_shard(s, &s->shards[i], a, fmt, freq)) {
 			ds_err("cannot start: %s", strerror(errno));
@@ -395,6 +400,8 @@ static void close_session(struct session *s)
 			ds_sink_merge(NULL, sh->sink);
 	}
 	free(s->shards);
+	/* After every symbolizer that took from it. */
+	pr_sym_pool_free(s->pool);
 	pr_reader_close(s->r);
 }
 
@@ -501,6 +508,7 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 
 		ds_pipeline_cpu(s.pl, &cpu);
 		ds_pipeline_cpu_print(&cpu, "capture", s.nr_shards);
+		ds_pool_print(s.pool);
 	}
 	{
 		bool ok = !ds_sink_close(sink, (uint64_t)wall.tv_sec * 1000000000u +

@@ -120,14 +120,16 @@ void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
 	so->no_demangle = n->no_demangle;
 }
 
-int ds_names_open_live(const struct ds_names *n, struct pr_model **model,
-		       struct pr_unwinder **u, struct pr_symbolizer **sym)
+int ds_names_open_live(const struct ds_names *n, struct pr_sym_pool *pool,
+		       struct pr_model **model, struct pr_unwinder **u,
+		       struct pr_symbolizer **sym)
 {
 	PR_OPTS(pr_unwinder_opts, uo, .live = true, .log = ds_log);
 	PR_OPTS(pr_symbolizer_opts, so, .live = true, .cache_dir = ds_cache_dir(), .log = ds_log);
 	int err;
 
 	ds_names_apply(n, &uo, &so);
+	so.pool = pool;
 	*u = NULL;
 	*sym = NULL;
 	*model = pr_model_new();

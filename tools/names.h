@@ -51,9 +51,11 @@ int ds_names_option(struct ds_names *n, int opt, const char *arg);
 void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
 		    struct pr_symbolizer_opts *so);
 
-/* A live run's model, unwinder and symbolizer, as the options say:
+/* A live run's model, unwinder and symbolizer, as the options say, the
+ * symbolizer sharing `pool` (may be NULL) with the other workers':
  * 0, or -1 (errno set) with whatever was made freed and NULL. */
-int ds_names_open_live(const struct ds_names *n, struct pr_model **model,
-		       struct pr_unwinder **u, struct pr_symbolizer **sym);
+int ds_names_open_live(const struct ds_names *n, struct pr_sym_pool *pool,
+		       struct pr_model **model, struct pr_unwinder **u,
+		       struct pr_symbolizer **sym);
 
 #endif

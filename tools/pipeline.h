@@ -27,7 +27,9 @@ struct perf_event_attr;
  * same worker, so that what is kept per thread -- a stack to join, a
  * wait under way -- is never split); every other record goes to every
  * worker, each of which keeps its own replica of the process model, so
- * that no model is shared and no lock is taken per sample.  `own` says
+ * that no model is shared and no lock is taken per sample (the names
+ * they find, they share: pr_sym_pool, locked per address new to a
+ * worker).  `own` says
  * the record is this worker's to count (its thread is the worker's, or
  * it has none and this is worker 0), as opposed to a replica's copy.
  * After a negative return the rest is only released, and
@@ -91,6 +93,9 @@ struct ds_pipeline_cpu {
 void ds_pipeline_cpu(const struct ds_pipeline *pl, struct ds_pipeline_cpu *c);
 /* -v's line of it on stderr; `copier` names the copying thread. */
 void ds_pipeline_cpu_print(const struct ds_pipeline_cpu *c, const char *copier, size_t nr);
+
+/* -v's line on the names the workers shared (`pool` may be NULL). */
+void ds_pool_print(struct pr_sym_pool *pool);
 
 /* Accepts NULL; finishes first when not yet finished. */
 void ds_pipeline_free(struct ds_pipeline *pl);

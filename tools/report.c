@@ -478,6 +478,10 @@ static int run(struct report_args *a, int fmt)
 	}
 	jobs = nr_jobs(a, &r, fmt);
 	nr = jobs ? jobs : 1;
+	/* The workers name the same files: each address once among them
+	 * (without the memory for it, each names them all). */
+	if (nr > 1 && names)
+		so.pool = pr_sym_pool_new();
 	w = calloc(nr, sizeof(*w));
 	for (size_t i = 0; w && i < nr; i++) {
 		w[i] = r;
@@ -520,6 +524,8 @@ static int run(struct report_args *a, int fmt)
 		summary(w, nr, a->verbose);
 		if (a->verbose && jobs)
 			ds_pipeline_cpu_print(&cpu, "reading", nr);
+		if (a->verbose && jobs)
+			ds_pool_print(so.pool);
 		if (r.switch_event >= 0)
 			ds_sink_print_times(w[0].sink);
 	}
@@ -540,6 +546,8 @@ static int run(struct report_args *a, int fmt)
 		pr_unwinder_free(w[i].u);
 		pr_model_free(w[i].model);
 	}
+	/* After every symbolizer that took from it. */
+	pr_sym_pool_free(so.pool);
 	free(w);
 	pr_file_close(r.file);
 	return ret;

@@ -104,6 +104,9 @@ struct pr_model_user {
 	 * kept of processes the model no longer has. */
 	void (*trim)(void *arg);
 	void *arg;
+	/* What the user handed out is held elsewhere for the model's life
+	 * (a symbolizer sharing a pool): pr_model_trim() refuses. */
+	bool pins;
 	struct pr_model_user *next;
 };
 

@@ -228,6 +228,9 @@ int pr_model_trim(struct pr_model *m, uint64_t time)
 
 	if (!m)
 		return -EINVAL;
+	for (const struct pr_model_user *u = m->users; u; u = u->next)
+		if (u->pins)
+			return -EBUSY;
 	m->epoch++;
 	if (m->check_processes)
 		forget_gone(m);

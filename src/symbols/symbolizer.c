@@ -224,6 +224,7 @@ static void trim_files(void *arg)
 {
 	struct pr_symbolizer *s = arg;
 
+
 	trim_slots(s);
 	pr__hashmap_filter(&s->modules, module_stays, s);
 	pr__hashmap_filter(&s->perf_maps, perf_map_stays, s);
@@ -254,6 +255,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
 	s->stats.sz = sizeof(s->stats);
 	s->perf_map_reread_ns = PERF_MAP_REREAD_NS;
+	s->pool = PR_OPTS_HAS(opts, pool) ? opts->pool : NULL;
 	if (PR_OPTS_HAS(opts, cache_dir) && opts->cache_dir &&
 	    !(s->cache_dir = strdup(opts->cache_dir)))
 		goto fail;
@@ -265,7 +267,8 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 		goto fail;
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = pr__sym_find_debuginfo;
-	s->user = (struct pr_model_user){ .weigh = weigh_file, .trim = trim_files, .arg = s };
+	s->user = (struct pr_model_user){ .weigh = weigh_file, .trim = trim_files, .arg = s,
+					  .pins = s->pool != NULL };
 	pr__model_listen(model, &s->user);
 	return s;
 fail:
@@ -291,6 +294,24 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
 	free((char *)s->cache_dir);
 	free(s->kallsyms_path);
 	free(s);
+}
+
+/* Keep `sym` as the answer for (owner, addr), and give it. */
+static int keep(struct pr_symbolizer *s, const void *owner, uint64_t addr,
+		const struct pr_symbol *sym, struct pr_symbol *out)
+{
+	struct sym_slot *slot;
+	int err = slots_reserve(s);
+
+	if (err)
+		return err;
+	slot = slot_probe(s, owner, addr);
+	slot->owner = owner;
+	slot->addr = addr;
+	slot->sym = *sym;
+	s->used_slots++;
+	*out = *sym;
+	return 0;
 }
 
 int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
@@ -326,25 +347,29 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 		/* JIT maps are read again as they grow: resolved there. */
 		return pr__sym_resolve_jit(s, pid, f, out);
 	} else if (d->path[0] == '/' || !strcmp(d->path, "[vdso]")) {
-		struct sym_module *m = pr__sym_module_of(s, pid, f);
+		bool shared = s->pool && pr__sym_pool_eligible(d);
+		struct sym_module *m;
 
+		/* Resolved by another worker's symbolizer: its answer. */
+		if (shared && pr__sym_pool_get(s->pool, d, addr, &sym))
+			return keep(s, owner, addr, &sym, out);
+		m = pr__sym_module_of(s, pid, f);
 		err = m ? pr__sym_resolve_file(s, m, addr, &sym) : -ENOMEM;
 		if (m)
 			m->nr_results++;
+		if (!err && shared)
+			pr__sym_pool_put(s->pool, d, addr, &sym);
+		if (!err)
+			s->stats.resolved++;
+		return err ? err : keep(s, owner, addr, &sym, out);
 	} else {
 		/* [heap], [stack] and the like: named, never symbolized. */
 		sym.module = d->path;
 	}
-	if (err || (err = slots_reserve(s)))
+	if (err)
 		return err;
-	slot = slot_probe(s, owner, addr);
-	slot->owner = owner;
-	slot->addr = addr;
-	slot->sym = sym;
-	s->used_slots++;
 	s->stats.resolved++;
-	*out = sym;
-	return 0;
+	return keep(s, owner, addr, &sym, out);
 }
 
 int pr_symbolizer_stats(const struct pr_symbolizer *s, struct pr_symbolizer_stats *st)

@@ -10,6 +10,7 @@
  *   symdwarf.c    DWARF: the functions inlined at an address, and lines
  *   kallsyms.c    the kernel's symbols, and their cache
  *   perfmap.c     JIT code: /tmp/perf-PID.map
+ *   pool.c        resolved frames shared by the symbolizers of workers
  */
 #ifndef PR_SYMBOLIZER_H
 #define PR_SYMBOLIZER_H
@@ -133,7 +134,15 @@ struct pr_symbolizer {
 	const char *cache_dir;       /* for what is slow to read (prsym.h), or NULL */
 
 	struct pr_symbolizer_stats stats;
+	struct pr_sym_pool *pool;    /* shared resolved frames (pool.c), or NULL */
 };
+
+/* pool.c: may a file's frames be shared, and sharing them. */
+bool pr__sym_pool_eligible(const struct pr_dso *d);
+bool pr__sym_pool_get(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t addr,
+		      struct pr_symbol *out);
+void pr__sym_pool_put(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t addr,
+		      const struct pr_symbol *sym);
 
 /* symbolizer.c */
 
