@@ -125,15 +125,23 @@ const char *debug_dir(void)
 	return d && *d ? d : NULL;
 }
 
-struct pr_symbolizer *symbolizer(struct pr_model *m, bool no_demangle)
+/* A live symbolizer of `m`, sharing `pool` (may be NULL). */
+static struct pr_symbolizer *pooled_symbolizer(struct pr_model *m, bool no_demangle,
+					       struct pr_sym_pool *pool)
 {
 	const char *dirs[1] = { debug_dir() };
 	PR_OPTS(pr_symbolizer_opts, o, .live = true, .debug_dirs = dirs,
-		.nr_debug_dirs = dirs[0] ? 1 : 0, .no_demangle = no_demangle, .log = keep_log);
+		.nr_debug_dirs = dirs[0] ? 1 : 0, .no_demangle = no_demangle, .log = keep_log,
+		.pool = pool);
 	struct pr_symbolizer *s = pr_symbolizer_new(m, &o);
 
 	ck_assert_ptr_nonnull(s);
 	return s;
+}
+
+struct pr_symbolizer *symbolizer(struct pr_model *m, bool no_demangle)
+{
+	return pooled_symbolizer(m, no_demangle, NULL);
 }
 
 /* The frame of a caller whose call returns to `ret`, as the unwinder
@@ -308,18 +316,6 @@ START_TEST(a_live_file_is_opened_through_the_mapping_its_frame_carries)
 }
 END_TEST
 
-/* symbolizer() sharing `pool`. */
-static struct pr_symbolizer *pooled_symbolizer(struct pr_model *m, struct pr_sym_pool *pool)
-{
-	const char *dirs[1] = { debug_dir() };
-	PR_OPTS(pr_symbolizer_opts, o, .live = true, .debug_dirs = dirs,
-		.nr_debug_dirs = dirs[0] ? 1 : 0, .log = keep_log, .pool = pool);
-	struct pr_symbolizer *s = pr_symbolizer_new(m, &o);
-
-	ck_assert_ptr_nonnull(s);
-	return s;
-}
-
 /*
  * Two workers' symbolizers over their own models of one process, sharing
  * a pool: an address one named is not named again by the other, which
@@ -342,8 +338,8 @@ START_TEST(symbolizers_sharing_a_pool_name_an_address_once)
 
 	ck_assert_ptr_nonnull(pool);
 	ck_assert_ptr_nonnull(m3);
-	s1 = pooled_symbolizer(m1, pool);
-	s2 = pooled_symbolizer(m2, pool);
+	s1 = pooled_symbolizer(m1, false, pool);
+	s2 = pooled_symbolizer(m2, false, pool);
 	f1 = outer_frame(m1);
 	f2 = outer_frame(m2);
 	ck_assert_ptr_ne(f1.dso, f2.dso);
@@ -375,7 +371,7 @@ START_TEST(symbolizers_sharing_a_pool_name_an_address_once)
 	map = pr__model_find(m3, 7, f3.ip);
 	ck_assert_ptr_nonnull(map);
 	f3.dso = map->dso;
-	s3 = pooled_symbolizer(m3, pool);
+	s3 = pooled_symbolizer(m3, false, pool);
 	ck_assert_int_eq(pr_symbolizer_symbolize(s3, (uint32_t)getpid(), &f3, &again), 0);
 	ck_assert_str_eq(again.name, "ds_sym_outer");
 	ck_assert_ptr_ne(again.funcs, sym1.funcs);
