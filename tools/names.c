@@ -2,6 +2,8 @@
 /* How frames are found and named: the options the live command and
  * `report` share. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 
 #include "cli.h"
 #include "names.h"
@@ -146,4 +148,13 @@ int ds_names_open_live(const struct ds_names *n, struct pr_sym_pool *pool,
 	*model = NULL;
 	errno = err;
 	return -1;
+}
+
+void ds_pool_print(struct pr_sym_pool *pool)
+{
+	uint64_t hits, lookups;
+
+	if (pool && !pr_sym_pool_stats(pool, &hits, &lookups))
+		fprintf(stderr, "dwarfsample: of %" PRIu64 " addresses new to a worker, %" PRIu64
+			" were named by another\n", lookups, hits);
 }

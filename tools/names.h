@@ -58,4 +58,7 @@ int ds_names_open_live(const struct ds_names *n, struct pr_sym_pool *pool,
 		       struct pr_model **model, struct pr_unwinder **u,
 		       struct pr_symbolizer **sym);
 
+/* -v's line on the names the workers shared (`pool` may be NULL). */
+void ds_pool_print(struct pr_sym_pool *pool);
+
 #endif

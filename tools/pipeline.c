@@ -7,7 +7,6 @@
  * delivers what its rounds let go.
  */
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdalign.h>
@@ -379,15 +378,6 @@ void ds_pipeline_cpu_print(const struct ds_pipeline_cpu *c, const char *copier, 
 	if (nr > 1)
 		fprintf(stderr, " (busiest %.3f s)", (double)c->busiest_ns / 1e9);
 	fputc('\n', stderr);
-}
-
-void ds_pool_print(struct pr_sym_pool *pool)
-{
-	uint64_t hits, lookups;
-
-	if (pool && !pr_sym_pool_stats(pool, &hits, &lookups))
-		fprintf(stderr, "dwarfsample: of %" PRIu64 " addresses new to a worker, %" PRIu64
-			" were named by another\n", lookups, hits);
 }
 
 void ds_pipeline_free(struct ds_pipeline *pl)

@@ -94,9 +94,6 @@ void ds_pipeline_cpu(const struct ds_pipeline *pl, struct ds_pipeline_cpu *c);
 /* -v's line of it on stderr; `copier` names the copying thread. */
 void ds_pipeline_cpu_print(const struct ds_pipeline_cpu *c, const char *copier, size_t nr);
 
-/* -v's line on the names the workers shared (`pool` may be NULL). */
-void ds_pool_print(struct pr_sym_pool *pool);
-
 /* Accepts NULL; finishes first when not yet finished. */
 void ds_pipeline_free(struct ds_pipeline *pl);
 

@@ -23,8 +23,10 @@
 #include "symbols/symbolizer.h"
 #include "model/model.h"
 
-struct pool_slot {
-	const struct pr_dso *dso;    /* NULL: free */
+/* A resolved frame of a file, in the table under hash(file, address):
+ * entries whose hashes collide sit side by side (base/hashmap.c). */
+struct pool_entry {
+	const struct pr_dso *dso;    /* the file, as the resolving model has it */
 	uint64_t file;               /* hash of the file's identity */
 	uint64_t addr;
 	struct pr_symbol sym;
@@ -32,8 +34,8 @@ struct pool_slot {
 
 struct pr_sym_pool {
 	pthread_mutex_t lock;
-	struct pool_slot *slots;
-	size_t nr_slots, used;
+	struct pr_hashmap entries;   /* hash(file, addr) -> struct pool_entry */
+	struct pr_arena arena;       /* the entries */
 	/* Lookups answered, of all made (pr_sym_pool_stats()). */
 	uint64_t hits, lookups;
 };
@@ -52,7 +54,8 @@ void pr_sym_pool_free(struct pr_sym_pool *p)
 	if (!p)
 		return;
 	pthread_mutex_destroy(&p->lock);
-	free(p->slots);
+	pr__hashmap_free(&p->entries);
+	pr__arena_free(&p->arena);
 	free(p);
 }
 
@@ -85,73 +88,48 @@ static bool same_file(const struct pr_dso *a, const struct pr_dso *b)
 	       !memcmp(a->build_id, b->build_id, a->build_id_size) && !strcmp(a->path, b->path);
 }
 
-static struct pool_slot *probe(const struct pr_sym_pool *p, const struct pr_dso *d,
-			       uint64_t file, uint64_t addr)
+/* The entry for (`d`, `addr`), or NULL; `file` is file_hash(d). */
+static const struct pool_entry *find(const struct pr_sym_pool *p, const struct pr_dso *d,
+				     uint64_t file, uint64_t addr)
 {
-	size_t mask = p->nr_slots - 1, i = (size_t)(pr__hash_mix(file, addr) >> 32) & mask;
+	const struct pool_entry *e;
+	size_t it = 0;
 
-	while (p->slots[i].dso && (p->slots[i].file != file || p->slots[i].addr != addr ||
-				   !same_file(p->slots[i].dso, d)))
-		i = (i + 1) & mask;
-	return &p->slots[i];
-}
-
-static int reserve(struct pr_sym_pool *p)
-{
-	struct pool_slot *old = p->slots;
-	size_t nr = p->nr_slots;
-
-	if (p->used + 1 <= nr / 2)
-		return 0;
-	p->nr_slots = nr ? nr * 2 : 4096;
-	p->slots = calloc(p->nr_slots, sizeof(*p->slots));
-	if (!p->slots) {
-		p->slots = old;
-		p->nr_slots = nr;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < nr; i++)
-		if (old[i].dso)
-			*probe(p, old[i].dso, old[i].file, old[i].addr) = old[i];
-	free(old);
-	return 0;
+	while ((e = pr__hashmap_next(&p->entries, pr__hash_mix(file, addr), &it)))
+		if (e->file == file && e->addr == addr && same_file(e->dso, d))
+			return e;
+	return NULL;
 }
 
 bool pr__sym_pool_get(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t addr,
 		      struct pr_symbol *out)
 {
 	uint64_t file = file_hash(d);
-	bool hit = false;
+	const struct pool_entry *e;
 
 	pthread_mutex_lock(&p->lock);
 	p->lookups++;
-	if (p->slots) {
-		const struct pool_slot *s = probe(p, d, file, addr);
-
-		if (s->dso) {
-			*out = s->sym;
-			hit = true;
-			p->hits++;
-		}
+	e = find(p, d, file, addr);
+	if (e) {
+		*out = e->sym;
+		p->hits++;
 	}
 	pthread_mutex_unlock(&p->lock);
-	return hit;
+	return e != NULL;
 }
 
 void pr__sym_pool_put(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t addr,
 		      const struct pr_symbol *sym)
 {
 	uint64_t file = file_hash(d);
+	struct pool_entry *e;
 
 	pthread_mutex_lock(&p->lock);
 	/* Out of memory: the others resolve it themselves. */
-	if (!reserve(p)) {
-		struct pool_slot *s = probe(p, d, file, addr);
-
-		if (!s->dso) {
-			*s = (struct pool_slot){ .dso = d, .file = file, .addr = addr, .sym = *sym };
-			p->used++;
-		}
+	if (!find(p, d, file, addr) && !pr__hashmap_reserve(&p->entries, 1) &&
+	    (e = pr__arena_alloc(&p->arena, sizeof(*e)))) {
+		*e = (struct pool_entry){ .dso = d, .file = file, .addr = addr, .sym = *sym };
+		pr__hashmap_add(&p->entries, pr__hash_mix(file, addr), e);
 	}
 	pthread_mutex_unlock(&p->lock);
 }
