@@ -71,6 +71,20 @@ PR_API void pr_order_free(struct pr_order *o);
  */
 PR_API int pr_order_add(struct pr_order *o, const struct pr_record *rec);
 
+/*
+ * As pr_order_add(), keeping at most `max_stack` bytes of a sample's
+ * stack (rounded up to 8, at least 8): for a caller that knows how much
+ * of the stack its unwinding reads (pr_unwinder_stack_used()).  The
+ * delivered copy's stack_dyn_size says what was kept; an unwind that
+ * needs more ends PR_END_TRUNCATED.  A copy cut this way says so: its
+ * stack_size is its stack_dyn_size plus 8 (a copy pr_order_add() ended
+ * where the kernel's read did is rounded up by less).  Other records,
+ * and samples whose stack the kernel read less of than `max_stack`, are
+ * copied as pr_order_add() copies them.
+ */
+PR_API int pr_order_add_cut(struct pr_order *o, const struct pr_record *rec,
+			    uint64_t max_stack);
+
 /* The end of a round: every ring was drained once since the last call.
  * Returns 0 or -ENOMEM. */
 PR_API int pr_order_round(struct pr_order *o);

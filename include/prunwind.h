@@ -163,6 +163,17 @@ PR_API void pr_unwinder_free(struct pr_unwinder *u);
 PR_API int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 			      struct pr_stack *stack);
 
+/*
+ * How many bytes of the last unwound sample's stack copy the unwind read,
+ * from its start (the sampled stack pointer) to the end of the highest
+ * word read; 0 when it read none.  A copy cut to that many bytes unwinds
+ * the same.  A thread's outermost frames stay where they are while it
+ * lives, so its later stacks mostly end at the same address: a live
+ * reader may copy no more of them (pr_order_add_cut()), as long as it
+ * watches for one that needed more.  Not thread-safe.
+ */
+PR_API uint64_t pr_unwinder_stack_used(const struct pr_unwinder *u);
+
 struct pr_unwind_stats {
 	size_t sz;
 	uint64_t samples;

@@ -6,6 +6,7 @@
  * delivered; the final flush delivers everything held.
  */
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -281,6 +282,79 @@ START_TEST(a_copied_sample_keeps_the_stack_the_kernel_read)
 }
 END_TEST
 
+/* A caller that knows how much of the stack it needs cuts the copy
+ * there (rounded up to 8): the copy says it has that much, says it was
+ * cut, and still parses whole.  Past what the kernel read, the cut
+ * changes nothing. */
+struct cut {
+	struct pr_order *o;
+	uint64_t max;
+	uint64_t stack_size, dyn_size;
+	size_t size;
+};
+
+static int add_cut(const struct pr_record *rec, void *arg)
+{
+	struct cut *c = arg;
+
+	return pr_order_add_cut(c->o, rec, c->max);
+}
+
+static int check_cut_by_caller(const struct pr_record *rec, void *arg)
+{
+	const struct pr_sample *sm = &rec->u.sample;
+	struct cut *c = arg;
+
+	ck_assert_int_eq(rec->type, PR_RECORD_SAMPLE);
+	c->stack_size = sm->stack_size;
+	c->dyn_size = sm->stack_dyn_size;
+	for (uint64_t i = 0; i < sm->stack_dyn_size; i++)
+		ck_assert_uint_eq(sm->stack[i], (uint8_t)(5 + i));
+	ck_assert_uint_eq(sm->regs_abi, PERF_SAMPLE_REGS_ABI_64);
+	ck_assert_uint_eq(rec->time, 7);
+	ck_assert_uint_eq(rec->tid, PARENT);
+	c->size = rec->size;
+	return 0;
+}
+
+START_TEST(a_sample_cut_by_its_caller_keeps_that_much_of_its_stack)
+{
+	static const struct {
+		uint64_t max, stack_size, dyn_size;
+	} cases[] = {
+		/* Cut: stack_size is dyn_size plus 8. */
+		{ 10, 24, 16 },             /* rounded up to 8 */
+		{ 16, 24, 16 },
+		{ 0, 16, 8 },               /* at least a word */
+		/* Not cut: as pr_order_add() (the kernel read 20). */
+		{ 20, 24, 20 },
+		{ 100, 24, 20 },
+		{ UINT64_MAX, 24, 20 },
+	};
+	static struct synth s;
+
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct two_cpus t;
+		struct cut c = { .max = cases[k].max };
+
+		two_cpus_open(&t, 0);
+		c.o = t.o;
+		s.len = 0;
+		put_sample(&s, 0, 0, PARENT, PARENT, 7, 0, 0x7ffd0000, 64, 20, 5);
+		fakering_put(&t.f[0], s.buf, s.len);
+		ck_assert_int_eq(pr_reader_consume(t.r, add_cut, &c), 1);
+		ck_assert_int_eq(pr_order_flush(t.o, check_cut_by_caller, &c), 1);
+		ck_assert_msg(c.stack_size == cases[k].stack_size &&
+			      c.dyn_size == cases[k].dyn_size,
+			      "cut at %llu: stack %llu, dyn_size %llu", (unsigned long long)c.max,
+			      (unsigned long long)c.stack_size, (unsigned long long)c.dyn_size);
+		ck_assert_uint_eq(c.size, s.len - (64 - cases[k].stack_size));
+		two_cpus_close(&t);
+	}
+	ck_assert_int_eq(pr_order_add_cut(NULL, NULL, 8), -EINVAL);
+}
+END_TEST
+
 static Suite *order_suite(void)
 {
 	Suite *s = suite_create("order");
@@ -291,6 +365,7 @@ static Suite *order_suite(void)
 	tcase_add_test(tc, a_record_past_the_bound_is_delivered_and_counted_late);
 	tcase_add_test(tc, the_final_flush_delivers_everything_held);
 	tcase_add_test(tc, a_copied_sample_keeps_the_stack_the_kernel_read);
+	tcase_add_test(tc, a_sample_cut_by_its_caller_keeps_that_much_of_its_stack);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -215,6 +215,62 @@ START_TEST(a_trim_that_evicts_every_file_leaves_the_same_stack)
 }
 END_TEST
 
+/*
+ * What an unwind reads of the stack is all it needs: cut to that many
+ * bytes, the same snapshot unwinds to the same frames; a word less and it
+ * runs out.  By the compiled rules and by libunwind alike.
+ */
+START_TEST(a_stack_cut_where_the_unwind_stopped_reading_unwinds_the_same)
+{
+	static const unsigned flags[] = { NO_JOIN, NO_JOIN | NO_RULE_CACHE };
+	/* Not on the stack: the snapshot's copy would not reach main. */
+	static struct pr_frame whole[PR_UNWIND_MAX_DEPTH];
+	struct replay r;
+	struct pr_stack st;
+
+	unwind_taken(ds_unwind_take_snapshot, WHOLE_STACK, 0, &r, &st);
+	for (size_t k = 0; k < sizeof(flags) / sizeof(flags[0]); k++) {
+		struct pr_unwinder *u = new_unwinder(r.model, 0, flags[k]);
+		uint64_t dyn = r.rec.u.sample.stack_dyn_size, used;
+		size_t nr;
+
+		ck_assert_ptr_nonnull(u);
+		ck_assert_uint_eq(pr_unwinder_stack_used(u), 0);
+		ck_assert_int_eq(pr_unwinder_unwind(u, &r.rec, &st), 0);
+		ck_assert_msg(st.end == PR_END_OUTERMOST, "unwinder %zu: ended %s after %zu frames",
+			      k, pr_stack_end_name(st.end), st.nr);
+		nr = st.nr;
+		memcpy(whole, st.frames, nr * sizeof(*whole));
+		used = pr_unwinder_stack_used(u);
+		/* Up to main's caller's frame, well short of the stack's
+		 * top (the environment, the auxiliary vector). */
+		ck_assert_uint_gt(used, 64);
+		ck_assert_uint_lt(used, dyn);
+		ck_assert_uint_eq(used % 8, 0);
+
+		r.rec.u.sample.stack_dyn_size = used;
+		ck_assert_int_eq(pr_unwinder_unwind(u, &r.rec, &st), 0);
+		ck_assert_msg(st.end == PR_END_OUTERMOST, "cut to %llu bytes: ended %s",
+			      (unsigned long long)used, pr_stack_end_name(st.end));
+		ck_assert_uint_eq(st.nr, nr);
+		for (size_t i = 0; i < nr; i++)
+			ck_assert_msg(st.frames[i].ip == whole[i].ip, "frame %zu differs", i);
+		ck_assert_uint_eq(pr_unwinder_stack_used(u), used);
+
+		r.rec.u.sample.stack_dyn_size = used - 8;
+		ck_assert_int_eq(pr_unwinder_unwind(u, &r.rec, &st), 0);
+		ck_assert_msg(st.end == PR_END_TRUNCATED, "cut to %llu bytes: ended %s",
+			      (unsigned long long)used - 8, pr_stack_end_name(st.end));
+		ck_assert_uint_lt(st.nr, nr);
+
+		r.rec.u.sample.stack_dyn_size = dyn;
+		pr_unwinder_free(u);
+	}
+	ck_assert_uint_eq(pr_unwinder_stack_used(NULL), 0);
+	replay_free(&r);
+}
+END_TEST
+
 START_TEST(a_short_snapshot_ends_truncated)
 {
 	struct replay r;
@@ -440,6 +496,7 @@ int main(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, a_snapshot_through_qsort_unwinds_to_the_exact_chain);
+	tcase_add_test(tc, a_stack_cut_where_the_unwind_stopped_reading_unwinds_the_same);
 	tcase_add_test(tc, a_short_snapshot_ends_truncated);
 	tcase_add_test(tc, a_trim_that_evicts_every_file_leaves_the_same_stack);
 	tcase_add_test(tc, the_depth_limit_holds);

@@ -224,6 +224,7 @@ static int process(const struct pr_record *rec, bool own, void *arg)
 	/* A kernel thread's sample has no user stack to show. */
 	if (pr_unwinder_unwind(ag->u, rec, &st) || !st.nr)
 		return 0;
+	ds_pipeline_stack_used(ag->pl, rec, &st, pr_unwinder_stack_used(ag->u));
 	if (ag->switch_event >= 0 && pr_reader_event_of(ag->r, rec) == ag->switch_event)
 		err = pr_profile_add_switch(p, ag->sym, rec, &st,
 					    pr_model_comm(ag->model, rec->tid),

@@ -109,6 +109,7 @@ static int process(const struct pr_record *rec, bool own, void *arg)
 	}
 	if (pr_unwinder_unwind(sh->u, rec, &st))
 		return 0;
+	ds_pipeline_stack_used(s->pl, rec, &st, pr_unwinder_stack_used(sh->u));
 	if (s->switch_event >= 0 && pr_reader_event_of(s->r, rec) == s->switch_event)
 		err = ds_sink_switch(sh->sink, rec, &st, sh->sym, pr_model_comm(sh->model, rec->tid),
 				     pr_model_comm(sh->model, rec->pid));
@@ -505,9 +506,12 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		summary(&s, fmt, ds_sink_stacks(sink));
 	if (s.started && c->verbose) {
 		struct ds_pipeline_cpu cpu;
+		struct ds_pipeline_counts pc;
 
 		ds_pipeline_cpu(s.pl, &cpu);
 		ds_pipeline_cpu_print(&cpu, "capture", s.nr_shards);
+		ds_pipeline_counts(s.pl, &pc);
+		ds_pipeline_cut_print(&pc);
 		ds_pool_print(s.pool);
 	}
 	{

@@ -68,13 +68,34 @@ int ds_pipeline_flush(void *pipeline);
  * thread that copies. */
 void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes);
 
+/*
+ * Worker: what unwinding a sample read of its stack (`used`,
+ * pr_unwinder_stack_used(); `st` its stack).  From a stack unwound to
+ * its outermost frame the pipeline learns where the thread's stacks end,
+ * and copies its later samples' stacks only up to a little past there
+ * (pr_order_add_cut()).  A sample cut so that its unwind ran out (ended
+ * truncated or in error, or was joined) is counted, and its thread's
+ * samples are copied whole from then on.  Call it for every sample
+ * unwound, in order.  Any worker, for its own samples.
+ */
+struct pr_stack;
+void ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
+			    const struct pr_stack *st, uint64_t used);
+
 /* Samples copied, samples dropped (the worker was behind, or a second
  * Ctrl-C), and samples the worker has processed.  Any thread. */
 struct ds_pipeline_counts {
 	uint64_t copied, dropped, processed;
 	size_t queued_bytes;
+	/* Samples whose stack was copied only up to where their thread's
+	 * stacks end (ds_pipeline_stack_used()), the bytes that spared, and
+	 * those an unwind found cut too short. */
+	uint64_t cut, cut_bytes, cut_short;
 };
 void ds_pipeline_counts(struct ds_pipeline *pl, struct ds_pipeline_counts *c);
+/* -v's line of the stack copies cut (ds_pipeline_stack_used()), on
+ * stderr. */
+void ds_pipeline_cut_print(const struct ds_pipeline_counts *c);
 
 /* Hand over the rest, let the workers finish everything queued and join
  * them.  Returns 0 or the first error of `process`. */

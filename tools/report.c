@@ -54,6 +54,7 @@ struct report {
 	const char *input;
 	int only_event;              /* perf-script with --event: its index */
 	const char *names[DS_MAX_EVENTS];  /* the file's events */
+	struct ds_pipeline *pl;      /* --jobs: the one feeding this worker */
 };
 
 /* The index of the sample's event in the file (0 when it has one). */
@@ -82,6 +83,8 @@ static int handle(struct report *r, const struct pr_record *rec, bool own)
 		return r->switch_event >= 0 ? ds_sink_record(r->sink, rec) : 0;
 	if (pr_unwinder_unwind(r->u, rec, &st))
 		return 0;
+	if (r->pl)
+		ds_pipeline_stack_used(r->pl, rec, &st, pr_unwinder_stack_used(r->u));
 	if (r->quality)
 		return ds_quality_add(r->quality, &st, r->sym, rec->pid,
 				      pr_model_comm(r->model, rec->pid));
@@ -394,7 +397,8 @@ static int feed(const struct pr_record *rec, void *arg)
 
 /* --jobs: the file through the live command's pipeline (pipeline.h),
  * records in the file's time order, as fast as the workers take them. */
-static int replay(struct report *w, size_t nr, struct ds_pipeline_cpu *cpu)
+static int replay(struct report *w, size_t nr, struct ds_pipeline_cpu *cpu,
+		  struct ds_pipeline_counts *counts)
 {
 	void *ctxs[DS_MAX_JOBS];
 	struct feeder f = { 0 };
@@ -406,9 +410,15 @@ static int replay(struct report *w, size_t nr, struct ds_pipeline_cpu *cpu)
 			       NULL);
 	if (!f.pl)
 		return -errno;
+	/* Before the first record: the workers read it after a round. */
+	for (size_t i = 0; i < nr; i++)
+		w[i].pl = f.pl;
 	n = pr_file_consume(w[0].file, feed, &f);
 	err = ds_pipeline_finish(f.pl);
 	ds_pipeline_cpu(f.pl, cpu);
+	ds_pipeline_counts(f.pl, counts);
+	for (size_t i = 0; i < nr; i++)
+		w[i].pl = NULL;
 	ds_pipeline_free(f.pl);
 	return n < 0 ? n : err;
 }
@@ -496,9 +506,10 @@ static int run(struct report_args *a, int fmt)
 		ds_err("out of memory");
 	} else {
 		struct ds_pipeline_cpu cpu = { 0 };
+		struct ds_pipeline_counts counts = { 0 };
 		uint64_t end;
 
-		n = jobs ? replay(w, nr, &cpu) : pr_file_consume(r.file, on_record, w);
+		n = jobs ? replay(w, nr, &cpu, &counts) : pr_file_consume(r.file, on_record, w);
 		/* Corrupt records were reported and skipped. */
 		ret = n < 0 && n != -EBADMSG;
 		for (size_t i = 1; i < nr; i++) {
@@ -522,8 +533,10 @@ static int run(struct report_args *a, int fmt)
 			w[i].sink = NULL;
 		}
 		summary(w, nr, a->verbose);
-		if (a->verbose && jobs)
+		if (a->verbose && jobs) {
 			ds_pipeline_cpu_print(&cpu, "reading", nr);
+			ds_pipeline_cut_print(&counts);
+		}
 		if (a->verbose && jobs)
 			ds_pool_print(so.pool);
 		if (r.switch_event >= 0)

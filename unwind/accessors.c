@@ -213,6 +213,8 @@ int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 
 	if (addr >= c->sp && addr < top && top - addr >= 8) {
 		memcpy(val, c->stack + (addr - c->sp), 8);
+		if (addr - c->sp + 8 > c->stack_read)
+			c->stack_read = addr - c->sp + 8;
 		return 0;
 	}
 	if (addr >= UW_SYNTHETIC_BASE)

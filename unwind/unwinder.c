@@ -90,6 +90,7 @@ struct pr_unwinder {
 	uint64_t pcs[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
 	uint64_t sps[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
 	struct pr_unwind_stats stats;
+	uint64_t stack_used;       /* of the last sample's copy */
 };
 
 /* The mark for "looked, not found" in by_dso. */
@@ -719,6 +720,8 @@ static enum pr_stack_end classify(const struct uw_ctx *c, int ret, int *error)
 	return PR_END_ERROR;
 }
 
+/* The user frames, into `out`; what of the stack copy they took, into
+ * u->stack_used. */
 static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 			struct pr_stack *out)
 {
@@ -749,6 +752,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	if (u->rule_cache) {
 		if (fast_frames(u, &c, out)) {
 			u->stats.fast_samples++;
+			u->stack_used = c.stack_read;
 			return;
 		}
 		/* Start again, all through libunwind. */
@@ -760,6 +764,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	if (!p || (ret = unw_init_remote(&cur, p->as, &c)) < 0) {
 		out->end = PR_END_ERROR;
 		out->error = p ? -ret : ENOMEM;
+		u->stack_used = c.stack_read;
 		return;
 	}
 	for (;;) {
@@ -839,6 +844,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 			break;
 		}
 	}
+	u->stack_used = c.stack_read;
 }
 
 int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
@@ -850,6 +856,7 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 		return -EINVAL;
 	s = &rec->u.sample;
 	memset(out, 0, sizeof(*out));
+	u->stack_used = 0;
 	out->frames = u->frames;
 	out->nr = out->nr_kernel = kernel_frames(u, s);
 	if (!s->regs || s->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
@@ -873,6 +880,11 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 		u->stats.fp_frames += !!(u->frames[i].flags & PR_FRAME_FP);
 	u->stats.ends[out->end]++;
 	return 0;
+}
+
+uint64_t pr_unwinder_stack_used(const struct pr_unwinder *u)
+{
+	return u ? u->stack_used : 0;
 }
 
 int pr_unwinder_stats(const struct pr_unwinder *u, struct pr_unwind_stats *st)

@@ -146,51 +146,71 @@ static unsigned char *room(struct pr_order *o, size_t size)
 
 /*
  * The bytes a sample's copy keeps of its stack: up to dyn_size rounded up
- * to 8.  The rest of the reserved size is zeros past the top of the stack,
- * and copying it was most of the cost.  0: keep the record whole (a stack
- * of size 0 has no dyn_size field).
+ * to 8 (the rest of the reserved size is zeros past the top of the stack,
+ * and copying it was most of the cost), or to `max` rounded up to 8 when
+ * that is less: then 8 bytes more are kept, unread, so that the copy says
+ * it was cut (*cut: its stack_size is its dyn_size plus 8; rounding
+ * dyn_size up adds less).  0: keep the record whole (a stack of size 0
+ * has no dyn_size field).
  */
-static size_t stack_kept(const struct pr_record *rec)
+static size_t stack_kept(const struct pr_record *rec, uint64_t max, bool *cut)
 {
 	const struct pr_sample *sm = &rec->u.sample;
+	uint64_t keep;
 
-	if (rec->type != PR_RECORD_SAMPLE || !sm->stack || !sm->stack_dyn_size ||
-	    sm->stack_dyn_size >= sm->stack_size)
+	*cut = false;
+	if (rec->type != PR_RECORD_SAMPLE || !sm->stack || !sm->stack_dyn_size)
 		return 0;
-	return (sm->stack_dyn_size + 7) & ~(size_t)7;
+	max = max < 8 ? 8 : max;
+	if (max < sm->stack_dyn_size && ((max + 7) & ~(uint64_t)7) + 8 < sm->stack_size) {
+		max = (max + 7) & ~(uint64_t)7;
+		*cut = true;
+		return (size_t)max;
+	}
+	keep = (sm->stack_dyn_size + 7) & ~(uint64_t)7;
+	return keep < sm->stack_size ? (size_t)keep : 0;
 }
 
-/* Copy a sample cut to `keep` stack bytes.  It stays well formed (its
- * stack size field says the new size), so it parses as before:
- * ... u64 size, stack[size], u64 dyn_size, then the fields after. */
-static void copy_cut(unsigned char *at, const struct pr_record *rec, size_t keep,
+/* Copy a sample cut to `keep` stack bytes read (`cut`: by the caller, and
+ * 8 unread bytes more).  It stays well formed (its stack size field says
+ * the new size, its dyn_size what of it was read), so it parses as
+ * before: ... u64 size, stack[size], u64 dyn_size, then the fields
+ * after. */
+static void copy_cut(unsigned char *at, const struct pr_record *rec, size_t keep, bool cut,
 		     size_t size)
 {
 	const struct pr_sample *sm = &rec->u.sample;
 	const unsigned char *raw = rec->raw;
 	size_t head = (size_t)(sm->stack - raw) - 8;
 	size_t tail = (size_t)(sm->stack - raw) + sm->stack_size + 8;
-	uint64_t v = keep;
+	size_t room = keep + (cut ? 8 : 0);
+	uint64_t v = room, dyn = cut ? keep : sm->stack_dyn_size;
 
 	memcpy(at, raw, head);
 	((struct perf_event_header *)at)->size = (uint16_t)size;
 	memcpy(at + head, &v, 8);
-	memcpy(at + head + 8, sm->stack, sm->stack_dyn_size);
-	memset(at + head + 8 + sm->stack_dyn_size, 0, keep - sm->stack_dyn_size);
-	v = sm->stack_dyn_size;
-	memcpy(at + head + 8 + keep, &v, 8);
-	memcpy(at + head + 16 + keep, raw + tail, rec->size - tail);
+	memcpy(at + head + 8, sm->stack, dyn);
+	memset(at + head + 8 + dyn, 0, room - dyn);
+	v = dyn;
+	memcpy(at + head + 8 + room, &v, 8);
+	memcpy(at + head + 16 + room, raw + tail, rec->size - tail);
 }
 
 int pr_order_add(struct pr_order *o, const struct pr_record *rec)
 {
+	return pr_order_add_cut(o, rec, UINT64_MAX);
+}
+
+int pr_order_add_cut(struct pr_order *o, const struct pr_record *rec, uint64_t max_stack)
+{
 	size_t keep, size;
 	struct held *h;
+	bool cut;
 
 	if (!o || !rec || !rec->raw || rec->size < sizeof(struct perf_event_header))
 		return -EINVAL;
-	keep = stack_kept(rec);
-	size = keep ? rec->size - rec->u.sample.stack_size + keep : rec->size;
+	keep = stack_kept(rec, max_stack, &cut);
+	size = keep ? rec->size - rec->u.sample.stack_size + keep + (cut ? 8 : 0) : rec->size;
 	h = (struct held *)room(o, sizeof(*h) + size);
 	if (!h)
 		return -ENOMEM;
@@ -200,7 +220,7 @@ int pr_order_add(struct pr_order *o, const struct pr_record *rec)
 	h->ring_cpu = rec->ring_cpu;
 	h->size = (uint32_t)size;
 	if (keep)
-		copy_cut((unsigned char *)(h + 1), rec, keep, size);
+		copy_cut((unsigned char *)(h + 1), rec, keep, cut, size);
 	else
 		memcpy(h + 1, rec->raw, size);
 	atomic_fetch_add_explicit(&o->added, 1, memory_order_relaxed);
