@@ -164,13 +164,15 @@ PR_API int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec
 			      struct pr_stack *stack);
 
 /*
- * How many bytes of the last unwound sample's stack copy the unwind read,
- * from its start (the sampled stack pointer) to the end of the highest
- * word read; 0 when it read none.  A copy cut to that many bytes unwinds
- * the same.  A thread's outermost frames stay where they are while it
- * lives, so its later stacks mostly end at the same address: a live
- * reader may copy no more of them (pr_order_add_cut()), as long as it
- * watches for one that needed more.  Not thread-safe.
+ * How many bytes of the last unwound sample's stack the unwind read, from
+ * its start (the sampled stack pointer) to the end of the highest word
+ * read -- or tried to read, just past the end of the copy, when the copy
+ * ran out (then more than its stack_dyn_size); 0 when it read none.  A
+ * copy cut to that many bytes unwinds the same.  A thread's outermost
+ * frames stay where they are while it lives, so its later stacks mostly
+ * end at the same address: a live reader may copy no more of them
+ * (pr_order_add_cut()), as long as it watches for one that needed more.
+ * Not thread-safe.
  */
 PR_API uint64_t pr_unwinder_stack_used(const struct pr_unwinder *u);
 

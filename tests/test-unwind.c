@@ -262,6 +262,8 @@ START_TEST(a_stack_cut_where_the_unwind_stopped_reading_unwinds_the_same)
 		ck_assert_msg(st.end == PR_END_TRUNCATED, "cut to %llu bytes: ended %s",
 			      (unsigned long long)used - 8, pr_stack_end_name(st.end));
 		ck_assert_uint_lt(st.nr, nr);
+		/* It says it wanted the word the cut took. */
+		ck_assert_uint_eq(pr_unwinder_stack_used(u), used);
 
 		r.rec.u.sample.stack_dyn_size = dyn;
 		pr_unwinder_free(u);

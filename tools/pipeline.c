@@ -311,7 +311,6 @@ void ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
 	const struct pr_sample *sm = &rec->u.sample;
 	_Atomic uint64_t *slot = top_slot(pl, rec);
 	uint64_t was, top, q;
-	bool joined;
 
 	if (!slot)
 		return;
@@ -319,13 +318,16 @@ void ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
 	top = top_of(was, rec->tid);
 	if (was >> TOP_Q_BITS == rec->tid && !top)
 		return;                      /* copied whole from now on */
-	joined = st->nr > st->nr_kernel && (st->frames[st->nr - 1].flags & PR_FRAME_JOINED);
-	/* Cut (pr_order_add_cut() says so), and its unwind ran out: the
-	 * thread's stacks reach further than it learned (a coroutine's
-	 * stack below its own, a reused tid), and it is copied whole from
-	 * now on. */
-	if (sm->stack_size == sm->stack_dyn_size + 8 &&
-	    (st->end == PR_END_TRUNCATED || st->end == PR_END_ERROR || joined)) {
+	/* Cut (pr_order_add_cut() says so), and its unwind wanted more than
+	 * the cut left: the thread's stacks reach further than it learned (a
+	 * coroutine's stack below its own, a reused tid).  It is copied
+	 * whole from now on. */
+	if (sm->stack_size == sm->stack_dyn_size + 8 && used > sm->stack_dyn_size) {
+		ds_logf(PR_LOG_DEBUG, "thread %u: a stack copied to 0x%llx, up to where its "
+			"stacks ended (0x%llx), needed more (it ended %s); copied whole from "
+			"now on", rec->tid,
+			(unsigned long long)(sm->stack_addr + sm->stack_dyn_size),
+			(unsigned long long)top, pr_stack_end_name(st->end));
 		atomic_store_explicit(slot, (uint64_t)rec->tid << TOP_Q_BITS, memory_order_relaxed);
 		atomic_fetch_add_explicit(&pl->workers[owner(pl, rec)].cut_short, 1,
 					  memory_order_relaxed);
@@ -333,7 +335,8 @@ void ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
 	}
 	/* Only a stack unwound to its outermost frame says where the
 	 * thread's stacks end. */
-	if (st->end != PR_END_OUTERMOST || joined || !used)
+	if (st->end != PR_END_OUTERMOST || !used ||
+	    (st->nr > st->nr_kernel && (st->frames[st->nr - 1].flags & PR_FRAME_JOINED)))
 		return;
 	q = (sm->stack_addr + used + 63) >> 6;
 	if (q >> TOP_Q_BITS || (top && q <= top >> 6))

@@ -73,10 +73,10 @@ void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes);
  * pr_unwinder_stack_used(); `st` its stack).  From a stack unwound to
  * its outermost frame the pipeline learns where the thread's stacks end,
  * and copies its later samples' stacks only up to a little past there
- * (pr_order_add_cut()).  A sample cut so that its unwind ran out (ended
- * truncated or in error, or was joined) is counted, and its thread's
- * samples are copied whole from then on.  Call it for every sample
- * unwound, in order.  Any worker, for its own samples.
+ * (pr_order_add_cut()).  A cut sample whose unwind wanted more than the
+ * cut left is counted, and its thread's samples are copied whole from
+ * then on.  Call it for every sample unwound, in order.  Any worker, for
+ * its own samples.
  */
 struct pr_stack;
 void ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,

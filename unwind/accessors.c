@@ -227,8 +227,11 @@ int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 		return 0;
 	/* Past the end of the copied stack (or across it), where the stack
 	 * would go on. */
-	if (addr + 8 > top && addr >= c->sp && (addr < top || addr - top < STACK_SLACK))
+	if (addr + 8 > top && addr >= c->sp && (addr < top || addr - top < STACK_SLACK)) {
 		c->stack_exhausted = true;
+		if (addr - c->sp + 8 > c->stack_read)
+			c->stack_read = addr - c->sp + 8;
+	}
 	return -1;
 }
 

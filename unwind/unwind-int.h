@@ -141,8 +141,9 @@ struct uw_ctx {
 	uint64_t sp;
 	const uint8_t *stack;
 	uint64_t stack_size;         /* valid bytes from sp */
-	/* Bytes from sp up to the end of the highest stack word read, over
-	 * the whole unwind (pr_unwinder_stack_used()). */
+	/* Bytes from sp up to the end of the highest stack word read, or
+	 * wanted just past the copy, over the whole unwind
+	 * (pr_unwinder_stack_used()). */
 	uint64_t stack_read;
 	/* What went wrong in the current step. */
 	bool stack_exhausted;        /* a read just past the copied stack */

@@ -64,7 +64,7 @@ static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *shdr)
  * resolver's), from the loaded file (debug files have no .plt).  They
  * take precedence over a symbol whose room runs into .plt.
  */
-static void plt_symbols(struct pr_symbolizer *s, struct sym_module *m, struct pr_arena *names)
+static void plt_symbols(struct sym_module *m)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(m->mod, &bias);
@@ -81,22 +81,19 @@ static void plt_symbols(struct pr_symbolizer *s, struct sym_module *m, struct pr
 	    !(relas = elf_getdata(scn_rela, NULL)) || !(syms = elf_getdata(scn_dynsym, NULL)))
 		return;
 	at = plt.sh_addr + plt.sh_entsize;
+	/* The callee's name stays in the file's string table (as other
+	 * symbols' do) until a frame lands in its stub: demangling every
+	 * stub of a C++ library was most of the first look at it. */
 	for (size_t i = 0; i < rela.sh_size / rela.sh_entsize; i++, at += plt.sh_entsize) {
 		GElf_Rela r;
 		GElf_Sym sym;
 		const char *callee = "";
-		char name[1024];
 
 		if (!gelf_getrela(relas, (int)i, &r))
 			break;
 		if (gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
 			callee = elf_strptr(elf, dynsym.sh_link, sym.st_name);
-		if (!callee)
-			callee = "";
-		callee = pr__sym_demangle(s, names, callee);
-		snprintf(name, sizeof(name), "%s@plt", callee ? callee : "");
-		if (pr__symtab_add(&m->syms, at, plt.sh_entsize, pr__arena_strdup(names, name),
-				   PR_SYM_GLOBAL))
+		if (pr__symtab_add(&m->syms, at, plt.sh_entsize, callee ? callee : "", PR_SYM_PLT))
 			break;
 	}
 	if (m->syms.nr > before)
@@ -105,7 +102,7 @@ static void plt_symbols(struct pr_symbolizer *s, struct sym_module *m, struct pr
 
 /* The file's symbols: its .symtab (or its debug file's), else its
  * .dynsym, the way libdwfl picks them, with perf's choice of which. */
-static void read_symbols(struct pr_symbolizer *s, struct sym_module *m, struct pr_arena *names)
+static void read_symbols(struct sym_module *m)
 {
 	int n = dwfl_module_getsymtab(m->mod);
 
@@ -133,7 +130,7 @@ static void read_symbols(struct pr_symbolizer *s, struct sym_module *m, struct p
 			break;
 	}
 	pr__symtab_finish(&m->syms);
-	plt_symbols(s, m, names);
+	plt_symbols(m);
 }
 
 struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
@@ -197,7 +194,7 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 		return m;
 	}
 	s->stats.files++;
-	read_symbols(s, m, &m->arena);
+	read_symbols(m);
 	return m;
 }
 
@@ -232,6 +229,17 @@ static bool offset_to_vaddr(const struct sym_module *m, uint64_t off, uint64_t *
 	return false;
 }
 
+/* A .plt stub's name: "callee@plt", the callee demangled. */
+static const char *plt_name(struct pr_symbolizer *s, struct pr_arena *a, const char *callee)
+{
+	const char *d = pr__sym_demangle(s, a, callee);
+	char *out = d ? pr__arena_alloc(a, strlen(d) + sizeof("@plt")) : NULL;
+
+	if (out)
+		stpcpy(stpcpy(out, d), "@plt");
+	return out;
+}
+
 /* A symbol's name, demangled the first time it is asked for. */
 static const char *symbol_name(struct pr_symbolizer *s, struct sym_module *m,
 			       const struct pr_sym *sym)
@@ -244,7 +252,8 @@ static const char *symbol_name(struct pr_symbolizer *s, struct sym_module *m,
 			return NULL;
 	}
 	if (!m->names[i])
-		m->names[i] = pr__sym_demangle(s, &m->arena, sym->name);
+		m->names[i] = sym->binding == PR_SYM_PLT ? plt_name(s, &m->arena, sym->name) :
+			      pr__sym_demangle(s, &m->arena, sym->name);
 	return m->names[i];
 }
 

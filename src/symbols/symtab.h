@@ -8,7 +8,9 @@
 #include "base/base.h"
 
 
-enum { PR_SYM_LOCAL, PR_SYM_GLOBAL, PR_SYM_WEAK };
+/* How a symbol is bound; PR_SYM_PLT: a .plt stub, named by its callee
+ * (its name), shown as "callee@plt". */
+enum { PR_SYM_LOCAL, PR_SYM_GLOBAL, PR_SYM_WEAK, PR_SYM_PLT };
 
 struct pr_sym {
 	uint64_t start, end;
