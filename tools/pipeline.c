@@ -316,23 +316,23 @@ void ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
 		return;
 	was = atomic_load_explicit(slot, memory_order_relaxed);
 	top = top_of(was, rec->tid);
-	if (was >> TOP_Q_BITS == rec->tid && !top)
-		return;                      /* copied whole from now on */
 	/* Cut (pr_order_add_cut() says so), and its unwind wanted more than
 	 * the cut left: the thread's stacks reach further than it learned (a
-	 * coroutine's stack below its own, a reused tid).  It is copied
-	 * whole from now on. */
+	 * coroutine's stack carved from its own, a reused tid).  It is
+	 * copied whole from now on (those cut before the capture thread saw
+	 * that count too). */
 	if (sm->stack_size == sm->stack_dyn_size + 8 && used > sm->stack_dyn_size) {
 		ds_logf(PR_LOG_DEBUG, "thread %u: a stack copied to 0x%llx, up to where its "
-			"stacks ended (0x%llx), needed more (it ended %s); copied whole from "
-			"now on", rec->tid,
-			(unsigned long long)(sm->stack_addr + sm->stack_dyn_size),
-			(unsigned long long)top, pr_stack_end_name(st->end));
+			"stacks ended, needed more (it ended %s); copied whole from now on",
+			rec->tid, (unsigned long long)(sm->stack_addr + sm->stack_dyn_size),
+			pr_stack_end_name(st->end));
 		atomic_store_explicit(slot, (uint64_t)rec->tid << TOP_Q_BITS, memory_order_relaxed);
 		atomic_fetch_add_explicit(&pl->workers[owner(pl, rec)].cut_short, 1,
 					  memory_order_relaxed);
 		return;
 	}
+	if (was >> TOP_Q_BITS == rec->tid && !top)
+		return;                      /* copied whole from now on */
 	/* Only a stack unwound to its outermost frame says where the
 	 * thread's stacks end. */
 	if (st->end != PR_END_OUTERMOST || !used ||
