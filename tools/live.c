@@ -92,6 +92,7 @@ static int process(const struct pr_record *rec, bool own, void *arg)
 	struct shard *sh = arg;
 	struct session *s = sh->s;
 	struct pr_stack st;
+	bool cut_short;
 	int err;
 
 	/* Samples too: one in the image exec loaded retires the old one. */
@@ -109,7 +110,7 @@ static int process(const struct pr_record *rec, bool own, void *arg)
 	}
 	if (pr_unwinder_unwind(sh->u, rec, &st))
 		return 0;
-	ds_pipeline_stack_used(s->pl, rec, &st, pr_unwinder_stack_used(sh->u));
+	cut_short = ds_pipeline_stack_used(s->pl, rec, &st, pr_unwinder_stack_used(sh->u));
 	if (s->switch_event >= 0 && pr_reader_event_of(s->r, rec) == s->switch_event)
 		err = ds_sink_switch(sh->sink, rec, &st, sh->sym, pr_model_comm(sh->model, rec->tid),
 				     pr_model_comm(sh->model, rec->pid));
@@ -120,7 +121,7 @@ static int process(const struct pr_record *rec, bool own, void *arg)
 	if (!err && sh->quality && (s->switch_event < 0 ||
 				    pr_reader_event_of(s->r, rec) != s->switch_event))
 		err = ds_quality_add(sh->quality, &st, sh->sym, rec->pid,
-				     pr_model_comm(sh->model, rec->pid));
+				     pr_model_comm(sh->model, rec->pid), cut_short);
 	if (s->switch_event >= 0)
 		publish_times(sh);
 	atomic_store_explicit(&sh->samples, atomic_load_explicit(&sh->samples,
@@ -215,6 +216,7 @@ static int round_done(void *arg)
 static void summary(struct session *s, int fmt, size_t stacks)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
+	struct ds_pipeline_counts pc;
 	uint64_t lost = lost_samples(s), total;
 
 	for (size_t i = 0; i < s->nr_shards; i++)
@@ -229,7 +231,10 @@ static void summary(struct session *s, int fmt, size_t stacks)
 	if (st.samples) {
 		fputs("dwarfsample: ", stderr);
 		ds_stack_ends(&st);
-		if (st.ends[PR_END_TRUNCATED] * 20 > st.samples)
+		ds_pipeline_counts(s->pl, &pc);
+		/* Those the capture thread cut short are not the kernel's copy's
+		 * doing: the table below says so. */
+		if ((st.ends[PR_END_TRUNCATED] - pc.cut_short) * 20 > st.samples)
 			fputs("dwarfsample: more than 5% of stacks were cut short: a larger "
 			      "--stack-size copies more of each\n", stderr);
 		/* Where, and what would help: what reaches 1 % of the

@@ -305,7 +305,7 @@ static uint64_t stack_to_copy(const struct ds_pipeline *pl, const struct pr_reco
 	return top - sm->stack_addr + TOP_MARGIN;
 }
 
-void ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
+bool ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
 			    const struct pr_stack *st, uint64_t used)
 {
 	const struct pr_sample *sm = &rec->u.sample;
@@ -313,7 +313,7 @@ void ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
 	uint64_t was, top, q;
 
 	if (!slot)
-		return;
+		return false;
 	was = atomic_load_explicit(slot, memory_order_relaxed);
 	top = top_of(was, rec->tid);
 	/* Cut (pr_order_add_cut() says so), and its unwind wanted more than
@@ -329,19 +329,20 @@ void ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
 		atomic_store_explicit(slot, (uint64_t)rec->tid << TOP_Q_BITS, memory_order_relaxed);
 		atomic_fetch_add_explicit(&pl->workers[owner(pl, rec)].cut_short, 1,
 					  memory_order_relaxed);
-		return;
+		return true;
 	}
 	if (was >> TOP_Q_BITS == rec->tid && !top)
-		return;                      /* copied whole from now on */
+		return false;                /* copied whole from now on */
 	/* Only a stack unwound to its outermost frame says where the
 	 * thread's stacks end. */
 	if (st->end != PR_END_OUTERMOST || !used ||
 	    (st->nr > st->nr_kernel && (st->frames[st->nr - 1].flags & PR_FRAME_JOINED)))
-		return;
+		return false;
 	q = (sm->stack_addr + used + 63) >> 6;
 	if (q >> TOP_Q_BITS || (top && q <= top >> 6))
-		return;
+		return false;
 	atomic_store_explicit(slot, (uint64_t)rec->tid << TOP_Q_BITS | q, memory_order_relaxed);
+	return false;
 }
 
 int ds_pipeline_copy(const struct pr_record *rec, void *arg)

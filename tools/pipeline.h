@@ -76,10 +76,11 @@ void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes);
  * (pr_order_add_cut()).  A cut sample whose unwind wanted more than the
  * cut left is counted, and its thread's samples are copied whole from
  * then on.  Call it for every sample unwound, in order.  Any worker, for
- * its own samples.
+ * its own samples.  True when this sample was cut too short (its stack
+ * ended early by the cut, not by the kernel's copy).
  */
 struct pr_stack;
-void ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
+bool ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
 			    const struct pr_stack *st, uint64_t used);
 
 /* Samples copied, samples dropped (the worker was behind, or a second

@@ -19,8 +19,10 @@
 #include "cli.h"
 #include "quality.h"
 
-/* Rows' reasons: how stacks end (enum pr_stack_end), and frames unnamed. */
+/* Rows' reasons: how stacks end (enum pr_stack_end), frames unnamed, and
+ * stacks the capture thread's copy cut too short (pipeline.h). */
 #define WHY_UNNAMED PR_END_MAX
+#define WHY_CUT_SHORT (PR_END_MAX + 1)
 
 struct row {
 	const struct pr_dso *dso;    /* NULL: no file mapping */
@@ -125,7 +127,7 @@ int ds_quality_merge(struct ds_quality *q, const struct ds_quality *src)
 }
 
 int ds_quality_add(struct ds_quality *q, const struct pr_stack *st, struct pr_symbolizer *sym,
-		   uint32_t pid, const char *process)
+		   uint32_t pid, const char *process, bool cut_short)
 {
 	int err = 0;
 
@@ -140,7 +142,7 @@ int ds_quality_add(struct ds_quality *q, const struct pr_stack *st, struct pr_sy
 								   : NULL;
 
 		q->ended_early++;
-		err = count(q, dso, process, st->end);
+		err = count(q, dso, process, cut_short ? WHY_CUT_SHORT : st->end);
 	}
 	for (size_t i = st->nr_kernel; sym && !err && i < st->nr; i++) {
 		struct pr_symbol s;
@@ -333,6 +335,11 @@ static void remedy(const struct ds_quality *q, const struct row *r, char *buf, s
 		snprintf(buf, len, "no user registers (kernel threads): -k shows their kernel "
 			 "stacks");
 		return;
+	case WHY_CUT_SHORT:
+		snprintf(buf, len, "copied only up to where this thread's stacks had ended "
+			 "before; it also runs on stacks carved from its own (coroutines), and is "
+			 "copied whole since");
+		return;
 	case WHY_UNNAMED: {
 		const char *server = debuginfod_server();
 
@@ -363,6 +370,8 @@ static const char *why_name(unsigned why)
 		return "JIT, no way out";
 	case WHY_UNNAMED:
 		return "no symbols";
+	case WHY_CUT_SHORT:
+		return "cut short";
 	default:
 		return pr_stack_end_name((enum pr_stack_end)why);
 	}

@@ -70,6 +70,7 @@ static size_t sample_event(struct report *r, const struct pr_record *rec)
 static int handle(struct report *r, const struct pr_record *rec, bool own)
 {
 	struct pr_stack st;
+	bool cut_short = false;
 	size_t event;
 	int err;
 
@@ -84,10 +85,10 @@ static int handle(struct report *r, const struct pr_record *rec, bool own)
 	if (pr_unwinder_unwind(r->u, rec, &st))
 		return 0;
 	if (r->pl)
-		ds_pipeline_stack_used(r->pl, rec, &st, pr_unwinder_stack_used(r->u));
+		cut_short = ds_pipeline_stack_used(r->pl, rec, &st, pr_unwinder_stack_used(r->u));
 	if (r->quality)
 		return ds_quality_add(r->quality, &st, r->sym, rec->pid,
-				      pr_model_comm(r->model, rec->pid));
+				      pr_model_comm(r->model, rec->pid), cut_short);
 	if (rec->fields & PR_ID_TIME) {
 		if (!r->first_time || rec->time < r->first_time)
 			r->first_time = rec->time;
