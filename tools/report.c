@@ -54,7 +54,6 @@ struct report {
 	const char *input;
 	int only_event;              /* perf-script with --event: its index */
 	const char *names[DS_MAX_EVENTS];  /* the file's events */
-	struct ds_pipeline *pl;      /* --jobs: the one feeding this worker */
 };
 
 /* The index of the sample's event in the file (0 when it has one). */
@@ -70,7 +69,6 @@ static size_t sample_event(struct report *r, const struct pr_record *rec)
 static int handle(struct report *r, const struct pr_record *rec, bool own)
 {
 	struct pr_stack st;
-	bool cut_short = false;
 	size_t event;
 	int err;
 
@@ -84,11 +82,9 @@ static int handle(struct report *r, const struct pr_record *rec, bool own)
 		return r->switch_event >= 0 ? ds_sink_record(r->sink, rec) : 0;
 	if (pr_unwinder_unwind(r->u, rec, &st))
 		return 0;
-	if (r->pl)
-		cut_short = ds_pipeline_stack_used(r->pl, rec, &st, pr_unwinder_stack_used(r->u));
 	if (r->quality)
 		return ds_quality_add(r->quality, &st, r->sym, rec->pid,
-				      pr_model_comm(r->model, rec->pid), cut_short);
+				      pr_model_comm(r->model, rec->pid), false);
 	if (rec->fields & PR_ID_TIME) {
 		if (!r->first_time || rec->time < r->first_time)
 			r->first_time = rec->time;
@@ -397,9 +393,12 @@ static int feed(const struct pr_record *rec, void *arg)
 }
 
 /* --jobs: the file through the live command's pipeline (pipeline.h),
- * records in the file's time order, as fast as the workers take them. */
-static int replay(struct report *w, size_t nr, struct ds_pipeline_cpu *cpu,
-		  struct ds_pipeline_counts *counts)
+ * records in the file's time order, as fast as the workers take them.
+ * Every stack is copied whole: live, the capture thread copies a
+ * thread's stacks only up to where they ended before
+ * (ds_pipeline_stack_used()), which can cut one short, and a replay
+ * must give one worker's profile exactly. */
+static int replay(struct report *w, size_t nr, struct ds_pipeline_cpu *cpu)
 {
 	void *ctxs[DS_MAX_JOBS];
 	struct feeder f = { 0 };
@@ -411,15 +410,9 @@ static int replay(struct report *w, size_t nr, struct ds_pipeline_cpu *cpu,
 			       NULL);
 	if (!f.pl)
 		return -errno;
-	/* Before the first record: the workers read it after a round. */
-	for (size_t i = 0; i < nr; i++)
-		w[i].pl = f.pl;
 	n = pr_file_consume(w[0].file, feed, &f);
 	err = ds_pipeline_finish(f.pl);
 	ds_pipeline_cpu(f.pl, cpu);
-	ds_pipeline_counts(f.pl, counts);
-	for (size_t i = 0; i < nr; i++)
-		w[i].pl = NULL;
 	ds_pipeline_free(f.pl);
 	return n < 0 ? n : err;
 }
@@ -507,10 +500,9 @@ static int run(struct report_args *a, int fmt)
 		ds_err("out of memory");
 	} else {
 		struct ds_pipeline_cpu cpu = { 0 };
-		struct ds_pipeline_counts counts = { 0 };
 		uint64_t end;
 
-		n = jobs ? replay(w, nr, &cpu, &counts) : pr_file_consume(r.file, on_record, w);
+		n = jobs ? replay(w, nr, &cpu) : pr_file_consume(r.file, on_record, w);
 		/* Corrupt records were reported and skipped. */
 		ret = n < 0 && n != -EBADMSG;
 		for (size_t i = 1; i < nr; i++) {
@@ -534,10 +526,8 @@ static int run(struct report_args *a, int fmt)
 			w[i].sink = NULL;
 		}
 		summary(w, nr, a->verbose);
-		if (a->verbose && jobs) {
+		if (a->verbose && jobs)
 			ds_pipeline_cpu_print(&cpu, "reading", nr);
-			ds_pipeline_cut_print(&counts);
-		}
 		if (a->verbose && jobs)
 			ds_pool_print(so.pool);
 		if (r.switch_event >= 0)
