@@ -233,8 +233,10 @@ static void summary(struct session *s, int fmt, size_t stacks)
 		ds_stack_ends(&st);
 		ds_pipeline_counts(s->pl, &pc);
 		/* Those the capture thread cut short are not the kernel's copy's
-		 * doing: the table below says so. */
-		if ((st.ends[PR_END_TRUNCATED] - pc.cut_short) * 20 > st.samples)
+		 * doing: the table below says so (some were joined, or ended
+		 * otherwise: not all of them are among the truncated). */
+		if (st.ends[PR_END_TRUNCATED] > pc.cut_short &&
+		    (st.ends[PR_END_TRUNCATED] - pc.cut_short) * 20 > st.samples)
 			fputs("dwarfsample: more than 5% of stacks were cut short: a larger "
 			      "--stack-size copies more of each\n", stderr);
 		/* Where, and what would help: what reaches 1 % of the
