@@ -108,6 +108,12 @@ struct pr_symbolizer_opts {
 	 * them must live while any is used, and their models cannot be
 	 * trimmed (pr_model_trim() says -EBUSY).  NULL: its own only. */
 	struct pr_sym_pool *pool;
+	/* Functions and the functions inlined at each address, but no
+	 * source files or lines (every pr_sym_func's file NULL, line 0):
+	 * the units' line tables are not read, which is most of naming a
+	 * C++ address seen for the first time.  For output that shows no
+	 * lines (folded, SVG). */
+	bool no_lines;
 };
 
 /*

@@ -109,6 +109,12 @@ check "$mode: recorded" test $rc -eq 0 || cat "$tmp/record.err"
 "$ds" report -F comm,tid,time,ip,dso --no-inline -i "$tmp/data" -o "$tmp/frames" &&
 	"$ds" report -F comm,tid,time,ip,sym,dso,srcline -i "$tmp/data" -o "$tmp/names"
 check "$mode: report exits 0" test $? -eq 0
+# Without srcline, naming reads no line tables (pr_symbolizer_opts
+# no_lines): the same frames and names, only the source lines gone.
+"$ds" report -F comm,tid,time,ip,sym,dso -i "$tmp/data" -o "$tmp/names-only" 2>/dev/null
+grep -v '^  ' "$tmp/names" >"$tmp/names-no-src"
+check "$mode: without srcline (names read without lines), the same frames and names" \
+	cmp -s "$tmp/names-no-src" "$tmp/names-only"
 "$compare" addrs "$tmp/frames" "$prog" "$prog" >"$tmp/addrs"
 check "$mode: the program's frames were sampled ($(wc -l <"$tmp/addrs") addresses)" \
 	test "$(wc -l <"$tmp/addrs")" -ge "$min_addrs"

@@ -65,6 +65,20 @@ __attribute__((noinline, noclone)) void ds_sym_outer(int x)
 }
 enum { OUTER_LINE = __LINE__ - 3 };
 
+/* Two calls inlined to different depths in one function: the first
+ * returns to ds_sym_ret_deep, the second to ds_sym_ret. */
+void *volatile ds_sym_ret_deep;
+
+void ds_sym_two(int x);
+__attribute__((noinline, noclone)) void ds_sym_two(int x)
+{
+	ds_sym_middle(x);
+	ds_sym_ret_deep = ds_sym_ret;
+	ds_sym_inner(x);
+	sink = x;
+}
+enum { TWO_DEEP_LINE = __LINE__ - 5, TWO_LINE = __LINE__ - 3 };
+
 char logtext[16384];
 
 void keep_log(enum pr_log_level level, const char *msg, void *ctx)
@@ -283,6 +297,70 @@ START_TEST(inlined_functions_come_innermost_first_with_their_lines)
 END_TEST
 
 /*
+ * One function's inlined calls are indexed once, when an address first
+ * falls in it: a second address there, its calls inlined to another
+ * depth, is named from the same index, each with its own chain.
+ */
+START_TEST(two_addresses_in_one_function_have_their_own_inlined_chains)
+{
+	struct pr_model *m = self_model();
+	struct pr_symbolizer *s = symbolizer(m, false);
+	struct pr_frame deep, shallow;
+	struct pr_symbol sym;
+
+	ds_sym_two(1);
+	deep = caller_frame(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret_deep);
+	shallow = caller_frame(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
+	ck_assert_uint_ne(deep.ip, shallow.ip);
+	for (int pass = 0; pass < 2; pass++) {
+		ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &deep, &sym), 0);
+		ck_assert_msg(sym.nr == 3, "%zu functions; log:\n%s", sym.nr, logtext);
+		check_func(&sym.funcs[0], "ds_sym_inner", INNER_LINE, true);
+		check_func(&sym.funcs[1], "ds_sym_middle", MIDDLE_LINE, true);
+		check_func(&sym.funcs[2], "ds_sym_two", TWO_DEEP_LINE, false);
+		ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &shallow, &sym), 0);
+		ck_assert_msg(sym.nr == 2, "%zu functions; log:\n%s", sym.nr, logtext);
+		check_func(&sym.funcs[0], "ds_sym_inner", INNER_LINE, true);
+		check_func(&sym.funcs[1], "ds_sym_two", TWO_LINE, false);
+	}
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+}
+END_TEST
+
+/*
+ * Without lines (pr_symbolizer_opts.no_lines: the folded and SVG
+ * writers' symbolizer), the same functions, inlined ones too, and no
+ * files or lines.
+ */
+START_TEST(without_lines_the_same_functions_are_named_with_no_files)
+{
+	struct pr_model *m = self_model();
+	const char *dirs[1] = { debug_dir() };
+	PR_OPTS(pr_symbolizer_opts, o, .live = true, .debug_dirs = dirs,
+		.nr_debug_dirs = dirs[0] ? 1 : 0, .log = keep_log, .no_lines = true);
+	struct pr_symbolizer *s = pr_symbolizer_new(m, &o);
+	static const char *const names[] = { "ds_sym_inner", "ds_sym_middle", "ds_sym_outer" };
+	struct pr_frame f;
+	struct pr_symbol sym;
+
+	ck_assert_ptr_nonnull(s);
+	f = outer_frame(m);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &sym), 0);
+	ck_assert_str_eq(sym.name, "ds_sym_outer");
+	ck_assert_msg(sym.nr == 3, "%zu functions; log:\n%s", sym.nr, logtext);
+	for (size_t i = 0; i < 3; i++) {
+		ck_assert_str_eq(sym.funcs[i].name, names[i]);
+		ck_assert_int_eq(sym.funcs[i].inlined, i < 2);
+		ck_assert_ptr_null(sym.funcs[i].file);
+		ck_assert_uint_eq(sym.funcs[i].line, 0);
+	}
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+}
+END_TEST
+
+/*
  * The symbolizer opens a live process's file through the mapping the
  * frame carries (/proc/PID/map_files), not by looking the process up in
  * the model: here the model knows no such process, and the path the
@@ -480,6 +558,8 @@ int main(void)
 	}
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, inlined_functions_come_innermost_first_with_their_lines);
+	tcase_add_test(tc, two_addresses_in_one_function_have_their_own_inlined_chains);
+	tcase_add_test(tc, without_lines_the_same_functions_are_named_with_no_files);
 	tcase_add_test(tc, a_live_file_is_opened_through_the_mapping_its_frame_carries);
 	tcase_add_test(tc, symbolizers_sharing_a_pool_name_an_address_once);
 	tcase_add_test(tc, cxx_names_are_demangled_without_parameters);

@@ -119,6 +119,7 @@ void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
 	so->debug_dirs = n->dirs;
 	so->nr_debug_dirs = n->nr_dirs;
 	so->no_inline = n->no_inline;
+	so->no_lines = n->no_lines;
 	so->no_demangle = n->no_demangle;
 }
 

@@ -22,6 +22,8 @@ struct ds_names {
 	size_t nr_dirs;
 	uint32_t max_depth;          /* 0: the unwinder's default */
 	bool no_inline, no_demangle;
+	/* Set by the command when its output shows no source lines. */
+	bool no_lines;
 	bool no_fp, no_rule_cache, no_join;
 	const char *debuginfod_timeout, *debuginfod_cache;
 	bool no_debuginfod;

@@ -252,6 +252,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	}
 	s->live = PR_OPTS_HAS(opts, live) && opts->live;
 	s->no_inline = PR_OPTS_HAS(opts, no_inline) && opts->no_inline;
+	s->no_lines = PR_OPTS_HAS(opts, no_lines) && opts->no_lines;
 	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
 	s->stats.sz = sizeof(s->stats);
 	s->perf_map_reread_ns = PERF_MAP_REREAD_NS;

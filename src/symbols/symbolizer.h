@@ -106,7 +106,7 @@ struct sym_perf_map {
 struct pr_symbolizer {
 	struct pr_model *model;
 	struct pr_logger lg;
-	bool live, no_inline, no_demangle;
+	bool live, no_inline, no_demangle, no_lines;
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
 

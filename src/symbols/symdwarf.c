@@ -142,6 +142,9 @@ struct cu_index {
 	struct cu_range *r;
 	struct cu_scope *scopes;
 	size_t nr, cap, nr_scopes, cap_scopes;
+	/* Its functions' scopes, by the function's DIE offset + 1, made as
+	 * addresses fall in them (fn_scopes_of()). */
+	struct pr_hashmap fns;
 };
 
 /* Nested deeper than this, scopes are not walked (no compiler does). */
@@ -201,10 +204,123 @@ static int index_children(struct cu_index *x, Dwarf_Die *parent, int32_t scope, 
 	return 0;
 }
 
+/*
+ * The scopes inside one function (inlined calls, nested functions,
+ * lexical blocks), from one walk of its DIEs the first time an address
+ * falls in it.  scope_path() walks them with libdw for every address,
+ * skipping over every DIE between the ones it wants: a C++ function built
+ * with -O2 holds hundreds of inlined calls, and a profile finds a dozen
+ * addresses or more in each of its hot functions.  In DIE order, each
+ * with the end of its subtree, so that the scopes around an address are
+ * found visiting only the scopes at each level on the way down.
+ */
+struct fn_scope {
+	Dwarf_Off die;
+	uint32_t end;                /* index past its subtree */
+	uint32_t range, nr_ranges;   /* into fn_scopes.r */
+	bool lexical;
+};
+
+struct fn_range {
+	Dwarf_Addr lo, hi;
+};
+
+struct fn_scopes {
+	struct fn_scope *s;
+	struct fn_range *r;
+	size_t nr, cap, nr_r, cap_r;
+};
+
+/* Scopes nested deeper than this in one function are not indexed. */
+#define MAX_SCOPE_NEST 256
+
+static void fn_scopes_free(struct fn_scopes *f)
+{
+	if (!f)
+		return;
+	free(f->s);
+	free(f->r);
+	free(f);
+}
+
+/* The scopes under `parent`, as scope_path() would find them, into `f`;
+ * -1 when out of memory. */
+static int fn_walk(struct fn_scopes *f, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth >= MAX_SCOPE_NEST || dwarf_child(parent, &child))
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+		size_t at;
+
+		if (tag != DW_TAG_subprogram && tag != DW_TAG_inlined_subroutine &&
+		    tag != DW_TAG_lexical_block)
+			continue;
+		if (f->nr >= UINT32_MAX || PR_ARRAY_RESERVE(f->s, f->cap, f->nr + 1))
+			return -1;
+		at = f->nr++;
+		f->s[at] = (struct fn_scope){ .die = dwarf_dieoffset(&child),
+					      .range = (uint32_t)f->nr_r,
+					      .lexical = tag == DW_TAG_lexical_block };
+		/* As dwarf_haspc() reads them. */
+		while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+			if (f->nr_r >= UINT32_MAX || PR_ARRAY_RESERVE(f->r, f->cap_r, f->nr_r + 1))
+				return -1;
+			f->r[f->nr_r++] = (struct fn_range){ lo, hi };
+		}
+		f->s[at].nr_ranges = (uint32_t)(f->nr_r - f->s[at].range);
+		if (fn_walk(f, &child, depth + 1))
+			return -1;
+		f->s[at].end = (uint32_t)f->nr;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static bool fn_scope_has(const struct fn_scopes *f, const struct fn_scope *sc, Dwarf_Addr pc)
+{
+	for (uint32_t i = 0; i < sc->nr_ranges; i++)
+		if (pc >= f->r[sc->range + i].lo && pc < f->r[sc->range + i].hi)
+			return true;
+	return false;
+}
+
+/* scope_path() from a function, through its index: at each level the
+ * first scope (in DIE order) holding `pc`, lexical blocks looked
+ * through. */
+static int fn_scope_path(const struct fn_scopes *f, Dwarf *dbg, Dwarf_Addr pc, Dwarf_Die *path,
+			 int n, int max)
+{
+	size_t j = 0, end = f->nr;
+
+	while (n < max && j < end) {
+		const struct fn_scope *sc = &f->s[j];
+
+		if (!fn_scope_has(f, sc, pc)) {
+			j = sc->end;
+			continue;
+		}
+		if (!sc->lexical) {
+			if (!dwarf_offdie(dbg, sc->die, &path[n]))
+				break;
+			n++;
+		}
+		end = sc->end;
+		j++;
+	}
+	return n;
+}
+
 static void cu_index_free(struct cu_index *x)
 {
 	if (!x)
 		return;
+	for (size_t i = 0; i < x->fns.cap; i++)
+		fn_scopes_free(x->fns.slots[i].value);
+	pr__hashmap_free(&x->fns);
 	free(x->r);
 	free(x->scopes);
 	free(x);
@@ -241,6 +357,26 @@ static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
 	}
 	m->index_bytes += sizeof(*x) + x->cap * sizeof(*x->r) + x->cap_scopes * sizeof(*x->scopes);
 	return x;
+}
+
+/* The scopes inside function `fn` of unit `cu`, indexed the first time;
+ * NULL when out of memory. */
+static const struct fn_scopes *fn_scopes_of(struct sym_module *m, Dwarf_Die *cu, Dwarf_Die *fn)
+{
+	struct cu_index *x = cu_index(m, cu);
+	uint64_t key = dwarf_dieoffset(fn) + 1;
+	struct fn_scopes *f;
+
+	if (!x)
+		return NULL;
+	if ((f = pr__hashmap_get(&x->fns, key)))
+		return f;
+	if (!(f = calloc(1, sizeof(*f))) || fn_walk(f, fn, 0) || pr__hashmap_put(&x->fns, key, f)) {
+		fn_scopes_free(f);
+		return NULL;
+	}
+	m->index_bytes += sizeof(*f) + f->cap * sizeof(*f->s) + f->cap_r * sizeof(*f->r);
+	return f;
 }
 
 /* The CU's function around `pc`, through the index: 1 and *fn, 0 when no
@@ -532,12 +668,12 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 	if (!m->has_dwarf)
 		return 0;
 	cu = dwfl_module_addrdie(m->mod, vaddr, &bias);
-	line = cu ? dwfl_module_getsrc(m->mod, vaddr) : NULL;
+	line = cu && !s->no_lines ? dwfl_module_getsrc(m->mod, vaddr) : NULL;
 	file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
 	if (!cu && cu_by_ranges(m, vaddr - m->dwarf_bias, &own_cu)) {
 		cu = &own_cu;
 		bias = m->dwarf_bias;
-		dline = dwarf_getsrc_die(cu, vaddr - bias);
+		dline = s->no_lines ? NULL : dwarf_getsrc_die(cu, vaddr - bias);
 		file = dline ? dwarf_linesrc(dline, NULL, NULL) : NULL;
 		if (file)
 			dwarf_lineno(dline, &lineno);
@@ -555,9 +691,16 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		if (n > 0)
 			last_alias(cu, vaddr - bias, &path[0]);
 	} else {
+		const struct fn_scopes *f;
+
 		n = top_function(m, cu, vaddr - bias, &path[0]);
-		n = n < 0 ? scope_path(*cu, vaddr - bias, path, 0, MAX_INLINE)
-			  : n ? scope_path(path[0], vaddr - bias, path, 1, MAX_INLINE) : 0;
+		if (n < 0)
+			n = scope_path(*cu, vaddr - bias, path, 0, MAX_INLINE);
+		else if (n && (f = fn_scopes_of(m, cu, &path[0])))
+			n = fn_scope_path(f, dwarf_cu_getdwarf(path[0].cu), vaddr - bias, path, 1,
+					  MAX_INLINE);
+		else if (n)
+			n = scope_path(path[0], vaddr - bias, path, 1, MAX_INLINE);
 	}
 	for (int k = n - 1; k >= 0 && nr < MAX_INLINE; k--) {
 		int t = dwarf_tag(&path[k]);
@@ -583,8 +726,9 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 						  .file = file, .line = (uint32_t)lineno,
 						  .inlined = t == DW_TAG_inlined_subroutine };
 		nr++;
-		/* The caller's line is where it inlined this one. */
-		if (t == DW_TAG_inlined_subroutine)
+		/* The caller's line is where it inlined this one (reading
+		 * the unit's file names reads its whole line table). */
+		if (t == DW_TAG_inlined_subroutine && !s->no_lines)
 			call_site(m, cu, &path[k], &file, (uint32_t *)&lineno);
 	}
 	/* Code no DWARF function covers: addr2line names it by its symbol. */
