@@ -467,9 +467,7 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		a->out.path = path;
 	}
 	a->out.no_inline = a->names.no_inline;
-	/* Folded and SVG show functions, not lines: naming reads no line
-	 * tables for them. */
-	a->names.no_lines = fmt == PR_FORMAT_FOLDED || fmt == PR_FORMAT_SVG;
+	a->names.no_lines = !ds_output_shows_lines(&a->out, fmt);
 	a->out.mode = c->wall ? PR_PROFILE_WALL : c->off_cpu ? PR_PROFILE_OFF_CPU
 							     : PR_PROFILE_CPU;
 	/* Wall time needs each CPU sample's own period (cpu-clock's is ns). */

@@ -117,6 +117,13 @@ static bool ends_with(const char *s, const char *end)
 	return n >= m && !strcmp(s + n - m, end);
 }
 
+bool ds_output_shows_lines(const struct ds_output_opts *o, int fmt)
+{
+	if (fmt == DS_FORMAT_PERF_SCRIPT)
+		return ((o->fields ? o->fields : PS_DEFAULT) & PS_SRCLINE) != 0;
+	return fmt != PR_FORMAT_FOLDED && fmt != PR_FORMAT_SVG;
+}
+
 int ds_output_format(const struct ds_output_opts *o, int fallback, bool ext_required)
 {
 	int fmt;

@@ -67,6 +67,11 @@ int ds_output_option(struct ds_output_opts *o, int opt, const char *arg);
  */
 int ds_output_format(const struct ds_output_opts *o, int fallback, bool ext_required);
 
+/* Whether format `fmt` written with `o` shows source lines: folded and
+ * SVG never do, perf-script text with srcline only.  Naming reads no
+ * line tables for what does not (pr_symbolizer_opts.no_lines). */
+bool ds_output_shows_lines(const struct ds_output_opts *o, int fmt);
+
 /* The name of format `fmt` and how to open a file of it. */
 const char *ds_format_name(int fmt);
 const char *ds_format_hint(int fmt);

@@ -443,9 +443,7 @@ static int run(struct report_args *a, int fmt)
 	}
 	ds_names_apply(&a->names, &uo, &so);
 	so.no_inline |= !names;
-	/* What shows no source lines reads no line tables. */
-	so.no_lines = fmt == PR_FORMAT_FOLDED || fmt == PR_FORMAT_SVG ||
-		      (fmt == DS_FORMAT_PERF_SCRIPT && !(a->out.fields & PS_SRCLINE));
+	so.no_lines = !ds_output_shows_lines(&a->out, fmt);
 	r.file = pr_file_open(a->input, &fo);
 	if (!r.file)
 		return 1;

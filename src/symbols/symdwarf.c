@@ -359,16 +359,14 @@ static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
 	return x;
 }
 
-/* The scopes inside function `fn` of unit `cu`, indexed the first time;
- * NULL when out of memory. */
-static const struct fn_scopes *fn_scopes_of(struct sym_module *m, Dwarf_Die *cu, Dwarf_Die *fn)
+/* The scopes inside function `fn` of the unit indexed in `x`, indexed
+ * the first time; NULL when out of memory. */
+static const struct fn_scopes *fn_scopes_of(struct sym_module *m, struct cu_index *x,
+					     Dwarf_Die *fn)
 {
-	struct cu_index *x = cu_index(m, cu);
 	uint64_t key = dwarf_dieoffset(fn) + 1;
 	struct fn_scopes *f;
 
-	if (!x)
-		return NULL;
 	if ((f = pr__hashmap_get(&x->fns, key)))
 		return f;
 	if (!(f = calloc(1, sizeof(*f))) || fn_walk(f, fn, 0) || pr__hashmap_put(&x->fns, key, f)) {
@@ -379,15 +377,12 @@ static const struct fn_scopes *fn_scopes_of(struct sym_module *m, Dwarf_Die *cu,
 	return f;
 }
 
-/* The CU's function around `pc`, through the index: 1 and *fn, 0 when no
- * function has it, -1 when the index could not be made. */
-static int top_function(struct sym_module *m, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)
+/* The unit's function around `pc`, through its index `x`: 1 and *fn, 0
+ * when no function has it, -1 when its DIE cannot be read. */
+static int top_function(const struct cu_index *x, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)
 {
-	struct cu_index *x = cu_index(m, cu);
 	size_t i;
 
-	if (!x)
-		return -1;
 	/* The last range starting at or below pc, then back over the few
 	 * that may start earlier and still hold it (nested or aliased). */
 	i = pr__upper_bound(x->r, x->nr, sizeof(x->r[0]), pc);
@@ -691,12 +686,13 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		if (n > 0)
 			last_alias(cu, vaddr - bias, &path[0]);
 	} else {
+		struct cu_index *x = cu_index(m, cu);
 		const struct fn_scopes *f;
 
-		n = top_function(m, cu, vaddr - bias, &path[0]);
+		n = x ? top_function(x, cu, vaddr - bias, &path[0]) : -1;
 		if (n < 0)
 			n = scope_path(*cu, vaddr - bias, path, 0, MAX_INLINE);
-		else if (n && (f = fn_scopes_of(m, cu, &path[0])))
+		else if (n && (f = fn_scopes_of(m, x, &path[0])))
 			n = fn_scope_path(f, dwarf_cu_getdwarf(path[0].cu), vaddr - bias, path, 1,
 					  MAX_INLINE);
 		else if (n)
