@@ -17,6 +17,8 @@
  *   prunwind.h   user stacks unwound with DWARF CFI
  *   prsym.h      names, inlined functions and source lines for frames
  *   prprofile.h  a profile in memory and the files it is written as
+ *   prsession.h  the per-record path: records -> model -> unwinder ->
+ *                sinks, on the caller's thread or on worker threads
  *
  * Conventions, kept by every function of every header:
  *
@@ -82,5 +84,6 @@
 #include "prunwind.h"
 #include "prsym.h"
 #include "prprofile.h"
+#include "prsession.h"
 
 #endif /* PERFREADER_H */

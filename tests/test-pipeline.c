@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The live command's pipeline (tools/pipeline.c, built in): how much of a
+ * The session's pipeline (src/session/pipeline.c): how much of a
  * sample's stack the capture thread copies once the worker has said where
- * its thread's stacks end (ds_pipeline_stack_used()), and what happens
+ * its thread's stacks end (pr__pipeline_stack_used()), and what happens
  * when that proves too short.  Samples come from a fake ring; the worker
  * is told, sample by sample, how each unwind ended and what it read, and
  * records what it was handed.  Each step waits for the worker to have
@@ -10,49 +10,20 @@
  * the next one is fixed.
  */
 #include <check.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
 
 #include "checkmain.h"
-#include "cli.h"
 #include "fakering.h"
 #include "fakesample.h"
-#include "pipeline.h"
-
-/* tools/cli.c's, which the pipeline uses. */
-void ds_log(enum pr_log_level level, const char *msg, void *ctx)
-{
-	(void)level;
-	(void)ctx;
-	fprintf(stderr, "%s\n", msg);
-}
-
-void ds_logf(enum pr_log_level level, const char *fmt, ...)
-{
-	va_list ap;
-
-	(void)level;
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-uint64_t ds_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "session/session.h"
 
 #define SP 0x7ffd0000ull
 #define STACK 4096
 
 /* What the worker is to say of the next sample, and what it was handed. */
 struct worker_side {
-	struct ds_pipeline *pl;
+	struct pr__pipeline *pl;
 	enum pr_stack_end end;
 	uint64_t used;
 	uint64_t dyn_size;           /* of the copy handed over */
@@ -72,7 +43,7 @@ static int process(const struct pr_record *rec, bool own, void *ctx)
 	/* A cut copy says so (pr_order_add_cut()). */
 	w->cut = rec->u.sample.stack_size == w->dyn_size + 8;
 	w->tid = rec->tid;
-	ds_pipeline_stack_used(w->pl, rec, &st, w->used);
+	pr__pipeline_stack_used(w->pl, rec, &st, w->used);
 	return 0;
 }
 
@@ -95,14 +66,15 @@ static void open_bench(struct bench *b)
 	fakering_ring(&b->f, &ring, 0);
 	b->r = pr__reader_from_rings(&ring, 1, &b->attr, NULL);
 	ck_assert_ptr_nonnull(b->r);
-	b->w.pl = ds_pipeline_new(pr_reader_attr(b->r), 1, process, NULL, &ctx, SIZE_MAX, NULL);
+	b->w.pl = pr__pipeline_new(pr_reader_attr(b->r), 1, process, NULL, &ctx, SIZE_MAX, NULL,
+				  NULL);
 	ck_assert_ptr_nonnull(b->w.pl);
 }
 
 static void close_bench(struct bench *b)
 {
-	ck_assert_int_eq(ds_pipeline_finish(b->w.pl), 0);
-	ds_pipeline_free(b->w.pl);
+	ck_assert_int_eq(pr__pipeline_finish(b->w.pl), 0);
+	pr__pipeline_free(b->w.pl);
 	pr_reader_close(b->r);
 	fakering_free(&b->f);
 }
@@ -116,20 +88,20 @@ static uint64_t step(struct bench *b, uint32_t tid, uint64_t sp, enum pr_stack_e
 		     uint64_t used)
 {
 	static struct synth s;
-	struct ds_pipeline_counts c;
+	struct pr__pipeline_counts c;
 
 	b->w.end = end;
 	b->w.used = used;
 	s.len = 0;
 	put_sample(&s, 0, 0, 100, tid, ++b->time, 0, sp, STACK, STACK, 1);
 	fakering_put(&b->f, s.buf, s.len);
-	ck_assert_int_eq(pr_reader_consume(b->r, ds_pipeline_copy, b->w.pl), 1);
+	ck_assert_int_eq(pr_reader_consume(b->r, pr__pipeline_copy, b->w.pl), 1);
 	/* The sample goes once a round has ended after the one it came in. */
-	ck_assert_int_eq(ds_pipeline_flush(b->w.pl), 0);
-	ck_assert_int_eq(ds_pipeline_flush(b->w.pl), 0);
+	ck_assert_int_eq(pr__pipeline_flush(b->w.pl), 0);
+	ck_assert_int_eq(pr__pipeline_flush(b->w.pl), 0);
 	b->processed++;
 	for (int i = 0; i < 10000; i++) {
-		ds_pipeline_counts(b->w.pl, &c);
+		pr__pipeline_counts(b->w.pl, &c);
 		if (c.processed == b->processed)
 			break;
 		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
@@ -140,11 +112,11 @@ static uint64_t step(struct bench *b, uint32_t tid, uint64_t sp, enum pr_stack_e
 	return b->w.dyn_size;
 }
 
-static struct ds_pipeline_counts counts(struct bench *b)
+static struct pr__pipeline_counts counts(struct bench *b)
 {
-	struct ds_pipeline_counts c;
+	struct pr__pipeline_counts c;
 
-	ds_pipeline_counts(b->w.pl, &c);
+	pr__pipeline_counts(b->w.pl, &c);
 	return c;
 }
 

@@ -99,9 +99,15 @@ while read -r ip; do
 	[ $off -ge 0 ] && [ $off -lt 64 ] || not_entry=$((not_entry + 1))
 done <"$tmp/l.ends"
 check "stacks of the start end in ld.so ($in_ldso)" test "$in_ldso" -ge 5
-check "each at its entry point, $entry, as readelf reads it ($not_entry elsewhere)" \
-	test "$not_entry" -eq 0
 "$ds" report --quality -i "$tmp/l.data" >"$tmp/l.quality" 2>"$tmp/err"
+# Each at the entry point -- but the odd stack the kernel could not copy
+# whole (a page not present when the sample was taken, more likely on a
+# loaded machine) ends where the copy did: those --quality counts as
+# truncated in ld.so may end elsewhere, and no more.
+cut=$(awk -v ldso="$ldso" '$3 == "truncated" && $4 == ldso { n += $1 } END { print n + 0 }' \
+	"$tmp/l.quality")
+check "each at its entry point, $entry, as readelf reads it ($not_entry elsewhere, $cut of them cut short by the kernel's copy)" \
+	test "$not_entry" -le "$cut"
 check "report --quality does not call them cut short for want of unwind information" \
 	sh -c "! grep -q 'no unwind info.*ld-linux' '$tmp/l.quality'"
 

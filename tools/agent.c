@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `dwarfsample agent`: continuous profiling.  The live command's path —
- * the capture thread copies records, a worker unwinds and names them in
- * time order — counted into one profile that is cut into windows
+ * the capture thread copies records into the session, whose worker
+ * unwinds and names them in time order — counted into one profile that
+ * is cut into windows
  * (windows.c); each window's groups go to the uploader (upload.c), whose
  * own thread encodes and delivers them, so that neither sampling nor
  * unwinding ever waits on the network.  Runs until SIGTERM or SIGINT
@@ -11,9 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <malloc.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +23,6 @@
 #include "cli.h"
 #include "names.h"
 #include "output.h"
-#include "pipeline.h"
 #include "prunwind.h"
 #include "upload.h"
 #include "windows.h"
@@ -39,9 +37,6 @@
 #define AGENT_HEALTH_S 60
 #define AGENT_FLUSH_S 10.0
 #define AGENT_MAX_EXES 64
-/* Records are delivered in time order a round late; what is read later
- * than that still lands in an open window if it is this much older. */
-#define HORIZON_SLACK_NS UINT64_C(100000000)
 /* Files and what naming and unwinding built from them, kept across
  * windows (pr_model_set_cache()): the working set of a busy host is well
  * under it (BENCHMARKS.md, "Agent soak"). */
@@ -100,22 +95,14 @@ struct agent {
 	const struct ds_capture *c;
 	struct agent_args *a;
 	struct pr_reader *r;
-	struct pr_model *model;
-	struct pr_unwinder *u;
-	struct pr_symbolizer *sym;
-	struct ds_pipeline *pl;
+	struct pr_session *ses;
 	struct ds_uploader *up;
 	struct ds_windows *w;
 	struct pr_profile_opts po;
 	uint64_t id;
 	uint32_t self;               /* the agent's pid */
-	int switch_event;            /* the off-CPU event's index, or -1 */
 	double start, last_health;
 	bool started;
-	uint64_t windows;            /* cut so far: a trim follows each cut */
-	/* Written by the worker, read by the health line. */
-	_Atomic uint64_t samples, complete, skipped;
-	_Atomic uint64_t cache_files, cache_bytes, cache_evicted, cache_evicted_hot;
 };
 
 static volatile sig_atomic_t reopen_log;
@@ -141,122 +128,27 @@ static int open_log(const char *path)
 	return 0;
 }
 
-static bool exe_wanted(const struct agent *ag, const struct pr_record *rec)
+/* Which samples are profiled: not the agent's own (its cost is
+ * measured, not profiled), and with --exe only those processes'. */
+static bool wanted(const struct pr_record *rec, const char *comm, void *arg)
 {
-	const char *comm;
+	const struct agent *ag = arg;
 
+	if (rec->pid == ag->self)
+		return false;
 	if (!ag->a->nr_exes)
 		return true;
 	/* The kernel keeps 15 characters of the name a process was
 	 * exec'd with. */
-	comm = pr_model_comm(ag->model, rec->pid);
 	for (size_t i = 0; comm && i < ag->a->nr_exes; i++)
 		if (!strncmp(comm, ag->a->exes[i], 15))
 			return true;
 	return false;
 }
 
-static int sample_event(const struct agent *ag, const struct pr_record *rec)
-{
-	int idx = ag->c->events.nr > 1 ? pr_reader_event_of(ag->r, rec) : 0;
-
-	return idx < 0 ? 0 : idx;
-}
-
-/*
- * After a window is cut, nothing holds what the unwinder and the symbolizer
- * handed out: the caches are brought within their bounds then (files of
- * processes gone for the grace period, then the least recently sampled).
- */
-static void trim_after_cut(struct agent *ag, uint64_t time)
-{
-	struct ds_windows_stats ws;
-	struct pr_cache_stats cs = { .sz = sizeof(cs) };
-	uint64_t hot;
-
-	ds_windows_stats(ag->w, &ws);
-	if (ws.windows == ag->windows)
-		return;
-	ag->windows = ws.windows;
-	hot = atomic_load(&ag->cache_evicted_hot);
-	if (pr_model_trim(ag->model, time) || pr_model_cache_stats(ag->model, &cs))
-		return;
-	/* What the window's tables and the evicted files' state took goes
-	 * back to the system, not only to malloc's free lists: the agent's
-	 * resident size is then what it holds, window after window. */
-	malloc_trim(0);
-	if (cs.files_evicted_hot > hot && !hot)
-		ds_logf(PR_LOG_WARN, "files sampled in the last window were evicted from the "
-			"cache (%" PRIu64 " MiB held): they are read again and again; raise "
-			"--cache-size", cs.bytes >> 20);
-	atomic_store(&ag->cache_files, cs.files);
-	atomic_store(&ag->cache_bytes, cs.bytes);
-	atomic_store(&ag->cache_evicted, cs.files_evicted);
-	atomic_store(&ag->cache_evicted_hot, cs.files_evicted_hot);
-}
-
-/* The worker: every record, in time order. */
-static int process(const struct pr_record *rec, bool own, void *arg)
-{
-	struct agent *ag = arg;
-	struct pr_profile *p;
-	struct pr_stack st;
-	int err;
-
-	(void)own;                   /* one worker: every record is its own */
-
-	/* Synthesized records have no time; they open no window. */
-	if (rec->time && (err = ds_windows_record(ag->w, rec->time)))
-		return err;
-	if (rec->time)
-		trim_after_cut(ag, rec->time);
-	err = pr_model_apply(ag->model, rec);
-	if (err)
-		return err;
-	p = ds_windows_profile(ag->w);
-	if (rec->type != PR_RECORD_SAMPLE)
-		return ag->switch_event >= 0 ? pr_profile_apply(p, rec) : 0;
-	/* Not the agent itself: its cost is measured, not profiled. */
-	if (rec->pid == ag->self || !exe_wanted(ag, rec)) {
-		atomic_fetch_add_explicit(&ag->skipped, 1, memory_order_relaxed);
-		return 0;
-	}
-	/* A kernel thread's sample has no user stack to show. */
-	if (pr_unwinder_unwind(ag->u, rec, &st) || !st.nr)
-		return 0;
-	ds_pipeline_stack_used(ag->pl, rec, &st, pr_unwinder_stack_used(ag->u));
-	if (ag->switch_event >= 0 && pr_reader_event_of(ag->r, rec) == ag->switch_event)
-		err = pr_profile_add_switch(p, ag->sym, rec, &st,
-					    pr_model_comm(ag->model, rec->tid),
-					    pr_model_comm(ag->model, rec->pid));
-	else
-		err = pr_profile_add_event(p, (size_t)sample_event(ag, rec), ag->sym, rec, &st,
-					   pr_model_comm(ag->model, rec->tid),
-					   pr_model_comm(ag->model, rec->pid));
-	atomic_fetch_add_explicit(&ag->samples, 1, memory_order_relaxed);
-	if (st.end == PR_END_OUTERMOST)
-		atomic_fetch_add_explicit(&ag->complete, 1, memory_order_relaxed);
-	/* Out of memory for one sample: it is not counted; go on. */
-	return err == -ENOMEM ? 0 : err;
-}
-
-/* The worker, after each batch: windows end even when nothing comes. */
-static int tick(uint64_t horizon, void *arg)
-{
-	struct agent *ag = arg;
-	int err;
-
-	if (horizon <= HORIZON_SLACK_NS)
-		return 0;
-	err = ds_windows_advance(ag->w, horizon - HORIZON_SLACK_NS);
-	if (!err)
-		trim_after_cut(ag, horizon - HORIZON_SLACK_NS);
-	return err;
-}
-
 static int copy(const struct pr_record *rec, void *arg)
 {
-	return ds_pipeline_copy(rec, ((struct agent *)arg)->pl);
+	return pr_session_add(rec, ((struct agent *)arg)->ses);
 }
 
 static int started(void *arg)
@@ -271,7 +163,7 @@ static int started(void *arg)
 		c->cgroup ? "the processes of cgroup " : c->system_wide ? "every CPU"
 								 : "the processes given",
 		c->cgroup ? c->cgroup : "", c->freq, ag->a->win.interval_ns / 1000000000u);
-	return ds_synthesize(ag->c, ag->r, ag->id, ds_pipeline_copy, ag->pl);
+	return ds_synthesize(ag->c, ag->r, ag->id, pr_session_add, ag->ses);
 }
 
 static uint64_t rss_kib(void)
@@ -291,21 +183,22 @@ static uint64_t rss_kib(void)
 /* One line of how the agent is doing. */
 static void health(struct agent *ag, enum pr_log_level level)
 {
-	struct ds_pipeline_counts pc;
+	struct pr_session_stats ss = { .sz = sizeof(ss) };
 	struct ds_upload_stats us;
-	uint64_t n = atomic_load(&ag->samples), done = atomic_load(&ag->complete);
+	uint64_t n, done;
 
-	ds_pipeline_counts(ag->pl, &pc);
+	pr_session_stats(ag->ses, &ss);
+	n = ss.samples;
+	done = ss.complete;
 	ds_uploader_stats(ag->up, &us);
 	ds_logf(level, "health: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " skipped, "
 		"%.1f%% complete stacks; windows: %" PRIu64 " written, %" PRIu64 " sent, %" PRIu64
 		" spooled, %" PRIu64 " dropped, %" PRIu64 " failed, %zu queued; backend %.0f ms; %"
 		PRIu64 " KiB uploaded; cache %" PRIu64 " files, %" PRIu64 " MiB, %" PRIu64
-		" evicted; RSS %" PRIu64 " MiB", n, pr_reader_lost(ag->r) + pc.dropped,
-		atomic_load(&ag->skipped), n ? 100.0 * (double)done / (double)n : 0.0, us.written,
-		us.sent, us.spooled, us.dropped, us.failed, us.queued, us.last_latency_s * 1e3,
-		us.bytes_sent / 1024, atomic_load(&ag->cache_files),
-		atomic_load(&ag->cache_bytes) >> 20, atomic_load(&ag->cache_evicted),
+		" evicted; RSS %" PRIu64 " MiB", n, pr_reader_lost(ag->r) + ss.dropped,
+		ss.skipped, n ? 100.0 * (double)done / (double)n : 0.0, us.written, us.sent,
+		us.spooled, us.dropped, us.failed, us.queued, us.last_latency_s * 1e3,
+		us.bytes_sent / 1024, ss.cache_files, ss.cache_bytes >> 20, ss.cache_evicted,
 		rss_kib() / 1024);
 }
 
@@ -315,7 +208,7 @@ static int round_done(void *arg)
 	struct agent *ag = arg;
 	double now;
 
-	ds_pipeline_flush(ag->pl);
+	pr_session_round(ag->ses);
 	if (reopen_log) {
 		reopen_log = 0;
 		if (ag->a->log_file && !open_log(ag->a->log_file))
@@ -329,31 +222,38 @@ static int round_done(void *arg)
 	return 0;
 }
 
-static int open_agent(struct agent *ag)
+/* The session, with the windows as its sink (made before sampling
+ * starts: windows are in the events' clock from then). */
+static int open_agent(struct agent *ag, uint64_t start, uint64_t start_wall)
 {
 	struct pr_cache_opts co = { .sz = sizeof(co), .max_bytes = ag->a->cache_bytes,
 				    .grace_ns = AGENT_GRACE_NS, .check_processes = true };
+	PR_OPTS(pr_session_opts, so, .log = ds_log, .workers = 1, .cache = &co,
+		.release_memory = true, .max_bytes = AGENT_MAX_QUEUED, .hurry = &ds_stop,
+		.stop = &ds_stop, .cut_stacks = true, .filter = wanted, .filter_ctx = ag);
+	struct pr_sink sink;
 
-	if (!ds_names_open_live(&ag->a->names, NULL, &ag->model, &ag->u, &ag->sym) &&
-	    !pr_model_set_cache(ag->model, &co))
-		ag->pl = ds_pipeline_new(pr_reader_attr(ag->r), 1, process, tick,
-					 (void *const[]){ ag }, AGENT_MAX_QUEUED, &ds_stop);
-	if (!ag->pl) {
+	ag->ses = ds_names_session(&ag->a->names, ag->r, NULL, &so, true, NULL);
+	if (!ag->ses) {
 		ds_err("cannot start: %s", strerror(errno));
 		return -1;
 	}
+	ag->w = ds_windows_new(&ag->a->win, &ag->po, start, start_wall);
+	if (!ag->w)
+		return -1;
+	ds_windows_session(ag->w, &sink);
+	if (pr_session_add_sink(ag->ses, &sink)) {
+		ds_err("cannot start: out of memory");
+		return -1;
+	}
 	pr_reader_ids(ag->r, &ag->id, 1);
-	ag->switch_event = ds_switch_event(ag->r);
 	return 0;
 }
 
 static void close_agent(struct agent *ag)
 {
-	ds_pipeline_free(ag->pl);
+	pr_session_free(ag->ses);
 	ds_windows_free(ag->w);
-	pr_symbolizer_free(ag->sym);
-	pr_unwinder_free(ag->u);
-	pr_model_free(ag->model);
 	pr_reader_close(ag->r);
 }
 
@@ -378,7 +278,7 @@ static void profile_opts(const struct ds_capture *c, struct pr_profile_opts *po)
 
 static int run(const struct ds_capture *c, struct agent_args *a)
 {
-	struct agent ag = { .c = c, .a = a, .switch_event = -1, .self = (uint32_t)getpid() };
+	struct agent ag = { .c = c, .a = a, .self = (uint32_t)getpid() };
 	struct ds_capture_hooks hooks = {
 		.record = copy, .started = started, .round = round_done, .ctx = &ag,
 	};
@@ -394,18 +294,12 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 		return 1;
 	a->win.up = ag.up;
 	ag.r = ds_capture_open(c);
-	if (!ag.r || open_agent(&ag)) {
-		close_agent(&ag);
-		ds_uploader_close(ag.up, 0);
-		return 1;
-	}
 	/* Windows are in the events' clock from now; the first synthesized
 	 * records (time 0) open none. */
 	start = ds_now_ns();
 	clock_gettime(CLOCK_REALTIME, &wall);
-	ag.w = ds_windows_new(&a->win, &ag.po, start,
-			      (uint64_t)wall.tv_sec * 1000000000u + (uint64_t)wall.tv_nsec);
-	if (!ag.w) {
+	if (!ag.r || open_agent(&ag, start, (uint64_t)wall.tv_sec * 1000000000u +
+					   (uint64_t)wall.tv_nsec)) {
 		close_agent(&ag);
 		ds_uploader_close(ag.up, 0);
 		return 1;
@@ -417,7 +311,7 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 		ds_err("sampling %s: %s", ag.started ? "stopped" : "could not start",
 		       pr_strerror(err, buf, sizeof(buf)));
 	}
-	werr = ds_pipeline_finish(ag.pl);
+	werr = pr_session_finish(ag.ses, hooks.end_ns);
 	if (werr)
 		ds_err("processing samples failed: %s", strerror(-werr));
 	/* The window being filled goes too, however the run ended. */

@@ -251,12 +251,6 @@ static bool debug_file(const char *h, char *out, size_t len)
 
 /* ---- which files the frames landed in ---- */
 
-struct replay {
-	struct pr_model *model;
-	struct pr_unwinder *u;
-	struct ds_keep *k;
-};
-
 static void mark(struct ds_keep *k, const uint8_t *id, size_t len, uint64_t off)
 {
 	for (size_t i = 0; i < k->nr; i++) {
@@ -280,23 +274,33 @@ static void mark_path(struct ds_keep *k, const char *path)
 			k->files[i].sampled = true;
 }
 
-static int on_record(const struct pr_record *rec, void *arg)
+/* The files-hit list as a session's sink: every user frame marks the
+ * file it landed in. */
+static int hit(void *ctx, const struct pr_sink_sample *smp)
 {
-	struct replay *r = arg;
-	struct pr_stack st;
-	int err = pr_model_apply(r->model, rec);
+	const struct pr_stack *st = smp->st;
 
-	if (err || rec->type != PR_RECORD_SAMPLE || pr_unwinder_unwind(r->u, rec, &st))
-		return err;
-	for (size_t i = st.nr_kernel; i < st.nr; i++) {
+	for (size_t i = st->nr_kernel; i < st->nr; i++) {
 		const uint8_t *id;
-		size_t len = st.frames[i].dso ? pr_dso_build_id(st.frames[i].dso, &id) : 0;
+		size_t len = st->frames[i].dso ? pr_dso_build_id(st->frames[i].dso, &id) : 0;
 
 		if (len)
-			mark(r->k, id, len, st.frames[i].dso_ip);
-		else if (st.frames[i].dso)
-			mark_path(r->k, pr_dso_path(st.frames[i].dso));
+			mark(ctx, id, len, st->frames[i].dso_ip);
+		else if (st->frames[i].dso)
+			mark_path(ctx, pr_dso_path(st->frames[i].dso));
 	}
+	return 0;
+}
+
+/* The held files' build-ids, by path, in the session's model. */
+static int tell_build_ids(struct pr_model *m, void *arg)
+{
+	const struct ds_keep *k = arg;
+
+	for (size_t i = 0; i < k->nr; i++)
+		if (k->files[i].id_len)
+			pr_model_set_build_id(m, k->files[i].path, k->files[i].id,
+					      k->files[i].id_len);
 	return 0;
 }
 
@@ -306,22 +310,18 @@ static int find_sampled(struct ds_keep *k, const char *data, const char *stage)
 {
 	const char *dirs[] = { stage };
 	PR_OPTS(pr_unwinder_opts, uo, .debug_dirs = dirs, .nr_debug_dirs = 1, .no_join = true);
-	struct replay r = { .k = k };
+	PR_OPTS(pr_session_opts, so, .unwind = &uo, .model_setup = tell_build_ids,
+		.model_setup_ctx = k);
+	const struct pr_sink sink = { .sz = sizeof(sink), .ctx = k, .sample = hit };
 	struct pr_file *f = pr_file_open(data, NULL);
+	struct pr_session *ses = f ? pr_session_new_file(f, &so) : NULL;
 	int n = -1;
 
-	r.model = f ? pr_model_new() : NULL;
-	if (r.model && !pr_model_use_file(r.model, f)) {
-		for (size_t i = 0; i < k->nr; i++)
-			if (k->files[i].id_len)
-				pr_model_set_build_id(r.model, k->files[i].path, k->files[i].id,
-						      k->files[i].id_len);
-		r.u = pr_unwinder_new(r.model, &uo);
-	}
-	if (r.u)
-		n = pr_file_consume(f, on_record, &r);
-	pr_unwinder_free(r.u);
-	pr_model_free(r.model);
+	if (ses && !pr_session_add_sink(ses, &sink))
+		n = pr_session_consume_file(ses);
+	if (n >= 0 || n == -EBADMSG)
+		n = pr_session_finish(ses, 0) ? -1 : n;
+	pr_session_free(ses);
 	pr_file_close(f);
 	return n < 0 && n != -EBADMSG ? -1 : 0;
 }

@@ -3,9 +3,9 @@
  * `dwarfsample -p PID` (and -a, and -- CMD): sample, unwind and name
  * stacks as they arrive, count them, and write a profile when the run
  * ends — by -d, Ctrl-C, SIGTERM, or the target's exit.  No raw stack is
- * kept: the capture thread copies records out of the rings (pipeline.c),
- * a worker unwinds and names them in time order, and only distinct stacks
- * stay in memory.
+ * kept: the capture thread copies records out of the rings into the
+ * session (prsession.h), whose workers unwind and name them in time
+ * order, and only distinct stacks stay in memory.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,12 +23,11 @@
 #include "cli.h"
 #include "output.h"
 #include "quality.h"
-#include "pipeline.h"
 #include "live.h"
 #include "names.h"
 #include "prunwind.h"
 
-/* What may wait for the worker before samples are dropped: at 1 kHz on
+/* What may wait for the workers before samples are dropped: at 1 kHz on
  * 64 CPUs with 32 KiB stacks, 8 s of samples. */
 #define MAX_QUEUED ((size_t)2 << 30)
 struct profile_args {
@@ -36,162 +35,58 @@ struct profile_args {
 	struct ds_names names;
 };
 
-struct session;
-
-/* One worker's share: its own replica of the process model, unwinder,
- * symbolizer, profile and quality counts (pipeline.h says which records
- * it is handed).  Counters the status line reads are on cache lines of
- * their own. */
-struct shard {
-	struct session *s;
-	struct pr_model *model;
-	struct pr_unwinder *u;
-	struct pr_symbolizer *sym;
-	struct ds_sink *sink;        /* worker 0's is the session's */
-	struct ds_quality *quality;  /* the summary's short form of it */
-	alignas(64) _Atomic uint64_t samples, complete;
-	_Atomic uint64_t cpu_ns, off_cpu_ns, preempted_ns;
-};
-
-struct session {
+struct live {
 	const struct ds_capture *c;
 	struct pr_reader *r;
-	struct shard *shards;
-	size_t nr_shards;
-	struct ds_pipeline *pl;
-	struct pr_sym_pool *pool;    /* the workers' names, with 2 or more */
+	struct pr_session *ses;
+	struct ds_sink *sink;
+	struct ds_quality *quality;  /* the summary's short form of it */
 	uint64_t id;
-	int switch_event;            /* the off-CPU event's index, or -1 */
+	bool waits;                  /* off-CPU or wall time */
 	double start, end, last_status;
 	bool started;                /* sampling began */
 	bool status;                 /* a terminal: show the status line */
 };
 
-/* For the status line: where time went, as the worker last saw it. */
-static void publish_times(struct shard *sh)
-{
-	struct pr_profile_times t = { .sz = sizeof(t) };
-
-	if (ds_sink_times(sh->sink, 0, &t))
-		return;
-	atomic_store_explicit(&sh->cpu_ns, t.cpu_ns, memory_order_relaxed);
-	atomic_store_explicit(&sh->off_cpu_ns, t.off_cpu_ns[PR_WAIT_BLOCKED] +
-			      t.off_cpu_ns[PR_WAIT_PREEMPTED], memory_order_relaxed);
-	atomic_store_explicit(&sh->preempted_ns, t.off_cpu_ns[PR_WAIT_PREEMPTED],
-			      memory_order_relaxed);
-}
-
-/* The index of the sample's event among those -e named (0 without). */
-static size_t sample_event(const struct session *s, const struct pr_record *rec)
-{
-	int idx = s->c->events.nr > 1 ? pr_reader_event_of(s->r, rec) : 0;
-
-	return idx < 0 ? 0 : (size_t)idx;
-}
-
-/* A worker: every record of its share, in time order. */
-static int process(const struct pr_record *rec, bool own, void *arg)
-{
-	struct shard *sh = arg;
-	struct session *s = sh->s;
-	struct pr_stack st;
-	bool cut_short;
-	int err;
-
-	/* Samples too: one in the image exec loaded retires the old one. */
-	err = pr_model_apply(sh->model, rec);
-	if (err)
-		return err;
-	if (rec->type != PR_RECORD_SAMPLE) {
-		/* Switches and exits end a thread's waits: its worker's. */
-		if (s->switch_event < 0 || !own)
-			return 0;
-		err = ds_sink_record(sh->sink, rec);
-		if (rec->type == PR_RECORD_SWITCH || rec->type == PR_RECORD_SWITCH_CPU_WIDE)
-			publish_times(sh);
-		return err;
-	}
-	if (pr_unwinder_unwind(sh->u, rec, &st))
-		return 0;
-	cut_short = ds_pipeline_stack_used(s->pl, rec, &st, pr_unwinder_stack_used(sh->u));
-	if (s->switch_event >= 0 && pr_reader_event_of(s->r, rec) == s->switch_event)
-		err = ds_sink_switch(sh->sink, rec, &st, sh->sym, pr_model_comm(sh->model, rec->tid),
-				     pr_model_comm(sh->model, rec->pid));
-	else
-		err = ds_sink_sample_event(sh->sink, sample_event(s, rec), rec, &st, sh->sym,
-					   pr_model_comm(sh->model, rec->tid),
-					   pr_model_comm(sh->model, rec->pid), NULL);
-	if (!err && sh->quality && (s->switch_event < 0 ||
-				    pr_reader_event_of(s->r, rec) != s->switch_event))
-		err = ds_quality_add(sh->quality, &st, sh->sym, rec->pid,
-				     pr_model_comm(sh->model, rec->pid), cut_short);
-	if (s->switch_event >= 0)
-		publish_times(sh);
-	atomic_store_explicit(&sh->samples, atomic_load_explicit(&sh->samples,
-								 memory_order_relaxed) + 1,
-			      memory_order_relaxed);
-	if (st.end == PR_END_OUTERMOST)
-		atomic_store_explicit(&sh->complete,
-				      atomic_load_explicit(&sh->complete, memory_order_relaxed) + 1,
-				      memory_order_relaxed);
-	/* Nothing more can be written: stop sampling too. */
-	if (err)
-		ds_stop = 1;
-	return err;
-}
-
-/* The sum over the workers of one of their status counters. */
-static uint64_t sum_of(const struct session *s, size_t offset)
-{
-	uint64_t n = 0;
-
-	for (size_t i = 0; i < s->nr_shards; i++)
-		n += atomic_load_explicit((const _Atomic uint64_t *)((const char *)&s->shards[i] +
-								      offset),
-					  memory_order_relaxed);
-	return n;
-}
-
-#define SUM(s, field) sum_of(s, offsetof(struct shard, field))
-
-/* The capture thread: every record, copied for the worker. */
+/* The capture thread: every record, to the session. */
 static int copy(const struct pr_record *rec, void *arg)
 {
-	return ds_pipeline_copy(rec, ((struct session *)arg)->pl);
+	return pr_session_add(rec, ((struct live *)arg)->ses);
 }
 
 static int started(void *arg)
 {
-	struct session *s = arg;
+	struct live *l = arg;
 
-	s->start = s->end = ds_now();
-	s->last_status = s->start;
-	s->started = true;
-	return ds_synthesize(s->c, s->r, s->id, ds_pipeline_copy, s->pl);
+	l->start = l->end = ds_now();
+	l->last_status = l->start;
+	l->started = true;
+	return ds_synthesize(l->c, l->r, l->id, pr_session_add, l->ses);
 }
 
-static uint64_t lost_samples(struct session *s)
+static uint64_t lost_samples(const struct live *l, const struct pr_session_stats *ss)
 {
-	struct ds_pipeline_counts pc;
-
-	ds_pipeline_counts(s->pl, &pc);
-	return pr_reader_lost(s->r) + pc.dropped;
+	return pr_reader_lost(l->r) + ss->dropped;
 }
 
-static void status_line(struct session *s, bool final)
+static void status_line(struct live *l, bool final)
 {
-	uint64_t n = SUM(s, samples), done = SUM(s, complete);
-	uint64_t lost = lost_samples(s);
+	struct pr_session_stats ss = { .sz = sizeof(ss) };
+	uint64_t n, lost;
 
+	pr_session_stats(l->ses, &ss);
+	n = ss.samples;
+	lost = lost_samples(l, &ss);
 	fprintf(stderr, "\r\033[K[%6.1f s] %" PRIu64 " samples, %" PRIu64 " lost, %.1f%% "
-		"complete stacks", (final ? s->end : ds_now()) - s->start, n, lost,
-		n ? 100.0 * (double)done / (double)n : 0.0);
-	if (s->switch_event >= 0) {
-		uint64_t off = SUM(s, off_cpu_ns), pre = SUM(s, preempted_ns);
+		"complete stacks", (final ? l->end : ds_now()) - l->start, n, lost,
+		n ? 100.0 * (double)ss.complete / (double)n : 0.0);
+	if (l->waits) {
+		uint64_t cpu, off, pre;
 		char a[32], b[32];
 
-		if (s->c->wall)
-			fprintf(stderr, "; on-CPU %s", ds_duration(SUM(s, cpu_ns), a, sizeof(a)));
+		ds_sink_published(l->sink, &cpu, &off, &pre);
+		if (l->c->wall)
+			fprintf(stderr, "; on-CPU %s", ds_duration(cpu, a, sizeof(a)));
 		fprintf(stderr, "; off-CPU %s (%.0f%% preempted)", ds_duration(off, b, sizeof(b)),
 			off ? 100.0 * (double)pre / (double)off : 0.0);
 	}
@@ -202,56 +97,57 @@ static void status_line(struct session *s, bool final)
  * line about once a second. */
 static int round_done(void *arg)
 {
-	struct session *s = arg;
+	struct live *l = arg;
 	double now;
 
-	ds_pipeline_flush(s->pl);
+	pr_session_round(l->ses);
 	/* The last drain ends the profile's time (not reaping a command, nor
 	 * the worker catching up). */
-	s->end = now = ds_now();
-	if (!s->status || now - s->last_status < 1.0)
+	l->end = now = ds_now();
+	if (!l->status || now - l->last_status < 1.0)
 		return 0;
-	s->last_status = now;
-	status_line(s, false);
+	l->last_status = now;
+	status_line(l, false);
 	return 0;
 }
 
-static void summary(struct session *s, int fmt, size_t stacks)
+static void summary(struct live *l, int fmt, size_t stacks)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
-	struct ds_pipeline_counts pc;
-	uint64_t lost = lost_samples(s), total;
+	struct pr_session_stats ss = { .sz = sizeof(ss) };
+	uint64_t lost, total;
 
-	for (size_t i = 0; i < s->nr_shards; i++)
-		ds_unwind_stats_add(&st, s->shards[i].u);
+	pr_session_unwind_stats(l->ses, &st);
+	pr_session_stats(l->ses, &ss);
+	lost = lost_samples(l, &ss);
 	total = st.samples + lost;
 	fprintf(stderr, "dwarfsample: %" PRIu64 " samples in %.1f s, %" PRIu64 " lost "
-		"(%.2f%%)", st.samples, s->end - s->start, lost,
+		"(%.2f%%)", st.samples, l->end - l->start, lost,
 		total ? 100.0 * (double)lost / (double)total : 0.0);
 	if (fmt != DS_FORMAT_PERF_SCRIPT)
 		fprintf(stderr, ", %zu distinct stacks", stacks);
 	fputc('\n', stderr);
+	ds_session_no_memory(&ss);
 	if (st.samples) {
 		fputs("dwarfsample: ", stderr);
 		ds_stack_ends(&st);
-		ds_pipeline_counts(s->pl, &pc);
 		/* Those the capture thread cut short are not the kernel's copy's
 		 * doing: the table below says so (some were joined, or ended
 		 * otherwise: not all of them are among the truncated). */
-		if (st.ends[PR_END_TRUNCATED] > pc.cut_short &&
-		    (st.ends[PR_END_TRUNCATED] - pc.cut_short) * 20 > st.samples)
+		if (st.ends[PR_END_TRUNCATED] > ss.cut_short &&
+		    (st.ends[PR_END_TRUNCATED] - ss.cut_short) * 20 > st.samples)
 			fputs("dwarfsample: more than 5% of stacks were cut short: a larger "
 			      "--stack-size copies more of each\n", stderr);
 		/* Where, and what would help: what reaches 1 % of the
 		 * samples or frames ('report --quality' on a recording has
 		 * all of it). */
-		ds_quality_print(s->shards[0].quality, stderr, "dwarfsample: ", 3, 10);
+		ds_quality_print(l->quality, stderr, "dwarfsample: ", 3, 10);
 	}
 	if (lost)
 		fprintf(stderr, "dwarfsample: to lose fewer samples, %s\n",
-			ds_lost_hint(s->c));
-	if (s->switch_event >= 0)
-		ds_sink_print_times(s->shards[0].sink);
+			ds_lost_hint(l->c));
+	if (l->waits)
+		ds_sink_print_times(l->sink);
 }
 
 /* The process name for a default output name and the title. */
@@ -329,43 +225,13 @@ static size_t nr_workers(const struct ds_capture *c, const struct profile_args *
 	return n < most ? n : most;
 }
 
-static int open_shard(struct session *s, struct shard *sh, const struct profile_args *a,
-		      int fmt, uint64_t freq)
+static int open_live(struct live *l, struct profile_args *a, int fmt)
 {
-	sh->s = s;
-	if (ds_names_open_live(&a->names, s->pool, &sh->model, &sh->u, &sh->sym) ||
-	    !(sh->quality = ds_quality_new(s->c->stack_size, a->names.max_depth)))
-		return -1;
-	if (sh != s->shards && !(sh->sink = ds_sink_part(&a->out, fmt, freq)))
-		return -1;
-	return 0;
-}
+	size_t n = nr_workers(l->c, a, fmt);
+	struct pr_sink sink, quality;
+	PR_OPTS(pr_session_opts, so, .log = ds_log, .workers = n, .max_bytes = MAX_QUEUED,
+		.hurry = &ds_stop, .stop = &ds_stop, .cut_stacks = true);
 
-static int open_session(struct session *s, const struct profile_args *a, int fmt,
-			uint64_t freq, struct ds_sink *sink)
-{
-	size_t n = nr_workers(s->c, a, fmt);
-	void *ctxs[DS_MAX_JOBS];
-
-	s->shards = aligned_alloc(64, n * sizeof(*s->shards));
-	if (!s->shards) {
-		ds_err("cannot start: %s", strerror(errno));
-		return -1;
-	}
-	memset(s->shards, 0, n * sizeof(*s->shards));
-	s->shards[0].sink = sink;
-	s->nr_shards = n;
-	/* The workers name the same files: each address once among them
-	 * (without the memory for it, each names them all). */
-	if (n > 1)
-		s->pool = pr_sym_pool_new();
-	for (size_t i = 0; i < n; i++) {
-		if (open_shard(s, &s->shards[i], a, fmt, freq)) {
-			ds_err("cannot start: %s", strerror(errno));
-			return -1;
-		}
-		ctxs[i] = &s->shards[i];
-	}
 #ifdef __GLIBC__
 	/* One worker allocates from the main arena, as the capture thread
 	 * does.  glibc gives a second thread an arena of its own, grown one
@@ -376,54 +242,30 @@ static int open_session(struct session *s, const struct profile_args *a, int fmt
 	if (n == 1)
 		mallopt(M_ARENA_MAX, 1);
 #endif
-	s->pl = ds_pipeline_new(pr_reader_attr(s->r), n, process, NULL, ctxs, MAX_QUEUED,
-				&ds_stop);
-	if (!s->pl) {
+	l->ses = ds_names_session(&a->names, l->r, NULL, &so, true, NULL);
+	if (!l->ses || !(l->quality = ds_quality_new(l->c->stack_size, a->names.max_depth))) {
 		ds_err("cannot start: %s", strerror(errno));
 		return -1;
 	}
-	if (s->c->verbose)
+	ds_sink_session(l->sink, &a->out, -1, NULL, true, &sink);
+	ds_quality_session(l->quality, &quality);
+	if (pr_session_add_sink(l->ses, &sink) || pr_session_add_sink(l->ses, &quality)) {
+		ds_err("cannot start: out of memory");
+		return -1;
+	}
+	if (l->c->verbose)
 		ds_logf(PR_LOG_INFO, "unwinding on %zu worker%s", n, n == 1 ? "" : "s");
-	pr_reader_ids(s->r, &s->id, 1);
-	s->switch_event = ds_switch_event(s->r);
+	pr_reader_ids(l->r, &l->id, 1);
+	l->waits = a->out.mode != PR_PROFILE_CPU;
 	return 0;
 }
 
-/* Once the workers are done: their shares into worker 0's sink and
- * quality counts (their models stay until close_session(): the counts
- * point into them). */
-static int merge_shards(struct session *s)
+/* After the quality counts, which name the models' files. */
+static void close_live(struct live *l)
 {
-	int err = 0;
-
-	for (size_t i = 1; i < s->nr_shards; i++) {
-		struct shard *sh = &s->shards[i];
-
-		err = ds_sink_merge(err ? NULL : s->shards[0].sink, sh->sink);
-		sh->sink = NULL;
-		if (!err && ds_quality_merge(s->shards[0].quality, sh->quality))
-			err = -ENOMEM;
-	}
-	return err;
-}
-
-static void close_session(struct session *s)
-{
-	ds_pipeline_free(s->pl);
-	for (size_t i = 0; s->shards && i < s->nr_shards; i++) {
-		struct shard *sh = &s->shards[i];
-
-		ds_quality_free(sh->quality);
-		pr_symbolizer_free(sh->sym);
-		pr_unwinder_free(sh->u);
-		pr_model_free(sh->model);
-		if (i)
-			ds_sink_merge(NULL, sh->sink);
-	}
-	free(s->shards);
-	/* After every symbolizer that took from it. */
-	pr_sym_pool_free(s->pool);
-	pr_reader_close(s->r);
+	ds_quality_free(l->quality);
+	pr_session_free(l->ses);
+	pr_reader_close(l->r);
 }
 
 /* "NAME (dwarfsample, page-faults, context-switches, every 10)". */
@@ -445,12 +287,11 @@ static void events_title(const struct ds_capture *c, const char *name, char *buf
 
 static int run(const struct ds_capture *c, struct profile_args *a)
 {
-	struct session s = { .c = c, .status = isatty(STDERR_FILENO), .switch_event = -1 };
+	struct live l = { .c = c, .status = isatty(STDERR_FILENO) };
 	struct ds_capture_hooks hooks = {
-		.record = copy, .started = started, .round = round_done, .ctx = &s,
+		.record = copy, .started = started, .round = round_done, .ctx = &l,
 	};
 	char name[256], path[512], title[600];
-	struct ds_sink *sink;
 	const char *event;
 	struct timespec wall;
 	uint64_t freq;
@@ -485,65 +326,49 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	event = c->hw_cycles ? "cycles" : "cpu-clock";
 	ds_events_output(&c->events, c->system_wide, &a->out);
 	freq = c->events.nr ? 0 : c->freq ? c->freq : 99;
-	sink = ds_sink_open(&a->out, fmt, a->out.path, freq,
-			    c->events.nr ? c->events.names[0] : event,
-			    ds_events_width(&c->events, event));
-	if (!sink)
+	l.sink = ds_sink_open(&a->out, fmt, a->out.path, freq,
+			      c->events.nr ? c->events.names[0] : event,
+			      ds_events_width(&c->events, event));
+	if (!l.sink)
 		return 1;
-	s.r = ds_capture_open(c);
-	if (!s.r || open_session(&s, a, fmt, freq, sink)) {
-		ds_sink_close(sink, 0, 0, true);
-		close_session(&s);
+	l.r = ds_capture_open(c);
+	if (!l.r || open_live(&l, a, fmt)) {
+		ds_sink_close(l.sink, 0, 0, true);
+		close_live(&l);
 		return 1;
 	}
 	clock_gettime(CLOCK_REALTIME, &wall);
-	err = ds_capture_run(c, s.r, &hooks);
+	err = ds_capture_run(c, l.r, &hooks);
 	if (err) {
 		char buf[128];
 
-		ds_err("sampling %s: %s", s.started ? "stopped" : "could not start",
+		ds_err("sampling %s: %s", l.started ? "stopped" : "could not start",
 		       pr_strerror(err, buf, sizeof(buf)));
 	}
 	if (ds_stop > 1)
 		ds_err("interrupted again: writing what was unwound so far");
-	/* Whatever was sampled is written, however the run ended. */
-	werr = ds_pipeline_finish(s.pl);
+	/* Whatever was sampled is written, however the run ended; threads
+	 * still off the CPU wait until sampling stopped. */
+	werr = pr_session_finish(l.ses, hooks.end_ns);
 	/* Output that failed (a reader that went away, a full disk) is said
 	 * once, where the output closes. */
-	if (werr && !ds_sink_failed(sink))
+	if (werr && !ds_sink_failed(l.sink))
 		ds_err("processing samples failed: %s", strerror(-werr));
-	/* Threads still off the CPU wait until sampling stopped. */
-	for (size_t i = 0; s.started && s.switch_event >= 0 && !werr && i < s.nr_shards; i++) {
-		werr = ds_sink_end(s.shards[i].sink, hooks.end_ns);
-		if (werr)
-			ds_err("ending the waits still open failed: %s", strerror(-werr));
-		publish_times(&s.shards[i]);
-	}
-	if (!werr && (werr = merge_shards(&s)))
-		ds_err("merging the workers' profiles failed: %s", strerror(-werr));
-	if (s.status && s.started)
-		status_line(&s, true);
-	if (s.started)
-		summary(&s, fmt, ds_sink_stacks(sink));
-	if (s.started && c->verbose) {
-		struct ds_pipeline_cpu cpu;
-		struct ds_pipeline_counts pc;
-
-		ds_pipeline_cpu(s.pl, &cpu);
-		ds_pipeline_cpu_print(&cpu, "capture", s.nr_shards);
-		ds_pipeline_counts(s.pl, &pc);
-		ds_pipeline_cut_print(&pc);
-		ds_pool_print(s.pool);
-	}
+	if (l.status && l.started)
+		status_line(&l, true);
+	if (l.started)
+		summary(&l, fmt, ds_sink_stacks(l.sink));
+	if (l.started && c->verbose)
+		ds_session_print_cpu(l.ses, "capture", true);
 	{
-		bool ok = !ds_sink_close(sink, (uint64_t)wall.tv_sec * 1000000000u +
-					       (uint64_t)wall.tv_nsec,
-					 (uint64_t)((s.end - s.start) * 1e9), !s.started);
+		bool ok = !ds_sink_close(l.sink, (uint64_t)wall.tv_sec * 1000000000u +
+						 (uint64_t)wall.tv_nsec,
+					 (uint64_t)((l.end - l.start) * 1e9), !l.started);
 
-		if (s.started && ok && strcmp(a->out.path, "-"))
+		if (l.started && ok && strcmp(a->out.path, "-"))
 			fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n",
 				a->out.path, ds_format_name(fmt), ds_format_hint(fmt));
-		close_session(&s);
+		close_live(&l);
 		return ok && !err && !werr ? 0 : 1;
 	}
 }

@@ -123,39 +123,48 @@ void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
 	so->no_demangle = n->no_demangle;
 }
 
-int ds_names_open_live(const struct ds_names *n, struct pr_sym_pool *pool,
-		       struct pr_model **model, struct pr_unwinder **u,
-		       struct pr_symbolizer **sym)
+struct pr_session *ds_names_session(const struct ds_names *n, struct pr_reader *r,
+				    struct pr_file *f, struct pr_session_opts *so, bool names,
+				    const struct pr_symbolizer_opts *sym)
 {
-	PR_OPTS(pr_unwinder_opts, uo, .live = true, .log = ds_log);
-	PR_OPTS(pr_symbolizer_opts, so, .live = true, .cache_dir = ds_cache_dir(), .log = ds_log);
-	int err;
+	PR_OPTS(pr_unwinder_opts, uo, .live = r != NULL, .log = ds_log);
+	PR_OPTS(pr_symbolizer_opts, own, .live = r != NULL, .cache_dir = ds_cache_dir(),
+		.log = ds_log);
 
-	ds_names_apply(n, &uo, &so);
-	so.pool = pool;
-	*u = NULL;
-	*sym = NULL;
-	*model = pr_model_new();
-	if (*model)
-		*u = pr_unwinder_new(*model, &uo);
-	if (*u)
-		*sym = pr_symbolizer_new(*model, &so);
-	if (*sym)
-		return 0;
-	err = errno;
-	pr_unwinder_free(*u);
-	pr_model_free(*model);
-	*u = NULL;
-	*model = NULL;
-	errno = err;
-	return -1;
+	if (sym)
+		own = *sym;
+	ds_names_apply(n, &uo, &own);
+	so->unwind = &uo;
+	so->names = names ? &own : NULL;
+	return r ? pr_session_new_reader(r, so) : pr_session_new_file(f, so);
 }
 
-void ds_pool_print(struct pr_sym_pool *pool)
+void ds_session_print_cpu(const struct pr_session *ses, const char *feeder, bool cuts)
 {
-	uint64_t hits, lookups;
+	struct pr_session_stats ss = { .sz = sizeof(ss) };
+	size_t nr = pr_session_nr_workers(ses);
 
-	if (pool && !pr_sym_pool_stats(pool, &hits, &lookups))
+	if (pr_session_stats(ses, &ss))
+		return;
+	fprintf(stderr, "dwarfsample: CPU: %s thread %.3f s, %zu worker%s %.3f s", feeder,
+		(double)ss.feeder_ns / 1e9, nr, nr == 1 ? "" : "s", (double)ss.workers_ns / 1e9);
+	if (nr > 1)
+		fprintf(stderr, " (busiest %.3f s)", (double)ss.busiest_ns / 1e9);
+	fputc('\n', stderr);
+	if (cuts)
+		fprintf(stderr, "dwarfsample: stacks copied up to where their thread's stacks "
+			"end: %" PRIu64 " of %" PRIu64 " samples, %.1f MB not copied; %" PRIu64
+			" cut too short (their threads are copied whole since)\n", ss.cut,
+			ss.copied, (double)ss.cut_bytes / 1e6, ss.cut_short);
+	if (nr > 1)
 		fprintf(stderr, "dwarfsample: of %" PRIu64 " addresses new to a worker, %" PRIu64
-			" were named by another\n", lookups, hits);
+			" were named by another\n", ss.pool_lookups, ss.pool_hits);
+}
+
+void ds_session_no_memory(const struct pr_session_stats *ss)
+{
+	if (ss->no_memory)
+		fprintf(stderr, "dwarfsample: %" PRIu64 " sample%s left out of the output: no "
+			"memory to count %s\n", ss->no_memory, ss->no_memory == 1 ? " was" : "s were",
+			ss->no_memory == 1 ? "it" : "them");
 }

@@ -53,14 +53,22 @@ int ds_names_option(struct ds_names *n, int opt, const char *arg);
 void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
 		    struct pr_symbolizer_opts *so);
 
-/* A live run's model, unwinder and symbolizer, as the options say, the
- * symbolizer sharing `pool` (may be NULL) with the other workers':
- * 0, or -1 (errno set) with whatever was made freed and NULL. */
-int ds_names_open_live(const struct ds_names *n, struct pr_sym_pool *pool,
-		       struct pr_model **model, struct pr_unwinder **u,
-		       struct pr_symbolizer **sym);
+/*
+ * A session (prsession.h) over reader `r` or, when it is NULL, file `f`,
+ * unwinding and, with `names`, naming as the options say: `so` gives the
+ * rest (its unwinder and symbolizer options are filled in here); `sym`
+ * (may be NULL: the defaults, with the cache directory) the symbolizer's
+ * options before the names options apply.  NULL with errno set.
+ */
+struct pr_session *ds_names_session(const struct ds_names *n, struct pr_reader *r,
+				    struct pr_file *f, struct pr_session_opts *so, bool names,
+				    const struct pr_symbolizer_opts *sym);
 
-/* -v's line on the names the workers shared (`pool` may be NULL). */
-void ds_pool_print(struct pr_sym_pool *pool);
+/* -v's lines of where a session's CPU went (`feeder` names the thread
+ * that handed records in), of the stack copies cut (with `cuts`: a live
+ * session's), and of the names several workers shared. */
+void ds_session_print_cpu(const struct pr_session *ses, const char *feeder, bool cuts);
+/* The summary's line on samples a sink had no memory for (none: none). */
+void ds_session_no_memory(const struct pr_session_stats *ss);
 
 #endif

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -171,6 +172,17 @@ struct ds_sink {
 	struct pr_profile_write_opts wo;
 	const char *const *events;   /* ds_output_opts.events */
 	size_t nr_events;
+	/* In a session (ds_sink_session()): what makes the other workers'
+	 * shares, and the shares made (the root's, for the status line). */
+	const struct ds_output_opts *o;
+	bool waits_mode;             /* off-CPU or wall time: records end waits */
+	int only_event;              /* -1: every event */
+	struct pr_file *names_file;  /* names each sample's event, or NULL */
+	bool publish;
+	struct ds_sink **parts;
+	size_t nr_parts;
+	/* Where time went, as the worker last saw it (ds_sink_publish()). */
+	_Atomic uint64_t pub_cpu_ns, pub_off_cpu_ns, pub_preempted_ns;
 };
 
 /* The event the profile's folded, SVG and speedscope files show: the one
@@ -517,6 +529,138 @@ int ds_sink_close(struct ds_sink *s, uint64_t start_ns, uint64_t duration_ns, bo
 	free(s->tmp);
 	ds_waits_free(s->waits);
 	pr_profile_free(s->profile);
+	free(s->parts);
 	free(s);
 	return err ? -1 : 0;
+}
+
+/* For the status line: where time went, as the worker sees it now. */
+static void publish(struct ds_sink *s)
+{
+	struct pr_profile_times t = { .sz = sizeof(t) };
+
+	if (!s->publish || ds_sink_times(s, 0, &t))
+		return;
+	atomic_store_explicit(&s->pub_cpu_ns, t.cpu_ns, memory_order_relaxed);
+	atomic_store_explicit(&s->pub_off_cpu_ns, t.off_cpu_ns[PR_WAIT_BLOCKED] +
+			      t.off_cpu_ns[PR_WAIT_PREEMPTED], memory_order_relaxed);
+	atomic_store_explicit(&s->pub_preempted_ns, t.off_cpu_ns[PR_WAIT_PREEMPTED],
+			      memory_order_relaxed);
+}
+
+static int session_record(void *ctx, const struct pr_record *rec)
+{
+	struct ds_sink *s = ctx;
+	int err;
+
+	/* Switches and exits end a thread's waits; in CPU time, nothing
+	 * but samples counts. */
+	if (!s->waits_mode)
+		return 0;
+	err = ds_sink_record(s, rec);
+	if (rec->type == PR_RECORD_SWITCH || rec->type == PR_RECORD_SWITCH_CPU_WIDE)
+		publish(s);
+	return err;
+}
+
+static int session_sample(void *ctx, const struct pr_sink_sample *smp)
+{
+	struct ds_sink *s = ctx;
+	const char *event = NULL;
+	int err;
+
+	if (smp->off_cpu) {
+		err = ds_sink_switch(s, smp->rec, smp->st, smp->sym, smp->comm, smp->process);
+	} else {
+		/* perf script's text has no one event to show: --event
+		 * filters. */
+		if (s->only_event >= 0 && smp->event != (size_t)s->only_event)
+			return 0;
+		if (s->names_file)
+			event = pr_file_event_name(s->names_file, smp->event);
+		err = ds_sink_sample_event(s, smp->event, smp->rec, smp->st, smp->sym, smp->comm,
+					   smp->process, event);
+	}
+	if (s->waits_mode)
+		publish(s);
+	return err;
+}
+
+static int session_finish(void *ctx, uint64_t end)
+{
+	struct ds_sink *s = ctx;
+	int err;
+
+	/* Threads still off the CPU wait until the run ended. */
+	if (!s->waits_mode)
+		return 0;
+	err = ds_sink_end(s, end);
+	publish(s);
+	return err;
+}
+
+static void *session_part(void *ctx)
+{
+	struct ds_sink *root = ctx, *part, **grown;
+
+	grown = realloc(root->parts, (root->nr_parts + 1) * sizeof(*grown));
+	if (!grown)
+		return NULL;
+	root->parts = grown;
+	part = ds_sink_part(root->o, root->fmt, root->freq);
+	if (!part)
+		return NULL;
+	part->waits_mode = root->waits_mode;
+	part->only_event = root->only_event;
+	part->names_file = root->names_file;
+	part->publish = root->publish;
+	root->parts[root->nr_parts++] = part;
+	return part;
+}
+
+static int session_merge(void *ctx, void *part)
+{
+	struct ds_sink *root = ctx;
+
+	/* The root keeps no pointer to a share that is gone: merged, its
+	 * counts are the root's. */
+	for (size_t i = 0; root && i < root->nr_parts; i++)
+		if (root->parts[i] == part)
+			root->parts[i] = NULL;
+	return ds_sink_merge(root, part);
+}
+
+void ds_sink_session(struct ds_sink *s, const struct ds_output_opts *o, int only_event,
+		     struct pr_file *names, bool publish_times, struct pr_sink *out)
+{
+	s->o = o;
+	s->waits_mode = o->mode != PR_PROFILE_CPU;
+	s->only_event = only_event;
+	s->names_file = names;
+	s->publish = publish_times;
+	*out = (struct pr_sink){
+		.sz = sizeof(*out), .ctx = s, .record = session_record, .sample = session_sample,
+		.finish = session_finish,
+		/* perf script's text is written sample by sample, in time
+		 * order: one worker. */
+		.part_new = s->profile ? session_part : NULL,
+		.part_merge = s->profile ? session_merge : NULL,
+	};
+}
+
+void ds_sink_published(const struct ds_sink *s, uint64_t *cpu_ns, uint64_t *off_cpu_ns,
+		       uint64_t *preempted_ns)
+{
+	*cpu_ns = atomic_load_explicit(&s->pub_cpu_ns, memory_order_relaxed);
+	*off_cpu_ns = atomic_load_explicit(&s->pub_off_cpu_ns, memory_order_relaxed);
+	*preempted_ns = atomic_load_explicit(&s->pub_preempted_ns, memory_order_relaxed);
+	for (size_t i = 0; i < s->nr_parts; i++) {
+		const struct ds_sink *p = s->parts[i];
+
+		if (!p)
+			continue;
+		*cpu_ns += atomic_load_explicit(&p->pub_cpu_ns, memory_order_relaxed);
+		*off_cpu_ns += atomic_load_explicit(&p->pub_off_cpu_ns, memory_order_relaxed);
+		*preempted_ns += atomic_load_explicit(&p->pub_preempted_ns, memory_order_relaxed);
+	}
 }

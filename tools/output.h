@@ -129,6 +129,25 @@ int ds_sink_end(struct ds_sink *s, uint64_t time);
 /* Where the time of process `pid` (0: all) went so far (set t->sz). */
 int ds_sink_times(const struct ds_sink *s, uint32_t pid, struct pr_profile_times *t);
 
+/*
+ * The sink as a session's (prsession.h), into `out`: `o`, as given to
+ * ds_sink_open() (it must outlive the session), makes the other workers'
+ * shares (a profile: perf script's text takes one worker); `only_event`
+ * >= 0 keeps that event's samples alone (perf script's text with
+ * --event); `names` (may be NULL) names each sample's event in perf
+ * script's text; with `publish_times`, each share says where time went
+ * after each switch and sample (ds_sink_published()).
+ */
+struct pr_sink;
+struct pr_file;
+void ds_sink_session(struct ds_sink *s, const struct ds_output_opts *o, int only_event,
+		     struct pr_file *names, bool publish_times, struct pr_sink *out);
+/* Where time went, as the workers last said, over every share not yet
+ * merged: CPU, off-CPU and of that preempted, in ns.  On the thread that
+ * feeds the session. */
+void ds_sink_published(const struct ds_sink *s, uint64_t *cpu_ns, uint64_t *off_cpu_ns,
+		       uint64_t *preempted_ns);
+
 /* `ns` as "1.23 s", "45.6 ms" or "789 us", written into buf. */
 const char *ds_duration(uint64_t ns, char *buf, size_t len);
 

@@ -439,3 +439,32 @@ size_t ds_quality_print(const struct ds_quality *q, FILE *out, const char *prefi
 	free(rows);
 	return written;
 }
+
+static int session_sample(void *ctx, const struct pr_sink_sample *smp)
+{
+	return ds_quality_add(ctx, smp->st, smp->sym, smp->rec->pid, smp->process,
+			      smp->cut_short);
+}
+
+static void *session_part(void *ctx)
+{
+	const struct ds_quality *q = ctx;
+
+	return ds_quality_new(q->stack_size, q->max_depth);
+}
+
+static int session_merge(void *ctx, void *part)
+{
+	int err = ctx && ds_quality_merge(ctx, part) ? -ENOMEM : 0;
+
+	ds_quality_free(part);
+	return err;
+}
+
+void ds_quality_session(struct ds_quality *q, struct pr_sink *out)
+{
+	*out = (struct pr_sink){
+		.sz = sizeof(*out), .ctx = q, .sample = session_sample,
+		.part_new = session_part, .part_merge = session_merge,
+	};
+}

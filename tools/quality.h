@@ -22,7 +22,7 @@ void ds_quality_free(struct ds_quality *q);
 
 /* Count sample `st` of a process called `process`, its user frames named
  * through `sym` (NULL: names not counted); `cut_short`: its copy was cut
- * too short (ds_pipeline_stack_used()).  0 or -ENOMEM. */
+ * too short (pr_sink_sample.cut_short).  0 or -ENOMEM. */
 int ds_quality_add(struct ds_quality *q, const struct pr_stack *st, struct pr_symbolizer *sym,
 		   uint32_t pid, const char *process, bool cut_short);
 
@@ -30,6 +30,11 @@ int ds_quality_add(struct ds_quality *q, const struct pr_stack *st, struct pr_sy
  * same file, reason and process to the row already there.  The files of
  * src's rows must outlive q.  0 or -ENOMEM. */
 int ds_quality_merge(struct ds_quality *q, const struct ds_quality *src);
+
+/* The counts as a session's sink (prsession.h), into `out`: every
+ * sample a session unwinds, each worker a share of its own.  The
+ * session's models must outlive `q` (its rows name their files). */
+void ds_quality_session(struct ds_quality *q, struct pr_sink *out);
 
 /* The report, each line after `prefix`: at most `max_rows` rows of each
  * table (0: all), leaving out rows under `permille` of the samples or

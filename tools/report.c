@@ -22,7 +22,6 @@
 #include "names.h"
 #include "output.h"
 #include "perfscript.h"
-#include "pipeline.h"
 #include "prsym.h"
 #include "prunwind.h"
 #include "quality.h"
@@ -42,86 +41,22 @@ struct report_args {
 
 struct report {
 	struct pr_file *file;
-	struct pr_model *model;
-	struct pr_unwinder *u;
-	struct pr_symbolizer *sym;   /* when the output names frames */
-	struct ds_quality *quality;  /* --quality, instead of the sink */
-	struct ds_sink *sink;
-	bool event_names;            /* perf script's text, with its event field */
-	uint64_t first_time, last_time;  /* of the samples, perf clock */
-	uint64_t end_time;           /* of any record */
+	struct pr_session *ses;
+	struct ds_quality *quality;
+	struct ds_sink *sink;        /* NULL: --quality alone */
 	int switch_event;            /* the off-CPU event's index, or -1 */
 	const char *input;
 	int only_event;              /* perf-script with --event: its index */
 	const char *names[DS_MAX_EVENTS];  /* the file's events */
 };
 
-/* The index of the sample's event in the file (0 when it has one). */
-static size_t sample_event(struct report *r, const struct pr_record *rec)
-{
-	int idx = pr_file_nr_attrs(r->file) > 1 ? pr_file_event_of(r->file, rec) : 0;
-
-	return idx < 0 ? 0 : (size_t)idx;
-}
-
-/* A record, in time order; `own`: this worker's to count, not only to
- * keep its model up to date (pipeline.h). */
-static int handle(struct report *r, const struct pr_record *rec, bool own)
-{
-	struct pr_stack st;
-	size_t event;
-	int err;
-
-	/* Samples too: one in the image exec loaded retires the old one. */
-	err = pr_model_apply(r->model, rec);
-	if (err || !own)
-		return err;
-	if ((rec->fields & PR_ID_TIME) && rec->time > r->end_time)
-		r->end_time = rec->time;
-	if (rec->type != PR_RECORD_SAMPLE)
-		return r->switch_event >= 0 ? ds_sink_record(r->sink, rec) : 0;
-	if (pr_unwinder_unwind(r->u, rec, &st))
-		return 0;
-	if (r->quality)
-		return ds_quality_add(r->quality, &st, r->sym, rec->pid,
-				      pr_model_comm(r->model, rec->pid), false);
-	if (rec->fields & PR_ID_TIME) {
-		if (!r->first_time || rec->time < r->first_time)
-			r->first_time = rec->time;
-		if (rec->time > r->last_time)
-			r->last_time = rec->time;
-	}
-	if (r->switch_event >= 0 && pr_file_event_of(r->file, rec) == r->switch_event)
-		return ds_sink_switch(r->sink, rec, &st, r->sym,
-				      pr_model_comm(r->model, rec->tid),
-				      pr_model_comm(r->model, rec->pid));
-	event = sample_event(r, rec);
-	/* perf script's text has no one event to show: --event filters. */
-	if (r->only_event >= 0 && event != (size_t)r->only_event)
-		return 0;
-	return ds_sink_sample_event(r->sink, event, rec, &st, r->sym,
-				    pr_model_comm(r->model, rec->tid),
-				    pr_model_comm(r->model, rec->pid),
-				    r->event_names ? pr_file_event_name(r->file, event) : NULL);
-}
-
-static int on_record(const struct pr_record *rec, void *arg)
-{
-	return handle(arg, rec, true);
-}
-
-static int process(const struct pr_record *rec, bool own, void *arg)
-{
-	return handle(arg, rec, own);
-}
-
-static void summary(const struct report *w, size_t nr, int verbose)
+static void summary(const struct report *r, int verbose, bool names)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
-	const struct pr_symbolizer *sym = w[0].sym;
+	struct pr_session_stats ss = { .sz = sizeof(ss) };
 
-	for (size_t i = 0; i < nr; i++)
-		ds_unwind_stats_add(&st, w[i].u);
+	pr_session_unwind_stats(r->ses, &st);
+	pr_session_stats(r->ses, &ss);
 	fprintf(stderr, "dwarfsample: %" PRIu64 " samples, %.1f user frames on average",
 		st.samples, st.samples ? (double)st.frames / (double)st.samples : 0.0);
 	if (st.fp_frames)
@@ -131,6 +66,7 @@ static void summary(const struct report *w, size_t nr, int verbose)
 		ds_stack_ends(&st);
 	else
 		fputs("no stacks\n", stderr);
+	ds_session_no_memory(&ss);
 	if (st.files_missing)
 		fprintf(stderr, "dwarfsample: %" PRIu64 " mapped file%s not found "
 			"(-v names them)\n", st.files_missing,
@@ -140,22 +76,14 @@ static void summary(const struct report *w, size_t nr, int verbose)
 			"rules, the rest through libunwind; %" PRIu64 " files opened\n",
 			100.0 * (double)st.fast_samples / (double)st.samples,
 			st.files_opened);
-	if (verbose && sym) {
-		struct pr_symbolizer_stats ss = { .sz = sizeof(ss) };
+	if (verbose) {
+		struct pr_symbolizer_stats sy = { .sz = sizeof(sy) };
 
-		for (size_t i = 0; i < nr; i++) {
-			struct pr_symbolizer_stats one = { .sz = sizeof(one) };
-
-			pr_symbolizer_stats(w[i].sym, &one);
-			ss.named += one.named;
-			ss.resolved += one.resolved;
-			ss.files += one.files;
-			ss.debug_files += one.debug_files;
-		}
-		fprintf(stderr, "dwarfsample: %" PRIu64 " addresses named of %" PRIu64
-			" resolved (once each); %" PRIu64 " files read for symbols, %" PRIu64
-			" with debug information\n", ss.named, ss.resolved, ss.files,
-			ss.debug_files);
+		if (names && !pr_session_symbolizer_stats(r->ses, &sy))
+			fprintf(stderr, "dwarfsample: %" PRIu64 " addresses named of %" PRIu64
+				" resolved (once each); %" PRIu64 " files read for symbols, %"
+				PRIu64 " with debug information\n", sy.named, sy.resolved,
+				sy.files, sy.debug_files);
 	}
 }
 
@@ -267,68 +195,20 @@ static void quality_head(FILE *out, const char *input, const struct pr_unwind_st
 	fprintf(out, "\naddresses named: %" PRIu64 " of %" PRIu64 "\n", ss->named, ss->resolved);
 }
 
-/* report --quality: unwind and name every sample, then say where the
- * stacks ended early and what nothing names, and what to do. */
-static int run_quality(struct report_args *a, struct report *r,
-		       const struct pr_unwinder_opts *uo, const struct pr_symbolizer_opts *so)
+/* The quality report: where the stacks ended early and what nothing
+ * names, and what to do. */
+static int print_quality(const struct report *r, FILE *out)
 {
-	const struct perf_event_attr *attr = pr_file_attr(r->file, 0);
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
 	struct pr_symbolizer_stats ss = { .sz = sizeof(ss) };
-	FILE *out = stdout;
-	int n, ret = 1;
 
-	r->model = pr_model_new();
-	if (r->model && !pr_model_use_file(r->model, r->file) &&
-	    (!a->archive[0] || !ds_archive_index(a->archive, r->model)))
-		r->u = pr_unwinder_new(r->model, uo);
-	if (r->u)
-		r->sym = pr_symbolizer_new(r->model, so);
-	if (r->sym)
-		r->quality = ds_quality_new(attr ? attr->sample_stack_user : 0, uo->max_depth);
-	if (a->out.path && strcmp(a->out.path, "-") && !(out = fopen(a->out.path, "we"))) {
-		ds_err("cannot write %s: %s; choose another output path (-o)", a->out.path,
-		       strerror(errno));
-		out = NULL;
-	}
-	if (!r->quality || !out) {
-		if (out)
-			ds_err("out of memory");
-	} else {
-		n = pr_file_consume(r->file, on_record, r);
-		ret = n < 0 && n != -EBADMSG;
-		pr_unwinder_stats(r->u, &st);
-		pr_symbolizer_stats(r->sym, &ss);
-		quality_head(out, a->input, &st, &ss);
-		if (!ds_quality_print(r->quality, out, "", 0, 1))
-			fprintf(out, "every stack reached its outermost frame, and every frame "
-				"was named\n");
-		if (fflush(out) || ferror(out))
-			ret = 1;
-		ret = ds_file_verdict(r->file, a->input, ret);
-	}
-	if (out && out != stdout)
-		fclose(out);
-	ds_quality_free(r->quality);
-	pr_symbolizer_free(r->sym);
-	pr_unwinder_free(r->u);
-	pr_model_free(r->model);
-	pr_file_close(r->file);
-	return ret;
-}
-
-/* A worker's model, unwinder and symbolizer, for r->file. */
-static int open_worker(const struct report_args *a, struct report *r,
-		       const struct pr_unwinder_opts *uo, const struct pr_symbolizer_opts *so,
-		       bool names)
-{
-	r->model = pr_model_new();
-	if (r->model && !pr_model_use_file(r->model, r->file) &&
-	    (!a->archive[0] || !ds_archive_index(a->archive, r->model)))
-		r->u = pr_unwinder_new(r->model, uo);
-	if (r->u && names)
-		r->sym = pr_symbolizer_new(r->model, so);
-	return r->u && (!names || r->sym) ? 0 : -1;
+	pr_session_unwind_stats(r->ses, &st);
+	pr_session_symbolizer_stats(r->ses, &ss);
+	quality_head(out, r->input, &st, &ss);
+	if (!ds_quality_print(r->quality, out, "", 0, 1))
+		fprintf(out, "every stack reached its outermost frame, and every frame "
+			"was named\n");
+	return fflush(out) || ferror(out) ? -1 : 0;
 }
 
 /* Whether every event of the file lays its samples out as the first
@@ -354,9 +234,10 @@ static bool one_layout(const struct pr_file *f)
  * starts disabled, has a trailer of its own). */
 static size_t nr_jobs(const struct report_args *a, const struct report *r, int fmt)
 {
-	if (!a->names.jobs)
+	/* The quality report counts each address named once. */
+	if (!a->names.jobs || a->quality)
 		return 0;
-	if (fmt == DS_FORMAT_PERF_SCRIPT) {
+	if (fmt == DS_FORMAT_PERF_SCRIPT && r->sink) {
 		ds_logf(PR_LOG_INFO, "perf script's text is written in time order: one worker");
 		return 0;
 	}
@@ -368,68 +249,71 @@ static size_t nr_jobs(const struct report_args *a, const struct report *r, int f
 	return a->names.jobs;
 }
 
-/* Records between the rounds of a replay, and what may wait for the
- * workers before the file waits: a few rounds, which the orders keep
- * and reuse (bigger ones are freed and page-faulted in anew, which cost
- * the replay half again as much CPU as the unwinding). */
-#define REPLAY_ROUND 64
-#define REPLAY_HELD ((size_t)2 << 20)
-
-struct feeder {
-	struct ds_pipeline *pl;
-	size_t n;
-};
-
-static int feed(const struct pr_record *rec, void *arg)
+/* The archive's index, in every worker's model. */
+static int index_archive(struct pr_model *m, void *dir)
 {
-	struct feeder *f = arg;
-	int err = ds_pipeline_copy(rec, f->pl);
-
-	if (err || ++f->n % REPLAY_ROUND)
-		return err;
-	err = ds_pipeline_flush(f->pl);
-	ds_pipeline_throttle(f->pl, REPLAY_HELD);
-	return err;
+	return ds_archive_index(dir, m) ? -EINVAL : 0;
 }
 
-/* --jobs: the file through the live command's pipeline (pipeline.h),
- * records in the file's time order, as fast as the workers take them.
- * Every stack is copied whole: live, the capture thread copies a
- * thread's stacks only up to where they ended before
- * (ds_pipeline_stack_used()), which can cut one short, and a replay
- * must give one worker's profile exactly. */
-static int replay(struct report *w, size_t nr, struct ds_pipeline_cpu *cpu)
+/* The file through the session: its sinks attached, every record read,
+ * the waits still open ended where the recording did.  0 or 1. */
+static int replay(struct report_args *a, struct report *r, size_t jobs, bool names,
+		  const struct pr_symbolizer_opts *sym)
 {
-	void *ctxs[DS_MAX_JOBS];
-	struct feeder f = { 0 };
-	int n, err;
+	PR_OPTS(pr_session_opts, so, .log = ds_log, .workers = jobs);
+	struct pr_sink sink, quality;
+	struct pr_session_stats ss = { .sz = sizeof(ss) };
+	uint64_t end;
+	int n, ret, err;
 
-	for (size_t i = 0; i < nr; i++)
-		ctxs[i] = &w[i];
-	f.pl = ds_pipeline_new(pr_file_attr(w[0].file, 0), nr, process, NULL, ctxs, SIZE_MAX,
-			       NULL);
-	if (!f.pl)
-		return -errno;
-	n = pr_file_consume(w[0].file, feed, &f);
-	err = ds_pipeline_finish(f.pl);
-	ds_pipeline_cpu(f.pl, cpu);
-	ds_pipeline_free(f.pl);
-	return n < 0 ? n : err;
+	if (a->archive[0]) {
+		so.model_setup = index_archive;
+		so.model_setup_ctx = a->archive;
+	}
+	/* Frames are unwound, not named, for perf script's addresses. */
+	r->ses = ds_names_session(&a->names, NULL, r->file, &so, names, sym);
+	if (!r->ses) {
+		ds_err("cannot read %s: %s", r->input, strerror(errno));
+		return 1;
+	}
+	if (r->sink)
+		ds_sink_session(r->sink, &a->out, r->only_event,
+				r->sink && (a->out.fields & PS_EVENT) ? r->file : NULL, false, &sink);
+	ds_quality_session(r->quality, &quality);
+	if ((r->sink && pr_session_add_sink(r->ses, &sink)) ||
+	    pr_session_add_sink(r->ses, &quality)) {
+		ds_err("out of memory");
+		return 1;
+	}
+	n = pr_session_consume_file(r->ses);
+	/* Corrupt records were reported and skipped. */
+	ret = n < 0 && n != -EBADMSG;
+	/* Threads still off the CPU when the recording stopped wait until
+	 * then (the file says when, else its last record). */
+	pr_session_stats(r->ses, &ss);
+	if (pr_file_end_time(r->file, &end) || end < ss.end_time)
+		end = ss.end_time;
+	err = pr_session_finish(r->ses, end);
+	if (err && !ret && !(r->sink && ds_sink_failed(r->sink)))
+		ds_err("processing samples failed: %s", strerror(-err));
+	return ret || err ? 1 : 0;
 }
 
 static int run(struct report_args *a, int fmt)
 {
 	PR_OPTS(pr_file_opts, fo, .log = ds_log);
-	PR_OPTS(pr_unwinder_opts, uo, .log = ds_log);
+	/* --quality alone (no -f): its report is the output. */
+	bool quality_only = a->quality && !a->out.format;
 	bool names = a->quality || fmt != DS_FORMAT_PERF_SCRIPT ||
 		     (a->out.fields & (PS_SRCLINE | PS_SYM));
-	PR_OPTS(pr_symbolizer_opts, so, .cache_dir = ds_cache_dir(), .kallsyms = a->kallsyms,
+	PR_OPTS(pr_symbolizer_opts, sym, .cache_dir = ds_cache_dir(), .kallsyms = a->kallsyms,
 		.log = ds_log);
-	struct report r = { .event_names = fmt == DS_FORMAT_PERF_SCRIPT &&
-					   (a->out.fields & PS_EVENT) };
-	struct report *w = NULL;
-	size_t jobs, nr, opened = 0;
-	int n, ret = 1, width = 0;
+	struct report r = { 0 };
+	struct pr_session_stats ss = { .sz = sizeof(ss) };
+	const struct perf_event_attr *attr;
+	FILE *qout = stderr;
+	size_t jobs;
+	int ret = 1, width = 0;
 	const char *first_event;
 
 	/* The archive record --archive wrote beside the file: searched
@@ -439,11 +323,9 @@ static int run(struct report_args *a, int fmt)
 		if (a->names.nr_dirs < DS_MAX_DEBUG_DIRS)
 			a->names.dirs[a->names.nr_dirs++] = a->archive;
 		if (!a->kallsyms && a->archive_kallsyms[0])
-			so.kallsyms = a->archive_kallsyms;
+			sym.kallsyms = a->archive_kallsyms;
 	}
-	ds_names_apply(&a->names, &uo, &so);
-	so.no_inline |= !names;
-	so.no_lines = !ds_output_shows_lines(&a->out, fmt);
+	a->names.no_lines = !ds_output_shows_lines(&a->out, fmt);
 	r.file = pr_file_open(a->input, &fo);
 	if (!r.file)
 		return 1;
@@ -474,86 +356,58 @@ static int run(struct report_args *a, int fmt)
 		pr_file_close(r.file);
 		return 2;
 	}
-	if (a->quality)
-		return run_quality(a, &r, &uo, &so);
-	r.sink = ds_sink_open(&a->out, fmt, a->out.path, file_freq(r.file), first_event, width);
-	if (!r.sink) {
+	attr = pr_file_attr(r.file, 0);
+	r.quality = ds_quality_new(attr ? attr->sample_stack_user : 0, a->names.max_depth);
+	if (!r.quality) {
+		ds_err("out of memory");
 		pr_file_close(r.file);
 		return 1;
 	}
+	if (quality_only) {
+		qout = stdout;
+		if (a->out.path && strcmp(a->out.path, "-") && !(qout = fopen(a->out.path, "we"))) {
+			ds_err("cannot write %s: %s; choose another output path (-o)", a->out.path,
+			       strerror(errno));
+			goto out;
+		}
+	} else if (!(r.sink = ds_sink_open(&a->out, fmt, a->out.path, file_freq(r.file),
+					   first_event, width))) {
+		goto out;
+	}
 	jobs = nr_jobs(a, &r, fmt);
-	nr = jobs ? jobs : 1;
-	/* The workers name the same files: each address once among them
-	 * (without the memory for it, each names them all). */
-	if (nr > 1 && names)
-		so.pool = pr_sym_pool_new();
-	w = calloc(nr, sizeof(*w));
-	for (size_t i = 0; w && i < nr; i++) {
-		w[i] = r;
-		w[i].sink = i ? ds_sink_part(&a->out, fmt, file_freq(r.file)) : r.sink;
-		if (!w[i].sink || open_worker(a, &w[i], &uo, &so, names)) {
-			nr = i + 1;
-			break;
-		}
-		opened++;
-	}
-	if (!w || opened < nr) {
-		ds_err("out of memory");
-	} else {
-		struct ds_pipeline_cpu cpu = { 0 };
-		uint64_t end;
-
-		n = jobs ? replay(w, nr, &cpu) : pr_file_consume(r.file, on_record, w);
-		/* Corrupt records were reported and skipped. */
-		ret = n < 0 && n != -EBADMSG;
-		for (size_t i = 1; i < nr; i++) {
-			if (w[i].first_time && (!w[0].first_time || w[i].first_time < w[0].first_time))
-				w[0].first_time = w[i].first_time;
-			if (w[i].last_time > w[0].last_time)
-				w[0].last_time = w[i].last_time;
-			if (w[i].end_time > w[0].end_time)
-				w[0].end_time = w[i].end_time;
-		}
-		/* Threads still off the CPU when the recording stopped wait
-		 * until then (the file says when, else its last record). */
-		if (pr_file_end_time(r.file, &end) || end < w[0].end_time)
-			end = w[0].end_time;
-		for (size_t i = 0; !ret && r.switch_event >= 0 && i < nr; i++)
-			if (ds_sink_end(w[i].sink, end) < 0)
-				ret = 1;
-		for (size_t i = 1; i < nr; i++) {
-			if (ds_sink_merge(ret ? NULL : w[0].sink, w[i].sink) < 0)
-				ret = 1;
-			w[i].sink = NULL;
-		}
-		summary(w, nr, a->verbose);
+	ret = replay(a, &r, jobs, names, &sym);
+	/* The quality report alone says how the stacks ended; beside the
+	 * stacks, the summary does, with the short form of the report. */
+	if (r.ses && !quality_only) {
+		summary(&r, a->verbose, names);
+		if (!a->quality)
+			ds_quality_print(r.quality, stderr, "dwarfsample: ", 3, 10);
 		if (a->verbose && jobs)
-			ds_pipeline_cpu_print(&cpu, "reading", nr);
-		if (a->verbose && jobs)
-			ds_pool_print(so.pool);
+			ds_session_print_cpu(r.ses, "reading", false);
 		if (r.switch_event >= 0)
-			ds_sink_print_times(w[0].sink);
+			ds_sink_print_times(r.sink);
 	}
+	if (r.ses && a->quality && print_quality(&r, qout))
+		ret = 1;
+	if (r.ses)
+		pr_session_stats(r.ses, &ss);
 	/* The file has no wall-clock time (perf writes one only with
 	 * --clockid), but the samples say how long the recording ran, as
 	 * the live command's profile does. */
-	if (ds_sink_close(r.sink, 0, w ? w[0].last_time - w[0].first_time : 0, false))
+	if (r.sink && ds_sink_close(r.sink, 0, ss.last_time - ss.first_time, false))
 		ret = 1;
-	else if (a->out.path && strcmp(a->out.path, "-") && fmt != DS_FORMAT_PERF_SCRIPT)
+	else if (r.sink && a->out.path && strcmp(a->out.path, "-") &&
+		 fmt != DS_FORMAT_PERF_SCRIPT)
 		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
 			ds_format_name(fmt), ds_format_hint(fmt));
-	if (w && opened == nr)
+	if (r.ses)
 		ret = ds_file_verdict(r.file, a->input, ret);
-	for (size_t i = 0; w && i < nr; i++) {
-		if (i)
-			ds_sink_merge(NULL, w[i].sink);
-		pr_symbolizer_free(w[i].sym);
-		pr_unwinder_free(w[i].u);
-		pr_model_free(w[i].model);
-	}
-	/* After every symbolizer that took from it. */
-	pr_sym_pool_free(so.pool);
-	free(w);
+out:
+	if (qout && qout != stdout && qout != stderr)
+		fclose(qout);
+	/* The quality counts name the session's files: freed first. */
+	ds_quality_free(r.quality);
+	pr_session_free(r.ses);
 	pr_file_close(r.file);
 	return ret;
 }

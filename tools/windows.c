@@ -38,6 +38,7 @@ struct ds_windows {
 	struct proc_info *procs;     /* sorted by pid */
 	size_t nr_procs, cap_procs;
 	struct ds_windows_stats st;
+	enum pr_profile_mode mode;   /* of the profiles */
 };
 
 static uint64_t wall_of(const struct ds_windows *w, uint64_t t)
@@ -65,6 +66,7 @@ struct ds_windows *ds_windows_new(const struct ds_windows_opts *o,
 		return NULL;
 	}
 	w->o = *o;
+	w->mode = po->mode;
 	w->wall_offset = (int64_t)start_wall - (int64_t)start;
 	w->start = start;
 	w->end = next_boundary(w, start);
@@ -459,4 +461,72 @@ void ds_windows_free(struct ds_windows *w)
 	pr_profile_free(w->live);
 	free(w->procs);
 	free(w);
+}
+
+/* Records are handed over in time order a round late; what is read
+ * later than that still lands in an open window if it is this much
+ * older than the horizon. */
+#define HORIZON_SLACK_NS UINT64_C(100000000)
+
+static uint64_t windows_cut(const struct ds_windows *w)
+{
+	struct ds_windows_stats st;
+
+	ds_windows_stats(w, &st);
+	return st.windows;
+}
+
+/* A window cut: nothing holds what the model handed out for the
+ * profile just cut, so its caches may be trimmed. */
+static int released(const struct ds_windows *w, uint64_t before, int err)
+{
+	return err ? err : windows_cut(w) != before ? PR_SINK_RELEASED : 0;
+}
+
+static int session_time(void *ctx, uint64_t time)
+{
+	struct ds_windows *w = ctx;
+	uint64_t before = windows_cut(w);
+
+	return released(w, before, ds_windows_record(w, time));
+}
+
+static int session_record(void *ctx, const struct pr_record *rec)
+{
+	struct ds_windows *w = ctx;
+
+	/* Switches and exits end waits; in CPU time only samples count. */
+	if (w->mode == PR_PROFILE_CPU)
+		return 0;
+	return pr_profile_apply(ds_windows_profile(w), rec);
+}
+
+static int session_sample(void *ctx, const struct pr_sink_sample *smp)
+{
+	struct pr_profile *p = ds_windows_profile(ctx);
+
+	if (smp->off_cpu)
+		return pr_profile_add_switch(p, smp->sym, smp->rec, smp->st, smp->comm,
+					     smp->process);
+	return pr_profile_add_event(p, smp->event, smp->sym, smp->rec, smp->st, smp->comm,
+				    smp->process);
+}
+
+/* Windows end even when no record comes. */
+static int session_tick(void *ctx, uint64_t horizon)
+{
+	struct ds_windows *w = ctx;
+	uint64_t before = windows_cut(w);
+
+	if (horizon <= HORIZON_SLACK_NS)
+		return 0;
+	return released(w, before, ds_windows_advance(w, horizon - HORIZON_SLACK_NS));
+}
+
+void ds_windows_session(struct ds_windows *w, struct pr_sink *out)
+{
+	*out = (struct pr_sink){
+		.sz = sizeof(*out), .ctx = w, .time = session_time, .record = session_record,
+		.sample = session_sample, .tick = session_tick,
+	};
 }

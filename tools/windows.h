@@ -54,6 +54,12 @@ int ds_windows_record(struct ds_windows *w, uint64_t time);
  * there. */
 int ds_windows_finish(struct ds_windows *w, uint64_t end);
 
+/* The windows as a session's sink (prsession.h), into `out`: one worker
+ * (the windows are cut on its clock); a cut releases what the model
+ * handed out (PR_SINK_RELEASED), so the session trims its caches then. */
+struct pr_sink;
+void ds_windows_session(struct ds_windows *w, struct pr_sink *out);
+
 struct ds_windows_stats {
 	uint64_t windows;            /* windows cut */
 	uint64_t profiles;           /* group profiles handed to the uploader */

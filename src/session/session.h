@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
+ * The session stage (prsession.h), internal: session.c is the per-record
+ * path, pipeline.c hands records to worker threads.
+ *
  * Records from the rings to worker threads.  The capture thread only
  * copies each record out of its ring (so the kernel never waits on
  * unwinding or on a symbolizer reading a large debug file for the first
@@ -9,16 +12,18 @@
  * that it depends on, and the order holds records back by perf's round
  * rule until nothing a later drain brings can be older.
  */
-#ifndef DS_PIPELINE_H
-#define DS_PIPELINE_H
+#ifndef PR_SESSION_INT_H
+#define PR_SESSION_INT_H
 
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/base.h"
 #include "perfreader.h"
+#include "prsession.h"
 
-struct ds_pipeline;
+struct pr__pipeline;
 struct perf_event_attr;
 
 /*
@@ -33,9 +38,9 @@ struct perf_event_attr;
  * the record is this worker's to count (its thread is the worker's, or
  * it has none and this is worker 0), as opposed to a replica's copy.
  * After a negative return the rest is only released, and
- * ds_pipeline_finish() reports it.
+ * pr__pipeline_finish() reports it.
  */
-typedef int (*ds_process_fn)(const struct pr_record *rec, bool own, void *ctx);
+typedef int (*pr__process_fn)(const struct pr_record *rec, bool own, void *ctx);
 
 /*
  * A pipeline of `nr_workers` workers (at least 1) feeding records of
@@ -51,22 +56,23 @@ typedef int (*ds_process_fn)(const struct pr_record *rec, bool own, void *ctx);
  * was read two drains ago -- so that a consumer cutting time into windows
  * can end one even when no record comes.  NULL on failure.
  */
-struct ds_pipeline *ds_pipeline_new(const struct perf_event_attr *attr, size_t nr_workers,
-				    ds_process_fn process,
+struct pr__pipeline *pr__pipeline_new(const struct perf_event_attr *attr, size_t nr_workers,
+				    pr__process_fn process,
 				    int (*tick)(uint64_t horizon, void *ctx), void *const *ctxs,
-				    size_t max_bytes, const volatile sig_atomic_t *hurry);
+				    size_t max_bytes, const volatile sig_atomic_t *hurry,
+				    const struct pr_logger *lg);
 
 /* Capture thread: copy one record (a pr_record_fn; ctx is the pipeline),
  * and end a round, handing over what was copied since the last call (a
  * round hook: call it after every drain of all the rings). */
-int ds_pipeline_copy(const struct pr_record *rec, void *pipeline);
-int ds_pipeline_flush(void *pipeline);
+int pr__pipeline_copy(const struct pr_record *rec, void *pipeline);
+int pr__pipeline_flush(void *pipeline);
 
 /* For a source that can wait and whose records come in time order (a
  * file, read faster than it is unwound): block until what waits for the
  * workers takes at most `max_bytes`, ending rounds meanwhile.  On the
  * thread that copies. */
-void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes);
+void pr__pipeline_throttle(struct pr__pipeline *pl, size_t max_bytes);
 
 /*
  * Worker: what unwinding a sample read of its stack (`used`,
@@ -80,43 +86,38 @@ void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes);
  * ended early by the cut, not by the kernel's copy).
  */
 struct pr_stack;
-bool ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
+bool pr__pipeline_stack_used(struct pr__pipeline *pl, const struct pr_record *rec,
 			    const struct pr_stack *st, uint64_t used);
 
 /* Samples copied, samples dropped (the worker was behind, or a second
  * Ctrl-C), and samples the worker has processed.  Any thread. */
-struct ds_pipeline_counts {
+struct pr__pipeline_counts {
 	uint64_t copied, dropped, processed;
 	size_t queued_bytes;
 	/* Samples whose stack was copied only up to where their thread's
-	 * stacks end (ds_pipeline_stack_used()), the bytes that spared, and
+	 * stacks end (pr__pipeline_stack_used()), the bytes that spared, and
 	 * those an unwind found cut too short. */
 	uint64_t cut, cut_bytes, cut_short;
 };
-void ds_pipeline_counts(struct ds_pipeline *pl, struct ds_pipeline_counts *c);
-/* -v's line of the stack copies cut (ds_pipeline_stack_used()), on
- * stderr. */
-void ds_pipeline_cut_print(const struct ds_pipeline_counts *c);
+void pr__pipeline_counts(struct pr__pipeline *pl, struct pr__pipeline_counts *c);
 
 /* Hand over the rest, let the workers finish everything queued and join
  * them.  Returns 0 or the first error of `process`. */
-int ds_pipeline_finish(struct ds_pipeline *pl);
+int pr__pipeline_finish(struct pr__pipeline *pl);
 /*
- * Where the pipeline's CPU went, once ds_pipeline_finish() has run (on
+ * Where the pipeline's CPU went, once pr__pipeline_finish() has run (on
  * the thread that made the pipeline and copied into it): the copying
- * thread's time from ds_pipeline_new() to ds_pipeline_finish(), all the
+ * thread's time from pr__pipeline_new() to pr__pipeline_finish(), all the
  * workers' together, and the busiest one's.  With N workers on N cores,
  * the wall time is at least max(copier, busiest) and at least
  * (copier + workers) / cores: what bounds the speed-up of more workers.
  */
-struct ds_pipeline_cpu {
+struct pr__pipeline_cpu {
 	uint64_t copier_ns, workers_ns, busiest_ns;
 };
-void ds_pipeline_cpu(const struct ds_pipeline *pl, struct ds_pipeline_cpu *c);
-/* -v's line of it on stderr; `copier` names the copying thread. */
-void ds_pipeline_cpu_print(const struct ds_pipeline_cpu *c, const char *copier, size_t nr);
+void pr__pipeline_cpu(const struct pr__pipeline *pl, struct pr__pipeline_cpu *c);
 
 /* Accepts NULL; finishes first when not yet finished. */
-void ds_pipeline_free(struct ds_pipeline *pl);
+void pr__pipeline_free(struct pr__pipeline *pl);
 
 #endif

@@ -17,17 +17,23 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli.h"
-#include "pipeline.h"
+#include "base/base.h"
+#include "session/session.h"
 
-/* The calling thread's CPU time. */
-static uint64_t thread_cpu_ns(void)
+/* A clock in ns: the calling thread's CPU time, or the monotonic clock
+ * that record times use. */
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+	if (clock_gettime(id, &ts))
 		return 0;
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
 }
 
 /*
@@ -51,7 +57,7 @@ static uint64_t thread_cpu_ns(void)
  * thread.  Aligned so that what one worker writes per record never
  * shares a cache line with another's. */
 struct worker {
-	struct ds_pipeline *pl;
+	struct pr__pipeline *pl;
 	size_t idx;
 	void *ctx;
 	struct pr_order *o;
@@ -70,8 +76,9 @@ struct worker {
 	alignas(64) _Atomic uint64_t processed, dropped_hurry, cut_short;
 };
 
-struct ds_pipeline {
-	ds_process_fn process;
+struct pr__pipeline {
+	struct pr_logger lg;
+	pr__process_fn process;
 	int (*tick)(uint64_t horizon, void *ctx);
 	size_t max_bytes;
 	const volatile sig_atomic_t *hurry;
@@ -79,10 +86,10 @@ struct ds_pipeline {
 	size_t nr;
 	bool joined;
 	/* The copying thread's CPU time when the pipeline was made, then
-	 * what it spent until ds_pipeline_finish() (on the same thread). */
+	 * what it spent until pr__pipeline_finish() (on the same thread). */
 	uint64_t copier_cpu_ns;
 	bool copier_done;
-	/* ds_pipeline_throttle(): the copying thread waits for room. */
+	/* pr__pipeline_throttle(): the copying thread waits for room. */
 	pthread_mutex_t room_lock;
 	pthread_cond_t room;
 	_Atomic bool waiting;
@@ -95,7 +102,7 @@ struct ds_pipeline {
  * Threads started together have consecutive ids (a pool, the threads of
  * a server): each to another worker.  A hash would put two of them on one
  * worker half the time. */
-static size_t owner(const struct ds_pipeline *pl, const struct pr_record *rec)
+static size_t owner(const struct pr__pipeline *pl, const struct pr_record *rec)
 {
 	return pl->nr > 1 && (rec->fields & PR_ID_TID) ? rec->tid % pl->nr : 0;
 }
@@ -105,7 +112,7 @@ static size_t owner(const struct ds_pipeline *pl, const struct pr_record *rec)
 static int deliver(const struct pr_record *rec, void *arg)
 {
 	struct worker *w = arg;
-	struct ds_pipeline *pl = w->pl;
+	struct pr__pipeline *pl = w->pl;
 	bool sample = rec->type == PR_RECORD_SAMPLE;
 	int err;
 
@@ -127,7 +134,7 @@ static int deliver(const struct pr_record *rec, void *arg)
 static void *run_worker(void *arg)
 {
 	struct worker *w = arg;
-	struct ds_pipeline *pl = w->pl;
+	struct pr__pipeline *pl = w->pl;
 	uint64_t horizon;
 	int err;
 
@@ -161,7 +168,7 @@ static void *run_worker(void *arg)
 	return NULL;
 }
 
-static void stop_workers(struct ds_pipeline *pl)
+static void stop_workers(struct pr__pipeline *pl)
 {
 	for (size_t i = 0; i < pl->nr; i++) {
 		struct worker *w = &pl->workers[i];
@@ -181,7 +188,7 @@ static void stop_workers(struct ds_pipeline *pl)
 	pl->joined = true;
 }
 
-static void free_workers(struct ds_pipeline *pl)
+static void free_workers(struct pr__pipeline *pl)
 {
 	for (size_t i = 0; i < pl->nr; i++) {
 		free(pl->workers[i].tops);
@@ -192,13 +199,14 @@ static void free_workers(struct ds_pipeline *pl)
 	free(pl->workers);
 }
 
-struct ds_pipeline *ds_pipeline_new(const struct perf_event_attr *attr, size_t nr_workers,
-				    ds_process_fn process,
+struct pr__pipeline *pr__pipeline_new(const struct perf_event_attr *attr, size_t nr_workers,
+				    pr__process_fn process,
 				    int (*tick)(uint64_t horizon, void *ctx), void *const *ctxs,
-				    size_t max_bytes, const volatile sig_atomic_t *hurry)
+				    size_t max_bytes, const volatile sig_atomic_t *hurry,
+				    const struct pr_logger *lg)
 {
-	PR_OPTS(pr_order_opts, oo, .log = ds_log);
-	struct ds_pipeline *pl;
+	PR_OPTS(pr_order_opts, oo, .log = lg ? lg->fn : NULL, .log_ctx = lg ? lg->ctx : NULL);
+	struct pr__pipeline *pl;
 	sigset_t block, old;
 	size_t i;
 
@@ -216,6 +224,8 @@ struct ds_pipeline *ds_pipeline_new(const struct perf_event_attr *attr, size_t n
 		return NULL;
 	}
 	memset(pl->workers, 0, nr_workers * sizeof(*pl->workers));
+	if (lg)
+		pl->lg = *lg;
 	pl->process = process;
 	pl->tick = tick;
 	pl->max_bytes = max_bytes;
@@ -260,7 +270,7 @@ fail:
 	return NULL;
 }
 
-static uint64_t held_bytes(struct ds_pipeline *pl)
+static uint64_t held_bytes(struct pr__pipeline *pl)
 {
 	uint64_t held = 0;
 
@@ -274,7 +284,7 @@ static uint64_t held_bytes(struct ds_pipeline *pl)
 }
 
 /* The slot of a sample's thread in its worker's table, or NULL. */
-static _Atomic uint64_t *top_slot(const struct ds_pipeline *pl, const struct pr_record *rec)
+static _Atomic uint64_t *top_slot(const struct pr__pipeline *pl, const struct pr_record *rec)
 {
 	if (rec->type != PR_RECORD_SAMPLE || !(rec->fields & PR_ID_TID) || !rec->tid ||
 	    rec->tid >> TOP_TID_BITS || !rec->u.sample.stack)
@@ -293,7 +303,7 @@ static uint64_t top_of(uint64_t slot, uint32_t tid)
 
 /* How much of a sample's stack to copy: up to a little past where its
  * thread's stacks end, when that is within what the kernel copied. */
-static uint64_t stack_to_copy(const struct ds_pipeline *pl, const struct pr_record *rec)
+static uint64_t stack_to_copy(const struct pr__pipeline *pl, const struct pr_record *rec)
 {
 	const struct pr_sample *sm = &rec->u.sample;
 	_Atomic uint64_t *slot = top_slot(pl, rec);
@@ -305,7 +315,7 @@ static uint64_t stack_to_copy(const struct ds_pipeline *pl, const struct pr_reco
 	return top - sm->stack_addr + TOP_MARGIN;
 }
 
-bool ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
+bool pr__pipeline_stack_used(struct pr__pipeline *pl, const struct pr_record *rec,
 			    const struct pr_stack *st, uint64_t used)
 {
 	const struct pr_sample *sm = &rec->u.sample;
@@ -322,7 +332,7 @@ bool ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
 	 * copied whole from now on (those cut before the capture thread saw
 	 * that count too). */
 	if (sm->stack_size == sm->stack_dyn_size + 8 && used > sm->stack_dyn_size) {
-		ds_logf(PR_LOG_DEBUG, "thread %u: a stack copied to 0x%llx, up to where its "
+		pr__log(&pl->lg, PR_LOG_DEBUG, "thread %u: a stack copied to 0x%llx, up to where its "
 			"stacks ended, needed more (it ended %s); copied whole from now on",
 			rec->tid, (unsigned long long)(sm->stack_addr + sm->stack_dyn_size),
 			pr_stack_end_name(st->end));
@@ -345,9 +355,9 @@ bool ds_pipeline_stack_used(struct ds_pipeline *pl, const struct pr_record *rec,
 	return false;
 }
 
-int ds_pipeline_copy(const struct pr_record *rec, void *arg)
+int pr__pipeline_copy(const struct pr_record *rec, void *arg)
 {
-	struct ds_pipeline *pl = arg;
+	struct pr__pipeline *pl = arg;
 	int err = 0;
 
 	if (rec->type == PR_RECORD_SAMPLE) {
@@ -382,10 +392,10 @@ int ds_pipeline_copy(const struct pr_record *rec, void *arg)
 	return err;
 }
 
-int ds_pipeline_flush(void *arg)
+int pr__pipeline_flush(void *arg)
 {
-	struct ds_pipeline *pl = arg;
-	uint64_t now = ds_now_ns();
+	struct pr__pipeline *pl = arg;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
 	for (size_t i = 0; i < pl->nr; i++) {
 		struct worker *w = &pl->workers[i];
@@ -403,7 +413,7 @@ int ds_pipeline_flush(void *arg)
 	return 0;
 }
 
-void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes)
+void pr__pipeline_throttle(struct pr__pipeline *pl, size_t max_bytes)
 {
 	/* `waiting` is set before what is held is looked at, under the lock
 	 * a worker takes to signal: one that finishes after the look finds
@@ -415,7 +425,7 @@ void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes)
 		struct timespec until;
 
 		/* A round of its own lets go what the last one held back. */
-		if (ds_pipeline_flush(pl))
+		if (pr__pipeline_flush(pl))
 			break;
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 2000000;
@@ -429,9 +439,9 @@ void ds_pipeline_throttle(struct ds_pipeline *pl, size_t max_bytes)
 	pthread_mutex_unlock(&pl->room_lock);
 }
 
-void ds_pipeline_counts(struct ds_pipeline *pl, struct ds_pipeline_counts *c)
+void pr__pipeline_counts(struct pr__pipeline *pl, struct pr__pipeline_counts *c)
 {
-	*c = (struct ds_pipeline_counts){
+	*c = (struct pr__pipeline_counts){
 		.copied = atomic_load(&pl->copied),
 		.dropped = atomic_load(&pl->dropped_full),
 		.cut = atomic_load(&pl->cut),
@@ -451,7 +461,7 @@ void ds_pipeline_counts(struct ds_pipeline *pl, struct ds_pipeline_counts *c)
 	}
 }
 
-int ds_pipeline_finish(struct ds_pipeline *pl)
+int pr__pipeline_finish(struct pr__pipeline *pl)
 {
 	if (!pl->copier_done) {
 		pl->copier_cpu_ns = thread_cpu_ns() - pl->copier_cpu_ns;
@@ -465,9 +475,9 @@ int ds_pipeline_finish(struct ds_pipeline *pl)
 	return 0;
 }
 
-void ds_pipeline_cpu(const struct ds_pipeline *pl, struct ds_pipeline_cpu *c)
+void pr__pipeline_cpu(const struct pr__pipeline *pl, struct pr__pipeline_cpu *c)
 {
-	*c = (struct ds_pipeline_cpu){ .copier_ns = pl->copier_done ? pl->copier_cpu_ns : 0 };
+	*c = (struct pr__pipeline_cpu){ .copier_ns = pl->copier_done ? pl->copier_cpu_ns : 0 };
 	for (size_t i = 0; pl->joined && i < pl->nr; i++) {
 		c->workers_ns += pl->workers[i].cpu_ns;
 		if (pl->workers[i].cpu_ns > c->busiest_ns)
@@ -475,29 +485,11 @@ void ds_pipeline_cpu(const struct ds_pipeline *pl, struct ds_pipeline_cpu *c)
 	}
 }
 
-void ds_pipeline_cpu_print(const struct ds_pipeline_cpu *c, const char *copier, size_t nr)
-{
-	fprintf(stderr, "dwarfsample: CPU: %s thread %.3f s, %zu worker%s %.3f s", copier,
-		(double)c->copier_ns / 1e9, nr, nr == 1 ? "" : "s", (double)c->workers_ns / 1e9);
-	if (nr > 1)
-		fprintf(stderr, " (busiest %.3f s)", (double)c->busiest_ns / 1e9);
-	fputc('\n', stderr);
-}
-
-void ds_pipeline_cut_print(const struct ds_pipeline_counts *c)
-{
-	fprintf(stderr, "dwarfsample: stacks copied up to where their thread's stacks end: "
-		"%llu of %llu samples, %.1f MB not copied; %llu cut too short (their threads "
-		"are copied whole since)\n", (unsigned long long)c->cut,
-		(unsigned long long)c->copied, (double)c->cut_bytes / 1e6,
-		(unsigned long long)c->cut_short);
-}
-
-void ds_pipeline_free(struct ds_pipeline *pl)
+void pr__pipeline_free(struct pr__pipeline *pl)
 {
 	if (!pl)
 		return;
-	ds_pipeline_finish(pl);
+	pr__pipeline_finish(pl);
 	free_workers(pl);
 	pthread_cond_destroy(&pl->room);
 	pthread_mutex_destroy(&pl->room_lock);
