@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared by the files of unwind/: the unwind tables built for files
- * without .eh_frame_hdr (cfi.c), the compiled rules (rules.c),
- * libunwind's accessors (accessors.c) and the unwinder itself
- * (unwinder.c).  The files themselves come from the model's ELF cache
- * (model/elfcache.h).
+ * without .eh_frame_hdr (cfi.c), the compiled rules (rules.c) and the
+ * fast path that steps through them (fastpath.c), libunwind's accessors
+ * (accessors.c) and the unwinder itself (unwinder.c).  The files
+ * themselves come from the model's ELF cache (model/elfcache.h).
  */
 #ifndef PR_UNWIND_INT_H
 #define PR_UNWIND_INT_H
@@ -208,10 +208,76 @@ void uw_joiner_trim(struct uw_joiner *j);
 
 /* ---- unwinder.c ---- */
 
+/* The kernel's part of a call chain is capped at perf_event_max_stack. */
+#define UW_MAX_KERNEL_FRAMES 512
+/* The fast path's cache of frames by address, direct-mapped: it starts
+ * small and doubles, up to 2^MAX entries of a cache line each, while it
+ * keeps missing (a large program has tens of thousands of return
+ * addresses: a compiler's run, 29 000). */
+#define UW_FRAME_CACHE_MIN_BITS 12
+#define UW_FRAME_CACHE_MAX_BITS 16
+
+struct uw_synth;
+struct uw_frame_info;
+
+/* The unwinder, shared by unwinder.c (its files, address spaces and the
+ * libunwind step loop) and fastpath.c (the compiled rules' frame cache). */
+struct pr_unwinder {
+	struct pr_model *model;
+	struct pr_logger lg;
+	uint32_t max_depth;
+	bool live, frame_pointers;
+	struct pr_elfcache *files; /* the model's */
+
+	struct pr_hashmap by_dso;  /* struct pr_dso * -> uw_elf, or &missing */
+	struct pr_hashmap by_img;  /* struct pr_elf * -> uw_elf */
+
+	struct pr_hashmap procs;   /* pid -> struct uw_proc */
+	uint64_t tick;
+
+	struct uw_synth *synth;    /* tables built for files without a header */
+	size_t nr_synth;
+
+	bool rule_cache;
+	struct uw_frame_info *frame_cache;
+	unsigned frame_cache_bits;
+	uint64_t frame_fills;       /* misses since the cache last grew */
+
+	struct pr_model_user user; /* told what a trim evicts */
+
+	struct uw_joiner *joiner;  /* NULL: no_join */
+
+	struct pr_frame frames[UW_MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
+	/* For each user frame: where it was found (uw_stack_regs). */
+	uint64_t pcs[UW_MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
+	uint64_t sps[UW_MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
+	struct pr_unwind_stats stats;
+	uint64_t stack_used;       /* of the last sample's copy */
+};
+
 /* Mappings perf shows addresses in as they are, not as file offsets:
  * anonymous memory and the like (its is_anon_memory() and
  * is_no_dso_memory() names). */
 bool uw_shown_as_address(const char *path);
+/* What to add to an address in mapping `m` to show it as perf does. */
+uint64_t uw_dso_delta(const struct pr_map *m);
+/* Frame `f` of `proc` in mapping `m` (or none), whose addresses perf
+ * shows `delta` (uw_dso_delta()) away. */
+void uw_place_in(struct pr_frame *f, const struct pr_proc *proc, const struct pr_map *m,
+		 uint64_t delta);
+
+/* ---- fastpath.c ---- */
+
+/* A frame cache of 2^bits empty entries, each on a cache line; NULL when
+ * out of memory.  Freed with free(). */
+struct uw_frame_info *uw_frame_cache_new(unsigned bits);
+/*
+ * Unwind the user stack from compiled rules, exactly as libunwind would
+ * (the same tables, the same reads, the same ends).  true when done;
+ * false at the first frame the rules do not model, for libunwind to
+ * unwind the sample from the start.
+ */
+bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *out);
 
 /* ---- unwinder.c (for the accessors) ---- */
 

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The unwinder: its state of each file (from the model's ELF cache); the
- * fast path, which
- * steps through compiled CFA rules cached per frame address and process
- * generation; and behind it one libunwind address space per process and
- * the step loop that turns a sample into frames and says why the stack
- * ended.
+ * The unwinder: its state of each file (from the model's ELF cache); in
+ * front, the fast path (fastpath.c), which steps through compiled CFA
+ * rules cached per frame address and process generation; and behind it
+ * one libunwind address space per process and the step loop that turns a
+ * sample into frames and says why the stack ended.
  */
 #include <elf.h>
 #include <errno.h>
@@ -17,18 +16,8 @@
 /* Processes with a live address space at once; each holds libunwind's
  * register-state cache, so a system-wide run must not keep every pid's. */
 #define MAX_ADDRESS_SPACES 256
-/* The kernel's part of a call chain is capped at perf_event_max_stack. */
-#define MAX_KERNEL_FRAMES 512
 /* Tables built for libunwind kept at once (see uw_synthetic()). */
 #define MAX_SYNTHETIC 64
-/* How much of a snapshot the fast path prefetches. */
-#define PREFETCH_MAX 16384
-/* The fast path's cache of frames by address, direct-mapped: it starts
- * small and doubles, up to 2^MAX entries of a cache line each, while it
- * keeps missing (a large program has tens of thousands of return
- * addresses: a compiler's run, 29 000). */
-#define FRAME_CACHE_MIN_BITS 12
-#define FRAME_CACHE_MAX_BITS 16
 
 struct uw_proc {
 	uint32_t pid;
@@ -36,61 +25,12 @@ struct uw_proc {
 	uint64_t last_use;
 };
 
-/* What the fast path knows of a frame at `ip` (a return address, or the
- * sampled address of a leaf) in a process's mappings of `generation`:
- * the mapping it is attributed to and the compiled rule that unwinds it. */
-struct uw_frame_info {
-	uint64_t generation;       /* 0: empty (model generations start at 1) */
-	uint64_t ip;
-	const struct pr_map *map;
-	uint64_t dso_delta;        /* dso_ip - ip for frames here (see place_in) */
-	/* The compiled rule's steps (struct uw_rule without its range);
-	 * usable false: leave the sample to libunwind. */
-	int32_t cfa_off, rbp_off, ra_off;
-	uint8_t usable, cfa_rbp, rbp, ra;
-	bool leaf;
-	bool top;                  /* the stack ends here (uw_elf_is_top()) */
-} __attribute__((aligned(64)));
-
 struct uw_synth {
 	const struct uw_cfi_table *table;
 	uint64_t bias;
 	unsigned char *image;
 	size_t size, frames_at;
 	uint64_t last_use;
-};
-
-struct pr_unwinder {
-	struct pr_model *model;
-	struct pr_logger lg;
-	uint32_t max_depth;
-	bool live, frame_pointers;
-	struct pr_elfcache *files; /* the model's */
-
-	struct pr_hashmap by_dso;  /* struct pr_dso * -> uw_elf, or &missing */
-	struct pr_hashmap by_img;  /* struct pr_elf * -> uw_elf */
-
-	struct pr_hashmap procs;   /* pid -> struct uw_proc */
-	uint64_t tick;
-
-	struct uw_synth *synth;    /* tables built for files without a header */
-	size_t nr_synth;
-
-	bool rule_cache;
-	struct uw_frame_info *frame_cache;
-	unsigned frame_cache_bits;
-	uint64_t frame_fills;       /* misses since the cache last grew */
-
-	struct pr_model_user user; /* told what a trim evicts */
-
-	struct uw_joiner *joiner;  /* NULL: no_join */
-
-	struct pr_frame frames[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
-	/* For each user frame: where it was found (uw_stack_regs). */
-	uint64_t pcs[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
-	uint64_t sps[MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
-	struct pr_unwind_stats stats;
-	uint64_t stack_used;       /* of the last sample's copy */
 };
 
 /* The mark for "looked, not found" in by_dso. */
@@ -396,17 +336,6 @@ static struct uw_proc *address_space(struct pr_unwinder *u, uint32_t pid)
 
 /* ---- the unwinder ---- */
 
-/* A frame cache of 2^bits empty entries, each on a cache line. */
-static struct uw_frame_info *frame_cache_new(unsigned bits)
-{
-	size_t size = ((size_t)1 << bits) * sizeof(struct uw_frame_info);
-	void *p;
-
-	if (posix_memalign(&p, 64, size))
-		return NULL;
-	return memset(p, 0, size);
-}
-
 struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 				    const struct pr_unwinder_opts *opts)
 {
@@ -432,8 +361,8 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 	u->frame_pointers = !(PR_OPTS_HAS(opts, no_frame_pointers) && opts->no_frame_pointers);
 	u->rule_cache = !(PR_OPTS_HAS(opts, no_rule_cache) && opts->no_rule_cache);
 	if (u->rule_cache) {
-		u->frame_cache = frame_cache_new(FRAME_CACHE_MIN_BITS);
-		u->frame_cache_bits = FRAME_CACHE_MIN_BITS;
+		u->frame_cache = uw_frame_cache_new(UW_FRAME_CACHE_MIN_BITS);
+		u->frame_cache_bits = UW_FRAME_CACHE_MIN_BITS;
 		if (!u->frame_cache) {
 			free(u);
 			return NULL;
@@ -499,16 +428,13 @@ bool uw_shown_as_address(const char *path)
 	return false;
 }
 
-/* What to add to an address in mapping `m` to show it as perf does. */
-static uint64_t dso_delta(const struct pr_map *m)
+uint64_t uw_dso_delta(const struct pr_map *m)
 {
 	return m && !uw_shown_as_address(m->dso->path) ? m->pgoff - m->start : 0;
 }
 
-/* Frame `f` of `proc` in mapping `m` (or none), whose addresses perf
- * shows `delta` (dso_delta()) away. */
-static void place_in(struct pr_frame *f, const struct pr_proc *proc, const struct pr_map *m,
-		     uint64_t delta)
+void uw_place_in(struct pr_frame *f, const struct pr_proc *proc, const struct pr_map *m,
+		 uint64_t delta)
 {
 	f->proc_serial = proc ? proc->serial : 0;
 	f->dso = m ? m->dso : NULL;
@@ -524,7 +450,7 @@ static void place(struct pr_frame *f, const struct pr_proc *proc)
 {
 	const struct pr_map *m = pr__proc_find(proc, f->ip);
 
-	place_in(f, proc, m, dso_delta(m));
+	uw_place_in(f, proc, m, uw_dso_delta(m));
 }
 
 /* The kernel part of the call chain, up to the first user context. */
@@ -533,7 +459,7 @@ static size_t kernel_frames(struct pr_unwinder *u, const struct pr_sample *s)
 	bool in_kernel = false;
 	size_t n = 0;
 
-	for (uint64_t i = 0; i < s->nr_callchain && n < MAX_KERNEL_FRAMES; i++) {
+	for (uint64_t i = 0; i < s->nr_callchain && n < UW_MAX_KERNEL_FRAMES; i++) {
 		uint64_t ip = s->callchain[i];
 
 		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
@@ -550,153 +476,8 @@ static size_t kernel_frames(struct pr_unwinder *u, const struct pr_sample *s)
 	return n;
 }
 
-/* ---- the fast path: compiled rules, no libunwind ---- */
-
-/* The bytes a sigreturn trampoline starts with (mov $0xf, %rax), as
- * unw_is_signal_frame() looks for them. */
-#define SIGRETURN_MOV UINT64_C(0x0f0000000fc0c748)
-
-/* What the frame at `ip` needs, from the cache or found once. */
-static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_ctx *c,
-					      uint64_t ip, bool leaf)
-{
-	uint64_t gen = c->proc->generation;
-	uint64_t h = pr__hash_mix(gen, ip + leaf);
-	struct uw_frame_info *fi = &u->frame_cache[h >> (64 - u->frame_cache_bits)], *bigger;
-	uint64_t addr = leaf ? ip : ip - 1, w0;
-	struct uw_rule rule;
-	struct uw_elf *e;
-	uint64_t bias;
-
-	if (fi->generation == gen && fi->ip == ip && fi->leaf == leaf)
-		return fi;
-	/* Missing more often than it has entries: twice as many, if
-	 * memory allows. */
-	if (++u->frame_fills > ((uint64_t)2 << u->frame_cache_bits) &&
-	    u->frame_cache_bits < FRAME_CACHE_MAX_BITS &&
-	    (bigger = frame_cache_new(u->frame_cache_bits + 1))) {
-		free(u->frame_cache);
-		u->frame_cache = bigger;
-		u->frame_cache_bits++;
-		u->frame_fills = 0;
-		fi = &u->frame_cache[h >> (64 - u->frame_cache_bits)];
-	}
-	memset(fi, 0, sizeof(*fi));
-	fi->map = pr__proc_find(c->proc, addr);
-	fi->dso_delta = dso_delta(fi->map);
-	if (!fi->map || !uw_has_image(fi->map) || !(e = uw_resolve(u, c->pid, fi->map)))
-		goto done;
-	bias = pr__elf_bias(e->img, fi->map);
-	if (addr < e->img->text_lo + bias || addr >= e->img->text_hi + bias)
-		goto done;
-	fi->top = uw_elf_is_top(e, addr - bias);
-	/* A signal trampoline is libunwind's to step through. */
-	if (!uw_read_file(c, ip, &w0) && w0 == SIGRETURN_MOV)
-		goto done;
-	if (!uw_rule_find(u, e, addr - bias, &rule))
-		return NULL;
-	fi->cfa_off = rule.cfa_off;
-	fi->rbp_off = rule.rbp_off;
-	fi->ra_off = rule.ra_off;
-	fi->usable = rule.usable;
-	fi->cfa_rbp = rule.cfa_rbp;
-	fi->rbp = rule.rbp;
-	fi->ra = rule.ra;
-done:
-	fi->generation = gen;
-	fi->ip = ip;
-	fi->leaf = leaf;
-	return fi;
-}
-
-enum { BP_VALUE, BP_SAVED, BP_UNDEF };
-
-/*
- * Unwind the user stack from compiled rules, exactly as libunwind would
- * (the same tables, the same reads, the same ends).  true when done;
- * false at the first frame the rules do not model, for libunwind to
- * unwind the sample from the start.
- */
-static bool fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *out)
-{
-	uint64_t ip = c->regs[PR_REG_IP], sp = c->regs[PR_REG_SP], bp = c->regs[PR_REG_BP];
-	uint64_t bp_at = 0, cfa, ra;
-	int bp_state = BP_VALUE;
-	size_t first = out->nr;
-
-	if (!c->proc || !(c->reg_mask >> PR_REG_BP & 1))
-		return false;
-	/* Each step's load depends on the one before, so a snapshot not in
-	 * the cache (a file's, a ring's) costs a miss per frame in series;
-	 * asked for at once, its lines arrive in parallel. */
-	for (uint64_t off = 0; off < c->stack_size && off < PREFETCH_MAX; off += 64)
-		__builtin_prefetch(c->stack + off);
-	for (;;) {
-		bool leaf = out->nr == first;
-		struct pr_frame *f = &u->frames[out->nr];
-		const struct uw_frame_info *fi;
-
-		/* Code is never in the copied stack; a sample that says so
-		 * is libunwind's to make sense of. */
-		if (ip - c->sp < c->stack_size + 16)
-			return false;
-		fi = frame_info(u, c, ip, leaf);
-		if (!fi || !fi->usable)
-			return false;
-		f->ip = leaf ? ip : ip - 1;
-		f->flags = 0;
-		place_in(f, c->proc, fi->map, fi->dso_delta);
-		u->pcs[out->nr] = ip;
-		u->sps[out->nr] = sp;
-		out->nr++;
-		if (out->nr - first >= u->max_depth || fi->top) {
-			out->end = fi->top ? PR_END_OUTERMOST : PR_END_DEPTH;
-			return true;
-		}
-		c->stack_exhausted = false;
-		if (fi->cfa_rbp) {
-			if (bp_state == BP_UNDEF)
-				return false;
-			if (bp_state == BP_SAVED) {
-				if (uw_read_mem(c, bp_at, &bp))
-					goto failed;
-				bp_state = BP_VALUE;
-			}
-			cfa = bp + (uint64_t)(int64_t)fi->cfa_off;
-		} else {
-			cfa = sp + (uint64_t)(int64_t)fi->cfa_off;
-		}
-		if (fi->rbp == UW_LOC_AT_CFA) {
-			bp_state = BP_SAVED;
-			bp_at = cfa + (uint64_t)(int64_t)fi->rbp_off;
-		} else if (fi->rbp == UW_LOC_UNDEF) {
-			bp_state = BP_UNDEF;
-		}
-		ra = 0;
-		if (fi->ra == UW_LOC_AT_CFA && uw_read_mem(c, cfa + (uint64_t)(int64_t)fi->ra_off, &ra))
-			goto failed;
-		/* The x86-64 ABI ends a chain with an undefined return
-		 * address or rbp. */
-		if (!ra || bp_state == BP_UNDEF) {
-			out->end = PR_END_OUTERMOST;
-			return true;
-		}
-		/* A frame that does not move up the stack: libunwind's
-		 * verdict, and its message. */
-		if (cfa <= sp)
-			return false;
-		ip = ra;
-		sp = cfa;
-	}
-failed:
-	if (!c->stack_exhausted)
-		return false;
-	out->end = PR_END_TRUNCATED;
-	return true;
-}
-
 /* Whether the frame at `addr` is one no stack goes beyond (its file's
- * e->tops), as frame_info() finds for the fast path. */
+ * e->tops), as frame_info() finds for the fast path (fastpath.c). */
 static bool top_frame(struct pr_unwinder *u, const struct uw_ctx *c, uint64_t addr)
 {
 	const struct pr_map *m = pr__proc_find(c->proc, addr);
@@ -750,7 +531,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	c.stack_size = s->stack ? s->stack_dyn_size : 0;
 
 	if (u->rule_cache) {
-		if (fast_frames(u, &c, out)) {
+		if (uw_fast_frames(u, &c, out)) {
 			u->stats.fast_samples++;
 			u->stack_used = c.stack_read;
 			return;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The reader object, shared by reader.c (opening events on a target) and
- * drain.c (waiting for and reading records).
+ * The reader object, shared by reader_opts.c (what to open), reader.c
+ * (opening events on a target) and drain.c (waiting for and reading
+ * records).
  */
 #ifndef PR_READER_H
 #define PR_READER_H
@@ -82,6 +83,15 @@ struct pr_reader {
 	struct pr_ring *pending;
 	size_t pending_size;
 };
+
+/* reader_opts.c: check pr_reader_opts and take from them the ring size
+ * (r->ring_pages) and whether kernel call chains were asked for; open
+ * the cgroup to sample.  0, or a negative errno with the reason logged. */
+int pr__reader_check_opts(struct pr_reader *r, const struct pr_reader_opts *opts);
+/* reader_opts.c: the attrs (and parse configurations) of the events to
+ * open, in the order pr_reader_event_attr() lists them.  0, or a negative
+ * errno with the reason logged. */
+int pr__reader_build_attrs(struct pr_reader *r, const struct pr_reader_opts *opts);
 
 /* drain.c: order the late threads for lookup once opening is done. */
 void pr__reader_sort_late(struct pr_reader *r);

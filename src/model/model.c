@@ -157,6 +157,26 @@ int pr_model_set_build_id(struct pr_model *m, const char *path, const uint8_t *i
 	return 0;
 }
 
+/* Through the file's public accessors, as any user of the library reads
+ * them: the model needs none of perfdata/'s internals, and perf.data's
+ * reader needs nothing of the model. */
+int pr_model_use_file(struct pr_model *m, const struct pr_file *f)
+{
+	if (!m || !f)
+		return -EINVAL;
+	for (size_t i = 0; i < pr_file_nr_build_ids(f); i++) {
+		const struct pr_build_id *b = pr_file_build_id(f, i);
+		int err;
+
+		if (!b->size)
+			continue;
+		err = pr_model_set_build_id(m, b->filename, b->id, b->size);
+		if (err && err != -EINVAL)
+			return err;
+	}
+	return 0;
+}
+
 struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
 			    uint32_t min, uint64_t ino)
 {

@@ -321,20 +321,3 @@ const struct pr_build_id *pr_file_build_id(const struct pr_file *f, size_t idx)
 {
 	return f && idx < f->nr_build_ids ? &f->build_ids[idx] : NULL;
 }
-
-int pr_model_use_file(struct pr_model *m, const struct pr_file *f)
-{
-	if (!m || !f)
-		return -EINVAL;
-	for (size_t i = 0; i < f->nr_build_ids; i++) {
-		const struct pr_build_id *b = &f->build_ids[i];
-		int err;
-
-		if (!b->size)
-			continue;
-		err = pr_model_set_build_id(m, b->filename, b->id, b->size);
-		if (err && err != -EINVAL)
-			return err;
-	}
-	return 0;
-}

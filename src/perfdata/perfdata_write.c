@@ -8,14 +8,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "model/hits.h"
 #include "model/model.h"
 #include "perfdata/perfdata.h"
 
@@ -40,14 +39,9 @@ struct pr_writer {
 	size_t fill;
 	bool round_open;             /* records since the last round mark */
 
-	/* The mappings as records arrive, to read a sampled file's build-id
-	 * through /proc/PID/map_files while its process still runs.  Records
-	 * arrive ring by ring, not in time order, so which files were hit is
-	 * settled at close by replaying the file in time order (`hits`). */
-	struct pr_model *maps;
-	struct pr_model *hits;
-	struct pr_hashmap files;     /* struct pr_dso * of either -> struct w_file */
-	bool kernel_hit;
+	/* Which files samples landed in, for BUILD_ID: followed as records
+	 * are written, settled at close by replaying the file in time order. */
+	struct pr_hits *hits;
 	uint64_t first_time, last_time;
 	uint64_t end_time;           /* pr_writer_set_end_time(); 0: unset */
 };
@@ -59,30 +53,6 @@ struct w_event {
 	size_t nr_ids;
 	char *name;
 };
-
-/* What the writer learns of a mapped file, kept here rather than in the
- * model's struct pr_dso, which is the model's alone. */
-struct w_file {
-	bool build_id_tried;         /* read through map_files already */
-	bool hit;                    /* a sample landed in it */
-	uint8_t build_id_size;
-	uint8_t build_id[PR_BUILD_ID_MAX];
-};
-
-/* The writer's entry for `d`, made on first use; NULL when out of memory. */
-static struct w_file *file_of(struct pr_writer *w, const struct pr_dso *d)
-{
-	struct w_file *f = pr__hashmap_get(&w->files, (uintptr_t)d);
-
-	if (f)
-		return f;
-	f = calloc(1, sizeof(*f));
-	if (!f || pr__hashmap_put(&w->files, (uintptr_t)d, f)) {
-		free(f);
-		return NULL;
-	}
-	return f;
-}
 
 static int fail(struct pr_writer *w, int err, const char *what)
 {
@@ -212,11 +182,7 @@ static void writer_free(struct pr_writer *w)
 	for (int i = 0; i < w->argc; i++)
 		free(w->argv[i]);
 	free(w->argv);
-	for (size_t i = 0; i < w->files.cap; i++)
-		free(w->files.slots[i].value);
-	pr__hashmap_free(&w->files);
-	pr__model_free(w->maps);
-	pr__model_free(w->hits);
+	pr__hits_free(w->hits);
 	free(w->buf);
 	for (size_t i = 0; i < w->nr_events; i++) {
 		free(w->events[i].ids);
@@ -308,8 +274,8 @@ struct pr_writer *pr_writer_open_events(const char *path,
 	w->first_time = UINT64_MAX;
 	w->path = strdup(path);
 	w->buf = malloc(WRITE_BUFFER);
-	w->maps = pr__model_new();
-	if (!w->path || !copy_events(w, events, nr) || !w->buf || !w->maps ||
+	w->hits = pr__hits_new();
+	if (!w->path || !copy_events(w, events, nr) || !w->buf || !w->hits ||
 	    copy_cmdline(w, opts)) {
 		writer_free(w);
 		errno = ENOMEM;
@@ -333,57 +299,6 @@ struct pr_writer *pr_writer_open_events(const char *path,
 	return w;
 }
 
-/* The build-id of a file a sample landed in, read while the process still
- * runs: its map_files entry is the very file mapped, even if it has since
- * been replaced or deleted on disk.  Best effort and first hit only: the
- * reads are few, and close fills in what this misses. */
-static void note_hit(struct pr_writer *w, const struct pr_record *rec, const struct pr_map *m)
-{
-	struct w_file *f;
-	size_t len = 0;
-	char path[128];
-
-	if (m->dso->build_id_size || !(f = file_of(w, m->dso)) || f->build_id_tried)
-		return;
-	f->build_id_tried = true;
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", rec->pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	if (!pr__build_id_path(path, f->build_id, &len))
-		f->build_id_size = (uint8_t)len;
-}
-
-static bool is_kernel_sample(const struct pr_record *rec)
-{
-	return (rec->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
-}
-
-/* Where a sample was in user mode: its ip, or for one taken in the kernel
- * (every switch-out sample is) the user registers' ip.  False when the
- * task has no user mode to speak of (a kernel thread). */
-static bool sample_user_ip(const struct pr_record *rec, uint64_t *ip)
-{
-	if (!is_kernel_sample(rec)) {
-		*ip = rec->u.sample.ip;
-		return true;
-	}
-	return !pr_sample_reg(&rec->u.sample, PR_REG_IP, ip);
-}
-
-static int track(struct pr_writer *w, const struct pr_record *rec)
-{
-	const struct pr_map *m;
-	uint64_t ip;
-
-	if (pr__model_apply(w->maps, rec))
-		return fail(w, -ENOMEM, "memory");
-	if (rec->type == PERF_RECORD_SAMPLE && sample_user_ip(rec, &ip)) {
-		m = pr__model_find(w->maps, rec->pid, ip);
-		if (m)
-			note_hit(w, rec, m);
-	}
-	return 0;
-}
-
 int pr_writer_set_end_time(struct pr_writer *w, uint64_t time)
 {
 	if (!w)
@@ -401,7 +316,8 @@ int pr_writer_write(struct pr_writer *w, const struct pr_record *rec)
 	err = append(w, rec->raw, rec->size);
 	if (!err) {
 		w->round_open = true;
-		err = track(w, rec);
+		if (pr__hits_track(w->hits, rec))
+			err = fail(w, -ENOMEM, "memory");
 	}
 	return err;
 }
@@ -485,136 +401,47 @@ static void fb_build_id(struct feat_buf *b, int32_t pid, uint16_t cpumode,
 }
 
 /*
- * A sampled process's callers may be in any file it maps executable --
- * which ones, only unwinding its copied stacks tells -- and a replay
- * elsewhere finds each by build-id, so every one counts as hit (perf
- * marks only the sampled address's file).  Once per state of the
- * process's mappings: `done` holds the generations marked.
- */
-static int hit_executables(struct pr_writer *w, struct pr_hashmap *done, struct pr_proc *p)
-{
-	if (!p || pr__hashmap_get(done, p->generation))
-		return 0;
-	for (size_t i = 0; i < p->nr; i++) {
-		struct w_file *f;
-
-		if (!(p->maps[i].prot & PROT_EXEC))
-			continue;
-		if (!(f = file_of(w, p->maps[i].dso)))
-			return -ENOMEM;
-		f->hit = true;
-	}
-	return pr__hashmap_put(done, p->generation, p);
-}
-
-/*
  * Which mapped files samples landed in, settled by replaying the data in
  * time order (as perf's build-id pass does): a sample's mapping is the one
  * in force at its time, whatever ring order the records were written in.
+ * The replay also finds the first and last sample times.
  */
 static int replay_hits(struct pr_writer *w)
 {
 	struct pr_file *f = pr_file_open(w->path, NULL);
-	struct pr_hashmap done = { 0 };
 	struct pr_record rec;
 	int n, err = 0;
 
 	if (!f)
 		return -errno;
-	w->hits = pr__model_new();
-	if (!w->hits) {
-		pr_file_close(f);
-		return -ENOMEM;
-	}
 	while ((n = pr_file_read(f, &rec)) != 0) {
-		const struct pr_map *m;
-		struct w_file *hit;
-		uint64_t ip;
-
 		if (n < 0)
 			continue;
-		if (pr__model_apply(w->hits, &rec)) {
-			err = -ENOMEM;
+		err = pr__hits_replay(w->hits, &rec);
+		if (err)
 			break;
-		}
-		if (rec.type != PERF_RECORD_SAMPLE)
-			continue;
-		if (rec.fields & PR_ID_TIME) {
+		if (rec.type == PERF_RECORD_SAMPLE && rec.fields & PR_ID_TIME) {
 			if (rec.time < w->first_time)
 				w->first_time = rec.time;
 			if (rec.time > w->last_time)
 				w->last_time = rec.time;
 		}
-		if (is_kernel_sample(&rec))
-			w->kernel_hit = true;
-		/* Switch-out samples are taken in the kernel, but it is
-		 * their user stack that is unwound. */
-		if (!sample_user_ip(&rec, &ip))
-			continue;
-		m = pr__model_find(w->hits, rec.pid, ip);
-		if (m) {
-			if (!(hit = file_of(w, m->dso))) {
-				err = -ENOMEM;
-				break;
-			}
-			hit->hit = true;
-		}
-		err = hit_executables(w, &done, pr__model_proc(w->hits, rec.pid, false));
-		if (err)
-			break;
 	}
-	pr__hashmap_free(&done);
 	pr_file_close(f);
 	return err;
 }
 
-/* A build-id copied into `id` (PR_BUILD_ID_MAX bytes): its length. */
-static size_t copy_id(uint8_t *id, const uint8_t *from, size_t len)
-{
-	memcpy(id, from, len);
-	return len;
-}
-
-/* A hit file's build-id into `id`: the one read through map_files while
- * it ran, else the one the mapping record carried, else the file's on
- * disk.  Its length, 0 when none. */
-static size_t hit_build_id(struct pr_writer *w, const struct pr_dso *d, uint8_t *id)
-{
-	const struct pr_dso *live = pr__model_dso(w->maps, d->path, d->maj, d->min, d->ino);
-	const struct w_file *f = live ? pr__hashmap_get(&w->files, (uintptr_t)live) : NULL;
-	size_t len = 0;
-
-	if (f && f->build_id_size)
-		return copy_id(id, f->build_id, f->build_id_size);
-	if (live && live->build_id_size)
-		return copy_id(id, live->build_id, live->build_id_size);
-	if (d->build_id_size)
-		return copy_id(id, d->build_id, d->build_id_size);
-	if (!strcmp(d->path, "[vdso]"))
-		return pr__build_id_vdso(id, &len) ? 0 : len;
-	if (d->path[0] == '/' && !pr__build_id_path(d->path, id, &len))
-		return len;
-	return 0;
-}
-
 static void feat_build_ids(struct pr_writer *w, struct feat_buf *b)
 {
-	for (size_t i = 0; w->hits && i < pr__model_nr_dsos(w->hits); i++) {
-		const struct pr_dso *d = pr__model_dso_at(w->hits, i);
-		const struct w_file *f = pr__hashmap_get(&w->files, (uintptr_t)d);
-		uint8_t id[PR_BUILD_ID_MAX];
-		size_t len;
+	uint8_t id[PR_BUILD_ID_MAX];
+	const char *path;
+	size_t it = 0, len;
 
-		if (!f || !f->hit)
-			continue;
-		len = hit_build_id(w, d, id);
+	while ((path = pr__hits_next(w->hits, &it, id, &len)))
 		if (len)
-			fb_build_id(b, -1, PERF_RECORD_MISC_USER, id, len, d->path);
-	}
-	if (w->kernel_hit) {
-		uint8_t id[PR_BUILD_ID_MAX];
-		size_t len = 0;
-
+			fb_build_id(b, -1, PERF_RECORD_MISC_USER, id, len, path);
+	if (pr__hits_kernel(w->hits)) {
+		len = 0;
 		if (!pr__build_id_kernel(id, &len))
 			fb_build_id(b, -1, PERF_RECORD_MISC_KERNEL, id, len,
 				    "[kernel.kallsyms]");

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The profile's tables, shared by profile.c (which fills them) and the
- * writers (out_*.c, which only read them).  Everything is an index into
- * an array, so a writer can number things as its format wants (pprof's
- * ids are index + 1).
+ * writers (src/output/, which only read them, naming frames as labels.c
+ * does).  Everything is an index into an array, so a writer can number
+ * things as its format wants (pprof's ids are index + 1).
  */
 #ifndef PR_PROFILE_INT_H
 #define PR_PROFILE_INT_H
@@ -297,6 +297,8 @@ static inline const char *prof_str(const struct pr_profile *p, uint32_t s)
 {
 	return p->strings.s[s];
 }
+
+/* ---- labels.c: what the writers show of frames ---- */
 
 /*
  * The name a flame graph shows for line `i` of location `loc` (i <

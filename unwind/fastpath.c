@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The fast path: a sample's user stack unwound from the compiled CFA rules
+ * (rules.c), cached per frame address and process generation in a
+ * direct-mapped frame cache, without libunwind.  A frame the rules do not
+ * model sends the whole sample back to libunwind (unwinder.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "unwind-int.h"
+
+/* How much of a snapshot the fast path prefetches. */
+#define PREFETCH_MAX 16384
+
+/* What the fast path knows of a frame at `ip` (a return address, or the
+ * sampled address of a leaf) in a process's mappings of `generation`:
+ * the mapping it is attributed to and the compiled rule that unwinds it. */
+struct uw_frame_info {
+	uint64_t generation;       /* 0: empty (model generations start at 1) */
+	uint64_t ip;
+	const struct pr_map *map;
+	uint64_t dso_delta;        /* dso_ip - ip for frames here (see uw_place_in()) */
+	/* The compiled rule's steps (struct uw_rule without its range);
+	 * usable false: leave the sample to libunwind. */
+	int32_t cfa_off, rbp_off, ra_off;
+	uint8_t usable, cfa_rbp, rbp, ra;
+	bool leaf;
+	bool top;                  /* the stack ends here (uw_elf_is_top()) */
+} __attribute__((aligned(64)));
+
+struct uw_frame_info *uw_frame_cache_new(unsigned bits)
+{
+	size_t size = ((size_t)1 << bits) * sizeof(struct uw_frame_info);
+	void *p;
+
+	if (posix_memalign(&p, 64, size))
+		return NULL;
+	return memset(p, 0, size);
+}
+
+/* The bytes a sigreturn trampoline starts with (mov $0xf, %rax), as
+ * unw_is_signal_frame() looks for them. */
+#define SIGRETURN_MOV UINT64_C(0x0f0000000fc0c748)
+
+/* What the frame at `ip` needs, from the cache or found once. */
+static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_ctx *c,
+					      uint64_t ip, bool leaf)
+{
+	uint64_t gen = c->proc->generation;
+	uint64_t h = pr__hash_mix(gen, ip + leaf);
+	struct uw_frame_info *fi = &u->frame_cache[h >> (64 - u->frame_cache_bits)], *bigger;
+	uint64_t addr = leaf ? ip : ip - 1, w0;
+	struct uw_rule rule;
+	struct uw_elf *e;
+	uint64_t bias;
+
+	if (fi->generation == gen && fi->ip == ip && fi->leaf == leaf)
+		return fi;
+	/* Missing more often than it has entries: twice as many, if
+	 * memory allows. */
+	if (++u->frame_fills > ((uint64_t)2 << u->frame_cache_bits) &&
+	    u->frame_cache_bits < UW_FRAME_CACHE_MAX_BITS &&
+	    (bigger = uw_frame_cache_new(u->frame_cache_bits + 1))) {
+		free(u->frame_cache);
+		u->frame_cache = bigger;
+		u->frame_cache_bits++;
+		u->frame_fills = 0;
+		fi = &u->frame_cache[h >> (64 - u->frame_cache_bits)];
+	}
+	memset(fi, 0, sizeof(*fi));
+	fi->map = pr__proc_find(c->proc, addr);
+	fi->dso_delta = uw_dso_delta(fi->map);
+	if (!fi->map || !uw_has_image(fi->map) || !(e = uw_resolve(u, c->pid, fi->map)))
+		goto done;
+	bias = pr__elf_bias(e->img, fi->map);
+	if (addr < e->img->text_lo + bias || addr >= e->img->text_hi + bias)
+		goto done;
+	fi->top = uw_elf_is_top(e, addr - bias);
+	/* A signal trampoline is libunwind's to step through. */
+	if (!uw_read_file(c, ip, &w0) && w0 == SIGRETURN_MOV)
+		goto done;
+	if (!uw_rule_find(u, e, addr - bias, &rule))
+		return NULL;
+	fi->cfa_off = rule.cfa_off;
+	fi->rbp_off = rule.rbp_off;
+	fi->ra_off = rule.ra_off;
+	fi->usable = rule.usable;
+	fi->cfa_rbp = rule.cfa_rbp;
+	fi->rbp = rule.rbp;
+	fi->ra = rule.ra;
+done:
+	fi->generation = gen;
+	fi->ip = ip;
+	fi->leaf = leaf;
+	return fi;
+}
+
+enum { BP_VALUE, BP_SAVED, BP_UNDEF };
+
+bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *out)
+{
+	uint64_t ip = c->regs[PR_REG_IP], sp = c->regs[PR_REG_SP], bp = c->regs[PR_REG_BP];
+	uint64_t bp_at = 0, cfa, ra;
+	int bp_state = BP_VALUE;
+	size_t first = out->nr;
+
+	if (!c->proc || !(c->reg_mask >> PR_REG_BP & 1))
+		return false;
+	/* Each step's load depends on the one before, so a snapshot not in
+	 * the cache (a file's, a ring's) costs a miss per frame in series;
+	 * asked for at once, its lines arrive in parallel. */
+	for (uint64_t off = 0; off < c->stack_size && off < PREFETCH_MAX; off += 64)
+		__builtin_prefetch(c->stack + off);
+	for (;;) {
+		bool leaf = out->nr == first;
+		struct pr_frame *f = &u->frames[out->nr];
+		const struct uw_frame_info *fi;
+
+		/* Code is never in the copied stack; a sample that says so
+		 * is libunwind's to make sense of. */
+		if (ip - c->sp < c->stack_size + 16)
+			return false;
+		fi = frame_info(u, c, ip, leaf);
+		if (!fi || !fi->usable)
+			return false;
+		f->ip = leaf ? ip : ip - 1;
+		f->flags = 0;
+		uw_place_in(f, c->proc, fi->map, fi->dso_delta);
+		u->pcs[out->nr] = ip;
+		u->sps[out->nr] = sp;
+		out->nr++;
+		if (out->nr - first >= u->max_depth || fi->top) {
+			out->end = fi->top ? PR_END_OUTERMOST : PR_END_DEPTH;
+			return true;
+		}
+		c->stack_exhausted = false;
+		if (fi->cfa_rbp) {
+			if (bp_state == BP_UNDEF)
+				return false;
+			if (bp_state == BP_SAVED) {
+				if (uw_read_mem(c, bp_at, &bp))
+					goto failed;
+				bp_state = BP_VALUE;
+			}
+			cfa = bp + (uint64_t)(int64_t)fi->cfa_off;
+		} else {
+			cfa = sp + (uint64_t)(int64_t)fi->cfa_off;
+		}
+		if (fi->rbp == UW_LOC_AT_CFA) {
+			bp_state = BP_SAVED;
+			bp_at = cfa + (uint64_t)(int64_t)fi->rbp_off;
+		} else if (fi->rbp == UW_LOC_UNDEF) {
+			bp_state = BP_UNDEF;
+		}
+		ra = 0;
+		if (fi->ra == UW_LOC_AT_CFA && uw_read_mem(c, cfa + (uint64_t)(int64_t)fi->ra_off, &ra))
+			goto failed;
+		/* The x86-64 ABI ends a chain with an undefined return
+		 * address or rbp. */
+		if (!ra || bp_state == BP_UNDEF) {
+			out->end = PR_END_OUTERMOST;
+			return true;
+		}
+		/* A frame that does not move up the stack: libunwind's
+		 * verdict, and its message. */
+		if (cfa <= sp)
+			return false;
+		ip = ra;
+		sp = cfa;
+	}
+failed:
+	if (!c->stack_exhausted)
+		return false;
+	out->end = PR_END_TRUNCATED;
+	return true;
+}
