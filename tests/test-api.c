@@ -156,6 +156,33 @@ START_TEST(event_functions_log_through_their_options)
 }
 END_TEST
 
+/* pr_model_new() takes options: its debug directories and cache bounds,
+ * checked as every options struct is. */
+START_TEST(model_new_checks_its_options)
+{
+	const char *dirs[1] = { "/nonexistent" };
+	struct pr_cache_opts bad_cache = { .sz = 1 };
+	PR_OPTS(pr_cache_opts, cache, .max_bytes = 1 << 20, .grace_ns = 1000);
+	PR_OPTS(pr_model_opts, o, .debug_dirs = dirs, .nr_debug_dirs = 1, .cache = &cache);
+	PR_OPTS(pr_model_opts, no_dirs, .nr_debug_dirs = 1);
+	PR_OPTS(pr_model_opts, bad, .cache = &bad_cache);
+	struct pr_model *m = pr_model_new(NULL);
+
+	ck_assert_ptr_nonnull(m);
+	pr_model_free(m);
+	m = pr_model_new(&o);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pr_model_trim(m, 0), 0);
+	pr_model_free(m);
+	errno = 0;
+	ck_assert_ptr_null(pr_model_new(&no_dirs));
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_ptr_null(pr_model_new(&bad));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("api");
@@ -167,6 +194,7 @@ int main(void)
 	tcase_add_test(tc, stack_getters_answer_null);
 	tcase_add_test(tc, value_helpers_refuse_null_outputs);
 	tcase_add_test(tc, event_functions_log_through_their_options);
+	tcase_add_test(tc, model_new_checks_its_options);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -310,7 +310,7 @@ static int find_sampled(struct ds_keep *k, const char *data, const char *stage)
 	struct pr_file *f = pr_file_open(data, NULL);
 	int n = -1;
 
-	r.model = f ? pr_model_new() : NULL;
+	r.model = f ? pr_model_new(NULL) : NULL;
 	if (r.model && !pr_model_use_file(r.model, f)) {
 		for (size_t i = 0; i < k->nr; i++)
 			if (k->files[i].id_len)

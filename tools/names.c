@@ -135,7 +135,7 @@ int ds_names_open_live(const struct ds_names *n, struct pr_sym_pool *pool,
 	so.pool = pool;
 	*u = NULL;
 	*sym = NULL;
-	*model = pr_model_new();
+	*model = pr_model_new(NULL);
 	if (*model)
 		*u = pr_unwinder_new(*model, &uo);
 	if (*u)

@@ -278,7 +278,7 @@ static int run_quality(struct report_args *a, struct report *r,
 	FILE *out = stdout;
 	int n, ret = 1;
 
-	r->model = pr_model_new();
+	r->model = pr_model_new(NULL);
 	if (r->model && !pr_model_use_file(r->model, r->file) &&
 	    (!a->archive[0] || !ds_archive_index(a->archive, r->model)))
 		r->u = pr_unwinder_new(r->model, uo);
@@ -322,7 +322,7 @@ static int open_worker(const struct report_args *a, struct report *r,
 		       const struct pr_unwinder_opts *uo, const struct pr_symbolizer_opts *so,
 		       bool names)
 {
-	r->model = pr_model_new();
+	r->model = pr_model_new(NULL);
 	if (r->model && !pr_model_use_file(r->model, r->file) &&
 	    (!a->archive[0] || !ds_archive_index(a->archive, r->model)))
 		r->u = pr_unwinder_new(r->model, uo);
