@@ -56,4 +56,5 @@ if ! diff -u "$tmp/abi20" "$tmp/at20"; then
 fi
 kept=$(grep -v '@@' "$tmp/versioned" | grep -c '@LIBPERFREADER_2$' || true)
 echo "PASS: $n exported functions, all declared PR_API in the public headers;" \
-	"the $(wc -l <"$tmp/abi20") of 2.0 at LIBPERFREADER_2, $kept with their 2.0 signature"
+	"the $(wc -l <"$tmp/abi20") of 2.0 at LIBPERFREADER_2 ($kept of them with their 2.0" \
+	"signature, beside a newer one)"
