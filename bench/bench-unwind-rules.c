@@ -80,7 +80,7 @@ static int bench_file(const char *path, int passes)
 	printf("%s\n", path);
 	printf("  %-22s %10s %12s %10s %12s %10s\n", "pass", "samples", "ns/sample",
 	       "frames", "ns/frame", "from rules");
-	p.model = pr_model_new();
+	p.model = pr_model_new(NULL);
 	if (!p.model || pr_model_use_file(p.model, f) || !(p.u = pr_unwinder_new(p.model, &uo)))
 		goto out;
 	for (int i = 0; i < passes; i++) {

@@ -24,7 +24,9 @@
  *
  *  - Names.  Every public name starts with `pr_` (macros `PR_`).  Functions
  *    are named object_verb: pr_reader_open_pids(), pr_unwinder_unwind(),
- *    pr_file_close(); a getter is object_what (pr_dso_path()).
+ *    pr_file_close(); an object is named as its struct is, so the pool of
+ *    names symbolizers share (struct pr_sym_pool, an object of its own)
+ *    has pr_sym_pool_new(); a getter is object_what (pr_dso_path()).
  *    pr_strerror() is the one exception, named after strerror(3).
  *
  *  - Errors.  A function returning int returns 0 (or a count, or another

@@ -44,8 +44,8 @@ enum pr_log_level {
 
 /*
  * Messages that advise changing a setting name it with these words, and
- * with no program's flag: "debug directories" (debug_dirs of the unwinder
- * and symbolizer options), "kallsyms file" (pr_symbolizer_opts.kallsyms),
+ * with no program's flag: "debug directories" (pr_model_opts.debug_dirs),
+ * "kallsyms file" (pr_symbolizer_opts.kallsyms),
  * "sampling frequency" (pr_event_opts.freq), "stack size"
  * (pr_event_opts.stack_size), "ring pages"
  * (pr_reader_opts.ring_pages), "output path" (pr_writer_open()'s path),

@@ -42,6 +42,19 @@ struct pr_event_desc {
 };
 
 /*
+ * The options of the functions below that look events up (parsing,
+ * finding tracefs, checking that an event opens), which log.  (Binaries
+ * linked against version 2.0 of the library keep its signatures, with
+ * bare log and log_ctx arguments in the place of `opts`.)
+ */
+struct pr_event_lookup_opts {
+	size_t sz;
+	/* Where messages go; may be NULL (they are dropped). */
+	pr_log_fn log;
+	void *log_ctx;
+};
+
+/*
  * Parse one event: "page-faults", "faults:u", "sched:sched_switch",
  * "cycles:k".  Names are perf's, with its aliases ("faults", "cs",
  * "migrations", "cpu-cycles", "branch-instructions", "idle-cycles-*");
@@ -55,11 +68,11 @@ struct pr_event_desc {
  * an unknown event or tracepoint (the message suggests close names and
  * says where to look: `perf list`, the tracefs events directory); -ENODEV
  * when tracefs cannot be found or mounted and -EACCES when it cannot be
- * read (the message says what to do).  Messages go to `log` (may be
- * NULL).  `*ev` is written only on success.  Thread-safe.
+ * read (the message says what to do); -EINVAL for bad options.  `opts`
+ * may be NULL.  `*ev` is written only on success.  Thread-safe.
  */
-PR_API int pr_event_parse(const char *s, struct pr_event_desc *ev, pr_log_fn log,
-			  void *log_ctx);
+PR_API int pr_event_parse(const char *s, struct pr_event_desc *ev,
+			  const struct pr_event_lookup_opts *opts);
 
 /*
  * Parse a comma-separated list with groups, as perf's -e:
@@ -74,7 +87,7 @@ PR_API int pr_event_parse(const char *s, struct pr_event_desc *ev, pr_log_fn log
  * is 0.  Thread-safe.
  */
 PR_API int pr_event_list_parse(const char *s, struct pr_event_desc *evs, size_t max,
-			       pr_log_fn log, void *log_ctx);
+			       const struct pr_event_lookup_opts *opts);
 
 /*
  * Describe `attr` as perf names it: built-in events by their canonical
@@ -95,9 +108,10 @@ PR_API int pr_event_desc_from_attr(const struct perf_event_attr *attr,
  * caller may mount (CAP_SYS_ADMIN), mount it on /sys/kernel/tracing, as
  * perf does; the mount stays.  Returns 0 with the path in `buf`; -ENODEV
  * (not mounted and cannot be, or the kernel has none) or -ENAMETOOLONG
- * (`buf` too small), with a message saying what to do.  Thread-safe.
+ * (`buf` too small), with a message saying what to do; -EINVAL for a NULL
+ * or empty `buf` or bad options.  `opts` may be NULL.  Thread-safe.
  */
-PR_API int pr_tracefs_path(char *buf, size_t size, pr_log_fn log, void *log_ctx);
+PR_API int pr_tracefs_path(char *buf, size_t size, const struct pr_event_lookup_opts *opts);
 
 /* True for the events that count nanoseconds (cpu-clock, task-clock);
  * false for NULL.  Thread-safe. */
@@ -117,9 +131,11 @@ PR_API const char *pr_event_known_name(size_t i);
  * hardware event without a PMU (-ENOENT, -EOPNOTSUPP, -ENODEV) the
  * message says so and suggests a software event; other failures are
  * explained as the reader explains them (permissions, limits), naming
- * the event.  -EINVAL for NULL.  Thread-safe.
+ * the event.  -EINVAL for NULL or bad options.  `opts` may be NULL.
+ * Thread-safe.
  */
-PR_API int pr_event_check(const struct pr_event_desc *ev, pr_log_fn log, void *log_ctx);
+PR_API int pr_event_check(const struct pr_event_desc *ev,
+			  const struct pr_event_lookup_opts *opts);
 
 #ifdef __cplusplus
 }

@@ -29,8 +29,27 @@ extern "C" {
 struct pr_model;
 struct pr_dso;
 
-/* An empty model, owned by the caller; NULL with errno set on failure. */
-PR_API struct pr_model *pr_model_new(void);
+struct pr_cache_opts;
+
+struct pr_model_opts {
+	size_t sz;
+	/* Directories to find files by build-id in, beside /usr/lib/debug
+	 * and perf's ~/.debug, which are searched after them: each is
+	 * searched as DIR/.build-id/xx/rest and DIR/xx/rest, and for
+	 * separate debug files.  The model finds each file once, for every
+	 * unwinder and symbolizer made on it. */
+	const char *const *debug_dirs;
+	size_t nr_debug_dirs;
+	/* Bounds on what the model and its unwinders and symbolizers keep,
+	 * as pr_model_set_cache() sets them (see there).  NULL: no limit. */
+	const struct pr_cache_opts *cache;
+};
+
+/* An empty model, owned by the caller; NULL with errno set on failure
+ * (EINVAL for bad options).  `opts` may be NULL for all defaults; its
+ * strings are copied.  (Binaries linked against version 2.0 of the
+ * library keep its pr_model_new(void), which is this with NULL.) */
+PR_API struct pr_model *pr_model_new(const struct pr_model_opts *opts);
 /* Free the model and every process and DSO in it.  Accepts NULL. */
 PR_API void pr_model_free(struct pr_model *m);
 
@@ -73,7 +92,7 @@ PR_API int pr_model_use_file(struct pr_model *m, const struct pr_file *f);
  * compiled rules; symbol tables, DWARF indexes, names and lines.  The model
  * keeps every DSO a process ever mapped.  By default all of it stays until
  * the model is freed, which suits a bounded run.  A long-running user sets
- * a budget (pr_model_set_cache()) and calls pr_model_trim() from time to
+ * a budget (pr_model_opts.cache) and calls pr_model_trim() from time to
  * time, at a point where it holds nothing the unwinders and symbolizers
  * handed out (pr_frame's dso, pr_symbol's strings): the agent does it right
  * after cutting a window.
@@ -96,8 +115,8 @@ struct pr_cache_opts {
 	bool check_processes;
 };
 
-/* Set (or change) the bounds; NULL opts: no limit, grace 0.  Returns 0 or
- * -EINVAL. */
+/* Set (or change) the bounds, as pr_model_opts.cache sets them first; NULL
+ * opts: no limit, grace 0.  Returns 0 or -EINVAL. */
 PR_API int pr_model_set_cache(struct pr_model *m, const struct pr_cache_opts *opts);
 
 /*

@@ -73,9 +73,9 @@ struct pr_sink_sample {
  * Returns: 0 or a negative errno; `time`, `record` and `tick` may return
  * PR_SINK_RELEASED (> 0) to say the sink holds nothing the model handed
  * out any more (the agent's window was cut), so the session may trim the
- * model's caches now (pr_session_opts.cache).  A sink that keeps frames'
+ * model's caches now (pr_model_opts.cache).  A sink that keeps frames'
  * files or names across such a release (the quality counts) must not be
- * attached to a session with a cache.
+ * attached to a session whose models have a cache.
  */
 #define PR_SINK_RELEASED 1
 struct pr_sink {
@@ -126,6 +126,12 @@ struct pr_session_opts {
 	 * symbolizer (a thread's samples always go to the same one).
 	 */
 	size_t workers;
+	/* Each worker's model's options (copied; NULL: defaults): the
+	 * debug directories, and the caches' bounds -- when a sink
+	 * releases (PR_SINK_RELEASED) the model is trimmed to them, and
+	 * with `release_memory` what that freed goes back to the system. */
+	const struct pr_model_opts *model;
+	bool release_memory;
 	/* The unwinder's options (copied; NULL: defaults).  `live` is set
 	 * for a reader's session. */
 	const struct pr_unwinder_opts *unwind;
@@ -133,11 +139,6 @@ struct pr_session_opts {
 	 * symbolizer.  With more than one worker they share the names they
 	 * find (pr_sym_pool) unless the options give a pool. */
 	const struct pr_symbolizer_opts *names;
-	/* Each model's file cache (pr_model_set_cache(); NULL: none).  When
-	 * a sink releases (PR_SINK_RELEASED), the model is trimmed to it;
-	 * with `release_memory`, what that freed goes back to the system. */
-	const struct pr_cache_opts *cache;
-	bool release_memory;
 	/* Workers only: what may wait for them before samples are dropped
 	 * and counted (0: no bound; a reader's source should bound it). */
 	size_t max_bytes;

@@ -77,10 +77,9 @@ struct pr_symbolizer_opts {
 	 * /proc/PID/map_files and /proc/PID/root, perf maps read through
 	 * /proc/PID/root and re-read when an address misses. */
 	bool live;
-	/* Directories holding files and debug files by build-id, searched
-	 * before /usr/lib/debug and ~/.debug.  Files are found once per
-	 * model, for its unwinders and symbolizers alike, in the
-	 * directories any of them was given. */
+	/* Deprecated, as pr_unwinder_opts.debug_dirs: give them to the
+	 * model (pr_model_opts.debug_dirs).  Used only when the model has
+	 * none of its own. */
 	const char *const *debug_dirs;
 	size_t nr_debug_dirs;
 	/* Symbols only: no DWARF, so no inlined functions and no source

@@ -109,11 +109,11 @@ struct pr_unwinder_opts {
 	 * file mapped, even if deleted or replaced since) and
 	 * /proc/PID/root (files inside containers). */
 	bool live;
-	/* Directories to find files by build-id in, beside
-	 * /usr/lib/debug and perf's ~/.debug: each is searched as
-	 * DIR/.build-id/xx/rest and DIR/xx/rest, and for separate debug
-	 * files.  Files are found once per model, for its unwinders and
-	 * symbolizers alike, in the directories any of them was given. */
+	/* Deprecated: give them to the model (pr_model_opts.debug_dirs),
+	 * which finds the files for its unwinders and symbolizers alike.
+	 * Used only when the model has none of its own: then, as in version
+	 * 2.0, files are looked for in the directories any unwinder or
+	 * symbolizer over the model was given. */
 	const char *const *debug_dirs;
 	size_t nr_debug_dirs;
 	/* Do not follow frame pointers through code without unwind
@@ -144,7 +144,7 @@ struct pr_unwinder_opts {
 /*
  * An unwinder over `model`, which must outlive it and which the caller
  * keeps current (pr_model_apply()).  NULL with errno set on failure.  The
- * options' debug_dirs are copied.  The caller owns the unwinder and
+ * options' strings are copied.  The caller owns the unwinder and
  * releases it with pr_unwinder_free().  It opens files through the
  * model's file cache, shared with the symbolizers over the model: use
  * them all from one thread.

@@ -14,12 +14,14 @@ int main(void)
 	PR_OPTS(pr_unwinder_opts, uo, .max_depth = 8);
 	PR_OPTS(pr_profile_opts, po, .freq = 99);
 	PR_OPTS(pr_counter_opts, co, .per_thread = true);
+	PR_OPTS(pr_model_opts, mo, .nr_debug_dirs = 0);
+	PR_OPTS(pr_event_lookup_opts, lo, .log = NULL);
 	struct pr_record rec;
 
 	rec.type = PR_RECORD_SAMPLE;
 	rec.u.sample.ip = 0;
 	return (int)(o.sz != sizeof(o)) + (int)(so.sz != sizeof(so)) + (int)(fo.sz != sizeof(fo)) +
 	       (int)(wo.sz != sizeof(wo)) + (int)(uo.sz != sizeof(uo)) + (int)(po.sz != sizeof(po)) +
-	       (int)(co.sz != sizeof(co)) +
+	       (int)(co.sz != sizeof(co)) + (int)(mo.sz != sizeof(mo)) + (int)(lo.sz != sizeof(lo)) +
 	       (int)rec.u.sample.ip;
 }

@@ -124,7 +124,7 @@ int main(int argc, char **argv)
 	}
 	r.cut_size = strtoull(argv[2], NULL, 10);
 	f = pr_file_open(argv[1], NULL);
-	r.model = pr_model_new();
+	r.model = pr_model_new(NULL);
 	/* The file's build-ids find what it sampled ([vdso] too) in ~/.debug. */
 	if (r.model && f && pr_model_use_file(r.model, f)) {
 		pr_model_free(r.model);

@@ -62,7 +62,7 @@ static void setup(void)
 {
 	PR_OPTS(pr_symbolizer_opts, so);
 
-	model = pr_model_new();
+	model = pr_model_new(NULL);
 	ck_assert_ptr_nonnull(model);
 	fake_process(PID, map_path, sizeof(map_path));
 	sym = pr_symbolizer_new(model, &so);

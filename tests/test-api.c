@@ -156,6 +156,65 @@ START_TEST(event_functions_log_through_their_options)
 }
 END_TEST
 
+/* The lookups of prevent.h log through their options too; options they
+ * do not know (bytes set past what the library knows) are refused. */
+START_TEST(event_lookups_log_through_their_options)
+{
+	PR_OPTS(pr_event_lookup_opts, o, .log = keep, .log_ctx = logged);
+	struct {
+		struct pr_event_lookup_opts known;
+		uint64_t unknown;
+	} newer = { o, 1 };
+	struct pr_event_desc ev, evs[2];
+
+	newer.known.sz = sizeof(newer);
+	nr_logged = 0;
+	ck_assert_int_eq(pr_event_parse("xyzzy", &ev, &o), -ENOENT);
+	ck_assert_int_eq(nr_logged, 1);
+	ck_assert_int_eq(pr_event_list_parse("cs,,faults", evs, 2, &o), -EINVAL);
+	ck_assert_int_eq(nr_logged, 2);
+	ck_assert_msg(strstr(logged, "empty event"), "%s", logged);
+	ck_assert_int_eq(pr_event_parse("xyzzy", &ev, NULL), -ENOENT);
+	ck_assert_int_eq(nr_logged, 2);
+
+	ck_assert_int_eq(pr_event_parse("cs", &ev, &newer.known), -EINVAL);
+	ck_assert_int_eq(pr_event_list_parse("cs", evs, 2, &newer.known), -EINVAL);
+	ck_assert_int_eq(pr_event_check(&ev, &newer.known), -EINVAL);
+	ck_assert_int_eq(pr_tracefs_path(ev.name, sizeof(ev.name), &newer.known), -EINVAL);
+	ck_assert_int_eq(nr_logged, 2);
+	newer.unknown = 0;
+	ck_assert_int_eq(pr_event_parse("cs", &ev, &newer.known), 0);
+	ck_assert_str_eq(ev.name, "context-switches");
+}
+END_TEST
+
+/* pr_model_new() takes options: its debug directories and cache bounds,
+ * checked as every options struct is. */
+START_TEST(model_new_checks_its_options)
+{
+	const char *dirs[1] = { "/nonexistent" };
+	struct pr_cache_opts bad_cache = { .sz = 1 };
+	PR_OPTS(pr_cache_opts, cache, .max_bytes = 1 << 20, .grace_ns = 1000);
+	PR_OPTS(pr_model_opts, o, .debug_dirs = dirs, .nr_debug_dirs = 1, .cache = &cache);
+	PR_OPTS(pr_model_opts, no_dirs, .nr_debug_dirs = 1);
+	PR_OPTS(pr_model_opts, bad, .cache = &bad_cache);
+	struct pr_model *m = pr_model_new(NULL);
+
+	ck_assert_ptr_nonnull(m);
+	pr_model_free(m);
+	m = pr_model_new(&o);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pr_model_trim(m, 0), 0);
+	pr_model_free(m);
+	errno = 0;
+	ck_assert_ptr_null(pr_model_new(&no_dirs));
+	ck_assert_int_eq(errno, EINVAL);
+	errno = 0;
+	ck_assert_ptr_null(pr_model_new(&bad));
+	ck_assert_int_eq(errno, EINVAL);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("api");
@@ -167,6 +226,8 @@ int main(void)
 	tcase_add_test(tc, stack_getters_answer_null);
 	tcase_add_test(tc, value_helpers_refuse_null_outputs);
 	tcase_add_test(tc, event_functions_log_through_their_options);
+	tcase_add_test(tc, event_lookups_log_through_their_options);
+	tcase_add_test(tc, model_new_checks_its_options);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

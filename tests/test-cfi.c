@@ -65,7 +65,7 @@ static void setup(struct both *t)
 
 	memset(t, 0, sizeof(*t));
 	t->pid = (uint32_t)getpid();
-	t->model = pr_model_new();
+	t->model = pr_model_new(NULL);
 	ck_assert_ptr_nonnull(t->model);
 	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr), 0);
 	ck_assert_int_eq(pr_process_synthesize(getpid(), &attr, 0, feed, t->model), 0);
@@ -301,7 +301,7 @@ START_TEST(unwind_information_need_not_be_mapped)
 
 	memset(&t, 0, sizeof(t));
 	t.pid = (uint32_t)getpid();
-	t.model = pr_model_new();
+	t.model = pr_model_new(NULL);
 	ck_assert_ptr_nonnull(f);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long lo, hi, off, ino;

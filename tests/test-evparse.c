@@ -36,11 +36,16 @@ static void keep_log(enum pr_log_level level, const char *msg, void *ctx)
 	sl->n++;
 }
 
+/* Options sending the messages to `sl`. */
+#define LOG_TO(sl)                                                            \
+	(&(struct pr_event_lookup_opts){ .sz = sizeof(struct pr_event_lookup_opts), \
+					 .log = keep_log, .log_ctx = (sl) })
+
 static struct pr_event_desc parse_ok(const char *s)
 {
 	struct seen_log sl = { "", 0 };
 	struct pr_event_desc ev;
-	int err = pr_event_parse(s, &ev, keep_log, &sl);
+	int err = pr_event_parse(s, &ev, LOG_TO(&sl));
 
 	ck_assert_msg(err == 0, "'%s': %d (%s)", s, err, sl.msg);
 	ck_assert_int_eq(sl.n, 0);
@@ -55,7 +60,7 @@ static void parse_fails(const char *s, int err, ...)
 	struct pr_event_desc ev;
 	const char *want;
 	va_list ap;
-	int got = pr_event_parse(s, &ev, keep_log, &sl);
+	int got = pr_event_parse(s, &ev, LOG_TO(&sl));
 
 	ck_assert_msg(got == err, "'%s': %d, expected %d (%s)", s, got, err, sl.msg);
 	ck_assert_msg(sl.n == 1, "'%s': %d messages", s, sl.n);
@@ -70,7 +75,7 @@ static void list_fails(const char *s, size_t max, int err, const char *want)
 {
 	struct seen_log sl = { "", 0 };
 	struct pr_event_desc evs[4];
-	int got = pr_event_list_parse(s, evs, max, keep_log, &sl);
+	int got = pr_event_list_parse(s, evs, max, LOG_TO(&sl));
 
 	ck_assert_msg(got == err, "'%s': %d, expected %d (%s)", s, got, err, sl.msg);
 	ck_assert_msg(sl.n == 1, "'%s': %d messages", s, sl.n);
@@ -214,12 +219,12 @@ START_TEST(unknown_names_suggest_close_known_ones_and_perf_list)
 	struct seen_log sl = { "", 0 };
 	struct pr_event_desc ev;
 
-	ck_assert_int_eq(pr_event_parse("xyzzy", &ev, keep_log, &sl), -ENOENT);
+	ck_assert_int_eq(pr_event_parse("xyzzy", &ev, LOG_TO(&sl)), -ENOENT);
 	ck_assert_ptr_null(strstr(sl.msg, "did you mean"));
 	ck_assert_ptr_nonnull(strstr(sl.msg, "`perf list`"));
 	parse_fails("cpu/cycles/", -ENOENT, "PMU events", NULL);
 	/* Without a log callback, only the code. */
-	ck_assert_int_eq(pr_event_parse("pagefaults", &ev, NULL, NULL), -ENOENT);
+	ck_assert_int_eq(pr_event_parse("pagefaults", &ev, NULL), -ENOENT);
 }
 END_TEST
 
@@ -231,15 +236,15 @@ START_TEST(one_event_is_parsed_not_a_list_or_nothing)
 	parse_fails("{cycles}", -EINVAL, "one event is expected", NULL);
 	parse_fails("", -EINVAL, "no event given", NULL);
 	parse_fails("   ", -EINVAL, "no event given", NULL);
-	ck_assert_int_eq(pr_event_parse(NULL, &ev, NULL, NULL), -EINVAL);
-	ck_assert_int_eq(pr_event_parse("cs", NULL, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(pr_event_parse(NULL, &ev, NULL), -EINVAL);
+	ck_assert_int_eq(pr_event_parse("cs", NULL, NULL), -EINVAL);
 }
 END_TEST
 
 START_TEST(a_list_with_a_group_gives_each_member_the_groups_leader_and_modifier)
 {
 	struct pr_event_desc evs[8];
-	int n = pr_event_list_parse("cycles,{page-faults,cs}:u,task-clock", evs, 8, NULL, NULL);
+	int n = pr_event_list_parse("cycles,{page-faults,cs}:u,task-clock", evs, 8, NULL);
 
 	ck_assert_int_eq(n, 4);
 	assert_event(&evs[0], "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
@@ -256,7 +261,7 @@ START_TEST(a_list_with_a_group_gives_each_member_the_groups_leader_and_modifier)
 	ck_assert_uint_eq(evs[3].leader, 3);
 
 	/* A group without a modifier, first in the list, with blanks. */
-	n = pr_event_list_parse(" {cs , faults} , migrations:k", evs, 8, NULL, NULL);
+	n = pr_event_list_parse(" {cs , faults} , migrations:k", evs, 8, NULL);
 	ck_assert_int_eq(n, 3);
 	assert_event(&evs[0], "context-switches", PERF_TYPE_SOFTWARE,
 		     PERF_COUNT_SW_CONTEXT_SWITCHES, false, false);
@@ -266,7 +271,7 @@ START_TEST(a_list_with_a_group_gives_each_member_the_groups_leader_and_modifier)
 	ck_assert_uint_eq(evs[2].leader, 2);
 
 	/* One event alone is a list of one. */
-	ck_assert_int_eq(pr_event_list_parse("cpu-clock", evs, 1, NULL, NULL), 1);
+	ck_assert_int_eq(pr_event_list_parse("cpu-clock", evs, 1, NULL), 1);
 	ck_assert_uint_eq(evs[0].leader, 0);
 }
 END_TEST
@@ -277,13 +282,13 @@ START_TEST(a_members_own_modifier_adds_to_the_groups)
 {
 	struct pr_event_desc evs[4];
 
-	ck_assert_int_eq(pr_event_list_parse("{cycles:k,instructions}:u", evs, 4, NULL, NULL),
+	ck_assert_int_eq(pr_event_list_parse("{cycles:k,instructions}:u", evs, 4, NULL),
 			 2);
 	assert_event(&evs[0], "cycles:ku", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
 		     false, false);
 	assert_event(&evs[1], "instructions:u", PERF_TYPE_HARDWARE,
 		     PERF_COUNT_HW_INSTRUCTIONS, false, true);
-	ck_assert_int_eq(pr_event_list_parse("{cs:k}:k", evs, 4, NULL, NULL), 1);
+	ck_assert_int_eq(pr_event_list_parse("{cs:k}:k", evs, 4, NULL), 1);
 	assert_event(&evs[0], "context-switches:k", PERF_TYPE_SOFTWARE,
 		     PERF_COUNT_SW_CONTEXT_SWITCHES, true, false);
 }
@@ -322,10 +327,10 @@ START_TEST(more_events_than_room_is_e2big)
 
 	list_fails("cycles,cs,faults", 2, -E2BIG, "more than 2 events");
 	list_fails("{cycles,cs,faults}", 2, -E2BIG, "more than 2 events");
-	ck_assert_int_eq(pr_event_list_parse("cycles,cs,faults", evs, 3, NULL, NULL), 3);
-	ck_assert_int_eq(pr_event_list_parse("cycles", NULL, 0, NULL, NULL), -E2BIG);
-	ck_assert_int_eq(pr_event_list_parse("cycles", NULL, 1, NULL, NULL), -EINVAL);
-	ck_assert_int_eq(pr_event_list_parse(NULL, evs, 3, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(pr_event_list_parse("cycles,cs,faults", evs, 3, NULL), 3);
+	ck_assert_int_eq(pr_event_list_parse("cycles", NULL, 0, NULL), -E2BIG);
+	ck_assert_int_eq(pr_event_list_parse("cycles", NULL, 1, NULL), -EINVAL);
+	ck_assert_int_eq(pr_event_list_parse(NULL, evs, 3, NULL), -EINVAL);
 	/* Errors of an event pass through. */
 	list_fails("cycles,pagefaults", 3, -ENOENT, "did you mean 'page-faults'?");
 }
@@ -495,7 +500,7 @@ START_TEST(a_tracefs_path_longer_than_the_buffer_is_enametoolong)
 	ck_assert_ptr_nonnull(strstr(sl.msg, "larger buffer"));
 	ck_assert_int_eq(find_in("none /sys/kernel/debug debugfs rw 0 0\n", buf,
 				 sizeof(buf), &sl), -ENAMETOOLONG);
-	ck_assert_int_eq(pr_tracefs_path(NULL, 10, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(pr_tracefs_path(NULL, 10, NULL), -EINVAL);
 }
 END_TEST
 
@@ -523,7 +528,7 @@ START_TEST(the_tracefs_found_is_a_tracefs)
 	struct statfs st;
 	char buf[4096];
 
-	ck_assert_int_eq(pr_tracefs_path(buf, sizeof(buf), NULL, NULL), 0);
+	ck_assert_int_eq(pr_tracefs_path(buf, sizeof(buf), NULL), 0);
 	ck_assert_int_eq(statfs(buf, &st), 0);
 	ck_assert_uint_eq((unsigned long)st.f_type, TRACEFS_MAGIC);
 }
@@ -545,7 +550,7 @@ START_TEST(tracepoints_get_the_id_of_their_tracefs_id_file)
 	struct pr_event_desc evs[4];
 
 	ck_assert_int_eq(pr_event_list_parse("{sched:sched_switch,cs}:k,syscalls:sys_enter_write",
-					     evs, 4, NULL, NULL), 3);
+					     evs, 4, NULL), 3);
 	assert_event(&evs[0], "sched:sched_switch:k", PERF_TYPE_TRACEPOINT,
 		     tracefs_id("sched", "sched_switch"), true, false);
 	ck_assert_uint_eq(evs[1].leader, 0);
@@ -636,7 +641,7 @@ START_TEST(unreadable_tracefs_is_eacces_and_says_what_to_do)
 		close(pipefd[0]);
 		if (geteuid() == 0 && setuid(65534))
 			_exit(2);
-		err = pr_event_parse("sched:sched_switch", &ev, keep_log, &sl);
+		err = pr_event_parse("sched:sched_switch", &ev, LOG_TO(&sl));
 		if (write(pipefd[1], &err, sizeof(err)) != sizeof(err) ||
 		    write(pipefd[1], sl.msg, sizeof(sl.msg)) != sizeof(sl.msg))
 			_exit(3);
@@ -667,12 +672,12 @@ START_TEST(software_events_and_tracepoints_open_here)
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
 		struct seen_log sl = { "", 0 };
 		struct pr_event_desc ev = parse_ok(names[i]);
-		int err = pr_event_check(&ev, keep_log, &sl);
+		int err = pr_event_check(&ev, LOG_TO(&sl));
 
 		ck_assert_msg(err == 0, "%s: %d (%s)", names[i], err, sl.msg);
 		ck_assert_int_eq(sl.n, 0);
 	}
-	ck_assert_int_eq(pr_event_check(NULL, NULL, NULL), -EINVAL);
+	ck_assert_int_eq(pr_event_check(NULL, NULL), -EINVAL);
 }
 END_TEST
 
@@ -690,7 +695,7 @@ START_TEST(hardware_events_without_a_pmu_say_so_and_what_to_use)
 
 		if (ev.type != PERF_TYPE_HARDWARE)
 			continue;
-		err = pr_event_check(&ev, keep_log, &sl);
+		err = pr_event_check(&ev, LOG_TO(&sl));
 		if (pmu && err == 0)
 			continue;
 		ck_assert_msg(!pmu, "%s: %d (%s)", ev.name, err, sl.msg);
@@ -748,7 +753,7 @@ static void require_tracefs(void)
 {
 	char why[1024] = "";
 	struct seen_log sl = { "", 0 };
-	int err = pr_tracefs_path(tracefs, sizeof(tracefs), keep_log, &sl);
+	int err = pr_tracefs_path(tracefs, sizeof(tracefs), LOG_TO(&sl));
 
 	if (err == -ENODEV) {
 		snprintf(why, sizeof(why), "%s", sl.msg);

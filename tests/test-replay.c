@@ -130,17 +130,16 @@ static void replay(struct replay *r, bool with_binary, bool compare_slow)
 {
 	char *dir = fixture_path("demo-static"), *data = fixture_path("demo-static/perf.data");
 	const char *dirs[1] = { dir };
-	PR_OPTS(pr_unwinder_opts, o, .debug_dirs = dirs, .nr_debug_dirs = with_binary);
-	PR_OPTS(pr_unwinder_opts, so, .debug_dirs = dirs, .nr_debug_dirs = with_binary,
-		.no_rule_cache = true);
+	PR_OPTS(pr_model_opts, mo, .debug_dirs = dirs, .nr_debug_dirs = with_binary);
+	PR_OPTS(pr_unwinder_opts, so, .no_rule_cache = true);
 	struct pr_file *f = pr_file_open(data, NULL);
 
 	memset(r, 0, sizeof(*r));
 	ck_assert_ptr_nonnull(f);
-	r->model = pr_model_new();
+	r->model = pr_model_new(&mo);
 	ck_assert_ptr_nonnull(r->model);
 	ck_assert_int_eq(pr_model_use_file(r->model, f), 0);
-	r->u = pr_unwinder_new(r->model, &o);
+	r->u = pr_unwinder_new(r->model, NULL);
 	ck_assert_ptr_nonnull(r->u);
 	if (compare_slow) {
 		r->slow = pr_unwinder_new(r->model, &so);

@@ -345,9 +345,9 @@ static void replay_fixture(size_t workers, struct seen *s, struct pr_session_sta
 	snprintf(debug, sizeof(debug), "%s/demo-static", dir);
 	dirs[0] = debug;
 	{
-		PR_OPTS(pr_unwinder_opts, uo, .debug_dirs = dirs, .nr_debug_dirs = 1);
-		PR_OPTS(pr_symbolizer_opts, sy, .debug_dirs = dirs, .nr_debug_dirs = 1);
-		PR_OPTS(pr_session_opts, so, .workers = workers, .unwind = &uo, .names = &sy);
+		PR_OPTS(pr_model_opts, mo, .debug_dirs = dirs, .nr_debug_dirs = 1);
+		PR_OPTS(pr_symbolizer_opts, sy);
+		PR_OPTS(pr_session_opts, so, .workers = workers, .model = &mo, .names = &sy);
 
 		f = pr_file_open(path, NULL);
 		ck_assert_ptr_nonnull(f);

@@ -63,24 +63,27 @@ struct copy_run {
 /*
  * The frame in ds_sym_outer, as if `path` were mapped in a made-up
  * process where this program's text is, its debug files looked for under
- * `dir` (or nowhere) and kept inflated in `cache` (or not at all).
+ * `dir` (or nowhere) and kept inflated in `cache` (or not at all).  The
+ * directory is the model's; `sym_dir` is one given to the symbolizer
+ * instead (deprecated), or NULL.
  */
-static void symbolize_copy(const char *path, const char *dir, const char *cache,
-			   struct copy_run *run)
+static void symbolize_copy(const char *path, const char *dir, const char *sym_dir,
+			   const char *cache, struct copy_run *run)
 {
 	struct pr_model *self = self_model();
 	const uint32_t pid = 4000002;
-	const char *dirs[1] = { dir };
+	const char *dirs[1] = { dir }, *sym_dirs[1] = { sym_dir };
 	const struct pr_map *map;
 	struct pr_record r;
 	struct pr_frame f;
-	PR_OPTS(pr_symbolizer_opts, o, .debug_dirs = dirs, .nr_debug_dirs = dir ? 1 : 0,
+	PR_OPTS(pr_model_opts, mo, .debug_dirs = dirs, .nr_debug_dirs = dir ? 1 : 0);
+	PR_OPTS(pr_symbolizer_opts, o, .debug_dirs = sym_dirs, .nr_debug_dirs = sym_dir ? 1 : 0,
 		.cache_dir = cache, .log = keep_log);
 
 	f = outer_frame(self);
 	map = pr__model_find(self, (uint32_t)getpid(), f.ip);
 	r = mmap2(pid, map->start, map->end - map->start, map->pgoff, path);
-	run->m = pr_model_new();
+	run->m = pr_model_new(&mo);
 	ck_assert_ptr_nonnull(run->m);
 	ck_assert_int_eq(pr_model_apply(run->m, &r), 0);
 	f.dso = pr__model_find(run->m, pid, f.ip)->dso;
@@ -118,7 +121,7 @@ START_TEST(zstd_compressed_dwarf_is_read)
 	if (!objcopy_self("--compress-debug-sections=zstd", path))
 		return;
 	zstd_debug_info(path);
-	symbolize_copy(path, NULL, NULL, &run);
+	symbolize_copy(path, NULL, NULL, NULL, &run);
 	check_outer_chain(&run.sym);
 	copy_run_free(&run);
 }
@@ -146,7 +149,7 @@ START_TEST(a_debug_file_compressed_with_zstd_is_read)
 	for (int round = 0; round < 2; round++) {
 		struct copy_run run;
 
-		symbolize_copy(path, dir, round ? cache : NULL, &run);
+		symbolize_copy(path, dir, NULL, round ? cache : NULL, &run);
 		check_outer_chain(&run.sym);
 		copy_run_free(&run);
 	}
@@ -181,11 +184,56 @@ START_TEST(a_zstd_section_whose_size_lies_is_not_believed)
 		memcpy(buf + at, &ch, sizeof(ch));
 		write_file(bad, buf, len);
 		free(buf);
-		symbolize_copy(bad, NULL, NULL, &run);
+		symbolize_copy(bad, NULL, NULL, NULL, &run);
 		ck_assert_str_eq(run.sym.name, "ds_sym_outer");
 		ck_assert_msg(strstr(logtext, "compressed with zstd not inflated: ") &&
 			      strstr(logtext, lies[i] == 1 ? strerror(EINVAL) : strerror(EFBIG)),
 			      "%s", logtext);
+		copy_run_free(&run);
+	}
+}
+END_TEST
+
+/*
+ * Debug directories are the model's, which finds each file once for all
+ * its users.  This program without its DWARF, which is in a debug file
+ * by build-id: named with its inlined functions when the model is given
+ * the directory; when only the symbolizer is (deprecated), on a model
+ * without directories of its own, as before; not on a model with its
+ * own, which are the ones used (said at debug level).
+ */
+START_TEST(debug_directories_are_the_models)
+{
+	const char *path = tmp_path("model-dirs-stripped"), *dir = tmp_path("model-dirs-debug");
+	const char *other = tmp_path("model-dirs-empty");
+	char hex[2 * PR_BUILD_ID_MAX + 1], debug[700], cmd[1600];
+	const struct {
+		const char *model_dir, *sym_dir;
+		bool found;
+	} cases[] = {
+		{ dir, NULL, true },
+		{ NULL, dir, true },
+		{ other, dir, false },
+	};
+
+	self_build_id_hex(hex);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s/.build-id/%.2s %s", dir, hex, other);
+	ck_assert_int_eq(system(cmd), 0);
+	snprintf(debug, sizeof(debug), "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
+	if (!objcopy_self("--only-keep-debug", debug) || !objcopy_self("--strip-debug", path))
+		return;
+	for (size_t i = 0; i < PR_ARRAY_SIZE(cases); i++) {
+		struct copy_run run;
+
+		symbolize_copy(path, cases[i].model_dir, cases[i].sym_dir, NULL, &run);
+		if (cases[i].found) {
+			check_outer_funcs(&run.sym);
+		} else {
+			ck_assert_str_eq(run.sym.name, "ds_sym_outer");
+			ck_assert_uint_eq(run.sym.nr, 0);
+			ck_assert_msg(strstr(logtext, "symbolizer's debug directories are "
+					      "ignored"), "%s", logtext);
+		}
 		copy_run_free(&run);
 	}
 }
@@ -275,6 +323,7 @@ TCase *symbolize_debug_tests(void)
 		tcase_add_test(tc, zstd_compressed_dwarf_is_read);
 		tcase_add_test(tc, a_debug_file_compressed_with_zstd_is_read);
 		tcase_add_test(tc, a_zstd_section_whose_size_lies_is_not_believed);
+		tcase_add_test(tc, debug_directories_are_the_models);
 	}
 	if (getenv("DS_STRIPPED") && debug_dir()) {
 		tcase_add_test(tc, a_debug_file_of_another_build_is_not_used);

@@ -43,7 +43,7 @@ START_TEST(damaged_files_fall_back_to_what_survives)
 	map = pr__model_find(self, (uint32_t)getpid(), f.ip);
 	for (int variant = 0; variant < 14; variant++) {
 		const char *path = tmp_path("damaged");
-		struct pr_model *m = pr_model_new();
+		struct pr_model *m = pr_model_new(NULL);
 		struct pr_record r = mmap2(pid, map->start, map->end - map->start, map->pgoff, path);
 		struct pr_symbolizer *s;
 		struct pr_symbol sym;

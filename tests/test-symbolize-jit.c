@@ -18,7 +18,7 @@
 START_TEST(perf_maps_name_jit_code_and_skip_garbage)
 {
 	uint32_t pid = (uint32_t)getpid();
-	struct pr_model *m = pr_model_new();
+	struct pr_model *m = pr_model_new(NULL);
 	struct pr_record r = mmap2(pid, 0x7f0000000000ull, 0x100000, 0, "//anon");
 	struct pr_symbolizer *s;
 	struct pr_symbol sym;

@@ -21,7 +21,7 @@
 /* A model that saw the kernel's text at `text`, as perf record writes it. */
 static struct pr_model *kernel_model(uint64_t text)
 {
-	struct pr_model *m = pr_model_new();
+	struct pr_model *m = pr_model_new(NULL);
 	struct pr_record r = mmap2(UINT32_MAX, text, UINT64_MAX - text, text,
 				   "[kernel.kallsyms]_text");
 

@@ -59,7 +59,7 @@ static void check_cache(struct pr_model *m, uint64_t max_bytes, uint64_t max_fil
  */
 START_TEST(many_files_cycle_through_a_small_budget_and_stay_named)
 {
-	struct pr_model *self = self_model(), *m = pr_model_new();
+	struct pr_model *self = self_model(), *m = pr_model_new(NULL);
 	struct pr_frame f = outer_frame(self);
 	const struct pr_map *map = pr__model_find(self, (uint32_t)getpid(), f.ip);
 	uint8_t id[PR_BUILD_ID_MAX];
@@ -161,7 +161,7 @@ END_TEST
 START_TEST(the_perf_map_of_a_process_that_exited_is_dropped)
 {
 	const uint32_t pid = 4200001;
-	struct pr_model *m = pr_model_new();
+	struct pr_model *m = pr_model_new(NULL);
 	struct pr_record r = mmap2(pid, 0x7f0000000000ull, 0x100000, 0, "//anon");
 	struct pr_frame f = { .ip = 0x7f0000001010ull, .dso_ip = 0x7f0000001010ull };
 	struct pr_symbolizer *s;
@@ -200,7 +200,7 @@ END_TEST
 START_TEST(a_process_whose_exit_was_lost_is_forgotten)
 {
 	const uint32_t gone = 4200002, self = (uint32_t)getpid();
-	struct pr_model *m = pr_model_new();
+	struct pr_model *m = pr_model_new(NULL);
 	struct pr_record a = mmap2(gone, 0x7f0000000000ull, 0x1000, 0, "/bin/true");
 	struct pr_record b = mmap2(self, 0x7f0000000000ull, 0x1000, 0, "/bin/true");
 	PR_OPTS(pr_cache_opts, co, .check_processes = true);

@@ -124,7 +124,7 @@ static int apply_cb(const struct pr_record *rec, void *arg)
 struct pr_model *self_model(void)
 {
 	struct perf_event_attr attr;
-	struct pr_model *m = pr_model_new();
+	struct pr_model *m = pr_model_new(NULL);
 
 	ck_assert_ptr_nonnull(m);
 	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, PR_ATTR_SHARED_RING, &attr), 0);
@@ -368,7 +368,7 @@ END_TEST
  */
 START_TEST(a_live_file_is_opened_through_the_mapping_its_frame_carries)
 {
-	struct pr_model *self = self_model(), *other = pr_model_new();
+	struct pr_model *self = self_model(), *other = pr_model_new(NULL);
 	struct pr_symbolizer *s;
 	const struct pr_map *map;
 	struct pr_record r;
@@ -403,7 +403,7 @@ END_TEST
  */
 START_TEST(symbolizers_sharing_a_pool_name_an_address_once)
 {
-	struct pr_model *m1 = self_model(), *m2 = self_model(), *m3 = pr_model_new();
+	struct pr_model *m1 = self_model(), *m2 = self_model(), *m3 = pr_model_new(NULL);
 	struct pr_sym_pool *pool = pr_sym_pool_new();
 	struct pr_symbolizer *s1, *s2, *s3;
 	struct pr_symbolizer_stats st1 = { .sz = sizeof(st1) }, st2 = { .sz = sizeof(st2) };

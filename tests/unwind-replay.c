@@ -58,7 +58,7 @@ void replay_init(struct replay *r, const struct snapshot *s, size_t size, uint32
 	size_t n = 0;
 
 	memset(r, 0, sizeof(*r));
-	r->model = pr_model_new();
+	r->model = pr_model_new(NULL);
 	ck_assert_ptr_nonnull(r->model);
 	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr), 0);
 	ck_assert_int_eq(pr_process_synthesize(getpid(), &attr, 0, feed, r->model), 0);

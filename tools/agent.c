@@ -228,7 +228,8 @@ static int open_agent(struct agent *ag, uint64_t start, uint64_t start_wall)
 {
 	struct pr_cache_opts co = { .sz = sizeof(co), .max_bytes = ag->a->cache_bytes,
 				    .grace_ns = AGENT_GRACE_NS, .check_processes = true };
-	PR_OPTS(pr_session_opts, so, .log = ds_log, .workers = 1, .cache = &co,
+	PR_OPTS(pr_model_opts, mo, .cache = &co);
+	PR_OPTS(pr_session_opts, so, .log = ds_log, .workers = 1, .model = &mo,
 		.release_memory = true, .max_bytes = AGENT_MAX_QUEUED, .hurry = &ds_stop,
 		.stop = &ds_stop, .cut_stacks = true, .filter = wanted, .filter_ctx = ag);
 	struct pr_sink sink;

@@ -309,8 +309,9 @@ static int tell_build_ids(struct pr_model *m, void *arg)
 static int find_sampled(struct ds_keep *k, const char *data, const char *stage)
 {
 	const char *dirs[] = { stage };
-	PR_OPTS(pr_unwinder_opts, uo, .debug_dirs = dirs, .nr_debug_dirs = 1, .no_join = true);
-	PR_OPTS(pr_session_opts, so, .unwind = &uo, .model_setup = tell_build_ids,
+	PR_OPTS(pr_model_opts, mo, .debug_dirs = dirs, .nr_debug_dirs = 1);
+	PR_OPTS(pr_unwinder_opts, uo, .no_join = true);
+	PR_OPTS(pr_session_opts, so, .model = &mo, .unwind = &uo, .model_setup = tell_build_ids,
 		.model_setup_ctx = k);
 	const struct pr_sink sink = { .sz = sizeof(sink), .ctx = k, .sample = hit };
 	struct pr_file *f = pr_file_open(data, NULL);

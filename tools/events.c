@@ -12,9 +12,10 @@
 
 int ds_events_add(struct ds_events *e, const char *arg)
 {
+	PR_OPTS(pr_event_lookup_opts, say, .log = ds_log);
 	int n, base = (int)e->nr;
 
-	n = pr_event_list_parse(arg, e->ev + e->nr, DS_MAX_EVENTS - e->nr, ds_log, NULL);
+	n = pr_event_list_parse(arg, e->ev + e->nr, DS_MAX_EVENTS - e->nr, &say);
 	if (n == -E2BIG)
 		ds_err("too many events (at most %d in one run)", DS_MAX_EVENTS);
 	if (n < 0)
@@ -53,6 +54,8 @@ static void cycles_to_cpu_clock(struct pr_event_desc *d)
 
 int ds_events_settle(struct ds_events *e)
 {
+	PR_OPTS(pr_event_lookup_opts, say, .log = ds_log);
+
 	if (e->grouped && !e->read_group) {
 		ds_err("event groups {...} are counted together by 'dwarfsample stat'; to "
 		       "sample, list the events with commas, or read a group with every sample "
@@ -70,7 +73,7 @@ int ds_events_settle(struct ds_events *e)
 
 		if (d->type != PERF_TYPE_HARDWARE)
 			continue;
-		err = pr_event_check(d, NULL, NULL);
+		err = pr_event_check(d, NULL);
 		if (!err)
 			continue;
 		if (is_cycles(d) && !e->read_group &&
@@ -79,7 +82,7 @@ int ds_events_settle(struct ds_events *e)
 			continue;
 		}
 		/* Again, this time saying why. */
-		pr_event_check(d, ds_log, NULL);
+		pr_event_check(d, &say);
 		return -1;
 	}
 	/* Every member reads into its leader's group. */

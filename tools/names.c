@@ -106,34 +106,28 @@ int ds_names_option(struct ds_names *n, int opt, const char *arg)
 	}
 }
 
-void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
-		    struct pr_symbolizer_opts *so)
-{
-	ds_debuginfod_env(n->no_debuginfod, n->debuginfod_timeout, n->debuginfod_cache);
-	uo->max_depth = n->max_depth;
-	uo->debug_dirs = n->dirs;
-	uo->nr_debug_dirs = n->nr_dirs;
-	uo->no_frame_pointers = n->no_fp;
-	uo->no_rule_cache = n->no_rule_cache;
-	uo->no_join = n->no_join;
-	so->debug_dirs = n->dirs;
-	so->nr_debug_dirs = n->nr_dirs;
-	so->no_inline = n->no_inline;
-	so->no_lines = n->no_lines;
-	so->no_demangle = n->no_demangle;
-}
-
 struct pr_session *ds_names_session(const struct ds_names *n, struct pr_reader *r,
 				    struct pr_file *f, struct pr_session_opts *so, bool names,
 				    const struct pr_symbolizer_opts *sym)
 {
-	PR_OPTS(pr_unwinder_opts, uo, .live = r != NULL, .log = ds_log);
+	PR_OPTS(pr_model_opts, mo, .debug_dirs = n->dirs, .nr_debug_dirs = n->nr_dirs);
+	PR_OPTS(pr_unwinder_opts, uo, .live = r != NULL, .log = ds_log, .max_depth = n->max_depth,
+		.no_frame_pointers = n->no_fp, .no_rule_cache = n->no_rule_cache,
+		.no_join = n->no_join);
 	PR_OPTS(pr_symbolizer_opts, own, .live = r != NULL, .cache_dir = ds_cache_dir(),
 		.log = ds_log);
 
+	ds_debuginfod_env(n->no_debuginfod, n->debuginfod_timeout, n->debuginfod_cache);
+	/* The model finds the files, for the unwinder and the symbolizer
+	 * alike: the debug directories are its. */
+	if (so->model)
+		mo.cache = so->model->cache;
+	so->model = &mo;
 	if (sym)
 		own = *sym;
-	ds_names_apply(n, &uo, &own);
+	own.no_inline = n->no_inline;
+	own.no_lines = n->no_lines;
+	own.no_demangle = n->no_demangle;
 	so->unwind = &uo;
 	so->names = names ? &own : NULL;
 	return r ? pr_session_new_reader(r, so) : pr_session_new_file(f, so);

@@ -47,16 +47,12 @@ extern const char ds_names_help[];
  * reporting a bad value. */
 int ds_names_option(struct ds_names *n, int opt, const char *arg);
 
-/* Once parsed: settle debuginfod's environment, and fill the unwinder's
- * and the symbolizer's options (their log, live and cache settings are
- * the caller's). */
-void ds_names_apply(const struct ds_names *n, struct pr_unwinder_opts *uo,
-		    struct pr_symbolizer_opts *so);
-
 /*
  * A session (prsession.h) over reader `r` or, when it is NULL, file `f`,
- * unwinding and, with `names`, naming as the options say: `so` gives the
- * rest (its unwinder and symbolizer options are filled in here); `sym`
+ * unwinding and, with `names`, naming as the options say (debuginfod's
+ * settings too): `so` gives the rest (its model's, unwinder's and
+ * symbolizer's options are filled in here; a model's cache it names is
+ * kept); `sym`
  * (may be NULL: the defaults, with the cache directory) the symbolizer's
  * options before the names options apply.  NULL with errno set.
  */

@@ -173,19 +173,20 @@ static bool no_pmu_error(int err)
  */
 static int check_hardware(const struct pr_event_desc *evs, size_t nr)
 {
+	PR_OPTS(pr_event_lookup_opts, say, .log = ds_log);
 	struct pr_event_desc cycles;
 	int pmu = -1;
 
 	for (size_t i = 0; i < nr; i++) {
 		if (evs[i].type != PERF_TYPE_HARDWARE ||
-		    !no_pmu_error(pr_event_check(&evs[i], NULL, NULL)))
+		    !no_pmu_error(pr_event_check(&evs[i], NULL)))
 			continue;
 		if (pmu < 0)
-			pmu = pr_event_parse("cycles", &cycles, NULL, NULL) ||
-			      !no_pmu_error(pr_event_check(&cycles, NULL, NULL));
+			pmu = pr_event_parse("cycles", &cycles, NULL) ||
+			      !no_pmu_error(pr_event_check(&cycles, NULL));
 		if (!pmu) {
 			/* Again, to say it. */
-			pr_event_check(&evs[i], ds_log, NULL);
+			pr_event_check(&evs[i], &say);
 			return -1;
 		}
 	}
@@ -197,6 +198,7 @@ static int check_hardware(const struct pr_event_desc *evs, size_t nr)
 static int setup_events(struct stat_run *s)
 {
 	char defaults[256];
+	PR_OPTS(pr_event_lookup_opts, say, .log = ds_log);
 	const char *list = s->a->events;
 	int n;
 
@@ -205,7 +207,7 @@ static int setup_events(struct stat_run *s)
 			 s->c->system_wide ? "cpu-clock" : "task-clock");
 		list = defaults;
 	}
-	n = pr_event_list_parse(list, s->evs, STAT_MAX_EVENTS, ds_log, NULL);
+	n = pr_event_list_parse(list, s->evs, STAT_MAX_EVENTS, &say);
 	if (n == -E2BIG)
 		ds_err("too many events (at most %d)", STAT_MAX_EVENTS);
 	if (n <= 0)

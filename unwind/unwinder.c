@@ -369,10 +369,9 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 		}
 	}
 	u->stats.sz = sizeof(u->stats);
-	/* The caller's directories first, then the system's debug files and
-	 * perf's build-id cache. */
-	u->files = pr__model_elfcache(model);
-	if (!u->files || pr__elfcache_add_dirs(u->files, opts ? opts->debug_dirs : NULL, extra)) {
+	u->files = pr__model_files(model, extra ? opts->debug_dirs : NULL, extra, "unwinder",
+				   &u->lg);
+	if (!u->files) {
 		free(u->frame_cache);
 		free(u);
 		errno = ENOMEM;

@@ -41,6 +41,31 @@ bool pr__opts_valid(const void *opts, size_t user_sz, size_t known_sz);
  * knows.  Returns 0, or -EINVAL for a NULL or a too-small sz. */
 int pr__stats_copy(void *dst, const void *src, size_t known_sz);
 
+/* ---- symbol versions (libperfreader.map) ---- */
+
+/*
+ * An exported function whose signature changed keeps its old one for the
+ * binaries linked against the version node that had it: the soname stays.
+ * Each signature is defined under an internal name marked PR_VERSIONED and
+ * bound to the public name with PR_SYMVER: "name@@NODE" for the current
+ * one (what a new link gets), "name@OLD" for each older one (what old
+ * binaries keep calling).  The map lists the public name in both nodes;
+ * its `local: *` hides the internal names.  A symbol version needs
+ * default visibility, hence PR_VERSIONED.  GCC's symver attribute
+ * survives LTO, where a top-level .symver does not; clang has only the
+ * latter.
+ */
+#define PR_VERSIONED __attribute__((visibility("default")))
+#if defined(__has_attribute)
+#if __has_attribute(__symver__)
+#define PR_SYMVER(impl, versioned)                                            \
+	extern __typeof__(impl) impl __attribute__((__symver__(versioned)))
+#endif
+#endif
+#ifndef PR_SYMVER
+#define PR_SYMVER(impl, versioned) __asm__(".symver " #impl ", " versioned)
+#endif
+
 /* ---- log.c ---- */
 
 struct pr_logger {

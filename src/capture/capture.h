@@ -159,6 +159,29 @@ int pr__command_start(struct pr_command *cmd, const char *name,
 /* Kill and reap a command that was never started; close the pipes. */
 void pr__command_release(struct pr_command *cmd);
 
+/* ---- evparse.c ---- */
+
+/* The logger pr_event_lookup_opts gives: 0, or -EINVAL for bad options. */
+int pr__lookup_logger(const struct pr_event_lookup_opts *opts, struct pr_logger *lg);
+
+/* prevent.h's lookups, as each version node (libperfreader.map) has them:
+ * 2.0 took the log callback bare. */
+PR_VERSIONED int pr__event_parse_2_1(const char *s, struct pr_event_desc *ev,
+				     const struct pr_event_lookup_opts *opts);
+PR_VERSIONED int pr__event_parse_2_0(const char *s, struct pr_event_desc *ev, pr_log_fn log,
+				     void *log_ctx);
+PR_VERSIONED int pr__event_list_parse_2_1(const char *s, struct pr_event_desc *evs, size_t max,
+					  const struct pr_event_lookup_opts *opts);
+PR_VERSIONED int pr__event_list_parse_2_0(const char *s, struct pr_event_desc *evs, size_t max,
+					  pr_log_fn log, void *log_ctx);
+PR_VERSIONED int pr__event_check_2_1(const struct pr_event_desc *ev,
+				     const struct pr_event_lookup_opts *opts);
+PR_VERSIONED int pr__event_check_2_0(const struct pr_event_desc *ev, pr_log_fn log,
+				     void *log_ctx);
+PR_VERSIONED int pr__tracefs_path_2_1(char *buf, size_t size,
+				      const struct pr_event_lookup_opts *opts);
+PR_VERSIONED int pr__tracefs_path_2_0(char *buf, size_t size, pr_log_fn log, void *log_ctx);
+
 /* ---- tracefs.c ---- */
 
 /* Where to look for tracefs, in order: `dirs` (each used if tracefs is

@@ -220,9 +220,20 @@ static int copy_item(const char *s, size_t len, char *item, const char *list,
 	return 0;
 }
 
-int pr_event_parse(const char *s, struct pr_event_desc *ev, pr_log_fn log, void *log_ctx)
+int pr__lookup_logger(const struct pr_event_lookup_opts *opts, struct pr_logger *lg)
 {
-	struct pr_logger lg = { log, log_ctx };
+	if (!PR_OPTS_VALID(opts))
+		return -EINVAL;
+	*lg = (struct pr_logger){ 0 };
+	if (PR_OPTS_HAS(opts, log_ctx)) {
+		lg->fn = opts->log;
+		lg->ctx = opts->log_ctx;
+	}
+	return 0;
+}
+
+static int parse_event(const char *s, struct pr_event_desc *ev, const struct pr_logger *lg)
+{
 	struct pr_event_desc parsed;
 	char item[ITEM_MAX];
 	int err;
@@ -230,22 +241,40 @@ int pr_event_parse(const char *s, struct pr_event_desc *ev, pr_log_fn log, void 
 	if (!s || !ev)
 		return -EINVAL;
 	if (s[strcspn(s, ",{}")]) {
-		pr__log(&lg, PR_LOG_ERROR,
+		pr__log(lg, PR_LOG_ERROR,
 			"'%s' is a list or a group: one event is expected here", s);
 		return -EINVAL;
 	}
-	err = copy_item(s, strlen(s), item, s, &lg);
+	err = copy_item(s, strlen(s), item, s, lg);
 	if (err)
 		return err;
 	if (!item[0]) {
-		pr__log(&lg, PR_LOG_ERROR, "no event given: name one, such as cpu-clock");
+		pr__log(lg, PR_LOG_ERROR, "no event given: name one, such as cpu-clock");
 		return -EINVAL;
 	}
-	err = parse_item(item, NULL, &parsed, &lg);
+	err = parse_item(item, NULL, &parsed, lg);
 	if (err)
 		return err;
 	*ev = parsed;
 	return 0;
+}
+
+PR_SYMVER(pr__event_parse_2_1, "pr_event_parse@@LIBPERFREADER_2.1");
+int pr__event_parse_2_1(const char *s, struct pr_event_desc *ev,
+			const struct pr_event_lookup_opts *opts)
+{
+	struct pr_logger lg;
+
+	return pr__lookup_logger(opts, &lg) ? -EINVAL : parse_event(s, ev, &lg);
+}
+
+/* 2.0 took the log callback bare. */
+PR_SYMVER(pr__event_parse_2_0, "pr_event_parse@LIBPERFREADER_2");
+int pr__event_parse_2_0(const char *s, struct pr_event_desc *ev, pr_log_fn log, void *log_ctx)
+{
+	struct pr_logger lg = { log, log_ctx };
+
+	return parse_event(s, ev, &lg);
 }
 
 /* The state of a list being parsed. */
@@ -346,11 +375,10 @@ static int parse_group(struct list_parse *lp, const char **pp)
 	return 0;
 }
 
-int pr_event_list_parse(const char *s, struct pr_event_desc *evs, size_t max,
-			pr_log_fn log, void *log_ctx)
+static int parse_list(const char *s, struct pr_event_desc *evs, size_t max,
+		      const struct pr_logger *lg)
 {
-	struct pr_logger lg = { log, log_ctx };
-	struct list_parse lp = { s, evs, max, 0, &lg };
+	struct list_parse lp = { s, evs, max, 0, lg };
 	const char *p = s;
 	int err;
 
@@ -364,7 +392,7 @@ int pr_event_list_parse(const char *s, struct pr_event_desc *evs, size_t max,
 			size_t len = strcspn(p, ",{}");
 
 			if (p[len] == '}' || p[len] == '{') {
-				pr__log(&lg, PR_LOG_ERROR,
+				pr__log(lg, PR_LOG_ERROR,
 					"unexpected '%c' at character %zu of '%s': a group is "
 					"written {a,b} and stands between commas", p[len],
 					(size_t)(p + len - s) + 1, s);
@@ -379,7 +407,7 @@ int pr_event_list_parse(const char *s, struct pr_event_desc *evs, size_t max,
 		if (!*p)
 			break;
 		if (*p != ',') {
-			pr__log(&lg, PR_LOG_ERROR,
+			pr__log(lg, PR_LOG_ERROR,
 				"unexpected '%c' at character %zu of '%s': separate events with ','",
 				*p, (size_t)(p - s) + 1, s);
 			return -EINVAL;
@@ -389,6 +417,24 @@ int pr_event_list_parse(const char *s, struct pr_event_desc *evs, size_t max,
 			return empty_item(&lp, p);
 	}
 	return (int)lp.n;
+}
+
+PR_SYMVER(pr__event_list_parse_2_1, "pr_event_list_parse@@LIBPERFREADER_2.1");
+int pr__event_list_parse_2_1(const char *s, struct pr_event_desc *evs, size_t max,
+			     const struct pr_event_lookup_opts *opts)
+{
+	struct pr_logger lg;
+
+	return pr__lookup_logger(opts, &lg) ? -EINVAL : parse_list(s, evs, max, &lg);
+}
+
+PR_SYMVER(pr__event_list_parse_2_0, "pr_event_list_parse@LIBPERFREADER_2");
+int pr__event_list_parse_2_0(const char *s, struct pr_event_desc *evs, size_t max,
+			     pr_log_fn log, void *log_ctx)
+{
+	struct pr_logger lg = { log, log_ctx };
+
+	return parse_list(s, evs, max, &lg);
 }
 
 int pr_event_desc_from_attr(const struct perf_event_attr *attr, struct pr_event_desc *ev)
@@ -455,9 +501,9 @@ static void log_named(enum pr_log_level level, const char *msg, void *ctx)
 	pr__log(&nl->to, level, "event '%s': %s", nl->name, msg);
 }
 
-int pr_event_check(const struct pr_event_desc *ev, pr_log_fn log, void *log_ctx)
+static int check_event(const struct pr_event_desc *ev, const struct pr_logger *to)
 {
-	struct named_logger nl = { { log, log_ctx }, ev ? ev->name : "" };
+	struct named_logger nl = { *to, ev ? ev->name : "" };
 	struct pr_logger lg = { log_named, &nl };
 	PR_OPTS(pr_event_opts, o, .desc = ev, .log = log_named, .log_ctx = &nl);
 	struct perf_event_attr attr;
@@ -488,4 +534,20 @@ int pr_event_check(const struct pr_event_desc *ev, pr_log_fn log, void *log_ctx)
 		pr__log(&lg, PR_LOG_INFO,
 			"counting user mode only (the :u modifier) may need no privileges");
 	return fd;
+}
+
+PR_SYMVER(pr__event_check_2_1, "pr_event_check@@LIBPERFREADER_2.1");
+int pr__event_check_2_1(const struct pr_event_desc *ev, const struct pr_event_lookup_opts *opts)
+{
+	struct pr_logger lg;
+
+	return pr__lookup_logger(opts, &lg) ? -EINVAL : check_event(ev, &lg);
+}
+
+PR_SYMVER(pr__event_check_2_0, "pr_event_check@LIBPERFREADER_2");
+int pr__event_check_2_0(const struct pr_event_desc *ev, pr_log_fn log, void *log_ctx)
+{
+	struct pr_logger lg = { log, log_ctx };
+
+	return check_event(ev, &lg);
 }

@@ -172,7 +172,17 @@ int pr__tracefs_path(char *buf, size_t size, const struct pr_logger *lg)
 	return err;
 }
 
-int pr_tracefs_path(char *buf, size_t size, pr_log_fn log, void *log_ctx)
+PR_SYMVER(pr__tracefs_path_2_1, "pr_tracefs_path@@LIBPERFREADER_2.1");
+int pr__tracefs_path_2_1(char *buf, size_t size, const struct pr_event_lookup_opts *opts)
+{
+	struct pr_logger lg;
+
+	return pr__lookup_logger(opts, &lg) ? -EINVAL : pr__tracefs_path(buf, size, &lg);
+}
+
+/* 2.0 took the log callback bare. */
+PR_SYMVER(pr__tracefs_path_2_0, "pr_tracefs_path@LIBPERFREADER_2");
+int pr__tracefs_path_2_0(char *buf, size_t size, pr_log_fn log, void *log_ctx)
 {
 	struct pr_logger lg = { log, log_ctx };
 

@@ -150,5 +150,13 @@ void pr__debuginfod_free(struct pr_debuginfod *d);
 
 /* The model's cache, made on first use; NULL when out of memory. */
 struct pr_elfcache *pr__model_elfcache(struct pr_model *m);
+/*
+ * The model's cache for an unwinder or a symbolizer (`who`) whose options
+ * name debug directories (`dirs`, deprecated there): added to the cache's
+ * when the model has none of its own (pr_model_opts), ignored otherwise
+ * (said at debug level).  NULL when out of memory.
+ */
+struct pr_elfcache *pr__model_files(struct pr_model *m, const char *const *dirs, size_t nr,
+				    const char *who, const struct pr_logger *lg);
 
 #endif /* PR_ELFCACHE_H */

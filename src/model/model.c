@@ -57,6 +57,21 @@ struct pr_elfcache *pr__model_elfcache(struct pr_model *m)
 	return m->elves;
 }
 
+struct pr_elfcache *pr__model_files(struct pr_model *m, const char *const *dirs, size_t nr,
+				    const char *who, const struct pr_logger *lg)
+{
+	struct pr_elfcache *c = pr__model_elfcache(m);
+
+	if (!c || !nr)
+		return c;
+	if (m->own_debug_dirs) {
+		pr__log(lg, PR_LOG_DEBUG, "the %s's debug directories are ignored: the model "
+			"has its own (pr_model_opts), where every file is looked for", who);
+		return c;
+	}
+	return pr__elfcache_add_dirs(c, dirs, nr) ? NULL : c;
+}
+
 void pr__model_free(struct pr_model *m)
 {
 	if (!m)
@@ -555,9 +570,37 @@ const char *pr__model_comm(const struct pr_model *m, uint32_t tid)
 
 /* ---- the public face ---- */
 
-struct pr_model *pr_model_new(void)
+PR_SYMVER(pr__model_new_2_1, "pr_model_new@@LIBPERFREADER_2.1");
+struct pr_model *pr__model_new_2_1(const struct pr_model_opts *opts)
 {
-	return pr__model_new();
+	size_t nr_dirs = PR_OPTS_GET(opts, nr_debug_dirs, 0);
+	const struct pr_cache_opts *cache = PR_OPTS_GET(opts, cache, NULL);
+	struct pr_model *m;
+
+	if (!PR_OPTS_VALID(opts) || (nr_dirs && !opts->debug_dirs) || !PR_OPTS_VALID(cache)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	m = pr__model_new();
+	if (!m)
+		return NULL;
+	if (nr_dirs && (!pr__model_elfcache(m) ||
+			pr__elfcache_add_dirs(m->elves, opts->debug_dirs, nr_dirs))) {
+		pr__model_free(m);
+		errno = ENOMEM;
+		return NULL;
+	}
+	m->own_debug_dirs = nr_dirs > 0;
+	if (cache)
+		pr_model_set_cache(m, cache);
+	return m;
+}
+
+/* 2.0 had no options. */
+PR_SYMVER(pr__model_new_2_0, "pr_model_new@LIBPERFREADER_2");
+struct pr_model *pr__model_new_2_0(void)
+{
+	return pr__model_new_2_1(NULL);
 }
 
 void pr_model_free(struct pr_model *m)

@@ -124,6 +124,9 @@ struct pr_model {
 	char kernel_ref[32];
 	uint64_t kernel_ref_addr;
 	struct pr_elfcache *elves;    /* made on first use */
+	/* pr_model_opts gave debug directories: those of the unwinders' and
+	 * symbolizers' options (deprecated) are not added. */
+	bool own_debug_dirs;
 
 	/* Bounds (trim.c). */
 	struct pr_model_user *users;
@@ -144,6 +147,9 @@ void pr__model_unlisten(struct pr_model *m, struct pr_model_user *u);
 
 struct pr_model *pr__model_new(void);
 void pr__model_free(struct pr_model *m);
+/* pr_model_new() of each version node (libperfreader.map). */
+PR_VERSIONED struct pr_model *pr__model_new_2_1(const struct pr_model_opts *opts);
+PR_VERSIONED struct pr_model *pr__model_new_2_0(void);
 /* Apply MMAP, MMAP2, FORK, EXIT, COMM and SAMPLE records, in time order;
  * others are ignored.  Returns 0 or -ENOMEM. */
 int pr__model_apply(struct pr_model *m, const struct pr_record *rec);

@@ -181,6 +181,7 @@ static int put_tracing_data(FILE *out, const char *root, const struct tracepoint
 int pr__perfdata_tracing_data(const struct perf_event_attr *const *attrs, size_t nr,
 			      char **buf, size_t *len, const struct pr_logger *lg)
 {
+	PR_OPTS(pr_event_lookup_opts, lookup, .log = lg->fn, .log_ctx = lg->ctx);
 	struct tracepoint *tps = calloc(nr ? nr : 1, sizeof(*tps));
 	char root[PATH_MAX];
 	size_t n = 0;
@@ -199,7 +200,7 @@ int pr__perfdata_tracing_data(const struct perf_event_attr *const *attrs, size_t
 		return 0;
 	}
 	if (!err)
-		err = pr_tracefs_path(root, sizeof(root), lg->fn, lg->ctx);
+		err = pr_tracefs_path(root, sizeof(root), &lookup);
 	if (err) {
 		pr__log(lg, PR_LOG_WARN,
 			"the tracepoints' formats could not be read from tracefs (%s), and "

@@ -46,6 +46,8 @@ struct pr_session {
 	struct pr_unwinder_opts uo;
 	struct pr_symbolizer_opts so;
 	bool names;
+	struct pr_model_opts mo;
+	const char **debug_dirs;     /* mo's, copied */
 	struct pr_cache_opts co;
 	bool cache, release_memory, cut_stacks;
 	size_t workers, max_bytes;
@@ -291,12 +293,10 @@ static int open_shard(struct pr_session *s, struct shard *sh,
 	int err;
 
 	sh->s = s;
-	sh->model = pr_model_new();
+	sh->model = pr_model_new(&s->mo);
 	if (!sh->model)
 		return -errno;
 	if (s->f && (err = pr_model_use_file(sh->model, s->f)))
-		return err;
-	if (s->cache && (err = pr_model_set_cache(sh->model, &s->co)))
 		return err;
 	if (setup && (err = setup(sh->model, setup_ctx)))
 		return err;
@@ -305,6 +305,32 @@ static int open_shard(struct pr_session *s, struct shard *sh,
 		return -errno;
 	if (s->names && !(sh->sym = pr_symbolizer_new(sh->model, &s->so)))
 		return -errno;
+	return 0;
+}
+
+/* The models' options, and what they point to, copied: the caller's may
+ * be gone before the first record. */
+static int copy_model_opts(struct pr_session *s, const struct pr_model_opts *mo)
+{
+	s->mo = (struct pr_model_opts){ .sz = sizeof(s->mo) };
+	if (!mo)
+		return 0;
+	memcpy(&s->mo, mo, mo->sz < sizeof(s->mo) ? mo->sz : sizeof(s->mo));
+	s->mo.sz = sizeof(s->mo);
+	if (s->mo.nr_debug_dirs) {
+		s->debug_dirs = calloc(s->mo.nr_debug_dirs, sizeof(*s->debug_dirs));
+		if (!s->debug_dirs)
+			return -ENOMEM;
+		memcpy(s->debug_dirs, s->mo.debug_dirs, s->mo.nr_debug_dirs * sizeof(*s->debug_dirs));
+		s->mo.debug_dirs = s->debug_dirs;
+	}
+	if (s->mo.cache) {
+		s->cache = true;
+		memcpy(&s->co, s->mo.cache, s->mo.cache->sz < sizeof(s->co) ? s->mo.cache->sz
+									   : sizeof(s->co));
+		s->co.sz = sizeof(s->co);
+		s->mo.cache = &s->co;
+	}
 	return 0;
 }
 
@@ -358,11 +384,10 @@ static struct pr_session *session_new(struct pr_reader *r, struct pr_file *f,
 		if (s->nr_shards > 1 && !s->so.pool)
 			s->so.pool = s->pool = pr_sym_pool_new();
 	}
-	if (PR_OPTS_GET(opts, cache, NULL)) {
-		s->cache = true;
-		memcpy(&s->co, opts->cache, opts->cache->sz < sizeof(s->co) ? opts->cache->sz
-									  : sizeof(s->co));
-		s->co.sz = sizeof(s->co);
+	if (copy_model_opts(s, PR_OPTS_GET(opts, model, NULL))) {
+		pr_session_free(s);
+		errno = ENOMEM;
+		return NULL;
 	}
 	s->attr = r ? pr_reader_attr(r) : pr_file_attr(f, 0);
 	s->nr_events = r ? pr_reader_nr_events(r) : pr_file_nr_attrs(f);
@@ -696,5 +721,6 @@ void pr_session_free(struct pr_session *s)
 	/* After every symbolizer that took from it. */
 	pr_sym_pool_free(s->pool);
 	free(s->sinks);
+	free(s->debug_dirs);
 	free(s);
 }

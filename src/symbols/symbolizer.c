@@ -263,8 +263,9 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	if (PR_OPTS_HAS(opts, kallsyms) && opts->kallsyms &&
 	    !(s->kallsyms_path = strdup(opts->kallsyms)))
 		goto fail;
-	s->elves = pr__model_elfcache(model);
-	if (!s->elves || pr__elfcache_add_dirs(s->elves, opts ? opts->debug_dirs : NULL, extra))
+	s->elves = pr__model_files(model, extra ? opts->debug_dirs : NULL, extra, "symbolizer",
+				   &s->lg);
+	if (!s->elves)
 		goto fail;
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = pr__sym_find_debuginfo;

@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	r.u.mmap.filename = path;
 	r.u.mmap.is_mmap2 = true;
 	r.u.mmap.prot = 5;
-	m = pr_model_new();
+	m = pr_model_new(NULL);
 	if (!m || pr_model_apply(m, &r))
 		abort();
 	s = pr_symbolizer_new(m, NULL);

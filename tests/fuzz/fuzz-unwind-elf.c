@@ -70,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct uw_elf *e;
 
 	if (!model) {
-		model = pr_model_new();
+		model = pr_model_new(NULL);
 		u = model ? pr_unwinder_new(model, NULL) : NULL;
 		if (!u)
 			abort();
