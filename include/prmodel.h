@@ -75,6 +75,11 @@ PR_API int pr_model_set_build_id(struct pr_model *m, const char *path,
  * dso), and its build-id through `id` when not NULL (returns the length,
  * 0 when unknown).  A pr_dso (from a pr_frame) and what these return are
  * valid as long as the model. */
+/* The GNU build-id note of the ELF file open at `fd`, into `id` (room for
+ * `size` bytes; PR_BUILD_ID_MAX is enough): its length, or a negative
+ * errno (-ENOENT: the file has none; -ENOSPC: `size` is too small).  The
+ * file offset is not used.  Thread-safe. */
+PR_API int pr_build_id_read(int fd, uint8_t *id, size_t size);
 PR_API const char *pr_dso_path(const struct pr_dso *d);
 PR_API size_t pr_dso_build_id(const struct pr_dso *d, const uint8_t **id);
 

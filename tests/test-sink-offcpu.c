@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The perf-script sink (tools/output.c) with off-CPU time: a switch-out
+ * The perf-script sink (tools/cli/output.c) with off-CPU time: a switch-out
  * sample is printed when its wait ends, as perf prints its off-CPU
  * samples (event "offcpu-time", the wait's ns as the period, the time it
  * began), CPU samples as they come, and the times are counted as a
@@ -22,7 +22,7 @@
 
 #define MS 1000000ull
 
-/* tools/cli.c's, which the sink reports through. */
+/* tools/cli/cli.c's, which the sink reports through. */
 void ds_err(const char *fmt, ...)
 {
 	va_list ap;

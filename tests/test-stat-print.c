@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * `dwarfsample stat`'s printing (tools/statprint.c) against perf stat's.
+ * `dwarfsample stat`'s printing (tools/print/statprint.c) against perf stat's.
  * The expected lines are perf 6.1's own output, copied from runs of
  * `perf stat -- ls`, `perf stat -x, ...`, `perf stat -j ...`, `-I 200`
  * and `--per-thread -p PID` on Debian 12; the counts given to the printer

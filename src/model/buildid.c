@@ -109,6 +109,23 @@ int pr__build_id_fd(int fd, uint8_t *id, size_t *id_len)
 	return err;
 }
 
+int pr_build_id_read(int fd, uint8_t *id, size_t size)
+{
+	uint8_t buf[PR_BUILD_ID_MAX];
+	size_t len = 0;
+	int err;
+
+	if (fd < 0 || !id)
+		return -EINVAL;
+	err = pr__build_id_fd(fd, buf, &len);
+	if (err)
+		return err;
+	if (len > size)
+		return -ENOSPC;
+	memcpy(id, buf, len);
+	return (int)len;
+}
+
 int pr__vdso_image(const void **image, size_t *size)
 {
 	unsigned long base = getauxval(AT_SYSINFO_EHDR);

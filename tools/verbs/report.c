@@ -5,7 +5,7 @@
  * sample's stack.
  *
  * --format perf-script (the default) prints what `perf script` prints for
- * the same file, line for line (tools/perfscript.c): its default fields,
+ * the same file, line for line (tools/print/perfscript.c): its default fields,
  * or those -F lists, with the inlined functions unless --no-inline.
  */
 #include <errno.h>

@@ -26,7 +26,6 @@
 #include "cli.h"
 #include "prunwind.h"
 
-#define MAX_BUILD_ID 20
 #define TAR_BLOCK 512
 /* Files held open at most: the reader needs descriptors for the events
  * of threads still to come. */
@@ -38,7 +37,7 @@ struct kept {
 	dev_t dev;
 	ino_t ino;
 	char *path;                  /* as the process mapped it */
-	uint8_t id[MAX_BUILD_ID];
+	uint8_t id[PR_BUILD_ID_MAX];
 	size_t id_len;               /* 0: none, or not read yet */
 	bool sampled;                /* a frame landed in it */
 	/* The file offsets of the frames that landed in it: the code the
@@ -78,36 +77,6 @@ static void hex(char *out, const uint8_t *id, size_t len)
 	for (size_t i = 0; i < len; i++)
 		sprintf(out + 2 * i, "%02x", id[i]);
 	out[2 * len] = 0;
-}
-
-/* The GNU build-id note of the ELF file open at `fd`: its length, or 0. */
-static size_t build_id_of(int fd, uint8_t *id)
-{
-	Elf *elf;
-	size_t len = 0;
-
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	for (Elf_Scn *scn = NULL; elf && !len && (scn = elf_nextscn(elf, scn));) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		GElf_Nhdr nh;
-		size_t off = 0, name_at, desc_at;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
-		    !(data = elf_getdata(scn, NULL)))
-			continue;
-		while (!len && (off = gelf_getnote(data, off, &nh, &name_at, &desc_at)) > 0)
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)data->d_buf + name_at, "GNU", 4) &&
-			    nh.n_descsz >= 2 && nh.n_descsz <= MAX_BUILD_ID) {
-				memcpy(id, (char *)data->d_buf + desc_at, nh.n_descsz);
-				len = nh.n_descsz;
-			}
-	}
-	if (elf)
-		elf_end(elf);
-	return len;
 }
 
 /* Room for one more held file; NULL when out of memory. */
@@ -554,7 +523,7 @@ void ds_archive_name(const char *data, char *buf, size_t len)
 
 static int write_archive(struct ds_keep *k, const char *archive, bool kernel)
 {
-	char tmp[PATH_MAX], name[128], h[2 * MAX_BUILD_ID + 1], dbg[PATH_MAX];
+	char tmp[PATH_MAX], name[128], h[2 * PR_BUILD_ID_MAX + 1], dbg[PATH_MAX];
 	struct tar t = { 0 };
 	char *index = NULL;
 	size_t index_len = 0;
@@ -614,7 +583,7 @@ static int write_archive(struct ds_keep *k, const char *archive, bool kernel)
 static int write_cache(struct ds_keep *k, const char *dir)
 {
 	char d[PATH_MAX], file[PATH_MAX + 16], link[PATH_MAX], target[PATH_MAX];
-	char h[2 * MAX_BUILD_ID + 1], dbg[PATH_MAX];
+	char h[2 * PR_BUILD_ID_MAX + 1], dbg[PATH_MAX];
 	size_t added = 0;
 
 	for (size_t i = 0; i < k->nr; i++) {
@@ -647,7 +616,7 @@ int ds_keep_finish(struct ds_keep *k, const char *data, const char *cache_dir,
 		   const char *archive, bool kernel)
 {
 	char stage[] = "/tmp/dwarfsample-stage.XXXXXX", dir[PATH_MAX], file[PATH_MAX + 64];
-	char h[2 * MAX_BUILD_ID + 1];
+	char h[2 * PR_BUILD_ID_MAX + 1];
 	int ret = 0;
 
 	hold_vdso(k);
@@ -658,8 +627,9 @@ int ds_keep_finish(struct ds_keep *k, const char *data, const char *cache_dir,
 	/* The held files by build-id, for the replay to find. */
 	for (size_t i = 0; i < k->nr; i++) {
 		struct kept *f = &k->files[i];
+		int n = pr_build_id_read(f->fd, f->id, sizeof(f->id));
 
-		f->id_len = build_id_of(f->fd, f->id);
+		f->id_len = n > 0 ? (size_t)n : 0;
 		if (!f->id_len)
 			continue;
 		hex(h, f->id, f->id_len);
@@ -841,14 +811,14 @@ int ds_archive_index(const char *dir, struct pr_model *m)
 		return -1;
 	}
 	while (fgets(line, sizeof(line), f)) {
-		uint8_t id[MAX_BUILD_ID];
+		uint8_t id[PR_BUILD_ID_MAX];
 		size_t n = 0;
 		char *sp = strchr(line, ' ');
 
 		if (!sp)
 			continue;
 		line[strcspn(line, "\n")] = 0;
-		for (char *p = line; p + 1 < sp && n < MAX_BUILD_ID; p += 2)
+		for (char *p = line; p + 1 < sp && n < PR_BUILD_ID_MAX; p += 2)
 			if (sscanf(p, "%2hhx", &id[n]) == 1)
 				n++;
 		if (n >= 2)
