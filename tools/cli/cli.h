@@ -84,8 +84,6 @@ int ds_parse_duration(const char *arg, const char *what, uint64_t *ns);
 /* "stacks ended: outermost 97.1% truncated 2.9%" and a newline, to
  * stderr (st->samples must not be 0). */
 void ds_stack_ends(const struct pr_unwind_stats *st);
-/* Add the counters of `u` (another worker's unwinder) to `sum`. */
-void ds_unwind_stats_add(struct pr_unwind_stats *sum, const struct pr_unwinder *u);
 
 /* Room for `need` elements of `size` bytes in the array at *(void **)pv
  * holding *cap: grown (doubled, from `first`) when short.  0, or -ENOMEM
@@ -154,10 +152,6 @@ int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **arg
  * --help, 2 after a usage error, reported).
  */
 int ds_parse_target(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv);
-
-/* The index of the reader's off-CPU event (PR_SOURCE_CONTEXT_SWITCH), or
- * -1 when it has none. */
-int ds_switch_event(const struct pr_reader *r);
 
 /* Open the reader for the capture's target; NULL after reporting why. */
 struct pr_reader *ds_capture_open(const struct ds_capture *c);

@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The capture options every capturing verb takes, and the parsing of a
+ * verb's command line around them. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+enum {
+	OPT_STACK_SIZE = 1000,
+	OPT_RING_PAGES,
+	OPT_HW_CYCLES,
+	OPT_OFF_CPU,
+	OPT_WALL,
+	OPT_OFF_CPU_MIN,
+	OPT_OFF_CPU_STACK_SIZE,
+	OPT_READ_GROUP,
+};
+
+#define CAPTURE_SHORTOPTS "p:aC:F:d:kve:c:"
+/* The capture options a counting verb takes: its target and how long. */
+#define TARGET_SHORTOPTS "p:aC:d:v"
+
+static const struct option capture_longopts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "all-cpus", no_argument, NULL, 'a' },
+	{ "cpu", required_argument, NULL, 'C' },
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "kernel", no_argument, NULL, 'k' },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "ring-pages", required_argument, NULL, OPT_RING_PAGES },
+	{ "hw-cycles", no_argument, NULL, OPT_HW_CYCLES },
+	{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
+	{ "wall", no_argument, NULL, OPT_WALL },
+	{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
+	{ "off-cpu-stack-size", required_argument, NULL, OPT_OFF_CPU_STACK_SIZE },
+	{ "event", required_argument, NULL, 'e' },
+	{ "count", required_argument, NULL, 'c' },
+	{ "read-group", no_argument, NULL, OPT_READ_GROUP },
+};
+
+const char ds_capture_help[] =
+	"Target (exactly one):\n"
+	"  -p, --pid PID[,PID...]   sample these processes, all their threads and\n"
+	"                           the threads and children they create\n"
+	"  -a, --all-cpus           sample every task on every online CPU\n"
+	"  -C, --cpu LIST           with -a: only these CPUs (e.g. 0-3,8)\n"
+	"  -- CMD [ARGS...]         run CMD and sample it from its first instruction\n"
+	"Sampling:\n"
+	"  -F, --freq HZ            samples per second per CPU (default 99)\n"
+	"  -d, --duration SECONDS   stop after this long (default: until Ctrl-C or\n"
+	"                           the target exits)\n"
+	"      --stack-size BYTES   user stack bytes copied per sample, a multiple\n"
+	"                           of 8 up to 65528 (default 32768 when\n"
+	"                           profiling; 8192, perf's, for record and dump)\n"
+	"      --ring-pages N       ring buffer pages per CPU, a power of two\n"
+	"                           (default 512, up to 2048 for larger\n"
+	"                           --stack-size: about 250 samples)\n"
+	"      --hw-cycles          sample hardware cycles when the CPU has a PMU\n"
+	"                           (falls back to cpu-clock otherwise)\n"
+	"  -e, --event LIST         sample these events instead, in perf's spelling:\n"
+	"                           page-faults, context-switches, cycles,\n"
+	"                           cache-misses, sched:sched_switch, with :u or :k\n"
+	"                           (several in one run; each sample keeps its event)\n"
+	"  -c, --count PERIOD       sample every PERIOD events instead of by frequency\n"
+	"                           (tracepoints default to every one)\n"
+	"      --read-group         read the other events of -e with every sample of\n"
+	"                           the first: counts per stack (e.g. -e\n"
+	"                           cpu-clock,page-faults,context-switches)\n"
+	"  -k, --kernel             record kernel call chains too\n"
+	"  -v, --verbose            more diagnostics\n"
+	"Off-CPU time (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root):\n"
+	"      --off-cpu            profile time spent off the CPU instead of on it:\n"
+	"                           the stack at every switch out of a sampled\n"
+	"                           thread, weighted by the nanoseconds until it\n"
+	"                           runs again (blocked and preempted kept apart)\n"
+	"      --wall               on-CPU samples and off-CPU time in one profile\n"
+	"                           in nanoseconds: each thread's wall time\n"
+	"      --off-cpu-min DURATION\n"
+	"                           drop waits shorter than this, with a unit:\n"
+	"                           ns, us, ms or s, or m, h, d (e.g. 50us, 1ms)\n"
+	"      --off-cpu-stack-size BYTES\n"
+	"                           user stack bytes copied per switch out, a\n"
+	"                           multiple of 8 up to 65528 (default 8192)\n";
+
+int ds_parse_u64(const char *arg, const char *what, uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!*arg || *end || errno || arg[0] == '-' || v < lo || v > hi) {
+		ds_err("invalid %s '%s': expected %llu to %llu", what, arg,
+		       (unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_pids(struct ds_capture *c, const char *arg)
+{
+	char *copy = strdup(arg), *save = NULL;
+	int ret = 0;
+
+	if (!copy)
+		return -1;
+	for (char *tok = strtok_r(copy, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		uint64_t pid;
+
+		if (c->nr_pids == DS_MAX_PIDS) {
+			ds_err("too many PIDs (at most %d)", DS_MAX_PIDS);
+			ret = -1;
+			break;
+		}
+		if (ds_parse_u64(tok, "PID", 1, INT_MAX, &pid)) {
+			ret = -1;
+			break;
+		}
+		c->pids[c->nr_pids++] = (pid_t)pid;
+	}
+	if (!ret && !c->nr_pids) {
+		ds_err("invalid PID list '%s'", arg);
+		ret = -1;
+	}
+	free(copy);
+	return ret;
+}
+
+int ds_parse_duration(const char *arg, const char *what, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = { { "ns", 1 },    { "us", 1e3 },	{ "ms", 1e6 },	  { "s", 1e9 },
+		      { "m", 60e9 },  { "min", 60e9 },	{ "h", 3600e9 }, { "d", 86400e9 } };
+	char *end;
+	double d;
+
+	errno = 0;
+	d = strtod(arg, &end);
+	if (end == arg || errno || !isfinite(d) || d < 0 || arg[0] == '-')
+		goto bad;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		if (d * units[i].ns >= 1e18)
+			goto bad;
+		*ns = (uint64_t)(d * units[i].ns + 0.5);
+		return 0;
+	}
+bad:
+	ds_err("invalid %s '%s': expected a duration with a unit, ns, us, ms, s, m, h or d "
+	       "(e.g. 50us, 0.5s, 15m, 7d)", what, arg);
+	return -1;
+}
+
+/* A stack copy size: a multiple of 8 in [8, PR_MAX_STACK_SIZE]. */
+static int parse_stack_size(const char *arg, uint32_t *out)
+{
+	uint64_t v;
+
+	if (ds_parse_u64(arg, "stack size", 8, PR_MAX_STACK_SIZE, &v))
+		return -1;
+	if (v % 8) {
+		ds_err("invalid stack size %llu: it must be a multiple of 8",
+		       (unsigned long long)v);
+		return -1;
+	}
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/* One capture option: 1 when handled, 0 when it is not one, -1 on a bad
+ * value (reported). */
+static int capture_option(struct ds_capture *c, int opt, const char *arg)
+{
+	uint64_t v;
+	int n;
+
+	switch (opt) {
+	case 'p':
+		return parse_pids(c, arg) ? -1 : 1;
+	case 'a':
+		c->system_wide = true;
+		return 1;
+	case 'C':
+		n = pr_cpu_list_parse(arg, c->cpus, DS_MAX_CPUS);
+		if (n <= 0) {
+			ds_err("invalid CPU list '%s': use numbers and ranges like 0-3,8", arg);
+			return -1;
+		}
+		c->nr_cpus = (size_t)n;
+		return 1;
+	case 'F':
+		if (ds_parse_u64(arg, "frequency", 1, 1000000, &v))
+			return -1;
+		c->freq = v;
+		return 1;
+	case 'd': {
+		char *end;
+		double d;
+
+		errno = 0;
+		d = strtod(arg, &end);
+		if (!*arg || *end || errno || !isfinite(d) || d <= 0 || d > 1e7) {
+			ds_err("invalid duration '%s': expected seconds above 0", arg);
+			return -1;
+		}
+		c->duration = d;
+		return 1;
+	}
+	case 'k':
+		c->kernel = true;
+		return 1;
+	case 'v':
+		ds_verbose(++c->verbose);
+		return 1;
+	case OPT_STACK_SIZE:
+		return parse_stack_size(arg, &c->stack_size) ? -1 : 1;
+	case OPT_OFF_CPU_STACK_SIZE:
+		return parse_stack_size(arg, &c->off_cpu_stack_size) ? -1 : 1;
+	case OPT_OFF_CPU:
+		c->off_cpu = true;
+		return 1;
+	case OPT_WALL:
+		c->wall = true;
+		return 1;
+	case OPT_OFF_CPU_MIN:
+		return ds_parse_duration(arg, "off-CPU minimum", &c->off_cpu_min_ns) ? -1 : 1;
+	case OPT_RING_PAGES:
+		if (ds_parse_u64(arg, "ring size", 1, 1u << 20, &v))
+			return -1;
+		if (v & (v - 1)) {
+			ds_err("invalid ring size %llu pages: use a power of two",
+			       (unsigned long long)v);
+			return -1;
+		}
+		c->ring_pages = (uint32_t)v;
+		return 1;
+	case OPT_HW_CYCLES:
+		c->hw_cycles = true;
+		return 1;
+	case 'e':
+		return ds_events_add(&c->events, arg) ? -1 : 1;
+	case 'c':
+		if (ds_parse_u64(arg, "period", 1, UINT64_MAX >> 1, &v))
+			return -1;
+		c->events.period = v;
+		return 1;
+	case OPT_READ_GROUP:
+		c->events.read_group = true;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static bool is_target_option(int opt)
+{
+	return opt > 0 && opt < 128 && opt != ':' && strchr(TARGET_SHORTOPTS, opt);
+}
+
+int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv)
+{
+	struct option all[64];
+	char shortopts[64];
+	size_t n = 0;
+	int opt;
+
+	for (size_t i = 0; i < sizeof(capture_longopts) / sizeof(capture_longopts[0]); i++)
+		if (!v->counting || is_target_option(capture_longopts[i].val))
+			all[n++] = capture_longopts[i];
+	for (const struct option *o = v->longopts; o && o->name && n < 62; o++)
+		all[n++] = *o;
+	for (const struct option *o = v->more_longopts; o && o->name && n < 62; o++)
+		all[n++] = *o;
+	all[n++] = (struct option){ "help", no_argument, NULL, 'h' };
+	all[n] = (struct option){ NULL, 0, NULL, 0 };
+	/* "+": options end at the first non-option, so a command's own
+	 * flags after "--" or its name are left alone. */
+	snprintf(shortopts, sizeof(shortopts), "+%s%sh",
+		 v->counting ? TARGET_SHORTOPTS : CAPTURE_SHORTOPTS,
+		 v->shortopts ? v->shortopts : "");
+	c->counting = v->counting;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, shortopts, all, NULL)) != -1) {
+		/* A counting verb's own options may share a letter with the
+		 * sampling ones (-e): only the target is the capture's. */
+		int handled = !v->counting || is_target_option(opt) ?
+			      capture_option(c, opt, optarg) : 0;
+
+		if (handled < 0)
+			return -1;
+		if (handled)
+			continue;
+		if (opt == 'h') {
+			v->usage(stdout);
+			return -2;
+		}
+		if (opt == '?' || !v->option || v->option(opt, optarg, v->ctx)) {
+			if (opt == '?')
+				fprintf(stderr, "Try 'dwarfsample %s%s--help'.\n", v->name,
+					*v->name ? " " : "");
+			return -1;
+		}
+	}
+	return optind;
+}
+
+int ds_parse_target(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv)
+{
+	int first = ds_parse(c, v, argc, argv);
+
+	if (first < 0)
+		return first == -2 ? 0 : 2;
+	if (ds_capture_finish(c, argc - first, argv + first))
+		return 2;
+	ds_capture_signals();
+	return -1;
+}
+
+bool ds_capture_given(const struct ds_capture *c)
+{
+	return c->nr_pids || c->system_wide || c->nr_cpus || c->freq ||
+	       c->duration > 0 || c->stack_size || c->ring_pages || c->hw_cycles ||
+	       c->kernel || c->off_cpu || c->wall || c->off_cpu_min_ns ||
+	       c->off_cpu_stack_size || c->events.nr || c->events.period ||
+	       c->events.read_group;
+}
+
+/* The off-CPU options together: 0, or -1 after saying what is wrong.
+ * --off-cpu-min 0s is indistinguishable from its absence, and harmless. */
+static int check_off_cpu(const struct ds_capture *c)
+{
+	if (c->off_cpu && c->wall) {
+		ds_err("give --off-cpu (off-CPU time only) or --wall (on- and off-CPU "
+		       "time), not both");
+		return -1;
+	}
+	if (c->off_cpu && c->freq) {
+		ds_err("-F has no effect with --off-cpu, which takes no CPU samples; "
+		       "use --wall to sample the CPU as well");
+		return -1;
+	}
+	if (c->off_cpu && c->stack_size) {
+		ds_err("--stack-size sets the CPU samples' stack copy and --off-cpu takes "
+		       "none; use --off-cpu-stack-size");
+		return -1;
+	}
+	if (c->off_cpu && c->hw_cycles) {
+		ds_err("--hw-cycles has no effect with --off-cpu, which takes no CPU "
+		       "samples; use --wall to sample the CPU as well");
+		return -1;
+	}
+	if (!c->off_cpu && !c->wall && (c->off_cpu_min_ns || c->off_cpu_stack_size)) {
+		ds_err("%s applies to off-CPU time: use it with --off-cpu or --wall",
+		       c->off_cpu_stack_size ? "--off-cpu-stack-size" : "--off-cpu-min");
+		return -1;
+	}
+	return 0;
+}
+
+/* -e and -c against the other sampling options: 0, or -1 after saying
+ * what to use instead.  The events themselves are checked last, since
+ * that asks the kernel. */
+static int check_events(struct ds_capture *c)
+{
+	struct ds_events *e = &c->events;
+
+	if (!e->nr && (e->period || e->read_group)) {
+		ds_err("%s applies to the events of -e: give them too (e.g. -e page-faults)",
+		       e->period ? "-c" : "--read-group");
+		return -1;
+	}
+	if (!e->nr)
+		return 0;
+	if (e->period && c->freq) {
+		ds_err("give -c PERIOD (every PERIOD events) or -F HZ (samples per second), "
+		       "not both");
+		return -1;
+	}
+	if (c->hw_cycles) {
+		ds_err("--hw-cycles chooses the CPU event; with -e, name it: -e cycles");
+		return -1;
+	}
+	if (c->off_cpu || c->wall) {
+		ds_err("%s weighs stacks by time and -e samples other events: profile "
+		       "them in separate runs", c->off_cpu ? "--off-cpu" : "--wall");
+		return -1;
+	}
+	return ds_events_settle(e);
+}
+
+int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
+{
+	int targets = !!c->nr_pids + !!c->system_wide + (argc > 0);
+
+	if (targets != 1) {
+		if (targets)
+			ds_err("give only one target: -p PID, -a, or -- CMD");
+		else
+			ds_err("nothing to %s: give -p PID, -a, or -- CMD ARGS",
+			       c->counting ? "count" : "sample");
+		return -1;
+	}
+	if (c->nr_cpus && !c->system_wide) {
+		ds_err("-C selects CPUs for system-wide sampling; use it with -a");
+		return -1;
+	}
+	if (check_off_cpu(c) || check_events(c))
+		return -1;
+	if (argc > 0)
+		c->argv = argv;
+	return 0;
+}
