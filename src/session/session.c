@@ -57,7 +57,7 @@ struct pr_session {
 	void *filter_ctx;
 	struct pr_sink *sinks;
 	size_t nr_sinks;
-	bool has_tick;
+	bool has_tick, has_time;
 	struct shard *shards;
 	size_t nr_shards;
 	struct pr_sym_pool *pool;    /* ours to free, when we made it */
@@ -248,7 +248,7 @@ static int handle(const struct pr_record *rec, bool own, void *arg)
 
 	/* A sink cutting time into windows ends those before this record
 	 * (and the caches are trimmed) before anything of it is kept. */
-	if (own && rec->time && (rec->fields & PR_ID_TIME) &&
+	if (sh->s->has_time && own && rec->time && (rec->fields & PR_ID_TIME) &&
 	    (err = sinks_clock(sh, false, rec->time)))
 		return err;
 	/* Samples too: one in the image exec loaded retires the old one. */
@@ -450,6 +450,7 @@ int pr_session_add_sink(struct pr_session *s, const struct pr_sink *sink)
 	s->sinks = grown;
 	s->sinks[s->nr_sinks] = *sink;
 	s->has_tick |= sink->tick != NULL;
+	s->has_time |= sink->time != NULL;
 	s->nr_sinks++;
 	return 0;
 }

@@ -42,7 +42,7 @@ struct report_args {
 struct report {
 	struct pr_file *file;
 	struct pr_session *ses;
-	struct ds_quality *quality;
+	struct ds_quality *quality;  /* --quality */
 	struct ds_sink *sink;        /* NULL: --quality alone */
 	int switch_event;            /* the off-CPU event's index, or -1 */
 	const char *input;
@@ -279,9 +279,10 @@ static int replay(struct report_args *a, struct report *r, size_t jobs, bool nam
 	if (r->sink)
 		ds_sink_session(r->sink, &a->out, r->only_event,
 				r->sink && (a->out.fields & PS_EVENT) ? r->file : NULL, false, &sink);
-	ds_quality_session(r->quality, &quality);
+	if (r->quality)
+		ds_quality_session(r->quality, &quality);
 	if ((r->sink && pr_session_add_sink(r->ses, &sink)) ||
-	    pr_session_add_sink(r->ses, &quality)) {
+	    (r->quality && pr_session_add_sink(r->ses, &quality))) {
 		ds_err("out of memory");
 		return 1;
 	}
@@ -357,8 +358,10 @@ static int run(struct report_args *a, int fmt)
 		return 2;
 	}
 	attr = pr_file_attr(r.file, 0);
-	r.quality = ds_quality_new(attr ? attr->sample_stack_user : 0, a->names.max_depth);
-	if (!r.quality) {
+	/* The quality counts cost a twentieth of a replay: only for the
+	 * report that shows them. */
+	if (a->quality &&
+	    !(r.quality = ds_quality_new(attr ? attr->sample_stack_user : 0, a->names.max_depth))) {
 		ds_err("out of memory");
 		pr_file_close(r.file);
 		return 1;
@@ -377,11 +380,9 @@ static int run(struct report_args *a, int fmt)
 	jobs = nr_jobs(a, &r, fmt);
 	ret = replay(a, &r, jobs, names, &sym);
 	/* The quality report alone says how the stacks ended; beside the
-	 * stacks, the summary does, with the short form of the report. */
+	 * stacks, the summary does. */
 	if (r.ses && !quality_only) {
 		summary(&r, a->verbose, names);
-		if (!a->quality)
-			ds_quality_print(r.quality, stderr, "dwarfsample: ", 3, 10);
 		if (a->verbose && jobs)
 			ds_session_print_cpu(r.ses, "reading", false);
 		if (r.switch_event >= 0)
