@@ -520,9 +520,13 @@ struct feeder {
 static int feed(const struct pr_record *rec, void *arg)
 {
 	struct feeder *fd = arg;
-	int err = pr_session_add(rec, fd->s);
+	int err;
 
-	if (err || !fd->s->pl || ++fd->n % REPLAY_ROUND)
+	/* Without workers, each record is handled as it is read. */
+	if (!fd->s->pl)
+		return handle_inline(fd->s, rec);
+	err = pr__pipeline_copy(rec, fd->s->pl);
+	if (err || ++fd->n % REPLAY_ROUND)
 		return err;
 	err = pr__pipeline_flush(fd->s->pl);
 	pr__pipeline_throttle(fd->s->pl, REPLAY_HELD);
@@ -541,6 +545,8 @@ int pr_session_consume_file(struct pr_session *s)
 	 * can cut one short, and a replay must give one worker's profile
 	 * exactly. */
 	s->cut_stacks = false;
+	if (!s->started && (n = start(s)))
+		return failed(s, n);
 	n = pr_file_consume(s->f, feed, &fd);
 	/* A record a sink refused ends the reading; its error is the
 	 * session's (pr_session_finish()). */
