@@ -138,6 +138,12 @@ PR_API int pr_model_set_cache(struct pr_model *m, const struct pr_cache_opts *op
  */
 PR_API int pr_model_trim(struct pr_model *m, uint64_t time);
 
+/* A frame landed in `d`, one of the model's files: pr_model_trim()
+ * evicts the least recently sampled files first, and knows which were
+ * sampled only from this (a session says it of every frame when the
+ * model has a cache; the unwinder only reads the model).  Accepts NULLs. */
+PR_API void pr_model_mark_sampled(struct pr_model *m, const struct pr_dso *d);
+
 struct pr_cache_stats {
 	size_t sz;
 	uint64_t files;            /* mapped files held (not counting debug files) */

@@ -30,6 +30,7 @@ struct seen {
 	uint64_t fail_at;            /* this call (1-based) returns `fail` */
 	int fail;
 	uint64_t parts, merged;
+	uint64_t release_at;         /* samples after which it releases */
 	uint64_t events[4];
 };
 
@@ -394,6 +395,55 @@ START_TEST(a_file_replays_alike_on_one_worker_and_on_three)
 }
 END_TEST
 
+/* A sink that releases what it holds at every record after its first
+ * `release_at` samples: the agent's windows cut, so the session may
+ * trim. */
+static int release_after(void *ctx, uint64_t time)
+{
+	struct seen *s = ctx;
+
+	(void)time;
+	return s->samples >= s->release_at ? PR_SINK_RELEASED : 0;
+}
+
+START_TEST(a_release_trims_the_models_and_the_sampled_files_count_as_hot)
+{
+	const char *dir = getenv("DS_FIXTURES");
+	char path[4096], debug[4096];
+	const char *dirs[1] = { debug };
+	PR_OPTS(pr_cache_opts, co, .max_bytes = 1, .grace_ns = UINT64_MAX);
+	PR_OPTS(pr_model_opts, mo, .debug_dirs = dirs, .nr_debug_dirs = 1, .cache = &co);
+	PR_OPTS(pr_session_opts, so, .model = &mo);
+	struct pr_session_stats st = { .sz = sizeof(st) };
+	struct seen s = { .release_at = 10 };
+	struct pr_sink k = sink_of(&s);
+	struct pr_session *ses;
+	struct pr_file *f;
+
+	ck_assert_ptr_nonnull(dir);
+	snprintf(path, sizeof(path), "%s/demo-static/perf.data", dir);
+	snprintf(debug, sizeof(debug), "%s/demo-static", dir);
+	k.time = release_after;
+	f = pr_file_open(path, NULL);
+	ck_assert_ptr_nonnull(f);
+	ses = pr_session_new_file(f, &so);
+	ck_assert_ptr_nonnull(ses);
+	ck_assert_int_eq(pr_session_add_sink(ses, &k), 0);
+	ck_assert_int_ge(pr_session_consume_file(ses), 0);
+	ck_assert_int_eq(pr_session_finish(ses, 0), 0);
+	ck_assert_int_eq(pr_session_stats(ses, &st), 0);
+	/* Every sample still reached the sink, each trim evicting the one
+	 * binary the last samples ran in: a file the session marked
+	 * sampled (the unwinder marks nothing). */
+	ck_assert_uint_eq(s.samples, FIXTURE_DEMO_SAMPLES);
+	ck_assert_uint_gt(st.cache_evicted, 0);
+	ck_assert_uint_gt(st.cache_evicted_hot, 0);
+	ck_assert_uint_eq(st.complete, FIXTURE_DEMO_SAMPLES);
+	pr_session_free(ses);
+	pr_file_close(f);
+}
+END_TEST
+
 static Suite *session_suite(void)
 {
 	Suite *s = suite_create("session");
@@ -408,6 +458,7 @@ static Suite *session_suite(void)
 	tcase_add_test(tc, sinks_are_checked_before_records_come);
 	tcase_add_test(tc, the_filter_leaves_samples_out_before_unwinding);
 	tcase_add_test(tc, a_file_replays_alike_on_one_worker_and_on_three);
+	tcase_add_test(tc, a_release_trims_the_models_and_the_sampled_files_count_as_hot);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -437,8 +437,6 @@ void uw_place_in(struct pr_frame *f, const struct pr_proc *proc, const struct pr
 {
 	f->proc_serial = proc ? proc->serial : 0;
 	f->dso = m ? m->dso : NULL;
-	if (m && m->dso)
-		m->dso->sampled = true;
 	f->dso_ip = f->ip + delta;
 	f->map_start = m ? m->start : 0;
 	f->map_end = m ? m->end : 0;

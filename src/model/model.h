@@ -40,8 +40,8 @@ struct pr_dso {
 	/* Anonymous memory ("//anon"): what runs there is a JIT's, named
 	 * per process by its perf map, not by a file. */
 	bool anon;
-	/* Set by the unwinder when a frame lands in it; a trim reads and
-	 * clears it (least recently sampled files go first). */
+	/* Set when a frame lands in it (pr_model_mark_sampled()); a trim
+	 * reads and clears it (least recently sampled files go first). */
 	bool sampled;
 	uint64_t last_epoch;         /* the last trim that found it sampled */
 	uint64_t mapped_epoch;       /* the last trim that found it mapped */

@@ -220,6 +220,13 @@ static void free_dsos(struct pr_model *m)
 	m->nr_dsos = kept;
 }
 
+void pr_model_mark_sampled(struct pr_model *m, const struct pr_dso *d)
+{
+	/* The model's own DSO: its frames hand it out const. */
+	if (m && d)
+		((struct pr_dso *)d)->sampled = true;
+}
+
 int pr_model_trim(struct pr_model *m, uint64_t time)
 {
 	struct census c = { .m = m };

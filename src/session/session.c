@@ -219,6 +219,10 @@ static int handle_sample(struct shard *sh, const struct pr_record *rec)
 	if (s->pl && s->cut_stacks)
 		smp.cut_short = pr__pipeline_stack_used(s->pl, rec, &st,
 							pr_unwinder_stack_used(sh->u));
+	/* The files its frames landed in were sampled now: a trim evicts
+	 * the least recently sampled first. */
+	for (size_t i = st.nr_kernel; s->cache && i < st.nr; i++)
+		pr_model_mark_sampled(sh->model, st.frames[i].dso);
 	smp.st = &st;
 	smp.comm = pr_model_comm(sh->model, rec->tid);
 	/* A source of one event: every sample is that event's (the
