@@ -2,7 +2,8 @@
 /*
  * Joining truncated stacks against the ground truth.  Each sample of a
  * perf.data recorded with large stack copies is unwound twice over one
- * model: as recorded, without joining (the truth), and with its copy cut
+ * model: as recorded, without joining (the truth: by the session, the
+ * per-record path every verb takes), and, in its sink, with its copy cut
  * to CUT bytes (the sample's dyn_size shortened, as a smaller
  * --stack-size would have copied), with joining.  The stacks the cut
  * copy ended early are "truncated"; of those, the ones joining completed
@@ -31,42 +32,36 @@
 #include "perfreader.h"
 
 struct run {
-	struct pr_model *model;
-	struct pr_unwinder *truth, *cut;
+	struct pr_unwinder *cut;     /* over the session's model */
 	uint64_t cut_size;
 	uint64_t samples, truth_complete, truncated, joined;
 	uint64_t cut_complete;       /* outermost with the cut copy, joined or not */
 	uint64_t identical, contradicted, consistent;
-	uint64_t truth_frames[PR_UNWIND_MAX_DEPTH], truth_procs[PR_UNWIND_MAX_DEPTH];
 	unsigned shown;
 };
 
-static int on_record(const struct pr_record *rec, void *arg)
+/* The session unwound the sample as recorded, without joining (the
+ * truth); here it is unwound again, its copy cut, with joining. */
+static int on_sample(void *ctx, const struct pr_sink_sample *smp)
 {
-	struct run *r = arg;
+	struct run *r = ctx;
+	const struct pr_record *rec = smp->rec;
+	const struct pr_stack *truth = smp->st;
+	const struct pr_frame *truth_frames = truth->frames + truth->nr_kernel;
 	struct pr_record cut;
 	struct pr_stack st;
-	size_t nr, i;
-	enum pr_stack_end truth_end;
+	size_t nr = truth->nr - truth->nr_kernel, i;
 	bool joined = false;
-	int err = pr_model_apply(r->model, rec);
 
-	if (err || rec->type != PR_RECORD_SAMPLE)
-		return err;
-	if (pr_unwinder_unwind(r->truth, rec, &st) || st.end == PR_END_NO_USER)
+	if (truth->end == PR_END_NO_USER)
 		return 0;
 	r->samples++;
-	nr = st.nr - st.nr_kernel;
-	for (i = 0; i < nr; i++) {
-		r->truth_frames[i] = st.frames[st.nr_kernel + i].ip;
-		r->truth_procs[i] = st.frames[st.nr_kernel + i].proc_serial;
-	}
-	truth_end = st.end;
-	r->truth_complete += truth_end == PR_END_OUTERMOST;
+	r->truth_complete += truth->end == PR_END_OUTERMOST;
 
 	cut = *rec;
 	if (cut.u.sample.stack_dyn_size > r->cut_size)
 		cut.u.sample.stack_dyn_size = r->cut_size;
+	/* Another unwinder's frames: the truth's stay as they are. */
 	pr_unwinder_unwind(r->cut, &cut, &st);
 	r->cut_complete += st.end == PR_END_OUTERMOST;
 	for (i = st.nr_kernel; i < st.nr; i++)
@@ -81,12 +76,12 @@ static int on_record(const struct pr_record *rec, void *arg)
 		size_t mine = st.nr - st.nr_kernel, same = 0;
 
 		while (same < mine && same < nr &&
-		       st.frames[st.nr_kernel + same].ip == r->truth_frames[same] &&
-		       st.frames[st.nr_kernel + same].proc_serial == r->truth_procs[same])
+		       st.frames[st.nr_kernel + same].ip == truth_frames[same].ip &&
+		       st.frames[st.nr_kernel + same].proc_serial == truth_frames[same].proc_serial)
 			same++;
 		if (same == mine && same == nr) {
 			r->identical++;
-		} else if (same == nr && truth_end == PR_END_TRUNCATED) {
+		} else if (same == nr && truth->end == PR_END_TRUNCATED) {
 			r->consistent++;
 		} else {
 			r->contradicted++;
@@ -96,8 +91,8 @@ static int on_record(const struct pr_record *rec, void *arg)
 				       " of %zu (%s)\n",
 				       rec->tid, rec->time, same, mine,
 				       same < mine ? st.frames[st.nr_kernel + same].ip : 0,
-				       same < nr ? r->truth_frames[same] : 0, nr,
-				       pr_stack_end_name(truth_end));
+				       same < nr ? truth_frames[same].ip : 0, nr,
+				       pr_stack_end_name(truth->end));
 		}
 	}
 	return 0;
@@ -112,7 +107,10 @@ int main(int argc, char **argv)
 {
 	PR_OPTS(pr_unwinder_opts, to, .max_depth = PR_UNWIND_MAX_DEPTH, .no_join = true);
 	PR_OPTS(pr_unwinder_opts, co, .max_depth = PR_UNWIND_MAX_DEPTH);
+	PR_OPTS(pr_session_opts, so, .unwind = &to);
 	struct run r = { 0 };
+	struct pr_sink sink = { .sz = sizeof(sink), .ctx = &r, .sample = on_sample };
+	struct pr_session *ses;
 	struct pr_file *f;
 	uint64_t checked, recovered;
 	int n, ok = 1;
@@ -124,19 +122,16 @@ int main(int argc, char **argv)
 	}
 	r.cut_size = strtoull(argv[2], NULL, 10);
 	f = pr_file_open(argv[1], NULL);
-	r.model = pr_model_new(NULL);
 	/* The file's build-ids find what it sampled ([vdso] too) in ~/.debug. */
-	if (r.model && f && pr_model_use_file(r.model, f)) {
-		pr_model_free(r.model);
-		r.model = NULL;
-	}
-	r.truth = r.model ? pr_unwinder_new(r.model, &to) : NULL;
-	r.cut = r.model ? pr_unwinder_new(r.model, &co) : NULL;
-	if (!f || !r.cut || !r.truth) {
-		fprintf(stderr, "join-truth: %s: %s\n", argv[1], strerror(errno));
+	ses = f ? pr_session_new_file(f, &so) : NULL;
+	r.cut = ses ? pr_unwinder_new(pr_session_model(ses, 0), &co) : NULL;
+	if (!r.cut || (n = pr_session_add_sink(ses, &sink))) {
+		fprintf(stderr, "join-truth: %s: %s\n", argv[1], strerror(r.cut ? -n : errno));
 		return 2;
 	}
-	n = pr_file_consume(f, on_record, &r);
+	n = pr_session_consume_file(ses);
+	if (n >= 0)
+		n = pr_session_finish(ses, 0);
 	if (n < 0) {
 		fprintf(stderr, "join-truth: %s: %s\n", argv[1], strerror(-n));
 		return 2;
@@ -162,9 +157,9 @@ int main(int argc, char **argv)
 		     r.contradicted <= max_contradicted &&
 		     pct(recovered, r.truncated) >= min_recovered;
 	}
+	/* Before the session: it is over the session's model. */
 	pr_unwinder_free(r.cut);
-	pr_unwinder_free(r.truth);
-	pr_model_free(r.model);
+	pr_session_free(ses);
 	pr_file_close(f);
 	return ok ? 0 : 1;
 }

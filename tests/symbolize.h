@@ -14,6 +14,7 @@
 
 #include "model/model.h"
 #include "prsym.h"
+#include "self-model.h"
 
 /* Called with 1, ds_sym_outer() calls ds_sym_leaf() through two inlined
  * functions: the frame the tests name most. */
@@ -37,8 +38,7 @@ bool find_section(const unsigned char *buf, size_t len, const char *want,
 
 /* DS_DEBUG_DIR, or NULL. */
 const char *debug_dir(void);
-/* A model of this process, from /proc/self/maps. */
-struct pr_model *self_model(void);
+/* self_model(): a model of this process (self-model.h). */
 /* A live symbolizer over `m` that looks in debug_dir() and logs to logtext. */
 struct pr_symbolizer *symbolizer(struct pr_model *m, bool no_demangle);
 /* The frame of a caller whose call returns to `ret`, as the unwinder

@@ -19,6 +19,7 @@
 #include "checkmain.h"
 #include "perfreader.h"
 #include "prunwind.h"
+#include "self-model.h"
 
 #define STACK_WORDS 64
 
@@ -40,11 +41,6 @@ struct both {
 	uint32_t pid;
 };
 
-static int feed(const struct pr_record *rec, void *arg)
-{
-	return pr_model_apply(arg, rec);
-}
-
 static void unwinders(struct both *t)
 {
 	PR_OPTS(pr_unwinder_opts, fo, .live = true);
@@ -61,14 +57,9 @@ static void unwinders(struct both *t)
 /* This process's mappings, as a capture would have them. */
 static void setup(struct both *t)
 {
-	struct perf_event_attr attr;
-
 	memset(t, 0, sizeof(*t));
 	t->pid = (uint32_t)getpid();
-	t->model = pr_model_new(NULL);
-	ck_assert_ptr_nonnull(t->model);
-	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr), 0);
-	ck_assert_int_eq(pr_process_synthesize(getpid(), &attr, 0, feed, t->model), 0);
+	t->model = self_model();
 	unwinders(t);
 }
 

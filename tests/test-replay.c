@@ -5,14 +5,15 @@
  * demo, with the binary stored by build-id.  Every sample must unwind,
  * on any machine, through the binary's own unwind tables to where its
  * thread began: main and _start for the main thread, start_thread and
- * clone3 for the other.
+ * clone3 for the other.  The file is replayed through a session, as
+ * `dwarfsample report` replays it.
  */
 #include <check.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "checkmain.h"
+#include "demo-replay.h"
 #include "fixtures/fixture.h"
 #include "perfreader.h"
 #include "prunwind.h"
@@ -26,24 +27,12 @@ struct saved {
 };
 
 struct replay {
-	struct pr_model *model;
-	struct pr_unwinder *u;
+	struct demo_replay d;
 	struct pr_unwinder *slow;    /* libunwind alone, when set */
 	size_t samples, main_thread, other_thread, same_as_slow;
 	struct saved first;
 	char why[512];               /* the first failure, if any */
 };
-
-/* Allocated; the caller frees. */
-static char *fixture_path(const char *rel)
-{
-	const char *dir = getenv("DS_FIXTURES");
-	char *path;
-
-	ck_assert_msg(dir != NULL, "DS_FIXTURES is not set (meson test sets it)");
-	ck_assert_int_gt(asprintf(&path, "%s/%s", dir, rel), 0);
-	return path;
-}
 
 static bool in(uint64_t ip, uint64_t lo, uint64_t hi)
 {
@@ -100,67 +89,57 @@ static bool same_stacks(const struct pr_stack *a, const struct pr_stack *b)
 	return true;
 }
 
-static int on_record(const struct pr_record *rec, void *arg)
+/* Each sample as the session unwound it, after its model took every
+ * record before it, samples too (the model retires a pre-exec image on
+ * one).  A sample that did not unwind would be missing from the count. */
+static int on_sample(void *ctx, const struct pr_sink_sample *smp)
 {
-	struct replay *r = arg;
-	struct pr_stack st, slow;
+	struct replay *r = ctx;
+	const struct pr_stack *st = smp->st;
+	struct pr_stack slow;
 
-	/* Samples too: the model retires a pre-exec image on one. */
-	ck_assert_int_eq(pr_model_apply(r->model, rec), 0);
-	if (rec->type != PR_RECORD_SAMPLE)
-		return 0;
-	ck_assert_int_eq(pr_unwinder_unwind(r->u, rec, &st), 0);
 	if (!r->samples) {
-		r->first.nr = st.nr < MAX_SAVED ? st.nr : MAX_SAVED;
+		r->first.nr = st->nr < MAX_SAVED ? st->nr : MAX_SAVED;
 		for (size_t i = 0; i < r->first.nr && i < PR_UNWIND_DEFAULT_DEPTH; i++)
-			r->first.ip[i] = st.frames[i].ip;
-		r->first.end = st.end;
+			r->first.ip[i] = st->frames[i].ip;
+		r->first.end = st->end;
 	}
-	check_stack(r, &st);
+	check_stack(r, st);
 	if (r->slow) {
-		ck_assert_int_eq(pr_unwinder_unwind(r->slow, rec, &slow), 0);
-		r->same_as_slow += same_stacks(&st, &slow);
+		ck_assert_int_eq(pr_unwinder_unwind(r->slow, smp->rec, &slow), 0);
+		r->same_as_slow += same_stacks(st, &slow);
 	}
 	r->samples++;
 	return 0;
 }
 
-/* Replay the fixture, with its binary (by build-id) or without. */
+/* Replay the fixture, with its binary (by build-id) or without; with
+ * `compare_slow`, each sample unwound again by libunwind alone (another
+ * unwinder over the session's model). */
 static void replay(struct replay *r, bool with_binary, bool compare_slow)
 {
-	char *dir = fixture_path("demo-static"), *data = fixture_path("demo-static/perf.data");
-	const char *dirs[1] = { dir };
-	PR_OPTS(pr_model_opts, mo, .debug_dirs = dirs, .nr_debug_dirs = with_binary);
 	PR_OPTS(pr_unwinder_opts, so, .no_rule_cache = true);
-	struct pr_file *f = pr_file_open(data, NULL);
+	struct pr_sink sink = { .sz = sizeof(sink), .ctx = r, .sample = on_sample };
 
 	memset(r, 0, sizeof(*r));
-	ck_assert_ptr_nonnull(f);
-	r->model = pr_model_new(&mo);
-	ck_assert_ptr_nonnull(r->model);
-	ck_assert_int_eq(pr_model_use_file(r->model, f), 0);
-	r->u = pr_unwinder_new(r->model, NULL);
-	ck_assert_ptr_nonnull(r->u);
+	demo_replay_open(&r->d, 0, with_binary, NULL);
 	if (compare_slow) {
-		r->slow = pr_unwinder_new(r->model, &so);
+		r->slow = pr_unwinder_new(pr_session_model(r->d.ses, 0), &so);
 		ck_assert_ptr_nonnull(r->slow);
 	}
-	ck_assert_int_ge(pr_file_consume(f, on_record, r), 0);
-	pr_file_close(f);
-	free(data);
-	free(dir);
+	ck_assert_int_eq(pr_session_add_sink(r->d.ses, &sink), 0);
+	demo_replay_run(&r->d);
 }
 
 static void replay_free(struct replay *r)
 {
 	pr_unwinder_free(r->slow);
-	pr_unwinder_free(r->u);
-	pr_model_free(r->model);
+	demo_replay_close(&r->d);
 }
 
 START_TEST(every_sample_unwinds_to_where_its_thread_began)
 {
-	struct pr_unwind_stats st = { .sz = sizeof(st) };
+	struct pr_unwind_stats st;
 	struct replay r;
 
 	replay(&r, true, false);
@@ -171,7 +150,7 @@ START_TEST(every_sample_unwinds_to_where_its_thread_began)
 	ck_assert_uint_gt(r.main_thread, FIXTURE_DEMO_SAMPLES / 4);
 	ck_assert_uint_gt(r.other_thread, FIXTURE_DEMO_SAMPLES / 4);
 	ck_assert_uint_eq(r.first.ip[0], FIXTURE_DEMO_FIRST_IP);
-	ck_assert_int_eq(pr_unwinder_stats(r.u, &st), 0);
+	st = r.d.us;
 	ck_assert_uint_eq(st.samples, FIXTURE_DEMO_SAMPLES);
 	ck_assert_uint_eq(st.ends[PR_END_OUTERMOST], FIXTURE_DEMO_SAMPLES);
 	ck_assert_uint_eq(st.files_opened, 1);
@@ -196,13 +175,13 @@ END_TEST
  * the fixture's directory, only the sampled addresses remain. */
 START_TEST(without_the_binary_stacks_end_at_the_leaf_and_say_why)
 {
-	struct pr_unwind_stats st = { .sz = sizeof(st) };
+	struct pr_unwind_stats st;
 	struct replay r;
 
 	replay(&r, false, false);
 	ck_assert_uint_eq(r.samples, FIXTURE_DEMO_SAMPLES);
 	ck_assert_uint_eq(r.first.ip[0], FIXTURE_DEMO_FIRST_IP);
-	ck_assert_int_eq(pr_unwinder_stats(r.u, &st), 0);
+	st = r.d.us;
 	ck_assert_uint_eq(st.files_missing, 1);
 	ck_assert_uint_eq(st.ends[PR_END_OUTERMOST], 0);
 	/* Nothing but the leaf: the frame-pointer chain of code built

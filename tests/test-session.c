@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "checkmain.h"
+#include "demo-replay.h"
 #include "fakering.h"
 #include "fakesample.h"
 #include "fixtures/fixture.h"
@@ -334,39 +335,19 @@ END_TEST
 static void replay_fixture(size_t workers, struct seen *s, struct pr_session_stats *st,
 			   struct pr_unwind_stats *us)
 {
-	const char *dir = getenv("DS_FIXTURES");
-	const char *dirs[1];
-	char path[4096], debug[4096];
-	struct pr_file *f;
-	struct pr_session *ses;
+	PR_OPTS(pr_symbolizer_opts, sy);
 	struct pr_sink k = sink_of(s);
+	struct demo_replay d;
 
-	ck_assert_ptr_nonnull(dir);
-	snprintf(path, sizeof(path), "%s/demo-static/perf.data", dir);
-	snprintf(debug, sizeof(debug), "%s/demo-static", dir);
-	dirs[0] = debug;
-	{
-		PR_OPTS(pr_model_opts, mo, .debug_dirs = dirs, .nr_debug_dirs = 1);
-		PR_OPTS(pr_symbolizer_opts, sy);
-		PR_OPTS(pr_session_opts, so, .workers = workers, .model = &mo, .names = &sy);
-
-		f = pr_file_open(path, NULL);
-		ck_assert_ptr_nonnull(f);
-		ses = pr_session_new_file(f, &so);
-	}
-	ck_assert_ptr_nonnull(ses);
-	ck_assert_uint_eq(pr_session_nr_workers(ses), workers ? workers : 1);
-	ck_assert_ptr_nonnull(pr_session_model(ses, 0));
-	ck_assert_ptr_null(pr_session_model(ses, workers ? workers : 1));
-	ck_assert_int_eq(pr_session_add_sink(ses, &k), 0);
-	ck_assert_int_ge(pr_session_consume_file(ses), 0);
-	ck_assert_int_eq(pr_session_finish(ses, 0), 0);
-	st->sz = sizeof(*st);
-	us->sz = sizeof(*us);
-	ck_assert_int_eq(pr_session_stats(ses, st), 0);
-	ck_assert_int_eq(pr_session_unwind_stats(ses, us), 0);
-	pr_session_free(ses);
-	pr_file_close(f);
+	demo_replay_open(&d, workers, true, &sy);
+	ck_assert_uint_eq(pr_session_nr_workers(d.ses), workers ? workers : 1);
+	ck_assert_ptr_nonnull(pr_session_model(d.ses, 0));
+	ck_assert_ptr_null(pr_session_model(d.ses, workers ? workers : 1));
+	ck_assert_int_eq(pr_session_add_sink(d.ses, &k), 0);
+	demo_replay_run(&d);
+	*st = d.st;
+	*us = d.us;
+	demo_replay_close(&d);
 }
 
 START_TEST(a_file_replays_alike_on_one_worker_and_on_three)

@@ -115,23 +115,6 @@ void write_text(const char *path, const char *text)
 	write_file(path, text, strlen(text));
 }
 
-static int apply_cb(const struct pr_record *rec, void *arg)
-{
-	return pr_model_apply(arg, rec);
-}
-
-/* A model of this process, from /proc/self/maps. */
-struct pr_model *self_model(void)
-{
-	struct perf_event_attr attr;
-	struct pr_model *m = pr_model_new(NULL);
-
-	ck_assert_ptr_nonnull(m);
-	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, PR_ATTR_SHARED_RING, &attr), 0);
-	ck_assert_int_eq(pr_process_synthesize(getpid(), &attr, 0, apply_cb, m), 0);
-	return m;
-}
-
 const char *debug_dir(void)
 {
 	const char *d = getenv("DS_DEBUG_DIR");

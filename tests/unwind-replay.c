@@ -12,12 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "self-model.h"
 #include "unwind-fixture.h"
-
-static int feed(const struct pr_record *rec, void *arg)
-{
-	return pr_model_apply(arg, rec);
-}
 
 /* DS_DEBUG_DIR's directories into `dirs` (room for MAX_DEBUG_DIRS): how
  * many.  They stay valid until the next call. */
@@ -54,14 +50,10 @@ struct pr_unwinder *new_unwinder(struct pr_model *model, uint32_t max_depth, uns
 /* A sample of this process from `s`, its stack `size` bytes long. */
 void replay_init(struct replay *r, const struct snapshot *s, size_t size, uint32_t max_depth)
 {
-	struct perf_event_attr attr;
 	size_t n = 0;
 
 	memset(r, 0, sizeof(*r));
-	r->model = pr_model_new(NULL);
-	ck_assert_ptr_nonnull(r->model);
-	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CPU_CLOCK, 0, &attr), 0);
-	ck_assert_int_eq(pr_process_synthesize(getpid(), &attr, 0, feed, r->model), 0);
+	r->model = self_model();
 	r->u = new_unwinder(r->model, max_depth, 0);
 	for (int reg = 0; reg < PR_REG_MAX; reg++)
 		if (PR_REGS_DWARF >> reg & 1)
