@@ -17,6 +17,8 @@
  *   prunwind.h   user stacks unwound with DWARF CFI
  *   prsym.h      names, inlined functions and source lines for frames
  *   prprofile.h  a profile in memory and the files it is written as
+ *   prscript.h   samples written as perf script prints them, off-CPU
+ *                samples when their waits end
  *   prsession.h  the per-record path: records -> model -> unwinder ->
  *                sinks, on the caller's thread or on worker threads
  *
@@ -86,6 +88,7 @@
 #include "prunwind.h"
 #include "prsym.h"
 #include "prprofile.h"
+#include "prscript.h"
 #include "prsession.h"
 
 #endif /* PERFREADER_H */

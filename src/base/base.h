@@ -184,24 +184,48 @@ int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need);
  * file is missing or unreadable. */
 long pr__read_sysctl(const char *path, long fallback);
 
-/* In an array of `nr` elements `size` bytes apart, sorted by the uint64_t
- * each starts with: how many have one at most `key` -- the index after the
- * last element at or below it. */
-static inline size_t pr__upper_bound(const void *base, size_t nr, size_t size, uint64_t key)
+/* In an array of `nr` elements `size` bytes apart, sorted by the unsigned
+ * key of `key_size` bytes (a uint64_t or a uint32_t) each starts with: how
+ * many have one at most `key` -- the index after the last element at or
+ * below it.  (key_size is a constant where it is inlined.) */
+static inline size_t pr__upper_bound_key(const void *base, size_t nr, size_t size,
+					 size_t key_size, uint64_t key)
 {
 	size_t lo = 0, hi = nr;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
+		const char *at = (const char *)base + mid * size;
 		uint64_t k;
 
-		memcpy(&k, (const char *)base + mid * size, sizeof(k));
+		if (key_size == sizeof(uint32_t)) {
+			uint32_t k32;
+
+			memcpy(&k32, at, sizeof(k32));
+			k = k32;
+		} else {
+			memcpy(&k, at, sizeof(k));
+		}
 		if (k <= key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+/* Sorted by the uint64_t each element starts with (an address). */
+static inline size_t pr__upper_bound(const void *base, size_t nr, size_t size, uint64_t key)
+{
+	return pr__upper_bound_key(base, nr, size, sizeof(uint64_t), key);
+}
+
+/* Sorted by the uint32_t each element starts with (a pid): the index of
+ * the first with one at least `key`, where an element with `key` is or
+ * would go. */
+static inline size_t pr__lower_bound_u32(const void *base, size_t nr, size_t size, uint32_t key)
+{
+	return key ? pr__upper_bound_key(base, nr, size, sizeof(uint32_t), key - 1) : 0;
 }
 
 /* ---- suggest.c: "did you mean" ---- */

@@ -2,13 +2,15 @@
 /*
  * Output: a profile written in one of the formats people open.  One file
  * per format; each reads the aggregate (profile/profile.h) and nothing
- * upstream of it.
+ * upstream of it.  And perf script's text (script.c, script_waits.c),
+ * written sample by sample rather than from the aggregate.
  */
 #ifndef PR_OUTPUT_H
 #define PR_OUTPUT_H
 
 #include <stdio.h>
 
+#include "prscript.h"
 #include "profile/profile.h"
 
 /* The writers: 0 or a negative errno. */
@@ -45,5 +47,58 @@ struct prof_period prof__period(const struct pr_profile *p);
 /* JSON and XML text: `s` with what the format needs escaped. */
 void pr__json_string(FILE *out, const char *s);
 void pr__xml_text(FILE *out, const char *s);
+
+/* ---- script.c, script_waits.c: perf script's text (prscript.h) ---- */
+
+/* Where one process's time went, and its name (script_waits.c). */
+struct script_pid {
+	uint32_t pid;
+	char *name;
+	struct pr_profile_times t;
+};
+
+struct pr_script {
+	FILE *out;
+	uint32_t fields;
+	bool inline_frames;          /* inlined functions as extra lines */
+	int event_width;             /* the longest event name's length */
+	uint64_t freq;               /* what a CPU sample stands for */
+	bool period_is_ns;
+	char anon[64];
+	/* The errno of the first write that failed (EPIPE: the reader went
+	 * away), 0 while none has. */
+	int err;
+
+	/* script_waits.c: off-CPU samples held until their waits end, and
+	 * where time went. */
+	uint64_t min_ns;
+	struct pr_switches *sw;
+	FILE *scratch;               /* held frames are rendered here */
+	char *scratch_buf;
+	size_t scratch_len;
+	struct script_pid *pids;     /* sorted by pid */
+	size_t nr_pids, cap_pids;
+	struct pr_profile_times total;
+	bool closing;                /* pr_script_free(): release, print nothing */
+
+	/* A sample's frames, built here and written at once. */
+	size_t len;
+	char buf[1 << 15];
+};
+
+/* A sample's header line, from rec's pid, tid, cpu, time and period; and
+ * its frames with the blank line after them, to s->out.  The write's
+ * failure is noted in s->err. */
+void pr__script_header(struct pr_script *s, const struct pr_record *rec, const char *comm,
+		       const char *event);
+void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
+		       const struct pr_stack *st, struct pr_symbolizer *sym);
+
+/* script_waits.c: the off-CPU half set up and torn down (0 or -ENOMEM);
+ * a CPU sample of process `pid` (called `process`, or NULL) standing for
+ * `ns` counted in the times (0 or -ENOMEM). */
+int pr__script_waits_init(struct pr_script *s);
+void pr__script_waits_fini(struct pr_script *s);
+int pr__script_count_cpu(struct pr_script *s, uint32_t pid, const char *process, uint64_t ns);
 
 #endif /* PR_OUTPUT_H */

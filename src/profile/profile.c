@@ -170,17 +170,10 @@ int pr_profile_tag(struct pr_profile *p, const char *key, const char *value)
 
 const struct prof_ptag *prof__ptags_of(const struct pr_profile *p, uint32_t pid, uint32_t *nr)
 {
-	uint32_t lo = 0, hi = p->nr_ptags, end;
-
 	/* The first of pid's: the tags are sorted by pid. */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	uint32_t lo = (uint32_t)pr__lower_bound_u32(p->ptags, p->nr_ptags, sizeof(*p->ptags), pid);
+	uint32_t end;
 
-		if (p->ptags[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (end = lo; end < p->nr_ptags && p->ptags[end].pid == pid; end++)
 		;
 	*nr = end - lo;

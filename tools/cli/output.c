@@ -11,8 +11,6 @@
 
 #include "cli.h"
 #include "output.h"
-#include "perfscript.h"
-#include "scriptwaits.h"
 
 const struct option ds_output_longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -121,7 +119,7 @@ static bool ends_with(const char *s, const char *end)
 bool ds_output_shows_lines(const struct ds_output_opts *o, int fmt)
 {
 	if (fmt == DS_FORMAT_PERF_SCRIPT)
-		return ((o->fields ? o->fields : PS_DEFAULT) & PS_SRCLINE) != 0;
+		return ((o->fields ? o->fields : PR_SCRIPT_DEFAULT) & PR_SCRIPT_SRCLINE) != 0;
 	return fmt != PR_FORMAT_FOLDED && fmt != PR_FORMAT_SVG;
 }
 
@@ -162,11 +160,9 @@ struct ds_sink {
 				      * end; NULL when path is not a regular
 				      * file (a device, a fifo) */
 	FILE *out;
-	struct ps_writer ps;         /* perf-script */
+	struct pr_script *script;    /* perf-script */
 	const char *event;
-	struct ds_waits *waits;      /* perf-script's off-CPU samples */
-	uint64_t freq;               /* perf-script: what a CPU sample stands */
-	bool period_is_ns;           /* for, as the profile counts it */
+	uint64_t freq;               /* the shares' profiles count with it */
 	uint64_t samples;
 	struct pr_profile *profile;  /* the other formats */
 	struct pr_profile_write_opts wo;
@@ -282,7 +278,6 @@ struct ds_sink *ds_sink_part(const struct ds_output_opts *o, int fmt, uint64_t f
 	s->events = o->events;
 	s->nr_events = o->nr_events;
 	s->freq = freq;
-	s->period_is_ns = o->period_is_ns;
 	return s;
 }
 
@@ -357,17 +352,19 @@ struct ds_sink *ds_sink_open(const struct ds_output_opts *o, int fmt, const char
 		if ((int)strlen(o->events[i]) > event_width)
 			event_width = (int)strlen(o->events[i]);
 	/* perf script aligns the event names: "offcpu-time" is one. */
-	if (o->mode != PR_PROFILE_CPU && event_width < (int)strlen(DS_OFFCPU_EVENT))
-		event_width = (int)strlen(DS_OFFCPU_EVENT);
-	s->ps = (struct ps_writer){ .out = s->out, .fields = o->fields ? o->fields : PS_DEFAULT,
-				    .inline_frames = !o->no_inline,
-				    .event_width = event_width };
+	if (o->mode != PR_PROFILE_CPU && event_width < (int)strlen(PR_SCRIPT_OFFCPU_EVENT))
+		event_width = (int)strlen(PR_SCRIPT_OFFCPU_EVENT);
 	s->freq = freq;
-	s->period_is_ns = o->period_is_ns;
-	if (!s->profile && !(s->waits = ds_waits_new(&s->ps, o->off_cpu_min_ns))) {
-		ds_err("out of memory");
-		ds_sink_close(s, 0, 0, true);
-		return NULL;
+	if (!s->profile) {
+		PR_OPTS(pr_script_opts, so, .fields = o->fields, .no_inline = o->no_inline,
+			.event_width = event_width, .freq = freq, .period_is_ns = o->period_is_ns,
+			.off_cpu_min_ns = o->off_cpu_min_ns);
+
+		if (!(s->script = pr_script_new(s->out, &so))) {
+			ds_err("cannot write perf script's text: %s", strerror(errno));
+			ds_sink_close(s, 0, 0, true);
+			return NULL;
+		}
 	}
 	s->wo.per_thread = o->per_thread;
 	s->wo.annotate = o->annotate;
@@ -389,19 +386,11 @@ int ds_sink_sample_event(struct ds_sink *s, size_t idx, const struct pr_record *
 	s->samples++;
 	if (!event && idx < s->nr_events)
 		event = s->events[idx];
-	if (!s->profile) {
-		/* What the sample stands for, as the profile counts it. */
-		uint64_t ns = s->period_is_ns && rec->u.sample.period ? rec->u.sample.period
-				: s->freq ? UINT64_C(1000000000) / s->freq : 0;
-		int err;
-
-		ps_sample(&s->ps, rec, comm,
-			  (s->ps.fields & PS_EVENT) ? (event ? event : s->event) : NULL, st, sym);
-		/* A reader that went away (a pager quit): stop, say so at the
-		 * end. */
-		err = ps_error(&s->ps);
-		return err ? err : ds_waits_cpu(s->waits, rec->pid, process, ns);
-	}
+	/* perf-script: a reader that went away (a pager quit) stops the
+	 * run; ds_sink_close() says so. */
+	if (s->script)
+		return pr_script_sample(s->script, sym, rec, st, comm, process,
+					event ? event : s->event);
 	return pr_profile_add_event(s->profile, idx, sym, rec, st, comm, process);
 }
 
@@ -414,24 +403,24 @@ int ds_sink_switch(struct ds_sink *s, const struct pr_record *rec, const struct 
 		   struct pr_symbolizer *sym, const char *comm, const char *process)
 {
 	s->samples++;
-	if (!s->profile)
-		return ds_waits_switch(s->waits, rec, st, sym, comm, process);
+	if (s->script)
+		return pr_script_switch(s->script, sym, rec, st, comm, process);
 	return pr_profile_add_switch(s->profile, sym, rec, st, comm, process);
 }
 
 int ds_sink_record(struct ds_sink *s, const struct pr_record *rec)
 {
-	return s->profile ? pr_profile_apply(s->profile, rec) : ds_waits_record(s->waits, rec);
+	return s->profile ? pr_profile_apply(s->profile, rec) : pr_script_apply(s->script, rec);
 }
 
 int ds_sink_end(struct ds_sink *s, uint64_t time)
 {
-	return s->profile ? pr_profile_end(s->profile, time) : ds_waits_end(s->waits, time);
+	return s->profile ? pr_profile_end(s->profile, time) : pr_script_end(s->script, time);
 }
 
 int ds_sink_times(const struct ds_sink *s, uint32_t pid, struct pr_profile_times *t)
 {
-	return s->profile ? pr_profile_times(s->profile, pid, t) : ds_waits_times(s->waits, pid, t);
+	return s->profile ? pr_profile_times(s->profile, pid, t) : pr_script_times(s->script, pid, t);
 }
 
 const char *ds_duration(uint64_t ns, char *buf, size_t len)
@@ -478,10 +467,10 @@ void ds_sink_print_times(const struct ds_sink *s)
 		fprintf(stderr, ", %" PRIu64 " without a stack (their sample was lost)",
 			t.waits_lost);
 	fputc('\n', stderr);
-	n = s->profile ? pr_profile_pids(s->profile, pids, 10) : ds_waits_pids(s->waits, pids, 10);
+	n = s->profile ? pr_profile_pids(s->profile, pids, 10) : pr_script_pids(s->script, pids, 10);
 	for (size_t i = 0; i < n && i < 10; i++) {
 		const char *name = s->profile ? pr_profile_process(s->profile, pids[i])
-					       : ds_waits_process(s->waits, pids[i]);
+					       : pr_script_process(s->script, pids[i]);
 
 		t = (struct pr_profile_times){ .sz = sizeof(t) };
 		if (ds_sink_times(s, pids[i], &t))
@@ -516,8 +505,10 @@ int ds_sink_close(struct ds_sink *s, uint64_t start_ns, uint64_t duration_ns, bo
 	if (!err && fflush(s->out))
 		err = -errno;
 	/* A write that failed before, its stream's buffer since empty. */
-	if (!err)
-		err = ps_error(&s->ps);
+	if (!err && s->script)
+		err = pr_script_error(s->script);
+	else if (!err && ferror(s->out))
+		err = -EIO;
 	if (s->path && fclose(s->out) && !err)
 		err = -errno;
 	if (s->tmp && !err && !discard && rename(s->tmp, s->path))
@@ -527,7 +518,7 @@ int ds_sink_close(struct ds_sink *s, uint64_t start_ns, uint64_t duration_ns, bo
 	if (s->tmp && (err || discard))
 		unlink(s->tmp);
 	free(s->tmp);
-	ds_waits_free(s->waits);
+	pr_script_free(s->script);
 	pr_profile_free(s->profile);
 	free(s->parts);
 	free(s);

@@ -14,6 +14,7 @@
 
 #include "perfreader.h"
 #include "prprofile.h"
+#include "prscript.h"
 #include "prsym.h"
 #include "prunwind.h"
 
@@ -28,7 +29,7 @@ struct ds_output_opts {
 	bool annotate;               /* --annotate */
 	const char *tags[DS_MAX_TAGS];  /* "KEY=VALUE" */
 	size_t nr_tags;
-	unsigned fields;             /* perf-script: PS_* (0: perf's default) */
+	uint32_t fields;             /* perf-script: PR_SCRIPT_* (0: perf's default) */
 	bool no_inline;              /* perf-script: no inlined lines */
 	const char *title;           /* SVG, speedscope; NULL: "dwarfsample" */
 	/* Set by the verb from what was (or is being) captured: */

@@ -5,7 +5,7 @@
  * sample's stack.
  *
  * --format perf-script (the default) prints what `perf script` prints for
- * the same file, line for line (tools/print/perfscript.c): its default fields,
+ * the same file, line for line (prscript.h): its default fields,
  * or those -F lists, with the inlined functions unless --no-inline.
  */
 #include <errno.h>
@@ -21,7 +21,6 @@
 #include "perfreader.h"
 #include "names.h"
 #include "output.h"
-#include "perfscript.h"
 #include "prsym.h"
 #include "prunwind.h"
 #include "quality.h"
@@ -278,7 +277,7 @@ static int replay(struct report_args *a, struct report *r, size_t jobs, bool nam
 	}
 	if (r->sink)
 		ds_sink_session(r->sink, &a->out, r->only_event,
-				r->sink && (a->out.fields & PS_EVENT) ? r->file : NULL, false, &sink);
+				r->sink && (a->out.fields & PR_SCRIPT_EVENT) ? r->file : NULL, false, &sink);
 	if (r->quality)
 		ds_quality_session(r->quality, &quality);
 	if ((r->sink && pr_session_add_sink(r->ses, &sink)) ||
@@ -306,7 +305,7 @@ static int run(struct report_args *a, int fmt)
 	/* --quality alone (no -f): its report is the output. */
 	bool quality_only = a->quality && !a->out.format;
 	bool names = a->quality || fmt != DS_FORMAT_PERF_SCRIPT ||
-		     (a->out.fields & (PS_SRCLINE | PS_SYM));
+		     (a->out.fields & (PR_SCRIPT_SRCLINE | PR_SCRIPT_SYM));
 	PR_OPTS(pr_symbolizer_opts, sym, .cache_dir = ds_cache_dir(), .kallsyms = a->kallsyms,
 		.log = ds_log);
 	struct report r = { 0 };
@@ -470,7 +469,7 @@ int ds_cmd_report(int argc, char **argv)
 	const struct option *lists[] = { own, ds_names_longopts, ds_output_longopts };
 	struct option longopts[64];
 	size_t nr = 0;
-	struct report_args a = { .out.fields = PS_DEFAULT };
+	struct report_args a = { .out.fields = PR_SCRIPT_DEFAULT };
 	int opt, fmt;
 
 	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
@@ -487,7 +486,7 @@ int ds_cmd_report(int argc, char **argv)
 			const char *bad;
 			size_t len;
 
-			if (ps_parse_fields(optarg, &a.out.fields, &bad, &len)) {
+			if (pr_script_fields_parse(optarg, &a.out.fields, &bad, &len)) {
 				ds_err("unknown field '%.*s' in -F: the fields are comm, pid, "
 				       "tid, cpu, time, period, event, ip, sym, symoff, dso, "
 				       "srcline", (int)len, bad);
@@ -538,7 +537,7 @@ int ds_cmd_report(int argc, char **argv)
 	fmt = ds_output_format(&a.out, DS_FORMAT_PERF_SCRIPT, false);
 	if (fmt < 0)
 		return 2;
-	if (!(a.out.fields & PS_IP)) {
+	if (!(a.out.fields & PR_SCRIPT_IP)) {
 		ds_err("-F must include ip: report prints call stacks");
 		return 2;
 	}
