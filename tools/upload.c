@@ -891,7 +891,17 @@ struct ds_uploader *ds_uploader_new(const struct ds_upload_opts *o)
 		u->o.timeout_s = DEFAULT_TIMEOUT_S;
 	u->rand_state = (unsigned)getpid() ^ (unsigned)time(NULL);
 	pthread_mutex_init(&u->lock, NULL);
-	pthread_cond_init(&u->wake, NULL);
+	{
+		pthread_condattr_t ca;
+
+		/* The thread's timed waits are in the monotonic clock (run()):
+		 * in the condition's default, CLOCK_REALTIME, such a time is
+		 * long past, and the thread spun through every backoff. */
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&u->wake, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	if (u->o.out_dir) {
 		char probe[4200];
 		FILE *f;
