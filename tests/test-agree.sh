@@ -19,6 +19,13 @@
 # Then the names: perf script's default listing (symbol+offset and DSO on
 # each frame, inlined functions as extra lines) against report's, which
 # must have the same line for at least 99.9% of the frames both list.
+# For (d) perf script's inlined functions cost minutes (it asks addr2line
+# of cc1, a large binary), so its names are checked in two halves: the
+# --no-inline listings line for line as above (the functions' symbols),
+# and the functions inlined at each frame against llvm-symbolizer's
+# (toolchains/tc-check.py --inlined); the rule for the last line of an
+# inlined chain (the DWARF name, marked "(inlined)", where it is not the
+# symbol's) is checked on (a)-(c), against perf.
 # usage: test-agree.sh DWARFSAMPLE AGREE-WORKLOAD AGREE-LIB AGREE-COMPARE GEN-BIG-C
 set -u
 ds=$1
@@ -60,7 +67,10 @@ same_without_rule_cache() {
 		cmp "$tmp/$1.slow" "$tmp/$1.ours"
 }
 
-# agree NAME MIN-EQUAL-PERMILLE
+# agree NAME MIN-EQUAL-PERMILLE: dwarfsample against perf on capture
+# NAME; the names against perf script --no-inline and llvm-symbolizer when
+# $no_inline says so.
+no_inline=
 agree() {
 	name=$1
 	data=$tmp/$1.data
@@ -75,10 +85,21 @@ agree() {
 		same_without_rule_cache "$name"
 	check "$name: agrees with perf script on at least $2 per mille of samples" \
 		"$compare" "$tmp/$name.ours" "$tmp/$name.perf" "$2" "$name"
-	perf script -i "$data" >"$tmp/$name.perf-names" 2>/dev/null
+	# shellcheck disable=SC2086 # one flag or none
+	perf script -i "$data" $no_inline >"$tmp/$name.perf-names" 2>/dev/null
 	"$ds" report --no-join -i "$data" -o "$tmp/$name.names" 2>/dev/null
-	check "$name: names 99.9% of frames as perf script does, inlined frames too" \
-		"$compare" --frames "$tmp/$name.names" "$tmp/$name.perf-names" 999 "$name"
+	if [ -z "$no_inline" ]; then
+		check "$name: names 99.9% of frames as perf script does, inlined frames too" \
+			"$compare" --frames "$tmp/$name.names" "$tmp/$name.perf-names" 999 "$name"
+		return
+	fi
+	"$ds" report --no-join --no-inline -i "$data" -o "$tmp/$name.names-no-inline" 2>/dev/null
+	check "$name: names 99.9% of frames as perf script --no-inline does" \
+		"$compare" --frames "$tmp/$name.names-no-inline" "$tmp/$name.perf-names" 999 \
+		"$name"
+	# Its checks print themselves.
+	python3 "$(dirname "$0")/toolchains/tc-check.py" "$tmp/$name.names" \
+		--inlined "$tmp/$name.names-no-inline" --label "$name" || fail=1
 }
 
 capture recurse 32768 "$workload" recurse 2 && agree recurse 999
@@ -93,6 +114,7 @@ capture dlopen 8192 "$workload" dlopen 2 "$lib" && agree dlopen 999
 # them go wrong.
 "$gen" 600 >"$tmp/big.c"
 wrap="setarch $(uname -m) -R"
+no_inline=--no-inline
 capture gcc 8192 gcc -O2 -c "$tmp/big.c" -o "$tmp/big.o" && agree gcc 999
 check "gcc: the capture holds cc1's samples" \
 	grep -q '/cc1)$' "$tmp/gcc.perf"
