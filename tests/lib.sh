@@ -34,6 +34,69 @@ skip_if_refused() {
 	fi
 }
 
+# Perf as an oracle, asked once.  Where a test compares dwarfsample with
+# perf on captures perf makes, perf is most of its time (recording, and
+# perf script's lookups).  The plain build (DS_SANITIZE none, or unset)
+# asks perf and, when the test passes, keeps the captures and perf's
+# answers in $DS_PERF_ORACLES_OUT/TEST (oracle_save); a sanitized build
+# run with DS_PERF_ORACLES set to that directory's parent (.ci/run does,
+# the plain build's suite first) checks its own dwarfsample against those
+# captures and answers, and runs no perf.  Without them, or with answers
+# made of other builds of the workloads than the ones there now (a
+# sanitized build run alone; a plain build rebuilt since), it asks perf
+# itself, as the plain build does, and says so: no check is skipped.
+#
+# oracle_begin TEST FILE...: the FILEs are the builds' files the captures
+# are made of (their checksums tell whether saved answers are of them).
+# Sets $answers, the directory of the captures and perf's answers, and
+# $asking: 1 when the test makes them there, 0 when they are the plain
+# build's.  Call it after make_tmp, and need_perf only when asking.
+oracle_begin() {
+	ob_saved=${DS_PERF_ORACLES:+$DS_PERF_ORACLES/$1}
+	oracle_out=
+	asking=1
+	answers=$tmp/answers
+	if [ "${DS_SANITIZE:-none}" = none ]; then
+		oracle_out=${DS_PERF_ORACLES_OUT:+$DS_PERF_ORACLES_OUT/$1}
+		echo "# perf is asked here, in the plain build${oracle_out:+ (its answers are kept in $oracle_out)}"
+		# Only a passing run's answers are kept, and only the last run's.
+		[ -z "$oracle_out" ] || rm -rf "$oracle_out"
+	elif [ -z "$ob_saved" ]; then
+		echo "# perf is asked here: DS_PERF_ORACLES does not say where the plain build's answers are"
+	elif ! [ -s "$ob_saved/files.cksum" ] ||
+		! oracle_cksum "$ob_saved/files.list" | cmp -s - "$ob_saved/files.cksum"; then
+		echo "# perf is asked here: $ob_saved holds no answers, or answers made of other builds of the workloads"
+	else
+		asking=0
+		answers=$ob_saved
+		echo "# perf's answers are the plain build's, in $answers"
+	fi
+	shift
+	if [ "$asking" = 1 ]; then
+		mkdir -p "$answers"
+		for ob_f in "$@"; do
+			realpath "$ob_f"
+		done >"$answers/files.list"
+	fi
+}
+
+# The checksums of the files listed in FILE, one a line.
+oracle_cksum() {
+	while IFS= read -r oc_f; do
+		cksum "$oc_f" 2>/dev/null || echo "missing $oc_f"
+	done <"$1"
+}
+
+# oracle_save: in the plain build, when the test passed, keep $answers
+# for the sanitized builds (whole, or not at all).
+oracle_save() {
+	[ "$asking" = 1 ] && [ -n "$oracle_out" ] && [ "$fail" -eq 0 ] || return 0
+	oracle_cksum "$answers/files.list" >"$answers/files.cksum"
+	rm -rf "$oracle_out" "$oracle_out.new"
+	mkdir -p "$(dirname "$oracle_out")" &&
+		cp -r "$answers" "$oracle_out.new" && mv "$oracle_out.new" "$oracle_out"
+}
+
 # A scratch directory in $tmp, removed on exit (leave_tmp).  Call it
 # after setting $ds, the dwarfsample under test.
 make_tmp() {
