@@ -120,14 +120,20 @@ jobs_profile() { # file, n, format, flags...
 	echo "exit $jp_rc"
 }
 
-# Every capture the test made (a perf.data file, ours or perf's, under
-# $tmp), replayed by 2 and 3 workers (samples shared out by thread, the
-# profiles merged), must give, after sorting, the very profile one
-# worker gives: folded per thread with annotations, and the flame graph.
+# The captures the test made: perf.data files, ours or perf's, under $tmp.
+jobs_captures() {
+	for jc_f in $(find "$tmp" -type f -size -200M 2>/dev/null); do
+		[ "$(head -c 8 "$jc_f" 2>/dev/null)" != PERFILE2 ] || echo "$jc_f"
+	done
+}
+
+# Every capture the test made, replayed by 2 and 3 workers (samples
+# shared out by thread, the profiles merged), must give, after sorting,
+# the very profile one worker gives: folded per thread with annotations,
+# and the flame graph.  The plain build checks it (leave_tmp).
 jobs_agree_all() {
 	ja_n=0 ja_bad=0
-	for ja_f in $(find "$tmp" -type f -size -200M 2>/dev/null); do
-		[ "$(head -c 8 "$ja_f" 2>/dev/null)" = PERFILE2 ] || continue
+	for ja_f in $(jobs_captures); do
 		ja_n=$((ja_n + 1))
 		for ja_fmt in folded svg; do
 			ja_flags=
@@ -150,13 +156,41 @@ jobs_agree_all() {
 	return $ja_bad
 }
 
+# A sanitized build replays each capture once, by 3 workers: what it adds
+# to the plain build's check is the sanitizers' eye on the workers and the
+# merge, on every kind of capture (the plain build compared the profiles).
+# The replay must write its profile (exit 0, or 3 for a damaged file that
+# a test made on purpose) and the sanitizers must say nothing.
+jobs_clean_all() {
+	jc_n=0 jc_bad=0
+	for jc_f in $(jobs_captures); do
+		jc_n=$((jc_n + 1))
+		"$jobs_ds" report --jobs 3 --tid --annotate -f folded -i "$jc_f" -o /dev/null \
+			2>"$tmp/.jobs-err"
+		jc_rc=$?
+		if [ $jc_rc -ne 0 ] && [ $jc_rc -ne 3 ] ||
+			grep -q "Sanitizer\|runtime error:" "$tmp/.jobs-err"; then
+			echo "not ok - $jc_f: report --jobs 3 failed under the sanitizers (exit $jc_rc)"
+			tail -20 "$tmp/.jobs-err"
+			jc_bad=1
+		fi
+	done
+	[ $jc_n -gt 0 ] && [ $jc_bad -eq 0 ] &&
+		echo "ok - the $jc_n captures made here: 3 workers replay them cleanly under the sanitizers"
+	return $jc_bad
+}
+
 # On exit: the captures' check, then $tmp goes; the exit status is the
 # test's (RC, else $?), or 1 when the check failed.  A script with its
 # own EXIT trap calls it last, with the status it saved first.
 leave_tmp() {
 	lt_rc=${1:-$?}
 	if [ -n "${tmp:-}" ] && [ -d "$tmp" ] && [ -x "${jobs_ds:-}" ] && [ "$lt_rc" -ne 77 ]; then
-		jobs_agree_all || lt_rc=1
+		if [ "${DS_SANITIZE:-none}" = none ]; then
+			jobs_agree_all || lt_rc=1
+		else
+			jobs_clean_all || lt_rc=1
+		fi
 	fi
 	rm -rf "$tmp"
 	exit $lt_rc
