@@ -34,6 +34,69 @@ skip_if_refused() {
 	fi
 }
 
+# Perf as an oracle, asked once.  Where a test compares dwarfsample with
+# perf on captures perf makes, perf is most of its time (recording, and
+# perf script's lookups).  The plain build (DS_SANITIZE none, or unset)
+# asks perf and, when the test passes, keeps the captures and perf's
+# answers in $DS_PERF_ORACLES_OUT/TEST (oracle_save); a sanitized build
+# run with DS_PERF_ORACLES set to that directory's parent (.ci/run does,
+# the plain build's suite first) checks its own dwarfsample against those
+# captures and answers, and runs no perf.  Without them, or with answers
+# made of other builds of the workloads than the ones there now (a
+# sanitized build run alone; a plain build rebuilt since), it asks perf
+# itself, as the plain build does, and says so: no check is skipped.
+#
+# oracle_begin TEST FILE...: the FILEs are the builds' files the captures
+# are made of (their checksums tell whether saved answers are of them).
+# Sets $answers, the directory of the captures and perf's answers, and
+# $asking: 1 when the test makes them there, 0 when they are the plain
+# build's.  Call it after make_tmp, and need_perf only when asking.
+oracle_begin() {
+	ob_saved=${DS_PERF_ORACLES:+$DS_PERF_ORACLES/$1}
+	oracle_out=
+	asking=1
+	answers=$tmp/answers
+	if [ "${DS_SANITIZE:-none}" = none ]; then
+		oracle_out=${DS_PERF_ORACLES_OUT:+$DS_PERF_ORACLES_OUT/$1}
+		echo "# perf is asked here, in the plain build${oracle_out:+ (its answers are kept in $oracle_out)}"
+		# Only a passing run's answers are kept, and only the last run's.
+		[ -z "$oracle_out" ] || rm -rf "$oracle_out"
+	elif [ -z "$ob_saved" ]; then
+		echo "# perf is asked here: DS_PERF_ORACLES does not say where the plain build's answers are"
+	elif ! [ -s "$ob_saved/files.cksum" ] ||
+		! oracle_cksum "$ob_saved/files.list" | cmp -s - "$ob_saved/files.cksum"; then
+		echo "# perf is asked here: $ob_saved holds no answers, or answers made of other builds of the workloads"
+	else
+		asking=0
+		answers=$ob_saved
+		echo "# perf's answers are the plain build's, in $answers"
+	fi
+	shift
+	if [ "$asking" = 1 ]; then
+		mkdir -p "$answers"
+		for ob_f in "$@"; do
+			realpath "$ob_f"
+		done >"$answers/files.list"
+	fi
+}
+
+# The checksums of the files listed in FILE, one a line.
+oracle_cksum() {
+	while IFS= read -r oc_f; do
+		cksum "$oc_f" 2>/dev/null || echo "missing $oc_f"
+	done <"$1"
+}
+
+# oracle_save: in the plain build, when the test passed, keep $answers
+# for the sanitized builds (whole, or not at all).
+oracle_save() {
+	[ "$asking" = 1 ] && [ -n "$oracle_out" ] && [ "$fail" -eq 0 ] || return 0
+	oracle_cksum "$answers/files.list" >"$answers/files.cksum"
+	rm -rf "$oracle_out" "$oracle_out.new"
+	mkdir -p "$(dirname "$oracle_out")" &&
+		cp -r "$answers" "$oracle_out.new" && mv "$oracle_out.new" "$oracle_out"
+}
+
 # A scratch directory in $tmp, removed on exit (leave_tmp).  Call it
 # after setting $ds, the dwarfsample under test.
 make_tmp() {
@@ -57,14 +120,20 @@ jobs_profile() { # file, n, format, flags...
 	echo "exit $jp_rc"
 }
 
-# Every capture the test made (a perf.data file, ours or perf's, under
-# $tmp), replayed by 2 and 3 workers (samples shared out by thread, the
-# profiles merged), must give, after sorting, the very profile one
-# worker gives: folded per thread with annotations, and the flame graph.
+# The captures the test made: perf.data files, ours or perf's, under $tmp.
+jobs_captures() {
+	for jc_f in $(find "$tmp" -type f -size -200M 2>/dev/null); do
+		[ "$(head -c 8 "$jc_f" 2>/dev/null)" != PERFILE2 ] || echo "$jc_f"
+	done
+}
+
+# Every capture the test made, replayed by 2 and 3 workers (samples
+# shared out by thread, the profiles merged), must give, after sorting,
+# the very profile one worker gives: folded per thread with annotations,
+# and the flame graph.  The plain build checks it (leave_tmp).
 jobs_agree_all() {
 	ja_n=0 ja_bad=0
-	for ja_f in $(find "$tmp" -type f -size -200M 2>/dev/null); do
-		[ "$(head -c 8 "$ja_f" 2>/dev/null)" = PERFILE2 ] || continue
+	for ja_f in $(jobs_captures); do
 		ja_n=$((ja_n + 1))
 		for ja_fmt in folded svg; do
 			ja_flags=
@@ -87,13 +156,41 @@ jobs_agree_all() {
 	return $ja_bad
 }
 
+# A sanitized build replays each capture once, by 3 workers: what it adds
+# to the plain build's check is the sanitizers' eye on the workers and the
+# merge, on every kind of capture (the plain build compared the profiles).
+# The replay must write its profile (exit 0, or 3 for a damaged file that
+# a test made on purpose) and the sanitizers must say nothing.
+jobs_clean_all() {
+	jc_n=0 jc_bad=0
+	for jc_f in $(jobs_captures); do
+		jc_n=$((jc_n + 1))
+		"$jobs_ds" report --jobs 3 --tid --annotate -f folded -i "$jc_f" -o /dev/null \
+			2>"$tmp/.jobs-err"
+		jc_rc=$?
+		if [ $jc_rc -ne 0 ] && [ $jc_rc -ne 3 ] ||
+			grep -q "Sanitizer\|runtime error:" "$tmp/.jobs-err"; then
+			echo "not ok - $jc_f: report --jobs 3 failed under the sanitizers (exit $jc_rc)"
+			tail -20 "$tmp/.jobs-err"
+			jc_bad=1
+		fi
+	done
+	[ $jc_n -gt 0 ] && [ $jc_bad -eq 0 ] &&
+		echo "ok - the $jc_n captures made here: 3 workers replay them cleanly under the sanitizers"
+	return $jc_bad
+}
+
 # On exit: the captures' check, then $tmp goes; the exit status is the
 # test's (RC, else $?), or 1 when the check failed.  A script with its
 # own EXIT trap calls it last, with the status it saved first.
 leave_tmp() {
 	lt_rc=${1:-$?}
 	if [ -n "${tmp:-}" ] && [ -d "$tmp" ] && [ -x "${jobs_ds:-}" ] && [ "$lt_rc" -ne 77 ]; then
-		jobs_agree_all || lt_rc=1
+		if [ "${DS_SANITIZE:-none}" = none ]; then
+			jobs_agree_all || lt_rc=1
+		else
+			jobs_clean_all || lt_rc=1
+		fi
 	fi
 	rm -rf "$tmp"
 	exit $lt_rc

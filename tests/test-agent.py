@@ -3,12 +3,18 @@
 """dwarfsample agent against a loopback Pyroscope (tests/receiver.py) that
 checks the ingest contract strictly and breaks on request: 500s, a 429
 with Retry-After, a connection cut mid-body, a stalled answer, a 400, and
-30 s down.  Every window the agent cut arrives once, in order; the
+an outage of 32 s.  Every window the agent cut arrives once, in order; the
 windows tile the run; each body is a pprof that go tool pprof reads, with
 the workload's function, the function inlined into it and their lines;
 the credentials go in headers and never in the log; SIGTERM flushes the
 last window.  Then a run whose backend is down spools its windows (within
 --spool-size, dropping the oldest), and the next run delivers them first.
+
+The first agent's uploader runs on a clock four times as fast as real
+time (its test hook, DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE): its backoff
+lives through the 32 s outage in 8 s, and every wait of its own (backoff,
+Retry-After) is a quarter as long; the receiver's stall and the request
+timeout stay real.  The other runs use the real clock.
 
 Last, the OTLP sink: every window a gzipped ExportProfilesServiceRequest
 with the headers of DWARFSAMPLE_OTLP_HEADERS, which protoc decodes with the
@@ -33,6 +39,10 @@ DS, RECEIVER, PROTOS = sys.argv[1], sys.argv[2], sys.argv[3]
 TMP = tempfile.mkdtemp()
 FAIL = [0]
 PASSWORD = "s3cret-pw-7731"
+# The first agent's clock rate, and its outage in real seconds: 32 s of
+# its clock, which its backoff goes through as it would through a real one.
+CLOCK_RATE = 4
+DOWN_S = 8
 WORKLOAD = r"""
 #include <stdlib.h>
 #include <time.h>
@@ -153,7 +163,8 @@ def main():
     a = agent(["-p", str(work.pid), "--pyroscope", "http://127.0.0.1:%d/" % port,
                "--interval", "1s", "--service", "wl-svc", "--tag", "env=test",
                "--timeout", "2s", "--flush-timeout", "30s", "--spool-dir", spool,
-               "--health-interval", "5s", "--log-level", "debug"], log, env)
+               "--health-interval", "5s", "--log-level", "debug"], log,
+              dict(env, DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE=str(CLOCK_RATE)))
     try:
         run_faults(rdir, a, log, spool)
     finally:
@@ -174,6 +185,8 @@ def run_faults(rdir, a, log, spool):
         sys.exit(77)
     if not check("two windows delivered", len(accepted(rdir)) >= 2, open(log).read()[-2000:]):
         return
+    check("the test hook on the uploader's clock is said in the log",
+          "DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE=%d: a test hook" % CLOCK_RATE in open(log).read())
     # Each fault hits the request the agent sends after the control file
     # changes; one already on the way may be taken first.
     # Three 500s, then the same window is taken.
@@ -185,15 +198,17 @@ def run_faults(rdir, a, log, spool):
           len(fails) == 3 and wait(lambda: taken(rdir, n, fails[0]) is not None,
                                    "the window after three 500s")
           and all(f["query"]["from"] == fails[0]["query"]["from"] for f in fails), fails)
-    # A 429 with Retry-After: 3 is honoured.
+    # A 429 with Retry-After: 3 is honoured: 3 s of the uploader's clock
+    # (the backoff after one failure would be 0.5 to 1 s of it).
     n = last_n(rdir)
     control(rdir, {"fail": 1, "status": 429, "retry_after": "3"})
     if wait(lambda: after(rdir, n, "failed") is not None, "a 429"):
         t429 = after(rdir, n, "failed")
         wait(lambda: taken(rdir, n, t429) is not None, "the window after a 429")
         nxt = [e for e in entries(rdir) if e["n"] > t429["n"]][0]
-        check("after a 429 with Retry-After: 3 the next try waits 3 s (%.2f s)"
-              % (nxt["time"] - t429["time"]), nxt["time"] - t429["time"] >= 2.9)
+        waited = (nxt["time"] - t429["time"]) * CLOCK_RATE
+        check("after a 429 with Retry-After: 3 the next try waits 3 s of the uploader's clock"
+              " (%.2f s)" % waited, waited >= 2.9)
     # A connection cut mid-body.
     n = last_n(rdir)
     control(rdir, {"cut": 1})
@@ -222,19 +237,26 @@ def run_faults(rdir, a, log, spool):
               and taken(rdir, n, bad) is None, (bad["query"], nxt()["query"]))
         check("a 400 is logged with the server's message",
               "refused a window with HTTP 400: injected failure" in open(log).read())
-    # Down 30 s: windows wait in the spool and come in order when it is back.
+    # Down 32 s of the uploader's clock: windows wait in the spool and come
+    # in order when it is back.  Of the windows cut while it was down (one
+    # a second), two thirds must have waited in the spool by its end, and
+    # five sixths arrive after it.
     n = last_n(rdir)
     down_from = time.time()
-    control(rdir, {"down_until": down_from + 30})
-    wait(lambda: time.time() > down_from + 30, "30 s down", 60)
-    check("windows waited in the spool while the backend was down",
-          len([f for f in os.listdir(os.path.join(spool, "pyroscope"))
-               if f.endswith(".req")]) >= 20)
+    control(rdir, {"down_until": down_from + DOWN_S})
+    wait(lambda: time.time() > down_from + DOWN_S, "the outage", 60)
+    spooled = len([f for f in os.listdir(os.path.join(spool, "pyroscope"))
+                   if f.endswith(".req")])
+    check("windows waited in the spool while the backend was down (%d)" % spooled,
+          spooled >= DOWN_S * 2 // 3)
     check("every spooled window is delivered once the backend is back",
           wait(lambda: not [f for f in os.listdir(os.path.join(spool, "pyroscope"))
                             if f.endswith(".req")], "the spool to empty", 120))
     late = [e for e in accepted(rdir) if e["n"] > n]
-    check("the windows of the 30 s down arrive after it (%d)" % len(late), len(late) >= 25)
+    check("the windows of the outage arrive after it (%d)" % len(late),
+          len(late) >= DOWN_S * 5 // 6)
+    tries = re.findall(r"Pyroscope: try (\d+) failed", open(log).read())
+    print("# the uploader tried %s times while the backend was down" % (tries[-1] if tries else 1))
     # SIGTERM flushes the window being filled.
     before = len(accepted(rdir))
     a.send_signal(signal.SIGTERM)

@@ -169,7 +169,9 @@ rust-*)
 	check "$mode: no name left mangled" none_mangled ;;
 esac
 
-if perf --version >/dev/null 2>&1; then
+# For the record only, so in the plain build only (lib.sh, oracle_begin,
+# says why perf is asked there).
+if [ "${DS_SANITIZE:-none}" = none ] && perf --version >/dev/null 2>&1; then
 	"$ds" report -i "$tmp/data" -o "$tmp/ours" 2>/dev/null
 	perf script -i "$tmp/data" >"$tmp/perf" 2>/dev/null &&
 		"$agree" --frames "$tmp/ours" "$tmp/perf" 0 "$mode (against perf script, not required)"

@@ -4,8 +4,9 @@
 # aside: its frame table is numbered by first use), pprof read back by
 # go tool pprof; the live command with two workers on the two-thread
 # demo; and what --jobs says to a wrong value.  Every capture the other
-# shell tests make is checked the same way when they end (lib.sh,
-# leave_tmp).
+# shell tests make is checked the same way when they end, in the plain
+# build (lib.sh, leave_tmp; a sanitized build replays each once by three
+# workers).
 # usage: test-jobs.sh DWARFSAMPLE FIXTURES DEMO CORO-WORKLOAD
 set -u
 ds=$(realpath "$1")

@@ -13,7 +13,9 @@
 #   agree    perf record -e sched:sched_switch --call-graph dwarf and
 #            dwarfsample record --off-cpu on the same process at once: the
 #            samples paired by thread and time, >= 99.9 % of user stacks
-#            equal or longer in dwarfsample
+#            equal or longer in dwarfsample (recorded in the plain build;
+#            a sanitized one reports the two captures it kept: lib.sh,
+#            oracle_begin)
 #   fork, exec, exit
 #            a wait across fork, a thread killed by exec, threads killed
 #            while blocked: each wait counted once and to its end only
@@ -28,8 +30,9 @@ pair=$(realpath "$3")
 compare=$(realpath "$4")
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
-need_perf
 make_tmp
+oracle_begin offcpu-oracles "$workload"
+[ "$asking" = 0 ] || need_perf
 wpid=
 trap 'rc=$?; kill $wpid 2>/dev/null; leave_tmp $rc' EXIT
 comm=offcpu-workload
@@ -250,44 +253,51 @@ for n in 1 2; do
 done
 
 # --- agreement with perf on the same switches ---
-# Both attach to a workload that waits for them (-g), with the same stack
-# copy (8 KiB, perf's default), and the same clock.
-mkfifo "$tmp/go"
-"$workload" -g -o "$tmp/mix.truth" mix 3 <"$tmp/go" >/dev/null &
-wpid=$!
-exec 3>"$tmp/go"
-wait_for runs $wpid $comm
-# Rings of 16 MiB per CPU hold every sample of the run (about 1000
-# switches of 8 KiB stacks) without a drain: however late either
-# profiler's reader runs on a loaded machine, neither loses a switch.
-# Both open their events disabled and enable them later, so the
-# workload starts only once each has said it samples: perf acks an
-# "enable" on its control fifo, dwarfsample -vv logs it.
-mkfifo "$tmp/perf.ctl" "$tmp/perf.ack"
-perf record -q -k CLOCK_MONOTONIC -e sched:sched_switch --call-graph dwarf,8192 -m 4096 \
-	-D -1 --control "fifo:$tmp/perf.ctl,$tmp/perf.ack" \
-	-p $wpid -o "$tmp/mix.perf.data" >/dev/null 2>"$tmp/perf.err" &
-ppid=$!
-"$ds" record -vv --off-cpu --off-cpu-stack-size 8192 --ring-pages 4096 -p $wpid \
-	-o "$tmp/mix.data" 2>"$tmp/rec.err" &
-rpid=$!
-echo enable >"$tmp/perf.ctl"
-ack=$(head -c 3 <"$tmp/perf.ack")
-check "agree: perf acks the enable on its control fifo" test "$ack" = ack
-rec_enabled() { grep -q "the events are enabled" "$tmp/rec.err" || ! kill -0 $rpid 2>/dev/null; }
-wait_for rec_enabled
-printf g >&3
-exec 3>&-
-wait $wpid
-wpid=
-wait $rpid
-check "agree: record --off-cpu -p exits 0 when its target does" test $? -eq 0 ||
-	cat "$tmp/rec.err"
-wait $ppid
-check "agree: perf record -e sched:sched_switch exits 0" test $? -eq 0 || cat "$tmp/perf.err"
-perf script -F comm,tid,time,event,ip,dso --no-inline -i "$tmp/mix.perf.data" \
-	>"$tmp/mix.perf" 2>/dev/null
-"$ds" report -F comm,tid,time,event,ip,dso --no-inline -i "$tmp/mix.data" \
+# shellcheck disable=SC2317 # called through wait_for
+rec_enabled() { grep -q "the events are enabled" "$tmp/rec.err" || ! kill -0 "$rpid" 2>/dev/null; }
+# record_both: perf and dwarfsample record the same switches, into
+# $answers/mix.perf.data and mix.data, and perf script lists perf's as
+# $answers/mix.perf.
+record_both() {
+	# Both attach to a workload that waits for them (-g), with the same stack
+	# copy (8 KiB, perf's default), and the same clock.
+	mkfifo "$tmp/go"
+	"$workload" -g -o "$tmp/mix.truth" mix 3 <"$tmp/go" >/dev/null &
+	wpid=$!
+	exec 3>"$tmp/go"
+	wait_for runs $wpid $comm
+	# Rings of 16 MiB per CPU hold every sample of the run (about 1000
+	# switches of 8 KiB stacks) without a drain: however late either
+	# profiler's reader runs on a loaded machine, neither loses a switch.
+	# Both open their events disabled and enable them later, so the
+	# workload starts only once each has said it samples: perf acks an
+	# "enable" on its control fifo, dwarfsample -vv logs it.
+	mkfifo "$tmp/perf.ctl" "$tmp/perf.ack"
+	perf record -q -k CLOCK_MONOTONIC -e sched:sched_switch --call-graph dwarf,8192 -m 4096 \
+		-D -1 --control "fifo:$tmp/perf.ctl,$tmp/perf.ack" \
+		-p $wpid -o "$answers/mix.perf.data" >/dev/null 2>"$tmp/perf.err" &
+	ppid=$!
+	"$ds" record -vv --off-cpu --off-cpu-stack-size 8192 --ring-pages 4096 -p $wpid \
+		-o "$answers/mix.data" 2>"$tmp/rec.err" &
+	rpid=$!
+	echo enable >"$tmp/perf.ctl"
+	ack=$(head -c 3 <"$tmp/perf.ack")
+	check "agree: perf acks the enable on its control fifo" test "$ack" = ack
+	wait_for rec_enabled
+	printf g >&3
+	exec 3>&-
+	wait $wpid
+	wpid=
+	wait $rpid
+	check "agree: record --off-cpu -p exits 0 when its target does" test $? -eq 0 ||
+		cat "$tmp/rec.err"
+	wait $ppid
+	check "agree: perf record -e sched:sched_switch exits 0" test $? -eq 0 || cat "$tmp/perf.err"
+	perf script -F comm,tid,time,event,ip,dso --no-inline -i "$answers/mix.perf.data" \
+		>"$answers/mix.perf" 2>/dev/null
+}
+[ "$asking" = 0 ] || record_both
+"$ds" report -F comm,tid,time,event,ip,dso --no-inline -i "$answers/mix.data" \
 	-o "$tmp/mix.ours" 2>"$tmp/err"
 check "agree: report reads the off-CPU capture" test $? -eq 0
 # The tracepoint fires in __schedule before the context-switches event in
@@ -298,7 +308,7 @@ check "agree: report reads the off-CPU capture" test $? -eq 0
 # while neither side misses a switch (the rings see to it), each sample
 # is paired with the same switch's; all must pair.
 check "agree: the two captures' samples pair up by thread and time" \
-	"$pair" "$tmp/mix.ours" "$tmp/mix.perf" "$tmp/mix.ours.paired" "$tmp/mix.perf.paired" \
+	"$pair" "$tmp/mix.ours" "$answers/mix.perf" "$tmp/mix.ours.paired" "$tmp/mix.perf.paired" \
 	2000 999 agree
 n=$(grep -c '^[0-9]' "$tmp/mix.perf.paired")
 check "agree: enough pairs to compare ($n)" test "$n" -ge 500
@@ -453,6 +463,7 @@ check "live and recorded: the same main stacks ($(wc -l <"$tmp/live.main"))" \
 check "live and recorded: the pipe reader's among them" \
 	grep -q ";pipe_reader_thread;read_pipe;" "$tmp/live.main"
 
+oracle_save
 if [ "$fail" -ne 0 ]; then
 	for f in "$tmp"/*.truth; do
 		echo "# $f:"

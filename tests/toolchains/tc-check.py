@@ -7,6 +7,7 @@ against an independent symbolizer, llvm-symbolizer --inlining.
 
 usage: tc-check.py LISTING --depth D --recurse REGEX --spin REGEX --bottom REGEX
                    --outermost REGEX [--label TEXT]
+       tc-check.py LISTING --inlined NO-INLINE-LISTING [--label TEXT]
 
 The samples looked at are those "in the bottom loop": the samples whose
 innermost frame llvm-symbolizer names as one of the --bottom functions
@@ -29,6 +30,17 @@ those samples:
       99.9 % of the innermost frames: the 41 recursive frames of every
       sample would hide a name wrong in every leaf, where the helper and
       the standard library's templates are inlined.
+
+With --inlined, any program's listing (test-agree.sh's gcc, whose cc1
+is too large for perf script's own inline lookups: minutes), and only
+the functions inlined at each frame: over every frame where the listing
+or llvm-symbolizer has functions inlined, at least 99.9 % must have the
+same chain of them, innermost first (normalised as below), and there
+must be at least 10 such frames.  The function they are inlined into is
+left to a comparison of NO-INLINE-LISTING with perf script --no-inline,
+which names it by its ELF symbol; NO-INLINE-LISTING (report --no-inline
+of the same samples) also tells the frames apart and gives each its file
+(read_split()).
 
 Written in Python rather than C like agree-compare.c: it runs a
 subprocess per file, reads ELF program headers and JSON, and rewrites
@@ -87,35 +99,82 @@ OPEN = '(<{['
 CLOSE = ')>}]'
 
 
+def listing_lines(path):
+    """Samples as lists of frame lines, leaf first; a line is (file offset,
+    name, dso or "inlined", [source lines]), the source lines
+    (basename:line) when the listing has them."""
+    samples = []
+    lines = None
+    with open(path, encoding='utf-8', errors='replace') as f:
+        for line in f:
+            line = line.rstrip('\n')
+            if not line:
+                lines = None
+                continue
+            if line.startswith('  ') and lines:
+                lines[-1][3].append(srcline(*line.strip().rsplit(':', 1)))
+                continue
+            if not line.startswith('\t'):
+                lines = []
+                samples.append(lines)
+                continue
+            m = FRAME.match(line)
+            if not m or lines is None:
+                sys.exit(f'{path}: not a frame line: {line!r}')
+            lines.append((int(m.group(1), 16), SYMOFF.sub('', m.group(2)), m.group(3), []))
+    return samples
+
+
 def read_listing(path):
     """Samples as lists of machine frames, leaf first; a frame is
     (file offset, dso, [names, innermost first], [source lines]), the
     source lines (basename:line, one per name) when the listing has them."""
     samples = []
-    frames = None
-    with open(path, encoding='utf-8', errors='replace') as f:
-        for line in f:
-            line = line.rstrip('\n')
-            if not line:
-                frames = None
-                continue
-            if line.startswith('  ') and frames:
-                frames[-1][3].append(srcline(*line.strip().rsplit(':', 1)))
-                continue
-            if not line.startswith('\t'):
-                frames = []
-                samples.append(frames)
-                continue
-            m = FRAME.match(line)
-            if not m or frames is None:
-                sys.exit(f'{path}: not a frame line: {line!r}')
-            off, name, dso = int(m.group(1), 16), SYMOFF.sub('', m.group(2)), m.group(3)
+    for lines in listing_lines(path):
+        frames = []
+        for off, name, dso, src in lines:
             if frames and frames[-1][1] is None and frames[-1][0] == off:
                 frames[-1][2].append(name)
             else:
                 frames.append([off, None, [name], []])
+            frames[-1][3].extend(src)
             if dso != 'inlined':
                 frames[-1][1] = dso
+        samples.append(frames)
+    return samples
+
+
+def read_split(path, frames_path):
+    """read_listing(path)'s samples, each machine frame told apart and
+    given its file by frames_path, a --no-inline listing of the same
+    samples.  perf's layout alone cannot tell apart consecutive frames at
+    one address whose lines all say "(inlined)" (a recursion through a
+    function whose DWARF name is not its ELF symbol, as glibc's
+    msort_with_tmp): the lines at an address are shared evenly by the
+    frames there, which have the same functions."""
+    samples, listing, machine = [], listing_lines(path), listing_lines(frames_path)
+    if len(listing) != len(machine):
+        sys.exit(f'{path} and {frames_path} list {len(listing)} and {len(machine)} samples')
+    for lines, frames in zip(listing, machine):
+        out, i, k = [], 0, 0
+        while k < len(frames):
+            off, same = frames[k][0], 1
+            while k + same < len(frames) and frames[k + same][0] == off:
+                same += 1
+            j = i
+            while j < len(lines) and lines[j][0] == off:
+                j += 1
+            if (j - i) % same:
+                # Uneven: all to the first frame, which then differs.
+                shares = [lines[i:j]] + [[]] * (same - 1)
+            else:
+                w = (j - i) // same
+                shares = [lines[i + n * w:i + (n + 1) * w] for n in range(same)]
+            for n, at in enumerate(shares):
+                out.append([off, frames[k + n][2], [name for _, name, _, _ in at],
+                            [s for _, _, _, src in at for s in src]])
+            i, k = j, k + same
+        samples.append(out)
     return samples
 
 
@@ -235,6 +294,43 @@ def same_names(ours, lines, theirs, dso=None):
     want = [normalise(fn) for fn, _, _ in theirs[:-1]]
     return ours[:-1] == want[:-1] and (ours[-1] in (want[-1], normalise(theirs[-1])) or
                                        aliases(dso, ours[-1], want[-1]))
+
+
+def inlined_names(names):
+    """The functions inlined at a frame (innermost first, the function
+    they are inlined into left out), normalised."""
+    return [normalise(n) for n in names[:-1]]
+
+
+def check_inlined(samples, label):
+    """--inlined: print the figures and the checks; whether all hold."""
+    theirs = oracle(samples)
+    seen = same = 0
+    examples = []
+    for frame in (frame for frames in samples for frame in frames):
+        off, dso, ours, _ = frame
+        t = theirs(frame)
+        want = None if t is None else inlined_names([fn for fn, _, _ in t[:-1]])
+        if len(ours) < 2 and not want:
+            continue
+        seen += 1
+        if inlined_names(ours) == want:
+            same += 1
+        elif len(examples) < 5:
+            examples.append(f'{off:#x} in {dso}: ours {ours}, llvm-symbolizer {t}')
+    print(f'# {label}: {len(samples)} samples, {seen} frames with functions inlined, by the '
+          f'listing or llvm-symbolizer: {same} the same '
+          f'({100.0 * same / seen if seen else 0.0:.3f}%)')
+    for e in examples:
+        print(f'#   differs: {e}')
+    ok = True
+    for what, good in (
+            (f'at least 10 frames with functions inlined ({seen})', seen >= 10),
+            ('at least 99.9% of them with the functions llvm-symbolizer finds inlined there',
+             seen > 0 and same * 1000 >= seen * 999)):
+        print(f'{"ok" if good else "not ok"} - {label}: {what}')
+        ok = ok and good
+    return ok
 
 
 def closing_group(name, end):
@@ -406,14 +502,19 @@ class Figures:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('listing')
-    ap.add_argument('--depth', type=int, required=True)
-    ap.add_argument('--recurse', required=True)
-    ap.add_argument('--spin', required=True)
-    ap.add_argument('--bottom', required=True)
-    ap.add_argument('--outermost', required=True)
+    ap.add_argument('--inlined', metavar='NO-INLINE-LISTING')
+    ap.add_argument('--depth', type=int)
+    ap.add_argument('--recurse')
+    ap.add_argument('--spin')
+    ap.add_argument('--bottom')
+    ap.add_argument('--outermost')
     ap.add_argument('--label', default='')
     args = ap.parse_args()
 
+    if args.inlined:
+        return 0 if check_inlined(read_split(args.listing, args.inlined), args.label) else 1
+    if None in (args.depth, args.recurse, args.spin, args.bottom, args.outermost):
+        ap.error('without --inlined: --depth, --recurse, --spin, --bottom and --outermost')
     samples = read_listing(args.listing)
     theirs = oracle(samples)
     figures = Figures(args)

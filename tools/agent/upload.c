@@ -168,6 +168,7 @@ struct ds_uploader {
 	double deadline;             /* closing: when to stop trying */
 	bool lost;                   /* a window neither delivered nor kept */
 	unsigned rand_state;
+	double clock_rate;           /* now_s() seconds per real second */
 
 	/* Written by the thread, read by ds_uploader_stats(). */
 	_Atomic uint64_t sent, spooled, dropped, failed, retries, bytes_sent, written;
@@ -422,9 +423,40 @@ static char *pyroscope_target(struct ds_uploader *u, const struct ds_window *w)
 
 /* ---- delivery ---- */
 
-static double now_s(void)
+/*
+ * The uploader's clock, in seconds: backoff, Retry-After and the close's
+ * grace are measured in it (a request's --timeout is curl's, in real
+ * time).  It is the monotonic clock, run faster only for the agent's test
+ * (tests/test-agent.py), which so lives through a backend's long outage in
+ * a few seconds: a test hook, set from the environment when the uploader
+ * starts (test_clock()) and said in the log, never by an option.
+ */
+#define TEST_CLOCK_ENV "DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE"
+
+static double now_s(const struct ds_uploader *u)
 {
-	return ds_now();
+	return ds_now() * u->clock_rate;
+}
+
+/* The clock's rate: 1, or the test hook's.  0, or -1 after saying what
+ * is wrong. */
+static int test_clock(struct ds_uploader *u)
+{
+	const char *s = getenv(TEST_CLOCK_ENV);
+	char *end;
+
+	u->clock_rate = 1;
+	if (!s)
+		return 0;
+	u->clock_rate = strtod(s, &end);
+	if (end == s || *end || !(u->clock_rate >= 1 && u->clock_rate <= 1000)) {
+		ds_err("%s=%s: a test hook, the rate of the uploader's clock, from 1 to 1000; "
+		       "unset it", TEST_CLOCK_ENV, s);
+		return -1;
+	}
+	ds_logf(PR_LOG_WARN, "%s=%s: a test hook: the uploader's backoff runs %g times as fast "
+		"as real time; unset it outside tests", TEST_CLOCK_ENV, s, u->clock_rate);
+	return 0;
 }
 
 struct body {
@@ -495,7 +527,7 @@ static void backoff(struct ds_uploader *u, struct backend *be, double retry_afte
 	delay = delay / 2 + delay / 2 * ((double)rand_r(&u->rand_state) / RAND_MAX);
 	if (retry_after >= 0)
 		delay = retry_after < RETRY_AFTER_MAX_S ? retry_after : RETRY_AFTER_MAX_S;
-	be->next_try = now_s() + delay;
+	be->next_try = now_s(u) + delay;
 }
 
 /* Try the oldest request of `be` once. */
@@ -517,8 +549,13 @@ static void attempt(struct ds_uploader *u, struct backend *be)
 		free(reply.buf);
 		return;
 	}
-	if (u->closing && u->deadline - now_s() < timeout)
-		timeout = u->deadline - now_s() > 0.1 ? u->deadline - now_s() : 0.1;
+	if (u->closing) {
+		/* What is left of the grace, in real seconds. */
+		double left = (u->deadline - now_s(u)) / u->clock_rate;
+
+		if (left < timeout)
+			timeout = left > 0.1 ? left : 0.1;
+	}
 	snprintf(url, sizeof(url), "%s%s", be->url, r.target);
 	curl_easy_setopt(be->curl, CURLOPT_URL, url);
 	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDS, r.body);
@@ -529,9 +566,9 @@ static void attempt(struct ds_uploader *u, struct backend *be)
 	curl_easy_setopt(be->curl, CURLOPT_HEADERFUNCTION, retry_after_header);
 	curl_easy_setopt(be->curl, CURLOPT_HEADERDATA, &retry_after);
 	curl_easy_setopt(be->curl, CURLOPT_ERRORBUFFER, errbuf);
-	t0 = now_s();
+	t0 = ds_now();
 	rc = curl_easy_perform(be->curl);
-	atomic_store(&u->latency_us, (uint64_t)((now_s() - t0) * 1e6));
+	atomic_store(&u->latency_us, (uint64_t)((ds_now() - t0) * 1e6));
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(be->curl, CURLINFO_RESPONSE_CODE, &status);
 	reason(&reply, why, sizeof(why));
@@ -676,7 +713,7 @@ static void *run(void *arg)
 
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
-		double now = now_s(), until = 0;
+		double now = now_s(u), until = 0;
 		struct backend *ready = NULL;
 		bool waiting = false;
 
@@ -721,7 +758,8 @@ static void *run(void *arg)
 			if (u->closing && u->deadline < until)
 				until = u->deadline;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
-			until -= now;
+			/* In real seconds. */
+			until = (until - now) / u->clock_rate;
 			if (until < 0)
 				until = 0;
 			ts.tv_sec += (time_t)until;
@@ -890,8 +928,23 @@ struct ds_uploader *ds_uploader_new(const struct ds_upload_opts *o)
 	if (u->o.timeout_s <= 0)
 		u->o.timeout_s = DEFAULT_TIMEOUT_S;
 	u->rand_state = (unsigned)getpid() ^ (unsigned)time(NULL);
+	if (test_clock(u)) {
+		free(u);
+		curl_global_cleanup();
+		return NULL;
+	}
 	pthread_mutex_init(&u->lock, NULL);
-	pthread_cond_init(&u->wake, NULL);
+	{
+		pthread_condattr_t ca;
+
+		/* The thread's timed waits are in the monotonic clock (run()):
+		 * in the condition's default, CLOCK_REALTIME, such a time is
+		 * long past, and the thread spun through every backoff. */
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&u->wake, &ca);
+		pthread_condattr_destroy(&ca);
+	}
 	if (u->o.out_dir) {
 		char probe[4200];
 		FILE *f;
@@ -991,7 +1044,7 @@ int ds_uploader_close(struct ds_uploader *u, double grace_s)
 		return 0;
 	pthread_mutex_lock(&u->lock);
 	u->closing = true;
-	u->deadline = now_s() + grace_s;
+	u->deadline = now_s(u) + grace_s;
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
 	pthread_join(u->thread, NULL);
