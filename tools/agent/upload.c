@@ -10,10 +10,6 @@
  * again later (exponential backoff with jitter, or what Retry-After
  * says), the same request first.
  */
-/* The functions are called through `lc` (below), not curl's type-checking
- * macros. */
-#define CURL_DISABLE_TYPECHECK
-#include <curl/curl.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
@@ -31,150 +27,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "spool.h"
-#include "upload.h"
-
-/*
- * libcurl, loaded when the agent starts its uploader, not linked: linked,
- * its thirty-odd libraries (TLS, Kerberos, LDAP, ...) were loaded and
- * relocated at every start of every command, about 6 ms of CPU -- a sixth
- * of a whole `report` of a 20 000-sample capture.
- */
-static struct {
-	CURLcode (*global_init)(long flags);
-	void (*global_cleanup)(void);
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *curl, CURLoption option, ...);
-	CURLcode (*easy_perform)(CURL *curl);
-	CURLcode (*easy_getinfo)(CURL *curl, CURLINFO info, ...);
-	void (*easy_cleanup)(CURL *curl);
-	const char *(*easy_strerror)(CURLcode code);
-	char *(*easy_escape)(CURL *curl, const char *s, int len);
-	void (*free)(void *p);
-	time_t (*getdate)(const char *s, const time_t *unused);
-	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
-	void (*slist_free_all)(struct curl_slist *l);
-} lc;
-
-/* curl.h defines some as macros of its own. */
-#undef curl_global_init
-#define curl_global_init lc.global_init
-#undef curl_global_cleanup
-#define curl_global_cleanup lc.global_cleanup
-#undef curl_easy_init
-#define curl_easy_init lc.easy_init
-#undef curl_easy_setopt
-#define curl_easy_setopt lc.easy_setopt
-#undef curl_easy_perform
-#define curl_easy_perform lc.easy_perform
-#undef curl_easy_getinfo
-#define curl_easy_getinfo lc.easy_getinfo
-#undef curl_easy_cleanup
-#define curl_easy_cleanup lc.easy_cleanup
-#undef curl_easy_strerror
-#define curl_easy_strerror lc.easy_strerror
-#undef curl_easy_escape
-#define curl_easy_escape lc.easy_escape
-#undef curl_free
-#define curl_free lc.free
-#undef curl_getdate
-#define curl_getdate lc.getdate
-#undef curl_slist_append
-#define curl_slist_append lc.slist_append
-#undef curl_slist_free_all
-#define curl_slist_free_all lc.slist_free_all
-
-/* Fill `lc` once: 0, or -1 after saying what is missing. */
-static int load_curl(void)
-{
-	static const char lib[] = "libcurl.so.4";
-	static const struct {
-		const char *name;
-		size_t offset;
-	} fns[] = {
-#define FN(f, m) { "curl_" #f, offsetof(__typeof__(lc), m) }
-		FN(global_init, global_init), FN(global_cleanup, global_cleanup),
-		FN(easy_init, easy_init), FN(easy_setopt, easy_setopt),
-		FN(easy_perform, easy_perform), FN(easy_getinfo, easy_getinfo),
-		FN(easy_cleanup, easy_cleanup), FN(easy_strerror, easy_strerror),
-		FN(easy_escape, easy_escape), FN(free, free), FN(getdate, getdate),
-		FN(slist_append, slist_append), FN(slist_free_all, slist_free_all),
-#undef FN
-	};
-	void *h;
-
-	if (lc.global_init)
-		return 0;
-	if (!(h = dlopen(lib, RTLD_NOW | RTLD_LOCAL))) {
-		ds_err("the agent's uploads need %s (Debian: apt-get install libcurl4): %s", lib,
-		       dlerror());
-		return -1;
-	}
-	for (size_t i = 0; i < sizeof(fns) / sizeof(fns[0]); i++) {
-		void *f = dlsym(h, fns[i].name);
-
-		if (!f) {
-			ds_err("%s has no %s: it is not the libcurl the agent was built for", lib,
-			       fns[i].name);
-			return -1;
-		}
-		memcpy((char *)&lc + fns[i].offset, &f, sizeof(f));
-	}
-	/* Loaded for good: its atexit handlers and threads outlive us. */
-	return 0;
-}
-
-#define DEFAULT_DIR_BYTES ((uint64_t)1 << 30)
-#define DEFAULT_DIR_AGE_S (7 * 86400)
-#define DEFAULT_SPOOL_BYTES ((uint64_t)256 << 20)
-#define DEFAULT_TIMEOUT_S 30.0
-/* Backoff: 1 s doubling to 5 min; Retry-After is believed up to 1 h. */
-#define BACKOFF_MIN_S 1.0
-#define BACKOFF_MAX_S 300.0
-#define RETRY_AFTER_MAX_S 3600.0
-/* What a refusal's body may add to the log. */
-#define REASON_MAX 200
-
-struct backend {
-	const char *name;            /* "Pyroscope" */
-	char *url;                   /* base, without a trailing slash */
-	struct ds_spool *spool;
-	CURL *curl;
-	struct curl_slist *headers;
-	unsigned failures;           /* in a row */
-	double next_try;             /* monotonic seconds */
-	bool head_waited;            /* the oldest request failed once */
-};
-
-struct queued {
-	struct ds_window *w;
-	struct queued *next;
-};
-
-enum { B_PYROSCOPE, B_OTLP, NR_BACKENDS };
-
-struct ds_uploader {
-	struct ds_upload_opts o;
-	struct backend be[NR_BACKENDS];
-	char user[256], password[256];
-	bool has_auth;
-
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	struct queued *first, *last;
-	size_t nr_queued;
-	bool closing;
-	double deadline;             /* closing: when to stop trying */
-	bool lost;                   /* a window neither delivered nor kept */
-	unsigned rand_state;
-	double clock_rate;           /* now_s() seconds per real second */
-
-	/* Written by the thread, read by ds_uploader_stats(). */
-	_Atomic uint64_t sent, spooled, dropped, failed, retries, bytes_sent, written;
-	_Atomic uint64_t latency_us;
-	_Atomic size_t spool_count[NR_BACKENDS];
-};
+#include "upload-int.h"
 
 void ds_window_free(struct ds_window *w)
 {
@@ -193,232 +46,6 @@ void ds_window_free(struct ds_window *w)
 	}
 	free(w->resource);
 	free(w);
-}
-
-/* ---- credentials ---- */
-
-/* `key` from the credentials file's text, or else the environment, into
- * buf ("" when neither has it). */
-static void credential(const char *file_text, const char *key, char *buf, size_t len)
-{
-	const char *env = getenv(key);
-	size_t klen = strlen(key);
-
-	buf[0] = '\0';
-	for (const char *p = file_text; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-
-		if (n > klen && !strncmp(p, key, klen) && p[klen] == '=') {
-			snprintf(buf, len, "%.*s", (int)(n - klen - 1), p + klen + 1);
-			return;
-		}
-		p = nl ? nl + 1 : p + n;
-	}
-	if (env)
-		snprintf(buf, len, "%s", env);
-}
-
-/* The credentials file's text: only when no one else may read it. */
-static int read_credentials(const char *path, char **text)
-{
-	struct stat st;
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	*text = NULL;
-	if (!f || fstat(fileno(f), &st)) {
-		ds_err("cannot read the credentials file %s: %s", path, strerror(errno));
-		if (f)
-			fclose(f);
-		return -1;
-	}
-	if (st.st_mode & 077) {
-		ds_err("the credentials file %s may be read by others (mode %03o): make it "
-		       "readable by its owner only (chmod 600)", path, (unsigned)(st.st_mode & 0777));
-		fclose(f);
-		return -1;
-	}
-	*text = calloc(1, (size_t)st.st_size + 1);
-	n = *text ? fread(*text, 1, (size_t)st.st_size, f) : 0;
-	fclose(f);
-	if (!*text || n != (size_t)st.st_size) {
-		ds_err("cannot read the credentials file %s", path);
-		free(*text);
-		*text = NULL;
-		return -1;
-	}
-	return 0;
-}
-
-/* ---- the directory sink ---- */
-
-/* What is safe in a file name: the service's letters, digits, '.', '-'
- * and '_'; the rest '_'. */
-static void file_safe(const char *s, char *buf, size_t len)
-{
-	size_t n = 0;
-
-	for (; *s && n + 1 < len; s++)
-		buf[n++] = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-			   (*s >= '0' && *s <= '9') || *s == '.' || *s == '-' || *s == '_' ? *s : '_';
-	buf[n] = '\0';
-	if (!n || buf[0] == '.')
-		buf[0] = '_', buf[1] = '\0';
-}
-
-struct dir_file {
-	char name[256];
-	time_t mtime;
-	uint64_t size;
-};
-
-static int by_mtime(const void *a, const void *b)
-{
-	const struct dir_file *x = a, *y = b;
-
-	if (x->mtime != y->mtime)
-		return x->mtime < y->mtime ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/*
- * Seconds since `mtime`; a time ahead of ours is no age at all.  It
- * happens: filesystems with fine-grained timestamps (Linux 6.13) stamp a
- * file written at 11.9999 s with 12 s while the coarse clock of time()
- * still says 11, and network filesystems take the server's clock.
- */
-static uint64_t age_s(time_t now, time_t mtime)
-{
-	return now > mtime ? (uint64_t)(now - mtime) : 0;
-}
-
-/* Keep --out-dir under its size and age: the oldest of our files go. */
-static void rotate(struct ds_uploader *u)
-{
-	DIR *d = opendir(u->o.out_dir);
-	struct dir_file *v = NULL;
-	size_t nr = 0, cap = 0;
-	uint64_t total = 0;
-	struct timespec ts;
-	time_t now;
-	struct dirent *de;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	now = ts.tv_sec;
-
-	while (d && (de = readdir(d))) {
-		size_t len = strlen(de->d_name);
-		struct stat st;
-
-		if (len < 7 || len >= sizeof(v->name) || strcmp(de->d_name + len - 6, ".pb.gz") ||
-		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (nr == cap) {
-			struct dir_file *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
-		}
-		snprintf(v[nr].name, sizeof(v[nr].name), "%s", de->d_name);
-		v[nr].mtime = st.st_mtime;
-		v[nr].size = (uint64_t)st.st_size;
-		total += v[nr++].size;
-	}
-	if (v)
-		qsort(v, nr, sizeof(*v), by_mtime);
-	for (size_t i = 0; d && i < nr; i++) {
-		if (total <= u->o.out_dir_max_bytes &&
-		    age_s(now, v[i].mtime) <= u->o.out_dir_max_age_s)
-			break;
-		if (!unlinkat(dirfd(d), v[i].name, 0))
-			total -= v[i].size;
-	}
-	if (d)
-		closedir(d);
-	free(v);
-}
-
-/* SERVICE-YYYYmmddTHHMMSSZ-SEQ.pb.gz, written whole or not at all. */
-static void write_file(struct ds_uploader *u, const struct ds_window *w, const void *pprof,
-		       size_t len)
-{
-	char service[128], stamp[32], path[4400], tmp[4500];
-	time_t t = (time_t)(w->start_ns / 1000000000u);
-	struct tm tm;
-	FILE *f;
-	bool ok;
-
-	file_safe(w->service, service, sizeof(service));
-	gmtime_r(&t, &tm);
-	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(path, sizeof(path), "%s/%s-%s-%" PRIu64 ".pb.gz", u->o.out_dir, service, stamp,
-		 w->seq);
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
-	ok = f && fwrite(pprof, 1, len, f) == len;
-	if (f && fclose(f))
-		ok = false;
-	if (ok && rename(tmp, path))
-		ok = false;
-	if (!ok) {
-		ds_logf(PR_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
-		unlink(tmp);
-		atomic_fetch_add(&u->failed, 1);
-		u->lost = true;
-		return;
-	}
-	atomic_fetch_add(&u->written, 1);
-	rotate(u);
-}
-
-/* ---- Pyroscope ---- */
-
-/* `s` appended to *q, percent-encoded as a query value. */
-static int add_escaped(CURL *curl, char **q, const char *prefix, const char *s)
-{
-	char *e = curl_easy_escape(curl, s, 0), *n = NULL;
-	int ret = -ENOMEM;
-
-	if (e && asprintf(&n, "%s%s%s", *q ? *q : "", prefix, e) >= 0) {
-		free(*q);
-		*q = n;
-		ret = 0;
-	}
-	curl_free(e);
-	return ret;
-}
-
-/* /ingest?name=SERVICE{k=v,...}&from=..&until=..&format=pprof&... */
-static char *pyroscope_target(struct ds_uploader *u, const struct ds_window *w)
-{
-	char *name = NULL, *q = NULL, *t = NULL;
-	size_t len = strlen(w->service) + 3;
-
-	for (size_t i = 0; i < w->nr_labels; i++)
-		len += strlen(w->labels[i].key) + strlen(w->labels[i].value) + 2;
-	name = malloc(len);
-	if (!name)
-		return NULL;
-	/* Label values are the agent's own: host names, ids, --tag values;
-	 * a ',' or '}' in one would end it early, so they go as '_'. */
-	len = (size_t)sprintf(name, "%s{", w->service);
-	for (size_t i = 0; i < w->nr_labels; i++) {
-		len += (size_t)sprintf(name + len, "%s%s=", i ? "," : "", w->labels[i].key);
-		for (const char *v = w->labels[i].value; *v; v++)
-			name[len++] = *v == ',' || *v == '}' || *v == '{' || *v == '=' ? '_' : *v;
-	}
-	name[len++] = '}';
-	name[len] = '\0';
-	if (!add_escaped(u->be[B_PYROSCOPE].curl, &q, "/ingest?name=", name) &&
-	    asprintf(&t, "%s&from=%" PRIu64 "&until=%" PRIu64 "&format=pprof&spyName=dwarfsample"
-		     "&sampleRate=%" PRIu64, q, w->start_ns / 1000000000u,
-		     (w->end_ns + 999999999u) / 1000000000u, w->freq) < 0)
-		t = NULL;
-	free(q);
-	free(name);
-	return t;
 }
 
 /* ---- delivery ---- */
@@ -659,10 +286,10 @@ static void take_window(struct ds_uploader *u, struct ds_window *w)
 							   : 0;
 
 	if (!err && u->o.out_dir)
-		write_file(u, w, buf, len);
+		ds_outdir_write(u, w, buf, len);
 	if (!err && u->be[B_PYROSCOPE].url) {
 		struct ds_request r = {
-			.target = pyroscope_target(u, w),
+			.target = ds_pyroscope_target(u, w),
 			.content_type = (char *)"application/octet-stream",
 			.content_encoding = (char *)"",
 			.body = buf, .len = len,
@@ -840,73 +467,11 @@ static void uploader_free(struct ds_uploader *u)
 }
 
 /* Header `h` ("Name: value") added to backend `be`'s.  0 or -1. */
-static int add_header(struct backend *be, const char *h)
-{
-	struct curl_slist *l = curl_slist_append(be->headers, h);
-
-	if (!l) {
-		ds_err("out of memory");
-		return -1;
-	}
-	be->headers = l;
-	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, be->headers);
-	return 0;
-}
-
-/* The backends' credentials: Pyroscope's basic auth and tenant, OTLP's
- * headers ("k=v,k=v", as OTEL_EXPORTER_OTLP_HEADERS). */
-static int credentials(struct ds_uploader *u)
-{
-	struct backend *py = &u->be[B_PYROSCOPE], *ot = &u->be[B_OTLP];
-	char *text = NULL, tenant[256], headers[4096], *hdr = NULL, *save = NULL;
-	int err = 0;
-
-	if (u->o.credentials_file && read_credentials(u->o.credentials_file, &text))
-		return -1;
-	credential(text, "DWARFSAMPLE_PYROSCOPE_USER", u->user, sizeof(u->user));
-	credential(text, "DWARFSAMPLE_PYROSCOPE_PASSWORD", u->password, sizeof(u->password));
-	credential(text, "DWARFSAMPLE_PYROSCOPE_TENANT", tenant, sizeof(tenant));
-	credential(text, "DWARFSAMPLE_OTLP_HEADERS", headers, sizeof(headers));
-	if (text) {
-		explicit_bzero(text, strlen(text));
-		free(text);
-	}
-	if (py->url && (u->user[0] || u->password[0])) {
-		curl_easy_setopt(py->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(py->curl, CURLOPT_USERNAME, u->user);
-		curl_easy_setopt(py->curl, CURLOPT_PASSWORD, u->password);
-	}
-	if (py->url && tenant[0]) {
-		err = asprintf(&hdr, "X-Scope-OrgID: %s", tenant) < 0 ? -1 : add_header(py, hdr);
-		free(hdr);
-	}
-	for (char *kv = strtok_r(headers, ",", &save); !err && ot->url && kv;
-	     kv = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(kv, '=');
-
-		if (!eq || eq == kv) {
-			/* Not the value itself: it may be a secret. */
-			ds_err("DWARFSAMPLE_OTLP_HEADERS: expected NAME=VALUE pairs separated by "
-			       "commas");
-			err = -1;
-			break;
-		}
-		*eq = '\0';
-		hdr = NULL;
-		err = asprintf(&hdr, "%s: %s", kv, eq + 1) < 0 ? -1 : add_header(ot, hdr);
-		if (hdr)
-			explicit_bzero(hdr, strlen(hdr));
-		free(hdr);
-	}
-	explicit_bzero(headers, sizeof(headers));
-	return err;
-}
-
 struct ds_uploader *ds_uploader_new(const struct ds_upload_opts *o)
 {
 	struct ds_uploader *u;
 
-	if (load_curl())
+	if (ds_curl_load())
 		return NULL;
 	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
 		ds_err("cannot start libcurl");
@@ -973,7 +538,7 @@ struct ds_uploader *ds_uploader_new(const struct ds_upload_opts *o)
 						      o->pyroscope_url, "pyroscope", py_headers)) ||
 		    (o->otlp_url && open_backend(u, &u->be[B_OTLP], "the OTLP receiver", o->otlp_url,
 						 "otlp", otlp_headers)) ||
-		    credentials(u)) {
+		    ds_upload_credentials(u)) {
 			uploader_free(u);
 			return NULL;
 		}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The directory sink: a gzipped pprof per window and group, the
+ * directory kept within its size and age. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "upload-int.h"
+
+/* What is safe in a file name: the service's letters, digits, '.', '-'
+ * and '_'; the rest '_'. */
+static void file_safe(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && n + 1 < len; s++)
+		buf[n++] = (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			   (*s >= '0' && *s <= '9') || *s == '.' || *s == '-' || *s == '_' ? *s : '_';
+	buf[n] = '\0';
+	if (!n || buf[0] == '.')
+		buf[0] = '_', buf[1] = '\0';
+}
+
+struct dir_file {
+	char name[256];
+	time_t mtime;
+	uint64_t size;
+};
+
+static int by_mtime(const void *a, const void *b)
+{
+	const struct dir_file *x = a, *y = b;
+
+	if (x->mtime != y->mtime)
+		return x->mtime < y->mtime ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * Seconds since `mtime`; a time ahead of ours is no age at all.  It
+ * happens: filesystems with fine-grained timestamps (Linux 6.13) stamp a
+ * file written at 11.9999 s with 12 s while the coarse clock of time()
+ * still says 11, and network filesystems take the server's clock.
+ */
+static uint64_t age_s(time_t now, time_t mtime)
+{
+	return now > mtime ? (uint64_t)(now - mtime) : 0;
+}
+
+/* Keep --out-dir under its size and age: the oldest of our files go. */
+void ds_outdir_rotate(struct ds_uploader *u)
+{
+	DIR *d = opendir(u->o.out_dir);
+	struct dir_file *v = NULL;
+	size_t nr = 0, cap = 0;
+	uint64_t total = 0;
+	struct timespec ts;
+	time_t now;
+	struct dirent *de;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = ts.tv_sec;
+
+	while (d && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+
+		if (len < 7 || len >= sizeof(v->name) || strcmp(de->d_name + len - 6, ".pb.gz") ||
+		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
+			continue;
+		if (nr == cap) {
+			struct dir_file *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+			if (!nv)
+				break;
+			v = nv;
+		}
+		snprintf(v[nr].name, sizeof(v[nr].name), "%s", de->d_name);
+		v[nr].mtime = st.st_mtime;
+		v[nr].size = (uint64_t)st.st_size;
+		total += v[nr++].size;
+	}
+	if (v)
+		qsort(v, nr, sizeof(*v), by_mtime);
+	for (size_t i = 0; d && i < nr; i++) {
+		if (total <= u->o.out_dir_max_bytes &&
+		    age_s(now, v[i].mtime) <= u->o.out_dir_max_age_s)
+			break;
+		if (!unlinkat(dirfd(d), v[i].name, 0))
+			total -= v[i].size;
+	}
+	if (d)
+		closedir(d);
+	free(v);
+}
+
+/* SERVICE-YYYYmmddTHHMMSSZ-SEQ.pb.gz, written whole or not at all. */
+void ds_outdir_write(struct ds_uploader *u, const struct ds_window *w, const void *pprof,
+		       size_t len)
+{
+	char service[128], stamp[32], path[4400], tmp[4500];
+	time_t t = (time_t)(w->start_ns / 1000000000u);
+	struct tm tm;
+	FILE *f;
+	bool ok;
+
+	file_safe(w->service, service, sizeof(service));
+	gmtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+	snprintf(path, sizeof(path), "%s/%s-%s-%" PRIu64 ".pb.gz", u->o.out_dir, service, stamp,
+		 w->seq);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	ok = f && fwrite(pprof, 1, len, f) == len;
+	if (f && fclose(f))
+		ok = false;
+	if (ok && rename(tmp, path))
+		ok = false;
+	if (!ok) {
+		ds_logf(PR_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
+		unlink(tmp);
+		atomic_fetch_add(&u->failed, 1);
+		u->lost = true;
+		return;
+	}
+	atomic_fetch_add(&u->written, 1);
+	ds_outdir_rotate(u);
+}
