@@ -132,14 +132,6 @@ static void trim(struct shard *sh, uint64_t time)
 	atomic_store(&sh->cache_evicted_hot, cs.files_evicted_hot);
 }
 
-/* The sinks' verdict on one call: an error stops the worker, a release
- * trims at `time`. */
-static int after_sinks(struct shard *sh, int released, uint64_t time)
-{
-	if (released > 0)
-		trim(sh, time);
-	return 0;
-}
 
 /* The time of the next record (`tick` false) or the horizon after a
  * batch (true), to every sink that keeps a clock. */
@@ -159,7 +151,9 @@ static int sinks_clock(struct shard *sh, bool tick, uint64_t time)
 			return err;
 		released |= err;
 	}
-	return after_sinks(sh, released, time);
+	if (released)
+		trim(sh, time);
+	return 0;
 }
 
 static int sinks_record(struct shard *sh, const struct pr_record *rec)
@@ -177,7 +171,9 @@ static int sinks_record(struct shard *sh, const struct pr_record *rec)
 			return err;
 		released |= err;
 	}
-	return after_sinks(sh, released, rec->time);
+	if (released)
+		trim(sh, rec->time);
+	return 0;
 }
 
 /* One sample to every sink: -ENOMEM from one loses this sample only
@@ -221,8 +217,9 @@ static int handle_sample(struct shard *sh, const struct pr_record *rec)
 							pr_unwinder_stack_used(sh->u));
 	/* The files its frames landed in were sampled now: a trim evicts
 	 * the least recently sampled first. */
-	for (size_t i = st.nr_kernel; s->cache && i < st.nr; i++)
-		pr_model_mark_sampled(sh->model, st.frames[i].dso);
+	if (s->cache)
+		for (size_t i = st.nr_kernel; i < st.nr; i++)
+			pr_model_mark_sampled(sh->model, st.frames[i].dso);
 	smp.st = &st;
 	smp.comm = pr_model_comm(sh->model, rec->tid);
 	/* A source of one event: every sample is that event's (the
@@ -417,7 +414,6 @@ static struct pr_session *session_new(struct pr_reader *r, struct pr_file *f,
 			return NULL;
 		}
 	}
-	s->cpu.copier_ns = 0;
 	return s;
 }
 

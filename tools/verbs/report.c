@@ -277,7 +277,7 @@ static int replay(struct report_args *a, struct report *r, size_t jobs, bool nam
 	}
 	if (r->sink)
 		ds_sink_session(r->sink, &a->out, r->only_event,
-				r->sink && (a->out.fields & PR_SCRIPT_EVENT) ? r->file : NULL, false, &sink);
+				(a->out.fields & PR_SCRIPT_EVENT) ? r->file : NULL, false, &sink);
 	if (r->quality)
 		ds_quality_session(r->quality, &quality);
 	if ((r->sink && pr_session_add_sink(r->ses, &sink)) ||
