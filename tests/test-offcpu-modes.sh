@@ -24,7 +24,10 @@ sum() {
 "$workload" -o "$tmp/a.truth" pipe 30 >/dev/null 2>&1 &
 wpid=$!
 wait_for runs "$wpid" offcpu-workload
-"$ds" --off-cpu -a -d 2 -f folded -o "$tmp/a.folded" 2>"$tmp/a.err"
+# A root per thread (--tid): this reader's waits, not those of another
+# copy of the workload that may run beside it (a second suite).
+apid=$wpid
+"$ds" --off-cpu -a -d 2 -f folded --tid -o "$tmp/a.folded" 2>"$tmp/a.err"
 rc=$?
 skip_if_refused "$rc" "$tmp/a.err"
 check "-a --off-cpu exits 0" test "$rc" -eq 0 || cat "$tmp/a.err"
@@ -32,14 +35,14 @@ kill "$wpid" 2>/dev/null
 wait "$wpid" 2>/dev/null
 wpid=
 secs=$(sed -n 's/.* samples in \([0-9.]*\) s.*/\1/p' "$tmp/a.err")
-blocked=$(sum "$tmp/a.folded" "^offcpu-workload;.*;pipe_reader_thread;read_pipe;.*\\[off-cpu: blocked\\] ")
+blocked=$(sum "$tmp/a.folded" "^offcpu-workload-$apid/[0-9]+;.*;pipe_reader_thread;read_pipe;.*\\[off-cpu: blocked\\] ")
 # The reader wakes every 200 ms: the wait it was in when sampling began
 # had no switch out to see; the rest of the 2 s window is all there,
 # however late the run's last drain (which ends the summary's time).
 check "-a: the pipe reader's blocked stack is there, for most of the run ($blocked ns in $secs s)" \
 	awk -v b="$blocked" -v s="$secs" 'BEGIN { exit !(s > 0 && b >= 1.5e9 && b <= s * 1.02e9) }'
 check "-a: other processes' waits are there too" \
-	test "$(grep -vc '^offcpu-workload;' "$tmp/a.folded")" -gt 0
+	test "$(grep -vc "^offcpu-workload-$apid/" "$tmp/a.folded")" -gt 0
 check "-a: the idle task has no waits" test "$(grep -c '^swapper' "$tmp/a.folded")" -eq 0
 
 # --- -k: the kernel's part of a wait, between the call and the pseudo-frame ---
