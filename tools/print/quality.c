@@ -19,10 +19,12 @@
 #include "cli.h"
 #include "quality.h"
 
-/* Rows' reasons: how stacks end (enum pr_stack_end), frames unnamed, and
- * stacks the capture thread's copy cut too short (pipeline.h). */
+/* Rows' reasons: how stacks end (enum pr_stack_end), frames unnamed,
+ * stacks the capture thread's copy cut too short (pipeline.h), and stacks
+ * whose copy the kernel ended before the size asked for. */
 #define WHY_UNNAMED PR_END_MAX
 #define WHY_CUT_SHORT (PR_END_MAX + 1)
+#define WHY_KERNEL_SHORT (PR_END_MAX + 2)
 
 struct row {
 	const struct pr_dso *dso;    /* NULL: no file mapping */
@@ -126,9 +128,23 @@ int ds_quality_merge(struct ds_quality *q, const struct ds_quality *src)
 	return 0;
 }
 
-int ds_quality_add(struct ds_quality *q, const struct pr_stack *st, struct pr_symbolizer *sym,
-		   uint32_t pid, const char *process, bool cut_short)
+/* Why `st`, which did not reach its outermost frame, ended. */
+static unsigned why_ended(const struct ds_quality *q, const struct pr_record *rec,
+			  const struct pr_stack *st, bool cut_short)
 {
+	if (cut_short)
+		return WHY_CUT_SHORT;
+	/* The copy ran out, but the kernel read less than it was asked
+	 * for: it stopped at a page it could not read without faulting. */
+	if (st->end == PR_END_TRUNCATED && q->stack_size && rec->u.sample.stack_dyn_size < q->stack_size)
+		return WHY_KERNEL_SHORT;
+	return st->end;
+}
+
+int ds_quality_add(struct ds_quality *q, const struct pr_record *rec, const struct pr_stack *st,
+		   struct pr_symbolizer *sym, const char *process, bool cut_short)
+{
+	uint32_t pid = rec->pid;
 	int err = 0;
 
 	q->samples++;
@@ -142,7 +158,7 @@ int ds_quality_add(struct ds_quality *q, const struct pr_stack *st, struct pr_sy
 								   : NULL;
 
 		q->ended_early++;
-		err = count(q, dso, process, cut_short ? WHY_CUT_SHORT : st->end);
+		err = count(q, dso, process, why_ended(q, rec, st, cut_short));
 	}
 	for (size_t i = st->nr_kernel; sym && !err && i < st->nr; i++) {
 		struct pr_symbol s;
@@ -335,6 +351,12 @@ static void remedy(const struct ds_quality *q, const struct row *r, char *buf, s
 		snprintf(buf, len, "no user registers (kernel threads): -k shows their kernel "
 			 "stacks");
 		return;
+	case WHY_KERNEL_SHORT:
+		snprintf(buf, len, "the kernel copied less of the stack than the %" PRIu64 " bytes "
+			 "asked: the next page was not in memory when the sample was taken (a "
+			 "frame just pushed onto a new page, or one swapped out); a larger "
+			 "--stack-size does not help", q->stack_size);
+		return;
 	case WHY_CUT_SHORT:
 		snprintf(buf, len, "copied only up to where this thread's stacks had ended "
 			 "before; it also runs on stacks carved from its own (coroutines), and is "
@@ -372,6 +394,8 @@ static const char *why_name(unsigned why)
 		return "no symbols";
 	case WHY_CUT_SHORT:
 		return "cut short";
+	case WHY_KERNEL_SHORT:
+		return "page missing";
 	default:
 		return pr_stack_end_name((enum pr_stack_end)why);
 	}
@@ -442,8 +466,7 @@ size_t ds_quality_print(const struct ds_quality *q, FILE *out, const char *prefi
 
 static int session_sample(void *ctx, const struct pr_sink_sample *smp)
 {
-	return ds_quality_add(ctx, smp->st, smp->sym, smp->rec->pid, smp->process,
-			      smp->cut_short);
+	return ds_quality_add(ctx, smp->rec, smp->st, smp->sym, smp->process, smp->cut_short);
 }
 
 static void *session_part(void *ctx)

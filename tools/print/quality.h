@@ -20,11 +20,11 @@ struct ds_quality;
 struct ds_quality *ds_quality_new(uint64_t stack_size, uint32_t max_depth);
 void ds_quality_free(struct ds_quality *q);
 
-/* Count sample `st` of a process called `process`, its user frames named
- * through `sym` (NULL: names not counted); `cut_short`: its copy was cut
- * too short (pr_sink_sample.cut_short).  0 or -ENOMEM. */
-int ds_quality_add(struct ds_quality *q, const struct pr_stack *st, struct pr_symbolizer *sym,
-		   uint32_t pid, const char *process, bool cut_short);
+/* Count sample `rec`, unwound to `st`, of a process called `process`, its
+ * user frames named through `sym` (NULL: names not counted); `cut_short`:
+ * its copy was cut too short (pr_sink_sample.cut_short).  0 or -ENOMEM. */
+int ds_quality_add(struct ds_quality *q, const struct pr_record *rec, const struct pr_stack *st,
+		   struct pr_symbolizer *sym, const char *process, bool cut_short);
 
 /* Add what `src` counted (another worker's share) to `q`, a row of the
  * same file, reason and process to the row already there.  The files of
