@@ -21,6 +21,8 @@
  *                samples when their waits end
  *   prsession.h  the per-record path: records -> model -> unwinder ->
  *                sinks, on the caller's thread or on worker threads
+ *   prquality.h  why stacks ended early and what nothing names, with
+ *                what would fix it: a session's sink and its report
  *
  * Conventions, kept by every function of every header:
  *
@@ -90,5 +92,6 @@
 #include "prprofile.h"
 #include "prscript.h"
 #include "prsession.h"
+#include "prquality.h"
 
 #endif /* PERFREADER_H */

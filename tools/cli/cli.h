@@ -110,6 +110,12 @@ __attribute__((format(printf, 2, 3))) void ds_logf(enum pr_log_level level, cons
  * with the UTC time and its level, or, when stderr is systemd's journal
  * stream, prefixed with its sd-daemon priority instead. */
 void ds_log_setup(int level, bool stamped);
+/* The unwind-quality report of `q` (prquality.h) to `out`, each line
+ * after `prefix`, at most `max_rows` rows a table (0: all) of at least
+ * `permille` of the samples or frames, its remedies naming our flags:
+ * pr_quality_report()'s result. */
+int ds_quality_report(const struct pr_quality *q, FILE *out, const char *prefix,
+		      size_t max_rows, unsigned permille);
 
 
 /* Whether any capture option was given (for verbs that read files). */

@@ -126,6 +126,17 @@ void ds_log(enum pr_log_level level, const char *msg, void *ctx)
 	emit(level, text);
 }
 
+int ds_quality_report(const struct pr_quality *q, FILE *out, const char *prefix,
+		      size_t max_rows, unsigned permille)
+{
+	PR_OPTS(pr_quality_report_opts, o, .prefix = prefix, .max_rows = max_rows,
+		.permille = permille, .stack_size_name = "--stack-size",
+		.debug_dir_name = "--debug-dir", .max_depth_name = "--max-depth",
+		.log_name = "-v", .kernel_name = "-k");
+
+	return pr_quality_report(q, out, &o);
+}
+
 void ds_logf(enum pr_log_level level, const char *fmt, ...)
 {
 	char text[2048];

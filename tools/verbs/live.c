@@ -22,7 +22,6 @@
 
 #include "cli.h"
 #include "output.h"
-#include "quality.h"
 #include "live.h"
 #include "names.h"
 #include "prunwind.h"
@@ -40,7 +39,7 @@ struct live {
 	struct pr_reader *r;
 	struct pr_session *ses;
 	struct ds_sink *sink;
-	struct ds_quality *quality;  /* the summary's short form of it */
+	struct pr_quality *quality;  /* the summary's short form of it */
 	uint64_t id;
 	bool waits;                  /* off-CPU or wall time */
 	double start, end, last_status;
@@ -141,7 +140,7 @@ static void summary(struct live *l, int fmt, size_t stacks)
 		/* Where, and what would help: what reaches 1 % of the
 		 * samples or frames ('report --quality' on a recording has
 		 * all of it). */
-		ds_quality_print(l->quality, stderr, "dwarfsample: ", 3, 10);
+		ds_quality_report(l->quality, stderr, "dwarfsample: ", 3, 10);
 	}
 	if (lost)
 		fprintf(stderr, "dwarfsample: to lose fewer samples, %s\n",
@@ -229,6 +228,8 @@ static int open_live(struct live *l, struct profile_args *a, int fmt)
 {
 	size_t n = nr_workers(l->c, a, fmt);
 	struct pr_sink sink, quality;
+	PR_OPTS(pr_quality_opts, qo, .stack_size = l->c->stack_size,
+		.max_depth = a->names.max_depth);
 	PR_OPTS(pr_session_opts, so, .log = ds_log, .workers = n, .max_bytes = MAX_QUEUED,
 		.hurry = &ds_stop, .stop = &ds_stop, .cut_stacks = true);
 
@@ -243,12 +244,12 @@ static int open_live(struct live *l, struct profile_args *a, int fmt)
 		mallopt(M_ARENA_MAX, 1);
 #endif
 	l->ses = ds_names_session(&a->names, l->r, NULL, &so, true, NULL);
-	if (!l->ses || !(l->quality = ds_quality_new(l->c->stack_size, a->names.max_depth))) {
+	if (!l->ses || !(l->quality = pr_quality_new(&qo))) {
 		ds_err("cannot start: %s", strerror(errno));
 		return -1;
 	}
 	ds_sink_session(l->sink, &a->out, -1, NULL, true, &sink);
-	ds_quality_session(l->quality, &quality);
+	pr_quality_sink(l->quality, &quality);
 	if (pr_session_add_sink(l->ses, &sink) || pr_session_add_sink(l->ses, &quality)) {
 		ds_err("cannot start: out of memory");
 		return -1;
@@ -263,7 +264,7 @@ static int open_live(struct live *l, struct profile_args *a, int fmt)
 /* After the quality counts, which name the models' files. */
 static void close_live(struct live *l)
 {
-	ds_quality_free(l->quality);
+	pr_quality_free(l->quality);
 	pr_session_free(l->ses);
 	pr_reader_close(l->r);
 }

@@ -23,7 +23,6 @@
 #include "output.h"
 #include "prsym.h"
 #include "prunwind.h"
-#include "quality.h"
 #include "report.h"
 
 struct report_args {
@@ -41,7 +40,7 @@ struct report_args {
 struct report {
 	struct pr_file *file;
 	struct pr_session *ses;
-	struct ds_quality *quality;  /* --quality */
+	struct pr_quality *quality;  /* --quality */
 	struct ds_sink *sink;        /* NULL: --quality alone */
 	int switch_event;            /* the off-CPU event's index, or -1 */
 	const char *input;
@@ -200,14 +199,18 @@ static int print_quality(const struct report *r, FILE *out)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
 	struct pr_symbolizer_stats ss = { .sz = sizeof(ss) };
+	int rows;
 
 	pr_session_unwind_stats(r->ses, &st);
 	pr_session_symbolizer_stats(r->ses, &ss);
 	quality_head(out, r->input, &st, &ss);
-	if (!ds_quality_print(r->quality, out, "", 0, 1))
+	rows = ds_quality_report(r->quality, out, "", 0, 1);
+	if (rows < 0)
+		ds_err("cannot write the quality report: %s", strerror(-rows));
+	else if (!rows)
 		fprintf(out, "every stack reached its outermost frame, and every frame "
 			"was named\n");
-	return fflush(out) || ferror(out) ? -1 : 0;
+	return rows < 0 || fflush(out) || ferror(out) ? -1 : 0;
 }
 
 /* Whether every event of the file lays its samples out as the first
@@ -279,7 +282,7 @@ static int replay(struct report_args *a, struct report *r, size_t jobs, bool nam
 		ds_sink_session(r->sink, &a->out, r->only_event,
 				(a->out.fields & PR_SCRIPT_EVENT) ? r->file : NULL, false, &sink);
 	if (r->quality)
-		ds_quality_session(r->quality, &quality);
+		pr_quality_sink(r->quality, &quality);
 	if ((r->sink && pr_session_add_sink(r->ses, &sink)) ||
 	    (r->quality && pr_session_add_sink(r->ses, &quality))) {
 		ds_err("out of memory");
@@ -359,11 +362,15 @@ static int run(struct report_args *a, int fmt)
 	attr = pr_file_attr(r.file, 0);
 	/* The quality counts cost a twentieth of a replay: only for the
 	 * report that shows them. */
-	if (a->quality &&
-	    !(r.quality = ds_quality_new(attr ? attr->sample_stack_user : 0, a->names.max_depth))) {
-		ds_err("out of memory");
-		pr_file_close(r.file);
-		return 1;
+	if (a->quality) {
+		PR_OPTS(pr_quality_opts, qo, .stack_size = attr ? attr->sample_stack_user : 0,
+			.max_depth = a->names.max_depth);
+
+		if (!(r.quality = pr_quality_new(&qo))) {
+			ds_err("out of memory");
+			pr_file_close(r.file);
+			return 1;
+		}
 	}
 	if (quality_only) {
 		qout = stdout;
@@ -406,7 +413,7 @@ out:
 	if (qout && qout != stdout && qout != stderr)
 		fclose(qout);
 	/* The quality counts name the session's files: freed first. */
-	ds_quality_free(r.quality);
+	pr_quality_free(r.quality);
 	pr_session_free(r.ses);
 	pr_file_close(r.file);
 	return ret;

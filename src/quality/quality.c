@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The unwind-quality counts and their report (prquality.h): stacks that
+ * ended early by binary and reason, and binaries whose frames nothing
+ * names, each row with its remedy (remedy.c).  Rows are few (a binary
+ * and a reason each), so they are a list searched in full.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "quality/quality.h"
+
+struct pr_quality *pr_quality_new(const struct pr_quality_opts *opts)
+{
+	struct pr_quality *q;
+
+	if (!PR_OPTS_VALID(opts)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	q = calloc(1, sizeof(*q));
+	if (!q) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	q->stack_size = PR_OPTS_GET(opts, stack_size, 0);
+	q->max_depth = PR_OPTS_GET(opts, max_depth, PR_UNWIND_DEFAULT_DEPTH);
+	return q;
+}
+
+void pr_quality_free(struct pr_quality *q)
+{
+	if (!q)
+		return;
+	free(q->rows);
+	free(q);
+}
+
+/* Whether two rows' files are the same: the same object of one model,
+ * or, from two workers' models, the same path. */
+static bool same_file(const struct pr_dso *a, const struct pr_dso *b)
+{
+	const char *pa, *pb;
+
+	if (a == b)
+		return true;
+	pa = a ? pr_dso_path(a) : NULL;
+	pb = b ? pr_dso_path(b) : NULL;
+	return pa && pb && !strcmp(pa, pb);
+}
+
+/* Add `n` to the row of (dso, process name, why). */
+static int count_n(struct pr_quality *q, const struct pr_dso *dso, const char *name,
+		   unsigned why, uint64_t n)
+{
+	struct pr__quality_row *r;
+
+	for (size_t i = 0; i < q->nr; i++) {
+		r = &q->rows[i];
+		if (r->why == why && same_file(r->dso, dso) && !strcmp(r->process, name)) {
+			r->n += n;
+			return 0;
+		}
+	}
+	if (PR_ARRAY_RESERVE(q->rows, q->cap, q->nr + 1))
+		return -ENOMEM;
+	r = &q->rows[q->nr++];
+	*r = (struct pr__quality_row){ .dso = dso, .why = (uint8_t)why, .n = n };
+	snprintf(r->process, sizeof(r->process), "%s", name);
+	return 0;
+}
+
+static int count(struct pr_quality *q, const struct pr_dso *dso, const char *process,
+		 unsigned why)
+{
+	char name[16] = "";
+
+	/* Code in no file is told apart by the process it is in. */
+	if (!pr__quality_is_file(dso))
+		snprintf(name, sizeof(name), "%s", process ? process : "?");
+	return count_n(q, dso, name, why, 1);
+}
+
+int pr_quality_merge(struct pr_quality *q, const struct pr_quality *src)
+{
+	if (!q || !src)
+		return -EINVAL;
+	q->samples += src->samples;
+	q->ended_early += src->ended_early;
+	q->joined += src->joined;
+	q->frames += src->frames;
+	q->unnamed += src->unnamed;
+	for (size_t i = 0; i < src->nr; i++)
+		if (count_n(q, src->rows[i].dso, src->rows[i].process, src->rows[i].why,
+			    src->rows[i].n))
+			return -ENOMEM;
+	return 0;
+}
+
+/* Why `st`, which did not reach its outermost frame, ended. */
+static unsigned why_ended(const struct pr_quality *q, const struct pr_record *rec,
+			  const struct pr_stack *st, bool cut_short)
+{
+	if (cut_short)
+		return PR_QUALITY_CUT_SHORT;
+	/* The copy ran out, but the kernel read less than it was asked
+	 * for: it stopped at a page it could not read without faulting. */
+	if (st->end == PR_END_TRUNCATED && q->stack_size && rec->u.sample.stack_dyn_size < q->stack_size)
+		return PR_QUALITY_KERNEL_SHORT;
+	return st->end;
+}
+
+int pr_quality_add(struct pr_quality *q, const struct pr_record *rec, const struct pr_stack *st,
+		   struct pr_symbolizer *sym, const char *process, bool cut_short)
+{
+	uint32_t pid;
+	int err = 0;
+
+	if (!q || !rec || !st)
+		return -EINVAL;
+	pid = rec->pid;
+	q->samples++;
+	for (size_t i = st->nr_kernel; i < st->nr; i++)
+		if (st->frames[i].flags & PR_FRAME_JOINED) {
+			q->joined++;
+			break;
+		}
+	if (st->end != PR_END_OUTERMOST) {
+		const struct pr_dso *dso = st->nr > st->nr_kernel ? st->frames[st->nr - 1].dso
+								   : NULL;
+
+		q->ended_early++;
+		err = count(q, dso, process, why_ended(q, rec, st, cut_short));
+	}
+	for (size_t i = st->nr_kernel; sym && !err && i < st->nr; i++) {
+		struct pr_symbol s;
+
+		q->frames++;
+		if (pr_symbolizer_symbolize(sym, pid, &st->frames[i], &s) || s.name || s.nr)
+			continue;
+		q->unnamed++;
+		err = count(q, st->frames[i].dso, process, PR_QUALITY_UNNAMED);
+	}
+	return err;
+}
+
+/* ---- the report ---- */
+
+static const char *why_name(unsigned why)
+{
+	switch (why) {
+	case PR_END_NO_UNWIND_INFO:
+		return "no unwind info";
+	case PR_END_NO_MAPPING:
+		return "JIT, no way out";
+	case PR_QUALITY_UNNAMED:
+		return "no symbols";
+	case PR_QUALITY_CUT_SHORT:
+		return "cut short";
+	case PR_QUALITY_KERNEL_SHORT:
+		return "page missing";
+	default:
+		return pr_stack_end_name((enum pr_stack_end)why);
+	}
+}
+
+static const char *where(const struct pr__quality_row *r, char *buf, size_t len)
+{
+	if (pr__quality_is_file(r->dso))
+		return pr_dso_path(r->dso);
+	snprintf(buf, len, "[code in no file] of %s", r->process);
+	return buf;
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct pr__quality_row *x = *(const struct pr__quality_row *const *)a;
+	const struct pr__quality_row *y = *(const struct pr__quality_row *const *)b;
+
+	return (x->n < y->n) - (x->n > y->n);
+}
+
+/* The rows of one table of at least `permille` of its total, most
+ * first, into `out`: their number. */
+static size_t table(const struct pr_quality *q, bool unnamed, unsigned permille,
+		    const struct pr__quality_row **out)
+{
+	uint64_t total = unnamed ? q->frames : q->samples;
+	size_t n = 0;
+
+	for (size_t i = 0; i < q->nr; i++)
+		if ((q->rows[i].why == PR_QUALITY_UNNAMED) == unnamed &&
+		    q->rows[i].n * 1000 >= total * permille)
+			out[n++] = &q->rows[i];
+	qsort(out, n, sizeof(*out), by_count);
+	return n;
+}
+
+int pr_quality_report(const struct pr_quality *q, FILE *out,
+		      const struct pr_quality_report_opts *opts)
+{
+	const struct pr__quality_row **rows;
+	struct pr__quality_words w;
+	const char *prefix;
+	char buf[1024], at[64];
+	size_t max_rows;
+	unsigned permille;
+	int written = 0;
+
+	if (!q || !out || !PR_OPTS_VALID(opts))
+		return -EINVAL;
+	prefix = PR_OPTS_GET(opts, prefix, "");
+	max_rows = PR_OPTS_GET(opts, max_rows, 0);
+	permille = PR_OPTS_GET(opts, permille, 0);
+	w = (struct pr__quality_words){
+		.stack_size = PR_OPTS_GET(opts, stack_size_name, PR_LOG_SETTING_STACK_SIZE),
+		.debug_dir = PR_OPTS_GET(opts, debug_dir_name, "debug directory"),
+		.max_depth = PR_OPTS_GET(opts, max_depth_name, "the frame limit"),
+		.log = PR_OPTS_GET(opts, log_name, "the log"),
+		.kernel = PR_OPTS_GET(opts, kernel_name, "sampling kernel call chains"),
+	};
+	rows = calloc(q->nr + 1, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (int unnamed = 0; unnamed < 2; unnamed++) {
+		uint64_t total = unnamed ? q->frames : q->samples;
+		size_t n = table(q, unnamed, permille, rows);
+
+		if (max_rows && n > max_rows)
+			n = max_rows;
+		if (!n)
+			continue;
+		fprintf(out, "%s%s\n", prefix, unnamed ? "frames nothing names, by binary:"
+						       : "stacks that ended early, by binary and why:");
+		for (size_t i = 0; i < n; i++) {
+			pr__quality_remedy(q, rows[i], &w, buf, sizeof(buf));
+			fprintf(out, "%s  %8" PRIu64 " %5.1f%%  %-15s %s\n%s      %s\n", prefix,
+				rows[i]->n, 100.0 * (double)rows[i]->n / (double)total,
+				why_name(rows[i]->why), where(rows[i], at, sizeof(at)), prefix,
+				buf);
+			written++;
+		}
+	}
+	free(rows);
+	return written;
+}
+
+/* ---- the session's sink ---- */
+
+static int sink_sample(void *ctx, const struct pr_sink_sample *smp)
+{
+	return pr_quality_add(ctx, smp->rec, smp->st, smp->sym, smp->process, smp->cut_short);
+}
+
+static void *sink_part(void *ctx)
+{
+	const struct pr_quality *q = ctx;
+	PR_OPTS(pr_quality_opts, o, .stack_size = q->stack_size, .max_depth = q->max_depth);
+
+	return pr_quality_new(&o);
+}
+
+static int sink_merge(void *ctx, void *part)
+{
+	int err = ctx ? pr_quality_merge(ctx, part) : 0;
+
+	pr_quality_free(part);
+	return err;
+}
+
+int pr_quality_sink(struct pr_quality *q, struct pr_sink *out)
+{
+	if (!q || !out)
+		return -EINVAL;
+	*out = (struct pr_sink){
+		.sz = sizeof(*out), .ctx = q, .sample = sink_sample,
+		.part_new = sink_part, .part_merge = sink_merge,
+	};
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The quality stage (prquality.h), internal: quality.c counts unwound
+ * samples by where and why their stacks ended and prints the report;
+ * remedy.c says, per row, what would fix it, from what the system says
+ * (dpkg's database, /etc/os-release, the files at hand).  Downstream of
+ * the unwinder and the symbolizer, whose results it counts, and of the
+ * session, whose sink it is; nothing includes this header but these two.
+ */
+#ifndef PR_QUALITY_INT_H
+#define PR_QUALITY_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "prquality.h"
+
+/* Rows' reasons: how stacks end (enum pr_stack_end), frames unnamed,
+ * stacks the capture thread's copy cut too short (pr_sink_sample), and
+ * stacks whose copy the kernel ended before the size asked for. */
+#define PR_QUALITY_UNNAMED PR_END_MAX
+#define PR_QUALITY_CUT_SHORT (PR_END_MAX + 1)
+#define PR_QUALITY_KERNEL_SHORT (PR_END_MAX + 2)
+
+struct pr__quality_row {
+	const struct pr_dso *dso;    /* NULL: no file mapping */
+	char process[16];            /* for code in no file: whose */
+	uint8_t why;
+	uint64_t n;
+};
+
+struct pr_quality {
+	struct pr__quality_row *rows;
+	size_t nr, cap;
+	uint64_t samples, ended_early, joined;
+	uint64_t frames, unnamed;
+	uint64_t stack_size;
+	uint32_t max_depth;
+};
+
+/* The caller's names of the settings a remedy mentions, each resolved
+ * to the library's words where the caller gave none. */
+struct pr__quality_words {
+	const char *stack_size, *debug_dir, *max_depth, *log, *kernel;
+};
+
+/* ---- remedy.c ---- */
+
+/* Whether a frame's file is one (a mapped file, not anonymous memory). */
+bool pr__quality_is_file(const struct pr_dso *dso);
+
+/* What would fix row `r` of `q`, into `buf` (empty when nothing is said). */
+void pr__quality_remedy(const struct pr_quality *q, const struct pr__quality_row *r,
+			const struct pr__quality_words *w, char *buf, size_t len);
+
+#endif

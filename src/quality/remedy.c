@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What would make each row of the quality report go away.  The remedies
+ * name the distribution's debug package where its package database says
+ * which package installed the file (Debian's and Ubuntu's dpkg:
+ * PKG-dbgsym, libc6-dbg for libc6), the build-id path the debug file
+ * goes to, and debuginfod: what the system says is read when the report
+ * is written, on the caller's thread (prquality.h).
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "quality/quality.h"
+
+bool pr__quality_is_file(const struct pr_dso *dso)
+{
+	const char *path = dso ? pr_dso_path(dso) : NULL;
+
+	return path && path[0] == '/';
+}
+
+/* Whether dpkg's file list `name` (in `dir`) has a line "path" or "alt". */
+static bool list_has(int dir, const char *name, const char *path, const char *alt)
+{
+	size_t cap = 0, len = 1, plen = strlen(path), alen = strlen(alt);
+	char *buf = NULL, *nb, probe[4200];
+	bool found = false;
+	ssize_t n = 1;
+	int fd = openat(dir, name, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	/* The whole list, a newline before it and one after. */
+	while (n > 0) {
+		if (len + 65536 + 2 > cap) {
+			nb = realloc(buf, cap = 2 * cap + 65536 + 2);
+			if (!nb)
+				break;
+			buf = nb;
+		}
+		buf[0] = '\n';
+		n = read(fd, buf + len, cap - len - 2);
+		if (n > 0)
+			len += (size_t)n;
+	}
+	close(fd);
+	if (buf && !n) {
+		buf[len++] = '\n';
+		snprintf(probe, sizeof(probe), "\n%s\n", path);
+		found = plen < sizeof(probe) - 2 && memmem(buf, len, probe, plen + 2);
+		snprintf(probe, sizeof(probe), "\n%s\n", alt);
+		found = found || (alen < sizeof(probe) - 2 && memmem(buf, len, probe, alen + 2));
+	}
+	free(buf);
+	return found;
+}
+
+/*
+ * The package whose dpkg file list has `path` (or its /usr-merged twin),
+ * into pkg; false when none does or there is no dpkg.  The lists named
+ * like the file go first ("libstdc++6:amd64.list" for libstdc++.so.6),
+ * the rest after: a whole scan reads every list on the system, a few
+ * milliseconds that every run's summary would otherwise pay.
+ */
+static bool dpkg_owner(const char *path, char *pkg, size_t len)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t stem = strcspn(base, ".-_");
+	DIR *d = opendir("/var/lib/dpkg/info");
+	char alt[4096];
+	bool found = false;
+
+	if (!d)
+		return false;
+	if (!strncmp(path, "/usr/", 5))
+		snprintf(alt, sizeof(alt), "%s", path + 4);
+	else
+		snprintf(alt, sizeof(alt), "/usr%s", path);
+	for (int pass = 0; pass < 2 && !found; pass++) {
+		struct dirent *e;
+
+		rewinddir(d);
+		while (!found && (e = readdir(d))) {
+			size_t n = strlen(e->d_name);
+			bool named = stem && !strncmp(e->d_name, base, stem);
+
+			if (n < 6 || strcmp(e->d_name + n - 5, ".list") || named != !pass ||
+			    !list_has(dirfd(d), e->d_name, path, alt))
+				continue;
+			found = true;
+			/* "zlib1g:amd64.list" -> "zlib1g" */
+			snprintf(pkg, len, "%.*s", (int)(n - 5), e->d_name);
+			pkg[strcspn(pkg, ":")] = 0;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* The build-id path a debug package installs the file's debug file at. */
+static void debug_path(const struct pr_dso *dso, char *buf, size_t len)
+{
+	const uint8_t *id;
+	size_t n = dso ? pr_dso_build_id(dso, &id) : 0, at;
+
+	buf[0] = 0;
+	if (n < 2)
+		return;
+	at = (size_t)snprintf(buf, len, "/usr/lib/debug/.build-id/%02x/", id[0]);
+	for (size_t i = 1; i < n && at + 3 < len; i++)
+		at += (size_t)snprintf(buf + at, len - at, "%02x", id[i]);
+	snprintf(buf + at, len - at, ".debug");
+}
+
+/* The distribution's debuginfod server, from /etc/os-release's ID. */
+static const char *debuginfod_server(void)
+{
+	static const struct {
+		const char *id, *url;
+	} known[] = {
+		{ "debian", "https://debuginfod.debian.net" },
+		{ "ubuntu", "https://debuginfod.ubuntu.com" },
+		{ "fedora", "https://debuginfod.fedoraproject.org" },
+		{ "arch", "https://debuginfod.archlinux.org" },
+	};
+	char line[256];
+	FILE *f = fopen("/etc/os-release", "re");
+	const char *url = NULL;
+
+	while (f && !url && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		for (size_t i = 0; i < PR_ARRAY_SIZE(known) && !url; i++)
+			if (!strncmp(line, "ID=", 3) && !strcmp(line + 3, known[i].id))
+				url = known[i].url;
+	}
+	if (f)
+		fclose(f);
+	return url;
+}
+
+/* What installs the debug file of `dso`, when its package is known. */
+static void debug_package(const struct pr_dso *dso, char *buf, size_t len)
+{
+	char pkg[256], where[128];
+
+	buf[0] = 0;
+	debug_path(dso, where, sizeof(where));
+	/* Installed already: nothing to install. */
+	if (*where && !access(where, R_OK))
+		return;
+	if (!pr__quality_is_file(dso) || !dpkg_owner(pr_dso_path(dso), pkg, sizeof(pkg)))
+		return;
+	/* Debian's libc ships its debug files as libc6-dbg. */
+	snprintf(buf, len, "apt-get install %s%s (the distribution's debug archive%s%s)", pkg,
+		 strcmp(pkg, "libc6") ? "-dbgsym" : "-dbg", *where ? "; it installs " : "",
+		 where);
+}
+
+void pr__quality_remedy(const struct pr_quality *q, const struct pr__quality_row *r,
+			const struct pr__quality_words *w, char *buf, size_t len)
+{
+	char pkg[512];
+
+	switch (r->why) {
+	case PR_END_TRUNCATED:
+		if (q->stack_size && q->stack_size < 65528)
+			snprintf(buf, len, "the %" PRIu64 "-byte stack copy ran out here: a larger "
+				 "%s (up to 65528)", q->stack_size, w->stack_size);
+		else
+			snprintf(buf, len, "the stack copy ran out here, at the kernel's largest "
+				 "(65528 bytes): deeper than any copy");
+		return;
+	case PR_END_NO_UNWIND_INFO:
+		debug_package(r->dso, pkg, sizeof(pkg));
+		if (pr__quality_is_file(r->dso) && access(pr_dso_path(r->dso), R_OK))
+			snprintf(buf, len, "the file was not found here: a copy of it (or of its "
+				 "debug file) by build-id in a %s", w->debug_dir);
+		else
+			snprintf(buf, len, "no unwind information for this code: %s%srebuild "
+				 "it with -fasynchronous-unwind-tables (assembly: CFI "
+				 "directives); frame pointers are followed where there is none",
+				 pkg, *pkg ? ", whose .debug_frame may have it, or " : "");
+		return;
+	case PR_END_NO_MAPPING:
+		snprintf(buf, len, "code in no file (JIT) that frame pointers do not lead out of: "
+			 "node --perf-basic-prof, python3.12 -X perf or the JVM's perf-map-agent "
+			 "write /tmp/perf-PID.map, and keep frame pointers");
+		return;
+	case PR_END_DEPTH:
+		snprintf(buf, len, "deeper than %s %u: raise it (up to 1024)", w->max_depth,
+			 q->max_depth);
+		return;
+	case PR_END_ERROR:
+		snprintf(buf, len, "the unwinder could not go on (%s says why): please report "
+			 "it with the capture", w->log);
+		return;
+	case PR_END_NO_USER:
+		snprintf(buf, len, "no user registers (kernel threads): %s shows their kernel "
+			 "stacks", w->kernel);
+		return;
+	case PR_QUALITY_KERNEL_SHORT:
+		snprintf(buf, len, "the kernel copied less of the stack than the %" PRIu64 " bytes "
+			 "asked: the next page was not in memory when the sample was taken (a "
+			 "frame just pushed onto a new page, or one swapped out); a larger "
+			 "%s does not help", q->stack_size, w->stack_size);
+		return;
+	case PR_QUALITY_CUT_SHORT:
+		snprintf(buf, len, "copied only up to where this thread's stacks had ended "
+			 "before; it also runs on stacks carved from its own (coroutines), and is "
+			 "copied whole since");
+		return;
+	case PR_QUALITY_UNNAMED: {
+		const char *server = debuginfod_server();
+
+		debug_package(r->dso, pkg, sizeof(pkg));
+		if (!pr__quality_is_file(r->dso))
+			snprintf(buf, len, "JIT code without a perf map: node --perf-basic-prof, "
+				 "python3.12 -X perf, the JVM's perf-map-agent");
+		else if (*pkg)
+			snprintf(buf, len, "stripped; its debug symbols: %s, or DEBUGINFOD_URLS="
+				 "%s to fetch them", pkg, server ? server : "(a debuginfod server)");
+		else
+			snprintf(buf, len, "no symbols: build it with -g, or keep its debug "
+				 "file and pass %s; DEBUGINFOD_URLS=%s fetches a "
+				 "distribution's", w->debug_dir,
+				 server ? server : "(a debuginfod server)");
+		return;
+	}
+	default:
+		buf[0] = 0;
+	}
+}
