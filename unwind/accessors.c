@@ -211,12 +211,8 @@ int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 {
 	uint64_t top = c->sp + c->stack_size;
 
-	if (addr >= c->sp && addr < top && top - addr >= 8) {
-		memcpy(val, c->stack + (addr - c->sp), 8);
-		if (addr - c->sp + 8 > c->stack_read)
-			c->stack_read = addr - c->sp + 8;
+	if (uw_read_copy(c, addr, val))
 		return 0;
-	}
 	if (addr >= UW_SYNTHETIC_BASE)
 		return uw_synthetic_read(c->u, addr, val);
 	if (!uw_read_file(c, addr, val))

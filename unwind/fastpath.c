@@ -139,7 +139,7 @@ bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *ou
 			if (bp_state == BP_UNDEF)
 				return false;
 			if (bp_state == BP_SAVED) {
-				if (uw_read_mem(c, bp_at, &bp))
+				if (!uw_read_copy(c, bp_at, &bp) && uw_read_mem(c, bp_at, &bp))
 					goto failed;
 				bp_state = BP_VALUE;
 			}
@@ -154,8 +154,12 @@ bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *ou
 			bp_state = BP_UNDEF;
 		}
 		ra = 0;
-		if (fi->ra == UW_LOC_AT_CFA && uw_read_mem(c, cfa + (uint64_t)(int64_t)fi->ra_off, &ra))
-			goto failed;
+		if (fi->ra == UW_LOC_AT_CFA) {
+			uint64_t at = cfa + (uint64_t)(int64_t)fi->ra_off;
+
+			if (!uw_read_copy(c, at, &ra) && uw_read_mem(c, at, &ra))
+				goto failed;
+		}
 		/* The x86-64 ABI ends a chain with an undefined return
 		 * address or rbp. */
 		if (!ra || bp_state == BP_UNDEF) {

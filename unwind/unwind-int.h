@@ -10,6 +10,7 @@
 #define PR_UNWIND_INT_H
 
 #include <libunwind.h>
+#include <string.h>
 
 #include "model/elfcache.h"
 #include "prunwind.h"
@@ -167,6 +168,20 @@ extern unw_accessors_t uw_accessors;
  * we built, the mapped files' read-only bytes.  0, or -1 (setting
  * c->stack_exhausted for a read just past the copied stack). */
 int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val);
+
+/* A word of the copied stack, when all of it is there: what most reads
+ * of an unwind are, inline for the fast path (then uw_read_mem()). */
+static inline bool uw_read_copy(struct uw_ctx *c, uint64_t addr, uint64_t *val)
+{
+	uint64_t top = c->sp + c->stack_size;
+
+	if (addr < c->sp || addr >= top || top - addr < 8)
+		return false;
+	memcpy(val, c->stack + (addr - c->sp), 8);
+	if (addr - c->sp + 8 > c->stack_read)
+		c->stack_read = addr - c->sp + 8;
+	return true;
+}
 /* Only the mapped files' read-only bytes; the region last hit first. */
 int uw_read_file(struct uw_ctx *c, uint64_t addr, uint64_t *val);
 /* Mappings whose bytes we can have: files, and the vDSO. */
@@ -262,9 +277,17 @@ bool uw_shown_as_address(const char *path);
 /* What to add to an address in mapping `m` to show it as perf does. */
 uint64_t uw_dso_delta(const struct pr_map *m);
 /* Frame `f` of `proc` in mapping `m` (or none), whose addresses perf
- * shows `delta` (uw_dso_delta()) away. */
-void uw_place_in(struct pr_frame *f, const struct pr_proc *proc, const struct pr_map *m,
-		 uint64_t delta);
+ * shows `delta` (uw_dso_delta()) away.  Inline: once per frame. */
+static inline void uw_place_in(struct pr_frame *f, const struct pr_proc *proc,
+			       const struct pr_map *m, uint64_t delta)
+{
+	f->proc_serial = proc ? proc->serial : 0;
+	f->dso = m ? m->dso : NULL;
+	f->dso_ip = f->ip + delta;
+	f->map_start = m ? m->start : 0;
+	f->map_end = m ? m->end : 0;
+	f->map_pgoff = m ? m->pgoff : 0;
+}
 
 /* ---- fastpath.c ---- */
 

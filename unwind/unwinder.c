@@ -432,17 +432,6 @@ uint64_t uw_dso_delta(const struct pr_map *m)
 	return m && !uw_shown_as_address(m->dso->path) ? m->pgoff - m->start : 0;
 }
 
-void uw_place_in(struct pr_frame *f, const struct pr_proc *proc, const struct pr_map *m,
-		 uint64_t delta)
-{
-	f->proc_serial = proc ? proc->serial : 0;
-	f->dso = m ? m->dso : NULL;
-	f->dso_ip = f->ip + delta;
-	f->map_start = m ? m->start : 0;
-	f->map_end = m ? m->end : 0;
-	f->map_pgoff = m ? m->pgoff : 0;
-}
-
 static void place(struct pr_frame *f, const struct pr_proc *proc)
 {
 	const struct pr_map *m = pr__proc_find(proc, f->ip);
