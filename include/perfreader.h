@@ -21,6 +21,7 @@
  *                samples when their waits end
  *   prsession.h  the per-record path: records -> model -> unwinder ->
  *                sinks, on the caller's thread or on worker threads
+ *   prstat.h     counts printed as perf stat prints them
  *
  * Conventions, kept by every function of every header:
  *
@@ -90,5 +91,6 @@
 #include "prprofile.h"
 #include "prscript.h"
 #include "prsession.h"
+#include "prstat.h"
 
 #endif /* PERFREADER_H */
