@@ -22,6 +22,8 @@
  *   prsession.h  the per-record path: records -> model -> unwinder ->
  *                sinks, on the caller's thread or on worker threads
  *   prstat.h     counts printed as perf stat prints them
+ *   prarchive.h  the files a capture's samples landed in, kept by build-id
+ *                (perf's build-id cache, an archive) and read back
  *
  * Conventions, kept by every function of every header:
  *
@@ -92,5 +94,6 @@
 #include "prscript.h"
 #include "prsession.h"
 #include "prstat.h"
+#include "prarchive.h"
 
 #endif /* PERFREADER_H */

@@ -126,6 +126,14 @@ void ds_log(enum pr_log_level level, const char *msg, void *ctx)
 	emit(level, text);
 }
 
+void ds_log_own(enum pr_log_level level, const char *msg, void *ctx)
+{
+	if (level == PR_LOG_ERROR)
+		ds_err("%s", msg);
+	else
+		ds_log(level, msg, ctx);
+}
+
 void ds_logf(enum pr_log_level level, const char *fmt, ...)
 {
 	char text[2048];
