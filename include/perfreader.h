@@ -23,6 +23,9 @@
  *                sinks, on the caller's thread or on worker threads
  *   prquality.h  why stacks ended early and what nothing names, with
  *                what would fix it: a session's sink and its report
+ *   prstat.h     counts printed as perf stat prints them
+ *   prarchive.h  the files a capture's samples landed in, kept by build-id
+ *                (perf's build-id cache, an archive) and read back
  *
  * Conventions, kept by every function of every header:
  *
@@ -93,5 +96,7 @@
 #include "prscript.h"
 #include "prsession.h"
 #include "prquality.h"
+#include "prstat.h"
+#include "prarchive.h"
 
 #endif /* PERFREADER_H */

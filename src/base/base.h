@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "perfreader.h"
 
@@ -173,6 +174,15 @@ __attribute__((format(printf, 3, 4)))
 bool pr__path_fmt(char *out, size_t size, const char *fmt, ...);
 /* `len` bytes as lowercase hex, NUL-terminated (2 * len + 1 bytes). */
 void pr__hex(char *out, const uint8_t *id, size_t len);
+/* mkdir -p: `dir` and its missing parents, made with `mode`.  0 (also
+ * when it exists) or a negative errno. */
+int pr__mkdirs(const char *dir, mode_t mode);
+/* A whole file (one with no size to stat, as /proc's), in one buffer the
+ * caller frees, followed by two NUL bytes so that text can be parsed in
+ * place; its length in *len.  NULL when it cannot be opened, or when
+ * there is no memory at all; what was read by then when memory runs out
+ * midway. */
+char *pr__read_all(const char *path, size_t *len);
 
 /* Make room in the array *arr, of *cap elements of `size` bytes, for
  * `need`: its capacity doubles (from 64), so appending one at a time costs

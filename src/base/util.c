@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Small helpers every stage uses: paths, hex, sysctl values. */
+/* Small helpers every stage uses: paths, directories, whole files, hex,
+ * sysctl values. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/base.h"
 
@@ -16,6 +20,57 @@ bool pr__path_fmt(char *out, size_t size, const char *fmt, ...)
 	n = vsnprintf(out, size, fmt, ap);
 	va_end(ap);
 	return n >= 0 && (size_t)n < size;
+}
+
+int pr__mkdirs(const char *dir, mode_t mode)
+{
+	char parent[4096];
+	const char *slash = strrchr(dir, '/');
+	int err;
+
+	if (!mkdir(dir, mode) || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT || !slash || slash == dir)
+		return -errno;
+	if (!pr__path_fmt(parent, sizeof(parent), "%.*s", (int)(slash - dir), dir))
+		return -ENAMETOOLONG;
+	/* The parent first, then this one again. */
+	err = pr__mkdirs(parent, mode);
+	if (err)
+		return err;
+	return mkdir(dir, mode) && errno != EEXIST ? -errno : 0;
+}
+
+/* /proc/kallsyms, the largest read, is 100 000 lines and more, formatted
+ * by the kernel as they are read: read in large pieces. */
+char *pr__read_all(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t cap = 1 << 20, n = 0;
+	char *buf = NULL;
+	ssize_t got;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (!buf || cap - n < 65536 + 2) {
+			char *b = realloc(buf, cap *= 2);
+
+			if (!b)
+				break;
+			buf = b;
+		}
+		got = read(fd, buf + n, cap - n - 2);
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (buf) {
+		buf[n] = buf[n + 1] = '\0';
+		*len = n;
+	}
+	return buf;
 }
 
 void pr__hex(char *out, const uint8_t *id, size_t len)

@@ -6,7 +6,7 @@
  * its root (containers); then the file by build-id in each debug directory,
  * in the layouts debuginfo stores, fixtures and perf's cache use; last the
  * path it was mapped from.  Callers check each candidate (its build-id) and
- * stop at the first they take.
+ * stop at the first they take.  And where a debug file may be, by build-id.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -107,4 +107,26 @@ int pr__dso_find(const struct pr_dso_query *q,
 	if (d->path[0] == '/')
 		return offer(d->path, try, arg);
 	return 0;
+}
+
+bool pr__debug_file_next(const struct pr_dirs *dirs, const char *hex, size_t *it, char *out,
+			 size_t size)
+{
+	static const char *const layouts[] = {
+		"%s/.build-id/%.2s/%s.debug",   /* a debug package's */
+		"%s/.build-id/%.2s/%s/debug",   /* perf's build-id cache's, archives' */
+	};
+	const size_t nr = PR_ARRAY_SIZE(layouts);
+
+	while (*it < dirs->nr * nr) {
+		size_t i = (*it)++;
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+		bool fits = pr__path_fmt(out, size, layouts[i % nr], dirs->v[i / nr], hex, hex + 2);
+#pragma GCC diagnostic pop
+
+		if (fits)
+			return true;
+	}
+	return false;
 }

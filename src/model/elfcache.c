@@ -298,16 +298,9 @@ static struct pr_elf *find_debug(struct pr_elfcache *c, const struct pr_elf *e,
 
 	if (e->build_id_size >= 2) {
 		pr__hex(hex, e->build_id, e->build_id_size);
-		for (size_t i = 0; !dbg && i < c->dirs.nr; i++) {
-			/* A debug package's layout, then perf's build-id cache's
-			 * (and dwarfsample's archives'). */
-			if (pr__path_fmt(path, sizeof(path), "%s/.build-id/%.2s/%s.debug",
-					 c->dirs.v[i], hex, hex + 2))
-				dbg = try_debug_file(e, path, lg);
-			if (!dbg && pr__path_fmt(path, sizeof(path), "%s/.build-id/%.2s/%s/debug",
-						 c->dirs.v[i], hex, hex + 2))
-				dbg = try_debug_file(e, path, lg);
-		}
+		for (size_t it = 0;
+		     !dbg && pr__debug_file_next(&c->dirs, hex, &it, path, sizeof(path));)
+			dbg = try_debug_file(e, path, lg);
 	}
 	if (!dbg && e->debuglink && slash &&
 	    pr__path_fmt(dir, sizeof(dir), "%.*s", (int)(slash - from), from)) {

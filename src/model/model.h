@@ -186,6 +186,13 @@ struct pr_dso_query {
 int pr__dso_find(const struct pr_dso_query *q,
 		 int (*try)(int fd, const char *path, void *arg), void *arg);
 
+/* The places the debug file of build-id `hex` may be in `dirs`, one by
+ * one into `out` (*it 0 for the first): in each directory, a debug
+ * package's DIR/.build-id/xx/rest.debug, then perf's build-id cache's
+ * DIR/.build-id/xx/rest/debug.  False after the last. */
+bool pr__debug_file_next(const struct pr_dirs *dirs, const char *hex, size_t *it, char *out,
+			 size_t size);
+
 /* ---- rootopen.c ---- */
 
 /*

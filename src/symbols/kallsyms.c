@@ -18,38 +18,6 @@
 
 #include "symbols/symbolizer.h"
 
-/* /proc/kallsyms in one buffer: 100 000 lines and more, formatted by the
- * kernel as they are read, so read in large pieces and parsed in place. */
-static char *read_all(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 20, n = 0;
-	char *buf = NULL;
-	ssize_t got;
-
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		if (!buf || cap - n < 65536 + 2) {
-			char *b = realloc(buf, cap *= 2);
-
-			if (!b)
-				break;
-			buf = b;
-		}
-		got = read(fd, buf + n, cap - n - 2);
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	if (buf) {
-		buf[n] = buf[n + 1] = '\0';
-		*len = n;
-	}
-	return buf;
-}
-
 /*
  * The kernel formats /proc/kallsyms line by line as it is read, which
  * costs as much as unwinding a capture.  Parsed once, the table is kept
@@ -81,7 +49,7 @@ static uint64_t kernel_key(void)
 
 	for (size_t i = 0; i < PR_ARRAY_SIZE(files); i++) {
 		size_t len = 0;
-		char *text = read_all(files[i], &len);
+		char *text = pr__read_all(files[i], &len);
 
 		if (text)
 			h = pr__hash_bytes(h, text, len);
@@ -277,7 +245,7 @@ static void load_kallsyms(struct pr_symbolizer *s)
 
 	if (running && s->cache_dir && kallsyms_cached(s, key))
 		return;
-	text = read_all(path, &len);
+	text = pr__read_all(path, &len);
 	if (!text) {
 		pr__log(&s->lg, PR_LOG_WARN, "cannot read %s: %s; kernel frames keep their "
 			"addresses", path, strerror(errno));

@@ -137,6 +137,14 @@ int ds_quality_report(const struct pr_quality *q, FILE *out, const char *prefix,
 	return pr_quality_report(q, out, &o);
 }
 
+void ds_log_own(enum pr_log_level level, const char *msg, void *ctx)
+{
+	if (level == PR_LOG_ERROR)
+		ds_err("%s", msg);
+	else
+		ds_log(level, msg, ctx);
+}
+
 void ds_logf(enum pr_log_level level, const char *fmt, ...)
 {
 	char text[2048];

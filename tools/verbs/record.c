@@ -13,7 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "archive.h"
 #include "cli.h"
 #include "record.h"
 
@@ -28,7 +27,7 @@ struct recording {
 	const struct ds_capture *c;
 	struct pr_reader *r;
 	struct pr_writer *w;
-	struct ds_keep *keep;        /* files held for the cache and archive */
+	struct pr_keeper *keep;      /* files held for the cache and archive */
 	uint64_t id;             /* written into synthesized records */
 	uint64_t samples;
 };
@@ -38,8 +37,10 @@ static int write_record(const struct pr_record *rec, void *arg)
 	struct recording *rc = arg;
 	int err = pr_writer_write(rc->w, rec);
 
+	/* A file it has no memory to hold is not kept: the recording goes
+	 * on. */
 	if (rc->keep)
-		ds_keep_record(rc->keep, rec);
+		pr_keeper_record(rc->keep, rec);
 	if (!err)
 		rc->samples += rec->type == PR_RECORD_SAMPLE;
 	return err;
@@ -128,31 +129,23 @@ static struct pr_writer *open_writer(struct recording *rc, const char *out,
 	return w;
 }
 
-/* perf's build-id cache: $PERF_BUILDID_DIR, else ~/.debug. */
-static const char *buildid_dir(char *buf, size_t len)
-{
-	const char *env = getenv("PERF_BUILDID_DIR"), *home = getenv("HOME");
-
-	if (env && *env)
-		return env;
-	if (!home || !*home)
-		return NULL;
-	snprintf(buf, len, "%s/.debug", home);
-	return buf;
-}
-
-/* Keep what the samples need: the build-id cache, the archive. */
+/* Keep what the samples need: perf's build-id cache (the files there are
+ * a convenience: none kept is no failure), the archive. */
 static int keep_files(struct recording *rc, const struct record_args *a)
 {
-	char cache[4096], archive[4200];
-	const char *dir = a->no_cache ? NULL : buildid_dir(cache, sizeof(cache));
+	char archive[4200];
 
-	ds_archive_name(a->out, archive, sizeof(archive));
-	if (ds_keep_finish(rc->keep, a->out, dir, a->archive ? archive : NULL, rc->c->kernel))
+	if (pr_keeper_replay(rc->keep, a->out))
 		return -1;
-	if (a->archive)
-		fprintf(stderr, "dwarfsample: wrote %s: what report needs to name and unwind "
-			"%s anywhere\n", archive, a->out);
+	if (!a->no_cache)
+		pr_keeper_write_cache(rc->keep, NULL);
+	if (!a->archive)
+		return 0;
+	pr_archive_name(a->out, archive, sizeof(archive));
+	if (pr_keeper_write_archive(rc->keep, archive, rc->c->kernel))
+		return -1;
+	fprintf(stderr, "dwarfsample: wrote %s: what report needs to name and unwind "
+		"%s anywhere\n", archive, a->out);
 	return 0;
 }
 
@@ -160,6 +153,7 @@ static int run(struct ds_capture *c, const struct record_args *a, int argc, char
 {
 	const char *out = a->out;
 	PR_OPTS(pr_writer_opts, wo, .argc = argc, .argv = argv, .log = ds_log);
+	PR_OPTS(pr_keeper_opts, ko, .log = ds_log_own);
 	struct recording rc = { .c = c };
 	struct ds_capture_hooks hooks = {
 		.record = write_record, .started = synthesize,
@@ -172,7 +166,7 @@ static int run(struct ds_capture *c, const struct record_args *a, int argc, char
 	rc.r = ds_capture_open(c);
 	if (!rc.r)
 		return 1;
-	if ((a->archive || !a->no_cache) && !(rc.keep = ds_keep_new())) {
+	if ((a->archive || !a->no_cache) && !(rc.keep = pr_keeper_new(&ko))) {
 		pr_reader_close(rc.r);
 		ds_err("out of memory");
 		return 1;
@@ -206,7 +200,7 @@ static int run(struct ds_capture *c, const struct record_args *a, int argc, char
 	}
 	if (!err && rc.keep && keep_files(&rc, a))
 		err = 1;
-	ds_keep_free(rc.keep);
+	pr_keeper_free(rc.keep);
 	pr_reader_close(rc.r);
 	return err ? 1 : 0;
 }

@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "archive.h"
 #include "perfreader.h"
 #include "names.h"
 #include "output.h"
@@ -33,8 +32,8 @@ struct report_args {
 	int verbose;
 	bool quality;                /* --quality: the unwind-quality report */
 	/* INPUT.archive.tar.gz, extracted: a debug directory, its kernel
-	 * symbols; "" without one. */
-	char archive[4096], archive_kallsyms[4096];
+	 * symbols and its index; NULL without one. */
+	struct pr_archive *archive;
 };
 
 struct report {
@@ -252,9 +251,31 @@ static size_t nr_jobs(const struct report_args *a, const struct report *r, int f
 }
 
 /* The archive's index, in every worker's model. */
-static int index_archive(struct pr_model *m, void *dir)
+static int index_archive(struct pr_model *m, void *archive)
 {
-	return ds_archive_index(dir, m) ? -EINVAL : 0;
+	return pr_archive_index(archive, m) ? -EINVAL : 0;
+}
+
+/* The archive record --archive wrote beside `input`, extracted once into
+ * our cache; NULL without one, after saying why when there is one that
+ * cannot be used. */
+static struct pr_archive *open_archive(const char *input)
+{
+	PR_OPTS(pr_archive_opts, ao, .log = ds_log_own);
+	const char *cache = ds_cache_dir();
+	struct pr_archive *ar;
+	char path[4096];
+
+	if (pr_archive_name(input, path, sizeof(path)))
+		return NULL;
+	ar = pr_archive_open(path, cache, &ao);
+	if (!ar && errno == EINVAL && !cache)
+		ds_err("%s: no cache directory to extract it into ($XDG_CACHE_HOME or $HOME)",
+		       path);
+	else if (!ar && errno != ENOENT)
+		ds_err("%s cannot be used: %s; report goes on without it", path,
+		       errno == EBADMSG ? "it is damaged, or not dwarfsample's" : strerror(errno));
+	return ar;
 }
 
 /* The file through the session: its sinks attached, every record read,
@@ -268,7 +289,7 @@ static int replay(struct report_args *a, struct report *r, size_t jobs, bool nam
 	uint64_t end;
 	int n, ret, err;
 
-	if (a->archive[0]) {
+	if (a->archive) {
 		so.model_setup = index_archive;
 		so.model_setup_ctx = a->archive;
 	}
@@ -321,12 +342,11 @@ static int run(struct report_args *a, int fmt)
 
 	/* The archive record --archive wrote beside the file: searched
 	 * first, by build-id, and its kernel symbols unless --kallsyms. */
-	if (ds_archive_use(a->input, a->archive, sizeof(a->archive), a->archive_kallsyms,
-			   sizeof(a->archive_kallsyms))) {
+	if ((a->archive = open_archive(a->input))) {
 		if (a->names.nr_dirs < DS_MAX_DEBUG_DIRS)
-			a->names.dirs[a->names.nr_dirs++] = a->archive;
-		if (!a->kallsyms && a->archive_kallsyms[0])
-			sym.kallsyms = a->archive_kallsyms;
+			a->names.dirs[a->names.nr_dirs++] = pr_archive_dir(a->archive);
+		if (!a->kallsyms && pr_archive_kallsyms(a->archive))
+			sym.kallsyms = pr_archive_kallsyms(a->archive);
 	}
 	a->names.no_lines = !ds_output_shows_lines(&a->out, fmt);
 	r.file = pr_file_open(a->input, &fo);
@@ -477,7 +497,7 @@ int ds_cmd_report(int argc, char **argv)
 	struct option longopts[64];
 	size_t nr = 0;
 	struct report_args a = { .out.fields = PR_SCRIPT_DEFAULT };
-	int opt, fmt;
+	int opt, fmt, ret;
 
 	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
 		for (const struct option *o = lists[l]; o->name && nr < 63; o++)
@@ -549,5 +569,7 @@ int ds_cmd_report(int argc, char **argv)
 		return 2;
 	}
 	a.out.no_inline = a.names.no_inline;
-	return run(&a, fmt);
+	ret = run(&a, fmt);
+	pr_archive_close(a.archive);
+	return ret;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * `dwarfsample stat`: count events on a target and print the counts as
- * perf stat does (statprint.c): totals when the target ends or Ctrl-C,
+ * perf stat does (prstat.h): totals when the target ends or Ctrl-C,
  * or deltas every -I milliseconds.  A command is waited for whatever
  * happens (a Ctrl-C reaches it from the terminal), and its exit status
  * is ours.
@@ -22,8 +22,8 @@
 #include "cli.h"
 #include "prcounter.h"
 #include "prevent.h"
+#include "prstat.h"
 #include "stat.h"
-#include "statprint.h"
 
 #define STAT_MAX_EVENTS 256
 /* perf stat's default set; the clock is cpu-clock system-wide. */
@@ -46,7 +46,7 @@ struct stat_args {
 /* The rows of one reading, and for -I the previous one. */
 struct readings {
 	struct pr_count *now, *prev, *delta;
-	struct ds_stat_thread *threads;
+	struct pr_stat_thread *threads;
 	char (*comms)[32];
 	size_t nr_rows, room;
 };
@@ -56,9 +56,10 @@ struct stat_run {
 	const struct stat_args *a;
 	struct pr_counter *counter;
 	struct pr_event_desc evs[STAT_MAX_EVENTS];
-	struct ds_stat_event shown[STAT_MAX_EVENTS];
+	struct pr_stat_event shown[STAT_MAX_EVENTS];
 	size_t nr;
-	struct ds_stat_printer out;
+	FILE *f;                 /* stderr, or -o's file */
+	struct pr_stat_printer *out;
 	struct readings rd;
 	pid_t child;             /* the command, until reaped; else -1 */
 	/* The targets' ends: the command's or each -p process's pidfd. */
@@ -216,9 +217,9 @@ static int setup_events(struct stat_run *s)
 	if (s->a->events && check_hardware(s->evs, s->nr))
 		return 1;
 	for (size_t i = 0; i < s->nr; i++)
-		s->shown[i] = (struct ds_stat_event){
+		s->shown[i] = (struct pr_stat_event){
 			.name = s->evs[i].name,
-			.kind = ds_stat_kind_of(&s->evs[i]),
+			.kind = pr_event_stat_kind(&s->evs[i]),
 			.hide_unsupported = !s->a->events,
 		};
 	return 0;
@@ -375,7 +376,7 @@ static int name_threads(struct stat_run *s)
 		if (err)
 			break;
 		thread_comm(rd->comms[i], u.pid, u.tid);
-		rd->threads[i] = (struct ds_stat_thread){ rd->comms[i], u.tid };
+		rd->threads[i] = (struct pr_stat_thread){ rd->comms[i], u.tid };
 	}
 	return err;
 }
@@ -414,7 +415,7 @@ static void take_deltas(struct readings *rd, size_t nr)
 static int print_reading(struct stat_run *s, uint64_t at_ns, double wall_ns)
 {
 	int err = read_counts(s);
-	struct ds_stat_reading r = {
+	struct pr_stat_reading r = {
 		.threads = s->a->per_thread ? s->rd.threads : NULL,
 		.nr_rows = s->rd.nr_rows,
 		.wall_ns = wall_ns,
@@ -433,7 +434,7 @@ static int print_reading(struct stat_run *s, uint64_t at_ns, double wall_ns)
 	} else {
 		r.counts = s->rd.now;
 	}
-	ds_stat_print(&s->out, s->shown, s->nr, &r);
+	pr_stat_printer_reading(s->out, s->shown, s->nr, &r);
 	return 0;
 }
 
@@ -546,6 +547,11 @@ static int reap_command(struct stat_run *s, struct rusage *ru)
 
 static int run(struct ds_capture *c, const struct stat_args *a)
 {
+	PR_OPTS(pr_stat_printer_opts, po,
+		.format = a->json ? PR_STAT_JSON : a->sep ? PR_STAT_CSV : PR_STAT_TABLE,
+		.sep = a->sep,
+		.interval = a->interval_ms != 0,
+		.per_thread = a->per_thread);
 	struct stat_run *s = calloc(1, sizeof(*s));
 	struct rusage ru;
 	char target[1024];
@@ -560,22 +566,21 @@ static int run(struct ds_capture *c, const struct stat_args *a)
 	if (ret)
 		goto out;
 	ret = 1;
-	s->out = (struct ds_stat_printer){
-		.f = stderr,
-		.format = a->json ? DS_STAT_JSON : a->sep ? DS_STAT_CSV : DS_STAT_TABLE,
-		.sep = a->sep ? a->sep : " ",
-		.interval = a->interval_ms != 0,
-		.per_thread = a->per_thread,
-	};
-	if (a->output && !(s->out.f = fopen(a->output, "w"))) {
+	s->f = stderr;
+	if (a->output && !(s->f = fopen(a->output, "w"))) {
 		ds_err("cannot write %s: %s", a->output, strerror(errno));
+		goto out;
+	}
+	s->out = pr_stat_printer_new(s->f, &po);
+	if (!s->out) {
+		ds_err("out of memory");
 		goto out;
 	}
 	s->counter = open_counter(s);
 	if (!s->counter)
 		goto out;
 	if (a->output)
-		ds_stat_print_started(&s->out);
+		pr_stat_printer_started(s->out);
 	s->child = pr_counter_child(s->counter);
 	s->start_ns = ds_now_ns();
 	err = pr_counter_enable(s->counter);
@@ -608,11 +613,11 @@ static int run(struct ds_capture *c, const struct stat_args *a)
 			ret = reap_command(s, &ru);
 		else
 			pr_counter_disable(s->counter);
-		ds_stat_print_header(&s->out, target);
+		pr_stat_printer_header(s->out, target);
 		if (!err)
 			err = print_reading(s, end_ns, a->interval_ms ?
 					    (double)a->interval_ms * 1e6 : elapsed * 1e9);
-		ds_stat_print_footer(&s->out, elapsed, c->argv ? &ru : NULL);
+		pr_stat_printer_footer(s->out, elapsed, c->argv ? &ru : NULL);
 		if (err)
 			ret = 1;
 	}
@@ -623,7 +628,8 @@ out:
 		waitpid(s->child, NULL, 0);
 	}
 	pr_counter_close(s->counter);
-	if (s->out.f && s->out.f != stderr && fclose(s->out.f) && !ret) {
+	pr_stat_printer_free(s->out);
+	if (s->f && s->f != stderr && fclose(s->f) && !ret) {
 		ds_err("cannot write %s: %s", a->output, strerror(errno));
 		ret = 1;
 	}

@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * perf stat's layouts, field for field as perf 6.1 prints them, so that
- * what reads perf stat's output reads ours: widths, the comment column's
- * formats and units, "<not counted>" and "<not supported>", the running
- * percentage (an integer percentage in CSV and JSON, as perf computes it
- * there), the interval and thread columns.
+ * Counts in perf stat's layouts (prstat.h), field for field as perf 6.1
+ * prints them, so that what reads perf stat's output reads ours: widths,
+ * the comment column's formats and units, "<not counted>" and "<not
+ * supported>", the running percentage (an integer percentage in CSV and
+ * JSON, as perf computes it there), the interval and thread columns.
  */
+#include <errno.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "statprint.h"
+#include "output/output.h"
+#include "prstat.h"
+
+struct pr_stat_printer {
+	FILE *f;
+	enum pr_stat_format format;
+	char *sep;               /* CSV: the field separator */
+	bool interval;           /* rows start with the time */
+	bool per_thread;
+	unsigned printed;        /* intervals: readings printed, for the header */
+};
 
 /* The table's columns: the count, its unit, the event's name, then the
  * comment (" # " and a value and a unit) padded to its width.  A line
@@ -27,24 +38,26 @@
 #define NOT_COUNTED "<not counted>"
 #define NOT_SUPPORTED "<not supported>"
 
-enum ds_stat_kind ds_stat_kind_of(const struct pr_event_desc *ev)
+enum pr_stat_kind pr_event_stat_kind(const struct pr_event_desc *ev)
 {
-	static const enum ds_stat_kind hw[] = {
-		[PERF_COUNT_HW_CPU_CYCLES] = DS_STAT_CYCLES,
-		[PERF_COUNT_HW_INSTRUCTIONS] = DS_STAT_INSTRUCTIONS,
-		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = DS_STAT_BRANCHES,
-		[PERF_COUNT_HW_BRANCH_MISSES] = DS_STAT_BRANCH_MISSES,
-		[PERF_COUNT_HW_CACHE_REFERENCES] = DS_STAT_CACHE_REFS,
-		[PERF_COUNT_HW_CACHE_MISSES] = DS_STAT_CACHE_MISSES,
-		[PERF_COUNT_HW_STALLED_CYCLES_FRONTEND] = DS_STAT_STALLED_FRONTEND,
-		[PERF_COUNT_HW_STALLED_CYCLES_BACKEND] = DS_STAT_STALLED_BACKEND,
+	static const enum pr_stat_kind hw[] = {
+		[PERF_COUNT_HW_CPU_CYCLES] = PR_STAT_CYCLES,
+		[PERF_COUNT_HW_INSTRUCTIONS] = PR_STAT_INSTRUCTIONS,
+		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = PR_STAT_BRANCHES,
+		[PERF_COUNT_HW_BRANCH_MISSES] = PR_STAT_BRANCH_MISSES,
+		[PERF_COUNT_HW_CACHE_REFERENCES] = PR_STAT_CACHE_REFS,
+		[PERF_COUNT_HW_CACHE_MISSES] = PR_STAT_CACHE_MISSES,
+		[PERF_COUNT_HW_STALLED_CYCLES_FRONTEND] = PR_STAT_STALLED_FRONTEND,
+		[PERF_COUNT_HW_STALLED_CYCLES_BACKEND] = PR_STAT_STALLED_BACKEND,
 	};
 
+	if (!ev)
+		return PR_STAT_COUNT;
 	if (pr_event_counts_ns(ev))
-		return DS_STAT_CLOCK;
+		return PR_STAT_CLOCK;
 	if (ev->type == PERF_TYPE_HARDWARE && ev->config < sizeof(hw) / sizeof(hw[0]))
 		return hw[ev->config];
-	return DS_STAT_COUNT;
+	return PR_STAT_COUNT;
 }
 
 static bool counted(const struct pr_count *c)
@@ -55,16 +68,16 @@ static bool counted(const struct pr_count *c)
 /* The counts the comments of a row are relative to: the clock's
  * nanoseconds, cycles, branches and cache references. */
 struct bases {
-	bool have[DS_STAT_KINDS];
-	double value[DS_STAT_KINDS];
+	bool have[PR_STAT_KINDS];
+	double value[PR_STAT_KINDS];
 };
 
-static void row_bases(struct bases *b, const struct ds_stat_event *evs, size_t nr,
+static void row_bases(struct bases *b, const struct pr_stat_event *evs, size_t nr,
 		      const struct pr_count *row)
 {
 	memset(b, 0, sizeof(*b));
 	for (size_t i = 0; i < nr; i++) {
-		enum ds_stat_kind k = evs[i].kind;
+		enum pr_stat_kind k = evs[i].kind;
 
 		if (!counted(&row[i]) || b->have[k])
 			continue;
@@ -117,7 +130,7 @@ static void per_second(struct metric *m, double count, double ns)
 }
 
 /* count / base in percent (or as a ratio), when the base counted. */
-static void ratio(struct metric *m, const struct bases *b, enum ds_stat_kind base,
+static void ratio(struct metric *m, const struct bases *b, enum pr_stat_kind base,
 		  double count, bool percent, const char *unit)
 {
 	double v;
@@ -128,59 +141,59 @@ static void ratio(struct metric *m, const struct bases *b, enum ds_stat_kind bas
 	v = b->value[base] ? count * (percent ? 100 : 1) / b->value[base] : 0;
 	if (percent)
 		set_metric(m, 7, 2, "%", v);
-	else if (base == DS_STAT_CYCLES)
+	else if (base == PR_STAT_CYCLES)
 		set_metric(m, 7, 2, " ", v);    /* insn per cycle */
 	else
 		set_metric(m, 8, 3, "", v);     /* GHz */
 }
 
-static void row_metric(struct metric *m, const struct ds_stat_event *ev, double count,
+static void row_metric(struct metric *m, const struct pr_stat_event *ev, double count,
 		       const struct bases *b, double wall_ns)
 {
 	memset(m, 0, sizeof(*m));
 	switch (ev->kind) {
-	case DS_STAT_CLOCK:
+	case PR_STAT_CLOCK:
 		m->unit = "CPUs utilized";
 		if (wall_ns > 0)
 			set_metric(m, 8, 3, "", count / wall_ns);
 		return;
-	case DS_STAT_CYCLES:
-		ratio(m, b, DS_STAT_CLOCK, count, false, "GHz");
+	case PR_STAT_CYCLES:
+		ratio(m, b, PR_STAT_CLOCK, count, false, "GHz");
 		return;
-	case DS_STAT_INSTRUCTIONS:
-		ratio(m, b, DS_STAT_CYCLES, count, false, "insn per cycle");
+	case PR_STAT_INSTRUCTIONS:
+		ratio(m, b, PR_STAT_CYCLES, count, false, "insn per cycle");
 		return;
-	case DS_STAT_BRANCH_MISSES:
-		ratio(m, b, DS_STAT_BRANCHES, count, true, "of all branches");
+	case PR_STAT_BRANCH_MISSES:
+		ratio(m, b, PR_STAT_BRANCHES, count, true, "of all branches");
 		return;
-	case DS_STAT_CACHE_MISSES:
-		ratio(m, b, DS_STAT_CACHE_REFS, count, true, "of all cache refs");
+	case PR_STAT_CACHE_MISSES:
+		ratio(m, b, PR_STAT_CACHE_REFS, count, true, "of all cache refs");
 		return;
-	case DS_STAT_STALLED_FRONTEND:
-		ratio(m, b, DS_STAT_CYCLES, count, true, "frontend cycles idle");
+	case PR_STAT_STALLED_FRONTEND:
+		ratio(m, b, PR_STAT_CYCLES, count, true, "frontend cycles idle");
 		return;
-	case DS_STAT_STALLED_BACKEND:
-		ratio(m, b, DS_STAT_CYCLES, count, true, "backend cycles idle");
+	case PR_STAT_STALLED_BACKEND:
+		ratio(m, b, PR_STAT_CYCLES, count, true, "backend cycles idle");
 		return;
-	case DS_STAT_COUNT:
-	case DS_STAT_BRANCHES:
-	case DS_STAT_CACHE_REFS:
-	case DS_STAT_KINDS:
-		if (b->have[DS_STAT_CLOCK])
-			per_second(m, count, b->value[DS_STAT_CLOCK]);
+	case PR_STAT_COUNT:
+	case PR_STAT_BRANCHES:
+	case PR_STAT_CACHE_REFS:
+	case PR_STAT_KINDS:
+		if (b->have[PR_STAT_CLOCK])
+			per_second(m, count, b->value[PR_STAT_CLOCK]);
 		return;
 	}
 }
 
 /* The value a line shows: milliseconds for the clocks. */
-static double shown(const struct ds_stat_event *ev, const struct pr_count *c)
+static double shown(const struct pr_stat_event *ev, const struct pr_count *c)
 {
-	return ev->kind == DS_STAT_CLOCK ? c->scaled / 1e6 : c->scaled;
+	return ev->kind == PR_STAT_CLOCK ? c->scaled / 1e6 : c->scaled;
 }
 
-static const char *unit_of(const struct ds_stat_event *ev)
+static const char *unit_of(const struct pr_stat_event *ev)
 {
-	return ev->kind == DS_STAT_CLOCK ? "msec" : "";
+	return ev->kind == PR_STAT_CLOCK ? "msec" : "";
 }
 
 /* CSV and JSON give the share of time counted as perf computes it there:
@@ -192,6 +205,8 @@ static double percent_running(const struct pr_count *c)
 	return (double)(100 * c->running / c->enabled);
 }
 
+/* Bytes past ASCII as they are, as perf writes them (pr__json_string()
+ * would replace those that are not UTF-8). */
 static void json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
@@ -209,27 +224,27 @@ static void json_string(FILE *f, const char *s)
 }
 
 /* What starts a line: the interval's time, then the thread. */
-static void line_start(const struct ds_stat_printer *p, const struct ds_stat_reading *r,
+static void line_start(const struct pr_stat_printer *p, const struct pr_stat_reading *r,
 		       size_t row)
 {
-	const struct ds_stat_thread *t = r->threads ? &r->threads[row] : NULL;
+	const struct pr_stat_thread *t = r->threads ? &r->threads[row] : NULL;
 	unsigned long sec = (unsigned long)(r->time_ns / 1000000000u);
 	unsigned long nsec = (unsigned long)(r->time_ns % 1000000000u);
 
 	switch (p->format) {
-	case DS_STAT_TABLE:
+	case PR_STAT_TABLE:
 		if (p->interval)
 			fprintf(p->f, "%6lu.%09lu ", sec, nsec);
 		if (t)
 			fprintf(p->f, "%16s-%-8d ", t->comm, (int)t->tid);
 		return;
-	case DS_STAT_CSV:
+	case PR_STAT_CSV:
 		if (p->interval)
 			fprintf(p->f, "%6lu.%09lu%s", sec, nsec, p->sep);
 		if (t)
 			fprintf(p->f, "%s-%d%s", t->comm, (int)t->tid, p->sep);
 		return;
-	case DS_STAT_JSON:
+	case PR_STAT_JSON:
 		fputc('{', p->f);
 		if (p->interval)
 			fprintf(p->f, "\"interval\" : %lu.%09lu, ", sec, nsec);
@@ -245,13 +260,13 @@ static void line_start(const struct ds_stat_printer *p, const struct ds_stat_rea
 	}
 }
 
-static void table_line(const struct ds_stat_printer *p, const struct ds_stat_event *ev,
+static void table_line(const struct pr_stat_printer *p, const struct pr_stat_event *ev,
 		       const struct pr_count *c, const struct metric *m)
 {
 	FILE *f = p->f;
 
 	if (counted(c))
-		fprintf(f, ev->kind == DS_STAT_CLOCK ? "%*.2f " : "%*.0f ", VALUE_WIDTH,
+		fprintf(f, ev->kind == PR_STAT_CLOCK ? "%*.2f " : "%*.0f ", VALUE_WIDTH,
 			shown(ev, c));
 	else
 		fprintf(f, "%*s ", VALUE_WIDTH, c->supported ? NOT_COUNTED : NOT_SUPPORTED);
@@ -275,7 +290,7 @@ static void table_line(const struct ds_stat_printer *p, const struct ds_stat_eve
 
 /* CSV's comment: the value as the table prints it, its blanks and any
  * sign after the number dropped; the unit. */
-static void csv_metric(const struct ds_stat_printer *p, const struct metric *m)
+static void csv_metric(const struct pr_stat_printer *p, const struct metric *m)
 {
 	char value[64], *v = value, *end;
 
@@ -292,13 +307,13 @@ static void csv_metric(const struct ds_stat_printer *p, const struct metric *m)
 	fprintf(p->f, "%s%s%s%s", p->sep, v, p->sep, m->unit);
 }
 
-static void csv_line(const struct ds_stat_printer *p, const struct ds_stat_event *ev,
+static void csv_line(const struct pr_stat_printer *p, const struct pr_stat_event *ev,
 		     const struct pr_count *c, const struct metric *m)
 {
 	FILE *f = p->f;
 
 	if (counted(c))
-		fprintf(f, ev->kind == DS_STAT_CLOCK ? "%.2f" : "%.0f", shown(ev, c));
+		fprintf(f, ev->kind == PR_STAT_CLOCK ? "%.2f" : "%.0f", shown(ev, c));
 	else
 		fputs(c->supported ? NOT_COUNTED : NOT_SUPPORTED, f);
 	fprintf(f, "%s%s%s%s", p->sep, unit_of(ev), p->sep, ev->name);
@@ -314,7 +329,7 @@ static void csv_line(const struct ds_stat_printer *p, const struct ds_stat_event
 	fputc('\n', f);
 }
 
-static void json_line(const struct ds_stat_printer *p, const struct ds_stat_event *ev,
+static void json_line(const struct pr_stat_printer *p, const struct pr_stat_event *ev,
 		      const struct pr_count *c, const struct metric *m)
 {
 	FILE *f = p->f;
@@ -351,24 +366,62 @@ static int by_value(const void *a, const void *b)
 	return x->row < y->row ? -1 : x->row > y->row;
 }
 
-static void interval_header(struct ds_stat_printer *p)
+static void interval_header(struct pr_stat_printer *p)
 {
-	if (p->format != DS_STAT_TABLE || p->printed++ % HEADER_EVERY)
+	if (p->format != PR_STAT_TABLE || p->printed++ % HEADER_EVERY)
 		return;
 	fprintf(p->f, "#           time%s             counts %*s events\n",
 		p->per_thread ? "             comm-pid     " : "", UNIT_WIDTH, "unit");
 }
 
-void ds_stat_print(struct ds_stat_printer *p, const struct ds_stat_event *evs, size_t nr,
-		   const struct ds_stat_reading *r)
+struct pr_stat_printer *pr_stat_printer_new(FILE *out, const struct pr_stat_printer_opts *opts)
 {
-	struct bases *bases = calloc(r->nr_rows ? r->nr_rows : 1, sizeof(*bases));
-	struct ranked *order = calloc(r->nr_rows ? r->nr_rows : 1, sizeof(*order));
+	struct pr_stat_printer *p;
+	enum pr_stat_format format = PR_OPTS_GET(opts, format, PR_STAT_TABLE);
+	const char *sep = PR_OPTS_GET(opts, sep, ",");
 
+	if (!out || !PR_OPTS_VALID(opts) ||
+	    (format != PR_STAT_TABLE && format != PR_STAT_CSV && format != PR_STAT_JSON)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p || !(p->sep = strdup(sep))) {
+		free(p);
+		errno = ENOMEM;
+		return NULL;
+	}
+	p->f = out;
+	p->format = format;
+	p->interval = PR_OPTS_GET(opts, interval, false);
+	p->per_thread = PR_OPTS_GET(opts, per_thread, false);
+	return p;
+}
+
+void pr_stat_printer_free(struct pr_stat_printer *p)
+{
+	if (p)
+		free(p->sep);
+	free(p);
+}
+
+int pr_stat_printer_reading(struct pr_stat_printer *p, const struct pr_stat_event *evs, size_t nr,
+			    const struct pr_stat_reading *r)
+{
+	struct bases *bases;
+	struct ranked *order;
+
+	if (!p || !r || (nr && r->nr_rows && (!evs || !r->counts)))
+		return -EINVAL;
+	for (size_t i = 0; i < nr; i++)
+		if ((unsigned)evs[i].kind >= PR_STAT_KINDS || !evs[i].name)
+			return -EINVAL;
+	bases = calloc(r->nr_rows ? r->nr_rows : 1, sizeof(*bases));
+	order = calloc(r->nr_rows ? r->nr_rows : 1, sizeof(*order));
 	if (!bases || !order) {
 		free(bases);
 		free(order);
-		return;
+		return -ENOMEM;
 	}
 	if (p->interval)
 		interval_header(p);
@@ -390,9 +443,9 @@ void ds_stat_print(struct ds_stat_printer *p, const struct ds_stat_event *evs, s
 				continue;
 			row_metric(&m, &evs[i], c->scaled, &bases[row], r->wall_ns);
 			line_start(p, r, row);
-			if (p->format == DS_STAT_TABLE)
+			if (p->format == PR_STAT_TABLE)
 				table_line(p, &evs[i], c, &m);
-			else if (p->format == DS_STAT_CSV)
+			else if (p->format == PR_STAT_CSV)
 				csv_line(p, &evs[i], c, &m);
 			else
 				json_line(p, &evs[i], c, &m);
@@ -401,23 +454,30 @@ void ds_stat_print(struct ds_stat_printer *p, const struct ds_stat_event *evs, s
 	free(order);
 	free(bases);
 	fflush(p->f);
+	return 0;
 }
 
-void ds_stat_print_started(struct ds_stat_printer *p)
+int pr_stat_printer_started(struct pr_stat_printer *p)
 {
 	time_t now = time(NULL);
 	char date[64];
 	struct tm tm;
 
+	if (!p)
+		return -EINVAL;
 	localtime_r(&now, &tm);
 	strftime(date, sizeof(date), "%a %b %e %H:%M:%S %Y", &tm);
 	fprintf(p->f, "# started on %s\n\n", date);
+	return 0;
 }
 
-void ds_stat_print_header(const struct ds_stat_printer *p, const char *target)
+int pr_stat_printer_header(struct pr_stat_printer *p, const char *target)
 {
-	if (p->format == DS_STAT_TABLE && !p->interval)
+	if (!p || !target)
+		return -EINVAL;
+	if (p->format == PR_STAT_TABLE && !p->interval)
 		fprintf(p->f, "\n Performance counter stats for %s:\n\n", target);
+	return 0;
 }
 
 static double seconds(const struct timeval *tv)
@@ -425,15 +485,17 @@ static double seconds(const struct timeval *tv)
 	return (double)tv->tv_sec + (double)tv->tv_usec / 1e6;
 }
 
-void ds_stat_print_footer(const struct ds_stat_printer *p, double elapsed_s,
-			  const struct rusage *ru)
+int pr_stat_printer_footer(struct pr_stat_printer *p, double elapsed_s, const struct rusage *ru)
 {
-	if (p->format != DS_STAT_TABLE || p->interval)
-		return;
+	if (!p)
+		return -EINVAL;
+	if (p->format != PR_STAT_TABLE || p->interval)
+		return 0;
 	fprintf(p->f, "\n %17.9f seconds time elapsed", elapsed_s);
 	if (ru)
 		fprintf(p->f, "\n\n %17.9f seconds user\n %17.9f seconds sys\n",
 			seconds(&ru->ru_utime), seconds(&ru->ru_stime));
 	fputs("\n\n", p->f);
 	fflush(p->f);
+	return 0;
 }
