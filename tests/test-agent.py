@@ -10,10 +10,10 @@ the credentials go in headers and never in the log; SIGTERM flushes the
 last window.  Then a run whose backend is down spools its windows (within
 --spool-size, dropping the oldest), and the next run delivers them first.
 
-The first agent's uploader runs on a clock four times as fast as real
+The first agent's uploader runs on a clock eight times as fast as real
 time (its test hook, DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE): its backoff
-lives through the 32 s outage in 8 s, and every wait of its own (backoff,
-Retry-After) is a quarter as long; the receiver's stall and the request
+lives through the 32 s outage in 4 s, and every wait of its own (backoff,
+Retry-After) is an eighth as long; the receiver's stall and the request
 timeout stay real.  The other runs use the real clock.
 
 Last, the OTLP sink: every window a gzipped ExportProfilesServiceRequest
@@ -41,8 +41,8 @@ FAIL = [0]
 PASSWORD = "s3cret-pw-7731"
 # The first agent's clock rate, and its outage in real seconds: 32 s of
 # its clock, which its backoff goes through as it would through a real one.
-CLOCK_RATE = 4
-DOWN_S = 8
+CLOCK_RATE = 8
+DOWN_S = 4
 WORKLOAD = r"""
 #include <stdlib.h>
 #include <time.h>
@@ -216,10 +216,10 @@ def run_faults(rdir, a, log, spool):
           wait(lambda: after(rdir, n, "cut") is not None, "a cut")
           and wait(lambda: taken(rdir, n, after(rdir, n, "cut")) is not None,
                    "the window after a cut"))
-    # A backend that stalls 6 s past the 2 s timeout.  (The stalled
-    # request is logged when the receiver wakes, 6 s on.)
+    # A backend that stalls 2 s past the 2 s timeout.  (The stalled
+    # request is logged when the receiver wakes, 4 s on.)
     n = last_n(rdir)
-    control(rdir, {"stall": 6})
+    control(rdir, {"stall": 4})
     ok = wait(lambda: after(rdir, n, "stalled") is not None and
               taken(rdir, n, after(rdir, n, "stalled")) is not None, "a window after a stall")
     check("a stalled request times out and is sent again, taken before the stall ends",
@@ -239,8 +239,8 @@ def run_faults(rdir, a, log, spool):
               "refused a window with HTTP 400: injected failure" in open(log).read())
     # Down 32 s of the uploader's clock: windows wait in the spool and come
     # in order when it is back.  Of the windows cut while it was down (one
-    # a second), two thirds must have waited in the spool by its end, and
-    # five sixths arrive after it.
+    # a second, four), two thirds must have waited in the spool by its end,
+    # and five sixths arrive after it.
     n = last_n(rdir)
     down_from = time.time()
     control(rdir, {"down_until": down_from + DOWN_S})
