@@ -103,6 +103,10 @@ const char *ds_lost_hint(const struct ds_capture *c);
 
 /* Print "dwarfsample: <msg>" to stderr; the library's log callback. */
 void ds_log(enum pr_log_level level, const char *msg, void *ctx);
+/* The log of what the command said itself before the library did (the
+ * output's messages): an error printed as ds_err() prints it, the level
+ * named only in the agent's stamped lines. */
+void ds_log_own(enum pr_log_level level, const char *msg, void *ctx);
 __attribute__((format(printf, 1, 2))) void ds_err(const char *fmt, ...);
 /* A message of `level`, shown when the verbosity reaches it. */
 __attribute__((format(printf, 2, 3))) void ds_logf(enum pr_log_level level, const char *fmt, ...);
