@@ -19,6 +19,8 @@
  *   prprofile.h  a profile in memory and the files it is written as
  *   prscript.h   samples written as perf script prints them, off-CPU
  *                samples when their waits end
+ *   proutput.h   an output file: a profile or perf script's text, its
+ *                format from its name, written whole or not at all
  *   prsession.h  the per-record path: records -> model -> unwinder ->
  *                sinks, on the caller's thread or on worker threads
  *   prquality.h  why stacks ended early and what nothing names, with
@@ -94,6 +96,7 @@
 #include "prsym.h"
 #include "prprofile.h"
 #include "prscript.h"
+#include "proutput.h"
 #include "prsession.h"
 #include "prquality.h"
 #include "prstat.h"

@@ -3,13 +3,15 @@
  * Output: a profile written in one of the formats people open.  One file
  * per format; each reads the aggregate (profile/profile.h) and nothing
  * upstream of it.  And perf script's text (script.c, script_waits.c),
- * written sample by sample rather than from the aggregate.
+ * written sample by sample rather than from the aggregate; and the output
+ * file that holds either (sink.c, proutput.h).
  */
 #ifndef PR_OUTPUT_H
 #define PR_OUTPUT_H
 
 #include <stdio.h>
 
+#include "proutput.h"
 #include "prscript.h"
 #include "profile/profile.h"
 

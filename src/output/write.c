@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The profile's sinks: which formats there are, what their files are
- * called, and pr_profile_write() handing a profile to the one asked for.
+ * The formats: which there are, what their files are called and what
+ * opens them, and pr_profile_write() handing a profile to the one asked
+ * for.  perf script's text is an output's format too (proutput.h), written
+ * sample by sample rather than from a profile (script.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -12,11 +14,19 @@
 static const struct {
 	const char *name, *ext;
 	int (*write)(const struct pr_profile *, FILE *, const struct pr_profile_write_opts *);
-} formats[PR_FORMAT_MAX] = {
-	[PR_FORMAT_FOLDED] = { "folded", ".folded", pr__out_folded },
-	[PR_FORMAT_PPROF] = { "pprof", ".pb.gz", pr__out_pprof },
-	[PR_FORMAT_SPEEDSCOPE] = { "speedscope", ".speedscope.json", pr__out_speedscope },
-	[PR_FORMAT_SVG] = { "svg", ".svg", pr__out_svg },
+	const char *hint;            /* what opens a file of it */
+} formats[PR_OUTPUT_FORMAT_MAX] = {
+	[PR_FORMAT_FOLDED] = { "folded", ".folded", pr__out_folded,
+			       "flamegraph.pl FILE > out.svg, inferno-flamegraph, or "
+			       "https://www.speedscope.app" },
+	[PR_FORMAT_PPROF] = { "pprof", ".pb.gz", pr__out_pprof,
+			      "go tool pprof -http=: FILE (or -top, -traces)" },
+	[PR_FORMAT_SPEEDSCOPE] = { "speedscope", ".speedscope.json", pr__out_speedscope,
+				   "https://www.speedscope.app, or npx speedscope FILE" },
+	[PR_FORMAT_SVG] = { "svg", ".svg", pr__out_svg, "a web browser (xdg-open FILE)" },
+	/* Not a profile's: no writer of the aggregate. */
+	[PR_OUTPUT_PERF_SCRIPT] = { "perf-script", ".perf.txt", NULL,
+				    "a pager, stackcollapse-perf.pl, or the Firefox Profiler" },
 };
 
 const char *pr_profile_format_name(enum pr_profile_format f)
@@ -60,6 +70,44 @@ int pr_profile_format_by_path(const char *path)
 		if (ends_with(path, more[i].ext))
 			return more[i].f;
 	return -EINVAL;
+}
+
+const char *pr_output_format_name(int fmt)
+{
+	return (unsigned)fmt < PR_OUTPUT_FORMAT_MAX ? formats[fmt].name : NULL;
+}
+
+const char *pr_output_format_ext(int fmt)
+{
+	return (unsigned)fmt < PR_OUTPUT_FORMAT_MAX ? formats[fmt].ext : NULL;
+}
+
+const char *pr_output_format_hint(int fmt)
+{
+	return (unsigned)fmt < PR_OUTPUT_FORMAT_MAX ? formats[fmt].hint : NULL;
+}
+
+int pr_output_format_by_name(const char *name)
+{
+	if (name && !strcmp(name, formats[PR_OUTPUT_PERF_SCRIPT].name))
+		return PR_OUTPUT_PERF_SCRIPT;
+	return pr_profile_format_by_name(name);
+}
+
+int pr_output_format_by_path(const char *path)
+{
+	/* What perf script's text is saved as; ".perf.txt" among them. */
+	if (path && (ends_with(path, ".txt") || ends_with(path, ".perf") ||
+		     ends_with(path, ".script")))
+		return PR_OUTPUT_PERF_SCRIPT;
+	return pr_profile_format_by_path(path);
+}
+
+bool pr_output_shows_lines(int fmt, uint32_t fields)
+{
+	if (fmt == PR_OUTPUT_PERF_SCRIPT)
+		return ((fields ? fields : PR_SCRIPT_DEFAULT) & PR_SCRIPT_SRCLINE) != 0;
+	return fmt != PR_FORMAT_FOLDED && fmt != PR_FORMAT_SVG;
 }
 
 int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt, FILE *out,

@@ -103,9 +103,10 @@ const char *ds_lost_hint(const struct ds_capture *c);
 
 /* Print "dwarfsample: <msg>" to stderr; the library's log callback. */
 void ds_log(enum pr_log_level level, const char *msg, void *ctx);
-/* The log callback for library calls that do the verb's own work (record's
- * build-id cache and archive, report's archive): their errors read as the
- * verb's (ds_err()), the rest as ds_log() has them. */
+/* The log callback for library calls that do the verb's own work (the
+ * output's messages, record's build-id cache and archive, report's
+ * archive): their errors read as the verb's (ds_err()), the rest as
+ * ds_log() has them, the level named only in the agent's stamped lines. */
 void ds_log_own(enum pr_log_level level, const char *msg, void *ctx);
 __attribute__((format(printf, 1, 2))) void ds_err(const char *fmt, ...);
 /* A message of `level`, shown when the verbosity reaches it. */

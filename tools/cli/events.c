@@ -8,7 +8,6 @@
 
 #include "cli.h"
 #include "events.h"
-#include "output.h"
 
 int ds_events_add(struct ds_events *e, const char *arg)
 {
@@ -113,7 +112,7 @@ bool ds_events_in_ns(const struct ds_events *e)
 	return e->nr > 0;
 }
 
-void ds_events_output(const struct ds_events *e, bool system_wide, struct ds_output_opts *o)
+void ds_events_output(const struct ds_events *e, bool system_wide, struct pr_output_opts *o)
 {
 	if (!e->nr)
 		return;

@@ -47,8 +47,7 @@ bool ds_events_in_ns(const struct ds_events *e);
 /* The outputs' view of the events: their names, and with --read-group
  * the first as the one sampled and all as counters (a counter per CPU
  * when `system_wide`). */
-struct ds_output_opts;
-void ds_events_output(const struct ds_events *e, bool system_wide, struct ds_output_opts *o);
+void ds_events_output(const struct ds_events *e, bool system_wide, struct pr_output_opts *o);
 
 /* The longest event name, `fallback` without -e: perf script aligns
  * the names to it. */

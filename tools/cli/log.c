@@ -115,15 +115,30 @@ void ds_log_setup(int level, bool stamped)
 		log_style = LOG_JOURNAL;
 }
 
-void ds_log(enum pr_log_level level, const char *msg, void *ctx)
+/* The library's message of `level`, when the verbosity reaches it,
+ * printed as one of level `shown`. */
+static void library_line(enum pr_log_level level, enum pr_log_level shown, const char *msg)
 {
 	char text[2048];
 
-	(void)ctx;
 	if ((int)level > log_verbosity)
 		return;
 	with_flags(text, sizeof(text), msg);
-	emit(level, text);
+	emit(shown, text);
+}
+
+void ds_log(enum pr_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	library_line(level, level, msg);
+}
+
+void ds_log_own(enum pr_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	/* As ds_err() says it. */
+	library_line(level, level == PR_LOG_ERROR && log_style == LOG_PLAIN ? PR_LOG_INFO : level,
+		     msg);
 }
 
 int ds_quality_report(const struct pr_quality *q, FILE *out, const char *prefix,
@@ -135,14 +150,6 @@ int ds_quality_report(const struct pr_quality *q, FILE *out, const char *prefix,
 		.log_name = "-v", .kernel_name = "-k");
 
 	return pr_quality_report(q, out, &o);
-}
-
-void ds_log_own(enum pr_log_level level, const char *msg, void *ctx)
-{
-	if (level == PR_LOG_ERROR)
-		ds_err("%s", msg);
-	else
-		ds_log(level, msg, ctx);
 }
 
 void ds_logf(enum pr_log_level level, const char *fmt, ...)

@@ -261,7 +261,7 @@ static void close_agent(struct agent *ag)
 /* The profile every window is cut from. */
 static void profile_opts(const struct ds_capture *c, struct pr_profile_opts *po)
 {
-	struct ds_output_opts out = { 0 };
+	struct pr_output_opts out = { 0 };
 
 	ds_events_output(&c->events, c->system_wide, &out);
 	*po = (struct pr_profile_opts){

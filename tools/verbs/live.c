@@ -38,7 +38,7 @@ struct live {
 	const struct ds_capture *c;
 	struct pr_reader *r;
 	struct pr_session *ses;
-	struct ds_sink *sink;
+	struct pr_output *out;
 	struct pr_quality *quality;  /* the summary's short form of it */
 	uint64_t id;
 	bool waits;                  /* off-CPU or wall time */
@@ -80,12 +80,15 @@ static void status_line(struct live *l, bool final)
 		"complete stacks", (final ? l->end : ds_now()) - l->start, n, lost,
 		n ? 100.0 * (double)ss.complete / (double)n : 0.0);
 	if (l->waits) {
-		uint64_t cpu, off, pre;
+		struct pr_profile_times t = { .sz = sizeof(t) };
+		uint64_t off, pre;
 		char a[32], b[32];
 
-		ds_sink_published(l->sink, &cpu, &off, &pre);
+		pr_output_published(l->out, &t);
+		pre = t.off_cpu_ns[PR_WAIT_PREEMPTED];
+		off = t.off_cpu_ns[PR_WAIT_BLOCKED] + pre;
 		if (l->c->wall)
-			fprintf(stderr, "; on-CPU %s", ds_duration(cpu, a, sizeof(a)));
+			fprintf(stderr, "; on-CPU %s", ds_duration(t.cpu_ns, a, sizeof(a)));
 		fprintf(stderr, "; off-CPU %s (%.0f%% preempted)", ds_duration(off, b, sizeof(b)),
 			off ? 100.0 * (double)pre / (double)off : 0.0);
 	}
@@ -123,7 +126,7 @@ static void summary(struct live *l, int fmt, size_t stacks)
 	fprintf(stderr, "dwarfsample: %" PRIu64 " samples in %.1f s, %" PRIu64 " lost "
 		"(%.2f%%)", st.samples, l->end - l->start, lost,
 		total ? 100.0 * (double)lost / (double)total : 0.0);
-	if (fmt != DS_FORMAT_PERF_SCRIPT)
+	if (fmt != PR_OUTPUT_PERF_SCRIPT)
 		fprintf(stderr, ", %zu distinct stacks", stacks);
 	fputc('\n', stderr);
 	ds_session_no_memory(&ss);
@@ -146,7 +149,7 @@ static void summary(struct live *l, int fmt, size_t stacks)
 		fprintf(stderr, "dwarfsample: to lose fewer samples, %s\n",
 			ds_lost_hint(l->c));
 	if (l->waits)
-		ds_sink_print_times(l->sink);
+		ds_output_print_times(l->out);
 }
 
 /* The process name for a default output name and the title. */
@@ -185,9 +188,7 @@ static void default_path(const char *name, int fmt, char *buf, size_t len)
 
 	localtime_r(&now, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-	snprintf(buf, len, "%s-%s%s", name, stamp,
-		 fmt == DS_FORMAT_PERF_SCRIPT ? ".perf.txt"
-					      : pr_profile_format_ext((enum pr_profile_format)fmt));
+	snprintf(buf, len, "%s-%s%s", name, stamp, pr_output_format_ext(fmt));
 }
 
 /* Samples a second one worker is given by default: about a fifth of
@@ -209,7 +210,7 @@ static size_t nr_workers(const struct ds_capture *c, const struct profile_args *
 	size_t most = online > 2 ? (size_t)online - 1 : 1, cpus, n;
 	uint64_t rate;
 
-	if (fmt == DS_FORMAT_PERF_SCRIPT)
+	if (fmt == PR_OUTPUT_PERF_SCRIPT)
 		return 1;
 	if (a->names.jobs)
 		return a->names.jobs;
@@ -248,7 +249,7 @@ static int open_live(struct live *l, struct profile_args *a, int fmt)
 		ds_err("cannot start: %s", strerror(errno));
 		return -1;
 	}
-	ds_sink_session(l->sink, &a->out, -1, NULL, true, &sink);
+	pr_output_sink(l->out, &sink);
 	pr_quality_sink(l->quality, &quality);
 	if (pr_session_add_sink(l->ses, &sink) || pr_session_add_sink(l->ses, &quality)) {
 		ds_err("cannot start: out of memory");
@@ -257,7 +258,7 @@ static int open_live(struct live *l, struct profile_args *a, int fmt)
 	if (l->c->verbose)
 		ds_logf(PR_LOG_INFO, "unwinding on %zu worker%s", n, n == 1 ? "" : "s");
 	pr_reader_ids(l->r, &l->id, 1);
-	l->waits = a->out.mode != PR_PROFILE_CPU;
+	l->waits = a->out.po.mode != PR_PROFILE_CPU;
 	return 0;
 }
 
@@ -292,11 +293,12 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	struct ds_capture_hooks hooks = {
 		.record = copy, .started = started, .round = round_done, .ctx = &l,
 	};
+	struct pr_output_opts *o = &a->out.po;
 	char name[256], path[512], title[600];
 	const char *event;
 	struct timespec wall;
-	uint64_t freq;
 	int fmt, err, werr;
+	bool ok;
 
 	/* Everything that can be wrong with the output is said before
 	 * sampling starts. */
@@ -308,33 +310,34 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		default_path(name, fmt, path, sizeof(path));
 		a->out.path = path;
 	}
-	a->out.no_inline = a->names.no_inline;
-	a->names.no_lines = !ds_output_shows_lines(&a->out, fmt);
-	a->out.mode = c->wall ? PR_PROFILE_WALL : c->off_cpu ? PR_PROFILE_OFF_CPU
-							     : PR_PROFILE_CPU;
+	o->no_inline = a->names.no_inline;
+	a->names.no_lines = !pr_output_shows_lines(fmt, o->fields);
+	o->mode = c->wall ? PR_PROFILE_WALL : c->off_cpu ? PR_PROFILE_OFF_CPU : PR_PROFILE_CPU;
 	/* Wall time needs each CPU sample's own period (cpu-clock's is ns). */
-	a->out.period_is_ns = c->wall && !c->hw_cycles;
-	a->out.off_cpu_min_ns = c->off_cpu_min_ns;
-	if (!a->out.title && a->out.mode == PR_PROFILE_OFF_CPU)
+	o->period_is_ns = c->wall && !c->hw_cycles;
+	o->off_cpu_min_ns = c->off_cpu_min_ns;
+	if (!o->title && o->mode == PR_PROFILE_OFF_CPU)
 		snprintf(title, sizeof(title), "%s (dwarfsample, off-CPU time)", name);
-	else if (!a->out.title && c->events.nr)
+	else if (!o->title && c->events.nr)
 		events_title(c, name, title, sizeof(title));
-	else if (!a->out.title)
+	else if (!o->title)
 		snprintf(title, sizeof(title), "%s (dwarfsample, %s%" PRIu64 " Hz)", name,
 			 c->wall ? "wall-clock time, " : "", c->freq ? c->freq : 99);
-	if (!a->out.title)
-		a->out.title = title;
+	if (!o->title)
+		o->title = title;
 	event = c->hw_cycles ? "cycles" : "cpu-clock";
-	ds_events_output(&c->events, c->system_wide, &a->out);
-	freq = c->events.nr ? 0 : c->freq ? c->freq : 99;
-	l.sink = ds_sink_open(&a->out, fmt, a->out.path, freq,
-			      c->events.nr ? c->events.names[0] : event,
-			      ds_events_width(&c->events, event));
-	if (!l.sink)
+	ds_events_output(&c->events, c->system_wide, o);
+	o->freq = c->events.nr ? 0 : c->freq ? c->freq : 99;
+	o->event_name = c->events.nr ? c->events.names[0] : event;
+	o->event_width = ds_events_width(&c->events, event);
+	/* The status line shows where time went while sampling. */
+	o->publish_times = true;
+	l.out = ds_output_open(&a->out, fmt);
+	if (!l.out)
 		return 1;
 	l.r = ds_capture_open(c);
 	if (!l.r || open_live(&l, a, fmt)) {
-		ds_sink_close(l.sink, 0, 0, true);
+		pr_output_discard(l.out);
 		close_live(&l);
 		return 1;
 	}
@@ -353,25 +356,24 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	werr = pr_session_finish(l.ses, hooks.end_ns);
 	/* Output that failed (a reader that went away, a full disk) is said
 	 * once, where the output closes. */
-	if (werr && !ds_sink_failed(l.sink))
+	if (werr && !pr_output_failed(l.out))
 		ds_err("processing samples failed: %s", strerror(-werr));
 	if (l.status && l.started)
 		status_line(&l, true);
 	if (l.started)
-		summary(&l, fmt, ds_sink_stacks(l.sink));
+		summary(&l, fmt, pr_output_nr_stacks(l.out));
 	if (l.started && c->verbose)
 		ds_session_print_cpu(l.ses, "capture", true);
-	{
-		bool ok = !ds_sink_close(l.sink, (uint64_t)wall.tv_sec * 1000000000u +
-						 (uint64_t)wall.tv_nsec,
-					 (uint64_t)((l.end - l.start) * 1e9), !l.started);
-
-		if (l.started && ok && strcmp(a->out.path, "-"))
-			fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n",
-				a->out.path, ds_format_name(fmt), ds_format_hint(fmt));
-		close_live(&l);
-		return ok && !err && !werr ? 0 : 1;
-	}
+	/* Nothing sampled (the run failed before it began): no file. */
+	ok = !(l.started ? pr_output_close(l.out, (uint64_t)wall.tv_sec * 1000000000u +
+							  (uint64_t)wall.tv_nsec,
+					   (uint64_t)((l.end - l.start) * 1e9))
+			 : pr_output_discard(l.out));
+	if (l.started && ok && strcmp(a->out.path, "-"))
+		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
+			pr_output_format_name(fmt), pr_output_format_hint(fmt));
+	close_live(&l);
+	return ok && !err && !werr ? 0 : 1;
 }
 
 static void usage(FILE *out)

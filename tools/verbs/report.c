@@ -29,6 +29,7 @@ struct report_args {
 	struct ds_output_opts out;
 	struct ds_names names;
 	const char *kallsyms;
+	const char *event;           /* --event */
 	int verbose;
 	bool quality;                /* --quality: the unwind-quality report */
 	/* INPUT.archive.tar.gz, extracted: a debug directory, its kernel
@@ -40,11 +41,12 @@ struct report {
 	struct pr_file *file;
 	struct pr_session *ses;
 	struct pr_quality *quality;  /* --quality */
-	struct ds_sink *sink;        /* NULL: --quality alone */
+	struct pr_output *out;       /* NULL: --quality alone */
 	int switch_event;            /* the off-CPU event's index, or -1 */
 	const char *input;
-	int only_event;              /* perf-script with --event: its index */
+	int only_event;              /* --event: its index */
 	const char *names[DS_MAX_EVENTS];  /* the file's events */
+	const char **all_names;      /* every event's name, for perf-script */
 };
 
 static void summary(const struct report *r, int verbose, bool names)
@@ -123,7 +125,7 @@ static enum pr_profile_mode file_mode(struct report *r)
  * (PERF_SAMPLE_READ) samples that one and counts them all.  -1 after
  * saying why it cannot be reported.
  */
-static int file_events(struct report *r, struct ds_output_opts *o)
+static int file_events(struct report *r, struct pr_output_opts *o)
 {
 	size_t nr = pr_file_nr_attrs(r->file);
 	const struct perf_event_attr *first = nr ? pr_file_attr(r->file, 0) : NULL;
@@ -172,6 +174,48 @@ static int only_event(struct report *r, const char *name)
 	}
 	ds_err("%s has no event '%s': it has %s", r->input, name, len ? list : "no named events");
 	return -1;
+}
+
+/* --event NAME with a profile: the one of its events that folded, SVG
+ * and speedscope show (the file's r->only_event), into o->show_event;
+ * -1 after saying which there are. */
+static int show_event(const struct report *r, const char *name, struct pr_output_opts *o)
+{
+	char list[1024] = "";
+	size_t len = 0;
+
+	if (r->only_event >= 0 && (size_t)r->only_event < o->nr_events) {
+		o->show_event = (size_t)r->only_event;
+		return 0;
+	}
+	for (size_t i = 0; i < o->nr_events && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+					o->events[i]);
+	if (!o->nr_events)
+		ds_err("--event %s: the profile has one event only", name);
+	else
+		ds_err("--event %s: no such event (or several, told apart by :u or :k); "
+		       "the events are %s", name, list);
+	return -1;
+}
+
+/* perf script's text names each sample's event as the file does: 0, or
+ * -1 after saying why not. */
+static int event_names(struct report *r, struct pr_output_opts *o)
+{
+	size_t nr = pr_file_nr_attrs(r->file);
+
+	if (!(o->fields & PR_SCRIPT_EVENT) || !nr)
+		return 0;
+	if (!(r->all_names = calloc(nr, sizeof(*r->all_names)))) {
+		ds_err("out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < nr; i++)
+		r->all_names[i] = pr_file_event_name(r->file, i);
+	o->event_names = r->all_names;
+	o->nr_event_names = nr;
+	return 0;
 }
 
 /* The head of the quality report: the samples, and how complete. */
@@ -238,7 +282,7 @@ static size_t nr_jobs(const struct report_args *a, const struct report *r, int f
 	/* The quality report counts each address named once. */
 	if (!a->names.jobs || a->quality)
 		return 0;
-	if (fmt == DS_FORMAT_PERF_SCRIPT && r->sink) {
+	if (fmt == PR_OUTPUT_PERF_SCRIPT && r->out) {
 		ds_logf(PR_LOG_INFO, "perf script's text is written in time order: one worker");
 		return 0;
 	}
@@ -299,12 +343,11 @@ static int replay(struct report_args *a, struct report *r, size_t jobs, bool nam
 		ds_err("cannot read %s: %s", r->input, strerror(errno));
 		return 1;
 	}
-	if (r->sink)
-		ds_sink_session(r->sink, &a->out, r->only_event,
-				(a->out.fields & PR_SCRIPT_EVENT) ? r->file : NULL, false, &sink);
+	if (r->out)
+		pr_output_sink(r->out, &sink);
 	if (r->quality)
 		pr_quality_sink(r->quality, &quality);
-	if ((r->sink && pr_session_add_sink(r->ses, &sink)) ||
+	if ((r->out && pr_session_add_sink(r->ses, &sink)) ||
 	    (r->quality && pr_session_add_sink(r->ses, &quality))) {
 		ds_err("out of memory");
 		return 1;
@@ -318,7 +361,7 @@ static int replay(struct report_args *a, struct report *r, size_t jobs, bool nam
 	if (pr_file_end_time(r->file, &end) || end < ss.end_time)
 		end = ss.end_time;
 	err = pr_session_finish(r->ses, end);
-	if (err && !ret && !(r->sink && ds_sink_failed(r->sink)))
+	if (err && !ret && !pr_output_failed(r->out))
 		ds_err("processing samples failed: %s", strerror(-err));
 	return ret || err ? 1 : 0;
 }
@@ -328,17 +371,17 @@ static int run(struct report_args *a, int fmt)
 	PR_OPTS(pr_file_opts, fo, .log = ds_log);
 	/* --quality alone (no -f): its report is the output. */
 	bool quality_only = a->quality && !a->out.format;
-	bool names = a->quality || fmt != DS_FORMAT_PERF_SCRIPT ||
-		     (a->out.fields & (PR_SCRIPT_SRCLINE | PR_SCRIPT_SYM));
+	bool names = a->quality || fmt != PR_OUTPUT_PERF_SCRIPT ||
+		     (a->out.po.fields & (PR_SCRIPT_SRCLINE | PR_SCRIPT_SYM));
 	PR_OPTS(pr_symbolizer_opts, sym, .cache_dir = ds_cache_dir(), .kallsyms = a->kallsyms,
 		.log = ds_log);
+	struct pr_output_opts *o = &a->out.po;
 	struct report r = { 0 };
 	struct pr_session_stats ss = { .sz = sizeof(ss) };
 	const struct perf_event_attr *attr;
 	FILE *qout = stderr;
 	size_t jobs;
-	int ret = 1, width = 0;
-	const char *first_event;
+	int ret = 1;
 
 	/* The archive record --archive wrote beside the file: searched
 	 * first, by build-id, and its kernel symbols unless --kallsyms. */
@@ -348,7 +391,7 @@ static int run(struct report_args *a, int fmt)
 		if (!a->kallsyms && pr_archive_kallsyms(a->archive))
 			sym.kallsyms = pr_archive_kallsyms(a->archive);
 	}
-	a->names.no_lines = !ds_output_shows_lines(&a->out, fmt);
+	a->names.no_lines = !pr_output_shows_lines(fmt, o->fields);
 	r.file = pr_file_open(a->input, &fo);
 	if (!r.file)
 		return 1;
@@ -357,23 +400,24 @@ static int run(struct report_args *a, int fmt)
 		const char *name = pr_file_event_name(r.file, i);
 		int len = name ? (int)strlen(name) : 0;
 
-		if (len > width)
-			width = len;
+		if (len > o->event_width)
+			o->event_width = len;
 	}
-	first_event = pr_file_nr_attrs(r.file) ? pr_file_event_name(r.file, 0) : NULL;
+	o->event_name = pr_file_nr_attrs(r.file) ? pr_file_event_name(r.file, 0) : NULL;
+	o->freq = file_freq(r.file);
 	r.input = a->input;
-	a->out.mode = file_mode(&r);
-	if (file_events(&r, &a->out) ||
-	    (a->out.show_event && (r.only_event = only_event(&r, a->out.show_event)) < 0)) {
+	o->mode = file_mode(&r);
+	if (file_events(&r, o) || (a->event && (r.only_event = only_event(&r, a->event)) < 0)) {
 		pr_file_close(r.file);
 		return 2;
 	}
-	/* A profile holds every event and shows the one chosen. */
-	if (fmt != DS_FORMAT_PERF_SCRIPT)
-		r.only_event = -1;
+	/* perf script's text shows that event alone; a profile holds every
+	 * event and shows the one chosen (show_event()). */
+	o->filter_event = fmt == PR_OUTPUT_PERF_SCRIPT && r.only_event >= 0;
+	o->only_event = o->filter_event ? (size_t)r.only_event : 0;
 	/* Wall time needs each CPU sample's own period (cpu-clock's is ns). */
-	a->out.period_is_ns = a->out.mode == PR_PROFILE_WALL;
-	if (a->out.off_cpu_min_ns && a->out.mode == PR_PROFILE_CPU) {
+	o->period_is_ns = o->mode == PR_PROFILE_WALL;
+	if (o->off_cpu_min_ns && o->mode == PR_PROFILE_CPU) {
 		ds_err("%s has no off-CPU samples: --off-cpu-min applies to captures "
 		       "made with --off-cpu or --wall", a->input);
 		pr_file_close(r.file);
@@ -399,8 +443,8 @@ static int run(struct report_args *a, int fmt)
 			       strerror(errno));
 			goto out;
 		}
-	} else if (!(r.sink = ds_sink_open(&a->out, fmt, a->out.path, file_freq(r.file),
-					   first_event, width))) {
+	} else if ((a->event && fmt != PR_OUTPUT_PERF_SCRIPT && show_event(&r, a->event, o)) ||
+		   event_names(&r, o) || !(r.out = ds_output_open(&a->out, fmt))) {
 		goto out;
 	}
 	jobs = nr_jobs(a, &r, fmt);
@@ -412,7 +456,7 @@ static int run(struct report_args *a, int fmt)
 		if (a->verbose && jobs)
 			ds_session_print_cpu(r.ses, "reading", false);
 		if (r.switch_event >= 0)
-			ds_sink_print_times(r.sink);
+			ds_output_print_times(r.out);
 	}
 	if (r.ses && a->quality && print_quality(&r, qout))
 		ret = 1;
@@ -421,12 +465,12 @@ static int run(struct report_args *a, int fmt)
 	/* The file has no wall-clock time (perf writes one only with
 	 * --clockid), but the samples say how long the recording ran, as
 	 * the live command's profile does. */
-	if (r.sink && ds_sink_close(r.sink, 0, ss.last_time - ss.first_time, false))
+	if (r.out && pr_output_close(r.out, 0, ss.last_time - ss.first_time))
 		ret = 1;
-	else if (r.sink && a->out.path && strcmp(a->out.path, "-") &&
-		 fmt != DS_FORMAT_PERF_SCRIPT)
+	else if (r.out && a->out.path && strcmp(a->out.path, "-") &&
+		 fmt != PR_OUTPUT_PERF_SCRIPT)
 		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
-			ds_format_name(fmt), ds_format_hint(fmt));
+			pr_output_format_name(fmt), pr_output_format_hint(fmt));
 	if (r.ses)
 		ret = ds_file_verdict(r.file, a->input, ret);
 out:
@@ -436,6 +480,7 @@ out:
 	pr_quality_free(r.quality);
 	pr_session_free(r.ses);
 	pr_file_close(r.file);
+	free(r.all_names);
 	return ret;
 }
 
@@ -496,7 +541,7 @@ int ds_cmd_report(int argc, char **argv)
 	const struct option *lists[] = { own, ds_names_longopts, ds_output_longopts };
 	struct option longopts[64];
 	size_t nr = 0;
-	struct report_args a = { .out.fields = PR_SCRIPT_DEFAULT };
+	struct report_args a = { .out.po.fields = PR_SCRIPT_DEFAULT };
 	int opt, fmt, ret;
 
 	for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++)
@@ -513,7 +558,7 @@ int ds_cmd_report(int argc, char **argv)
 			const char *bad;
 			size_t len;
 
-			if (pr_script_fields_parse(optarg, &a.out.fields, &bad, &len)) {
+			if (pr_script_fields_parse(optarg, &a.out.po.fields, &bad, &len)) {
 				ds_err("unknown field '%.*s' in -F: the fields are comm, pid, "
 				       "tid, cpu, time, period, event, ip, sym, symoff, dso, "
 				       "srcline", (int)len, bad);
@@ -525,11 +570,11 @@ int ds_cmd_report(int argc, char **argv)
 			a.kallsyms = optarg;
 			break;
 		case OPT_OFF_CPU_MIN:
-			if (ds_parse_duration(optarg, "off-CPU minimum", &a.out.off_cpu_min_ns))
+			if (ds_parse_duration(optarg, "off-CPU minimum", &a.out.po.off_cpu_min_ns))
 				return 2;
 			break;
 		case OPT_EVENT:
-			a.out.show_event = optarg;
+			a.event = optarg;
 			break;
 		case OPT_QUALITY:
 			a.quality = true;
@@ -561,14 +606,14 @@ int ds_cmd_report(int argc, char **argv)
 		ds_err("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
-	fmt = ds_output_format(&a.out, DS_FORMAT_PERF_SCRIPT, false);
+	fmt = ds_output_format(&a.out, PR_OUTPUT_PERF_SCRIPT, false);
 	if (fmt < 0)
 		return 2;
-	if (!(a.out.fields & PR_SCRIPT_IP)) {
+	if (!(a.out.po.fields & PR_SCRIPT_IP)) {
 		ds_err("-F must include ip: report prints call stacks");
 		return 2;
 	}
-	a.out.no_inline = a.names.no_inline;
+	a.out.po.no_inline = a.names.no_inline;
 	ret = run(&a, fmt);
 	pr_archive_close(a.archive);
 	return ret;
