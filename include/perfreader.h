@@ -21,6 +21,8 @@
  *                samples when their waits end
  *   prsession.h  the per-record path: records -> model -> unwinder ->
  *                sinks, on the caller's thread or on worker threads
+ *   prupload.h   a profile cut into windows, grouped and labelled, and
+ *                shipped to a directory, Pyroscope or an OTLP endpoint
  *
  * Conventions, kept by every function of every header:
  *
@@ -90,5 +92,6 @@
 #include "prprofile.h"
 #include "prscript.h"
 #include "prsession.h"
+#include "prupload.h"
 
 #endif /* PERFREADER_H */

@@ -183,6 +183,9 @@ int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need);
 /* Read a small integer from a /proc/sys file; returns `fallback` when the
  * file is missing or unreadable. */
 long pr__read_sysctl(const char *path, long fallback);
+/* `dir` made with `mode`, and the folders above it where missing (mkdir
+ * -p).  0 or a negative errno. */
+int pr__mkdirs(const char *dir, mode_t mode);
 
 /* In an array of `nr` elements `size` bytes apart, sorted by the unsigned
  * key of `key_size` bytes (a uint64_t or a uint32_t) each starts with: how

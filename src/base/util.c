@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Small helpers every stage uses: paths, hex, sysctl values. */
+/* Small helpers every stage uses: paths, directories, hex, sysctl values. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "base/base.h"
 
@@ -69,4 +71,25 @@ int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need)
 	*arr = a;
 	*cap = n;
 	return 0;
+}
+
+int pr__mkdirs(const char *dir, mode_t mode)
+{
+	char parent[4096], *slash;
+	int err;
+
+	if (!mkdir(dir, mode) || errno == EEXIST)
+		return 0;
+	err = -errno;
+	if (err != -ENOENT)
+		return err;
+	if (!pr__path_fmt(parent, sizeof(parent), "%s", dir))
+		return -ENAMETOOLONG;
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return err;
+	*slash = '\0';
+	if ((err = pr__mkdirs(parent, mode)))
+		return err;
+	return !mkdir(dir, mode) || errno == EEXIST ? 0 : -errno;
 }
