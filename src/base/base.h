@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "perfreader.h"
 
@@ -173,6 +174,9 @@ __attribute__((format(printf, 3, 4)))
 bool pr__path_fmt(char *out, size_t size, const char *fmt, ...);
 /* `len` bytes as lowercase hex, NUL-terminated (2 * len + 1 bytes). */
 void pr__hex(char *out, const uint8_t *id, size_t len);
+/* mkdir -p: `dir` and its missing parents, made with `mode`.  0 (also
+ * when it exists) or a negative errno. */
+int pr__mkdirs(const char *dir, mode_t mode);
 
 /* Make room in the array *arr, of *cap elements of `size` bytes, for
  * `need`: its capacity doubles (from 64), so appending one at a time costs
@@ -183,9 +187,6 @@ int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need);
 /* Read a small integer from a /proc/sys file; returns `fallback` when the
  * file is missing or unreadable. */
 long pr__read_sysctl(const char *path, long fallback);
-/* `dir` made with `mode`, and the folders above it where missing (mkdir
- * -p).  0 or a negative errno. */
-int pr__mkdirs(const char *dir, mode_t mode);
 
 /* In an array of `nr` elements `size` bytes apart, sorted by the unsigned
  * key of `key_size` bytes (a uint64_t or a uint32_t) each starts with: how

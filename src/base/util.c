@@ -4,7 +4,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 
 #include "base/base.h"
@@ -18,6 +17,25 @@ bool pr__path_fmt(char *out, size_t size, const char *fmt, ...)
 	n = vsnprintf(out, size, fmt, ap);
 	va_end(ap);
 	return n >= 0 && (size_t)n < size;
+}
+
+int pr__mkdirs(const char *dir, mode_t mode)
+{
+	char parent[4096];
+	const char *slash = strrchr(dir, '/');
+	int err;
+
+	if (!mkdir(dir, mode) || errno == EEXIST)
+		return 0;
+	if (errno != ENOENT || !slash || slash == dir)
+		return -errno;
+	if (!pr__path_fmt(parent, sizeof(parent), "%.*s", (int)(slash - dir), dir))
+		return -ENAMETOOLONG;
+	/* The parent first, then this one again. */
+	err = pr__mkdirs(parent, mode);
+	if (err)
+		return err;
+	return mkdir(dir, mode) && errno != EEXIST ? -errno : 0;
 }
 
 void pr__hex(char *out, const uint8_t *id, size_t len)
@@ -71,25 +89,4 @@ int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need)
 	*arr = a;
 	*cap = n;
 	return 0;
-}
-
-int pr__mkdirs(const char *dir, mode_t mode)
-{
-	char parent[4096], *slash;
-	int err;
-
-	if (!mkdir(dir, mode) || errno == EEXIST)
-		return 0;
-	err = -errno;
-	if (err != -ENOENT)
-		return err;
-	if (!pr__path_fmt(parent, sizeof(parent), "%s", dir))
-		return -ENAMETOOLONG;
-	slash = strrchr(parent, '/');
-	if (!slash || slash == parent)
-		return err;
-	*slash = '\0';
-	if ((err = pr__mkdirs(parent, mode)))
-		return err;
-	return !mkdir(dir, mode) || errno == EEXIST ? 0 : -errno;
 }
