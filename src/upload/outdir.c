@@ -55,7 +55,7 @@ static uint64_t age_s(time_t now, time_t mtime)
 	return now > mtime ? (uint64_t)(now - mtime) : 0;
 }
 
-/* Keep --out-dir under its size and age: the oldest of our files go. */
+/* Keep the directory under its size and age: the oldest of our files go. */
 static void rotate(struct pr_uploader *u)
 {
 	DIR *d = opendir(u->out_dir);

@@ -34,7 +34,7 @@ char *pr__pyroscope_target(struct pr_uploader *u, const struct pr_window *w)
 	name = malloc(len);
 	if (!name)
 		return NULL;
-	/* Label values are the agent's own: host names, ids, --tag values;
+	/* Label values are the windows' own: host names, ids, tags;
 	 * a ',' or '}' in one would end it early, so they go as '_'. */
 	len = (size_t)sprintf(name, "%s{", w->service);
 	for (size_t i = 0; i < w->nr_labels; i++) {
