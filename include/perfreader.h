@@ -28,6 +28,8 @@
  *   prstat.h     counts printed as perf stat prints them
  *   prarchive.h  the files a capture's samples landed in, kept by build-id
  *                (perf's build-id cache, an archive) and read back
+ *   prupload.h   a profile cut into windows, grouped and labelled, and
+ *                shipped to a directory, Pyroscope or an OTLP endpoint
  *
  * Conventions, kept by every function of every header:
  *
@@ -101,5 +103,6 @@
 #include "prquality.h"
 #include "prstat.h"
 #include "prarchive.h"
+#include "prupload.h"
 
 #endif /* PERFREADER_H */

@@ -50,8 +50,10 @@ enum pr_log_level {
  * (pr_event_opts.stack_size), "ring pages"
  * (pr_reader_opts.ring_pages), "output path" (pr_writer_open()'s path),
  * "kernel call chains" (pr_event_opts.kernel_callchain), "system-wide
- * sampling" (pr_reader_open_cpus()).  A program may key its own names for
- * them (a command's flags) on these.
+ * sampling" (pr_reader_open_cpus()), "output directory"
+ * (pr_uploader_opts.out_dir), "spool directory" (pr_uploader_opts.spool_dir),
+ * "spool size" (pr_uploader_opts.spool_max_bytes).  A program may key its
+ * own names for them (a command's flags) on these.
  */
 #define PR_LOG_SETTING_DEBUG_DIRS "debug directories"
 #define PR_LOG_SETTING_KALLSYMS "kallsyms file"
@@ -61,6 +63,9 @@ enum pr_log_level {
 #define PR_LOG_SETTING_OUTPUT_PATH "output path"
 #define PR_LOG_SETTING_KERNEL_CHAINS "kernel call chains"
 #define PR_LOG_SETTING_SYSTEM_WIDE "system-wide sampling"
+#define PR_LOG_SETTING_OUT_DIR "output directory"
+#define PR_LOG_SETTING_SPOOL_DIR "spool directory"
+#define PR_LOG_SETTING_SPOOL_SIZE "spool size"
 
 /*
  * Receives one complete message without a trailing newline.  `msg` is valid

@@ -18,6 +18,8 @@ int main(void)
 	PR_OPTS(pr_event_lookup_opts, lo, .log = NULL);
 	PR_OPTS(pr_script_opts, sc, .fields = PR_SCRIPT_DEFAULT);
 	PR_OPTS(pr_output_opts, ou, .mode = PR_PROFILE_CPU);
+	PR_OPTS(pr_uploader_opts, up, .timeout_s = 1);
+	PR_OPTS(pr_windows_opts, win, .group_by = PR_GROUP_HOST);
 	struct pr_record rec;
 
 	rec.type = PR_RECORD_SAMPLE;
@@ -25,6 +27,7 @@ int main(void)
 	return (int)(o.sz != sizeof(o)) + (int)(so.sz != sizeof(so)) + (int)(fo.sz != sizeof(fo)) +
 	       (int)(wo.sz != sizeof(wo)) + (int)(uo.sz != sizeof(uo)) + (int)(po.sz != sizeof(po)) +
 	       (int)(co.sz != sizeof(co)) + (int)(mo.sz != sizeof(mo)) + (int)(lo.sz != sizeof(lo)) +
-	       (int)(sc.sz != sizeof(sc)) + (int)(ou.sz != sizeof(ou)) +
+	       (int)(sc.sz != sizeof(sc)) + (int)(ou.sz != sizeof(ou)) + (int)(up.sz != sizeof(up)) +
+	       (int)(win.sz != sizeof(win)) +
 	       (int)rec.u.sample.ip;
 }

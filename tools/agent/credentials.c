@@ -1,24 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The agent's credentials: a file readable by its owner alone, else the
- * environment, never the command line. */
-#include <dirent.h>
-#include <dlfcn.h>
+/* The agent's credentials (credentials.h): a file readable by its owner
+ * alone, else the environment, never the command line. */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
-#include "upload-int.h"
+#include "credentials.h"
 
 /* `key` from the credentials file's text, or else the environment, into
  * buf ("" when neither has it). */
@@ -74,64 +64,52 @@ static int read_credentials(const char *path, char **text)
 	return 0;
 }
 
-static int add_header(struct backend *be, const char *h)
+/* The OTLP headers, "k=v,k=v", cut in place into pairs. */
+static int otlp_headers(struct ds_credentials *cr)
 {
-	struct curl_slist *l = curl_slist_append(be->headers, h);
+	char *save = NULL;
 
-	if (!l) {
-		ds_err("out of memory");
-		return -1;
-	}
-	be->headers = l;
-	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, be->headers);
-	return 0;
-}
-
-/* The backends' credentials: Pyroscope's basic auth and tenant, OTLP's
- * headers ("k=v,k=v", as OTEL_EXPORTER_OTLP_HEADERS). */
-int ds_upload_credentials(struct ds_uploader *u)
-{
-	struct backend *py = &u->be[B_PYROSCOPE], *ot = &u->be[B_OTLP];
-	char *text = NULL, tenant[256], headers[4096], *hdr = NULL, *save = NULL;
-	int err = 0;
-
-	if (u->o.credentials_file && read_credentials(u->o.credentials_file, &text))
-		return -1;
-	credential(text, "DWARFSAMPLE_PYROSCOPE_USER", u->user, sizeof(u->user));
-	credential(text, "DWARFSAMPLE_PYROSCOPE_PASSWORD", u->password, sizeof(u->password));
-	credential(text, "DWARFSAMPLE_PYROSCOPE_TENANT", tenant, sizeof(tenant));
-	credential(text, "DWARFSAMPLE_OTLP_HEADERS", headers, sizeof(headers));
-	if (text) {
-		explicit_bzero(text, strlen(text));
-		free(text);
-	}
-	if (py->url && (u->user[0] || u->password[0])) {
-		curl_easy_setopt(py->curl, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-		curl_easy_setopt(py->curl, CURLOPT_USERNAME, u->user);
-		curl_easy_setopt(py->curl, CURLOPT_PASSWORD, u->password);
-	}
-	if (py->url && tenant[0]) {
-		err = asprintf(&hdr, "X-Scope-OrgID: %s", tenant) < 0 ? -1 : add_header(py, hdr);
-		free(hdr);
-	}
-	for (char *kv = strtok_r(headers, ",", &save); !err && ot->url && kv;
-	     kv = strtok_r(NULL, ",", &save)) {
+	for (char *kv = strtok_r(cr->headers, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(kv, '=');
 
 		if (!eq || eq == kv) {
 			/* Not the value itself: it may be a secret. */
 			ds_err("DWARFSAMPLE_OTLP_HEADERS: expected NAME=VALUE pairs separated by "
 			       "commas");
-			err = -1;
-			break;
+			return -1;
 		}
 		*eq = '\0';
-		hdr = NULL;
-		err = asprintf(&hdr, "%s: %s", kv, eq + 1) < 0 ? -1 : add_header(ot, hdr);
-		if (hdr)
-			explicit_bzero(hdr, strlen(hdr));
-		free(hdr);
+		cr->otlp[cr->nr_otlp++] = (struct pr_label){ .key = kv, .value = eq + 1 };
 	}
-	explicit_bzero(headers, sizeof(headers));
-	return err;
+	return 0;
+}
+
+int ds_credentials_read(struct ds_credentials *cr, const char *file, struct pr_uploader_opts *o)
+{
+	char *text = NULL;
+
+	if (file && read_credentials(file, &text))
+		return -1;
+	credential(text, "DWARFSAMPLE_PYROSCOPE_USER", cr->user, sizeof(cr->user));
+	credential(text, "DWARFSAMPLE_PYROSCOPE_PASSWORD", cr->password, sizeof(cr->password));
+	credential(text, "DWARFSAMPLE_PYROSCOPE_TENANT", cr->tenant, sizeof(cr->tenant));
+	credential(text, "DWARFSAMPLE_OTLP_HEADERS", cr->headers, sizeof(cr->headers));
+	if (text) {
+		explicit_bzero(text, strlen(text));
+		free(text);
+	}
+	o->pyroscope_user = cr->user;
+	o->pyroscope_password = cr->password;
+	o->pyroscope_tenant = cr->tenant;
+	o->otlp_headers = cr->otlp;
+	o->nr_otlp_headers = 0;
+	if (o->otlp_url && otlp_headers(cr))
+		return -1;
+	o->nr_otlp_headers = cr->nr_otlp;
+	return 0;
+}
+
+void ds_credentials_clear(struct ds_credentials *cr)
+{
+	explicit_bzero(cr, sizeof(*cr));
 }

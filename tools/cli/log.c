@@ -40,10 +40,14 @@ static const struct {
 	{ PR_LOG_SETTING_OUTPUT_PATH, "-o" },
 	{ PR_LOG_SETTING_KERNEL_CHAINS, "-k" },
 	{ PR_LOG_SETTING_SYSTEM_WIDE, "-a" },
+	{ PR_LOG_SETTING_OUT_DIR, "--out-dir" },
+	{ PR_LOG_SETTING_SPOOL_DIR, "--spool-dir" },
+	{ PR_LOG_SETTING_SPOOL_SIZE, "--spool-size" },
 };
 
 /* `msg` into `out` (always terminated), each setting it names followed by
- * its flag: "... to the debug directories (--debug-dir)". */
+ * its flag: "... to the debug directories (--debug-dir)"; one named alone
+ * in parentheses is its flag there: "the spool is full (--spool-size)". */
 static void with_flags(char *out, size_t len, const char *msg)
 {
 	const size_t nr = sizeof(setting_flags) / sizeof(setting_flags[0]);
@@ -61,8 +65,11 @@ static void with_flags(char *out, size_t len, const char *msg)
 			out[n++] = *msg++;
 			continue;
 		}
-		n += (size_t)snprintf(out + n, len - n, "%.*s (%s)", (int)w, msg,
-				      setting_flags[i].flag);
+		if (n && out[n - 1] == '(' && msg[w] == ')')
+			n += (size_t)snprintf(out + n, len - n, "%s", setting_flags[i].flag);
+		else
+			n += (size_t)snprintf(out + n, len - n, "%.*s (%s)", (int)w, msg,
+					      setting_flags[i].flag);
 		msg += w;
 	}
 	out[n < len ? n : len - 1] = '\0';

@@ -3,9 +3,9 @@
  * `dwarfsample agent`: continuous profiling.  The live command's path —
  * the capture thread copies records into the session, whose worker
  * unwinds and names them in time order — counted into one profile that
- * is cut into windows
- * (windows.c); each window's groups go to the uploader (upload.c), whose
- * own thread encodes and delivers them, so that neither sampling nor
+ * is cut into windows (prupload.h's pr_windows, the session's sink);
+ * each window's groups go to the uploader (pr_uploader), whose own
+ * thread encodes and delivers them, so that neither sampling nor
  * unwinding ever waits on the network.  Runs until SIGTERM or SIGINT
  * (which flush the current window), -d, or the -p targets' exit.
  */
@@ -21,11 +21,11 @@
 
 #include "agent.h"
 #include "cli.h"
+#include "credentials.h"
 #include "names.h"
 #include "output.h"
 #include "prunwind.h"
-#include "upload.h"
-#include "windows.h"
+#include "prupload.h"
 
 /* The sampling rate unless -F says; BENCHMARKS.md ("Agent cost") has what
  * it costs at 19, 49 and 99 Hz. */
@@ -79,9 +79,10 @@ static const struct option agent_longopts[] = {
 
 struct agent_args {
 	struct ds_names names;
-	struct ds_upload_opts up;
-	struct ds_windows_opts win;
-	struct ds_kv tags[DS_MAX_TAGS];
+	struct pr_uploader_opts up;
+	const char *credentials_file;
+	struct pr_windows_opts win;
+	struct pr_label tags[DS_MAX_TAGS];
 	const char *exes[AGENT_MAX_EXES];
 	size_t nr_exes;
 	char host[256];
@@ -96,8 +97,8 @@ struct agent {
 	struct agent_args *a;
 	struct pr_reader *r;
 	struct pr_session *ses;
-	struct ds_uploader *up;
-	struct ds_windows *w;
+	struct pr_uploader *up;
+	struct pr_windows *w;
 	struct pr_profile_opts po;
 	uint64_t id;
 	uint32_t self;               /* the agent's pid */
@@ -184,13 +185,13 @@ static uint64_t rss_kib(void)
 static void health(struct agent *ag, enum pr_log_level level)
 {
 	struct pr_session_stats ss = { .sz = sizeof(ss) };
-	struct ds_upload_stats us;
+	struct pr_uploader_stats us = { .sz = sizeof(us) };
 	uint64_t n, done;
 
 	pr_session_stats(ag->ses, &ss);
 	n = ss.samples;
 	done = ss.complete;
-	ds_uploader_stats(ag->up, &us);
+	pr_uploader_stats(ag->up, &us);
 	ds_logf(level, "health: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " skipped, "
 		"%.1f%% complete stacks; windows: %" PRIu64 " written, %" PRIu64 " sent, %" PRIu64
 		" spooled, %" PRIu64 " dropped, %" PRIu64 " failed, %zu queued; backend %.0f ms; %"
@@ -239,10 +240,12 @@ static int open_agent(struct agent *ag, uint64_t start, uint64_t start_wall)
 		ds_err("cannot start: %s", strerror(errno));
 		return -1;
 	}
-	ag->w = ds_windows_new(&ag->a->win, &ag->po, start, start_wall);
-	if (!ag->w)
+	ag->w = pr_windows_new(&ag->a->win, &ag->po, start, start_wall);
+	if (!ag->w) {
+		ds_err("cannot start the windows: %s", strerror(errno));
 		return -1;
-	ds_windows_session(ag->w, &sink);
+	}
+	pr_windows_sink(ag->w, &sink);
 	if (pr_session_add_sink(ag->ses, &sink)) {
 		ds_err("cannot start: out of memory");
 		return -1;
@@ -254,7 +257,7 @@ static int open_agent(struct agent *ag, uint64_t start, uint64_t start_wall)
 static void close_agent(struct agent *ag)
 {
 	pr_session_free(ag->ses);
-	ds_windows_free(ag->w);
+	pr_windows_free(ag->w);
 	pr_reader_close(ag->r);
 }
 
@@ -277,23 +280,78 @@ static void profile_opts(const struct ds_capture *c, struct pr_profile_opts *po)
 	};
 }
 
+/*
+ * The uploader's clock, run faster only for the agent's test
+ * (tests/test-agent.py), which so lives through a backend's long outage
+ * in a few seconds: a test hook (pr_uploader_opts.clock_rate), set from
+ * the environment and said in the log, never by an option.  0, or -1
+ * after saying what is wrong.
+ */
+#define TEST_CLOCK_ENV "DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE"
+
+static int test_clock(struct pr_uploader_opts *o)
+{
+	const char *s = getenv(TEST_CLOCK_ENV);
+	char *end;
+
+	if (!s)
+		return 0;
+	o->clock_rate = strtod(s, &end);
+	if (end == s || *end || !(o->clock_rate >= 1 && o->clock_rate <= 1000)) {
+		ds_err("%s=%s: a test hook, the rate of the uploader's clock, from 1 to 1000; "
+		       "unset it", TEST_CLOCK_ENV, s);
+		return -1;
+	}
+	ds_logf(PR_LOG_WARN, "%s=%s: a test hook: the uploader's backoff runs %g times as fast "
+		"as real time; unset it outside tests", TEST_CLOCK_ENV, s, o->clock_rate);
+	return 0;
+}
+
+/* The uploader, with the credentials (wiped once it has its copies) and
+ * the test hook; NULL after saying why. */
+static struct pr_uploader *open_uploader(struct agent_args *a)
+{
+	struct ds_credentials *cr = calloc(1, sizeof(*cr));
+	struct pr_uploader *up = NULL;
+
+	if (!cr) {
+		ds_err("out of memory");
+		return NULL;
+	}
+	if (!test_clock(&a->up) && !ds_credentials_read(cr, a->credentials_file, &a->up))
+		up = pr_uploader_new(&a->up);
+	ds_credentials_clear(cr);
+	free(cr);
+	a->up.pyroscope_user = a->up.pyroscope_password = a->up.pyroscope_tenant = NULL;
+	a->up.otlp_headers = NULL;
+	a->up.nr_otlp_headers = 0;
+	return up;
+}
+
+/* Each group's window, to the uploader. */
+static int ship(void *ctx, struct pr_window *w)
+{
+	return pr_uploader_submit(ctx, w);
+}
+
 static int run(const struct ds_capture *c, struct agent_args *a)
 {
 	struct agent ag = { .c = c, .a = a, .self = (uint32_t)getpid() };
 	struct ds_capture_hooks hooks = {
 		.record = copy, .started = started, .round = round_done, .ctx = &ag,
 	};
-	struct ds_windows_stats ws;
+	struct pr_windows_stats ws = { .sz = sizeof(ws) };
 	struct timespec wall;
 	uint64_t start;
 	int err, werr = 0, uerr;
 
 	profile_opts(c, &ag.po);
 	a->win.freq = ag.po.freq;
-	ag.up = ds_uploader_new(&a->up);
+	ag.up = open_uploader(a);
 	if (!ag.up)
 		return 1;
-	a->win.up = ag.up;
+	a->win.ship = ship;
+	a->win.ship_ctx = ag.up;
 	ag.r = ds_capture_open(c);
 	/* Windows are in the events' clock from now; the first synthesized
 	 * records (time 0) open none. */
@@ -302,7 +360,7 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 	if (!ag.r || open_agent(&ag, start, (uint64_t)wall.tv_sec * 1000000000u +
 					   (uint64_t)wall.tv_nsec)) {
 		close_agent(&ag);
-		ds_uploader_close(ag.up, 0);
+		pr_uploader_close(ag.up, 0);
 		return 1;
 	}
 	err = ds_capture_run(c, ag.r, &hooks);
@@ -316,12 +374,12 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 	if (werr)
 		ds_err("processing samples failed: %s", strerror(-werr));
 	/* The window being filled goes too, however the run ended. */
-	if (ag.started && (werr = ds_windows_finish(ag.w, hooks.end_ns)))
+	if (ag.started && (werr = pr_windows_finish(ag.w, hooks.end_ns)))
 		ds_err("the last window was lost: %s", strerror(-werr));
 	if (ag.started)
 		health(&ag, PR_LOG_INFO);
-	ds_windows_stats(ag.w, &ws);
-	uerr = ds_uploader_close(ag.up, (double)a->flush_ns / 1e9);
+	pr_windows_stats(ag.w, &ws);
+	uerr = pr_uploader_close(ag.up, (double)a->flush_ns / 1e9);
 	ag.up = NULL;
 	if (uerr)
 		ds_err("some windows were neither delivered nor spooled");
@@ -423,7 +481,7 @@ static int parse_tag(struct agent_args *a, char *arg)
 		return -1;
 	}
 	*eq = '\0';
-	a->tags[n] = (struct ds_kv){ .key = arg, .value = eq + 1 };
+	a->tags[n] = (struct pr_label){ .key = arg, .value = eq + 1 };
 	a->win.nr_tags++;
 	return 0;
 }
@@ -477,11 +535,11 @@ static int agent_option(int opt, const char *arg, void *ctx)
 		return 0;
 	case OPT_GROUP_BY:
 		if (!strcmp(arg, "service"))
-			a->win.group_by = DS_GROUP_SERVICE;
+			a->win.group_by = PR_GROUP_SERVICE;
 		else if (!strcmp(arg, "process"))
-			a->win.group_by = DS_GROUP_PROCESS;
+			a->win.group_by = PR_GROUP_PROCESS;
 		else if (!strcmp(arg, "host"))
-			a->win.group_by = DS_GROUP_HOST;
+			a->win.group_by = PR_GROUP_HOST;
 		else {
 			ds_err("invalid --group-by '%s': use service, process or host", arg);
 			return -1;
@@ -521,7 +579,7 @@ static int agent_option(int opt, const char *arg, void *ctx)
 	case OPT_SPOOL_SIZE:
 		return parse_size(arg, "--spool-size", &a->up.spool_max_bytes);
 	case OPT_CREDENTIALS:
-		a->up.credentials_file = arg;
+		a->credentials_file = arg;
 		return 0;
 	case OPT_TIMEOUT: {
 		uint64_t ns;
@@ -637,6 +695,8 @@ int ds_cmd_agent(int argc, char **argv)
 		ds_err("out of memory");
 		goto out;
 	}
+	a->up = (struct pr_uploader_opts){ .sz = sizeof(a->up), .log = ds_log };
+	a->win = (struct pr_windows_opts){ .sz = sizeof(a->win), .log = ds_log };
 	a->win.interval_ns = AGENT_INTERVAL_S * UINT64_C(1000000000);
 	a->health_ns = AGENT_HEALTH_S * UINT64_C(1000000000);
 	a->cache_bytes = AGENT_CACHE_BYTES;

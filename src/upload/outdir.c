@@ -2,14 +2,10 @@
 /* The directory sink: a gzipped pprof per window and group, the
  * directory kept within its size and age. */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,8 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "upload-int.h"
+#include "upload/upload.h"
 
 /* What is safe in a file name: the service's letters, digits, '.', '-'
  * and '_'; the rest '_'. */
@@ -60,10 +55,10 @@ static uint64_t age_s(time_t now, time_t mtime)
 	return now > mtime ? (uint64_t)(now - mtime) : 0;
 }
 
-/* Keep --out-dir under its size and age: the oldest of our files go. */
-void ds_outdir_rotate(struct ds_uploader *u)
+/* Keep the directory under its size and age: the oldest of our files go. */
+static void rotate(struct pr_uploader *u)
 {
-	DIR *d = opendir(u->o.out_dir);
+	DIR *d = opendir(u->out_dir);
 	struct dir_file *v = NULL;
 	size_t nr = 0, cap = 0;
 	uint64_t total = 0;
@@ -96,8 +91,8 @@ void ds_outdir_rotate(struct ds_uploader *u)
 	if (v)
 		qsort(v, nr, sizeof(*v), by_mtime);
 	for (size_t i = 0; d && i < nr; i++) {
-		if (total <= u->o.out_dir_max_bytes &&
-		    age_s(now, v[i].mtime) <= u->o.out_dir_max_age_s)
+		if (total <= u->out_dir_max_bytes &&
+		    age_s(now, v[i].mtime) <= u->out_dir_max_age_s)
 			break;
 		if (!unlinkat(dirfd(d), v[i].name, 0))
 			total -= v[i].size;
@@ -108,8 +103,8 @@ void ds_outdir_rotate(struct ds_uploader *u)
 }
 
 /* SERVICE-YYYYmmddTHHMMSSZ-SEQ.pb.gz, written whole or not at all. */
-void ds_outdir_write(struct ds_uploader *u, const struct ds_window *w, const void *pprof,
-		       size_t len)
+void pr__outdir_write(struct pr_uploader *u, const struct pr_window *w, const void *pprof,
+		      size_t len)
 {
 	char service[128], stamp[32], path[4400], tmp[4500];
 	time_t t = (time_t)(w->start_ns / 1000000000u);
@@ -120,7 +115,7 @@ void ds_outdir_write(struct ds_uploader *u, const struct ds_window *w, const voi
 	file_safe(w->service, service, sizeof(service));
 	gmtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(path, sizeof(path), "%s/%s-%s-%" PRIu64 ".pb.gz", u->o.out_dir, service, stamp,
+	snprintf(path, sizeof(path), "%s/%s-%s-%" PRIu64 ".pb.gz", u->out_dir, service, stamp,
 		 w->seq);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	f = fopen(tmp, "we");
@@ -130,12 +125,12 @@ void ds_outdir_write(struct ds_uploader *u, const struct ds_window *w, const voi
 	if (ok && rename(tmp, path))
 		ok = false;
 	if (!ok) {
-		ds_logf(PR_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
+		pr__log(&u->lg, PR_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
 		unlink(tmp);
 		atomic_fetch_add(&u->failed, 1);
 		u->lost = true;
 		return;
 	}
 	atomic_fetch_add(&u->written, 1);
-	ds_outdir_rotate(u);
+	rotate(u);
 }

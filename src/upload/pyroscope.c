@@ -1,23 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Grafana Pyroscope's /ingest: the target a window is posted to. */
-#include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "cli.h"
-#include "upload-int.h"
+#include "upload/upload.h"
 
 /* `s` appended to *q, percent-encoded as a query value. */
 static int add_escaped(CURL *curl, char **q, const char *prefix, const char *s)
@@ -35,7 +24,7 @@ static int add_escaped(CURL *curl, char **q, const char *prefix, const char *s)
 }
 
 /* /ingest?name=SERVICE{k=v,...}&from=..&until=..&format=pprof&... */
-char *ds_pyroscope_target(struct ds_uploader *u, const struct ds_window *w)
+char *pr__pyroscope_target(struct pr_uploader *u, const struct pr_window *w)
 {
 	char *name = NULL, *q = NULL, *t = NULL;
 	size_t len = strlen(w->service) + 3;
@@ -45,7 +34,7 @@ char *ds_pyroscope_target(struct ds_uploader *u, const struct ds_window *w)
 	name = malloc(len);
 	if (!name)
 		return NULL;
-	/* Label values are the agent's own: host names, ids, --tag values;
+	/* Label values are the windows' own: host names, ids, tags;
 	 * a ',' or '}' in one would end it early, so they go as '_'. */
 	len = (size_t)sprintf(name, "%s{", w->service);
 	for (size_t i = 0; i < w->nr_labels; i++) {

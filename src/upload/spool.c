@@ -16,8 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "spool.h"
+#include "upload/upload.h"
 
 #define MAGIC "dwarfsample-spool 1"
 /* A request the agent wrote is a window's profile: far below this. */
@@ -28,15 +27,16 @@ struct entry {
 	uint64_t size;
 };
 
-struct ds_spool {
+struct pr__spool {
 	char *dir;
+	const struct pr_logger *lg;
 	uint64_t max_bytes, bytes;
 	struct entry *v;             /* oldest first, from `head` */
 	size_t head, nr, cap;
 	uint64_t next_seq;
 };
 
-void ds_request_clear(struct ds_request *r)
+void pr__request_clear(struct pr__request *r)
 {
 	free(r->target);
 	free(r->content_type);
@@ -45,7 +45,7 @@ void ds_request_clear(struct ds_request *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static void entry_path(const struct ds_spool *s, uint64_t seq, char *buf, size_t len)
+static void entry_path(const struct pr__spool *s, uint64_t seq, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s/%020" PRIu64 ".req", s->dir, seq);
 }
@@ -57,7 +57,7 @@ static int cmp_entry(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int append(struct ds_spool *s, uint64_t seq, uint64_t size)
+static int append(struct pr__spool *s, uint64_t seq, uint64_t size)
 {
 	if (s->head + s->nr == s->cap) {
 		if (s->head) {
@@ -78,25 +78,29 @@ static int append(struct ds_spool *s, uint64_t seq, uint64_t size)
 	return 0;
 }
 
-struct ds_spool *ds_spool_open(const char *dir, uint64_t max_bytes)
+struct pr__spool *pr__spool_open(const char *dir, uint64_t max_bytes, const struct pr_logger *lg)
 {
-	struct ds_spool *s = calloc(1, sizeof(*s));
+	struct pr__spool *s = calloc(1, sizeof(*s));
 	struct dirent *de;
 	DIR *d;
 	int err;
 
 	if (!s || !(s->dir = strdup(dir))) {
 		free(s);
-		ds_err("out of memory");
+		pr__log(lg, PR_LOG_ERROR, "out of memory");
+		errno = ENOMEM;
 		return NULL;
 	}
+	s->lg = lg;
 	s->max_bytes = max_bytes;
-	err = ds_mkdirs(dir, 0700);
+	err = pr__mkdirs(dir, 0700);
 	d = err ? NULL : opendir(dir);
 	if (!d) {
-		ds_err("cannot use the spool directory %s: %s; give another with --spool-dir", dir,
-		       strerror(err ? -err : errno));
-		ds_spool_close(s);
+		err = err ? -err : errno;
+		pr__log(lg, PR_LOG_ERROR, "cannot use %s as a spool: %s; give another "
+			PR_LOG_SETTING_SPOOL_DIR, dir, strerror(err));
+		pr__spool_close(s);
+		errno = err;
 		return NULL;
 	}
 	while ((de = readdir(d))) {
@@ -123,7 +127,7 @@ struct ds_spool *ds_spool_open(const char *dir, uint64_t max_bytes)
 	return s;
 }
 
-void ds_spool_close(struct ds_spool *s)
+void pr__spool_close(struct pr__spool *s)
 {
 	if (!s)
 		return;
@@ -132,17 +136,12 @@ void ds_spool_close(struct ds_spool *s)
 	free(s);
 }
 
-size_t ds_spool_count(const struct ds_spool *s)
+size_t pr__spool_count(const struct pr__spool *s)
 {
 	return s->nr;
 }
 
-uint64_t ds_spool_bytes(const struct ds_spool *s)
-{
-	return s->bytes;
-}
-
-void ds_spool_pop(struct ds_spool *s)
+void pr__spool_pop(struct pr__spool *s)
 {
 	char path[4096];
 
@@ -172,7 +171,7 @@ static int write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int ds_spool_push(struct ds_spool *s, const struct ds_request *r, uint64_t *dropped)
+int pr__spool_push(struct pr__spool *s, const struct pr__request *r, uint64_t *dropped)
 {
 	char path[4096], tmp[4200], *head = NULL;
 	int len = asprintf(&head, "%s\n%s\n%s\n%s\n\n", MAGIC, r->target, r->content_type,
@@ -204,7 +203,7 @@ int ds_spool_push(struct ds_spool *s, const struct ds_request *r, uint64_t *drop
 	/* The oldest give way; the new one stays even alone over the bound,
 	 * as the one window there is. */
 	while (s->bytes > s->max_bytes && s->nr > 1) {
-		ds_spool_pop(s);
+		pr__spool_pop(s);
 		(*dropped)++;
 	}
 	return 0;
@@ -223,7 +222,7 @@ static char *take_line(const char **p, const char *end)
 	return line;
 }
 
-static int parse(const char *buf, size_t len, struct ds_request *r)
+static int parse(const char *buf, size_t len, struct pr__request *r)
 {
 	const char *p = buf, *end = buf + len;
 	char *magic = take_line(&p, end);
@@ -242,7 +241,7 @@ static int parse(const char *buf, size_t len, struct ds_request *r)
 	return 0;
 }
 
-int ds_spool_peek(struct ds_spool *s, struct ds_request *r, uint64_t *dropped)
+int pr__spool_peek(struct pr__spool *s, struct pr__request *r, uint64_t *dropped)
 {
 	while (s->nr) {
 		char path[4096];
@@ -265,12 +264,12 @@ int ds_spool_peek(struct ds_spool *s, struct ds_request *r, uint64_t *dropped)
 		if (!err)
 			return 1;
 		if (err == -ENOMEM) {
-			ds_request_clear(r);
+			pr__request_clear(r);
 			return err;
 		}
-		ds_request_clear(r);
-		ds_logf(PR_LOG_WARN, "%s is not a whole spooled request; removed", path);
-		ds_spool_pop(s);
+		pr__request_clear(r);
+		pr__log(s->lg, PR_LOG_WARN, "%s is not a whole spooled request; removed", path);
+		pr__spool_pop(s);
 		(*dropped)++;
 	}
 	return 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Windows of the agent: cut, grouped, labelled, handed to the uploader.
+ * The windows (prupload.h): cut, grouped, labelled, handed on.
  * Memory stays flat window after window: the profile's tables are made
  * anew at each cut, and what is known of a process (its executable's name,
  * its container) is kept only while it keeps being sampled.
@@ -12,9 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "prmodel.h"
-#include "windows.h"
+#include "base/base.h"
+#include "prupload.h"
 
 #define NS_PER_S UINT64_C(1000000000)
 /* Windows a process may go unsampled before what is known of it goes. */
@@ -29,59 +28,63 @@ struct proc_info {
 	uint32_t group;              /* in the window being shipped */
 };
 
-struct ds_windows {
-	struct ds_windows_opts o;
+struct pr_windows {
+	struct pr_windows_opts o;    /* its strings and tags the caller's */
+	struct pr_logger lg;
 	struct pr_profile *live;
 	uint64_t start, end;         /* the current window, event clock */
 	int64_t wall_offset;         /* wall clock - event clock */
 	uint64_t seq;
 	struct proc_info *procs;     /* sorted by pid */
 	size_t nr_procs, cap_procs;
-	struct ds_windows_stats st;
+	struct pr_windows_stats st;
 	enum pr_profile_mode mode;   /* of the profiles */
 };
 
-static uint64_t wall_of(const struct ds_windows *w, uint64_t t)
+static uint64_t wall_of(const struct pr_windows *w, uint64_t t)
 {
 	return (uint64_t)((int64_t)t + w->wall_offset);
 }
 
 /* The next wall-clock multiple of the interval after event time `t`. */
-static uint64_t next_boundary(const struct ds_windows *w, uint64_t t)
+static uint64_t next_boundary(const struct pr_windows *w, uint64_t t)
 {
 	uint64_t iv = w->o.interval_ns;
 
 	return (uint64_t)((int64_t)((wall_of(w, t) / iv + 1) * iv) - w->wall_offset);
 }
 
-struct ds_windows *ds_windows_new(const struct ds_windows_opts *o,
+struct pr_windows *pr_windows_new(const struct pr_windows_opts *o,
 				  const struct pr_profile_opts *po, uint64_t start,
 				  uint64_t start_wall)
 {
-	struct ds_windows *w = calloc(1, sizeof(*w));
+	uint64_t iv = PR_OPTS_GET(o, interval_ns, 0);
+	struct pr_windows *w;
 
+	if (!PR_OPTS_VALID(o) || !iv || iv % NS_PER_S || !PR_OPTS_GET(o, host, NULL) ||
+	    !PR_OPTS_GET(o, ship, NULL) || (PR_OPTS_GET(o, nr_tags, 0) && !o->tags)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	w = calloc(1, sizeof(*w));
 	if (!w || !(w->live = pr_profile_new(po))) {
-		ds_err("cannot start the windows: %s", strerror(errno));
 		free(w);
 		return NULL;
 	}
-	w->o = *o;
-	w->mode = po->mode;
+	memcpy(&w->o, o, o->sz < sizeof(w->o) ? o->sz : sizeof(w->o));
+	w->lg = (struct pr_logger){ w->o.log, w->o.log_ctx };
+	w->st.sz = sizeof(w->st);
+	w->mode = PR_OPTS_GET(po, mode, PR_PROFILE_CPU);
 	w->wall_offset = (int64_t)start_wall - (int64_t)start;
 	w->start = start;
 	w->end = next_boundary(w, start);
-	for (size_t i = 0; i < o->nr_tags; i++)
-		if (pr_profile_tag(w->live, o->tags[i].key, o->tags[i].value)) {
-			ds_err("cannot start the windows: out of memory");
-			ds_windows_free(w);
+	for (size_t i = 0; i < w->o.nr_tags; i++)
+		if (pr_profile_tag(w->live, w->o.tags[i].key, w->o.tags[i].value)) {
+			pr_windows_free(w);
+			errno = ENOMEM;
 			return NULL;
 		}
 	return w;
-}
-
-struct pr_profile *ds_windows_profile(struct ds_windows *w)
-{
-	return w->live;
 }
 
 static int cmp_pid(const void *a, const void *b)
@@ -92,7 +95,7 @@ static int cmp_pid(const void *a, const void *b)
 }
 
 /* What is known of process `pid`, or NULL. */
-static struct proc_info *find_proc(const struct ds_windows *w, uint32_t pid)
+static struct proc_info *find_proc(const struct pr_windows *w, uint32_t pid)
 {
 	return w->nr_procs ? bsearch(&pid, w->procs, w->nr_procs, sizeof(*w->procs), cmp_pid)
 			   : NULL;
@@ -127,7 +130,7 @@ static bool exe_name(uint32_t pid, char *buf, size_t len)
 /* What is known of process `pid` sampled in window `win`: looked up again
  * while it lives (it may have exec'd), kept from earlier windows once it is
  * gone.  NULL when out of memory. */
-static struct proc_info *proc_info(struct ds_windows *w, const struct pr_profile *win,
+static struct proc_info *proc_info(struct pr_windows *w, const struct pr_profile *win,
 				   uint32_t pid)
 {
 	struct proc_info *pi = find_proc(w, pid);
@@ -177,7 +180,7 @@ static struct proc_info *proc_info(struct ds_windows *w, const struct pr_profile
 }
 
 /* Forget the processes not sampled for a while. */
-static void prune_procs(struct ds_windows *w)
+static void prune_procs(struct pr_windows *w)
 {
 	size_t n = 0;
 
@@ -187,14 +190,14 @@ static void prune_procs(struct ds_windows *w)
 	w->nr_procs = n;
 }
 
-static const char *group_key(const struct ds_windows *w, const struct proc_info *pi,
+static const char *group_key(const struct pr_windows *w, const struct proc_info *pi,
 			     char *buf, size_t len)
 {
 	switch (w->o.group_by) {
-	case DS_GROUP_PROCESS:
+	case PR_GROUP_PROCESS:
 		snprintf(buf, len, "%" PRIu32, pi->pid);
 		return buf;
-	case DS_GROUP_HOST:
+	case PR_GROUP_HOST:
 		return "";
 	default:
 		return w->o.service ? w->o.service : pi->exe;
@@ -204,7 +207,7 @@ static const char *group_key(const struct ds_windows *w, const struct proc_info 
 /* ---- a group's window ---- */
 
 struct kv_list {
-	struct ds_kv *v;
+	struct pr_label *v;
 	size_t nr;
 	struct pr_attr *a;
 	size_t nr_a;
@@ -253,14 +256,14 @@ static const struct pr_container *shared_container(struct proc_info *const *proc
 
 /* Hand the uploader group `procs` (n of them) of window `win`, whose
  * profile `g` it takes. */
-static int ship_group(struct ds_windows *w, struct pr_profile *g, struct proc_info *const *procs,
+static int ship_group(struct pr_windows *w, struct pr_profile *g, struct proc_info *const *procs,
 		      size_t n, const char *service, uint64_t from, uint64_t until)
 {
 	const struct pr_container *ct = shared_container(procs, n);
 	/* The tags, then host, pid, container and pod; as attributes, also
 	 * the service and the executable. */
 	size_t max = w->o.nr_tags + 8;
-	struct ds_window *win = calloc(1, sizeof(*win));
+	struct pr_window *win = calloc(1, sizeof(*win));
 	struct kv_list l = { .v = calloc(max, sizeof(*l.v)), .a = calloc(max, sizeof(*l.a)) };
 	char pid[16];
 
@@ -278,7 +281,7 @@ static int ship_group(struct ds_windows *w, struct pr_profile *g, struct proc_in
 	add_attr(&l, "service.name", service, 0);
 	add_attr(&l, "host.name", w->o.host, 0);
 	if (n == 1) {
-		if (w->o.group_by == DS_GROUP_PROCESS)
+		if (w->o.group_by == PR_GROUP_PROCESS)
 			add_label(&l, "pid", pid);
 		add_attr(&l, "process.pid", NULL, procs[0]->pid);
 		add_attr(&l, "process.executable.name", procs[0]->exe, 0);
@@ -304,11 +307,11 @@ static int ship_group(struct ds_windows *w, struct pr_profile *g, struct proc_in
 	win->resource = l.a;
 	win->nr_resource = l.nr_a;
 	if (l.oom || !win->service) {
-		ds_window_free(win);
+		pr_window_free(win);
 		return -ENOMEM;
 	}
 	w->st.profiles++;
-	return ds_uploader_submit(w->o.up, win);
+	return w->o.ship(w->o.ship_ctx, win);
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -322,7 +325,7 @@ static int cmp_group(const void *a, const void *b)
 
 /* Group the processes of window `win` (which is freed) and ship each
  * group. */
-static int ship(struct ds_windows *w, struct pr_profile *win, uint64_t from, uint64_t until)
+static int ship(struct pr_windows *w, struct pr_profile *win, uint64_t from, uint64_t until)
 {
 	size_t n = pr_profile_pids(win, NULL, 0), groups = 0;
 	uint32_t *pids = calloc(n ? n : 1, sizeof(*pids));
@@ -371,14 +374,14 @@ static int ship(struct ds_windows *w, struct pr_profile *win, uint64_t from, uin
 
 		for (j = i; j < n && procs[j]->group == procs[i]->group; j++)
 			pids[j - i] = procs[j]->pid;
-		service = w->o.group_by == DS_GROUP_SERVICE ? keys[procs[i]->group]
+		service = w->o.group_by == PR_GROUP_SERVICE ? keys[procs[i]->group]
 			  : w->o.service ? w->o.service
-			  : w->o.group_by == DS_GROUP_HOST ? w->o.host : procs[i]->exe;
+			  : w->o.group_by == PR_GROUP_HOST ? w->o.host : procs[i]->exe;
 		g = groups == 1 ? win : pr_profile_select(win, pids, j - i);
 		if (g == win)
 			win = NULL;
 		if (!g || ship_group(w, g, procs + i, j - i, service, from, until)) {
-			ds_logf(PR_LOG_WARN, "window %" PRIu64 ": the profile of %s was lost: %s",
+			pr__log(&w->lg, PR_LOG_WARN, "window %" PRIu64 ": the profile of %s was lost: %s",
 				w->seq, service, strerror(g ? ENOMEM : errno));
 			w->st.lost++;
 		}
@@ -395,7 +398,7 @@ out:
 }
 
 /* End the current window at `end` and ship it. */
-static int cut(struct ds_windows *w, uint64_t end)
+static int cut(struct pr_windows *w, uint64_t end)
 {
 	struct pr_profile *win = pr_profile_cut(w->live, end);
 	uint64_t from = wall_of(w, w->start), until = wall_of(w, end);
@@ -404,7 +407,7 @@ static int cut(struct ds_windows *w, uint64_t end)
 	if (!win) {
 		/* The samples stay in the live profile: the next window has
 		 * them. */
-		ds_logf(PR_LOG_WARN, "window %" PRIu64 " could not be cut: %s; its samples go "
+		pr__log(&w->lg, PR_LOG_WARN, "window %" PRIu64 " could not be cut: %s; its samples go "
 			"to the next", w->seq, strerror(errno));
 		w->st.lost++;
 		return 0;
@@ -417,7 +420,8 @@ static int cut(struct ds_windows *w, uint64_t end)
 	return err;
 }
 
-int ds_windows_advance(struct ds_windows *w, uint64_t time)
+/* Cut every window that ends at or before `time` (event clock). */
+static int advance(struct pr_windows *w, uint64_t time)
 {
 	while (time >= w->end) {
 		int err = cut(w, w->end);
@@ -429,16 +433,18 @@ int ds_windows_advance(struct ds_windows *w, uint64_t time)
 	return 0;
 }
 
-int ds_windows_record(struct ds_windows *w, uint64_t time)
+/* A record's time, before it is counted: one older than the current
+ * window (it came after its window was cut) is counted there, as late. */
+static int record_time(struct pr_windows *w, uint64_t time)
 {
 	if (time < w->start)
 		w->st.late++;
-	return ds_windows_advance(w, time);
+	return advance(w, time);
 }
 
-int ds_windows_finish(struct ds_windows *w, uint64_t end)
+int pr_windows_finish(struct pr_windows *w, uint64_t end)
 {
-	int err = ds_windows_advance(w, end);
+	int err = advance(w, end);
 
 	if (err)
 		return err;
@@ -449,12 +455,14 @@ int ds_windows_finish(struct ds_windows *w, uint64_t end)
 	return end > w->start ? cut(w, end) : 0;
 }
 
-void ds_windows_stats(const struct ds_windows *w, struct ds_windows_stats *st)
+int pr_windows_stats(const struct pr_windows *w, struct pr_windows_stats *st)
 {
-	*st = w->st;
+	if (!w)
+		return -EINVAL;
+	return pr__stats_copy(st, &w->st, sizeof(w->st));
 }
 
-void ds_windows_free(struct ds_windows *w)
+void pr_windows_free(struct pr_windows *w)
 {
 	if (!w)
 		return;
@@ -468,42 +476,34 @@ void ds_windows_free(struct ds_windows *w)
  * older than the horizon. */
 #define HORIZON_SLACK_NS UINT64_C(100000000)
 
-static uint64_t windows_cut(const struct ds_windows *w)
-{
-	struct ds_windows_stats st;
-
-	ds_windows_stats(w, &st);
-	return st.windows;
-}
-
 /* A window cut: nothing holds what the model handed out for the
  * profile just cut, so its caches may be trimmed. */
-static int released(const struct ds_windows *w, uint64_t before, int err)
+static int released(const struct pr_windows *w, uint64_t before, int err)
 {
-	return err ? err : windows_cut(w) != before ? PR_SINK_RELEASED : 0;
+	return err ? err : w->st.windows != before ? PR_SINK_RELEASED : 0;
 }
 
 static int session_time(void *ctx, uint64_t time)
 {
-	struct ds_windows *w = ctx;
-	uint64_t before = windows_cut(w);
+	struct pr_windows *w = ctx;
+	uint64_t before = w->st.windows;
 
-	return released(w, before, ds_windows_record(w, time));
+	return released(w, before, record_time(w, time));
 }
 
 static int session_record(void *ctx, const struct pr_record *rec)
 {
-	struct ds_windows *w = ctx;
+	struct pr_windows *w = ctx;
 
 	/* Switches and exits end waits; in CPU time only samples count. */
 	if (w->mode == PR_PROFILE_CPU)
 		return 0;
-	return pr_profile_apply(ds_windows_profile(w), rec);
+	return pr_profile_apply(w->live, rec);
 }
 
 static int session_sample(void *ctx, const struct pr_sink_sample *smp)
 {
-	struct pr_profile *p = ds_windows_profile(ctx);
+	struct pr_profile *p = ((struct pr_windows *)ctx)->live;
 
 	if (smp->off_cpu)
 		return pr_profile_add_switch(p, smp->sym, smp->rec, smp->st, smp->comm,
@@ -515,15 +515,15 @@ static int session_sample(void *ctx, const struct pr_sink_sample *smp)
 /* Windows end even when no record comes. */
 static int session_tick(void *ctx, uint64_t horizon)
 {
-	struct ds_windows *w = ctx;
-	uint64_t before = windows_cut(w);
+	struct pr_windows *w = ctx;
+	uint64_t before = w->st.windows;
 
 	if (horizon <= HORIZON_SLACK_NS)
 		return 0;
-	return released(w, before, ds_windows_advance(w, horizon - HORIZON_SLACK_NS));
+	return released(w, before, advance(w, horizon - HORIZON_SLACK_NS));
 }
 
-void ds_windows_session(struct ds_windows *w, struct pr_sink *out)
+void pr_windows_sink(struct pr_windows *w, struct pr_sink *out)
 {
 	*out = (struct pr_sink){
 		.sz = sizeof(*out), .ctx = w, .time = session_time, .record = session_record,

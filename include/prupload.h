@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * prupload.h - a continuous profile shipped window by window.
+ *
+ * The windows (struct pr_windows) are a session's sink (prsession.h): one
+ * profile counts every sample as it comes; every interval it is cut
+ * (pr_profile_cut()), the window's processes are grouped by service,
+ * process or host, and each group's profile, labelled, is handed on as a
+ * struct pr_window.  The uploader (struct pr_uploader) takes such windows
+ * on its own thread, encodes them and delivers them to a directory
+ * (a gzipped pprof each), Grafana Pyroscope's /ingest and an
+ * OpenTelemetry profiles endpoint, so that neither sampling nor unwinding
+ * ever waits on a disk or the network.  What a backend cannot take now
+ * waits in a spool on disk, bounded, and is delivered in order, with
+ * backoff, when the backend is back, or after a restart.
+ *
+ * libcurl is loaded (dlopen("libcurl.so.4")) when the first uploader
+ * starts, not linked: linked, its thirty-odd libraries (TLS, Kerberos,
+ * LDAP, ...) would be loaded and relocated at every start of every
+ * program using this library.  Once loaded it stays.
+ *
+ * The conventions written at the top of perfreader.h hold, but for the
+ * uploader's log callback, which its thread calls too.
+ */
+#ifndef PRUPLOAD_H
+#define PRUPLOAD_H
+
+#include "prcommon.h"
+#include "prprofile.h"
+#include "prsession.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A name and its value: a label, a tag, a header. */
+struct pr_label {
+	const char *key;
+	const char *value;
+};
+
+/*
+ * One group's profile of one window: what the uploader ships.  Every
+ * pointer is owned by the window and freed with it (pr_window_free()).
+ */
+struct pr_window {
+	struct pr_profile *profile;
+	char *service;                /* Pyroscope's name, OTLP's service.name */
+	uint64_t seq;                 /* the window's number, from 0 */
+	uint64_t start_ns, end_ns;    /* wall clock, ns since the epoch */
+	uint64_t freq;                /* Hz (Pyroscope's sampleRate); 0 unknown */
+	struct pr_label *labels;      /* Pyroscope's series labels */
+	size_t nr_labels;
+	struct pr_attr *resource;     /* OTLP's resource attributes */
+	size_t nr_resource;
+};
+/* Accepts NULL. */
+PR_API void pr_window_free(struct pr_window *w);
+
+/* ------------------------------------------------------------------------
+ * The uploader
+ */
+
+struct pr_uploader;
+
+struct pr_uploader_opts {
+	size_t sz;
+	/* Called on the caller's thread and on the uploader's (every
+	 * delivery's messages): it must be thread-safe. */
+	pr_log_fn log;
+	void *log_ctx;
+	/* The directory sink (NULL: none): a gzipped pprof per window,
+	 * SERVICE-YYYYmmddTHHMMSSZ-SEQ.pb.gz, made if need be (mode 0755);
+	 * the oldest go while the directory holds more than out_dir_max_bytes
+	 * (0: 1 GiB) of them or they are older than out_dir_max_age_s (0: 7
+	 * days). */
+	const char *out_dir;
+	uint64_t out_dir_max_bytes;
+	uint64_t out_dir_max_age_s;
+	/* Base URLs, http:// or https:// (NULL: none): Pyroscope's, to which
+	 * /ingest is appended; an OTLP receiver's, to which
+	 * /v1development/profiles is appended. */
+	const char *pyroscope_url;
+	const char *otlp_url;
+	/* Where windows wait for each backend (a folder each, made if need
+	 * be, mode 0700); must not be NULL with a URL.  At most
+	 * spool_max_bytes (0: 256 MiB) wait per backend: the oldest go
+	 * first. */
+	const char *spool_dir;
+	uint64_t spool_max_bytes;
+	/* Per request, in seconds (0: 30). */
+	double timeout_s;
+	/* Pyroscope's basic authentication (used when either is not NULL
+	 * and not empty) and tenant (X-Scope-OrgID; NULL or empty: none).
+	 * Copied; the uploader's copy of the password is wiped when it is
+	 * freed. */
+	const char *pyroscope_user;
+	const char *pyroscope_password;
+	const char *pyroscope_tenant;
+	/* Headers sent to the OTLP receiver (Authorization, ...): NAME and
+	 * VALUE each; copied. */
+	const struct pr_label *otlp_headers;
+	size_t nr_otlp_headers;
+	/* A test hook, not for production: the uploader's clock -- backoff,
+	 * Retry-After and the close's grace are measured in it; a request's
+	 * timeout is in real time -- runs this many times as fast as real
+	 * time, from 1 to 1000 (0: 1), so that a test lives through a
+	 * backend's long outage in a few seconds. */
+	double clock_rate;
+};
+
+/*
+ * Check the sinks (the directory written to, the URLs, the spools opened:
+ * what an earlier run left there is delivered first) and start the
+ * uploader's thread, with every signal blocked.  NULL with errno set,
+ * after logging what is wrong: EINVAL (a URL that is not http(s), no
+ * spool_dir, clock_rate out of range), ELIBACC (libcurl could not be
+ * loaded), ENOMEM, or the errno of a directory that cannot be used.
+ */
+PR_API struct pr_uploader *pr_uploader_new(const struct pr_uploader_opts *opts);
+
+/*
+ * Hand over window `w`, taken whatever the return; never waits on a disk
+ * or the network.  0, or -ENOMEM: the window is lost, and counted
+ * (failed).  Thread-safe.
+ */
+PR_API int pr_uploader_submit(struct pr_uploader *u, struct pr_window *w);
+
+struct pr_uploader_stats {
+	size_t sz;
+	uint64_t sent;                /* requests a backend took */
+	uint64_t spooled;             /* windows that had to wait for a backend */
+	uint64_t dropped;             /* windows dropped from a full spool */
+	uint64_t failed;              /* refused by a backend (4xx), or lost */
+	uint64_t retries;
+	uint64_t bytes_sent;
+	uint64_t written;             /* files written to the directory */
+	double last_latency_s;        /* of the last request */
+	size_t queued;                /* windows waiting: in memory and spooled */
+};
+/* Set st->sz.  0 or -EINVAL.  Thread-safe. */
+PR_API int pr_uploader_stats(struct pr_uploader *u, struct pr_uploader_stats *st);
+
+/*
+ * Write and deliver what is queued, trying the backends for at most
+ * `grace_s` seconds (of the uploader's clock), leave the rest in the
+ * spools (logged: the next uploader on them delivers it), stop the
+ * thread and free.  0, or -EIO when a window was neither delivered nor
+ * kept.  Accepts NULL.
+ */
+PR_API int pr_uploader_close(struct pr_uploader *u, double grace_s);
+
+/* ------------------------------------------------------------------------
+ * The windows
+ */
+
+struct pr_windows;
+
+/* What a window's groups are. */
+enum pr_group_by {
+	PR_GROUP_SERVICE = 0,        /* one profile per service */
+	PR_GROUP_PROCESS,            /* per process */
+	PR_GROUP_HOST,               /* one for everything */
+};
+
+/*
+ * Where each group's window goes: `w` is the callee's (pr_window_free()),
+ * whatever it returns; 0 or a negative errno (the window is then counted
+ * lost).  pr_uploader_submit() behind a function of this shape is the
+ * usual one.
+ */
+typedef int (*pr_window_fn)(void *ctx, struct pr_window *w);
+
+struct pr_windows_opts {
+	size_t sz;
+	pr_log_fn log;
+	void *log_ctx;
+	/* How long a window lasts: whole seconds, 1 or more (Pyroscope's
+	 * times are seconds). */
+	uint64_t interval_ns;
+	enum pr_group_by group_by;
+	/* Every process's service; NULL: its executable's name. */
+	const char *service;
+	/* Labels on every window (Pyroscope's series labels, OTLP resource
+	 * attributes, profile tags); keys are Prometheus label names.
+	 * Not copied: they must outlive the windows. */
+	const struct pr_label *tags;
+	size_t nr_tags;
+	/* host.name; must not be NULL.  Not copied. */
+	const char *host;
+	/* The sampling rate in Hz, 0 for events sampled by count. */
+	uint64_t freq;
+	/* Must not be NULL. */
+	pr_window_fn ship;
+	void *ship_ctx;
+};
+
+/*
+ * Windows starting at `start` (event clock, ns) = `start_wall` (ns since
+ * the epoch): the first ends at the next wall-clock multiple of the
+ * interval, the others last the interval, so that windows of several hosts
+ * line up.  `po` makes the profile (copied).  Each process's service is
+ * its executable's name (/proc/PID/exe while it lives, else its name as
+ * the kernel kept it); each group is labelled with the tags, host_name,
+ * the pid (grouped by process) and the container and pod it runs in when
+ * its processes share one.  NULL with errno set (EINVAL, ENOMEM).
+ */
+PR_API struct pr_windows *pr_windows_new(const struct pr_windows_opts *opts,
+					 const struct pr_profile_opts *po, uint64_t start,
+					 uint64_t start_wall);
+
+/*
+ * The windows as a session's sink, into `out`: for one worker (the
+ * windows are cut on its clock, at each record's time and at the
+ * session's tick); a cut releases what the model handed out
+ * (PR_SINK_RELEASED), so the session trims its caches then.  The
+ * windows must outlive the session.
+ */
+PR_API void pr_windows_sink(struct pr_windows *w, struct pr_sink *out);
+
+/* The last window, ending at `end` (event clock): waits still open end
+ * there.  Call once the session finished.  0 or a negative errno. */
+PR_API int pr_windows_finish(struct pr_windows *w, uint64_t end);
+
+struct pr_windows_stats {
+	size_t sz;
+	uint64_t windows;            /* windows cut */
+	uint64_t profiles;           /* group profiles handed on */
+	uint64_t lost;               /* group profiles lost */
+	uint64_t late;               /* records older than the window they went to */
+};
+/* Set st->sz.  0 or -EINVAL. */
+PR_API int pr_windows_stats(const struct pr_windows *w, struct pr_windows_stats *st);
+
+/* Accepts NULL. */
+PR_API void pr_windows_free(struct pr_windows *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PRUPLOAD_H */
