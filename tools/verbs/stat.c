@@ -309,38 +309,52 @@ static void close_ends(struct stat_run *s)
 
 /* ---- readings ---- */
 
+/* Each of the readings' arrays (the address of its pointer, copied in and
+ * out with memcpy), with the bytes of one row of it: `nr` counts for the
+ * counts, one element for the others. */
+struct readings_array {
+	void *at;
+	size_t row;
+};
+#define READINGS_ARRAYS(rd, nr)                                                    \
+	{ &(rd)->now, (nr) * sizeof(*(rd)->now) },                                  \
+	{ &(rd)->prev, (nr) * sizeof(*(rd)->prev) },                                \
+	{ &(rd)->delta, (nr) * sizeof(*(rd)->delta) },                              \
+	{ &(rd)->threads, sizeof(*(rd)->threads) },                                 \
+	{ &(rd)->comms, sizeof(*(rd)->comms) }
+
 static int reserve_rows(struct readings *rd, size_t rows, size_t nr)
 {
-	size_t n = rows * nr;
+	const struct readings_array arrays[] = { READINGS_ARRAYS(rd, nr) };
 
 	if (rows <= rd->room)
 		return 0;
-	rd->now = realloc(rd->now, n * sizeof(*rd->now));
-	rd->delta = realloc(rd->delta, n * sizeof(*rd->delta));
-	rd->threads = realloc(rd->threads, rows * sizeof(*rd->threads));
-	rd->comms = realloc(rd->comms, rows * sizeof(*rd->comms));
-	if (rd->now && rd->delta && rd->threads && rd->comms) {
-		struct pr_count *prev = realloc(rd->prev, n * sizeof(*prev));
+	/* Each array keeps what it had when another cannot grow. */
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+		char *old, *grown;
 
-		if (prev) {
-			/* New rows start from nothing. */
-			memset(prev + rd->room * nr, 0, (n - rd->room * nr) * sizeof(*prev));
-			memset(rd->comms + rd->room, 0, (rows - rd->room) * sizeof(*rd->comms));
-			rd->prev = prev;
-			rd->room = rows;
-			return 0;
-		}
+		memcpy(&old, arrays[i].at, sizeof(old));
+		grown = realloc(old, rows * arrays[i].row);
+		if (!grown)
+			return -ENOMEM;
+		/* New rows start from nothing. */
+		memset(grown + rd->room * arrays[i].row, 0, (rows - rd->room) * arrays[i].row);
+		memcpy(arrays[i].at, &grown, sizeof(grown));
 	}
-	return -ENOMEM;
+	rd->room = rows;
+	return 0;
 }
 
 static void free_readings(struct readings *rd)
 {
-	free(rd->now);
-	free(rd->prev);
-	free(rd->delta);
-	free(rd->threads);
-	free(rd->comms);
+	const struct readings_array arrays[] = { READINGS_ARRAYS(rd, 0) };
+
+	for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+		void *p;
+
+		memcpy(&p, arrays[i].at, sizeof(p));
+		free(p);
+	}
 }
 
 /* The thread's name now, or the last one read while it lived. */
