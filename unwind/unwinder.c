@@ -421,6 +421,10 @@ bool uw_shown_as_address(const char *path)
 		"//anon", "/dev/zero", "/anon_hugepage", "[stack", "[heap]", "[vsyscall]",
 	};
 
+	/* Once per frame: a file's path ("/usr/...", "/home/...") is told
+	 * apart by its first two characters. */
+	if (path[0] != '[' && (path[0] != '/' || !strchr("/da", path[1]) || !path[1]))
+		return false;
 	for (size_t i = 0; i < PR_ARRAY_SIZE(prefixes); i++)
 		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
 			return true;
