@@ -59,20 +59,26 @@ static uint64_t next_boundary(const struct pr_windows *w, uint64_t t)
  * A profile made with `po`, its events named as Pyroscope takes sample
  * types: each byte outside [A-Za-z0-9_] a '_' ("page-faults" is
  * "page_faults", "cycles:u" "cycles_u"); Pyroscope refuses a window whose
- * sample type has a '-'.
+ * sample type has a '-'.  Its pprof tells threads by their numbers
+ * alone: Pyroscope makes a series label of a sample's string labels.
  */
 static struct pr_profile *new_profile(const struct pr_profile_opts *po)
 {
 	size_t n = po && PR_OPTS_VALID(po) ? PR_OPTS_GET(po, nr_events, 0) : 0;
-	struct pr_profile_opts pc;
+	struct pr_profile_opts pc = { .sz = sizeof(pc) };
 	struct pr_profile *p = NULL;
 	char **names;
 
-	if (!n || !po->events)
+	if (po && PR_OPTS_VALID(po))
+		memcpy(&pc, po, po->sz < sizeof(pc) ? po->sz : sizeof(pc));
+	else if (po)
 		return pr_profile_new(po);
+	/* Pyroscope would make a series of each thread name. */
+	pc.sz = sizeof(pc);
+	pc.pprof_numeric_thread_labels = true;
+	if (!n || !po->events)
+		return pr_profile_new(&pc);
 	names = calloc(n, sizeof(*names));
-	memset(&pc, 0, sizeof(pc));
-	memcpy(&pc, po, po->sz < sizeof(pc) ? po->sz : sizeof(pc));
 	for (size_t i = 0; names && i < n; i++) {
 		if (!(names[i] = strdup(po->events[i] ? po->events[i] : ""))) {
 			errno = ENOMEM;
