@@ -83,6 +83,13 @@ struct pr_profile_opts {
 	size_t nr_counters;
 	/* System-wide events: one counter per CPU spans tasks. */
 	bool counters_per_cpu;
+	/* In pprof, a sample's thread is told by its number labels alone,
+	 * "pid" and "tid", without the "thread" and "process" name labels:
+	 * Grafana Pyroscope makes a series label of every string label of a
+	 * sample (a series per thread name) and ignores number labels.  The
+	 * other formats keep the names (OTLP's sample attributes stay the
+	 * sample's). */
+	bool pprof_numeric_thread_labels;
 };
 
 /* An empty profile, owned by the caller (pr_profile_free()); NULL with

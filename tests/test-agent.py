@@ -16,6 +16,13 @@ lives through the 32 s outage in 4 s, and every wait of its own (backoff,
 Retry-After) is an eighth as long; the receiver's stall and the request
 timeout stay real.  The other runs use the real clock.
 
+Then names and labels a strict backend takes, in four agents at once
+against one receiver: a process whose executable is g++ and whose thread
+name is not UTF-8, one run from a memfd (named by its parent), -e
+page-faults (page_faults), --off-cpu, --wall (filed as wall), and
+--group-by host with OTLP too; the receiver refuses what Pyroscope's
+validation or protoc would, and nothing may be refused.
+
 Last, the OTLP sink: every window a gzipped ExportProfilesServiceRequest
 with the headers of DWARFSAMPLE_OTLP_HEADERS, which protoc decodes with the
 specification's messages: the resource's attributes, and the workload's
@@ -106,7 +113,7 @@ def control(rdir, c):
 
 def start_receiver(rdir):
     os.makedirs(rdir, exist_ok=True)
-    p = subprocess.Popen([sys.executable, RECEIVER, rdir])
+    p = subprocess.Popen([sys.executable, RECEIVER, rdir, PROTOS])
     wait(lambda: os.path.exists(os.path.join(rdir, "port")), "the receiver's port", 30)
     with open(os.path.join(rdir, "port")) as f:
         return p, int(f.read())
@@ -175,6 +182,7 @@ def main():
     check_windows(rdir, log, wl)
     restart(wl, env)
     out_dir(wl, env)
+    names(env)
     otlp(wl, env)
 
 
@@ -308,8 +316,13 @@ def check_windows(rdir, log, wl):
     check("the inlined function, its line, inside the function it was inlined into",
           re.search(r"mix \S*agent-wl\.c:\d+.*\n\s+agent_hot \S*agent-wl\.c:\d+", out) is not None,
           out[out.find("Locations"):][:1500])
-    check("samples are labelled with pid, tid and thread",
-          re.search(r"pid:\[\d+\] tid:\[\d+\]", out) and "thread:[agent-wl]" in out, out[:800])
+    # Changed by issue 28: the thread's name is no longer a string label,
+    # which Pyroscope would make a series label of.
+    check("samples are labelled with their pid and tid, numbers, and no thread name",
+          re.search(r"pid:\[\d+\] tid:\[\d+\]", out) and "thread:" not in out
+          and "process:" not in out, out[:800])
+    check("no series label per thread or process: %s" % got[0].get("series_labels"),
+          not {"thread", "process", "tid"} & {k for e in got for k in e["series_labels"]})
 
 
 def restart(wl, env):
@@ -481,6 +494,149 @@ def out_dir_runs(d, run, windows, log, env):
           " window among them" % (size, len(gz)),
           rc == 0 and (size <= 2048 or len(gz) == 1) and last is not None and last >= 2,
           (rc, sorted(gz)))
+
+
+# Burns CPU, faults pages and sleeps a little (every kind of window has
+# samples); "bad" names its thread with bytes that are not UTF-8, "memfd"
+# runs a copy of itself from a memfd as its child and prints its pid.
+NAMES_WL = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+__attribute__((noinline)) static unsigned long names_hot(unsigned long x)
+{
+	char *m = mmap(NULL, 1 << 16, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	for (int i = 0; i < 1 << 16; i += 4096)
+		m[i] = (char)x;
+	munmap(m, 1 << 16);
+	for (int i = 0; i < 20000; i++)
+		x = x * 6364136223846793005ul + 1;
+	return x;
+}
+int main(int argc, char **argv)
+{
+	time_t end = time(NULL) + atoi(argv[1]);
+	volatile unsigned long sink = 0;
+	if (argc > 2 && !strcmp(argv[2], "bad"))
+		prctl(PR_SET_NAME, "g+\xff\xfe\xc3(x");
+	if (argc > 2 && !strcmp(argv[2], "memfd")) {
+		int in = open("/proc/self/exe", O_RDONLY), fd = memfd_create("sealed-7f3a", 0);
+		struct stat st;
+		pid_t pid;
+		fstat(in, &st);
+		sendfile(fd, in, NULL, (size_t)st.st_size);
+		if (!(pid = fork())) {
+			char *args[] = { argv[0], argv[1], NULL };
+			fexecve(fd, args, (char *[]){ NULL });
+			_exit(127);
+		}
+		printf("%d\n", (int)pid);
+		fflush(stdout);
+	}
+	while (time(NULL) < end) {
+		sink = names_hot(sink);
+		usleep(200);
+	}
+	return 0;
+}
+"""
+
+
+def names(env):
+    """Names and labels the strict receiver takes, four agents at once."""
+    src = os.path.join(TMP, "names-wl.c")
+    wl = os.path.join(TMP, "names-wl")
+    with open(src, "w") as f:
+        f.write(NAMES_WL)
+    subprocess.check_call(["cc", "-O2", "-g", "-o", wl, src])
+    gpp = os.path.join(TMP, "g++")
+    shutil.copy(wl, gpp)
+    rdir = os.path.join(TMP, "recv-names")
+    recv, port = start_receiver(rdir)
+    bad = subprocess.Popen([gpp, "30", "bad"])
+    parent = subprocess.Popen([wl, "30", "memfd"], stdout=subprocess.PIPE, text=True)
+    child = int(parent.stdout.readline())
+    pids = "%d,%d,%d" % (bad.pid, parent.pid, child)
+    url = "http://127.0.0.1:%d" % port
+    runs = {
+        "process": ["--group-by", "process", "-e", "page-faults", "-c", "4"],
+        "offcpu": ["--off-cpu"],
+        "wall": ["--wall"],
+        "host": ["--group-by", "host", "--otlp", url],
+    }
+    agents = {}
+    for name, extra in runs.items():
+        log = os.path.join(TMP, "agent-names-%s.log" % name)
+        agents[name] = (agent(["-p", pids, "--pyroscope", url, "--interval", "1s", "-d", "3",
+                               "--tag", "run=" + name, "--health-interval", "0",
+                               "--spool-dir", os.path.join(TMP, "spool-names-" + name)]
+                              + extra, log, env), log)
+    rcs = {name: a.wait(60) for name, (a, log) in agents.items()}
+    for p in (bad, parent, recv):
+        p.kill()
+        p.wait()
+    subprocess.run(["kill", str(child)])
+    es = entries(rdir)
+    refused = [e for e in es if e["outcome"] == "refused"]
+    check("names: the strict receiver refused nothing (%d requests)" % len(es),
+          not refused and es, [(e.get("why"), e["query"].get("name")) for e in refused][:5])
+    got = {}
+    for e in accepted(rdir):
+        if e["path"] == "/ingest":
+            run = re.search(r"run=(\w+)", e["query"]["name"]).group(1)
+            got.setdefault(run, []).append(e)
+    for name, (a, log) in agents.items():
+        text = open(log).read()
+        if name != "process" and rcs[name] and "perf_event_paranoid" in text:
+            print("# names: --%s is not allowed here, skipped:\n%s" % (name, text[-300:]))
+            continue
+        check("names: the %s run exits 0 and every window is taken (%d)"
+              % (name, len(got.get(name, []))), rcs[name] == 0 and got.get(name), text[-1000:])
+
+    def service(e):
+        return e["query"]["name"].split("{")[0]
+
+    def of_pid(pid):
+        return {service(e) for e in got.get("process", [])
+                if re.search(r"[{,]pid=%d[,}]" % pid, e["query"]["name"])}
+    check("names: the executable g++ is the service g__", of_pid(bad.pid) == {"g__"},
+          of_pid(bad.pid))
+    check("names: the program run from a memfd is named by its parent, names-wl",
+          of_pid(child) == {"names-wl"}, of_pid(child))
+    types = {e.get("profile_type") for e in got.get("process", [])}
+    check("names: -e page-faults is the sample type page_faults", types == {"page_faults"},
+          types)
+    types = {e.get("profile_type") for e in got.get("wall", [])}
+    check("names: --wall windows are filed as wall", not got.get("wall") or types == {"wall"},
+          types)
+    # Not yet as the issue wants: Pyroscope files a type with "cpu" in its
+    # name as process_cpu; said here, not checked.
+    print("# names: --off-cpu windows are filed as %s"
+          % sorted({e.get("profile_type") for e in got.get("offcpu", [])}))
+    labels = {k for es in got.values() for e in es for k in e.get("series_labels", [])}
+    check("names: no series label per thread or process (%s)" % sorted(labels),
+          not {"thread", "process", "tid"} & labels)
+    host = re.sub(r"[^A-Za-z0-9_./-]", "_", socket.gethostname())
+    check("names: --group-by host: one service, the host's name",
+          {service(e) for e in got.get("host", [])} == {host})
+    otlps = [e for e in accepted(rdir) if e["path"] == "/v1development/profiles"]
+    if check("names: OTLP requests taken (%d)" % len(otlps), otlps):
+        dec = subprocess.run(["protoc", "-I", PROTOS, "--decode",
+                              "opentelemetry.proto.collector.profiles.v1development."
+                              "ExportProfilesServiceRequest", "otlp_profiles_service.proto"],
+                             stdin=open(os.path.join(rdir, otlps[-1]["body"]), "rb"),
+                             capture_output=True, text=True)
+        check("names: the thread name's bad bytes are U+FFFD in OTLP",
+              re.search(r'string_value: "g\+(\\357\\277\\275|\ufffd){2}', dec.stdout),
+              re.findall(r'string_value: "g.*', dec.stdout)[:3])
 
 
 def locations_lines(text):

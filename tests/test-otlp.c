@@ -99,6 +99,14 @@ START_TEST(a_wall_clock_run_reads_back_through_the_specifications_messages)
 	ck_assert_str_eq(sp->scope->name, "dwarfsample");
 	ck_assert_str_eq(sp->scope->version, "1.2.3");
 	ck_assert_str_eq(str(d, 0), "");
+	/* Every table's zero entry is the empty one: the link table's too,
+	 * though no sample links to a trace, and the empty attribute has no
+	 * value at all. */
+	ck_assert_uint_eq(d->n_link_table, 1);
+	ck_assert_uint_eq(d->link_table[0]->trace_id.len + d->link_table[0]->span_id.len, 0);
+	ck_assert_int_eq(d->attribute_table[0]->key_strindex, 0);
+	ck_assert_ptr_null(d->attribute_table[0]->value);
+	ck_assert_int_eq(d->attribute_table[0]->unit_strindex, 0);
 	/* pprof's default, wall, first; then the others in pprof's order. */
 	ck_assert_uint_eq(sp->n_profiles, 4);
 	for (size_t k = 0; k < 4; k++) {

@@ -168,6 +168,52 @@ START_TEST(windows_tile_the_wall_clock_one_profile_per_process)
 }
 END_TEST
 
+/* What Pyroscope and OTLP refuse never reaches them: a service name
+ * outside [A-Za-z0-9_./-], label values and thread names that are not
+ * UTF-8, an event name with a '-' as a sample type. */
+START_TEST(windows_name_and_label_what_the_backends_take)
+{
+	static const struct pr_label tags[] = { { "env", "t\xffst" } };
+	static const char *const events[] = { "page-faults" };
+	PR_OPTS(pr_windows_opts, wo, .log = keep_log, .interval_ns = S, .service = "g++ [x]",
+		.tags = tags, .nr_tags = 1, .host = "h\xc3", .freq = 49, .ship = keep_window,
+		.ship_ctx = &nr_shipped);
+	PR_OPTS(pr_profile_opts, po, .freq = 49, .events = events, .nr_events = 1);
+	struct pr_windows *w = pr_windows_new(&wo, &po, 5 * S, 100 * S);
+	struct pr_frame frames[16];
+	struct pr_stack st = make_stack(frames, RUN, 3, 0x10);
+	struct pr_record r = sample_at(PID, BASE);
+	struct pr_sink_sample smp = { .rec = &r, .st = &st, .sym = sym, .comm = "a\xff\xfe",
+				      .process = "p\xed\xa0\x80" };
+	struct pr_sink sink;
+	struct pr_window *win;
+
+	ck_assert_ptr_nonnull(w);
+	pr_windows_sink(w, &sink);
+	r.time = 5 * S + S / 10;
+	r.fields = PR_ID_TID | PR_ID_TIME;
+	r.u.sample.period = 1;
+	ck_assert_int_eq(sink.time(sink.ctx, r.time), 0);
+	ck_assert_int_eq(sink.sample(sink.ctx, &smp), 0);
+	ck_assert_int_eq(pr_windows_finish(w, 6 * S), 0);
+	pr_windows_free(w);
+	ck_assert_uint_eq(nr_shipped, 1);
+	win = shipped[0];
+	ck_assert_str_eq(win->service, "g____x_");
+	ck_assert_str_eq(attr(win, "service.name")->str, "g____x_");
+	ck_assert_str_eq(label(win, "env"), "t\xef\xbf\xbdst");
+	ck_assert_str_eq(label(win, "host_name"), "h\xef\xbf\xbd");
+	ck_assert_str_eq(attr(win, "host.name")->str, "h\xef\xbf\xbd");
+	/* Each bad byte is a U+FFFD; a surrogate's three are three. */
+	ck_assert_str_eq(pr_profile_process(win->profile, PID),
+			 "p\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+	ck_assert_int_eq(pr_profile_event_by_name(win->profile, "page_faults"), 0);
+	ck_assert_int_lt(pr_profile_event_by_name(win->profile, "page-faults"), 0);
+	pr_window_free(win);
+	nr_shipped = 0;
+}
+END_TEST
+
 /* A window of one sample of PID, numbered `seq`, at 0 s on the wall. */
 static struct pr_window *one_window(const char *service, uint64_t seq)
 {
@@ -323,6 +369,7 @@ int main(void)
 
 	tcase_add_checked_fixture(tc, setup2, teardown2);
 	tcase_add_test(tc, windows_tile_the_wall_clock_one_profile_per_process);
+	tcase_add_test(tc, windows_name_and_label_what_the_backends_take);
 	tcase_add_test(tc, the_uploader_writes_each_window_to_its_directory_gzipped);
 	tcase_add_test(tc, a_backend_that_is_down_leaves_its_windows_in_the_spool_for_the_next_run);
 	tcase_add_test(tc, a_full_spool_drops_its_oldest_windows_and_names_the_setting);

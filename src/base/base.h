@@ -172,6 +172,18 @@ void pr__arena_free(struct pr_arena *a);
 /* snprintf that says whether it fit. */
 __attribute__((format(printf, 3, 4)))
 bool pr__path_fmt(char *out, size_t size, const char *fmt, ...);
+/*
+ * The length of the UTF-8 sequence at `s` (whose first byte is >= 0x80)
+ * with its code point in *cp, or 0 when it is not a valid one: overlong
+ * forms, surrogates and code points past U+10FFFF are refused, as RFC 3629
+ * says.  `s` is terminated, and the terminator is not a continuation byte,
+ * so the reads stop at it.
+ */
+size_t pr__utf8_decode(const unsigned char *s, uint32_t *cp);
+/* `s` into `out` (`size` bytes, at least 1) as valid UTF-8: each byte not
+ * part of a valid sequence as U+FFFD; cut between characters when it does
+ * not fit.  Returns `out`. */
+char *pr__utf8_clean(char *out, size_t size, const char *s);
 /* `len` bytes as lowercase hex, NUL-terminated (2 * len + 1 bytes). */
 void pr__hex(char *out, const uint8_t *id, size_t len);
 /* mkdir -p: `dir` and its missing parents, made with `mode`.  0 (also

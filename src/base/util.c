@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -71,6 +72,52 @@ char *pr__read_all(const char *path, size_t *len)
 		*len = n;
 	}
 	return buf;
+}
+
+size_t pr__utf8_decode(const unsigned char *s, uint32_t *cp)
+{
+	size_t n;
+	uint32_t c, min;
+
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2, c = s[0] & 0x1f, min = 0x80;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3, c = s[0] & 0x0f, min = 0x800;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4, c = s[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (s[i] & 0x3f);
+	}
+	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+char *pr__utf8_clean(char *out, size_t size, const char *s)
+{
+	static const char replacement[] = "\xef\xbf\xbd";
+	const unsigned char *u = (const unsigned char *)s;
+	size_t k = 0;
+
+	while (*u) {
+		uint32_t cp;
+		size_t n = *u < 0x80 ? 1 : pr__utf8_decode(u, &cp);
+		const char *from = n ? (const char *)u : replacement;
+		size_t len = n ? n : sizeof(replacement) - 1;
+
+		if (k + len >= size)
+			break;
+		memcpy(out + k, from, len);
+		k += len;
+		u += n ? n : 1;
+	}
+	out[k] = '\0';
+	return out;
 }
 
 void pr__hex(char *out, const uint8_t *id, size_t len)

@@ -12,37 +12,6 @@
 
 static const char replacement[] = "\xef\xbf\xbd";  /* U+FFFD in UTF-8 */
 
-/*
- * The length of the UTF-8 sequence at `s` (whose first byte is >= 0x80)
- * with its code point in *cp, or 0 when it is not a valid one: overlong
- * forms, surrogates and code points past U+10FFFF are refused, as RFC 3629
- * says.  `s` is terminated, and the terminator is not a continuation byte,
- * so the reads stop at it.
- */
-static size_t utf8_decode(const unsigned char *s, uint32_t *cp)
-{
-	size_t n;
-	uint32_t c, min;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, c = s[0] & 0x1f, min = 0x80;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, c = s[0] & 0x0f, min = 0x800;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, c = s[0] & 0x07, min = 0x10000;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (s[i] & 0x3f);
-	}
-	if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return n;
-}
-
 /* Write the bytes of `s` that need no escaping up to the first that does
  * (`special` says which) in one call; return where that one is. */
 static const unsigned char *copy_plain(FILE *out, const unsigned char *s,
@@ -76,7 +45,7 @@ void pr__json_string(FILE *out, const char *str)
 			fputc(*s++, out);
 		} else if (*s < 0x20) {
 			fprintf(out, "\\u%04x", *s++);
-		} else if ((n = utf8_decode(s, &cp))) {
+		} else if ((n = pr__utf8_decode(s, &cp))) {
 			fwrite(s, 1, n, out);
 			s += n;
 		} else {
@@ -118,7 +87,7 @@ void pr__xml_text(FILE *out, const char *str)
 			 * it into a line feed anyway. */
 			if (*s < 0x80)
 				break;
-			n = utf8_decode(s, &cp);
+			n = pr__utf8_decode(s, &cp);
 			/* U+FFFE and U+FFFF are not XML characters either. */
 			if (n && cp != 0xfffe && cp != 0xffff)
 				fwrite(s, 1, n, out);

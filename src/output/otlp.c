@@ -29,6 +29,7 @@ typedef Opentelemetry__Proto__Profiles__V1development__Location pb_location;
 typedef Opentelemetry__Proto__Profiles__V1development__Line pb_line;
 typedef Opentelemetry__Proto__Profiles__V1development__Function pb_function;
 typedef Opentelemetry__Proto__Profiles__V1development__KeyValueAndUnit pb_attribute;
+typedef Opentelemetry__Proto__Profiles__V1development__Link pb_link;
 typedef Opentelemetry__Proto__Resource__V1__Resource pb_resource;
 typedef Opentelemetry__Proto__Common__V1__KeyValue pb_key_value;
 typedef Opentelemetry__Proto__Common__V1__AnyValue pb_any;
@@ -65,6 +66,7 @@ struct otlp {
 	pb_any *kv_values;
 	pb_scope scope;
 	pb_scope_profiles sp, *sp_ptr;
+	pb_link link0, *link_ptr;    /* the link table: its zero entry alone */
 	char **strings;
 	pb_mapping *mappings, **mapping_ptrs;
 	int32_t *mapping_attrs;
@@ -202,7 +204,9 @@ static int add_attributes(struct otlp *o, const struct pr_profile *p)
 	o->attr_values = calloc(n, sizeof(*o->attr_values));
 	if (!o->attr_values)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
+	/* The zero entry is the empty attribute: no key, no value at all
+	 * (an AnyValue with nothing set would be a value). */
+	for (size_t i = 1; i < n; i++) {
 		o->attr_values[i] = any_init;
 		o->attrs[i].value = &o->attr_values[i];
 	}
@@ -503,6 +507,7 @@ int pr_profile_write_otlp(const struct pr_profile *p, FILE *out, const struct pr
 		.resource = OPENTELEMETRY__PROTO__RESOURCE__V1__RESOURCE__INIT,
 		.scope = OPENTELEMETRY__PROTO__COMMON__V1__INSTRUMENTATION_SCOPE__INIT,
 		.sp = OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__SCOPE_PROFILES__INIT,
+		.link0 = OPENTELEMETRY__PROTO__PROFILES__V1DEVELOPMENT__LINK__INIT,
 	};
 	uint8_t *buf = NULL;
 	size_t len;
@@ -535,6 +540,11 @@ int pr_profile_write_otlp(const struct pr_profile *p, FILE *out, const struct pr
 	o.rp_ptr = &o.rp;
 	o.req.resource_profiles = &o.rp_ptr;
 	o.req.n_resource_profiles = 1;
+	/* No sample links to a trace, but the table has its zero entry, the
+	 * empty link, as every table of the dictionary must. */
+	o.link_ptr = &o.link0;
+	o.dict.link_table = &o.link_ptr;
+	o.dict.n_link_table = 1;
 	o.req.dictionary = &o.dict;
 	len = protobuf_c_message_get_packed_size(&o.req.base);
 	buf = malloc(len ? len : 1);

@@ -342,7 +342,10 @@ static uint32_t max_ptags(const struct pr_profile *p)
 
 static int add_samples(struct pprof *pp, const struct pr_profile *p)
 {
-	size_t nr_labels = NR_THREAD_LABELS + p->nr_tags, nr_ids = 0, id = 0;
+	/* The thread's labels a sample carries: the first two, its numbers,
+	 * alone when the profile says so. */
+	size_t nr_thread = p->pprof_numeric_thread_labels ? L_THREAD : NR_THREAD_LABELS;
+	size_t nr_labels = nr_thread + p->nr_tags, nr_ids = 0, id = 0;
 	size_t wait_labels = (size_t)p->nr_threads * NR_THREAD_LABELS + p->nr_tags;
 	size_t ptag_labels = wait_labels + PR_WAIT_KIND_MAX;
 	/* Each sample's slice: its thread's, its process's, the profile's,
@@ -376,13 +379,13 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 		ps->value = &pp->values[(size_t)i * pp->nr_values];
 		ps->n_value = pp->nr_values;
 		prof__stack_values(p, i, ps->value);
-		for (int k = 0; k < NR_THREAD_LABELS; k++)
+		for (size_t k = 0; k < nr_thread; k++)
 			labels[k] = &pp->labels[(size_t)st->thread * NR_THREAD_LABELS + k];
 		for (uint32_t k = 0; k < np; k++)
-			labels[NR_THREAD_LABELS + k] =
+			labels[nr_thread + k] =
 				&pp->labels[ptag_labels + (size_t)(pt - p->ptags) + k];
 		for (uint32_t k = 0; k < p->nr_tags; k++)
-			labels[NR_THREAD_LABELS + np + k] =
+			labels[nr_thread + np + k] =
 				&pp->labels[(size_t)p->nr_threads * NR_THREAD_LABELS + k];
 		ps->label = labels;
 		ps->n_label = nr_labels + np;

@@ -102,6 +102,7 @@ struct pr_profile *pr_profile_new(const struct pr_profile_opts *opts)
 	p->period_is_ns = PR_OPTS_GET(opts, period_is_ns, false);
 	p->off_cpu_min_ns = PR_OPTS_GET(opts, off_cpu_min_ns, 0);
 	p->timeline = PR_OPTS_GET(opts, timeline, false);
+	p->pprof_numeric_thread_labels = PR_OPTS_GET(opts, pprof_numeric_thread_labels, false);
 	if (p->mode >= PR_PROFILE_MODE_MAX) {
 		pr_profile_free(p);
 		errno = EINVAL;

@@ -172,6 +172,7 @@ struct pr_profile {
 	uint32_t *counters;          /* names: strings */
 	uint32_t nr_counters;
 	bool counters_per_cpu;
+	bool pprof_numeric_thread_labels;
 	/* Each stack's counter growths: nr_counters per stack, stack i's
 	 * from i * nr_counters; stacks past the end grew none. */
 	uint64_t *growths;

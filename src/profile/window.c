@@ -209,7 +209,8 @@ static struct pr_profile *new_like(const struct pr_profile *p)
 			.log_ctx = p->log.ctx, .mode = p->mode, .period_is_ns = p->period_is_ns,
 			.off_cpu_min_ns = p->off_cpu_min_ns, .timeline = p->timeline,
 			.events = events, .nr_events = p->nr_events, .counters = counters,
-			.nr_counters = p->nr_counters, .counters_per_cpu = p->counters_per_cpu);
+			.nr_counters = p->nr_counters, .counters_per_cpu = p->counters_per_cpu,
+			.pprof_numeric_thread_labels = p->pprof_numeric_thread_labels);
 
 		for (uint32_t i = 0; i < p->nr_events; i++)
 			events[i] = prof_str(p, p->events[i].name);

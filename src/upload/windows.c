@@ -23,6 +23,7 @@
 struct proc_info {
 	uint32_t pid;
 	char exe[64];                /* its executable's name, else its comm */
+	char service[64];            /* exe as a service name (clean_service) */
 	struct pr_container ct;
 	uint64_t seen;               /* the last window it was sampled in */
 	uint32_t group;              /* in the window being shipped */
@@ -54,6 +55,53 @@ static uint64_t next_boundary(const struct pr_windows *w, uint64_t t)
 	return (uint64_t)((int64_t)((wall_of(w, t) / iv + 1) * iv) - w->wall_offset);
 }
 
+/*
+ * A profile made with `po`, its events named as Pyroscope takes sample
+ * types: each byte outside [A-Za-z0-9_] a '_' ("page-faults" is
+ * "page_faults", "cycles:u" "cycles_u"); Pyroscope refuses a window whose
+ * sample type has a '-'.  Its pprof tells threads by their numbers
+ * alone: Pyroscope makes a series label of a sample's string labels.
+ */
+static struct pr_profile *new_profile(const struct pr_profile_opts *po)
+{
+	size_t n = po && PR_OPTS_VALID(po) ? PR_OPTS_GET(po, nr_events, 0) : 0;
+	struct pr_profile_opts pc = { .sz = sizeof(pc) };
+	struct pr_profile *p = NULL;
+	char **names;
+
+	if (po && PR_OPTS_VALID(po))
+		memcpy(&pc, po, po->sz < sizeof(pc) ? po->sz : sizeof(pc));
+	else if (po)
+		return pr_profile_new(po);
+	/* Pyroscope would make a series of each thread name. */
+	pc.sz = sizeof(pc);
+	pc.pprof_numeric_thread_labels = true;
+	if (!n || !po->events)
+		return pr_profile_new(&pc);
+	names = calloc(n, sizeof(*names));
+	for (size_t i = 0; names && i < n; i++) {
+		if (!(names[i] = strdup(po->events[i] ? po->events[i] : ""))) {
+			errno = ENOMEM;
+			goto out;
+		}
+		for (char *c = names[i]; *c; c++)
+			if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+			      (*c >= '0' && *c <= '9')))
+				*c = '_';
+	}
+	if (names) {
+		pc.events = (const char *const *)names;
+		p = pr_profile_new(&pc);
+	}
+out:
+	if (!names)
+		errno = ENOMEM;
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	return p;
+}
+
 struct pr_windows *pr_windows_new(const struct pr_windows_opts *o,
 				  const struct pr_profile_opts *po, uint64_t start,
 				  uint64_t start_wall)
@@ -67,7 +115,7 @@ struct pr_windows *pr_windows_new(const struct pr_windows_opts *o,
 		return NULL;
 	}
 	w = calloc(1, sizeof(*w));
-	if (!w || !(w->live = pr_profile_new(po))) {
+	if (!w || !(w->live = new_profile(po))) {
 		free(w);
 		return NULL;
 	}
@@ -101,18 +149,114 @@ static struct proc_info *find_proc(const struct pr_windows *w, uint32_t pid)
 			   : NULL;
 }
 
-/* The basename of /proc/PID/exe, while the process lives. */
-static bool exe_name(uint32_t pid, char *buf, size_t len)
+/* A byte Pyroscope takes in a service name: [A-Za-z0-9_./-]. */
+static bool service_byte(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       c == '_' || c == '.' || c == '/' || c == '-';
+}
+
+/* `s` as a service name Pyroscope takes: "[unknown]" is "unknown", each
+ * other byte outside the set a '_' ("g++" is "g__"); "unknown" when
+ * nothing is left.  The same name always becomes the same. */
+static void clean_service(char *s, size_t len)
+{
+	size_t n = strlen(s), k = 0;
+
+	if (n >= 2 && s[0] == '[' && s[n - 1] == ']') {
+		memmove(s, s + 1, n - 2);
+		s[n -= 2] = '\0';
+	}
+	for (size_t i = 0; i < n; i++)
+		s[k++] = service_byte((unsigned char)s[i]) ? s[i] : '_';
+	s[k] = '\0';
+	if (!k)
+		snprintf(s, len, "unknown");
+}
+
+/* The systemd service whose cgroup holds process `pid` ("nginx" for
+ * .../nginx.service), into buf. */
+static bool unit_name(uint32_t pid, char *buf, size_t len)
+{
+	char path[64], line[1024];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/cgroup", pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *last, *nl = strchr(line, '\n');
+		size_t n;
+
+		if (strncmp(line, "0::/", 4))
+			continue;
+		if (nl)
+			*nl = '\0';
+		last = strrchr(line, '/') + 1;
+		n = strlen(last);
+		if (n > 8 && n - 8 < len && !strcmp(last + n - 8, ".service")) {
+			memcpy(buf, last, n - 8);
+			buf[n - 8] = '\0';
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Process `pid`'s parent, or 0. */
+static uint32_t parent_of(uint32_t pid)
+{
+	char path[64], stat[512], *close;
+	unsigned ppid = 0;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/stat", pid);
+	if (!(f = fopen(path, "re")))
+		return 0;
+	n = fread(stat, 1, sizeof(stat) - 1, f);
+	fclose(f);
+	stat[n] = '\0';
+	/* After the name, which may hold anything: ") S PPID". */
+	close = strrchr(stat, ')');
+	if (!close || sscanf(close + 1, " %*c %u", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+/* How many parents an executable without a file of its own goes up. */
+#define PARENT_DEPTH 4
+
+/*
+ * The name of process `pid`'s executable, while the process lives: the
+ * basename of /proc/PID/exe (an executable deleted since it started, its
+ * old name).  One without a file of its own (run from a memfd, or
+ * anonymous) has no stable name of its own: it is named by its systemd
+ * service, else by its parent's executable, else "memfd".
+ */
+static bool exe_name(uint32_t pid, char *buf, size_t len, int depth)
 {
 	char path[64], target[4096];
 	ssize_t n;
 	const char *base;
+	uint32_t ppid;
 
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/exe", pid);
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n <= 0)
 		return false;
 	target[n] = '\0';
+	if (!strncmp(target, "/memfd:", 7) || target[0] != '/') {
+		if (unit_name(pid, buf, len))
+			return true;
+		ppid = parent_of(pid);
+		if (depth < PARENT_DEPTH && ppid > 1 && exe_name(ppid, buf, len, depth + 1))
+			return true;
+		snprintf(buf, len, "%s", target[0] == '/' ? "memfd" : "anonymous");
+		return true;
+	}
 	/* An executable deleted since it started: its old name. */
 	if (n > 10 && !strcmp(target + n - 10, " (deleted)"))
 		target[n - 10] = '\0';
@@ -157,7 +301,7 @@ static struct proc_info *proc_info(struct pr_windows *w, const struct pr_profile
 		memset(pi, 0, sizeof(*pi));
 		pi->pid = pid;
 	}
-	if (exe_name(pid, exe, sizeof(exe))) {
+	if (exe_name(pid, exe, sizeof(exe), 0)) {
 		memcpy(pi->exe, exe, sizeof(exe));
 	} else if (!pi->exe[0]) {
 		/* Gone before its window was cut: its name as the kernel kept
@@ -173,6 +317,8 @@ static struct proc_info *proc_info(struct pr_windows *w, const struct pr_profile
 				break;
 			}
 	}
+	memcpy(pi->service, pi->exe, sizeof(pi->service));
+	clean_service(pi->service, sizeof(pi->service));
 	if (!pr_container_of(pid, &ct))
 		pi->ct = ct;
 	pi->seen = w->seq;
@@ -200,7 +346,7 @@ static const char *group_key(const struct pr_windows *w, const struct proc_info 
 	case PR_GROUP_HOST:
 		return "";
 	default:
-		return w->o.service ? w->o.service : pi->exe;
+		return w->o.service ? w->o.service : pi->service;
 	}
 }
 
@@ -214,13 +360,17 @@ struct kv_list {
 	bool oom;
 };
 
+/* `s` as valid UTF-8 (pr__utf8_clean), as Pyroscope and OTLP want label
+ * values: one bad byte in a tag or a host name would have the whole
+ * window refused. */
 static char *dup_str(struct kv_list *l, const char *s)
 {
-	char *d = strdup(s);
+	size_t size = 3 * strlen(s) + 1;
+	char *d = malloc(size);
 
 	if (!d)
 		l->oom = true;
-	return d;
+	return d ? pr__utf8_clean(d, size, s) : NULL;
 }
 
 /* A Pyroscope label (its names are Prometheus label names). */
@@ -370,13 +520,15 @@ static int ship(struct pr_windows *w, struct pr_profile *win, uint64_t from, uin
 	qsort(procs, n, sizeof(*procs), cmp_group);
 	for (size_t i = 0, j; i < n; i = j) {
 		struct pr_profile *g;
-		const char *service;
+		char service[256];
 
 		for (j = i; j < n && procs[j]->group == procs[i]->group; j++)
 			pids[j - i] = procs[j]->pid;
-		service = w->o.group_by == PR_GROUP_SERVICE ? keys[procs[i]->group]
-			  : w->o.service ? w->o.service
-			  : w->o.group_by == PR_GROUP_HOST ? w->o.host : procs[i]->exe;
+		snprintf(service, sizeof(service), "%s",
+			 w->o.group_by == PR_GROUP_SERVICE ? keys[procs[i]->group]
+			 : w->o.service ? w->o.service
+			 : w->o.group_by == PR_GROUP_HOST ? w->o.host : procs[i]->service);
+		clean_service(service, sizeof(service));
 		g = groups == 1 ? win : pr_profile_select(win, pids, j - i);
 		if (g == win)
 			win = NULL;
@@ -501,15 +653,31 @@ static int session_record(void *ctx, const struct pr_record *rec)
 	return pr_profile_apply(w->live, rec);
 }
 
+/* A thread's or a process's name as the kernel has it, any bytes, as
+ * valid UTF-8 (label values must be): `buf` when it needed cleaning. */
+static const char *utf8_name(const char *s, char *buf, size_t size)
+{
+	for (const unsigned char *u = (const unsigned char *)s; u && *u; u++) {
+		uint32_t cp;
+		size_t n = *u < 0x80 ? 1 : pr__utf8_decode(u, &cp);
+
+		if (!n)
+			return pr__utf8_clean(buf, size, s);
+		u += n - 1;
+	}
+	return s;
+}
+
 static int session_sample(void *ctx, const struct pr_sink_sample *smp)
 {
 	struct pr_profile *p = ((struct pr_windows *)ctx)->live;
+	char cbuf[3 * 16 + 1], pbuf[3 * 256 + 1];
+	const char *comm = utf8_name(smp->comm, cbuf, sizeof(cbuf));
+	const char *process = utf8_name(smp->process, pbuf, sizeof(pbuf));
 
 	if (smp->off_cpu)
-		return pr_profile_add_switch(p, smp->sym, smp->rec, smp->st, smp->comm,
-					     smp->process);
-	return pr_profile_add_event(p, smp->event, smp->sym, smp->rec, smp->st, smp->comm,
-				    smp->process);
+		return pr_profile_add_switch(p, smp->sym, smp->rec, smp->st, comm, process);
+	return pr_profile_add_event(p, smp->event, smp->sym, smp->rec, smp->st, comm, process);
 }
 
 /* Windows end even when no record comes. */
