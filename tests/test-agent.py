@@ -118,7 +118,15 @@ def agent(args, log, env):
 
 
 def stopped_line(log):
-    m = re.search(r"stopped: (\d+) windows, (\d+) profiles, (\d+) lost", open(log).read())
+    """(windows, profiles, lost) of the last line; (refused, dropped) are
+    in stopped_counts()."""
+    c = stopped_counts(log)
+    return (c[0], c[1], c[4]) if c else None
+
+
+def stopped_counts(log):
+    m = re.search(r"stopped: (\d+) windows, (\d+) profiles, (\d+) refused, (\d+) dropped "
+                  r"from the spool, (\d+) lost", open(log).read())
     return tuple(int(x) for x in m.groups()) if m else None
 
 
@@ -147,7 +155,34 @@ def last_n(rdir):
     return es[-1]["n"] if es else 0
 
 
+def usage_errors():
+    """Refused before sampling, exit 2 (systemd's unit does not restart
+    it): a URL that is not http(s), credentials in a URL (readable in
+    /proc/PID/cmdline), naming where they go instead.  --help gives -F's
+    one default, the agent's."""
+    spool = os.path.join(TMP, "spool-usage")
+    for url, says in (("ftp://127.0.0.1:1", "must start with http:// or https://"),
+                      ("http://user:pw-9931@127.0.0.1:1", "DWARFSAMPLE_PYROSCOPE_USER and "
+                       "DWARFSAMPLE_PYROSCOPE_PASSWORD, in the environment or "
+                       "--credentials-file")):
+        r = subprocess.run([DS, "agent", "-d", "1", "--pyroscope", url, "--spool-dir", spool],
+                           capture_output=True, text=True, timeout=60)
+        check("--pyroscope %s: exit 2, saying %r" % (url.split("@")[-1], says),
+              r.returncode == 2 and says in r.stderr and "pw-9931" not in r.stderr,
+              (r.returncode, r.stderr))
+    r = subprocess.run([DS, "agent", "-d", "1", "--otlp", "https://tok-3@127.0.0.1:1",
+                        "--spool-dir", spool], capture_output=True, text=True, timeout=60)
+    check("--otlp with credentials in the URL: exit 2, naming DWARFSAMPLE_OTLP_HEADERS",
+          r.returncode == 2 and "DWARFSAMPLE_OTLP_HEADERS" in r.stderr
+          and "tok-3" not in r.stderr, (r.returncode, r.stderr))
+    h = subprocess.run([DS, "agent", "--help"], capture_output=True, text=True).stdout
+    freq = re.findall(r"-F, --freq HZ.*\(default (\d+)\)", h)
+    check("agent --help gives one default for -F, 49 (%s)" % freq, freq == ["49"]
+          and "99" not in h.split("--freq")[1].split("\n")[0], h[:1500])
+
+
 def main():
+    usage_errors()
     src = os.path.join(TMP, "agent-wl.c")
     wl = os.path.join(TMP, "agent-wl")
     with open(src, "w") as f:
@@ -257,11 +292,14 @@ def run_faults(rdir, a, log, spool):
           len(late) >= DOWN_S * 5 // 6)
     tries = re.findall(r"Pyroscope: try (\d+) failed", open(log).read())
     print("# the uploader tried %s times while the backend was down" % (tries[-1] if tries else 1))
-    # SIGTERM flushes the window being filled.
+    # SIGTERM flushes the window being filled.  The 400 above was a window
+    # refused: the exit status says so, and the last line counts it.
     before = len(accepted(rdir))
     a.send_signal(signal.SIGTERM)
     rc = a.wait(60)
-    check("SIGTERM: exit status 0", rc == 0, open(log).read()[-2000:])
+    c = stopped_counts(log)
+    check("SIGTERM after a window was refused: exit status 1, '1 refused' in the last line",
+          rc == 1 and c and c[2] == 1, (rc, c, open(log).read()[-2000:]))
     check("SIGTERM flushed the last window", len(accepted(rdir)) > before)
 
 

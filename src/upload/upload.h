@@ -84,7 +84,7 @@ struct backend {
 	struct curl_slist *headers;
 	unsigned failures;           /* in a row */
 	double next_try;             /* monotonic seconds */
-	bool head_waited;            /* the oldest request failed once */
+	size_t counted;              /* the oldest in the spool counted as spooled */
 };
 
 struct queued {
@@ -109,12 +109,12 @@ struct pr_uploader {
 	size_t nr_queued;
 	bool closing;
 	double deadline;             /* closing: when to stop trying */
-	bool lost;                   /* a window neither delivered nor kept */
+	bool lost_any;               /* a window neither delivered nor kept */
 	unsigned rand_state;
 	double clock_rate;           /* now_s() seconds per real second */
 
 	/* Written by the thread, read by pr_uploader_stats(). */
-	_Atomic uint64_t sent, spooled, dropped, failed, retries, bytes_sent, written;
+	_Atomic uint64_t sent, spooled, dropped, refused, lost, retries, bytes_sent, written;
 	_Atomic uint64_t latency_us;
 	_Atomic size_t spool_count[NR_BACKENDS];
 };

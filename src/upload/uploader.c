@@ -6,7 +6,7 @@
  * first try: so the order of delivery is the order of the
  * spool, a restart loses nothing, and a backend that is down costs the
  * agent a file per window, not memory.  A backend is tried when its
- * backoff allows; one that answers 429 or 5xx, or not at all, is tried
+ * backoff allows; one that answers 408, 429 or 5xx, or not at all, is tried
  * again later (exponential backoff with jitter, or what Retry-After
  * says), the same request first.
  */
@@ -137,6 +137,34 @@ static void backoff(struct pr_uploader *u, struct backend *be, double retry_afte
 	be->next_try = now_s(u) + delay;
 }
 
+/*
+ * "spooled" counts windows that had to wait for a backend, each once:
+ * those in the spool when it fails (sent first otherwise), and those that
+ * come while it is failing.  The counted ones are the oldest `counted` of
+ * the spool.  `dropped` of the oldest left it, dropped.
+ */
+static void gone(struct pr_uploader *u, struct backend *be, uint64_t dropped)
+{
+	atomic_fetch_add(&u->dropped, dropped);
+	be->counted -= dropped < be->counted ? dropped : be->counted;
+}
+
+static void pop(struct backend *be)
+{
+	pr__spool_pop(be->spool);
+	if (be->counted)
+		be->counted--;
+}
+
+/* Backend `be` failed after taking every window: those in its spool wait. */
+static void count_waiting(struct pr_uploader *u, struct backend *be)
+{
+	size_t n = pr__spool_count(be->spool);
+
+	atomic_fetch_add(&u->spooled, n - be->counted);
+	be->counted = n;
+}
+
 /* Try the oldest request of `be` once. */
 static void attempt(struct pr_uploader *u, struct backend *be)
 {
@@ -149,7 +177,7 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 	int got = pr__spool_peek(be->spool, &r, &dropped);
 	CURLcode rc;
 
-	atomic_fetch_add(&u->dropped, dropped);
+	gone(u, be, dropped);
 	if (got <= 0 || !reply.buf) {
 		if (got > 0)
 			pr__request_clear(&r);
@@ -183,13 +211,12 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 		if (be->failures)
 			pr__log(&u->lg, PR_LOG_INFO, "%s is back: delivering %zu waiting windows", be->name,
 				pr__spool_count(be->spool));
-		pr__spool_pop(be->spool);
+		pop(be);
 		atomic_fetch_add(&u->sent, 1);
 		atomic_fetch_add(&u->bytes_sent, r.len);
 		be->failures = 0;
-		be->head_waited = false;
 		be->next_try = 0;
-	} else if (rc != CURLE_OK || status == 429 || status >= 500) {
+	} else if (rc != CURLE_OK || status == 408 || status == 429 || status >= 500) {
 		char what[CURL_ERROR_SIZE + REASON_MAX + 32];
 
 		if (rc != CURLE_OK)
@@ -202,9 +229,8 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 		else
 			pr__log(&u->lg, PR_LOG_DEBUG, "%s: try %u failed (%s)", be->name, be->failures + 1,
 				what);
-		if (!be->head_waited)
-			atomic_fetch_add(&u->spooled, 1);
-		be->head_waited = true;
+		if (!be->failures)
+			count_waiting(u, be);
 		be->failures++;
 		atomic_fetch_add(&u->retries, 1);
 		backoff(u, be, retry_after);
@@ -213,9 +239,8 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 		pr__log(&u->lg, PR_LOG_ERROR, "%s refused a window with HTTP %ld: %s%s", be->name, status,
 			why[0] ? why : "(no reason given)",
 			status == 401 || status == 403 ? "; check the credentials" : "");
-		pr__spool_pop(be->spool);
-		atomic_fetch_add(&u->failed, 1);
-		be->head_waited = false;
+		pop(be);
+		atomic_fetch_add(&u->refused, 1);
 	}
 	atomic_store(&u->spool_count[be - u->be], pr__spool_count(be->spool));
 	pr__request_clear(&r);
@@ -247,12 +272,16 @@ static void spool(struct pr_uploader *u, struct backend *be, const struct pr_win
 	if (dropped)
 		pr__log(&u->lg, PR_LOG_WARN, "the spool of %s is full (" PR_LOG_SETTING_SPOOL_SIZE
 			"): %" PRIu64 " of the oldest windows dropped", be->name, dropped);
-	atomic_fetch_add(&u->dropped, dropped);
+	gone(u, be, dropped);
 	if (err) {
 		pr__log(&u->lg, PR_LOG_ERROR, "window %" PRIu64 " of %s could not be spooled for %s: %s",
 			w->seq, w->service, be->name, strerror(-err));
-		atomic_fetch_add(&u->failed, 1);
-		u->lost = true;
+		atomic_fetch_add(&u->lost, 1);
+		u->lost_any = true;
+	} else if (be->failures) {
+		/* It waits behind the ones that could not be delivered. */
+		atomic_fetch_add(&u->spooled, 1);
+		be->counted++;
 	}
 	atomic_store(&u->spool_count[be - u->be], pr__spool_count(be->spool));
 }
@@ -294,8 +323,8 @@ static void take_window(struct pr_uploader *u, struct pr_window *w)
 	if (err) {
 		pr__log(&u->lg, PR_LOG_ERROR, "window %" PRIu64 " of %s could not be encoded: %s", w->seq,
 			w->service, strerror(-err));
-		atomic_fetch_add(&u->failed, 1);
-		u->lost = true;
+		atomic_fetch_add(&u->lost, 1);
+		u->lost_any = true;
 	}
 }
 
@@ -399,6 +428,15 @@ static int add_header(struct pr_uploader *u, struct backend *be, const char *h)
 	return 0;
 }
 
+/* Whether `url` has a user (and password) before its host. */
+static bool has_userinfo(const char *url)
+{
+	const char *host = strstr(url, "://");
+
+	host = host ? host + 3 : url;
+	return memchr(host, '@', strcspn(host, "/?#")) != NULL;
+}
+
 static int open_backend(struct pr_uploader *u, struct backend *be, const char *name,
 			const char *url, const char *spool_leaf, const char *const *headers)
 {
@@ -410,6 +448,14 @@ static int open_backend(struct pr_uploader *u, struct backend *be, const char *n
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
 		pr__log(&u->lg, PR_LOG_ERROR, "invalid %s URL '%s': it must start with http:// or "
 			"https://", name, url);
+		return -EINVAL;
+	}
+	if (has_userinfo(url)) {
+		/* Not the URL itself: it holds a secret. */
+		pr__log(&u->lg, PR_LOG_ERROR, "the URL of %s carries credentials (user:password@host), "
+			"which every user can read in the command line of a process: give them as %s",
+			name, be == &u->be[B_PYROSCOPE] ? PR_LOG_SETTING_PYROSCOPE_CREDENTIALS
+							 : PR_LOG_SETTING_OTLP_HEADERS);
 		return -EINVAL;
 	}
 	while (n > 0 && url[n - 1] == '/')
@@ -429,6 +475,8 @@ static int open_backend(struct pr_uploader *u, struct backend *be, const char *n
 	curl_easy_setopt(be->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
 	curl_easy_setopt(be->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, be->headers);
+	/* Counted by the run that spooled them. */
+	be->counted = pr__spool_count(be->spool);
 	if (pr__spool_count(be->spool))
 		pr__log(&u->lg, PR_LOG_INFO, "%zu windows left by an earlier run wait for %s; "
 			"delivering them first", pr__spool_count(be->spool), name);
@@ -614,7 +662,8 @@ int pr_uploader_submit(struct pr_uploader *u, struct pr_window *w)
 
 	if (!q) {
 		pr_window_free(w);
-		atomic_fetch_add(&u->failed, 1);
+		atomic_fetch_add(&u->lost, 1);
+		u->lost_any = true;
 		return -ENOMEM;
 	}
 	q->w = w;
@@ -645,7 +694,8 @@ int pr_uploader_stats(struct pr_uploader *u, struct pr_uploader_stats *st)
 	s.sent = atomic_load(&u->sent);
 	s.spooled = atomic_load(&u->spooled);
 	s.dropped = atomic_load(&u->dropped);
-	s.failed = atomic_load(&u->failed);
+	s.refused = atomic_load(&u->refused);
+	s.lost = atomic_load(&u->lost);
 	s.retries = atomic_load(&u->retries);
 	s.bytes_sent = atomic_load(&u->bytes_sent);
 	s.written = atomic_load(&u->written);
@@ -653,7 +703,7 @@ int pr_uploader_stats(struct pr_uploader *u, struct pr_uploader_stats *st)
 	return pr__stats_copy(st, &s, sizeof(s));
 }
 
-int pr_uploader_close(struct pr_uploader *u, double grace_s)
+int pr_uploader_close(struct pr_uploader *u, double grace_s, struct pr_uploader_stats *st)
 {
 	size_t left;
 	bool lost;
@@ -672,7 +722,9 @@ int pr_uploader_close(struct pr_uploader *u, double grace_s)
 			pr__log(&u->lg, PR_LOG_WARN, "%zu windows wait in %s for %s; the next start "
 				"delivers them", left, u->spool_dir, u->be[b].name);
 	}
-	lost = u->lost;
+	lost = u->lost_any;
+	if (st)
+		pr_uploader_stats(u, st);
 	uploader_free(u);
 	return lost ? -EIO : 0;
 }
