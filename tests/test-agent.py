@@ -112,8 +112,8 @@ def start_receiver(rdir):
         return p, int(f.read())
 
 
-def agent(args, log, env):
-    return subprocess.Popen([DS, "agent"] + args, stdout=subprocess.DEVNULL,
+def agent(args, log, env, wrap=()):
+    return subprocess.Popen(list(wrap) + [DS, "agent"] + args, stdout=subprocess.DEVNULL,
                             stderr=open(log, "w"), env=env)
 
 
@@ -208,6 +208,7 @@ def main():
                 p.kill()
                 p.wait()
     check_windows(rdir, log, wl)
+    full_disk(wl, env)
     restart(wl, env)
     out_dir(wl, env)
     otlp(wl, env)
@@ -348,6 +349,45 @@ def check_windows(rdir, log, wl):
           out[out.find("Locations"):][:1500])
     check("samples are labelled with pid, tid and thread",
           re.search(r"pid:\[\d+\] tid:\[\d+\]", out) and "thread:[agent-wl]" in out, out[:800])
+
+
+# A spool on a full disk: a tmpfs of 16 KiB, filled, mounted in a mount
+# namespace of the agent's own (so nothing outlives it).
+FULL_DISK = r"""
+mount -t tmpfs -o size=16k tmpfs "$1" || exit 77
+head -c 65536 /dev/zero >"$1/fill" 2>/dev/null
+mkdir -p "$1/pyroscope"
+if echo x >"$1/pyroscope/probe" 2>/dev/null; then exit 77; fi
+shift
+exec "$@"
+"""
+
+
+def full_disk(wl, env):
+    """Windows are sent first and spooled only when the backend does not
+    take them: with the spool's disk full, every window reaches a backend
+    that is up, none lost."""
+    rdir = os.path.join(TMP, "recv-full")
+    recv, port = start_receiver(rdir)
+    spool = os.path.join(TMP, "spool-full")
+    os.makedirs(spool)
+    work = subprocess.Popen([wl, "600"])
+    log = os.path.join(TMP, "agent-full.log")
+    a = agent(["-p", str(work.pid), "--pyroscope", "http://127.0.0.1:%d" % port,
+               "--interval", "1s", "-d", "3", "--spool-dir", spool, "--health-interval", "0"],
+              log, env, wrap=["unshare", "-m", "sh", "-c", FULL_DISK, "sh", spool])
+    rc = a.wait(120)
+    for p in (work, recv):
+        p.kill()
+        p.wait()
+    if rc == 77:
+        print("# full disk: no tmpfs could be mounted here (not root?); skipped")
+        return
+    st = stopped_line(log)
+    got = accepted(rdir)
+    check("spool on a full disk: exit 0, every window taken (%d of %s), 0 lost"
+          % (len(got), st and st[1]), rc == 0 and st and got and len(got) == st[1]
+          and st[2] == 0, open(log).read()[-1500:])
 
 
 def restart(wl, env):

@@ -2,10 +2,12 @@
 /*
  * The uploader (prupload.h) and its thread.  Each window is encoded once
  * per format (a gzipped pprof; a gzipped OTLP request), written to the
- * directory sink, and for each backend kept in its spool before the
- * first try: so the order of delivery is the order of the
- * spool, a restart loses nothing, and a backend that is down costs the
- * agent a file per window, not memory.  A backend is tried when its
+ * directory sink, and sent to each backend at once when nothing waits
+ * for it; what it does not take then is kept in its spool: so the order
+ * of delivery is the order of the spool, a restart loses nothing
+ * spooled, a full disk stops no delivery to a backend that is up, and a
+ * backend that is down costs the agent a file per window, not memory.
+ * A backend is tried when its
  * backoff allows; one that answers 408, 429 or 5xx, or not at all, is tried
  * again later (exponential backoff with jitter, or what Retry-After
  * says), the same request first.
@@ -165,24 +167,24 @@ static void count_waiting(struct pr_uploader *u, struct backend *be)
 	be->counted = n;
 }
 
-/* Try the oldest request of `be` once. */
-static void attempt(struct pr_uploader *u, struct backend *be)
+/* What became of a request. */
+enum outcome { TAKEN, REFUSED, AGAIN };
+
+/* Send request `r` to `be` once: counted, logged, and the backoff set. */
+static enum outcome post(struct pr_uploader *u, struct backend *be, const struct pr__request *r)
 {
-	struct pr__request r;
 	struct body reply = { .buf = malloc(REASON_MAX) };
 	double retry_after = -1, t0, timeout = u->timeout_s;
-	uint64_t dropped = 0;
 	char url[8192], why[REASON_MAX + 1], errbuf[CURL_ERROR_SIZE] = "";
 	long status = 0;
-	int got = pr__spool_peek(be->spool, &r, &dropped);
+	enum outcome out;
 	CURLcode rc;
 
-	gone(u, be, dropped);
-	if (got <= 0 || !reply.buf) {
-		if (got > 0)
-			pr__request_clear(&r);
-		free(reply.buf);
-		return;
+	if (!reply.buf) {
+		/* Tried again later, as if it had failed. */
+		be->failures++;
+		backoff(u, be, -1);
+		return AGAIN;
 	}
 	if (u->closing) {
 		/* What is left of the grace, in real seconds. */
@@ -191,10 +193,10 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 		if (left < timeout)
 			timeout = left > 0.1 ? left : 0.1;
 	}
-	snprintf(url, sizeof(url), "%s%s", be->url, r.target);
+	snprintf(url, sizeof(url), "%s%s", be->url, r->target);
 	curl_easy_setopt(be->curl, CURLOPT_URL, url);
-	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDS, r.body);
-	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r.len);
+	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDS, r->body);
+	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
 	curl_easy_setopt(be->curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
 	curl_easy_setopt(be->curl, CURLOPT_WRITEFUNCTION, keep_reply);
 	curl_easy_setopt(be->curl, CURLOPT_WRITEDATA, &reply);
@@ -211,11 +213,11 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 		if (be->failures)
 			pr__log(&u->lg, PR_LOG_INFO, "%s is back: delivering %zu waiting windows", be->name,
 				pr__spool_count(be->spool));
-		pop(be);
 		atomic_fetch_add(&u->sent, 1);
-		atomic_fetch_add(&u->bytes_sent, r.len);
+		atomic_fetch_add(&u->bytes_sent, r->len);
 		be->failures = 0;
 		be->next_try = 0;
+		out = TAKEN;
 	} else if (rc != CURLE_OK || status == 408 || status == 429 || status >= 500) {
 		char what[CURL_ERROR_SIZE + REASON_MAX + 32];
 
@@ -234,17 +236,32 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 		be->failures++;
 		atomic_fetch_add(&u->retries, 1);
 		backoff(u, be, retry_after);
+		out = AGAIN;
 	} else {
 		/* Not a passing fault: the same request would be refused again. */
 		pr__log(&u->lg, PR_LOG_ERROR, "%s refused a window with HTTP %ld: %s%s", be->name, status,
 			why[0] ? why : "(no reason given)",
 			status == 401 || status == 403 ? "; check the credentials" : "");
-		pop(be);
 		atomic_fetch_add(&u->refused, 1);
+		out = REFUSED;
 	}
-	atomic_store(&u->spool_count[be - u->be], pr__spool_count(be->spool));
-	pr__request_clear(&r);
 	free(reply.buf);
+	return out;
+}
+
+/* Try the oldest request waiting for `be` once. */
+static void attempt(struct pr_uploader *u, struct backend *be)
+{
+	struct pr__request r;
+	uint64_t dropped = 0;
+	int got = pr__spool_peek(be->spool, &r, &dropped);
+
+	gone(u, be, dropped);
+	if (got > 0 && post(u, be, &r) != AGAIN)
+		pop(be);
+	atomic_store(&u->spool_count[be - u->be], pr__spool_count(be->spool));
+	if (got > 0)
+		pr__request_clear(&r);
 }
 
 /* `w`'s profile in `fmt` (PR_FORMAT_PPROF, or -1 for an OTLP request,
@@ -263,6 +280,24 @@ static int encode(const struct pr_window *w, int fmt, char **buf, size_t *len)
 }
 
 /* Keep request `r` for backend `be`, in order. */
+static void spool(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
+		  const struct pr__request *r);
+
+/*
+ * Request `r` of window `w` to backend `be`: sent at once when nothing
+ * waits for it and its backoff allows, spooled only when that cannot be
+ * (so a full disk stops no delivery to a backend that takes windows);
+ * else spooled behind the others, in order.
+ */
+static void deliver(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
+		    const struct pr__request *r)
+{
+	if (r->target && r->body && !pr__spool_count(be->spool) && be->next_try <= now_s(u) &&
+	    (!u->closing || now_s(u) < u->deadline) && post(u, be, r) != AGAIN)
+		return;
+	spool(u, be, w, r);
+}
+
 static void spool(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
 		  const struct pr__request *r)
 {
@@ -304,7 +339,7 @@ static void take_window(struct pr_uploader *u, struct pr_window *w)
 			.body = buf, .len = len,
 		};
 
-		spool(u, &u->be[B_PYROSCOPE], w, &r);
+		deliver(u, &u->be[B_PYROSCOPE], w, &r);
 		free(r.target);
 	}
 	free(buf);
@@ -317,7 +352,7 @@ static void take_window(struct pr_uploader *u, struct pr_window *w)
 			.body = buf, .len = len,
 		};
 
-		spool(u, &u->be[B_OTLP], w, &r);
+		deliver(u, &u->be[B_OTLP], w, &r);
 	}
 	free(buf);
 	if (err) {
