@@ -84,10 +84,11 @@ struct pr_uploader_opts {
 	 * (user:password@host) is refused: they go in the fields below. */
 	const char *pyroscope_url;
 	const char *otlp_url;
-	/* Where windows wait for each backend (a folder each, made if need
-	 * be, mode 0700); must not be NULL with a URL.  At most
+	/* Where windows a backend did not take wait for it (a folder each,
+	 * made if need be, mode 0700); must not be NULL with a URL.  At most
 	 * spool_max_bytes (0: 256 MiB) wait per backend: the oldest go
-	 * first. */
+	 * first.  While a spool cannot be written, windows wait in memory:
+	 * at most 16 MiB and spool_max_bytes, the oldest dropped. */
 	const char *spool_dir;
 	uint64_t spool_max_bytes;
 	/* Per request, in seconds (0: 30). */

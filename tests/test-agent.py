@@ -366,9 +366,11 @@ exec "$@"
 def full_disk(wl, env):
     """Windows are sent first and spooled only when the backend does not
     take them: with the spool's disk full, every window reaches a backend
-    that is up, none lost."""
+    that is up, none lost; those it could not take while it was down (its
+    first 2.5 s) wait in memory, and are delivered when it is back."""
     rdir = os.path.join(TMP, "recv-full")
     recv, port = start_receiver(rdir)
+    control(rdir, {"down_until": time.time() + 2.5})
     spool = os.path.join(TMP, "spool-full")
     os.makedirs(spool)
     work = subprocess.Popen([wl, "600"])
@@ -385,9 +387,13 @@ def full_disk(wl, env):
         return
     st = stopped_line(log)
     got = accepted(rdir)
+    text = open(log).read()
     check("spool on a full disk: exit 0, every window taken (%d of %s), 0 lost"
           % (len(got), st and st[1]), rc == 0 and st and got and len(got) == st[1]
-          and st[2] == 0, open(log).read()[-1500:])
+          and st[2] == 0, text[-1500:])
+    check("spool on a full disk, backend down: windows waited in memory",
+          "cannot be written (No space left on device): windows wait in memory" in text,
+          text[-1500:])
 
 
 def restart(wl, env):

@@ -22,6 +22,9 @@
 #define DEFAULT_DIR_BYTES ((uint64_t)1 << 30)
 #define DEFAULT_DIR_AGE_S (7 * 86400)
 #define DEFAULT_SPOOL_BYTES ((uint64_t)256 << 20)
+/* What may wait in memory per backend while its spool cannot be written
+ * (and no more than the spool's size). */
+#define MEMORY_MAX ((uint64_t)16 << 20)
 #define DEFAULT_TIMEOUT_S 30.0
 /* Backoff: 1 s doubling to 5 min; Retry-After is believed up to 1 h. */
 #define BACKOFF_MIN_S 1.0
@@ -76,6 +79,12 @@ size_t pr__spool_count(const struct pr__spool *s);
 
 /* ---- uploader.c ---- */
 
+/* A request held in memory while the spool cannot be written. */
+struct held {
+	struct pr__request r;
+	struct held *next;
+};
+
 struct backend {
 	const char *name;            /* "Pyroscope" */
 	char *url;                   /* base, without a trailing slash */
@@ -85,6 +94,10 @@ struct backend {
 	unsigned failures;           /* in a row */
 	double next_try;             /* monotonic seconds */
 	size_t counted;              /* the oldest in the spool counted as spooled */
+	struct held *held, *held_last; /* after the spool's, oldest first */
+	size_t nr_held;
+	uint64_t held_bytes;
+	bool spool_failing;          /* its last write failed */
 };
 
 struct queued {

@@ -158,6 +158,68 @@ static void pop(struct backend *be)
 		be->counted--;
 }
 
+/* What waits for `be`: in its spool, then in memory. */
+static size_t waiting(const struct backend *be)
+{
+	return pr__spool_count(be->spool) + be->nr_held;
+}
+
+/* The oldest window held in memory for `be` is gone. */
+static void unhold(struct backend *be)
+{
+	struct held *h = be->held;
+
+	be->held = h->next;
+	if (!be->held)
+		be->held_last = NULL;
+	be->nr_held--;
+	be->held_bytes -= h->r.len;
+	pr__request_clear(&h->r);
+	free(h);
+}
+
+/*
+ * Request `r` held in memory for `be`: its spool cannot be written (a full
+ * or read-only disk, a folder removed).  At most MEMORY_MAX bytes, and no
+ * more than the spool may hold: the oldest held go first, counted as
+ * dropped.  0 or -ENOMEM.
+ */
+static int hold(struct pr_uploader *u, struct backend *be, const struct pr__request *r)
+{
+	uint64_t max = u->spool_max_bytes < MEMORY_MAX ? u->spool_max_bytes : MEMORY_MAX;
+	struct held *h = calloc(1, sizeof(*h));
+	uint64_t dropped = 0;
+
+	if (!h || !(h->r.target = strdup(r->target)) ||
+	    !(h->r.content_type = strdup(r->content_type)) ||
+	    !(h->r.content_encoding = strdup(r->content_encoding)) ||
+	    !(h->r.body = malloc(r->len ? r->len : 1))) {
+		if (h)
+			pr__request_clear(&h->r);
+		free(h);
+		return -ENOMEM;
+	}
+	memcpy(h->r.body, r->body, r->len);
+	h->r.len = r->len;
+	while (be->held && be->held_bytes + r->len > max) {
+		unhold(be);
+		dropped++;
+	}
+	if (dropped)
+		pr__log(&u->lg, PR_LOG_WARN, "%" PRIu64 " of the oldest windows held in memory for %s "
+			"dropped (at most %" PRIu64 " bytes are held while the spool cannot be written)",
+			dropped, be->name, max);
+	atomic_fetch_add(&u->dropped, dropped);
+	if (be->held_last)
+		be->held_last->next = h;
+	else
+		be->held = h;
+	be->held_last = h;
+	be->nr_held++;
+	be->held_bytes += r->len;
+	return 0;
+}
+
 /* Backend `be` failed after taking every window: those in its spool wait. */
 static void count_waiting(struct pr_uploader *u, struct backend *be)
 {
@@ -259,7 +321,9 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 	gone(u, be, dropped);
 	if (got > 0 && post(u, be, &r) != AGAIN)
 		pop(be);
-	atomic_store(&u->spool_count[be - u->be], pr__spool_count(be->spool));
+	else if (!got && be->held && post(u, be, &be->held->r) != AGAIN)
+		unhold(be);
+	atomic_store(&u->spool_count[be - u->be], waiting(be));
 	if (got > 0)
 		pr__request_clear(&r);
 }
@@ -292,7 +356,7 @@ static void spool(struct pr_uploader *u, struct backend *be, const struct pr_win
 static void deliver(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
 		    const struct pr__request *r)
 {
-	if (r->target && r->body && !pr__spool_count(be->spool) && be->next_try <= now_s(u) &&
+	if (r->target && r->body && !waiting(be) && be->next_try <= now_s(u) &&
 	    (!u->closing || now_s(u) < u->deadline) && post(u, be, r) != AGAIN)
 		return;
 	spool(u, be, w, r);
@@ -302,8 +366,24 @@ static void spool(struct pr_uploader *u, struct backend *be, const struct pr_win
 		  const struct pr__request *r)
 {
 	uint64_t dropped = 0;
-	int err = r->target && r->body ? pr__spool_push(be->spool, r, &dropped) : -ENOMEM;
+	/* Behind what is held in memory, in order. */
+	int err = !r->target || !r->body ? -ENOMEM : be->held ? -EAGAIN
+				: pr__spool_push(be->spool, r, &dropped);
 
+	if (err && err != -ENOMEM) {
+		if (!be->held && !be->spool_failing)
+			pr__log(&u->lg, PR_LOG_WARN, "the spool of %s cannot be written (%s): windows "
+				"wait in memory until it can", be->name, strerror(-err));
+		be->spool_failing = true;
+		if (!(err = hold(u, be, r))) {
+			atomic_fetch_add(&u->spooled, 1);
+			atomic_store(&u->spool_count[be - u->be], waiting(be));
+			return;
+		}
+	} else if (!err && be->spool_failing) {
+		be->spool_failing = false;
+		pr__log(&u->lg, PR_LOG_INFO, "the spool of %s can be written again", be->name);
+	}
 	if (dropped)
 		pr__log(&u->lg, PR_LOG_WARN, "the spool of %s is full (" PR_LOG_SETTING_SPOOL_SIZE
 			"): %" PRIu64 " of the oldest windows dropped", be->name, dropped);
@@ -318,7 +398,7 @@ static void spool(struct pr_uploader *u, struct backend *be, const struct pr_win
 		atomic_fetch_add(&u->spooled, 1);
 		be->counted++;
 	}
-	atomic_store(&u->spool_count[be - u->be], pr__spool_count(be->spool));
+	atomic_store(&u->spool_count[be - u->be], waiting(be));
 }
 
 /* Encode window `w` and hand it to every sink. */
@@ -365,7 +445,7 @@ static void take_window(struct pr_uploader *u, struct pr_window *w)
 
 static bool due(const struct pr_uploader *u, const struct backend *be, double now)
 {
-	return be->url && pr__spool_count(be->spool) && (be->next_try <= now || (u->closing &&
+	return be->url && waiting(be) && (be->next_try <= now || (u->closing &&
 		/* Closing: one more try once the backoff ends, if in time. */
 		be->next_try <= u->deadline && now >= be->next_try));
 }
@@ -374,7 +454,7 @@ static bool due(const struct pr_uploader *u, const struct backend *be, double no
  * deadline. */
 static bool pending(const struct pr_uploader *u, const struct backend *be, double now)
 {
-	return be->url && pr__spool_count(be->spool) && now < u->deadline &&
+	return be->url && waiting(be) && now < u->deadline &&
 	       be->next_try <= u->deadline;
 }
 
@@ -386,7 +466,7 @@ static void *run(void *arg)
 	for (;;) {
 		double now = now_s(u), until = 0;
 		struct backend *ready = NULL;
-		bool waiting = false;
+		bool wait = false;
 
 		if (u->first) {
 			struct queued *q = u->first;
@@ -407,12 +487,12 @@ static void *run(void *arg)
 
 			if (due(u, be, now) && (!u->closing || now < u->deadline))
 				ready = be;
-			else if (be->url && pr__spool_count(be->spool) &&
+			else if (be->url && waiting(be) &&
 				 (!u->closing || pending(u, be, now))) {
 				/* The soonest a backend may be tried again. */
-				if (!waiting || be->next_try < until)
+				if (!wait || be->next_try < until)
 					until = be->next_try;
-				waiting = true;
+				wait = true;
 			}
 		}
 		if (ready) {
@@ -421,9 +501,9 @@ static void *run(void *arg)
 			pthread_mutex_lock(&u->lock);
 			continue;
 		}
-		if (u->closing && !waiting)
+		if (u->closing && !wait)
 			break;
-		if (waiting) {
+		if (wait) {
 			struct timespec ts;
 
 			if (u->closing && u->deadline < until)
@@ -555,6 +635,8 @@ static int credentials(struct pr_uploader *u, const struct pr_uploader_opts *o)
 
 static void close_backend(struct backend *be)
 {
+	while (be->held)
+		unhold(be);
 	if (be->curl)
 		curl_easy_cleanup(be->curl);
 	curl_slist_free_all(be->headers);
@@ -752,7 +834,21 @@ int pr_uploader_close(struct pr_uploader *u, double grace_s, struct pr_uploader_
 	pthread_mutex_unlock(&u->lock);
 	pthread_join(u->thread, NULL);
 	for (int b = 0; b < NR_BACKENDS; b++) {
-		left = u->be[b].spool ? pr__spool_count(u->be[b].spool) : 0;
+		struct backend *be = &u->be[b];
+		uint64_t dropped = 0, nr_lost = 0;
+
+		/* What is held in memory goes to the spool if it can now. */
+		for (; be->held; unhold(be))
+			if (pr__spool_push(be->spool, &be->held->r, &dropped))
+				nr_lost++;
+		gone(u, be, dropped);
+		if (nr_lost) {
+			pr__log(&u->lg, PR_LOG_ERROR, "%" PRIu64 " windows held in memory for %s could "
+				"not be spooled: lost", nr_lost, be->name);
+			atomic_fetch_add(&u->lost, nr_lost);
+			u->lost_any = true;
+		}
+		left = be->spool ? pr__spool_count(be->spool) : 0;
 		if (left)
 			pr__log(&u->lg, PR_LOG_WARN, "%zu windows wait in %s for %s; the next start "
 				"delivers them", left, u->spool_dir, u->be[b].name);
