@@ -274,7 +274,7 @@ static enum outcome post(struct pr_uploader *u, struct backend *be, const struct
 	if (rc == CURLE_OK && status >= 200 && status < 300) {
 		if (be->failures)
 			pr__log(&u->lg, PR_LOG_INFO, "%s is back: delivering %zu waiting windows", be->name,
-				pr__spool_count(be->spool));
+				waiting(be));
 		atomic_fetch_add(&u->sent, 1);
 		atomic_fetch_add(&u->bytes_sent, r->len);
 		be->failures = 0;
