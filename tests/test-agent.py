@@ -302,6 +302,11 @@ def run_faults(rdir, a, log, spool):
     check("SIGTERM after a window was refused: exit status 1, '1 refused' in the last line",
           rc == 1 and c and c[2] == 1, (rc, c, open(log).read()[-2000:]))
     check("SIGTERM flushed the last window", len(accepted(rdir)) > before)
+    # Each window that waited for the backend is counted once as spooled
+    # (not once per outage): at least those that arrived after the outage.
+    sp = re.findall(r"health: .* (\d+) spooled", open(log).read())
+    check("the health line's 'spooled' counts windows: %s >= %d" % (sp[-1:], len(late)),
+          sp and int(sp[-1]) >= len(late), sp)
 
 
 def check_windows(rdir, log, wl):
