@@ -52,7 +52,9 @@ enum pr_log_level {
  * "kernel call chains" (pr_event_opts.kernel_callchain), "system-wide
  * sampling" (pr_reader_open_cpus()), "output directory"
  * (pr_uploader_opts.out_dir), "spool directory" (pr_uploader_opts.spool_dir),
- * "spool size" (pr_uploader_opts.spool_max_bytes).  A program may key its
+ * "spool size" (pr_uploader_opts.spool_max_bytes), "Pyroscope user and
+ * password" (pr_uploader_opts.pyroscope_user, _password), "OTLP headers"
+ * (pr_uploader_opts.otlp_headers).  A program may key its
  * own names for them (a command's flags) on these.
  */
 #define PR_LOG_SETTING_DEBUG_DIRS "debug directories"
@@ -66,6 +68,8 @@ enum pr_log_level {
 #define PR_LOG_SETTING_OUT_DIR "output directory"
 #define PR_LOG_SETTING_SPOOL_DIR "spool directory"
 #define PR_LOG_SETTING_SPOOL_SIZE "spool size"
+#define PR_LOG_SETTING_PYROSCOPE_CREDENTIALS "Pyroscope user and password"
+#define PR_LOG_SETTING_OTLP_HEADERS "OTLP headers"
 
 /*
  * Receives one complete message without a trailing newline.  `msg` is valid

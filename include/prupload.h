@@ -70,7 +70,8 @@ struct pr_uploader_opts {
 	pr_log_fn log;
 	void *log_ctx;
 	/* The directory sink (NULL: none): a gzipped pprof per window,
-	 * SERVICE-YYYYmmddTHHMMSSZ-SEQ.pb.gz, made if need be (mode 0755);
+	 * SERVICE-YYYYmmddTHHMMSSZ-SEQ.pb.gz, mode 0600 unless the directory
+	 * has a default ACL (which then decides), made if need be (mode 0755);
 	 * the oldest go while the directory holds more than out_dir_max_bytes
 	 * (0: 1 GiB) of them or they are older than out_dir_max_age_s (0: 7
 	 * days). */
@@ -79,13 +80,15 @@ struct pr_uploader_opts {
 	uint64_t out_dir_max_age_s;
 	/* Base URLs, http:// or https:// (NULL: none): Pyroscope's, to which
 	 * /ingest is appended; an OTLP receiver's, to which
-	 * /v1development/profiles is appended. */
+	 * /v1development/profiles is appended.  A URL with credentials in it
+	 * (user:password@host) is refused: they go in the fields below. */
 	const char *pyroscope_url;
 	const char *otlp_url;
-	/* Where windows wait for each backend (a folder each, made if need
-	 * be, mode 0700); must not be NULL with a URL.  At most
+	/* Where windows a backend did not take wait for it (a folder each,
+	 * made if need be, mode 0700); must not be NULL with a URL.  At most
 	 * spool_max_bytes (0: 256 MiB) wait per backend: the oldest go
-	 * first. */
+	 * first.  While a spool cannot be written, windows wait in memory:
+	 * at most 16 MiB and spool_max_bytes, the oldest dropped. */
 	const char *spool_dir;
 	uint64_t spool_max_bytes;
 	/* Per request, in seconds (0: 30). */
@@ -121,17 +124,23 @@ PR_API struct pr_uploader *pr_uploader_new(const struct pr_uploader_opts *opts);
 
 /*
  * Hand over window `w`, taken whatever the return; never waits on a disk
- * or the network.  0, or -ENOMEM: the window is lost, and counted
- * (failed).  Thread-safe.
+ * or the network.  0, or -ENOMEM: the window is lost, and counted (lost).
+ * Thread-safe.
  */
 PR_API int pr_uploader_submit(struct pr_uploader *u, struct pr_window *w);
 
 struct pr_uploader_stats {
 	size_t sz;
 	uint64_t sent;                /* requests a backend took */
-	uint64_t spooled;             /* windows that had to wait for a backend */
+	/* Windows that had to wait for a backend, each counted once: those
+	 * waiting when it failed, and those that came while it was failing. */
+	uint64_t spooled;
 	uint64_t dropped;             /* windows dropped from a full spool */
-	uint64_t failed;              /* refused by a backend (4xx), or lost */
+	/* Refused by a backend: an answer 4xx, but 408 and 429 (tried again). */
+	uint64_t refused;
+	/* Neither delivered nor kept: not encoded, not spooled, not written
+	 * to the directory, or out of memory. */
+	uint64_t lost;
 	uint64_t retries;
 	uint64_t bytes_sent;
 	uint64_t written;             /* files written to the directory */
@@ -145,10 +154,12 @@ PR_API int pr_uploader_stats(struct pr_uploader *u, struct pr_uploader_stats *st
  * Write and deliver what is queued, trying the backends for at most
  * `grace_s` seconds (of the uploader's clock), leave the rest in the
  * spools (logged: the next uploader on them delivers it), stop the
- * thread and free.  0, or -EIO when a window was neither delivered nor
- * kept.  Accepts NULL.
+ * thread, set the final figures into `st` (NULL: none; set st->sz) and
+ * free.  0, or -EIO when a window was neither delivered nor kept
+ * (lost).  Accepts NULL.
  */
-PR_API int pr_uploader_close(struct pr_uploader *u, double grace_s);
+PR_API int pr_uploader_close(struct pr_uploader *u, double grace_s,
+			     struct pr_uploader_stats *st);
 
 /* ------------------------------------------------------------------------
  * The windows

@@ -1,9 +1,10 @@
 #!/bin/bash
 # The agent's systemd unit: systemd-analyze verifies it, rates its exposure
-# OK or better, and its system-call filter holds every call the agent makes
-# (traced with strace while it samples the whole system, writes windows
-# and is stopped by SIGTERM) — a call the filter left out would fail with
-# EPERM in production only.
+# OK or better, leaves /proc/kallsyms readable (kernel names) while keeping
+# what ProtectKernelTunables= protects, and its system-call filter holds
+# every call the agent makes (traced with strace while it samples the
+# whole system, writes windows and is stopped by SIGTERM) — a call the
+# filter left out would fail with EPERM in production only.
 # A sanitizer build makes calls of its own (and LeakSanitizer cannot run
 # under ptrace): there the trace is left to the plain build.
 # usage: check-unit.sh DWARFSAMPLE UNIT-TEMPLATE [SANITIZE]
@@ -29,6 +30,30 @@ if ! systemd-analyze verify --man=no "$unit" >"$tmp/verify" 2>&1 || [ -s "$tmp/v
 	exit 1
 fi
 echo "PASS: systemd-analyze verify accepts the unit"
+
+# Kernel names come from /proc/kallsyms (CAP_SYSLOG for its addresses):
+# ProtectKernelTunables=yes makes it inaccessible (systemd.exec(5)), and so
+# does an InaccessiblePaths= naming it.  What ProtectKernelTunables=yes
+# would protect must be protected by hand: its read-only paths, and
+# /proc/kcore out of reach.
+setting() { sed -n "s/^$1=//p" "$unit" | tr ' ' '\n' | sed 's/^-//'; }
+if [ "$(setting ProtectKernelTunables)" = yes ] || setting InaccessiblePaths | grep -qx /proc/kallsyms; then
+	echo "FAIL: the unit hides /proc/kallsyms (ProtectKernelTunables=yes or InaccessiblePaths=):" \
+		"kernel frames would go unnamed"
+	exit 1
+fi
+for p in /proc/sys /sys /proc/sysrq-trigger /proc/latency_stats /proc/acpi /proc/timer_stats \
+	/proc/fs /proc/irq; do
+	if ! setting ReadOnlyPaths | grep -qx "$p"; then
+		echo "FAIL: $p is not in ReadOnlyPaths= (ProtectKernelTunables=yes would make it read-only)"
+		exit 1
+	fi
+done
+if ! setting InaccessiblePaths | grep -qx /proc/kcore; then
+	echo "FAIL: /proc/kcore is not in InaccessiblePaths="
+	exit 1
+fi
+echo "PASS: /proc/kallsyms is readable under the unit; kernel tunables read-only, /proc/kcore hidden"
 
 systemd-analyze security --offline=true --no-pager "$unit" >"$tmp/security" 2>&1 || true
 level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' "$tmp/security")

@@ -119,13 +119,21 @@ def start_receiver(rdir):
         return p, int(f.read())
 
 
-def agent(args, log, env):
-    return subprocess.Popen([DS, "agent"] + args, stdout=subprocess.DEVNULL,
+def agent(args, log, env, wrap=()):
+    return subprocess.Popen(list(wrap) + [DS, "agent"] + args, stdout=subprocess.DEVNULL,
                             stderr=open(log, "w"), env=env)
 
 
 def stopped_line(log):
-    m = re.search(r"stopped: (\d+) windows, (\d+) profiles, (\d+) lost", open(log).read())
+    """(windows, profiles, lost) of the last line; (refused, dropped) are
+    in stopped_counts()."""
+    c = stopped_counts(log)
+    return (c[0], c[1], c[4]) if c else None
+
+
+def stopped_counts(log):
+    m = re.search(r"stopped: (\d+) windows, (\d+) profiles, (\d+) refused, (\d+) dropped "
+                  r"from the spool, (\d+) lost", open(log).read())
     return tuple(int(x) for x in m.groups()) if m else None
 
 
@@ -154,7 +162,34 @@ def last_n(rdir):
     return es[-1]["n"] if es else 0
 
 
+def usage_errors():
+    """Refused before sampling, exit 2 (systemd's unit does not restart
+    it): a URL that is not http(s), credentials in a URL (readable in
+    /proc/PID/cmdline), naming where they go instead.  --help gives -F's
+    one default, the agent's."""
+    spool = os.path.join(TMP, "spool-usage")
+    for url, says in (("ftp://127.0.0.1:1", "must start with http:// or https://"),
+                      ("http://user:pw-9931@127.0.0.1:1", "DWARFSAMPLE_PYROSCOPE_USER and "
+                       "DWARFSAMPLE_PYROSCOPE_PASSWORD, in the environment or "
+                       "--credentials-file")):
+        r = subprocess.run([DS, "agent", "-d", "1", "--pyroscope", url, "--spool-dir", spool],
+                           capture_output=True, text=True, timeout=60)
+        check("--pyroscope %s: exit 2, saying %r" % (url.split("@")[-1], says),
+              r.returncode == 2 and says in r.stderr and "pw-9931" not in r.stderr,
+              (r.returncode, r.stderr))
+    r = subprocess.run([DS, "agent", "-d", "1", "--otlp", "https://tok-3@127.0.0.1:1",
+                        "--spool-dir", spool], capture_output=True, text=True, timeout=60)
+    check("--otlp with credentials in the URL: exit 2, naming DWARFSAMPLE_OTLP_HEADERS",
+          r.returncode == 2 and "DWARFSAMPLE_OTLP_HEADERS" in r.stderr
+          and "tok-3" not in r.stderr, (r.returncode, r.stderr))
+    h = subprocess.run([DS, "agent", "--help"], capture_output=True, text=True).stdout
+    freq = re.findall(r"-F, --freq HZ.*\(default (\d+)\)", h)
+    check("agent --help gives one default for -F, 49 (%s)" % freq, freq == ["49"]
+          and "99" not in h.split("--freq")[1].split("\n")[0], h[:1500])
+
+
 def main():
+    usage_errors()
     src = os.path.join(TMP, "agent-wl.c")
     wl = os.path.join(TMP, "agent-wl")
     with open(src, "w") as f:
@@ -180,6 +215,7 @@ def main():
                 p.kill()
                 p.wait()
     check_windows(rdir, log, wl)
+    full_disk(wl, env)
     restart(wl, env)
     out_dir(wl, env)
     names(env)
@@ -265,12 +301,20 @@ def run_faults(rdir, a, log, spool):
           len(late) >= DOWN_S * 5 // 6)
     tries = re.findall(r"Pyroscope: try (\d+) failed", open(log).read())
     print("# the uploader tried %s times while the backend was down" % (tries[-1] if tries else 1))
-    # SIGTERM flushes the window being filled.
+    # SIGTERM flushes the window being filled.  The 400 above was a window
+    # refused: the exit status says so, and the last line counts it.
     before = len(accepted(rdir))
     a.send_signal(signal.SIGTERM)
     rc = a.wait(60)
-    check("SIGTERM: exit status 0", rc == 0, open(log).read()[-2000:])
+    c = stopped_counts(log)
+    check("SIGTERM after a window was refused: exit status 1, '1 refused' in the last line",
+          rc == 1 and c and c[2] == 1, (rc, c, open(log).read()[-2000:]))
     check("SIGTERM flushed the last window", len(accepted(rdir)) > before)
+    # Each window that waited for the backend is counted once as spooled
+    # (not once per outage): at least those that arrived after the outage.
+    sp = re.findall(r"health: .* (\d+) spooled", open(log).read())
+    check("the health line's 'spooled' counts windows: %s >= %d" % (sp[-1:], len(late)),
+          sp and int(sp[-1]) >= len(late), sp)
 
 
 def check_windows(rdir, log, wl):
@@ -323,6 +367,51 @@ def check_windows(rdir, log, wl):
           and "process:" not in out, out[:800])
     check("no series label per thread or process: %s" % got[0].get("series_labels"),
           not {"thread", "process", "tid"} & {k for e in got for k in e["series_labels"]})
+
+
+# A spool on a full disk: a tmpfs of 16 KiB, filled, mounted in a mount
+# namespace of the agent's own (so nothing outlives it).
+FULL_DISK = r"""
+mount -t tmpfs -o size=16k tmpfs "$1" || exit 77
+head -c 65536 /dev/zero >"$1/fill" 2>/dev/null
+mkdir -p "$1/pyroscope"
+if echo x >"$1/pyroscope/probe" 2>/dev/null; then exit 77; fi
+shift
+exec "$@"
+"""
+
+
+def full_disk(wl, env):
+    """Windows are sent first and spooled only when the backend does not
+    take them: with the spool's disk full, every window reaches a backend
+    that is up, none lost; those it could not take while it was down (its
+    first 2.5 s) wait in memory, and are delivered when it is back."""
+    rdir = os.path.join(TMP, "recv-full")
+    recv, port = start_receiver(rdir)
+    control(rdir, {"down_until": time.time() + 2.5})
+    spool = os.path.join(TMP, "spool-full")
+    os.makedirs(spool)
+    work = subprocess.Popen([wl, "600"])
+    log = os.path.join(TMP, "agent-full.log")
+    a = agent(["-p", str(work.pid), "--pyroscope", "http://127.0.0.1:%d" % port,
+               "--interval", "1s", "-d", "3", "--spool-dir", spool, "--health-interval", "0"],
+              log, env, wrap=["unshare", "-m", "sh", "-c", FULL_DISK, "sh", spool])
+    rc = a.wait(120)
+    for p in (work, recv):
+        p.kill()
+        p.wait()
+    if rc == 77:
+        print("# full disk: no tmpfs could be mounted here (not root?); skipped")
+        return
+    st = stopped_line(log)
+    got = accepted(rdir)
+    text = open(log).read()
+    check("spool on a full disk: exit 0, every window taken (%d of %s), 0 lost"
+          % (len(got), st and st[1]), rc == 0 and st and got and len(got) == st[1]
+          and st[2] == 0, text[-1500:])
+    check("spool on a full disk, backend down: windows waited in memory",
+          "cannot be written (No space left on device): windows wait in memory" in text,
+          text[-1500:])
 
 
 def restart(wl, env):

@@ -260,18 +260,24 @@ START_TEST(the_uploader_writes_each_window_to_its_directory_gzipped)
 	unsigned char magic[2] = { 0 };
 	PR_OPTS(pr_uploader_opts, uo, .log = keep_log, .out_dir = dir);
 	struct pr_uploader *up;
+	struct stat st;
 	FILE *f;
 
 	/* Made, with the folders above it. */
+	umask(022);
 	snprintf(dir, sizeof(dir), "%s/a/profiles", tmp);
 	up = pr_uploader_new(&uo);
 	ck_assert_msg(up, "%s", logtext);
 	ck_assert_int_eq(pr_uploader_submit(up, one_window("svc/1", 7)), 0);
-	ck_assert_int_eq(pr_uploader_close(up, 0), 0);
+	ck_assert_int_eq(pr_uploader_close(up, 0, NULL), 0);
 	ck_assert_uint_eq(files(dir, ".pb.gz", name, sizeof(name)), 1);
 	/* What a file name cannot hold goes as '_'. */
 	ck_assert_str_eq(name, "svc_1-19700101T000000Z-7.pb.gz");
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	/* It names what every process of the host ran: its owner's alone,
+	 * whatever the umask (022 here: 0644 before). */
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_uint_eq(st.st_mode & 0777, 0600);
 	f = fopen(path, "rb");
 	ck_assert_ptr_nonnull(f);
 	ck_assert_uint_eq(fread(magic, 1, 2, f), 2);
@@ -295,7 +301,7 @@ START_TEST(a_backend_that_is_down_leaves_its_windows_in_the_spool_for_the_next_r
 	up = pr_uploader_new(&uo);
 	ck_assert_msg(up, "%s", logtext);
 	ck_assert_int_eq(pr_uploader_submit(up, one_window("svc", 0)), 0);
-	ck_assert_int_eq(pr_uploader_close(up, 0), 0);
+	ck_assert_int_eq(pr_uploader_close(up, 0, NULL), 0);
 	ck_assert_uint_eq(files(leaf, ".req", NULL, 0), 1);
 	ck_assert_msg(strstr(logtext, "1 windows wait in ") &&
 		      strstr(logtext, " for Pyroscope; the next start delivers them"), "%s", logtext);
@@ -316,7 +322,7 @@ START_TEST(a_full_spool_drops_its_oldest_windows_and_names_the_setting)
 	/* The newest stays, even alone over the bound. */
 	ck_assert_int_eq(pr_uploader_submit(up, one_window("svc", 0)), 0);
 	ck_assert_int_eq(pr_uploader_submit(up, one_window("svc", 1)), 0);
-	ck_assert_int_eq(pr_uploader_close(up, 0), 0);
+	ck_assert_int_eq(pr_uploader_close(up, 0, NULL), 0);
 	ck_assert_uint_eq(files(leaf, ".req", NULL, 0), 1);
 	ck_assert_msg(strstr(logtext, "the spool of the OTLP receiver is full ("
 			      PR_LOG_SETTING_SPOOL_SIZE "): 1 of the oldest windows dropped"),
@@ -331,6 +337,10 @@ START_TEST(the_uploader_refuses_what_it_cannot_use)
 	PR_OPTS(pr_uploader_opts, ftp, .log = keep_log, .pyroscope_url = "ftp://h",
 		.spool_dir = spool);
 	PR_OPTS(pr_uploader_opts, nospool, .log = keep_log, .otlp_url = "http://h");
+	PR_OPTS(pr_uploader_opts, inurl, .log = keep_log, .pyroscope_url = "http://u:s3cret@h:4040",
+		.spool_dir = spool);
+	PR_OPTS(pr_uploader_opts, otlp_inurl, .log = keep_log, .otlp_url = "https://tok3n@h/a@b",
+		.spool_dir = spool);
 	PR_OPTS(pr_uploader_opts, fast, .log = keep_log, .clock_rate = 5000);
 	PR_OPTS(pr_windows_opts, noship, .interval_ns = S, .host = "h");
 	PR_OPTS(pr_windows_opts, part, .interval_ns = S / 2, .host = "h", .ship = keep_window);
@@ -341,6 +351,18 @@ START_TEST(the_uploader_refuses_what_it_cannot_use)
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_msg(strstr(logtext, "invalid Pyroscope URL 'ftp://h': it must start with "
 			      "http:// or https://"), "%s", logtext);
+	/* Credentials in a URL: refused, naming the settings, never echoed. */
+	errno = 0;
+	ck_assert_ptr_null(pr_uploader_new(&inurl));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(logtext, "the URL of Pyroscope carries credentials") &&
+		      strstr(logtext, "give them as " PR_LOG_SETTING_PYROSCOPE_CREDENTIALS) &&
+		      !strstr(logtext, "s3cret"), "%s", logtext);
+	errno = 0;
+	ck_assert_ptr_null(pr_uploader_new(&otlp_inurl));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(logtext, "give them as " PR_LOG_SETTING_OTLP_HEADERS) &&
+		      !strstr(logtext, "tok3n"), "%s", logtext);
 	errno = 0;
 	ck_assert_ptr_null(pr_uploader_new(&nospool));
 	ck_assert_int_eq(errno, EINVAL);
@@ -348,7 +370,7 @@ START_TEST(the_uploader_refuses_what_it_cannot_use)
 	ck_assert_ptr_null(pr_uploader_new(&fast));
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_msg(!strstr(logtext, "--"), "%s", logtext);
-	ck_assert_int_eq(pr_uploader_close(NULL, 0), 0);
+	ck_assert_int_eq(pr_uploader_close(NULL, 0, NULL), 0);
 
 	errno = 0;
 	ck_assert_ptr_null(pr_windows_new(&noship, NULL, 0, 0));

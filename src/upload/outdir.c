@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -102,6 +103,19 @@ static void rotate(struct pr_uploader *u)
 	free(v);
 }
 
+/*
+ * A window's file mode: 0600, whatever the umask.  A window names what
+ * every process of the host ran, its threads, paths and containers, as
+ * the agent (root) saw them: 0644, as a umask of 022 made it outside
+ * systemd, let every user of the host read that.  A directory with a
+ * default ACL says who else may read (setfacl -d -m g:shipper:r DIR):
+ * there the ACL decides, as it does for any file made with 0666.
+ */
+static mode_t file_mode(const char *dir)
+{
+	return getxattr(dir, "system.posix_acl_default", NULL, 0) > 0 ? 0666 : 0600;
+}
+
 /* SERVICE-YYYYmmddTHHMMSSZ-SEQ.pb.gz, written whole or not at all. */
 void pr__outdir_write(struct pr_uploader *u, const struct pr_window *w, const void *pprof,
 		      size_t len)
@@ -111,6 +125,7 @@ void pr__outdir_write(struct pr_uploader *u, const struct pr_window *w, const vo
 	struct tm tm;
 	FILE *f;
 	bool ok;
+	int fd;
 
 	file_safe(w->service, service, sizeof(service));
 	gmtime_r(&t, &tm);
@@ -118,7 +133,10 @@ void pr__outdir_write(struct pr_uploader *u, const struct pr_window *w, const vo
 	snprintf(path, sizeof(path), "%s/%s-%s-%" PRIu64 ".pb.gz", u->out_dir, service, stamp,
 		 w->seq);
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "we");
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, file_mode(u->out_dir));
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (fd >= 0 && !f)
+		close(fd);
 	ok = f && fwrite(pprof, 1, len, f) == len;
 	if (f && fclose(f))
 		ok = false;
@@ -127,8 +145,8 @@ void pr__outdir_write(struct pr_uploader *u, const struct pr_window *w, const vo
 	if (!ok) {
 		pr__log(&u->lg, PR_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
 		unlink(tmp);
-		atomic_fetch_add(&u->failed, 1);
-		u->lost = true;
+		atomic_fetch_add(&u->lost, 1);
+		u->lost_any = true;
 		return;
 	}
 	atomic_fetch_add(&u->written, 1);

@@ -22,6 +22,9 @@
 #define DEFAULT_DIR_BYTES ((uint64_t)1 << 30)
 #define DEFAULT_DIR_AGE_S (7 * 86400)
 #define DEFAULT_SPOOL_BYTES ((uint64_t)256 << 20)
+/* What may wait in memory per backend while its spool cannot be written
+ * (and no more than the spool's size). */
+#define MEMORY_MAX ((uint64_t)16 << 20)
 #define DEFAULT_TIMEOUT_S 30.0
 /* Backoff: 1 s doubling to 5 min; Retry-After is believed up to 1 h. */
 #define BACKOFF_MIN_S 1.0
@@ -76,6 +79,12 @@ size_t pr__spool_count(const struct pr__spool *s);
 
 /* ---- uploader.c ---- */
 
+/* A request held in memory while the spool cannot be written. */
+struct held {
+	struct pr__request r;
+	struct held *next;
+};
+
 struct backend {
 	const char *name;            /* "Pyroscope" */
 	char *url;                   /* base, without a trailing slash */
@@ -84,7 +93,11 @@ struct backend {
 	struct curl_slist *headers;
 	unsigned failures;           /* in a row */
 	double next_try;             /* monotonic seconds */
-	bool head_waited;            /* the oldest request failed once */
+	size_t counted;              /* the oldest in the spool counted as spooled */
+	struct held *held, *held_last; /* after the spool's, oldest first */
+	size_t nr_held;
+	uint64_t held_bytes;
+	bool spool_failing;          /* its last write failed */
 };
 
 struct queued {
@@ -109,12 +122,12 @@ struct pr_uploader {
 	size_t nr_queued;
 	bool closing;
 	double deadline;             /* closing: when to stop trying */
-	bool lost;                   /* a window neither delivered nor kept */
+	bool lost_any;               /* a window neither delivered nor kept */
 	unsigned rand_state;
 	double clock_rate;           /* now_s() seconds per real second */
 
 	/* Written by the thread, read by pr_uploader_stats(). */
-	_Atomic uint64_t sent, spooled, dropped, failed, retries, bytes_sent, written;
+	_Atomic uint64_t sent, spooled, dropped, refused, lost, retries, bytes_sent, written;
 	_Atomic uint64_t latency_us;
 	_Atomic size_t spool_count[NR_BACKENDS];
 };

@@ -2,11 +2,13 @@
 /*
  * The uploader (prupload.h) and its thread.  Each window is encoded once
  * per format (a gzipped pprof; a gzipped OTLP request), written to the
- * directory sink, and for each backend kept in its spool before the
- * first try: so the order of delivery is the order of the
- * spool, a restart loses nothing, and a backend that is down costs the
- * agent a file per window, not memory.  A backend is tried when its
- * backoff allows; one that answers 429 or 5xx, or not at all, is tried
+ * directory sink, and sent to each backend at once when nothing waits
+ * for it; what it does not take then is kept in its spool: so the order
+ * of delivery is the order of the spool, a restart loses nothing
+ * spooled, a full disk stops no delivery to a backend that is up, and a
+ * backend that is down costs the agent a file per window, not memory.
+ * A backend is tried when its
+ * backoff allows; one that answers 408, 429 or 5xx, or not at all, is tried
  * again later (exponential backoff with jitter, or what Retry-After
  * says), the same request first.
  */
@@ -137,24 +139,114 @@ static void backoff(struct pr_uploader *u, struct backend *be, double retry_afte
 	be->next_try = now_s(u) + delay;
 }
 
-/* Try the oldest request of `be` once. */
-static void attempt(struct pr_uploader *u, struct backend *be)
+/*
+ * "spooled" counts windows that had to wait for a backend, each once:
+ * those in the spool when it fails (sent first otherwise), and those that
+ * come while it is failing.  The counted ones are the oldest `counted` of
+ * the spool.  `dropped` of the oldest left it, dropped.
+ */
+static void gone(struct pr_uploader *u, struct backend *be, uint64_t dropped)
 {
-	struct pr__request r;
+	atomic_fetch_add(&u->dropped, dropped);
+	be->counted -= dropped < be->counted ? dropped : be->counted;
+}
+
+static void pop(struct backend *be)
+{
+	pr__spool_pop(be->spool);
+	if (be->counted)
+		be->counted--;
+}
+
+/* What waits for `be`: in its spool, then in memory. */
+static size_t waiting(const struct backend *be)
+{
+	return pr__spool_count(be->spool) + be->nr_held;
+}
+
+/* The oldest window held in memory for `be` is gone. */
+static void unhold(struct backend *be)
+{
+	struct held *h = be->held;
+
+	be->held = h->next;
+	if (!be->held)
+		be->held_last = NULL;
+	be->nr_held--;
+	be->held_bytes -= h->r.len;
+	pr__request_clear(&h->r);
+	free(h);
+}
+
+/*
+ * Request `r` held in memory for `be`: its spool cannot be written (a full
+ * or read-only disk, a folder removed).  At most MEMORY_MAX bytes, and no
+ * more than the spool may hold: the oldest held go first, counted as
+ * dropped.  0 or -ENOMEM.
+ */
+static int hold(struct pr_uploader *u, struct backend *be, const struct pr__request *r)
+{
+	uint64_t max = u->spool_max_bytes < MEMORY_MAX ? u->spool_max_bytes : MEMORY_MAX;
+	struct held *h = calloc(1, sizeof(*h));
+	uint64_t dropped = 0;
+
+	if (!h || !(h->r.target = strdup(r->target)) ||
+	    !(h->r.content_type = strdup(r->content_type)) ||
+	    !(h->r.content_encoding = strdup(r->content_encoding)) ||
+	    !(h->r.body = malloc(r->len ? r->len : 1))) {
+		if (h)
+			pr__request_clear(&h->r);
+		free(h);
+		return -ENOMEM;
+	}
+	memcpy(h->r.body, r->body, r->len);
+	h->r.len = r->len;
+	while (be->held && be->held_bytes + r->len > max) {
+		unhold(be);
+		dropped++;
+	}
+	if (dropped)
+		pr__log(&u->lg, PR_LOG_WARN, "%" PRIu64 " of the oldest windows held in memory for %s "
+			"dropped (at most %" PRIu64 " bytes are held while the spool cannot be written)",
+			dropped, be->name, max);
+	atomic_fetch_add(&u->dropped, dropped);
+	if (be->held_last)
+		be->held_last->next = h;
+	else
+		be->held = h;
+	be->held_last = h;
+	be->nr_held++;
+	be->held_bytes += r->len;
+	return 0;
+}
+
+/* Backend `be` failed after taking every window: those in its spool wait. */
+static void count_waiting(struct pr_uploader *u, struct backend *be)
+{
+	size_t n = pr__spool_count(be->spool);
+
+	atomic_fetch_add(&u->spooled, n - be->counted);
+	be->counted = n;
+}
+
+/* What became of a request. */
+enum outcome { TAKEN, REFUSED, AGAIN };
+
+/* Send request `r` to `be` once: counted, logged, and the backoff set. */
+static enum outcome post(struct pr_uploader *u, struct backend *be, const struct pr__request *r)
+{
 	struct body reply = { .buf = malloc(REASON_MAX) };
 	double retry_after = -1, t0, timeout = u->timeout_s;
-	uint64_t dropped = 0;
 	char url[8192], why[REASON_MAX + 1], errbuf[CURL_ERROR_SIZE] = "";
 	long status = 0;
-	int got = pr__spool_peek(be->spool, &r, &dropped);
+	enum outcome out;
 	CURLcode rc;
 
-	atomic_fetch_add(&u->dropped, dropped);
-	if (got <= 0 || !reply.buf) {
-		if (got > 0)
-			pr__request_clear(&r);
-		free(reply.buf);
-		return;
+	if (!reply.buf) {
+		/* Tried again later, as if it had failed. */
+		be->failures++;
+		backoff(u, be, -1);
+		return AGAIN;
 	}
 	if (u->closing) {
 		/* What is left of the grace, in real seconds. */
@@ -163,10 +255,10 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 		if (left < timeout)
 			timeout = left > 0.1 ? left : 0.1;
 	}
-	snprintf(url, sizeof(url), "%s%s", be->url, r.target);
+	snprintf(url, sizeof(url), "%s%s", be->url, r->target);
 	curl_easy_setopt(be->curl, CURLOPT_URL, url);
-	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDS, r.body);
-	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r.len);
+	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDS, r->body);
+	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
 	curl_easy_setopt(be->curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
 	curl_easy_setopt(be->curl, CURLOPT_WRITEFUNCTION, keep_reply);
 	curl_easy_setopt(be->curl, CURLOPT_WRITEDATA, &reply);
@@ -182,14 +274,13 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 	if (rc == CURLE_OK && status >= 200 && status < 300) {
 		if (be->failures)
 			pr__log(&u->lg, PR_LOG_INFO, "%s is back: delivering %zu waiting windows", be->name,
-				pr__spool_count(be->spool));
-		pr__spool_pop(be->spool);
+				waiting(be));
 		atomic_fetch_add(&u->sent, 1);
-		atomic_fetch_add(&u->bytes_sent, r.len);
+		atomic_fetch_add(&u->bytes_sent, r->len);
 		be->failures = 0;
-		be->head_waited = false;
 		be->next_try = 0;
-	} else if (rc != CURLE_OK || status == 429 || status >= 500) {
+		out = TAKEN;
+	} else if (rc != CURLE_OK || status == 408 || status == 429 || status >= 500) {
 		char what[CURL_ERROR_SIZE + REASON_MAX + 32];
 
 		if (rc != CURLE_OK)
@@ -202,24 +293,39 @@ static void attempt(struct pr_uploader *u, struct backend *be)
 		else
 			pr__log(&u->lg, PR_LOG_DEBUG, "%s: try %u failed (%s)", be->name, be->failures + 1,
 				what);
-		if (!be->head_waited)
-			atomic_fetch_add(&u->spooled, 1);
-		be->head_waited = true;
+		if (!be->failures)
+			count_waiting(u, be);
 		be->failures++;
 		atomic_fetch_add(&u->retries, 1);
 		backoff(u, be, retry_after);
+		out = AGAIN;
 	} else {
 		/* Not a passing fault: the same request would be refused again. */
 		pr__log(&u->lg, PR_LOG_ERROR, "%s refused a window with HTTP %ld: %s%s", be->name, status,
 			why[0] ? why : "(no reason given)",
 			status == 401 || status == 403 ? "; check the credentials" : "");
-		pr__spool_pop(be->spool);
-		atomic_fetch_add(&u->failed, 1);
-		be->head_waited = false;
+		atomic_fetch_add(&u->refused, 1);
+		out = REFUSED;
 	}
-	atomic_store(&u->spool_count[be - u->be], pr__spool_count(be->spool));
-	pr__request_clear(&r);
 	free(reply.buf);
+	return out;
+}
+
+/* Try the oldest request waiting for `be` once. */
+static void attempt(struct pr_uploader *u, struct backend *be)
+{
+	struct pr__request r;
+	uint64_t dropped = 0;
+	int got = pr__spool_peek(be->spool, &r, &dropped);
+
+	gone(u, be, dropped);
+	if (got > 0 && post(u, be, &r) != AGAIN)
+		pop(be);
+	else if (!got && be->held && post(u, be, &be->held->r) != AGAIN)
+		unhold(be);
+	atomic_store(&u->spool_count[be - u->be], waiting(be));
+	if (got > 0)
+		pr__request_clear(&r);
 }
 
 /* `w`'s profile in `fmt` (PR_FORMAT_PPROF, or -1 for an OTLP request,
@@ -239,22 +345,60 @@ static int encode(const struct pr_window *w, int fmt, char **buf, size_t *len)
 
 /* Keep request `r` for backend `be`, in order. */
 static void spool(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
+		  const struct pr__request *r);
+
+/*
+ * Request `r` of window `w` to backend `be`: sent at once when nothing
+ * waits for it and its backoff allows, spooled only when that cannot be
+ * (so a full disk stops no delivery to a backend that takes windows);
+ * else spooled behind the others, in order.
+ */
+static void deliver(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
+		    const struct pr__request *r)
+{
+	if (r->target && r->body && !waiting(be) && be->next_try <= now_s(u) &&
+	    (!u->closing || now_s(u) < u->deadline) && post(u, be, r) != AGAIN)
+		return;
+	spool(u, be, w, r);
+}
+
+static void spool(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
 		  const struct pr__request *r)
 {
 	uint64_t dropped = 0;
-	int err = r->target && r->body ? pr__spool_push(be->spool, r, &dropped) : -ENOMEM;
+	/* Behind what is held in memory, in order. */
+	int err = !r->target || !r->body ? -ENOMEM : be->held ? -EAGAIN
+				: pr__spool_push(be->spool, r, &dropped);
 
+	if (err && err != -ENOMEM) {
+		if (!be->held && !be->spool_failing)
+			pr__log(&u->lg, PR_LOG_WARN, "the spool of %s cannot be written (%s): windows "
+				"wait in memory until it can", be->name, strerror(-err));
+		be->spool_failing = true;
+		if (!(err = hold(u, be, r))) {
+			atomic_fetch_add(&u->spooled, 1);
+			atomic_store(&u->spool_count[be - u->be], waiting(be));
+			return;
+		}
+	} else if (!err && be->spool_failing) {
+		be->spool_failing = false;
+		pr__log(&u->lg, PR_LOG_INFO, "the spool of %s can be written again", be->name);
+	}
 	if (dropped)
 		pr__log(&u->lg, PR_LOG_WARN, "the spool of %s is full (" PR_LOG_SETTING_SPOOL_SIZE
 			"): %" PRIu64 " of the oldest windows dropped", be->name, dropped);
-	atomic_fetch_add(&u->dropped, dropped);
+	gone(u, be, dropped);
 	if (err) {
 		pr__log(&u->lg, PR_LOG_ERROR, "window %" PRIu64 " of %s could not be spooled for %s: %s",
 			w->seq, w->service, be->name, strerror(-err));
-		atomic_fetch_add(&u->failed, 1);
-		u->lost = true;
+		atomic_fetch_add(&u->lost, 1);
+		u->lost_any = true;
+	} else if (be->failures) {
+		/* It waits behind the ones that could not be delivered. */
+		atomic_fetch_add(&u->spooled, 1);
+		be->counted++;
 	}
-	atomic_store(&u->spool_count[be - u->be], pr__spool_count(be->spool));
+	atomic_store(&u->spool_count[be - u->be], waiting(be));
 }
 
 /* Encode window `w` and hand it to every sink. */
@@ -275,7 +419,7 @@ static void take_window(struct pr_uploader *u, struct pr_window *w)
 			.body = buf, .len = len,
 		};
 
-		spool(u, &u->be[B_PYROSCOPE], w, &r);
+		deliver(u, &u->be[B_PYROSCOPE], w, &r);
 		free(r.target);
 	}
 	free(buf);
@@ -288,20 +432,20 @@ static void take_window(struct pr_uploader *u, struct pr_window *w)
 			.body = buf, .len = len,
 		};
 
-		spool(u, &u->be[B_OTLP], w, &r);
+		deliver(u, &u->be[B_OTLP], w, &r);
 	}
 	free(buf);
 	if (err) {
 		pr__log(&u->lg, PR_LOG_ERROR, "window %" PRIu64 " of %s could not be encoded: %s", w->seq,
 			w->service, strerror(-err));
-		atomic_fetch_add(&u->failed, 1);
-		u->lost = true;
+		atomic_fetch_add(&u->lost, 1);
+		u->lost_any = true;
 	}
 }
 
 static bool due(const struct pr_uploader *u, const struct backend *be, double now)
 {
-	return be->url && pr__spool_count(be->spool) && (be->next_try <= now || (u->closing &&
+	return be->url && waiting(be) && (be->next_try <= now || (u->closing &&
 		/* Closing: one more try once the backoff ends, if in time. */
 		be->next_try <= u->deadline && now >= be->next_try));
 }
@@ -310,7 +454,7 @@ static bool due(const struct pr_uploader *u, const struct backend *be, double no
  * deadline. */
 static bool pending(const struct pr_uploader *u, const struct backend *be, double now)
 {
-	return be->url && pr__spool_count(be->spool) && now < u->deadline &&
+	return be->url && waiting(be) && now < u->deadline &&
 	       be->next_try <= u->deadline;
 }
 
@@ -322,7 +466,7 @@ static void *run(void *arg)
 	for (;;) {
 		double now = now_s(u), until = 0;
 		struct backend *ready = NULL;
-		bool waiting = false;
+		bool wait = false;
 
 		if (u->first) {
 			struct queued *q = u->first;
@@ -343,12 +487,12 @@ static void *run(void *arg)
 
 			if (due(u, be, now) && (!u->closing || now < u->deadline))
 				ready = be;
-			else if (be->url && pr__spool_count(be->spool) &&
+			else if (be->url && waiting(be) &&
 				 (!u->closing || pending(u, be, now))) {
 				/* The soonest a backend may be tried again. */
-				if (!waiting || be->next_try < until)
+				if (!wait || be->next_try < until)
 					until = be->next_try;
-				waiting = true;
+				wait = true;
 			}
 		}
 		if (ready) {
@@ -357,9 +501,9 @@ static void *run(void *arg)
 			pthread_mutex_lock(&u->lock);
 			continue;
 		}
-		if (u->closing && !waiting)
+		if (u->closing && !wait)
 			break;
-		if (waiting) {
+		if (wait) {
 			struct timespec ts;
 
 			if (u->closing && u->deadline < until)
@@ -399,6 +543,15 @@ static int add_header(struct pr_uploader *u, struct backend *be, const char *h)
 	return 0;
 }
 
+/* Whether `url` has a user (and password) before its host. */
+static bool has_userinfo(const char *url)
+{
+	const char *host = strstr(url, "://");
+
+	host = host ? host + 3 : url;
+	return memchr(host, '@', strcspn(host, "/?#")) != NULL;
+}
+
 static int open_backend(struct pr_uploader *u, struct backend *be, const char *name,
 			const char *url, const char *spool_leaf, const char *const *headers)
 {
@@ -410,6 +563,14 @@ static int open_backend(struct pr_uploader *u, struct backend *be, const char *n
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
 		pr__log(&u->lg, PR_LOG_ERROR, "invalid %s URL '%s': it must start with http:// or "
 			"https://", name, url);
+		return -EINVAL;
+	}
+	if (has_userinfo(url)) {
+		/* Not the URL itself: it holds a secret. */
+		pr__log(&u->lg, PR_LOG_ERROR, "the URL of %s carries credentials (user:password@host), "
+			"which every user can read in the command line of a process: give them as %s",
+			name, be == &u->be[B_PYROSCOPE] ? PR_LOG_SETTING_PYROSCOPE_CREDENTIALS
+							 : PR_LOG_SETTING_OTLP_HEADERS);
 		return -EINVAL;
 	}
 	while (n > 0 && url[n - 1] == '/')
@@ -429,6 +590,8 @@ static int open_backend(struct pr_uploader *u, struct backend *be, const char *n
 	curl_easy_setopt(be->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
 	curl_easy_setopt(be->curl, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, be->headers);
+	/* Counted by the run that spooled them. */
+	be->counted = pr__spool_count(be->spool);
 	if (pr__spool_count(be->spool))
 		pr__log(&u->lg, PR_LOG_INFO, "%zu windows left by an earlier run wait for %s; "
 			"delivering them first", pr__spool_count(be->spool), name);
@@ -472,6 +635,8 @@ static int credentials(struct pr_uploader *u, const struct pr_uploader_opts *o)
 
 static void close_backend(struct backend *be)
 {
+	while (be->held)
+		unhold(be);
 	if (be->curl)
 		curl_easy_cleanup(be->curl);
 	curl_slist_free_all(be->headers);
@@ -614,7 +779,8 @@ int pr_uploader_submit(struct pr_uploader *u, struct pr_window *w)
 
 	if (!q) {
 		pr_window_free(w);
-		atomic_fetch_add(&u->failed, 1);
+		atomic_fetch_add(&u->lost, 1);
+		u->lost_any = true;
 		return -ENOMEM;
 	}
 	q->w = w;
@@ -645,7 +811,8 @@ int pr_uploader_stats(struct pr_uploader *u, struct pr_uploader_stats *st)
 	s.sent = atomic_load(&u->sent);
 	s.spooled = atomic_load(&u->spooled);
 	s.dropped = atomic_load(&u->dropped);
-	s.failed = atomic_load(&u->failed);
+	s.refused = atomic_load(&u->refused);
+	s.lost = atomic_load(&u->lost);
 	s.retries = atomic_load(&u->retries);
 	s.bytes_sent = atomic_load(&u->bytes_sent);
 	s.written = atomic_load(&u->written);
@@ -653,7 +820,7 @@ int pr_uploader_stats(struct pr_uploader *u, struct pr_uploader_stats *st)
 	return pr__stats_copy(st, &s, sizeof(s));
 }
 
-int pr_uploader_close(struct pr_uploader *u, double grace_s)
+int pr_uploader_close(struct pr_uploader *u, double grace_s, struct pr_uploader_stats *st)
 {
 	size_t left;
 	bool lost;
@@ -667,12 +834,28 @@ int pr_uploader_close(struct pr_uploader *u, double grace_s)
 	pthread_mutex_unlock(&u->lock);
 	pthread_join(u->thread, NULL);
 	for (int b = 0; b < NR_BACKENDS; b++) {
-		left = u->be[b].spool ? pr__spool_count(u->be[b].spool) : 0;
+		struct backend *be = &u->be[b];
+		uint64_t dropped = 0, nr_lost = 0;
+
+		/* What is held in memory goes to the spool if it can now. */
+		for (; be->held; unhold(be))
+			if (pr__spool_push(be->spool, &be->held->r, &dropped))
+				nr_lost++;
+		gone(u, be, dropped);
+		if (nr_lost) {
+			pr__log(&u->lg, PR_LOG_ERROR, "%" PRIu64 " windows held in memory for %s could "
+				"not be spooled: lost", nr_lost, be->name);
+			atomic_fetch_add(&u->lost, nr_lost);
+			u->lost_any = true;
+		}
+		left = be->spool ? pr__spool_count(be->spool) : 0;
 		if (left)
 			pr__log(&u->lg, PR_LOG_WARN, "%zu windows wait in %s for %s; the next start "
 				"delivers them", left, u->spool_dir, u->be[b].name);
 	}
-	lost = u->lost;
+	lost = u->lost_any;
+	if (st)
+		pr_uploader_stats(u, st);
 	uploader_free(u);
 	return lost ? -EIO : 0;
 }

@@ -43,6 +43,10 @@ static const struct {
 	{ PR_LOG_SETTING_OUT_DIR, "--out-dir" },
 	{ PR_LOG_SETTING_SPOOL_DIR, "--spool-dir" },
 	{ PR_LOG_SETTING_SPOOL_SIZE, "--spool-size" },
+	{ PR_LOG_SETTING_PYROSCOPE_CREDENTIALS, "DWARFSAMPLE_PYROSCOPE_USER and "
+	  "DWARFSAMPLE_PYROSCOPE_PASSWORD, in the environment or --credentials-file" },
+	{ PR_LOG_SETTING_OTLP_HEADERS, "DWARFSAMPLE_OTLP_HEADERS=Authorization=..., in the "
+	  "environment or --credentials-file" },
 };
 
 /* `msg` into `out` (always terminated), each setting it names followed by

@@ -194,11 +194,12 @@ static void health(struct agent *ag, enum pr_log_level level)
 	pr_uploader_stats(ag->up, &us);
 	ds_logf(level, "health: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " skipped, "
 		"%.1f%% complete stacks; windows: %" PRIu64 " written, %" PRIu64 " sent, %" PRIu64
-		" spooled, %" PRIu64 " dropped, %" PRIu64 " failed, %zu queued; backend %.0f ms; %"
+		" spooled, %" PRIu64 " dropped, %" PRIu64 " refused, %" PRIu64 " lost, %zu queued; "
+		"backend %.0f ms; %"
 		PRIu64 " KiB uploaded; cache %" PRIu64 " files, %" PRIu64 " MiB, %" PRIu64
 		" evicted; RSS %" PRIu64 " MiB", n, pr_reader_lost(ag->r) + ss.dropped,
 		ss.skipped, n ? 100.0 * (double)done / (double)n : 0.0, us.written, us.sent,
-		us.spooled, us.dropped, us.failed, us.queued, us.last_latency_s * 1e3,
+		us.spooled, us.dropped, us.refused, us.lost, us.queued, us.last_latency_s * 1e3,
 		us.bytes_sent / 1024, ss.cache_files, ss.cache_bytes >> 20, ss.cache_evicted,
 		rss_kib() / 1024);
 }
@@ -308,8 +309,9 @@ static int test_clock(struct pr_uploader_opts *o)
 }
 
 /* The uploader, with the credentials (wiped once it has its copies) and
- * the test hook; NULL after saying why. */
-static struct pr_uploader *open_uploader(struct agent_args *a)
+ * the test hook; NULL after saying why, *usage set when the options are
+ * what is wrong (a URL's scheme or credentials in it, the test hook). */
+static struct pr_uploader *open_uploader(struct agent_args *a, bool *usage)
 {
 	struct ds_credentials *cr = calloc(1, sizeof(*cr));
 	struct pr_uploader *up = NULL;
@@ -318,8 +320,11 @@ static struct pr_uploader *open_uploader(struct agent_args *a)
 		ds_err("out of memory");
 		return NULL;
 	}
-	if (!test_clock(&a->up) && !ds_credentials_read(cr, a->credentials_file, &a->up))
+	*usage = test_clock(&a->up) != 0;
+	if (!*usage && !ds_credentials_read(cr, a->credentials_file, &a->up)) {
 		up = pr_uploader_new(&a->up);
+		*usage = !up && errno == EINVAL;
+	}
 	ds_credentials_clear(cr);
 	free(cr);
 	a->up.pyroscope_user = a->up.pyroscope_password = a->up.pyroscope_tenant = NULL;
@@ -328,10 +333,12 @@ static struct pr_uploader *open_uploader(struct agent_args *a)
 	return up;
 }
 
-/* Each group's window, to the uploader. */
+/* Each group's window, to the uploader, which counts a window it could
+ * not take as lost: the windows must not count it again. */
 static int ship(void *ctx, struct pr_window *w)
 {
-	return pr_uploader_submit(ctx, w);
+	pr_uploader_submit(ctx, w);
+	return 0;
 }
 
 static int run(const struct ds_capture *c, struct agent_args *a)
@@ -341,15 +348,17 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 		.record = copy, .started = started, .round = round_done, .ctx = &ag,
 	};
 	struct pr_windows_stats ws = { .sz = sizeof(ws) };
+	struct pr_uploader_stats us = { .sz = sizeof(us) };
 	struct timespec wall;
 	uint64_t start;
 	int err, werr = 0, uerr;
+	bool usage = false;
 
 	profile_opts(c, &ag.po);
 	a->win.freq = ag.po.freq;
-	ag.up = open_uploader(a);
+	ag.up = open_uploader(a, &usage);
 	if (!ag.up)
-		return 1;
+		return usage ? 2 : 1;
 	a->win.ship = ship;
 	a->win.ship_ctx = ag.up;
 	ag.r = ds_capture_open(c);
@@ -360,7 +369,7 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 	if (!ag.r || open_agent(&ag, start, (uint64_t)wall.tv_sec * 1000000000u +
 					   (uint64_t)wall.tv_nsec)) {
 		close_agent(&ag);
-		pr_uploader_close(ag.up, 0);
+		pr_uploader_close(ag.up, 0, NULL);
 		return 1;
 	}
 	err = ds_capture_run(c, ag.r, &hooks);
@@ -379,14 +388,34 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 	if (ag.started)
 		health(&ag, PR_LOG_INFO);
 	pr_windows_stats(ag.w, &ws);
-	uerr = pr_uploader_close(ag.up, (double)a->flush_ns / 1e9);
+	uerr = pr_uploader_close(ag.up, (double)a->flush_ns / 1e9, &us);
 	ag.up = NULL;
 	if (uerr)
 		ds_err("some windows were neither delivered nor spooled");
+	if (us.refused)
+		ds_err("a backend refused %" PRIu64 " windows", us.refused);
+	/* Lost: before the uploader (the windows') and in it. */
 	ds_logf(PR_LOG_INFO, "stopped: %" PRIu64 " windows, %" PRIu64 " profiles, %" PRIu64
-		" lost", ws.windows, ws.profiles, ws.lost);
+		" refused, %" PRIu64 " dropped from the spool, %" PRIu64 " lost", ws.windows,
+		ws.profiles, us.refused, us.dropped, ws.lost + us.lost);
 	close_agent(&ag);
-	return err || werr || uerr ? 1 : 0;
+	return err || werr || uerr || us.refused || ws.lost ? 1 : 0;
+}
+
+/* The sampling options as every verb has them, but -F's default: the
+ * agent's. */
+static void capture_help(FILE *out)
+{
+	static const char freq[] = "(default 99)\n";
+	const char *f = strstr(ds_capture_help, "  -F, --freq HZ");
+	const char *d = f ? strstr(f, freq) : NULL;
+
+	if (!d) {
+		fputs(ds_capture_help, out);
+		return;
+	}
+	fprintf(out, "%.*s(default %d)\n%s", (int)(d - ds_capture_help), ds_capture_help,
+		AGENT_FREQ, d + strlen(freq));
 }
 
 static void usage(FILE *out)
@@ -401,10 +430,10 @@ static void usage(FILE *out)
 		"OpenTelemetry profiles endpoint.  Runs until SIGTERM or SIGINT, which\n"
 		"flush the current window; windows a backend cannot take are spooled to\n"
 		"disk and delivered in order when it returns.\n"
-		"\n%s"
-		"The agent's targets and rate:\n"
-		"  -F, --freq HZ            samples per second per CPU (the agent's\n"
-		"                           default is 49, not 99)\n"
+		"\n");
+	capture_help(out);
+	fprintf(out,
+		"The agent's targets:\n"
 		"      --exe NAME           only processes whose command name (the first\n"
 		"                           15 characters of the executable's) is NAME;\n"
 		"                           may be repeated\n"
@@ -458,10 +487,11 @@ static void usage(FILE *out)
 		"  -h, --help               this help\n"
 		"\n"
 		"Exit status: 0 when stopped by a signal, -d or the targets' exit with every\n"
-		"window delivered or spooled; 1 when sampling failed or a window was lost;\n"
-		"2 for a usage error.\n",
-		ds_capture_help, ds_names_help);
+		"window delivered or spooled; 1 when sampling failed or a window was refused\n"
+		"or lost; 2 for a usage error.\n",
+		ds_names_help);
 }
+
 
 /* "KEY=VALUE", KEY a Prometheus label name: Pyroscope's labels are. */
 static int parse_tag(struct agent_args *a, char *arg)
