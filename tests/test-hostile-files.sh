@@ -103,7 +103,7 @@ unshare -m --propagation private sh -c '
 		"$1/lib/libfifo.so" in_fifo "$1/lib/libzero.so" in_zero \
 		"$1/lib/libdiffer.so" in_container' sh "$tmp" 2>"$tmp/prog.err" &
 pid=$!
-trap 'kill "$pid" 2>/dev/null; leave_tmp' EXIT
+trap 'ht_rc=$?; kill "$pid" 2>/dev/null; leave_tmp $ht_rc' EXIT
 for _ in $(seq 100); do
 	[ -e "$tmp/ready" ] && break
 	sleep 0.1

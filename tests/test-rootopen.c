@@ -291,8 +291,8 @@ START_TEST(a_foreign_process_file_is_its_own_never_the_hosts)
 
 	need_child();
 	ck_assert_ptr_nonnull(c);
-	ck_assert(pr__foreign_root((uint32_t)child));
-	ck_assert(!pr__foreign_root((uint32_t)getpid()));
+	ck_assert_int_eq(pr__mntns_differs((uint32_t)child), 1);
+	ck_assert_int_eq(pr__mntns_differs((uint32_t)getpid()), 0);
 	/* The host has this test's executable at `host`; the container has
 	 * another program at the same path. */
 	snprintf(host, sizeof(host), "/tmp/ds-host-elf-%d", getpid());
@@ -324,6 +324,26 @@ START_TEST(a_foreign_process_file_is_its_own_never_the_hosts)
 	found_as(c, &d3, host, got);
 	ck_assert_str_eq(got, "");
 	ck_assert_uint_eq(pr__elfcache_foreign_missing(c), 2);
+	/* Gone, its namespace unknown: the host's file at the path only when
+	 * it is the very file mapped (the mapping's device and inode). */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	child = -1;
+	ck_assert_int_lt(pr__mntns_differs(1u << 30), 0);
+	{
+		struct pr_dso d4 = { .path = host }, d5 = { .path = host };
+		struct stat st;
+
+		ck_assert_int_eq(stat(host, &st), 0);
+		d4.ino = st.st_ino + 1;
+		d4.maj = major(st.st_dev);
+		d4.min = minor(st.st_dev);
+		d5.ino = st.st_ino;
+		d5.maj = major(st.st_dev);
+		d5.min = minor(st.st_dev);
+		ck_assert_ptr_null(pr__elfcache_file(c, &d4, NULL, 1u << 30, true, NULL));
+		ck_assert_ptr_nonnull(pr__elfcache_file(c, &d5, NULL, 1u << 30, true, NULL));
+	}
 	unlink(host);
 	pr__elfcache_free(c);
 }

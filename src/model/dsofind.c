@@ -14,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "model/model.h"
 
@@ -66,6 +69,25 @@ static int offer(uint32_t root, const char *path,
 	return fd < 0 ? 0 : try(fd, name ? name : path, arg);
 }
 
+/* The host's file at d's path, only when it is the very file mapped: its
+ * device and inode are the mapping's, or (checked by `try`) its build-id
+ * is d's. */
+static int offer_same(const struct pr_dso *d,
+		      int (*try)(int fd, const char *path, void *arg), void *arg)
+{
+	int fd = pr__open_target_file(0, d->path, NULL);
+	struct stat st;
+
+	if (fd < 0)
+		return 0;
+	if (!d->build_id_size && (fstat(fd, &st) || !d->ino || st.st_ino != d->ino ||
+				  st.st_dev != makedev(d->maj, d->min))) {
+		close(fd);
+		return 0;
+	}
+	return try(fd, d->path, arg);
+}
+
 int pr__dso_find(const struct pr_dso_query *q,
 		 int (*try)(int fd, const char *path, void *arg), void *arg)
 {
@@ -114,7 +136,7 @@ int pr__dso_find(const struct pr_dso_query *q,
 	/* Never the host's file for a process with a root of its own: the
 	 * same path there is another file. */
 	if (d->path[0] == '/' && !q->root)
-		return offer(0, d->path, try, arg, NULL);
+		return q->unsure ? offer_same(d, try, arg) : offer(0, d->path, try, arg, NULL);
 	return 0;
 }
 

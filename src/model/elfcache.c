@@ -211,12 +211,17 @@ static struct pr_elf *locate(struct pr_elfcache *c, const struct pr_dso *d,
 	}
 	/* A process in another mount namespace has files of its own at the
 	 * host's paths: only its root has them. */
-	if (live && pid && pr__foreign_root(pid))
-		q.root = t.root = pid;
+	if (live && pid) {
+		int differs = pr__mntns_differs(pid);
+
+		if (differs > 0)
+			q.root = t.root = pid;
+		q.unsure = differs < 0;
+	}
 	pr__dso_find(&q, try_file, &t);
 	if (!t.found && q.root) {
 		c->foreign_missing++;
-		pr__log(lg, PR_LOG_DEBUG, "%s of process %u: not usable inside its root; its "
+		pr__log(lg, PR_LOG_INFO, "%s of process %u: not usable inside its root; its "
 			"frames stay unnamed (the host's file at that path is not used)", d->path,
 			pid);
 	}

@@ -161,16 +161,14 @@ int pr__open_in_root(uint32_t pid, const char *path, int flags)
 	return fd;
 }
 
-bool pr__foreign_root(uint32_t pid)
+int pr__mntns_differs(uint32_t pid)
 {
 	char path[64];
 	struct stat theirs, ours;
 
 	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
-	/* Unknown counts as foreign: a host path is then never taken for
-	 * the process's. */
 	if (stat(path, &theirs) || stat("/proc/self/ns/mnt", &ours))
-		return true;
+		return -errno;
 	return theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev;
 }
 
