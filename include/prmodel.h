@@ -158,6 +158,10 @@ struct pr_cache_stats {
 	uint64_t files_evicted_hot;
 	uint64_t dsos_forgotten;   /* unmapped past the grace period */
 	uint64_t procs_gone;       /* check_processes: exited without an EXIT */
+	/* Files of processes in another mount namespace not found (or not a
+	 * regular file) inside their roots: their frames stay unnamed, since
+	 * the host's file at the same path is another file. */
+	uint64_t files_foreign_missing;
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL. */

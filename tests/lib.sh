@@ -24,6 +24,14 @@ need_perf() {
 	fi
 }
 
+# Skip (77) unless a private mount namespace can be had (unshare -m).
+need_mount_ns() {
+	if ! unshare -m true 2>/dev/null; then
+		echo "SKIP: unshare -m is refused here: no private mount namespace to run in"
+		exit 77
+	fi
+}
+
 # skip_if_refused RC ERRFILE: skip (77) when a dwarfsample command that
 # exited RC said in ERRFILE that the kernel refuses perf_event_open.
 skip_if_refused() {

@@ -20,10 +20,7 @@ workload=$(realpath "$2")
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 make_tmp
-if ! unshare -m true 2>/dev/null; then
-	echo "SKIP: unshare -m is refused here: no private mount namespace to run in"
-	exit 77
-fi
+need_mount_ns
 export HOME="$tmp/home" XDG_CACHE_HOME="$tmp/cache"
 mkdir -p "$HOME" "$XDG_CACHE_HOME" "$tmp/ns"
 cp "$workload" "$tmp/prog"

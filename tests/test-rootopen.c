@@ -7,7 +7,10 @@
  * file (a secret written outside the root) is never what opens — through
  * openat2 and through the component walk kernels without openat2 get.
  * Perf maps are read only when regular, small enough and owned by the
- * process's user.
+ * process's user.  The child has a mount namespace of its own, as a
+ * container's process has: a file of it found nowhere inside its root is
+ * not found, never the host's at the same path; and a FIFO or a device
+ * node put where a file is looked for is refused without a wait.
  */
 #include <check.h>
 #include <errno.h>
@@ -16,11 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "checkmain.h"
+#include "model/elfcache.h"
 #include "model/model.h"
 #include "symbols/symbolizer.h"
 
@@ -86,7 +92,7 @@ static void setup(void)
 	child = fork();
 	ck_assert_int_ge(child, 0);
 	if (child == 0) {
-		if (chroot(root) || chdir("/"))
+		if (unshare(CLONE_NEWNS) || chroot(root) || chdir("/"))
 			_exit(1);
 		if (write(pipefd[1], "x", 1) != 1)
 			_exit(1);
@@ -223,6 +229,126 @@ START_TEST(perf_maps_are_read_only_when_safe)
 }
 END_TEST
 
+/* Copy the file at `from` to `rel` inside the root. */
+static void copy_in(const char *from, const char *rel)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "cp %s %s%s", from, root, rel);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(a_target_file_opens_only_when_regular_and_never_waits)
+{
+	char path[256];
+
+	need_child();
+	put("/usr/lib/plain.so", "PLAIN");
+	snprintf(path, sizeof(path), "%s/usr/lib/fifo.so", root);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	snprintf(path, sizeof(path), "%s/usr/lib/zero.so", root);
+	ck_assert_int_eq(mknod(path, S_IFCHR | 0600, makedev(1, 5)), 0);
+	/* A FIFO no one writes: a blocking open would wait here until the
+	 * test's timeout. */
+	ck_assert_int_eq(pr__open_target_file((uint32_t)child, "/usr/lib/fifo.so", NULL), -EINVAL);
+	ck_assert_int_eq(pr__open_target_file((uint32_t)child, "/usr/lib/zero.so", NULL), -EINVAL);
+	ck_assert_int_eq(pr__open_target_file(0, path, NULL), -EINVAL);
+	ck_assert_int_eq(pr__open_target_file((uint32_t)child, "/usr/lib/abs.so", NULL), -ENOENT);
+	{
+		int fd = pr__open_target_file((uint32_t)child, "/usr/lib/plain.so", NULL);
+		char buf[8] = "";
+
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(read(fd, buf, 5), 5);
+		ck_assert_str_eq(buf, "PLAIN");
+		close(fd);
+	}
+}
+END_TEST
+
+/* A file `path` of the child: the cache's answer, its build-id in `hex`
+ * ("" when not found). */
+static void found_as(struct pr_elfcache *c, struct pr_dso *d, const char *path, char *hex)
+{
+	struct pr_elf *e;
+
+	memset(d, 0, sizeof(*d));
+	d->path = (char *)path;
+	e = pr__elfcache_file(c, d, NULL, (uint32_t)child, true, NULL);
+	hex[0] = '\0';
+	if (e)
+		pr__hex(hex, e->build_id, e->build_id_size);
+}
+
+START_TEST(a_foreign_process_file_is_its_own_never_the_hosts)
+{
+	struct pr_elfcache *c = pr__elfcache_new();
+	struct pr_dso d1, d2, d3;
+	char host[64], rel[64], fifo[256], got[2 * PR_BUILD_ID_MAX + 1];
+	char theirs[2 * PR_BUILD_ID_MAX + 1], ours[2 * PR_BUILD_ID_MAX + 1];
+	uint8_t id[PR_BUILD_ID_MAX];
+	size_t len = 0;
+
+	need_child();
+	ck_assert_ptr_nonnull(c);
+	ck_assert_int_eq(pr__mntns_differs((uint32_t)child), 1);
+	ck_assert_int_eq(pr__mntns_differs((uint32_t)getpid()), 0);
+	/* The host has this test's executable at `host`; the container has
+	 * another program at the same path. */
+	snprintf(host, sizeof(host), "/tmp/ds-host-elf-%d", getpid());
+	snprintf(rel, sizeof(rel), "/tmp/ds-host-elf-%d", getpid());
+	{
+		char cmd[512];
+
+		snprintf(cmd, sizeof(cmd), "cp /proc/self/exe %s", host);
+		ck_assert_int_eq(system(cmd), 0);
+	}
+	copy_in("/bin/true", rel);
+	ck_assert_int_eq(pr__build_id_path(host, id, &len), 0);
+	pr__hex(ours, id, len);
+	snprintf(fifo, sizeof(fifo), "%s%s", root, rel);
+	ck_assert_int_eq(pr__build_id_path(fifo, id, &len), 0);
+	pr__hex(theirs, id, len);
+	ck_assert_str_ne(ours, theirs);
+
+	found_as(c, &d1, host, got);
+	ck_assert_str_eq(got, theirs);
+	/* Not usable inside the root (a FIFO there now; a host process
+	 * would find the host's file): not found, and counted. */
+	unlink(fifo);
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	found_as(c, &d2, host, got);
+	ck_assert_str_eq(got, "");
+	/* Nor when it is missing. */
+	unlink(fifo);
+	found_as(c, &d3, host, got);
+	ck_assert_str_eq(got, "");
+	ck_assert_uint_eq(pr__elfcache_foreign_missing(c), 2);
+	/* Gone, its namespace unknown: the host's file at the path only when
+	 * it is the very file mapped (the mapping's device and inode). */
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	child = -1;
+	ck_assert_int_lt(pr__mntns_differs(1u << 30), 0);
+	{
+		struct pr_dso d4 = { .path = host }, d5 = { .path = host };
+		struct stat st;
+
+		ck_assert_int_eq(stat(host, &st), 0);
+		d4.ino = st.st_ino + 1;
+		d4.maj = major(st.st_dev);
+		d4.min = minor(st.st_dev);
+		d5.ino = st.st_ino;
+		d5.maj = major(st.st_dev);
+		d5.min = minor(st.st_dev);
+		ck_assert_ptr_null(pr__elfcache_file(c, &d4, NULL, 1u << 30, true, NULL));
+		ck_assert_ptr_nonnull(pr__elfcache_file(c, &d5, NULL, 1u << 30, true, NULL));
+	}
+	unlink(host);
+	pr__elfcache_free(c);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rootopen");
@@ -237,6 +363,8 @@ int main(void)
 	tcase_add_test(tc, a_host_path_inside_the_root_is_the_containers_file);
 	tcase_add_test(tc, a_link_loop_is_refused);
 	tcase_add_test(tc, perf_maps_are_read_only_when_safe);
+	tcase_add_test(tc, a_target_file_opens_only_when_regular_and_never_waits);
+	tcase_add_test(tc, a_foreign_process_file_is_its_own_never_the_hosts);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

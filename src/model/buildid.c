@@ -168,11 +168,11 @@ int pr__build_id_vdso(uint8_t *id, size_t *id_len)
 
 int pr__build_id_path(const char *path, uint8_t *id, size_t *id_len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = pr__open_target_file(0, path, NULL);
 	int err;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = pr__build_id_fd(fd, id, id_len);
 	close(fd);
 	return err;

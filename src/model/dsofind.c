@@ -5,7 +5,8 @@
  * (/proc/PID/map_files: even deleted or replaced since) and the file inside
  * its root (containers); then the file by build-id in each debug directory,
  * in the layouts debuginfo stores, fixtures and perf's cache use; last the
- * path it was mapped from.  Callers check each candidate (its build-id) and
+ * path it was mapped from (for a process in another mount namespace, the
+ * build-id directories are those inside its root, and there is no last).  Callers check each candidate (its build-id) and
  * stop at the first they take.  And where a debug file may be, by build-id.
  */
 #include <errno.h>
@@ -13,6 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include "model/model.h"
 
@@ -54,36 +58,55 @@ void pr__dirs_free(struct pr_dirs *d)
 	d->nr = 0;
 }
 
-/* Offer the file at `path`, if it opens. */
-static int offer(const char *path, int (*try)(int fd, const char *path, void *arg), void *arg)
+/* Offer the file at `path` (inside process `root`'s root when not 0), if
+ * it opens as a regular file. */
+static int offer(uint32_t root, const char *path,
+		 int (*try)(int fd, const char *path, void *arg), void *arg,
+		 const char *name)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = pr__open_target_file(root, path, NULL);
 
-	return fd < 0 ? 0 : try(fd, path, arg);
+	return fd < 0 ? 0 : try(fd, name ? name : path, arg);
+}
+
+/* The host's file at d's path, only when it is the very file mapped: its
+ * device and inode are the mapping's, or (checked by `try`) its build-id
+ * is d's. */
+static int offer_same(const struct pr_dso *d,
+		      int (*try)(int fd, const char *path, void *arg), void *arg)
+{
+	int fd = pr__open_target_file(0, d->path, NULL);
+	struct stat st;
+
+	if (fd < 0)
+		return 0;
+	if (!d->build_id_size && (fstat(fd, &st) || !d->ino || st.st_ino != d->ino ||
+				  st.st_dev != makedev(d->maj, d->min))) {
+		close(fd);
+		return 0;
+	}
+	return try(fd, d->path, arg);
 }
 
 int pr__dso_find(const struct pr_dso_query *q,
 		 int (*try)(int fd, const char *path, void *arg), void *arg)
 {
 	const struct pr_dso *d = q->dso;
-	char cand[4096], hexid[2 * PR_BUILD_ID_MAX + 1];
+	char cand[4096], hexid[2 * PR_BUILD_ID_MAX + 1], proc[4200];
 	int ret;
 
 	if (q->live && q->map) {
 		if (pr__path_fmt(cand, sizeof(cand), "/proc/%u/map_files/%llx-%llx", q->pid,
 				 (unsigned long long)q->map->start,
 				 (unsigned long long)q->map->end) &&
-		    (ret = offer(cand, try, arg)))
+		    (ret = offer(0, cand, try, arg, NULL)))
 			return ret;
 	}
 	/* The path as the process sees it, never outside its root. */
 	if (q->live && d->path[0] == '/' &&
-	    pr__path_fmt(cand, sizeof(cand), "/proc/%u/root%s", q->pid, d->path)) {
-		int fd = pr__open_in_root(q->pid, d->path, O_RDONLY);
-
-		if (fd >= 0 && (ret = try(fd, cand, arg)))
-			return ret;
-	}
+	    pr__path_fmt(cand, sizeof(cand), "/proc/%u/root%s", q->pid, d->path) &&
+	    (ret = offer(q->pid, d->path, try, arg, cand)))
+		return ret;
 	if (d->build_id_size) {
 		pr__hex(hexid, d->build_id, d->build_id_size);
 		for (size_t i = 0; i < q->dirs->nr; i++) {
@@ -99,13 +122,21 @@ int pr__dso_find(const struct pr_dso_query *q,
 				bool fits = pr__path_fmt(cand, sizeof(cand), layouts[l], q->dirs->v[i],
 							 hexid, hexid + 2);
 #pragma GCC diagnostic pop
-				if (fits && (ret = offer(cand, try, arg)))
+				/* A foreign process's debug directories are its
+				 * own, inside its root. */
+				if (fits && q->root &&
+				    !pr__path_fmt(proc, sizeof(proc), "/proc/%u/root%s", q->root, cand))
+					continue;
+				if (fits && (ret = offer(q->root, cand, try, arg,
+							 q->root ? proc : NULL)))
 					return ret;
 			}
 		}
 	}
-	if (d->path[0] == '/')
-		return offer(d->path, try, arg);
+	/* Never the host's file for a process with a root of its own: the
+	 * same path there is another file. */
+	if (d->path[0] == '/' && !q->root)
+		return q->unsure ? offer_same(d, try, arg) : offer(0, d->path, try, arg, NULL);
 	return 0;
 }
 

@@ -333,7 +333,9 @@ int pr__elf_fd(struct pr_elf *e)
 		e->fd = -1;
 		return fd;
 	}
-	if (e->owns_mapping && (fd = open(e->path, O_RDONLY | O_CLOEXEC)) >= 0) {
+	/* A file found in a process's root is not looked for again by a path
+	 * on the host, which is another file or a FIFO put there. */
+	if (e->owns_mapping && !e->root && (fd = pr__open_target_file(0, e->path, NULL)) >= 0) {
 		if (!fstat(fd, &st) && st.st_dev == e->dev && st.st_ino == e->ino)
 			return fd;
 		close(fd);

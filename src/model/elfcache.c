@@ -27,6 +27,7 @@ struct pr_elfcache {
 	struct pr_elf *vdso;         /* the running kernel's, once read */
 	bool vdso_tried;
 	struct pr_debuginfod *debuginfod;
+	size_t foreign_missing;      /* pr__elfcache_foreign_missing() */
 };
 
 /* The mark for "looked, not found" in by_dso. */
@@ -117,6 +118,7 @@ struct try_arg {
 	struct pr_elfcache *c;
 	const struct pr_dso *dso;
 	const struct pr_logger *lg;
+	uint32_t root;               /* pr_dso_query's */
 	struct pr_elf *found;
 };
 
@@ -144,6 +146,7 @@ static int try_file(int fd, const char *cand, void *arg)
 	e = pr__elf_open(fd, cand, !strncmp(cand, "/proc/", 6), t->lg);
 	if (!e)
 		return 0;
+	e->root = t->root;
 	if (!pr__elf_is(e, d->build_id, d->build_id_size)) {
 		pr__log(t->lg, PR_LOG_DEBUG, "%s is not the %s that was sampled "
 			"(build-id differs); not used", cand, d->path);
@@ -196,7 +199,7 @@ static struct pr_elf *locate(struct pr_elfcache *c, const struct pr_dso *d,
 {
 	struct pr_dso_query q = { .dso = d, .map = m, .pid = pid, .live = live,
 				  .dirs = &c->dirs };
-	struct try_arg t = { c, d, lg, NULL };
+	struct try_arg t = { c, d, lg, 0, NULL };
 	struct pr_elf *e;
 
 	if (!strcmp(d->path, "[vdso]")) {
@@ -206,7 +209,22 @@ static struct pr_elf *locate(struct pr_elfcache *c, const struct pr_dso *d,
 	} else if (d->path[0] != '/') {
 		return NULL;
 	}
+	/* A process in another mount namespace has files of its own at the
+	 * host's paths: only its root has them. */
+	if (live && pid) {
+		int differs = pr__mntns_differs(pid);
+
+		if (differs > 0)
+			q.root = t.root = pid;
+		q.unsure = differs < 0;
+	}
 	pr__dso_find(&q, try_file, &t);
+	if (!t.found && q.root) {
+		c->foreign_missing++;
+		pr__log(lg, PR_LOG_INFO, "%s of process %u: not usable inside its root; its "
+			"frames stay unnamed (the host's file at that path is not used)", d->path,
+			pid);
+	}
 	return t.found;
 }
 
@@ -253,8 +271,11 @@ static struct pr_elf *debug_file_at(const struct pr_elf *e, int fd, const char *
 {
 	struct pr_elf *dbg;
 
-	if (fd < 0 || !(dbg = pr__elf_open(fd, path, false, lg)))
+	/* One found in a process's root keeps its fd: its path is never
+	 * opened again (pr__elf_fd()). */
+	if (fd < 0 || !(dbg = pr__elf_open(fd, path, e->root != 0, lg)))
 		return NULL;
+	dbg->root = e->root;
 	if (e->build_id_size ? !pr__elf_is(dbg, e->build_id, e->build_id_size)
 			     : !has_crc(dbg, e->debuglink_crc)) {
 		pr__log(lg, PR_LOG_DEBUG, "%s: not the debug file of %s (%s differs); ignored",
@@ -268,10 +289,18 @@ static struct pr_elf *debug_file_at(const struct pr_elf *e, int fd, const char *
 	return NULL;
 }
 
+/* The debug file of `e` at `path`, inside e's process's root when it was
+ * found in one. */
 static struct pr_elf *try_debug_file(const struct pr_elf *e, const char *path,
 				     const struct pr_logger *lg)
 {
-	return debug_file_at(e, open(path, O_RDONLY | O_CLOEXEC), path, lg);
+	char name[4200];
+	int fd = pr__open_target_file(e->root, path, lg);
+
+	if (fd >= 0 && e->root && pr__path_fmt(name, sizeof(name), "/proc/%u/root%s", e->root,
+						path))
+		return debug_file_at(e, fd, name, lg);
+	return debug_file_at(e, fd, path, lg);
 }
 
 static struct pr_elf *fetch_debug_file(struct pr_elfcache *c, const struct pr_elf *e,
@@ -282,7 +311,21 @@ static struct pr_elf *fetch_debug_file(struct pr_elfcache *c, const struct pr_el
 	struct pr_elf *dbg = debug_file_at(e, fd, path ? path : "(debuginfod)", lg);
 
 	free(path);
+	if (dbg)
+		dbg->root = 0;
 	return dbg;
+}
+
+/* Whether .gnu_debuglink's `name` is a file name, as gdb takes it: one
+ * with a directory in it could name any file, in the root or (before
+ * pr__open_target_file()) outside it. */
+static bool link_is_name(const struct pr_elf *e, const char *name, const struct pr_logger *lg)
+{
+	if (name[0] && !strchr(name, '/') && strcmp(name, ".") && strcmp(name, ".."))
+		return true;
+	pr__log(lg, PR_LOG_DEBUG, "%s: its .gnu_debuglink \"%s\" is not a file name; "
+		"not followed", e->path, name);
+	return false;
 }
 
 /* Where gdb, perf and libdwfl look (elfcache.h), first found first. */
@@ -302,7 +345,7 @@ static struct pr_elf *find_debug(struct pr_elfcache *c, const struct pr_elf *e,
 		     !dbg && pr__debug_file_next(&c->dirs, hex, &it, path, sizeof(path));)
 			dbg = try_debug_file(e, path, lg);
 	}
-	if (!dbg && e->debuglink && slash &&
+	if (!dbg && e->debuglink && slash && link_is_name(e, e->debuglink, lg) &&
 	    pr__path_fmt(dir, sizeof(dir), "%.*s", (int)(slash - from), from)) {
 		if (pr__path_fmt(path, sizeof(path), "%s/%s", dir, e->debuglink))
 			dbg = try_debug_file(e, path, lg);
@@ -330,6 +373,11 @@ struct pr_elf *pr__elfcache_debug(struct pr_elfcache *c, struct pr_elf *e,
 		e->debug = NULL;
 	}
 	return e->debug;
+}
+
+size_t pr__elfcache_foreign_missing(const struct pr_elfcache *c)
+{
+	return c ? c->foreign_missing : 0;
 }
 
 /* ---- trimming (model/trim.c) ---- */

@@ -38,6 +38,11 @@ struct pr_elf {
 	/* Kept open when the file was found through a path of a process
 	 * (/proc/PID/...), which goes with it: see pr__elf_fd(). */
 	int fd;
+	/* Found inside the root of this process, in another mount namespace
+	 * (pr_dso_query's root); 0: on the host.  Its path is then never
+	 * opened again on the host, and its debug files are looked for
+	 * inside the same root. */
+	uint32_t root;
 	bool is64;
 	uint16_t machine, type;      /* EM_*, ET_* */
 	struct pr_elf_segment seg[PR_ELF_MAX_SEGMENTS];
@@ -119,13 +124,21 @@ struct pr_elf *pr__elfcache_file(struct pr_elfcache *c, struct pr_dso *d,
  * The separate debug file of `e`, looked for once: by build-id in every
  * directory (DIR/.build-id/xx/rest.debug); by .gnu_debuglink beside the
  * file it was mapped from, in a .debug/ there, and under every directory
- * at that path (/usr/lib/debug/usr/bin/prog.debug); then by build-id
- * from debuginfod (debuginfod.c).  A candidate must have `e`'s build-id
+ * at that path (/usr/lib/debug/usr/bin/prog.debug), as gdb does: the link
+ * is a file name, and one with a '/' (or "." or "..") is refused, not
+ * followed; then by build-id from debuginfod (debuginfod.c).  For a file
+ * found inside a process's root (e->root), every place but debuginfod is
+ * inside that root.  Each candidate is opened by pr__open_target_file().  A candidate must have `e`'s build-id
  * (or the link's CRC without one) and debug information (.debug_info or
  * .debug_frame).  NULL when none.
  */
 struct pr_elf *pr__elfcache_debug(struct pr_elfcache *c, struct pr_elf *e,
 				  const struct pr_logger *lg);
+
+/* How many files of processes in other mount namespaces were not found
+ * inside their roots (each once): their frames stay unnamed, as the host's
+ * file at the same path is never taken for theirs. */
+size_t pr__elfcache_foreign_missing(const struct pr_elfcache *c);
 
 /* Each file the cache holds that a DSO found (not the vDSO, not debug
  * files), with those DSOs: `fn` gets (file, dso) for every pair. */

@@ -24,6 +24,9 @@ struct pr_hits {
 struct hit_file {
 	bool build_id_tried;         /* read through map_files already */
 	bool hit;                    /* a sample landed in it */
+	/* Mapped by a process in another mount namespace: the host's file at
+	 * its path is another file, never asked for its build-id. */
+	bool foreign;
 	uint8_t build_id_size;
 	uint8_t build_id[PR_BUILD_ID_MAX];
 };
@@ -84,6 +87,7 @@ static void note_hit(struct pr_hits *h, const struct pr_record *rec, const struc
 	if (m->dso->build_id_size || !(f = file_of(h, m->dso)) || f->build_id_tried)
 		return;
 	f->build_id_tried = true;
+	f->foreign = pr__mntns_differs(rec->pid) > 0;
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", rec->pid,
 		 (unsigned long long)m->start, (unsigned long long)m->end);
 	if (!pr__build_id_path(path, f->build_id, &len))
@@ -194,7 +198,7 @@ static size_t hit_build_id(struct pr_hits *h, const struct pr_dso *d, uint8_t *i
 		return copy_id(id, d->build_id, d->build_id_size);
 	if (!strcmp(d->path, "[vdso]"))
 		return pr__build_id_vdso(id, &len) ? 0 : len;
-	if (d->path[0] == '/' && !pr__build_id_path(d->path, id, &len))
+	if (d->path[0] == '/' && !(f && f->foreign) && !pr__build_id_path(d->path, id, &len))
 		return len;
 	return 0;
 }

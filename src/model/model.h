@@ -174,12 +174,23 @@ struct pr_dso_query {
 	uint32_t pid;
 	bool live;                   /* the process runs on this machine */
 	const struct pr_dirs *dirs;
+	/* Not 0: the pid of a process in another mount namespace
+	 * (pr__mntns_differs()), whose files are looked for only inside its
+	 * root, never on the host. */
+	uint32_t root;
+	/* A live process whose mount namespace could not be told (it is
+	 * gone): the path on the host is taken only when it is the very file
+	 * mapped (the mapping's device and inode, or d's build-id). */
+	bool unsure;
 };
 
 /* Offer `try` each place the file of q->dso may be, most specific first:
  * /proc/PID/map_files and the path inside the process's root (live,
  * opened by pr__open_in_root()), DIR/.build-id/xx/rest, DIR/xx/rest and
- * DIR/.build-id/xx/rest/elf (by build-id), the path.  `try` gets each
+ * DIR/.build-id/xx/rest/elf (by build-id; inside q->root's root when
+ * set), the path (not when q->root is set; when q->unsure, only if it is
+ * the file mapped).  Each opened by
+ * pr__open_target_file(): regular files only.  `try` gets each
  * that opens as an fd it owns, and the path it was found by (for
  * messages).  The first nonzero return ends the search and is returned;
  * 0 when none was taken. */
@@ -206,6 +217,20 @@ int pr__open_in_root(uint32_t pid, const char *path, int flags);
 /* The same walk a component at a time under the directory `root` (an
  * O_PATH fd): absolute links and ".." stop at `root`. */
 int pr__open_beneath(int root, const char *path, int flags);
+/* Whether process `pid` is in another mount namespace than ours (its
+ * files are then its own, reached only through its root, never the
+ * host's at the same path): 1 or 0, or a negative errno when that cannot
+ * be told (the process is gone). */
+int pr__mntns_differs(uint32_t pid);
+/*
+ * The one way a file of a target (a mapped file, a debug file, a perf
+ * map) is opened: inside process `pid`'s root (pr__open_in_root()) when
+ * `pid` is not 0, else `path` itself; read-only and non-blocking (a FIFO
+ * never waits for a writer), and kept only when it is a regular file
+ * (else -EINVAL, said at debug level).  The fd (O_NONBLOCK set, which
+ * changes nothing for a regular file), or a negative errno.
+ */
+int pr__open_target_file(uint32_t pid, const char *path, const struct pr_logger *lg);
 /* A thread's name (COMM, inherited at FORK), or NULL when unknown. */
 const char *pr__model_comm(const struct pr_model *m, uint32_t tid);
 int pr__proc_insert(struct pr_proc *p, const struct pr_map *nm);

@@ -8,6 +8,12 @@
  * show its bytes in a profile.  openat2(RESOLVE_IN_ROOT) resolves every
  * component as if the container's root were "/"; where the kernel has no
  * openat2 (before 5.6), the same is done here a component at a time.
+ *
+ * And every file of a target goes through pr__open_target_file(): a
+ * container can put a FIFO or a device node where a library, a debug file
+ * or a perf map is looked for, and a blocking open() of a FIFO waits for a
+ * writer that never comes, with the profiler's worker and its shutdown
+ * behind it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -153,4 +159,31 @@ int pr__open_in_root(uint32_t pid, const char *path, int flags)
 		fd = errno == ENOSYS ? pr__open_beneath(root, path, flags) : -errno;
 	close(root);
 	return fd;
+}
+
+int pr__mntns_differs(uint32_t pid)
+{
+	char path[64];
+	struct stat theirs, ours;
+
+	snprintf(path, sizeof(path), "/proc/%u/ns/mnt", pid);
+	if (stat(path, &theirs) || stat("/proc/self/ns/mnt", &ours))
+		return -errno;
+	return theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev;
+}
+
+int pr__open_target_file(uint32_t pid, const char *path, const struct pr_logger *lg)
+{
+	int fd = pid ? pr__open_in_root(pid, path, O_RDONLY | O_NONBLOCK)
+		     : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return pid ? fd : -errno;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
+		return fd;
+	close(fd);
+	pr__log(lg, PR_LOG_DEBUG, "%s%s: not a regular file; not read", path,
+		pid ? " (in the process's root)" : "");
+	return -EINVAL;
 }

@@ -50,7 +50,13 @@ int pr_model_set_cache(struct pr_model *m, const struct pr_cache_opts *opts)
 
 int pr_model_cache_stats(const struct pr_model *m, struct pr_cache_stats *st)
 {
-	return m ? pr__stats_copy(st, &m->cache, sizeof(*st)) : -EINVAL;
+	struct pr_cache_stats now;
+
+	if (!m)
+		return -EINVAL;
+	now = m->cache;
+	now.files_foreign_missing = pr__elfcache_foreign_missing(m->elves);
+	return pr__stats_copy(st, &now, sizeof(*st));
 }
 
 /* A file the cache holds, as the trim weighs it. */

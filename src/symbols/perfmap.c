@@ -36,24 +36,24 @@ int pr__perf_map_open(uint32_t pid, bool live, const struct pr_logger *lg)
 	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-	/* Non-blocking: a FIFO put there must not hang the reader (for a
-	 * regular file it changes nothing). */
-	fd = live ? pr__open_in_root(pid, path, O_RDONLY | O_NONBLOCK)
-		  : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return fd < -1 ? fd : -errno;
+	/* Non-blocking and regular only: a FIFO put there must not hang the
+	 * reader. */
+	fd = pr__open_target_file(live ? pid : 0, path, NULL);
+	if (fd < 0 && fd != -EINVAL)
+		return fd;
 	snprintf(proc, sizeof(proc), "/proc/%u", pid);
-	if (fstat(fd, &st))
+	if (fd < 0)
+		err = fd;
+	else if (fstat(fd, &st))
 		err = -errno;
-	else if (!S_ISREG(st.st_mode))
-		err = -EINVAL;
 	else if (st.st_size > PR_PERF_MAP_MAX)
 		err = -EFBIG;
 	else if (live && st.st_uid && (stat(proc, &owner) || owner.st_uid != st.st_uid))
 		err = -EPERM;
 	if (!err)
 		return fd;
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	pr__log(lg, PR_LOG_DEBUG, "%s of process %u not read: %s", path, pid,
 		err == -EINVAL ? "not a regular file" :
 		err == -EFBIG ? "larger than 64 MiB" :

@@ -607,7 +607,10 @@ static void say_if_zstd(struct pr_symbolizer *s, struct sym_module *m)
 	if (pr__zsection_zstd_dwarf(dwfl_module_getelf(m->mod, &bias)))
 		where = m->origin;
 	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug);
-	if (!where && debug && (fd = open(debug, O_RDONLY | O_CLOEXEC)) >= 0) {
+	/* One found in a process's root (/proc/PID/root/...) is not opened
+	 * again by its name, which could lead out of that root. */
+	if (!where && debug && strncmp(debug, "/proc/", 6) &&
+	    (fd = pr__open_target_file(0, debug, NULL)) >= 0) {
 		Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 
 		if (pr__zsection_zstd_dwarf(elf))
