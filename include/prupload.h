@@ -91,7 +91,10 @@ struct pr_uploader_opts {
 	 * at most 16 MiB and spool_max_bytes, the oldest dropped. */
 	const char *spool_dir;
 	uint64_t spool_max_bytes;
-	/* Per request, in seconds (0: 30). */
+	/* Per request, in seconds (0: 30): to connect and send it whole.
+	 * Its answer is then awaited 4 times as long, and a request sent
+	 * whole that gets none is not sent again (the backend may have
+	 * counted it): it is counted as unconfirmed. */
 	double timeout_s;
 	/* Pyroscope's basic authentication (used when either is not NULL
 	 * and not empty) and tenant (X-Scope-OrgID; NULL or empty: none).
@@ -146,6 +149,12 @@ struct pr_uploader_stats {
 	uint64_t written;             /* files written to the directory */
 	double last_latency_s;        /* of the last request */
 	size_t queued;                /* windows waiting: in memory and spooled */
+	/* Answered with a fault (a 500, 501, 505...) ten times, each time
+	 * put behind the others: given up. */
+	uint64_t given_up;
+	/* Sent whole, and no answer came (a timeout, a 504 from a gateway):
+	 * not sent again, since the backend may have counted it. */
+	uint64_t unconfirmed;
 };
 /* Set st->sz.  0 or -EINVAL.  Thread-safe. */
 PR_API int pr_uploader_stats(struct pr_uploader *u, struct pr_uploader_stats *st);

@@ -47,13 +47,20 @@ each request (write it whole: to a temporary name, then rename):
                       answer the next N requests with status S (500
                       unless given), with a Retry-After header if given
   {"stall": S}        the next request waits S seconds before its body is
-                      read (a client that gave up finds it gone)
+                      read, and is then taken as any other (a slow backend
+                      counts what it was sent, even when the client gave
+                      up waiting for the answer: its entry then says
+                      "client_gone")
+  {"poison": N}       the next N requests' bodies are poisoned: every
+                      request with one of those bodies is answered 500
+                      (a window a backend cannot take, however often)
   {"cut": N}          the next N requests are cut mid-body (connection
                       reset)
 
 Counts left are written back to DIR/state.json as they are used.
 """
 import gzip
+import hashlib
 import http.server
 import json
 import os
@@ -69,7 +76,8 @@ import urllib.parse
 OUT = sys.argv[1]
 PROTOS = sys.argv[2] if len(sys.argv) > 2 else None
 LOCK = threading.Lock()
-STATE = {"fail": 0, "stall": 0, "cut": 0, "seen": None}
+STATE = {"fail": 0, "stall": 0, "cut": 0, "poison": 0, "seen": None}
+POISONED = set()
 COUNT = [0]
 # Pyroscope's defaults (pkg/validation/limits.go).
 MAX_LABEL_NAMES = 30
@@ -308,7 +316,7 @@ def control():
     with LOCK:
         if STATE["seen"] != text:
             STATE["seen"] = text
-            for k in ("fail", "stall", "cut"):
+            for k in ("fail", "stall", "cut", "poison"):
                 if k in c:
                     STATE[k] = c[k] if k != "stall" else 1
             STATE["status"] = c.get("status", 500)
@@ -325,7 +333,7 @@ def log(entry):
         with open(os.path.join(OUT, "log.jsonl"), "a") as f:
             f.write(json.dumps(entry) + "\n")
         with open(os.path.join(OUT, "state.json.tmp"), "w") as f:
-            json.dump({k: STATE[k] for k in ("fail", "stall", "cut")}, f)
+            json.dump({k: STATE[k] for k in ("fail", "stall", "cut", "poison")}, f)
         os.rename(os.path.join(OUT, "state.json.tmp"), os.path.join(OUT, "state.json"))
 
 
@@ -378,14 +386,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", "0"))
         if take("stall"):
             time.sleep(STATE["stall_s"])
-            try:
-                self.rfile.read(length)
-            except OSError:
-                pass
-            entry.update(outcome="stalled")
-            log(entry)
-            self.close_connection = True
-            return
+            entry["stalled"] = STATE["stall_s"]
         if take("cut"):
             self.rfile.read(length // 2)
             entry.update(outcome="cut")
@@ -399,6 +400,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
             entry.update(outcome="short body")
             log(entry)
             self.close_connection = True
+            return
+        if "stalled" in entry:
+            # Whether the client gave up meanwhile: its end is closed.
+            try:
+                gone = self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+            except BlockingIOError:
+                gone = False
+            except OSError:
+                gone = True
+            entry["client_gone"] = gone
+        digest = hashlib.sha256(body).hexdigest()
+        if take("poison"):
+            with LOCK:
+                POISONED.add(digest)
+        entry["digest"] = digest
+        if digest in POISONED:
+            entry.update(outcome="failed", status=500, poisoned=True)
+            log(entry)
+            msg = b"injected failure: a poisoned window"
+            self.send_response(500)
+            self.send_header("Content-Length", str(len(msg)))
+            self.end_headers()
+            self.wfile.write(msg)
             return
         if take("fail"):
             entry.update(outcome="failed", status=STATE["status"])

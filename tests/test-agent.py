@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """dwarfsample agent against a loopback Pyroscope (tests/receiver.py) that
 checks the ingest contract strictly and breaks on request: 500s, a 429
-with Retry-After, a connection cut mid-body, a stalled answer, a 400, and
+with Retry-After, a connection cut mid-body, answers 4 s and 10 s late
+(awaited, or counted unconfirmed: never sent twice), a window answered 500
+every time (given up after ten tries, the others delivered), a 400, and
 an outage of 32 s.  Every window the agent cut arrives once, in order; the
 windows tile the run; each body is a pprof that go tool pprof reads, with
 the workload's function, the function inlined into it and their lines;
@@ -132,8 +134,10 @@ def stopped_line(log):
 
 
 def stopped_counts(log):
+    """(windows, profiles, refused, dropped, lost, given up, unconfirmed)."""
     m = re.search(r"stopped: (\d+) windows, (\d+) profiles, (\d+) refused, (\d+) dropped "
-                  r"from the spool, (\d+) lost", open(log).read())
+                  r"from the spool, (\d+) lost, (\d+) given up, (\d+) unconfirmed",
+                  open(log).read())
     return tuple(int(x) for x in m.groups()) if m else None
 
 
@@ -153,6 +157,19 @@ def taken(rdir, n, entry):
     """The accepted request after entry n of the same window as `entry`."""
     for e in after_all(rdir, n, "accepted"):
         if e["query"] == entry["query"]:
+            return e
+    return None
+
+
+def same_body(rdir, entry):
+    """The accepted requests with the body of `entry`: a window delivered
+    twice would have two."""
+    return [e for e in accepted(rdir) if e.get("digest") == entry.get("digest")]
+
+
+def after_stalled(rdir, n):
+    for e in entries(rdir):
+        if e["n"] > n and "stalled" in e:
             return e
     return None
 
@@ -233,15 +250,16 @@ def run_faults(rdir, a, log, spool):
           "DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE=%d: a test hook" % CLOCK_RATE in open(log).read())
     # Each fault hits the request the agent sends after the control file
     # changes; one already on the way may be taken first.
-    # Three 500s, then the same window is taken.
+    # Three 500s: each window that got one goes behind the others and is
+    # then taken, once.
     n = last_n(rdir)
     control(rdir, {"fail": 3, "status": 500})
     wait(lambda: len(after_all(rdir, n, "failed")) >= 3, "three 500s")
     fails = after_all(rdir, n, "failed")
-    check("three 500s, then the same window again and taken",
-          len(fails) == 3 and wait(lambda: taken(rdir, n, fails[0]) is not None,
-                                   "the window after three 500s")
-          and all(f["query"]["from"] == fails[0]["query"]["from"] for f in fails), fails)
+    check("three 500s, then each window that got one is taken once",
+          len(fails) == 3 and wait(lambda: all(len(same_body(rdir, f)) == 1 for f in fails),
+                                   "the windows after three 500s"),
+          [(f["n"], len(same_body(rdir, f))) for f in fails])
     # A 429 with Retry-After: 3 is honoured: 3 s of the uploader's clock
     # (the backoff after one failure would be 0.5 to 1 s of it).
     n = last_n(rdir)
@@ -260,15 +278,45 @@ def run_faults(rdir, a, log, spool):
           wait(lambda: after(rdir, n, "cut") is not None, "a cut")
           and wait(lambda: taken(rdir, n, after(rdir, n, "cut")) is not None,
                    "the window after a cut"))
-    # A backend that stalls 2 s past the 2 s timeout.  (The stalled
-    # request is logged when the receiver wakes, 4 s on.)
+    # A backend that reads a request 4 s late, past the 2 s timeout but
+    # within the 8 s its answer is awaited once it is sent whole: taken,
+    # and not sent again (Pyroscope would count it twice).
     n = last_n(rdir)
     control(rdir, {"stall": 4})
-    ok = wait(lambda: after(rdir, n, "stalled") is not None and
-              taken(rdir, n, after(rdir, n, "stalled")) is not None, "a window after a stall")
-    check("a stalled request times out and is sent again, taken before the stall ends",
-          ok and taken(rdir, n, after(rdir, n, "stalled"))["time"]
-          < after(rdir, n, "stalled")["time"])
+    ok = wait(lambda: after_stalled(rdir, n) is not None, "a stalled request")
+    st = after_stalled(rdir, n)
+    ok = ok and wait(lambda: len(after_all(rdir, st["n"], "accepted")) >= 3,
+                     "three windows after the stalled one")
+    check("a request answered 4 s late (timeout 2 s) is awaited and taken once",
+          ok and st["outcome"] == "accepted" and not st["client_gone"]
+          and len(same_body(rdir, st)) == 1, st)
+    # One read 10 s late: past the 8 s its answer is awaited.  The backend
+    # counts it (as Pyroscope would); the agent, which cannot know that,
+    # does not send it again but counts it as unconfirmed.
+    n = last_n(rdir)
+    control(rdir, {"stall": 10})
+    ok = wait(lambda: after_stalled(rdir, n) is not None, "a request stalled 10 s")
+    st = after_stalled(rdir, n)
+    ok = ok and wait(lambda: len(after_all(rdir, st["n"], "accepted")) >= 3,
+                     "three windows after the one stalled 10 s")
+    check("a request answered 10 s late is taken once by the backend, not sent again, and "
+          "counted unconfirmed",
+          ok and st["outcome"] == "accepted" and st["client_gone"]
+          and len(same_body(rdir, st)) == 1 and "did not confirm it" in open(log).read(),
+          (st, open(log).read()[-1500:]))
+    # A window the backend answers 500 every time: it goes behind the
+    # others (the windows after it are delivered), and is given up after
+    # ten tries.
+    n = last_n(rdir)
+    control(rdir, {"poison": 1})
+    wait(lambda: "with a fault 10 times: given up" in open(log).read(),
+         "the poisoned window given up")
+    bad = [e for e in entries(rdir) if e["n"] > n and e.get("poisoned")]
+    between = [e for e in after_all(rdir, n, "accepted") if bad and e["n"] < bad[-1]["n"]]
+    check("a window answered 500 ten times is given up (%d tries), the windows after it "
+          "delivered meanwhile (%d)" % (len(bad), len(between)),
+          len(bad) == 10 and len({e["digest"] for e in bad}) == 1 and len(between) >= 2
+          and "answered a window with a fault 10 times: given up" in open(log).read())
     # A 400: logged with the server's words, not tried again.
     n = last_n(rdir)
     control(rdir, {"fail": 1, "status": 400})
@@ -307,8 +355,12 @@ def run_faults(rdir, a, log, spool):
     a.send_signal(signal.SIGTERM)
     rc = a.wait(60)
     c = stopped_counts(log)
-    check("SIGTERM after a window was refused: exit status 1, '1 refused' in the last line",
-          rc == 1 and c and c[2] == 1, (rc, c, open(log).read()[-2000:]))
+    # (A request in flight when the outage began may be unconfirmed too.)
+    unconfirmed = open(log).read().count("did not confirm it")
+    check("SIGTERM after a window was refused and one given up: exit status 1, '1 refused', "
+          "'1 given up' and %d unconfirmed in the last line" % unconfirmed,
+          rc == 1 and c and c[2] == 1 and c[5] == 1 and c[6] == unconfirmed >= 1,
+          (rc, c, open(log).read()[-2000:]))
     check("SIGTERM flushed the last window", len(accepted(rdir)) > before)
     # Each window that waited for the backend is counted once as spooled
     # (not once per outage): at least those that arrived after the outage.
@@ -326,12 +378,23 @@ def check_windows(rdir, log, wl):
     es = entries(rdir)
     got = [e for e in es if e["outcome"] == "accepted"]
     refused = [e for e in es if e["outcome"] == "failed" and e.get("status") == 400]
+    # The poisoned window, given up: once.
+    given = list({e["digest"]: e for e in es if e.get("poisoned")}.values())
     froms = [int(e["query"]["from"]) for e in got]
-    check("every window arrived once: %d taken + %d refused = %d profiles, 0 lost"
-          % (len(got), len(refused), profiles),
-          len(got) + len(refused) == profiles and lost == 0 and len(set(froms)) == len(froms))
-    check("windows arrived in order", froms == sorted(froms))
-    allw = sorted((int(e["query"]["from"]), int(e["query"]["until"])) for e in got + refused)
+    check("every window arrived once: %d taken + %d refused + %d given up = %d profiles, 0 lost"
+          % (len(got), len(refused), len(given), profiles),
+          len(got) + len(refused) + len(given) == profiles and lost == 0
+          and len(set(froms)) == len(froms))
+    # A window answered 500 goes behind the others; the rest keep their
+    # order (a stalled one is logged when the receiver reads it, late).
+    faulted = {e["digest"] for e in es if e["outcome"] == "failed" and e.get("status") == 500}
+    kept = [int(e["query"]["from"]) for e in got
+            if e["digest"] not in faulted and "stalled" not in e]
+    check("windows arrived in order, but those answered 500 (%d) or read late" % len(faulted),
+          kept == sorted(kept) and len(kept) < len(froms),
+          [(a, b) for a, b in zip(kept, kept[1:]) if a > b])
+    allw = sorted((int(e["query"]["from"]), int(e["query"]["until"]))
+                  for e in got + refused + given)
     gaps = [(a, b) for a, b in zip(allw, allw[1:]) if a[1] != b[0]]
     check("the windows tile the run: each one's until is the next one's from", not gaps, gaps[:5])
     check("1 s windows", all(u - f == 1 for f, u in allw[1:-1]), allw[:5])

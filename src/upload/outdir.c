@@ -146,7 +146,6 @@ void pr__outdir_write(struct pr_uploader *u, const struct pr_window *w, const vo
 		pr__log(&u->lg, PR_LOG_ERROR, "cannot write %s: %s", path, strerror(errno));
 		unlink(tmp);
 		atomic_fetch_add(&u->lost, 1);
-		u->lost_any = true;
 		return;
 	}
 	atomic_fetch_add(&u->written, 1);

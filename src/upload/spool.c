@@ -4,7 +4,9 @@
  * came (the numbers go on from the highest found at start), each written
  * to a temporary name and renamed, so that a crash leaves whole files or
  * none.  A file is a header of four lines — the format's name, the
- * target, the content type and encoding — an empty line, and the body.
+ * target, the content type and encoding — then "tries N" when the
+ * backend answered it with a fault N times (so that a file without it is
+ * one an older version reads), an empty line, and the body.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -43,6 +45,21 @@ void pr__request_clear(struct pr__request *r)
 	free(r->content_encoding);
 	free(r->body);
 	memset(r, 0, sizeof(*r));
+}
+
+int pr__request_copy(struct pr__request *to, const struct pr__request *r)
+{
+	memset(to, 0, sizeof(*to));
+	if (!(to->target = strdup(r->target)) || !(to->content_type = strdup(r->content_type)) ||
+	    !(to->content_encoding = strdup(r->content_encoding)) ||
+	    !(to->body = malloc(r->len ? r->len : 1))) {
+		pr__request_clear(to);
+		return -ENOMEM;
+	}
+	memcpy(to->body, r->body, r->len);
+	to->len = r->len;
+	to->tries = r->tries;
+	return 0;
 }
 
 static void entry_path(const struct pr__spool *s, uint64_t seq, char *buf, size_t len)
@@ -154,6 +171,11 @@ void pr__spool_pop(struct pr__spool *s)
 	s->nr--;
 }
 
+uint64_t pr__spool_head(const struct pr__spool *s)
+{
+	return s->nr ? s->v[s->head].seq : UINT64_MAX;
+}
+
 static int write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
@@ -174,8 +196,13 @@ static int write_all(int fd, const void *buf, size_t len)
 int pr__spool_push(struct pr__spool *s, const struct pr__request *r, uint64_t *dropped)
 {
 	char path[4096], tmp[4200], *head = NULL;
-	int len = asprintf(&head, "%s\n%s\n%s\n%s\n\n", MAGIC, r->target, r->content_type,
-			   r->content_encoding);
+	char tries[32] = "";
+	int len;
+
+	if (r->tries)
+		snprintf(tries, sizeof(tries), "tries %u\n", r->tries);
+	len = asprintf(&head, "%s\n%s\n%s\n%s\n%s\n", MAGIC, r->target, r->content_type,
+		       r->content_encoding, tries);
 	uint64_t size;
 	int fd, err;
 
@@ -230,7 +257,19 @@ static int parse(const char *buf, size_t len, struct pr__request *r)
 
 	free(magic);
 	if (!ok || !(r->target = take_line(&p, end)) || !(r->content_type = take_line(&p, end)) ||
-	    !(r->content_encoding = take_line(&p, end)) || p >= end || *p != '\n')
+	    !(r->content_encoding = take_line(&p, end)))
+		return -EBADMSG;
+	if (end - p > 6 && !memcmp(p, "tries ", 6)) {
+		char *line = take_line(&p, end), *e = NULL;
+		unsigned long n = line ? strtoul(line + 6, &e, 10) : 0;
+		bool good = line && e != line + 6 && !*e && n < 1000000;
+
+		free(line);
+		if (!good)
+			return -EBADMSG;
+		r->tries = (unsigned)n;
+	}
+	if (p >= end || *p != '\n')
 		return -EBADMSG;
 	p++;
 	r->len = (size_t)(end - p);
@@ -273,4 +312,24 @@ int pr__spool_peek(struct pr__spool *s, struct pr__request *r, uint64_t *dropped
 		(*dropped)++;
 	}
 	return 0;
+}
+
+int pr__spool_requeue(struct pr__spool *s, const struct pr__request *r)
+{
+	uint64_t dropped = 0, old;
+	int err;
+
+	if (!s->nr)
+		return -ENOENT;
+	/* Written behind the others before the oldest goes: a crash between
+	 * the two leaves it twice, not nowhere.  Its old copy may not count
+	 * against the bound; if it still went (a request alone over the
+	 * bound), it is gone already. */
+	old = s->v[s->head].size;
+	s->max_bytes += old;
+	err = pr__spool_push(s, r, &dropped);
+	s->max_bytes -= old;
+	if (!err && !dropped)
+		pr__spool_pop(s);
+	return err;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The upload stage (prupload.h), internal: uploader.c (the thread,
- * delivery, backoff), spool.c (requests waiting for a backend, on disk),
+ * The upload stage (prupload.h), internal: uploader.c (the uploader and
+ * its thread, which encodes the windows), deliver.c (a thread per
+ * backend: delivery, backoff, retries), spool.c (requests waiting for a backend, on disk),
  * curl.c (libcurl, loaded when an uploader starts), outdir.c (the
  * directory sink), pyroscope.c (Pyroscope's ingest target); windows.c
  * (the windows, their groups and labels) needs none of it but the
@@ -26,6 +27,14 @@
  * (and no more than the spool's size). */
 #define MEMORY_MAX ((uint64_t)16 << 20)
 #define DEFAULT_TIMEOUT_S 30.0
+/* Once a request's body is sent, its answer is awaited this many times
+ * the timeout (which bounds connecting and sending): the window may
+ * already be counted by the backend, and sending it again would count it
+ * twice. */
+#define ANSWER_WAIT_FACTOR 4
+/* A window a backend answered with a fault of its own (a 500) this many
+ * times is given up, and counted. */
+#define MAX_TRIES 10
 /* Backoff: 1 s doubling to 5 min; Retry-After is believed up to 1 h. */
 #define BACKOFF_MIN_S 1.0
 #define BACKOFF_MAX_S 300.0
@@ -46,14 +55,18 @@
  */
 
 /* A request as it is kept: where it goes (path and query, appended to
- * the backend's URL), its content type and encoding, and its body. */
+ * the backend's URL), its content type and encoding, its body, and how
+ * many times the backend answered it with a fault (a 500) so far. */
 struct pr__request {
 	char *target;
 	char *content_type;
 	char *content_encoding;       /* "" for none */
 	void *body;
 	size_t len;
+	unsigned tries;
 };
+/* A copy of `r` into *to (cleared first).  0 or -ENOMEM (*to cleared). */
+int pr__request_copy(struct pr__request *to, const struct pr__request *r);
 void pr__request_clear(struct pr__request *r);
 
 struct pr__spool;
@@ -74,18 +87,35 @@ int pr__spool_push(struct pr__spool *s, const struct pr__request *r, uint64_t *d
 int pr__spool_peek(struct pr__spool *s, struct pr__request *r, uint64_t *dropped);
 /* Remove the oldest. */
 void pr__spool_pop(struct pr__spool *s);
+/* Which the oldest is: a number no other request of the spool has had. */
+uint64_t pr__spool_head(const struct pr__spool *s);
+/* The oldest, `r` as it now is (its tries), moved behind the others.
+ * 0, or a negative errno (it stays where it was). */
+int pr__spool_requeue(struct pr__spool *s, const struct pr__request *r);
 
 size_t pr__spool_count(const struct pr__spool *s);
 
 /* ---- uploader.c ---- */
 
-/* A request held in memory while the spool cannot be written. */
+/* A request held in memory while the spool cannot be written; and one
+ * handed to a backend's thread, with the window it is of (for the log). */
 struct held {
 	struct pr__request r;
+	uint64_t seq;
+	char *service;
+	uint64_t id;                 /* held: which one, as the backend counts them */
 	struct held *next;
 };
 
+/*
+ * A backend, with its own thread (deliver.c: so that one that is slow to
+ * answer delays no other): it takes the requests the uploader's thread
+ * encoded for it (`inbox`), sends them, and keeps in its spool, or in
+ * memory, what it could not send.  `lock` guards the spool, `held`, the
+ * inbox and the close's fields; the rest is its thread's.
+ */
 struct backend {
+	struct pr_uploader *u;
 	const char *name;            /* "Pyroscope" */
 	char *url;                   /* base, without a trailing slash */
 	struct pr__spool *spool;
@@ -98,6 +128,19 @@ struct backend {
 	size_t nr_held;
 	uint64_t held_bytes;
 	bool spool_failing;          /* its last write failed */
+	unsigned rand_state;
+	uint64_t last_id;            /* of the held ones */
+	pthread_t thread;
+	bool started;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	/* Requests to send, oldest first, at most MEMORY_MAX bytes of them
+	 * (the rest go to the spool). */
+	struct held *inbox, *inbox_last;
+	size_t nr_inbox;
+	uint64_t inbox_bytes;
+	bool closing;
+	double deadline;             /* closing: when to stop trying */
 };
 
 struct queued {
@@ -115,22 +158,42 @@ struct pr_uploader {
 	struct backend be[NR_BACKENDS];
 	char user[256], password[256];
 
+	/* The uploader's thread and the windows it is handed, under `lock`. */
 	pthread_t thread;
+	bool started;
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct queued *first, *last;
 	size_t nr_queued;
 	bool closing;
-	double deadline;             /* closing: when to stop trying */
-	bool lost_any;               /* a window neither delivered nor kept */
-	unsigned rand_state;
-	double clock_rate;           /* now_s() seconds per real second */
+	double clock_rate;           /* pr__now_s() seconds per real second */
 
-	/* Written by the thread, read by pr_uploader_stats(). */
+	/* Written by the threads, read by pr_uploader_stats(). */
 	_Atomic uint64_t sent, spooled, dropped, refused, lost, retries, bytes_sent, written;
+	_Atomic uint64_t given_up, unconfirmed;
 	_Atomic uint64_t latency_us;
 	_Atomic size_t spool_count[NR_BACKENDS];
 };
+
+/* ---- deliver.c ---- */
+
+/* The uploader's clock, in seconds (pr_uploader_opts.clock_rate). */
+double pr__now_s(const struct pr_uploader *u);
+/* Request `r` of window `w` handed to `be`'s thread (copied); lost, and
+ * counted, only when out of memory. */
+void pr__backend_hand_over(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
+			   const struct pr__request *r);
+/* A backend's thread (pthread_create()'s function, `be` its argument):
+ * it stops when be->closing is set and nothing is left to try before
+ * be->deadline. */
+void *pr__backend_run(void *be);
+/* Requests handed over and not yet taken by the thread. */
+size_t pr__backend_queued(struct backend *be);
+/* After its thread stopped: what is held in memory spooled, or counted
+ * lost; what is left logged. */
+void pr__backend_close(struct pr_uploader *u, struct backend *be);
+/* What it holds in memory, freed. */
+void pr__backend_free(struct backend *be);
 
 /* ---- outdir.c ---- */
 

@@ -2,15 +2,12 @@
 /*
  * The uploader (prupload.h) and its thread.  Each window is encoded once
  * per format (a gzipped pprof; a gzipped OTLP request), written to the
- * directory sink, and sent to each backend at once when nothing waits
- * for it; what it does not take then is kept in its spool: so the order
- * of delivery is the order of the spool, a restart loses nothing
- * spooled, a full disk stops no delivery to a backend that is up, and a
- * backend that is down costs the agent a file per window, not memory.
- * A backend is tried when its
- * backoff allows; one that answers 408, 429 or 5xx, or not at all, is tried
- * again later (exponential backoff with jitter, or what Retry-After
- * says), the same request first.
+ * directory sink, and handed to each backend's thread (deliver.c), which
+ * sends it at once when nothing waits for the backend; what the backend
+ * does not take then is kept in its spool: so a restart loses nothing
+ * spooled, a full disk stops no delivery to a backend that is up, a
+ * backend that is down costs the agent a file per window, not memory,
+ * and one slow to answer delays no other.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -45,289 +42,6 @@ void pr_window_free(struct pr_window *w)
 	free(w);
 }
 
-/* ---- delivery ---- */
-
-/* The monotonic clock, in real seconds. */
-static double real_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/*
- * The uploader's clock, in seconds: backoff, Retry-After and the close's
- * grace are measured in it (a request's timeout is curl's, in real
- * time).  It is the monotonic clock, run faster only by the test hook
- * (pr_uploader_opts.clock_rate: the agent's test lives through a
- * backend's long outage in a few seconds).
- */
-static double now_s(const struct pr_uploader *u)
-{
-	return real_s() * u->clock_rate;
-}
-
-struct body {
-	char *buf;
-	size_t len;
-};
-
-static size_t keep_reply(char *data, size_t size, size_t n, void *arg)
-{
-	struct body *b = arg;
-	size_t take = size * n;
-
-	/* Only the start of a refusal is logged. */
-	if (b->len < REASON_MAX) {
-		size_t room = REASON_MAX - b->len;
-		size_t k = take < room ? take : room;
-
-		memcpy(b->buf + b->len, data, k);
-		b->len += k;
-	}
-	return take;
-}
-
-static size_t retry_after_header(char *data, size_t size, size_t n, void *arg)
-{
-	double *after = arg;
-	size_t len = size * n;
-	char line[256];
-
-	if (len >= sizeof(line) || len < 12 || strncasecmp(data, "Retry-After:", 12))
-		return len;
-	memcpy(line, data + 12, len - 12);
-	line[len - 12] = '\0';
-	line[strcspn(line, "\r\n")] = '\0';
-	{
-		char *end;
-		double s = strtod(line, &end);
-		time_t when;
-
-		if (end != line && (*end == '\0' || *end == ' ') && s >= 0)
-			*after = s;
-		else if ((when = curl_getdate(line, NULL)) > 0)
-			*after = difftime(when, time(NULL)) > 0 ? difftime(when, time(NULL)) : 0;
-	}
-	return len;
-}
-
-/* The reply's printable start, for the log. */
-static void reason(const struct body *b, char *out, size_t len)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < b->len && n + 1 < len; i++)
-		out[n++] = b->buf[i] >= 0x20 && b->buf[i] < 0x7f ? b->buf[i] : ' ';
-	out[n] = '\0';
-}
-
-static void backoff(struct pr_uploader *u, struct backend *be, double retry_after)
-{
-	double delay = BACKOFF_MIN_S;
-
-	for (unsigned i = 1; i < be->failures && delay < BACKOFF_MAX_S; i++)
-		delay *= 2;
-	if (delay > BACKOFF_MAX_S)
-		delay = BACKOFF_MAX_S;
-	/* Half of it, and a random part of the other half: agents that lost
-	 * a backend together do not all come back in the same second. */
-	delay = delay / 2 + delay / 2 * ((double)rand_r(&u->rand_state) / RAND_MAX);
-	if (retry_after >= 0)
-		delay = retry_after < RETRY_AFTER_MAX_S ? retry_after : RETRY_AFTER_MAX_S;
-	be->next_try = now_s(u) + delay;
-}
-
-/*
- * "spooled" counts windows that had to wait for a backend, each once:
- * those in the spool when it fails (sent first otherwise), and those that
- * come while it is failing.  The counted ones are the oldest `counted` of
- * the spool.  `dropped` of the oldest left it, dropped.
- */
-static void gone(struct pr_uploader *u, struct backend *be, uint64_t dropped)
-{
-	atomic_fetch_add(&u->dropped, dropped);
-	be->counted -= dropped < be->counted ? dropped : be->counted;
-}
-
-static void pop(struct backend *be)
-{
-	pr__spool_pop(be->spool);
-	if (be->counted)
-		be->counted--;
-}
-
-/* What waits for `be`: in its spool, then in memory. */
-static size_t waiting(const struct backend *be)
-{
-	return pr__spool_count(be->spool) + be->nr_held;
-}
-
-/* The oldest window held in memory for `be` is gone. */
-static void unhold(struct backend *be)
-{
-	struct held *h = be->held;
-
-	be->held = h->next;
-	if (!be->held)
-		be->held_last = NULL;
-	be->nr_held--;
-	be->held_bytes -= h->r.len;
-	pr__request_clear(&h->r);
-	free(h);
-}
-
-/*
- * Request `r` held in memory for `be`: its spool cannot be written (a full
- * or read-only disk, a folder removed).  At most MEMORY_MAX bytes, and no
- * more than the spool may hold: the oldest held go first, counted as
- * dropped.  0 or -ENOMEM.
- */
-static int hold(struct pr_uploader *u, struct backend *be, const struct pr__request *r)
-{
-	uint64_t max = u->spool_max_bytes < MEMORY_MAX ? u->spool_max_bytes : MEMORY_MAX;
-	struct held *h = calloc(1, sizeof(*h));
-	uint64_t dropped = 0;
-
-	if (!h || !(h->r.target = strdup(r->target)) ||
-	    !(h->r.content_type = strdup(r->content_type)) ||
-	    !(h->r.content_encoding = strdup(r->content_encoding)) ||
-	    !(h->r.body = malloc(r->len ? r->len : 1))) {
-		if (h)
-			pr__request_clear(&h->r);
-		free(h);
-		return -ENOMEM;
-	}
-	memcpy(h->r.body, r->body, r->len);
-	h->r.len = r->len;
-	while (be->held && be->held_bytes + r->len > max) {
-		unhold(be);
-		dropped++;
-	}
-	if (dropped)
-		pr__log(&u->lg, PR_LOG_WARN, "%" PRIu64 " of the oldest windows held in memory for %s "
-			"dropped (at most %" PRIu64 " bytes are held while the spool cannot be written)",
-			dropped, be->name, max);
-	atomic_fetch_add(&u->dropped, dropped);
-	if (be->held_last)
-		be->held_last->next = h;
-	else
-		be->held = h;
-	be->held_last = h;
-	be->nr_held++;
-	be->held_bytes += r->len;
-	return 0;
-}
-
-/* Backend `be` failed after taking every window: those in its spool wait. */
-static void count_waiting(struct pr_uploader *u, struct backend *be)
-{
-	size_t n = pr__spool_count(be->spool);
-
-	atomic_fetch_add(&u->spooled, n - be->counted);
-	be->counted = n;
-}
-
-/* What became of a request. */
-enum outcome { TAKEN, REFUSED, AGAIN };
-
-/* Send request `r` to `be` once: counted, logged, and the backoff set. */
-static enum outcome post(struct pr_uploader *u, struct backend *be, const struct pr__request *r)
-{
-	struct body reply = { .buf = malloc(REASON_MAX) };
-	double retry_after = -1, t0, timeout = u->timeout_s;
-	char url[8192], why[REASON_MAX + 1], errbuf[CURL_ERROR_SIZE] = "";
-	long status = 0;
-	enum outcome out;
-	CURLcode rc;
-
-	if (!reply.buf) {
-		/* Tried again later, as if it had failed. */
-		be->failures++;
-		backoff(u, be, -1);
-		return AGAIN;
-	}
-	if (u->closing) {
-		/* What is left of the grace, in real seconds. */
-		double left = (u->deadline - now_s(u)) / u->clock_rate;
-
-		if (left < timeout)
-			timeout = left > 0.1 ? left : 0.1;
-	}
-	snprintf(url, sizeof(url), "%s%s", be->url, r->target);
-	curl_easy_setopt(be->curl, CURLOPT_URL, url);
-	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDS, r->body);
-	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
-	curl_easy_setopt(be->curl, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000));
-	curl_easy_setopt(be->curl, CURLOPT_WRITEFUNCTION, keep_reply);
-	curl_easy_setopt(be->curl, CURLOPT_WRITEDATA, &reply);
-	curl_easy_setopt(be->curl, CURLOPT_HEADERFUNCTION, retry_after_header);
-	curl_easy_setopt(be->curl, CURLOPT_HEADERDATA, &retry_after);
-	curl_easy_setopt(be->curl, CURLOPT_ERRORBUFFER, errbuf);
-	t0 = real_s();
-	rc = curl_easy_perform(be->curl);
-	atomic_store(&u->latency_us, (uint64_t)((real_s() - t0) * 1e6));
-	if (rc == CURLE_OK)
-		curl_easy_getinfo(be->curl, CURLINFO_RESPONSE_CODE, &status);
-	reason(&reply, why, sizeof(why));
-	if (rc == CURLE_OK && status >= 200 && status < 300) {
-		if (be->failures)
-			pr__log(&u->lg, PR_LOG_INFO, "%s is back: delivering %zu waiting windows", be->name,
-				waiting(be));
-		atomic_fetch_add(&u->sent, 1);
-		atomic_fetch_add(&u->bytes_sent, r->len);
-		be->failures = 0;
-		be->next_try = 0;
-		out = TAKEN;
-	} else if (rc != CURLE_OK || status == 408 || status == 429 || status >= 500) {
-		char what[CURL_ERROR_SIZE + REASON_MAX + 32];
-
-		if (rc != CURLE_OK)
-			snprintf(what, sizeof(what), "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
-		else
-			snprintf(what, sizeof(what), "HTTP %ld%s%s", status, why[0] ? ": " : "", why);
-		if (!be->failures)
-			pr__log(&u->lg, PR_LOG_WARN, "%s did not take a window (%s); keeping it and the next "
-				"ones in %s until it does", be->name, what, u->spool_dir);
-		else
-			pr__log(&u->lg, PR_LOG_DEBUG, "%s: try %u failed (%s)", be->name, be->failures + 1,
-				what);
-		if (!be->failures)
-			count_waiting(u, be);
-		be->failures++;
-		atomic_fetch_add(&u->retries, 1);
-		backoff(u, be, retry_after);
-		out = AGAIN;
-	} else {
-		/* Not a passing fault: the same request would be refused again. */
-		pr__log(&u->lg, PR_LOG_ERROR, "%s refused a window with HTTP %ld: %s%s", be->name, status,
-			why[0] ? why : "(no reason given)",
-			status == 401 || status == 403 ? "; check the credentials" : "");
-		atomic_fetch_add(&u->refused, 1);
-		out = REFUSED;
-	}
-	free(reply.buf);
-	return out;
-}
-
-/* Try the oldest request waiting for `be` once. */
-static void attempt(struct pr_uploader *u, struct backend *be)
-{
-	struct pr__request r;
-	uint64_t dropped = 0;
-	int got = pr__spool_peek(be->spool, &r, &dropped);
-
-	gone(u, be, dropped);
-	if (got > 0 && post(u, be, &r) != AGAIN)
-		pop(be);
-	else if (!got && be->held && post(u, be, &be->held->r) != AGAIN)
-		unhold(be);
-	atomic_store(&u->spool_count[be - u->be], waiting(be));
-	if (got > 0)
-		pr__request_clear(&r);
-}
-
 /* `w`'s profile in `fmt` (PR_FORMAT_PPROF, or -1 for an OTLP request,
  * gzipped as it goes over HTTP) into *buf.  0 or a negative errno. */
 static int encode(const struct pr_window *w, int fmt, char **buf, size_t *len)
@@ -341,64 +55,6 @@ static int encode(const struct pr_window *w, int fmt, char **buf, size_t *len)
 	if (f && fclose(f) && !err)
 		err = -EIO;
 	return err;
-}
-
-/* Keep request `r` for backend `be`, in order. */
-static void spool(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
-		  const struct pr__request *r);
-
-/*
- * Request `r` of window `w` to backend `be`: sent at once when nothing
- * waits for it and its backoff allows, spooled only when that cannot be
- * (so a full disk stops no delivery to a backend that takes windows);
- * else spooled behind the others, in order.
- */
-static void deliver(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
-		    const struct pr__request *r)
-{
-	if (r->target && r->body && !waiting(be) && be->next_try <= now_s(u) &&
-	    (!u->closing || now_s(u) < u->deadline) && post(u, be, r) != AGAIN)
-		return;
-	spool(u, be, w, r);
-}
-
-static void spool(struct pr_uploader *u, struct backend *be, const struct pr_window *w,
-		  const struct pr__request *r)
-{
-	uint64_t dropped = 0;
-	/* Behind what is held in memory, in order. */
-	int err = !r->target || !r->body ? -ENOMEM : be->held ? -EAGAIN
-				: pr__spool_push(be->spool, r, &dropped);
-
-	if (err && err != -ENOMEM) {
-		if (!be->held && !be->spool_failing)
-			pr__log(&u->lg, PR_LOG_WARN, "the spool of %s cannot be written (%s): windows "
-				"wait in memory until it can", be->name, strerror(-err));
-		be->spool_failing = true;
-		if (!(err = hold(u, be, r))) {
-			atomic_fetch_add(&u->spooled, 1);
-			atomic_store(&u->spool_count[be - u->be], waiting(be));
-			return;
-		}
-	} else if (!err && be->spool_failing) {
-		be->spool_failing = false;
-		pr__log(&u->lg, PR_LOG_INFO, "the spool of %s can be written again", be->name);
-	}
-	if (dropped)
-		pr__log(&u->lg, PR_LOG_WARN, "the spool of %s is full (" PR_LOG_SETTING_SPOOL_SIZE
-			"): %" PRIu64 " of the oldest windows dropped", be->name, dropped);
-	gone(u, be, dropped);
-	if (err) {
-		pr__log(&u->lg, PR_LOG_ERROR, "window %" PRIu64 " of %s could not be spooled for %s: %s",
-			w->seq, w->service, be->name, strerror(-err));
-		atomic_fetch_add(&u->lost, 1);
-		u->lost_any = true;
-	} else if (be->failures) {
-		/* It waits behind the ones that could not be delivered. */
-		atomic_fetch_add(&u->spooled, 1);
-		be->counted++;
-	}
-	atomic_store(&u->spool_count[be - u->be], waiting(be));
 }
 
 /* Encode window `w` and hand it to every sink. */
@@ -419,7 +75,10 @@ static void take_window(struct pr_uploader *u, struct pr_window *w)
 			.body = buf, .len = len,
 		};
 
-		deliver(u, &u->be[B_PYROSCOPE], w, &r);
+		if (r.target)
+			pr__backend_hand_over(u, &u->be[B_PYROSCOPE], w, &r);
+		else
+			err = -ENOMEM;
 		free(r.target);
 	}
 	free(buf);
@@ -432,97 +91,41 @@ static void take_window(struct pr_uploader *u, struct pr_window *w)
 			.body = buf, .len = len,
 		};
 
-		deliver(u, &u->be[B_OTLP], w, &r);
+		pr__backend_hand_over(u, &u->be[B_OTLP], w, &r);
 	}
 	free(buf);
 	if (err) {
 		pr__log(&u->lg, PR_LOG_ERROR, "window %" PRIu64 " of %s could not be encoded: %s", w->seq,
 			w->service, strerror(-err));
 		atomic_fetch_add(&u->lost, 1);
-		u->lost_any = true;
 	}
 }
 
-static bool due(const struct pr_uploader *u, const struct backend *be, double now)
-{
-	return be->url && waiting(be) && (be->next_try <= now || (u->closing &&
-		/* Closing: one more try once the backoff ends, if in time. */
-		be->next_try <= u->deadline && now >= be->next_try));
-}
-
-/* Whether a backend still has something to try before the close's
- * deadline. */
-static bool pending(const struct pr_uploader *u, const struct backend *be, double now)
-{
-	return be->url && waiting(be) && now < u->deadline &&
-	       be->next_try <= u->deadline;
-}
-
+/* The uploader's thread: it encodes the windows and hands them to the
+ * backends' threads. */
 static void *run(void *arg)
 {
 	struct pr_uploader *u = arg;
 
 	pthread_mutex_lock(&u->lock);
 	for (;;) {
-		double now = now_s(u), until = 0;
-		struct backend *ready = NULL;
-		bool wait = false;
+		struct queued *q = u->first;
 
-		if (u->first) {
-			struct queued *q = u->first;
-
-			u->first = q->next;
-			if (!u->first)
-				u->last = NULL;
-			u->nr_queued--;
-			pthread_mutex_unlock(&u->lock);
-			take_window(u, q->w);
-			pr_window_free(q->w);
-			free(q);
-			pthread_mutex_lock(&u->lock);
-			continue;
-		}
-		for (int b = 0; b < NR_BACKENDS && !ready; b++) {
-			struct backend *be = &u->be[b];
-
-			if (due(u, be, now) && (!u->closing || now < u->deadline))
-				ready = be;
-			else if (be->url && waiting(be) &&
-				 (!u->closing || pending(u, be, now))) {
-				/* The soonest a backend may be tried again. */
-				if (!wait || be->next_try < until)
-					until = be->next_try;
-				wait = true;
-			}
-		}
-		if (ready) {
-			pthread_mutex_unlock(&u->lock);
-			attempt(u, ready);
-			pthread_mutex_lock(&u->lock);
-			continue;
-		}
-		if (u->closing && !wait)
+		if (!q && u->closing)
 			break;
-		if (wait) {
-			struct timespec ts;
-
-			if (u->closing && u->deadline < until)
-				until = u->deadline;
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			/* In real seconds. */
-			until = (until - now) / u->clock_rate;
-			if (until < 0)
-				until = 0;
-			ts.tv_sec += (time_t)until;
-			ts.tv_nsec += (long)((until - (double)(time_t)until) * 1e9);
-			if (ts.tv_nsec >= 1000000000) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000;
-			}
-			pthread_cond_timedwait(&u->wake, &u->lock, &ts);
-		} else {
+		if (!q) {
 			pthread_cond_wait(&u->wake, &u->lock);
+			continue;
 		}
+		u->first = q->next;
+		if (!u->first)
+			u->last = NULL;
+		u->nr_queued--;
+		pthread_mutex_unlock(&u->lock);
+		take_window(u, q->w);
+		pr_window_free(q->w);
+		free(q);
+		pthread_mutex_lock(&u->lock);
 	}
 	pthread_mutex_unlock(&u->lock);
 	return NULL;
@@ -559,7 +162,9 @@ static int open_backend(struct pr_uploader *u, struct backend *be, const char *n
 	size_t n = strlen(url);
 	int err;
 
+	be->u = u;
 	be->name = name;
+	be->rand_state = (unsigned)getpid() ^ (unsigned)time(NULL) ^ (unsigned)(be - u->be);
 	if (strncmp(url, "http://", 7) && strncmp(url, "https://", 8)) {
 		pr__log(&u->lg, PR_LOG_ERROR, "invalid %s URL '%s': it must start with http:// or "
 			"https://", name, url);
@@ -589,6 +194,11 @@ static int open_backend(struct pr_uploader *u, struct backend *be, const char *n
 	curl_easy_setopt(be->curl, CURLOPT_USERAGENT, "dwarfsample-agent/" PR_VERSION);
 	curl_easy_setopt(be->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
 	curl_easy_setopt(be->curl, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, be->headers);
+	/* The answer is awaited once the body is sent (deliver.c); an
+	 * "Expect: 100-continue" would have it wait before sending. */
+	if ((err = add_header(u, be, "Expect:")))
+		return err;
 	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, be->headers);
 	/* Counted by the run that spooled them. */
 	be->counted = pr__spool_count(be->spool);
@@ -635,8 +245,11 @@ static int credentials(struct pr_uploader *u, const struct pr_uploader_opts *o)
 
 static void close_backend(struct backend *be)
 {
-	while (be->held)
-		unhold(be);
+	pr__backend_free(be);
+	if (be->u) {
+		pthread_cond_destroy(&be->wake);
+		pthread_mutex_destroy(&be->lock);
+	}
 	if (be->curl)
 		curl_easy_cleanup(be->curl);
 	curl_slist_free_all(be->headers);
@@ -710,6 +323,38 @@ static int take_opts(struct pr_uploader *u, const struct pr_uploader_opts *o)
 	return 0;
 }
 
+/*
+ * The threads stopped: the uploader's once every window is handed over,
+ * then the backends' once they have tried what waits until `grace_s`
+ * from now (of the uploader's clock) is over.
+ */
+static void stop(struct pr_uploader *u, double grace_s)
+{
+	double deadline = pr__now_s(u) + grace_s;
+
+	if (u->started) {
+		pthread_mutex_lock(&u->lock);
+		u->closing = true;
+		pthread_cond_signal(&u->wake);
+		pthread_mutex_unlock(&u->lock);
+		pthread_join(u->thread, NULL);
+		u->started = false;
+	}
+	for (int b = 0; b < NR_BACKENDS; b++) {
+		struct backend *be = &u->be[b];
+
+		if (!be->started)
+			continue;
+		pthread_mutex_lock(&be->lock);
+		be->closing = true;
+		be->deadline = deadline;
+		pthread_cond_signal(&be->wake);
+		pthread_mutex_unlock(&be->lock);
+		pthread_join(be->thread, NULL);
+		be->started = false;
+	}
+}
+
 struct pr_uploader *pr_uploader_new(const struct pr_uploader_opts *o)
 {
 	static const char *const py_headers[] = {
@@ -741,14 +386,18 @@ struct pr_uploader *pr_uploader_new(const struct pr_uploader_opts *o)
 		errno = ENOMEM;
 		return NULL;
 	}
-	u->rand_state = (unsigned)getpid() ^ (unsigned)time(NULL);
 	pthread_mutex_init(&u->lock, NULL);
-	/* The thread's timed waits are in the monotonic clock (run()): in
-	 * the condition's default, CLOCK_REALTIME, such a time is long past,
-	 * and the thread spun through every backoff. */
+	pthread_cond_init(&u->wake, NULL);
+	/* The backends' timed waits are in the monotonic clock (deliver.c):
+	 * in the condition's default, CLOCK_REALTIME, such a time is long
+	 * past, and the thread spun through every backoff. */
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&u->wake, &ca);
+	for (int b = 0; b < NR_BACKENDS; b++) {
+		u->be[b].u = u;
+		pthread_mutex_init(&u->be[b].lock, NULL);
+		pthread_cond_init(&u->be[b].wake, &ca);
+	}
 	pthread_condattr_destroy(&ca);
 	if ((err = take_opts(u, o)) || (u->out_dir && (err = probe_out_dir(u))) ||
 	    (py_url && (err = open_backend(u, &u->be[B_PYROSCOPE], "Pyroscope", py_url,
@@ -760,7 +409,14 @@ struct pr_uploader *pr_uploader_new(const struct pr_uploader_opts *o)
 	/* Signals are the caller's threads'. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = -pthread_create(&u->thread, NULL, run, u);
+	for (int b = 0; b < NR_BACKENDS && !err; b++) {
+		struct backend *be = &u->be[b];
+
+		if (be->url && !(err = -pthread_create(&be->thread, NULL, pr__backend_run, be)))
+			be->started = true;
+	}
+	if (!err && !(err = -pthread_create(&u->thread, NULL, run, u)))
+		u->started = true;
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		pr__log(&u->lg, PR_LOG_ERROR, "cannot start the uploader: %s", strerror(-err));
@@ -768,6 +424,7 @@ struct pr_uploader *pr_uploader_new(const struct pr_uploader_opts *o)
 	}
 	return u;
 fail:
+	stop(u, 0);
 	uploader_free(u);
 	errno = -err;
 	return NULL;
@@ -780,7 +437,6 @@ int pr_uploader_submit(struct pr_uploader *u, struct pr_window *w)
 	if (!q) {
 		pr_window_free(w);
 		atomic_fetch_add(&u->lost, 1);
-		u->lost_any = true;
 		return -ENOMEM;
 	}
 	q->w = w;
@@ -807,7 +463,7 @@ int pr_uploader_stats(struct pr_uploader *u, struct pr_uploader_stats *st)
 	s.queued = u->nr_queued;
 	pthread_mutex_unlock(&u->lock);
 	for (int b = 0; b < NR_BACKENDS; b++)
-		s.queued += atomic_load(&u->spool_count[b]);
+		s.queued += atomic_load(&u->spool_count[b]) + pr__backend_queued(&u->be[b]);
 	s.sent = atomic_load(&u->sent);
 	s.spooled = atomic_load(&u->spooled);
 	s.dropped = atomic_load(&u->dropped);
@@ -816,44 +472,23 @@ int pr_uploader_stats(struct pr_uploader *u, struct pr_uploader_stats *st)
 	s.retries = atomic_load(&u->retries);
 	s.bytes_sent = atomic_load(&u->bytes_sent);
 	s.written = atomic_load(&u->written);
+	s.given_up = atomic_load(&u->given_up);
+	s.unconfirmed = atomic_load(&u->unconfirmed);
 	s.last_latency_s = (double)atomic_load(&u->latency_us) / 1e6;
 	return pr__stats_copy(st, &s, sizeof(s));
 }
 
 int pr_uploader_close(struct pr_uploader *u, double grace_s, struct pr_uploader_stats *st)
 {
-	size_t left;
 	bool lost;
 
 	if (!u)
 		return 0;
-	pthread_mutex_lock(&u->lock);
-	u->closing = true;
-	u->deadline = now_s(u) + grace_s;
-	pthread_cond_signal(&u->wake);
-	pthread_mutex_unlock(&u->lock);
-	pthread_join(u->thread, NULL);
-	for (int b = 0; b < NR_BACKENDS; b++) {
-		struct backend *be = &u->be[b];
-		uint64_t dropped = 0, nr_lost = 0;
-
-		/* What is held in memory goes to the spool if it can now. */
-		for (; be->held; unhold(be))
-			if (pr__spool_push(be->spool, &be->held->r, &dropped))
-				nr_lost++;
-		gone(u, be, dropped);
-		if (nr_lost) {
-			pr__log(&u->lg, PR_LOG_ERROR, "%" PRIu64 " windows held in memory for %s could "
-				"not be spooled: lost", nr_lost, be->name);
-			atomic_fetch_add(&u->lost, nr_lost);
-			u->lost_any = true;
-		}
-		left = be->spool ? pr__spool_count(be->spool) : 0;
-		if (left)
-			pr__log(&u->lg, PR_LOG_WARN, "%zu windows wait in %s for %s; the next start "
-				"delivers them", left, u->spool_dir, u->be[b].name);
-	}
-	lost = u->lost_any;
+	stop(u, grace_s);
+	for (int b = 0; b < NR_BACKENDS; b++)
+		if (u->be[b].url)
+			pr__backend_close(u, &u->be[b]);
+	lost = atomic_load(&u->lost) > 0;
 	if (st)
 		pr_uploader_stats(u, st);
 	uploader_free(u);

@@ -194,12 +194,13 @@ static void health(struct agent *ag, enum pr_log_level level)
 	pr_uploader_stats(ag->up, &us);
 	ds_logf(level, "health: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " skipped, "
 		"%.1f%% complete stacks; windows: %" PRIu64 " written, %" PRIu64 " sent, %" PRIu64
-		" spooled, %" PRIu64 " dropped, %" PRIu64 " refused, %" PRIu64 " lost, %zu queued; "
-		"backend %.0f ms; %"
+		" spooled, %" PRIu64 " dropped, %" PRIu64 " refused, %" PRIu64 " given up, %" PRIu64
+		" unconfirmed, %" PRIu64 " lost, %zu queued; backend %.0f ms; %"
 		PRIu64 " KiB uploaded; cache %" PRIu64 " files, %" PRIu64 " MiB, %" PRIu64
 		" evicted; RSS %" PRIu64 " MiB", n, pr_reader_lost(ag->r) + ss.dropped,
 		ss.skipped, n ? 100.0 * (double)done / (double)n : 0.0, us.written, us.sent,
-		us.spooled, us.dropped, us.refused, us.lost, us.queued, us.last_latency_s * 1e3,
+		us.spooled, us.dropped, us.refused, us.given_up, us.unconfirmed, us.lost, us.queued,
+		us.last_latency_s * 1e3,
 		us.bytes_sent / 1024, ss.cache_files, ss.cache_bytes >> 20, ss.cache_evicted,
 		rss_kib() / 1024);
 }
@@ -394,12 +395,15 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 		ds_err("some windows were neither delivered nor spooled");
 	if (us.refused)
 		ds_err("a backend refused %" PRIu64 " windows", us.refused);
+	if (us.given_up)
+		ds_err("%" PRIu64 " windows a backend kept failing on were given up", us.given_up);
 	/* Lost: before the uploader (the windows') and in it. */
 	ds_logf(PR_LOG_INFO, "stopped: %" PRIu64 " windows, %" PRIu64 " profiles, %" PRIu64
-		" refused, %" PRIu64 " dropped from the spool, %" PRIu64 " lost", ws.windows,
-		ws.profiles, us.refused, us.dropped, ws.lost + us.lost);
+		" refused, %" PRIu64 " dropped from the spool, %" PRIu64 " lost, %" PRIu64
+		" given up, %" PRIu64 " unconfirmed", ws.windows, ws.profiles, us.refused,
+		us.dropped, ws.lost + us.lost, us.given_up, us.unconfirmed);
 	close_agent(&ag);
-	return err || werr || uerr || us.refused || ws.lost ? 1 : 0;
+	return err || werr || uerr || us.refused || us.given_up || ws.lost ? 1 : 0;
 }
 
 /* The sampling options as every verb has them, but -F's default: the
@@ -470,7 +474,9 @@ static void usage(FILE *out)
 		"                           DWARFSAMPLE_PYROSCOPE_USER, _PASSWORD, _TENANT,\n"
 		"                           DWARFSAMPLE_OTLP_HEADERS (else from the\n"
 		"                           environment; never from the command line)\n"
-		"      --timeout DURATION   per request (default 30s)\n"
+		"      --timeout DURATION   to connect and send a request (default 30s); its\n"
+		"                           answer is awaited 4 times as long, and one sent\n"
+		"                           whole is never sent again (unconfirmed)\n"
 		"      --flush-timeout DURATION\n"
 		"                           at exit, how long to try delivering before\n"
 		"                           spooling what is left (default 10s)\n"
@@ -487,8 +493,8 @@ static void usage(FILE *out)
 		"  -h, --help               this help\n"
 		"\n"
 		"Exit status: 0 when stopped by a signal, -d or the targets' exit with every\n"
-		"window delivered or spooled; 1 when sampling failed or a window was refused\n"
-		"or lost; 2 for a usage error.\n",
+		"window delivered or spooled; 1 when sampling failed or a window was refused,\n"
+		"given up or lost; 2 for a usage error.\n",
 		ds_names_help);
 }
 
