@@ -12,10 +12,13 @@
 
 #include "profile.pb-c.h"
 
-static Perftools__Profiles__Profile *read_pprof(const struct pr_profile *p)
+/* Part `part` of `p` (pr_profile_write_opts.part). */
+static Perftools__Profiles__Profile *read_pprof_part(const struct pr_profile *p,
+						     enum pr_profile_part part)
 {
+	PR_OPTS(pr_profile_write_opts, o, .part = part);
 	size_t len, cap = 1 << 20;
-	char *gz = write_out(p, PR_FORMAT_PPROF, NULL, &len);
+	char *gz = write_out(p, PR_FORMAT_PPROF, &o, &len);
 	uint8_t *raw = malloc(cap);
 	z_stream zs = { .next_in = (Bytef *)gz, .avail_in = (uInt)len, .next_out = raw,
 			.avail_out = (uInt)cap };
@@ -31,6 +34,11 @@ static Perftools__Profiles__Profile *read_pprof(const struct pr_profile *p)
 	free(raw);
 	free(gz);
 	return msg;
+}
+
+static Perftools__Profiles__Profile *read_pprof(const struct pr_profile *p)
+{
+	return read_pprof_part(p, PR_PART_ALL);
 }
 
 static const char *str(const Perftools__Profiles__Profile *m, int64_t i)
