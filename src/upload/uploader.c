@@ -406,21 +406,16 @@ static void take_window(struct pr_uploader *u, struct pr_window *w)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int err = u->out_dir || u->be[B_PYROSCOPE].url ? encode(w, PR_FORMAT_PPROF, &buf, &len)
-							   : 0;
+	int err = u->out_dir ? encode(w, PR_FORMAT_PPROF, &buf, &len) : 0;
 
 	if (!err && u->out_dir)
 		pr__outdir_write(u, w, buf, len);
 	if (!err && u->be[B_PYROSCOPE].url) {
-		struct pr__request r = {
-			.target = pr__pyroscope_target(u, w),
-			.content_type = (char *)"application/octet-stream",
-			.content_encoding = (char *)"",
-			.body = buf, .len = len,
-		};
+		struct pr__request r;
 
-		deliver(u, &u->be[B_PYROSCOPE], w, &r);
-		free(r.target);
+		if (!(err = pr__pyroscope_request(w, &r)))
+			deliver(u, &u->be[B_PYROSCOPE], w, &r);
+		pr__request_clear(&r);
 	}
 	free(buf);
 	buf = NULL;
@@ -713,7 +708,7 @@ static int take_opts(struct pr_uploader *u, const struct pr_uploader_opts *o)
 struct pr_uploader *pr_uploader_new(const struct pr_uploader_opts *o)
 {
 	static const char *const py_headers[] = {
-		"Content-Type: application/octet-stream", NULL,
+		"Content-Type: application/proto", NULL,
 	};
 	static const char *const otlp_headers[] = {
 		"Content-Type: application/x-protobuf", "Content-Encoding: gzip", NULL,
