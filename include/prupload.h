@@ -48,7 +48,7 @@ struct pr_window {
 	char *service;                /* Pyroscope's name, OTLP's service.name */
 	uint64_t seq;                 /* the window's number, from 0 */
 	uint64_t start_ns, end_ns;    /* wall clock, ns since the epoch */
-	uint64_t freq;                /* Hz (Pyroscope's sampleRate); 0 unknown */
+	uint64_t freq;                /* the sampling frequency, Hz; 0 unknown */
 	struct pr_label *labels;      /* Pyroscope's series labels */
 	size_t nr_labels;
 	struct pr_attr *resource;     /* OTLP's resource attributes */
