@@ -281,6 +281,33 @@ PR_API const char *pr_profile_format_ext(enum pr_profile_format f);
 PR_API int pr_profile_format_by_name(const char *name);
 PR_API int pr_profile_format_by_path(const char *path);
 
+/*
+ * A part of a profile, one kind of time, that a pprof can hold alone
+ * (pr_profile_write_opts.part): what Grafana Pyroscope files under a
+ * profile type of its own.  Each part's period type is its own time.
+ */
+enum pr_profile_part {
+	/* The whole profile, every sample type. */
+	PR_PART_ALL = 0,
+	/* The CPU samples: samples/count and cpu/nanoseconds (or, with
+	 * events, every event's and counter's type), period cpu/nanoseconds
+	 * (or the first event's).  Pyroscope's process_cpu. */
+	PR_PART_ON_CPU,
+	/* The waits: samples/count (how many waits) and off_cpu/nanoseconds,
+	 * period off_cpu/nanoseconds.  Pyroscope's off_cpu. */
+	PR_PART_OFF_CPU,
+	/* Every stack, CPU samples and waits: wall/nanoseconds alone, period
+	 * wall/nanoseconds.  Pyroscope's wall. */
+	PR_PART_WALL,
+	PR_PART_MAX,
+};
+
+/* Whether profile `p` has part `part`: PR_PART_ALL always; PR_PART_ON_CPU
+ * in the CPU and wall-clock modes, PR_PART_OFF_CPU in the off-CPU and
+ * wall-clock modes, PR_PART_WALL in the wall-clock mode (a part can have
+ * no samples in it).  false for NULL or an unknown part.  Thread-safe. */
+PR_API bool pr_profile_has_part(const struct pr_profile *p, enum pr_profile_part part);
+
 struct pr_profile_write_opts {
 	size_t sz;
 	/* Folded, SVG: a root frame per thread ("comm-PID/TID") under the
@@ -297,6 +324,12 @@ struct pr_profile_write_opts {
 	 * task-clock, events for the others.  pprof has them all.  Past the
 	 * events: -EINVAL. */
 	size_t event;
+	/* pprof: only this part of the profile (enum pr_profile_part; 0, the
+	 * default, is all of it), its stacks and its sample types; the
+	 * tables of mappings, functions and locations stay whole.  A part the
+	 * profile does not have (pr_profile_has_part()), or a part in another
+	 * format: -EINVAL. */
+	int part;
 };
 
 /*

@@ -8,7 +8,7 @@
  * process or host, and each group's profile, labelled, is handed on as a
  * struct pr_window.  The uploader (struct pr_uploader) takes such windows
  * on its own thread, encodes them and delivers them to a directory
- * (a gzipped pprof each), Grafana Pyroscope's /ingest and an
+ * (a gzipped pprof each), Grafana Pyroscope's push API and an
  * OpenTelemetry profiles endpoint, so that neither sampling nor unwinding
  * ever waits on a disk or the network.  What a backend cannot take now
  * waits in a spool on disk, bounded, and is delivered in order, with
@@ -48,7 +48,7 @@ struct pr_window {
 	char *service;                /* Pyroscope's name, OTLP's service.name */
 	uint64_t seq;                 /* the window's number, from 0 */
 	uint64_t start_ns, end_ns;    /* wall clock, ns since the epoch */
-	uint64_t freq;                /* Hz (Pyroscope's sampleRate); 0 unknown */
+	uint64_t freq;                /* the sampling frequency, Hz; 0 unknown */
 	struct pr_label *labels;      /* Pyroscope's series labels */
 	size_t nr_labels;
 	struct pr_attr *resource;     /* OTLP's resource attributes */
@@ -78,8 +78,10 @@ struct pr_uploader_opts {
 	const char *out_dir;
 	uint64_t out_dir_max_bytes;
 	uint64_t out_dir_max_age_s;
-	/* Base URLs, http:// or https:// (NULL: none): Pyroscope's, to which
-	 * /ingest is appended; an OTLP receiver's, to which
+	/* Base URLs, http:// or https:// (NULL: none): Pyroscope's (1.0 or
+	 * later), to which /push.v1.PusherService/Push is appended (a
+	 * PushRequest with a series per profile type the window has:
+	 * process_cpu, off_cpu, wall); an OTLP receiver's, to which
 	 * /v1development/profiles is appended.  A URL with credentials in it
 	 * (user:password@host) is refused: they go in the fields below. */
 	const char *pyroscope_url;

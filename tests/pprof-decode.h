@@ -2,7 +2,8 @@
 /*
  * A pprof file written into memory and decoded with the messages the
  * writer packs it with, as go tool pprof would read it, for the profile's
- * tests (test-offcpu-formats.c, test-profile-events.c).  Needs
+ * tests (test-offcpu-formats.c, test-profile-events.c,
+ * test-pyroscope-push.c).  Needs
  * profile-fixture.h first.
  */
 #ifndef DS_TEST_PPROF_DECODE_H
@@ -12,10 +13,11 @@
 
 #include "profile.pb-c.h"
 
-static Perftools__Profiles__Profile *read_pprof(const struct pr_profile *p)
+/* A gzipped pprof of `len` bytes, decoded. */
+__attribute__((unused))
+static Perftools__Profiles__Profile *decode_pprof_gz(const void *gz, size_t len)
 {
-	size_t len, cap = 1 << 20;
-	char *gz = write_out(p, PR_FORMAT_PPROF, NULL, &len);
+	size_t cap = 1 << 20;
 	uint8_t *raw = malloc(cap);
 	z_stream zs = { .next_in = (Bytef *)gz, .avail_in = (uInt)len, .next_out = raw,
 			.avail_out = (uInt)cap };
@@ -29,10 +31,30 @@ static Perftools__Profiles__Profile *read_pprof(const struct pr_profile *p)
 	ck_assert_ptr_nonnull(msg);
 	inflateEnd(&zs);
 	free(raw);
+	return msg;
+}
+
+/* Part `part` of `p` (pr_profile_write_opts.part). */
+__attribute__((unused))
+static Perftools__Profiles__Profile *read_pprof_part(const struct pr_profile *p,
+						     enum pr_profile_part part)
+{
+	PR_OPTS(pr_profile_write_opts, o, .part = part);
+	size_t len;
+	char *gz = write_out(p, PR_FORMAT_PPROF, &o, &len);
+	Perftools__Profiles__Profile *msg = decode_pprof_gz(gz, len);
+
 	free(gz);
 	return msg;
 }
 
+__attribute__((unused))
+static Perftools__Profiles__Profile *read_pprof(const struct pr_profile *p)
+{
+	return read_pprof_part(p, PR_PART_ALL);
+}
+
+__attribute__((unused))
 static const char *str(const Perftools__Profiles__Profile *m, int64_t i)
 {
 	ck_assert_int_lt(i, (int64_t)m->n_string_table);
@@ -40,6 +62,7 @@ static const char *str(const Perftools__Profiles__Profile *m, int64_t i)
 }
 
 /* "type/unit" of sample type i. */
+__attribute__((unused))
 static const char *type_of(const Perftools__Profiles__Profile *m, size_t i)
 {
 	static char buf[64];
@@ -51,6 +74,7 @@ static const char *type_of(const Perftools__Profiles__Profile *m, size_t i)
 }
 
 /* The leaf's function name of sample s. */
+__attribute__((unused))
 static const char *leaf_of(const Perftools__Profiles__Profile *m,
 			   const Perftools__Profiles__Sample *s)
 {
@@ -62,6 +86,7 @@ static const char *leaf_of(const Perftools__Profiles__Profile *m,
 }
 
 /* The value of string label `key` on s, or NULL. */
+__attribute__((unused))
 static const char *label_of(const Perftools__Profiles__Profile *m,
 			    const Perftools__Profiles__Sample *s, const char *key)
 {
@@ -72,6 +97,7 @@ static const char *label_of(const Perftools__Profiles__Profile *m,
 }
 
 /* The sample whose leaf is `leaf`. */
+__attribute__((unused))
 static const Perftools__Profiles__Sample *sample_of(const Perftools__Profiles__Profile *m,
 						    const char *leaf)
 {

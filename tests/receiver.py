@@ -1,43 +1,57 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""A loopback backend for the agent's tests: Grafana Pyroscope's ingest
-contract and the OTLP/HTTP profiles endpoint, strictly, with faults
-injected on request.
+"""A loopback backend for the agent's tests: Grafana Pyroscope's push API
+and the OTLP/HTTP profiles endpoint, strictly, with faults injected on
+request.
 
 usage: receiver.py DIR [PROTO-DIR]
 
 It listens on 127.0.0.1 (a free port, written to DIR/port once it
 listens) and accepts only
 
-  POST /ingest?name=SERVICE{KEY=VALUE,...}&from=SEC&until=SEC&format=pprof
-       &spyName=NAME&sampleRate=HZ
-       Content-Type: application/octet-stream, a gzip body (a pprof)
+  POST /push.v1.PusherService/Push
+       Content-Type: application/proto (a unary call of the connect
+       protocol; Content-Encoding gzip or none), a push.v1.PushRequest:
+       series of {labels, samples of {raw_profile, ID}}, each raw profile
+       a pprof, gzipped or not, as Pyroscope takes them
 
-and
+answering 200 and an empty PushResponse, and
 
   POST /v1development/profiles
        Content-Type: application/x-protobuf, Content-Encoding: gzip, a gzip
        body (an ExportProfilesServiceRequest)
 
 answering 200; anything else gets a 4xx that says what was wrong, as
-Pyroscope's handler or an OTLP receiver would refuse it.
+Pyroscope's handler or an OTLP receiver would refuse it (a push as a
+connect error: the status, and {"code", "message"} in JSON).
 
-Pyroscope's rules are ported from its ingest path (grafana/pyroscope:
-pkg/og/storage/segment ParseKey and pkg/og/flameql for the name, the
-pprof converter's metricName and createLabels for the series labels,
-pkg/model/pprofsplit for sample labels, which become series labels,
-pkg/validation ValidateLabels and ValidateProfile with the default
-limits).  The pprof is decoded here, strictly (every string valid
-UTF-8, as a proto3 string must be); the accepted entry says its
-profile type ("profile_type"), its series ("series") and the names
-of their labels ("series_labels").  An OTLP request is decoded by
-protoc with the messages in PROTO-DIR (it refuses a string that is not
-UTF-8), and the dictionary's tables must start with their empty
-entry, the link table too.  Each accepted
-body is saved as DIR/NNNN.pb.gz (pprof) or DIR/NNNN.otlp (the request,
-uncompressed), and every attempt — accepted, refused or failed — is a
-JSON line in DIR/log.jsonl: {"n", "time", "outcome", "status", "query",
-"headers", "body"}.
+Pyroscope's rules are ported from its push path (grafana/pyroscope:
+pkg/distributor PushBatch and pushSeries, pkg/model/pprofsplit for
+sample labels, which become series labels, pkg/validation ValidateLabels
+and ValidateProfile with the default limits, the ingestion window
+among them).  The pprof is decoded here, strictly (every string valid
+UTF-8, as a proto3 string must be).  And the agent's own contract: a
+series named process_cpu carries no off_cpu or wall sample type, one
+named off_cpu only off_cpu/nanoseconds and the count of its waits, one
+named wall only wall/nanoseconds; every series of a request is of one
+window (one time, one ID).  A push's log entry says its window: "id"
+(the samples' ID), "service", "from" and "until" (epoch seconds, as
+/ingest had them: the start rounded down, the end up), "from_ns" and
+"until_ns", "profile_types" (Pyroscope's profile type IDs,
+NAME:TYPE:UNIT:PERIOD_TYPE:PERIOD_UNIT), "series" (each series: its
+"name", "labels", "profile_types", "samples", "totals" per sample type,
+"waits" (samples labelled wait) and its "body"), and "series_labels"
+(the names of every series' labels once pprofsplit made them); an
+attempt cut short says what its start holds ("id", "service").  An
+OTLP request is decoded by protoc with the messages in PROTO-DIR (it
+refuses a string that is not UTF-8), and the dictionary's tables must
+start with their empty entry, the link table too.  Each accepted
+profile is saved as DIR/NNNN.pb (each series' pprof of a push,
+uncompressed; "body" is the first's) or DIR/NNNN.otlp (the request,
+uncompressed), and every
+attempt — accepted, refused or failed — is a JSON line in
+DIR/log.jsonl: {"n", "time", "outcome", "status", "path", "query",
+"headers", "body"} and a push's fields above.
 
 Faults come from DIR/control.json, read again before each connection and
 each request (write it whole: to a temporary name, then rename):
@@ -85,54 +99,25 @@ MAX_LABEL_NAME_LEN = 1024
 MAX_LABEL_VALUE_LEN = 2048
 MAX_SAMPLE_LABELS = 100
 METRIC_NAME_RE = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
-# Prometheus' label names, with the '.' flameql's tag keys have.
+# Prometheus' label names, with the '.' that SanitizeLegacyLabelName
+# makes '_'.
 LABEL_NAME_RE = re.compile(r"^[a-zA-Z_.][a-zA-Z0-9_.]*$")
+PUSH_PATH = "/push.v1.PusherService/Push"
+# validation.RejectOlderThan and RejectNewerThan, the defaults.
+REJECT_OLDER_S = 3600
+REJECT_NEWER_S = 600
+# The connect protocol's codes of the HTTP statuses a push is refused with.
+CONNECT_CODES = {400: "invalid_argument", 401: "unauthenticated", 403: "permission_denied",
+                 404: "not_found", 429: "resource_exhausted", 500: "internal",
+                 501: "unimplemented", 503: "unavailable"}
+# What each profile type the agent names may carry.
+SERIES_TYPES = {"process_cpu": lambda ts: not {"off_cpu", "wall"} & set(ts),
+                "off_cpu": lambda ts: "off_cpu" in ts and set(ts) <= {"off_cpu", "samples"},
+                "wall": lambda ts: ts == ["wall"]}
 
 
 class Refused(Exception):
     pass
-
-
-def app_name_ok(n):
-    """flameql.ValidateAppName: [A-Za-z0-9_./-]+."""
-    return n != "" and re.fullmatch(r"[A-Za-z0-9_./-]+", n) is not None
-
-
-def tag_key_ok(k):
-    """flameql.ValidateTagKey: [A-Za-z0-9_.]+, not __name__."""
-    return re.fullmatch(r"[A-Za-z0-9_.]+", k) is not None and k != "__name__"
-
-
-def parse_key(name):
-    """segment.ParseKey, rune by rune: NAME{K=V,...}, its parts trimmed."""
-    state, key, value, labels = "name", "", "", {}
-    for r in name + "{":
-        if state == "name":
-            if r == "{":
-                app = value.strip()
-                if not app_name_ok(app):
-                    raise Refused("invalid app name %r" % app)
-                labels["__name__"] = app
-                state = "key"
-            else:
-                value += r
-        elif state == "key":
-            if r == "}":
-                state = "done"
-            elif r == "=":
-                state, value = "value", ""
-            else:
-                key += r
-        elif state == "value":
-            if r in ",}":
-                k = key.strip()
-                if k != "__name__" and not tag_key_ok(k):
-                    raise Refused("invalid tag key %r" % k)
-                labels[k] = value.strip()
-                key, state = "", "key"
-            else:
-                value += r
-    return labels
 
 
 def varint(b, i):
@@ -150,24 +135,7 @@ def varint(b, i):
 
 def fields(b):
     """A message's fields: (number, wire type, value) in order."""
-    i = 0
-    while i < len(b):
-        k, i = varint(b, i)
-        f, t = k >> 3, k & 7
-        if t == 0:
-            v, i = varint(b, i)
-        elif t == 2:
-            n, i = varint(b, i)
-            if i + n > len(b):
-                raise Refused("malformed profile: truncated field")
-            v, i = b[i:i + n], i + n
-        elif t == 1:
-            v, i = b[i:i + 8], i + 8
-        elif t == 5:
-            v, i = b[i:i + 4], i + 4
-        else:
-            raise Refused("malformed profile: wire type %d" % t)
-        yield f, t, v
+    return ((f, t, v) for f, t, v, _ in fields_prefix(b, strict=True))
 
 
 def ints(t, v):
@@ -187,7 +155,8 @@ def sint(x):
 
 def decode_pprof(raw):
     """The parts of a pprof Pyroscope's checks read."""
-    p = {"strings": [], "types": [], "samples": [], "locations": [], "functions": []}
+    p = {"strings": [], "types": [], "samples": [], "locations": [], "functions": [],
+         "time": 0, "duration": 0, "period_type": {}}
     for f, t, v in fields(raw):
         if f == 6:
             try:
@@ -198,35 +167,25 @@ def decode_pprof(raw):
         elif f == 1:
             p["types"].append({n: sint(x) for n, _, x in fields(v) if n in (1, 2)})
         elif f == 2:
-            s = {"labels": [], "locations": []}
+            s = {"labels": [], "locations": [], "values": []}
             for n, tt, x in fields(v):
                 if n == 1:
                     s["locations"] += ints(tt, x)
+                elif n == 2:
+                    s["values"] += [sint(y) for y in ints(tt, x)]
                 elif n == 3:
                     s["labels"].append({m: sint(y) for m, _, y in fields(x) if m in (1, 2, 3)})
             p["samples"].append(s)
         elif f in (4, 5):
             ids = [x for n, _, x in fields(v) if n == 1]
             p["locations" if f == 4 else "functions"].append(ids[0] if ids else 0)
+        elif f == 9:
+            p["time"] = sint(v)
+        elif f == 10:
+            p["duration"] = sint(v)
+        elif f == 11:
+            p["period_type"] = {n: sint(x) for n, _, x in fields(v) if n in (1, 2)}
     return p
-
-
-def metric_name(types):
-    """The profile type of a pprof posted to /ingest (the converter's
-    metricName, with the default sample type mapping)."""
-    for st in types:
-        if st == "wall":
-            return st
-    st = ""
-    for st in types:
-        if "cpu" in st:
-            return "process_cpu"
-        if "alloc_" in st or "inuse_" in st or st in ("space", "objects"):
-            return "memory"
-        for k, v in (("mutex_", "mutex"), ("block_", "block"), ("goroutines", "goroutines")):
-            if k in st:
-                return v
-    return st
 
 
 def validate_labels(ls):
@@ -248,7 +207,8 @@ def validate_labels(ls):
 
 def validate_pprof(p, base):
     """validation.ValidateProfile, then the series pprofsplit makes of the
-    samples' string labels, each through ValidateLabels."""
+    samples' string labels (on top of `base`, the series' own), each
+    through ValidateLabels.  The sample types' names, and the series."""
     strs = p["strings"]
 
     def s(i):
@@ -261,11 +221,15 @@ def validate_pprof(p, base):
     for t in types:
         if "-" in t:
             raise Refused("sample type contains -: %r" % t)
+    if not types:
+        raise Refused("empty profile")
+    for smp in p["samples"]:
+        if len(smp["values"]) != len(types):
+            raise Refused("sample value length mismatch")
     if 0 in p["locations"]:
         raise Refused("location id is 0")
     if 0 in p["functions"]:
         raise Refused("function id is 0")
-    base = dict(base, __name__=metric_name(types))
     series = set()
     for smp in p["samples"]:
         if len(smp["labels"]) > MAX_SAMPLE_LABELS:
@@ -277,7 +241,156 @@ def validate_pprof(p, base):
         series.add(tuple(sorted(ls.items())))
     for ls in series or [tuple(sorted(base.items()))]:
         validate_labels(dict(ls))
-    return base["__name__"], series
+    return types, series
+
+
+def fields_prefix(b, strict=False):
+    """A message's fields: (number, wire type, value, whole) in order.
+    Not strict, as far as `b` holds them: a length-delimited field cut
+    short comes last, with what there is of it and whole False, and
+    anything else cut short ends them."""
+    i = 0
+    while i < len(b):
+        try:
+            k, i = varint(b, i)
+            f, t = k >> 3, k & 7
+            if t == 0:
+                v, i = varint(b, i)
+            elif t == 2:
+                n, i = varint(b, i)
+                if i + n > len(b):
+                    if strict:
+                        raise Refused("malformed profile: truncated field")
+                    yield f, t, b[i:], False
+                    return
+                v, i = b[i:i + n], i + n
+            elif t in (1, 5):
+                v, i = b[i:i + (8 if t == 1 else 4)], i + (8 if t == 1 else 4)
+            else:
+                raise Refused("malformed profile: wire type %d" % t)
+        except Refused:
+            if strict:
+                raise
+            return
+        yield f, t, v, True
+
+
+def push_series(body, strict=True):
+    """A push.v1.PushRequest's series: each [labels (name, value) in
+    order, samples [(raw profile or None, ID or None)]].  Strictly, the
+    whole of it (Refused if it is not one); else what a body cut short
+    holds."""
+    if strict:
+        list(fields(body))
+    out = []
+    for f, t, v, _ in fields_prefix(body):
+        if f != 1 or t != 2:
+            if strict:
+                raise Refused("PushRequest: unexpected field %d" % f)
+            continue
+        labels, samples = [], []
+        for g, u, x, whole in fields_prefix(v):
+            if g == 1 and u == 2 and whole:
+                kv = {n: y for n, _, y, ok in fields_prefix(x) if ok}
+                try:
+                    labels.append((kv.get(1, b"").decode("utf-8"),
+                                   kv.get(2, b"").decode("utf-8")))
+                except UnicodeDecodeError:
+                    raise Refused("a label is not UTF-8: %r" % (kv,))
+            elif g == 2 and u == 2:
+                kv = {n: y for n, _, y, ok in fields_prefix(x) if ok}
+                ident = kv.get(2)
+                samples.append((kv.get(1), ident.decode("utf-8", "replace")
+                                if ident is not None else None))
+        out.append([labels, samples])
+    return out
+
+
+def window_of(path, data):
+    """What a push's start says of its window, for the log of an attempt
+    that did not get through: its ID and service, and its time when the
+    whole of it came."""
+    if path != PUSH_PATH or not data:
+        return {}
+    got = {}
+    for labels, samples in push_series(data, strict=False):
+        for k, v in labels:
+            if k == "service_name":
+                got.setdefault("service", v)
+        for raw, ident in samples:
+            if ident:
+                got.setdefault("id", ident)
+            if raw and "from_ns" not in got:
+                try:
+                    got.update(window_time(decode_pprof(maybe_gunzip(raw))))
+                except (Refused, OSError, EOFError):
+                    pass
+    return got
+
+
+def maybe_gunzip(raw):
+    """A raw profile, gzipped or not, as Pyroscope takes it."""
+    return gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+
+
+def window_time(p):
+    """A pprof's window: its start and end, in ns, and in seconds as
+    /ingest had them (the start rounded down, the end up)."""
+    frm, until = p["time"], p["time"] + p["duration"]
+    return {"from_ns": frm, "until_ns": until, "from": frm // 10**9,
+            "until": -(-until // 10**9)}
+
+
+def check_push(body):
+    """A push as Pyroscope's distributor takes it (PushBatch, pushSeries),
+    and the agent's contract.  The log entry's fields, and the raw
+    profiles to keep."""
+    series = push_series(body)
+    if not series or not any(s for _, s in series):
+        raise Refused("no profiles received")
+    now, out, raws, windows = time.time(), [], [], set()
+    for labels, samples in series:
+        names = [k for k, _ in labels]
+        if len(set(names)) != len(names):
+            raise Refused("duplicate label names: %s" % sorted(names))
+        ls = dict(labels)
+        validate_labels(ls)
+        name = ls["__name__"]
+        for raw, ident in samples:
+            try:
+                p = decode_pprof(maybe_gunzip(raw or b""))
+            except (OSError, EOFError):
+                raise Refused("a raw profile is neither a pprof nor a gzipped one")
+            types, split = validate_pprof(p, ls)
+            if p["time"] <= 0:
+                raise Refused("the pprof has no time_nanos: Pyroscope files it at its arrival")
+            if not now - REJECT_OLDER_S < p["time"] / 1e9 < now + REJECT_NEWER_S:
+                raise Refused("profile time %d is outside the ingestion window" % p["time"])
+            if name not in SERIES_TYPES or not SERIES_TYPES[name](types):
+                raise Refused("a series named %s carries the sample types %s" % (name, types))
+            strs = p["strings"]
+            ptype = [strs[p["period_type"].get(n, 0)] for n in (1, 2)]
+            ids = ["%s:%s:%s:%s:%s" % (name, strs[t.get(1, 0)], strs[t.get(2, 0)], ptype[0],
+                                       ptype[1]) for t in p["types"]]
+            waits = sum(1 for smp in p["samples"]
+                        if any(strs[l.get(1, 0)] == "wait" for l in smp["labels"]))
+            w = window_time(p)
+            windows.add((w["from_ns"], w["until_ns"], ident))
+            raws.append(raw)
+            out.append({"name": name, "labels": ls, "profile_types": ids,
+                        "samples": len(p["samples"]), "waits": waits,
+                        "totals": {t: sum(smp["values"][i] for smp in p["samples"])
+                                   for i, t in enumerate(types)},
+                        "split": split, "window": w, "id": ident})
+    if len(windows) != 1:
+        raise Refused("the series are not of one window: %s" % sorted(windows))
+    entry = dict(out[0]["window"], id=out[0]["id"], service=out[0]["labels"]["service_name"],
+                 profile_types=[i for s in out for i in s["profile_types"]],
+                 series_labels=sorted({k for s in out for ls in s["split"] for k, _ in ls}))
+    for s in out:
+        del s["split"], s["window"], s["id"]
+    entry["series"] = out
+    return entry, raws
 
 
 def otlp_check(raw):
@@ -348,6 +461,18 @@ def save(body, ext, entry):
     log(entry)
 
 
+def keep_files(datas, ext, entry):
+    """A push's profiles, each as DIR/NNNN.EXT, named in its series; "body"
+    is the first's."""
+    with LOCK:
+        saved = len([f for f in os.listdir(OUT) if f.endswith(ext)])
+        for i, (data, s) in enumerate(zip(datas, entry["series"])):
+            s["body"] = "%04d%s" % (saved + i, ext)
+            with open(os.path.join(OUT, s["body"]), "wb") as f:
+                f.write(data)
+    entry["body"] = entry["series"][0]["body"]
+
+
 def take(kind):
     with LOCK:
         if STATE[kind] > 0:
@@ -363,11 +488,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
     def refuse(self, status, why, entry):
-        body = why.encode()
+        body, ctype = why.encode(), "text/plain"
+        if entry.get("path") == PUSH_PATH and status in CONNECT_CODES:
+            # A connect error (415 is not one: connect answers it bare).
+            body = json.dumps({"code": CONNECT_CODES[status], "message": why}).encode()
+            ctype = "application/json"
         entry.update(outcome="refused", status=status, why=why)
         log(entry)
         self.send_response(status)
-        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -388,7 +517,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(STATE["stall_s"])
             entry["stalled"] = STATE["stall_s"]
         if take("cut"):
-            self.rfile.read(length // 2)
+            entry.update(window_of(url.path, self.rfile.read(length // 2)))
             entry.update(outcome="cut")
             log(entry)
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
@@ -416,6 +545,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 POISONED.add(digest)
         entry["digest"] = digest
         if digest in POISONED:
+            entry.update(window_of(url.path, body))
             entry.update(outcome="failed", status=500, poisoned=True)
             log(entry)
             msg = b"injected failure: a poisoned window"
@@ -425,6 +555,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.wfile.write(msg)
             return
         if take("fail"):
+            entry.update(window_of(url.path, body))
             entry.update(outcome="failed", status=STATE["status"])
             log(entry)
             msg = b"injected failure"
@@ -437,44 +568,36 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         if url.path == "/v1development/profiles":
             return self.otlp(body, entry)
-        if url.path != "/ingest":
-            return self.refuse(404, "no such endpoint: " + url.path, entry)
-        q = entry["query"]
-        for k in ("name", "from", "until", "format", "spyName", "sampleRate"):
-            if k not in q:
-                return self.refuse(400, "missing query parameter " + k, entry)
+        if url.path == PUSH_PATH:
+            return self.push(body, entry)
+        return self.refuse(404, "no such endpoint: " + url.path, entry)
+
+    def push(self, body, entry):
+        """Pyroscope's PusherService.Push, a unary call of the connect
+        protocol."""
+        if url_query := entry["query"]:
+            return self.refuse(400, "no query expected: %s" % url_query, entry)
+        if self.headers.get("Content-Type") != "application/proto":
+            return self.refuse(415, "content type must be application/proto", entry)
+        enc = self.headers.get("Content-Encoding", "identity")
+        if enc not in ("identity", "gzip"):
+            return self.refuse(501, "unsupported Content-Encoding " + enc, entry)
         try:
-            key = parse_key(q["name"])
-        except Refused as e:
-            return self.refuse(400, "bad name %r: %s" % (q["name"], e), entry)
-        if q["format"] != "pprof":
-            return self.refuse(400, "format must be pprof", entry)
-        try:
-            frm, until, rate = int(q["from"]), int(q["until"]), int(q["sampleRate"])
-        except ValueError:
-            return self.refuse(400, "from, until and sampleRate are integers", entry)
-        if frm > until or frm < 1e9 or until > time.time() + 60 or rate < 0:
-            return self.refuse(400, "bad time range or rate", entry)
-        if self.headers.get("Content-Type") != "application/octet-stream":
-            return self.refuse(415, "content type", entry)
-        try:
-            raw = gzip.decompress(body)
+            fields_of = check_push(gzip.decompress(body) if enc == "gzip" else body)
         except (OSError, EOFError):
             return self.refuse(400, "body is not gzip", entry)
-        base = {k: v for k, v in key.items() if not k.startswith("__")}
-        base.update(__delta__="false", service_name=key["__name__"],
-                    pyroscope_spy=q["spyName"])
-        try:
-            ptype, series = validate_pprof(decode_pprof(raw), base)
         except Refused as e:
+            entry.update(window_of(PUSH_PATH, body))
             return self.refuse(400, str(e), entry)
-        entry.update(profile_type=ptype, series=len(series),
-                     series_labels=sorted({k for ls in series for k, _ in ls}))
-        save(body, ".pb.gz", entry)
+        entry.update(fields_of[0])
+        keep_files([maybe_gunzip(r) for r in fields_of[1]], ".pb", entry)
+        entry.update(outcome="accepted", status=200)
+        log(entry)
+        # An empty PushResponse.
         self.send_response(200)
+        self.send_header("Content-Type", "application/proto")
         self.send_header("Content-Length", "0")
         self.end_headers()
-
 
     def otlp(self, body, entry):
         if url_query := entry["query"]:

@@ -6,6 +6,7 @@
  * each file says so in nanoseconds, the waits under their pseudo-frames.
  */
 #include <check.h>
+#include <errno.h>
 #include <linux/perf_event.h>
 
 #include "checkmain.h"
@@ -113,17 +114,24 @@ START_TEST(pprof_wall_has_cpu_off_cpu_and_wall_time_and_the_wait_label)
 }
 END_TEST
 
-START_TEST(pprof_off_cpu_has_the_count_and_the_off_cpu_time)
+/* The run's two waits, alone, counted and in nanoseconds, every one
+ * counted (period 1): an off-CPU profile. */
+static void assert_off_cpu(const Perftools__Profiles__Profile *m)
 {
-	struct pr_profile *p = the_run(PR_PROFILE_OFF_CPU, false);
-	Perftools__Profiles__Profile *m = read_pprof(p);
-
 	assert_types(m, (const char *const[]){ "samples/count", "off_cpu/nanoseconds" }, 2,
 		     "off_cpu", "off_cpu");
 	ck_assert_int_eq(m->period, 1);
 	ck_assert_uint_eq(m->n_sample, 2);
 	assert_wait(m, "blocked", 1, 5 * MS);
 	assert_wait(m, "preempted", 1, 2 * MS);
+}
+
+START_TEST(pprof_off_cpu_has_the_count_and_the_off_cpu_time)
+{
+	struct pr_profile *p = the_run(PR_PROFILE_OFF_CPU, false);
+	Perftools__Profiles__Profile *m = read_pprof(p);
+
+	assert_off_cpu(m);
 	perftools__profiles__profile__free_unpacked(m, NULL);
 	pr_profile_free(p);
 }
@@ -142,6 +150,79 @@ START_TEST(pprof_cpu_keeps_its_two_types_and_no_wait_strings)
 	for (size_t i = 0; i < m->n_string_table; i++)
 		ck_assert_str_ne(m->string_table[i], "wait");
 	perftools__profiles__profile__free_unpacked(m, NULL);
+	pr_profile_free(p);
+}
+END_TEST
+
+/* ---- a part of a profile, as Pyroscope files it ---- */
+
+START_TEST(pprof_parts_of_a_wall_profile_split_its_time_by_kind)
+{
+	struct pr_profile *p = the_run(PR_PROFILE_WALL, false);
+	Perftools__Profiles__Profile *m;
+	const Perftools__Profiles__Sample *s;
+
+	ck_assert(pr_profile_has_part(p, PR_PART_ON_CPU));
+	ck_assert(pr_profile_has_part(p, PR_PART_OFF_CPU));
+	ck_assert(pr_profile_has_part(p, PR_PART_WALL));
+	ck_assert_int_eq(pr_profile_set_time(p, 1700000000u * 1000000000ull, 12 * MS), 0);
+	/* The CPU samples alone, as a CPU profile has them. */
+	m = read_pprof_part(p, PR_PART_ON_CPU);
+	assert_types(m, (const char *const[]){ "samples/count", "cpu/nanoseconds" }, 2, "cpu",
+		     "cpu");
+	ck_assert_int_eq(m->period, 1000000);
+	ck_assert_uint_eq(m->n_sample, 1);
+	s = sample_of(m, "leaf");
+	ck_assert_int_eq(s->value[0], 4);
+	ck_assert_int_eq(s->value[1], 4 * MS);
+	ck_assert_ptr_null(label_of(m, s, "wait"));
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	/* The waits alone, as an off-CPU profile has them. */
+	m = read_pprof_part(p, PR_PART_OFF_CPU);
+	assert_off_cpu(m);
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	/* Every stack in wall time alone. */
+	m = read_pprof_part(p, PR_PART_WALL);
+	assert_types(m, (const char *const[]){ "wall/nanoseconds" }, 1, "wall", "wall");
+	ck_assert_uint_eq(m->n_sample, 3);
+	ck_assert_int_eq(sample_of(m, "leaf")->value[0], 4 * MS);
+	ck_assert_int_eq(sample_of(m, "[off-cpu: blocked]")->value[0], 5 * MS);
+	ck_assert_int_eq(sample_of(m, "[off-cpu: preempted]")->value[0], 2 * MS);
+	/* Each part is the window's: its time and duration. */
+	ck_assert_int_eq(m->time_nanos, 1700000000u * 1000000000ll);
+	ck_assert_int_eq(m->duration_nanos, 12 * MS);
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	pr_profile_free(p);
+}
+END_TEST
+
+START_TEST(pprof_parts_a_profile_does_not_have_are_refused)
+{
+	struct pr_profile *p = the_run(PR_PROFILE_OFF_CPU, false);
+	struct pr_profile *c = cpu_profile();
+	PR_OPTS(pr_profile_write_opts, o, .part = PR_PART_ON_CPU);
+	Perftools__Profiles__Profile *m, *whole;
+	FILE *f = fopen("/dev/null", "w");
+
+	ck_assert(!pr_profile_has_part(p, PR_PART_ON_CPU));
+	ck_assert(!pr_profile_has_part(p, PR_PART_WALL));
+	ck_assert(!pr_profile_has_part(c, PR_PART_OFF_CPU));
+	ck_assert(!pr_profile_has_part(c, PR_PART_MAX));
+	ck_assert(!pr_profile_has_part(NULL, PR_PART_ALL));
+	ck_assert_int_eq(pr_profile_write(p, PR_FORMAT_PPROF, f, &o), -EINVAL);
+	/* A part is pprof's only. */
+	o.part = PR_PART_ALL + PR_PART_ON_CPU;
+	ck_assert_int_eq(pr_profile_write(c, PR_FORMAT_FOLDED, f, &o), -EINVAL);
+	fclose(f);
+	/* An off-CPU profile's off-CPU part is the whole of it. */
+	m = read_pprof_part(p, PR_PART_OFF_CPU);
+	whole = read_pprof(p);
+	ck_assert_uint_eq(m->n_sample, whole->n_sample);
+	ck_assert_uint_eq(m->n_sample_type, whole->n_sample_type);
+	ck_assert_int_eq(m->period, whole->period);
+	perftools__profiles__profile__free_unpacked(m, NULL);
+	perftools__profiles__profile__free_unpacked(whole, NULL);
+	pr_profile_free(c);
 	pr_profile_free(p);
 }
 END_TEST
@@ -295,6 +376,8 @@ int main(void)
 	tcase_add_test(tc, pprof_wall_has_cpu_off_cpu_and_wall_time_and_the_wait_label);
 	tcase_add_test(tc, pprof_off_cpu_has_the_count_and_the_off_cpu_time);
 	tcase_add_test(tc, pprof_cpu_keeps_its_two_types_and_no_wait_strings);
+	tcase_add_test(tc, pprof_parts_of_a_wall_profile_split_its_time_by_kind);
+	tcase_add_test(tc, pprof_parts_a_profile_does_not_have_are_refused);
 	tcase_add_test(tc, speedscope_lists_the_run_in_time_order_with_runs_merged);
 	tcase_add_test(tc, speedscope_without_a_timeline_lists_each_stack_once_in_ns);
 	tcase_add_test(tc, speedscope_of_a_cpu_profile_with_a_timeline_is_in_time_order_too);

@@ -45,6 +45,14 @@ struct prof_value_type prof__value_type(const struct pr_profile *p, size_t i);
 /* Stack idx's values, prof__nr_values() of them, into v. */
 void prof__stack_values(const struct pr_profile *p, uint32_t idx, int64_t *v);
 struct prof_period prof__period(const struct pr_profile *p);
+/* Part `part` of `p` (enum pr_profile_part): its value types, as indexes
+ * of prof__value_type(), into cols (room for prof__nr_values()), and its
+ * period, whose type and shown are indexes into cols (either may be
+ * NULL); how many (0: `p` has no such part). */
+size_t prof__part_values(const struct pr_profile *p, int part, size_t *cols,
+			 struct prof_period *per);
+/* Whether stack idx is in part `part` of `p`. */
+bool prof__part_has_stack(const struct pr_profile *p, int part, uint32_t idx);
 
 /* JSON and XML text: `s` with what the format needs escaped. */
 void pr__json_string(FILE *out, const char *s);

@@ -14,7 +14,9 @@
  * The sample types are the profile's mode's (samples, CPU, off-CPU and
  * wall time), or with events one per event and one per counter: a stack
  * is of one event, and go tool pprof reads the zeros of the others'
- * columns as "not in this view".
+ * columns as "not in this view".  A part of a profile (enum
+ * pr_profile_part, values.c) has only its stacks' samples and its
+ * columns.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -66,6 +68,11 @@ struct pprof {
 	pb_profile msg;
 	pb_value_type *types, **type_ptrs, period_type;
 	size_t nr_values;
+	/* The part written: its columns of prof__stack_values()'s, and a
+	 * stack's values before they are picked. */
+	int part;
+	size_t *cols;
+	int64_t *all;
 	char **strings;
 	pb_mapping *mappings, **mapping_ptrs;
 	pb_function *functions, **function_ptrs;
@@ -109,6 +116,8 @@ static void *ptrs_new(size_t n)
 
 static void pprof_free(struct pprof *pp)
 {
+	free(pp->all);
+	free(pp->cols);
 	free(pp->values);
 	free(pp->location_ids);
 	free(pp->label_ptrs);
@@ -361,16 +370,20 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 	pp->label_ptrs = ptrs_new((size_t)p->nr_stacks * slice);
 	pp->location_ids = calloc(nr_ids + 1, sizeof(*pp->location_ids));
 	pp->values = calloc((size_t)p->nr_stacks * pp->nr_values + 1, sizeof(*pp->values));
+	pp->all = calloc(prof__nr_values(p) + 1, sizeof(*pp->all));
 	if (!pp->samples || !pp->sample_ptrs || !pp->label_ptrs || !pp->location_ids ||
-	    !pp->values)
+	    !pp->values || !pp->all)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		const struct prof_stack *st = &p->stacks[i];
-		pb_sample *ps = pp->sample_ptrs[i] = &pp->samples[i];
+		pb_sample *ps;
 		pb_label **labels = &pp->label_ptrs[(size_t)i * slice];
 		uint32_t np;
 		const struct prof_ptag *pt = prof__ptags_of(p, p->threads[st->thread].pid, &np);
 
+		if (!prof__part_has_stack(p, pp->part, i))
+			continue;
+		ps = pp->sample_ptrs[pp->msg.n_sample++] = &pp->samples[i];
 		/* Leaf first, in both. */
 		ps->location_id = &pp->location_ids[id];
 		ps->n_location_id = st->nr;
@@ -378,7 +391,9 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 			pp->location_ids[id++] = (uint64_t)p->frames[st->frame + k] + 1;
 		ps->value = &pp->values[(size_t)i * pp->nr_values];
 		ps->n_value = pp->nr_values;
-		prof__stack_values(p, i, ps->value);
+		prof__stack_values(p, i, pp->all);
+		for (size_t k = 0; k < pp->nr_values; k++)
+			ps->value[k] = pp->all[pp->cols[k]];
 		for (size_t k = 0; k < nr_thread; k++)
 			labels[k] = &pp->labels[(size_t)st->thread * NR_THREAD_LABELS + k];
 		for (uint32_t k = 0; k < np; k++)
@@ -403,7 +418,6 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 		}
 	}
 	pp->msg.sample = pp->sample_ptrs;
-	pp->msg.n_sample = p->nr_stacks;
 	return 0;
 }
 
@@ -416,19 +430,26 @@ static int64_t extra_of(const struct pr_profile *p, const char *s)
 	return 0;
 }
 
-/* The sample types (values.c says which), the period and the type shown
- * first.  0 or -ENOMEM. */
+/* The sample types of the part written (values.c says which), the
+ * period and the type shown first.  0, -EINVAL (the profile has no such
+ * part) or -ENOMEM. */
 static int add_types(struct pprof *pp, const struct pr_profile *p)
 {
-	size_t n = prof__nr_values(p);
-	struct prof_period per = prof__period(p);
+	struct prof_period per;
+	size_t n;
 
+	pp->cols = calloc(prof__nr_values(p) + 1, sizeof(*pp->cols));
+	if (!pp->cols)
+		return -ENOMEM;
+	n = prof__part_values(p, pp->part, pp->cols, &per);
+	if (!n)
+		return -EINVAL;
 	pp->types = msgs_new(n, sizeof(*pp->types), &value_type_init);
 	pp->type_ptrs = ptrs_new(n);
 	if (!pp->types || !pp->type_ptrs)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		struct prof_value_type t = prof__value_type(p, i);
+		struct prof_value_type t = prof__value_type(p, pp->cols[i]);
 
 		pp->types[i].type = t.name != PROF_NONE ? t.name : extra_of(p, t.type);
 		pp->types[i].unit = extra_of(p, t.unit);
@@ -486,12 +507,11 @@ int pr__write_gzip(const uint8_t *buf, size_t len, FILE *out)
 
 int pr__out_pprof(const struct pr_profile *p, FILE *out, const struct pr_profile_write_opts *o)
 {
-	struct pprof pp = { .msg = PERFTOOLS__PROFILES__PROFILE__INIT };
+	struct pprof pp = { .msg = PERFTOOLS__PROFILES__PROFILE__INIT, .part = o->part };
 	uint8_t *buf = NULL;
 	size_t len;
 	int ret;
 
-	(void)o;
 	ret = add_strings(&pp, p);
 	if (!ret)
 		ret = add_mappings(&pp, p);

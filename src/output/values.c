@@ -120,3 +120,52 @@ struct prof_period prof__period(const struct pr_profile *p)
 		.shown = p->mode == PR_PROFILE_WALL ? V_WALL : p->freq ? V_CPU : V_COUNT,
 	};
 }
+
+/*
+ * The parts Grafana Pyroscope files under profile types of their own
+ * (process_cpu, off_cpu, wall), each with a period of its own time: an
+ * on-CPU part reads as a CPU profile's, and an off-CPU part alike whether
+ * it came from the off-CPU or the wall-clock mode.  Each sample count
+ * goes with the stacks it counts: a CPU part's are samples, an off-CPU
+ * part's are waits.
+ */
+size_t prof__part_values(const struct pr_profile *p, int part, size_t *cols,
+			 struct prof_period *per)
+{
+	int64_t every = p->freq ? (int64_t)(NS_PER_S / p->freq) : 0;
+	struct prof_period pe = prof__period(p);
+	size_t nr = 0, c[2];
+
+	if (part == PR_PART_ALL || (part == PR_PART_ON_CPU && p->nr_events)) {
+		/* Every column, as the whole profile has them. */
+		nr = prof__nr_values(p);
+		for (size_t i = 0; cols && i < nr; i++)
+			cols[i] = i;
+	} else {
+		if (part == PR_PART_ON_CPU && p->mode != PR_PROFILE_OFF_CPU) {
+			c[nr++] = V_COUNT;
+			c[nr++] = V_CPU;
+			pe = (struct prof_period){ .type = 1, .period = every,
+						   .shown = p->freq ? 1 : 0 };
+		} else if (part == PR_PART_OFF_CPU && p->mode != PR_PROFILE_CPU) {
+			c[nr++] = V_COUNT;
+			c[nr++] = p->mode == PR_PROFILE_OFF_CPU ? 1 : V_OFF_CPU;
+			pe = (struct prof_period){ .type = 1, .period = 1, .shown = 1 };
+		} else if (part == PR_PART_WALL && p->mode == PR_PROFILE_WALL) {
+			c[nr++] = V_WALL;
+			pe = (struct prof_period){ .type = 0, .period = every, .shown = 0 };
+		}
+		for (size_t i = 0; cols && i < nr; i++)
+			cols[i] = c[i];
+	}
+	if (per)
+		*per = pe;
+	return nr;
+}
+
+bool prof__part_has_stack(const struct pr_profile *p, int part, uint32_t idx)
+{
+	bool wait = p->stacks[idx].kind != PROF_ON_CPU;
+
+	return part == PR_PART_ON_CPU ? !wait : part == PR_PART_OFF_CPU ? wait : true;
+}

@@ -122,7 +122,9 @@ int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt, FIL
 	o.annotate = PR_OPTS_GET(opts, annotate, false);
 	o.title = PR_OPTS_GET(opts, title, "dwarfsample");
 	o.event = PR_OPTS_GET(opts, event, 0);
-	if (o.event >= (p->nr_events ? p->nr_events : 1))
+	o.part = PR_OPTS_GET(opts, part, PR_PART_ALL);
+	if (o.event >= (p->nr_events ? p->nr_events : 1) ||
+	    (o.part && (fmt != PR_FORMAT_PPROF || !pr_profile_has_part(p, o.part))))
 		return -EINVAL;
 	/* The writers see only that stdio failed (-EIO); why is in errno,
 	 * which stdio sets at the failed write and nothing after it clears. */
@@ -133,4 +135,9 @@ int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt, FIL
 	if (ret == -EIO && errno)
 		ret = -errno;
 	return ret;
+}
+
+bool pr_profile_has_part(const struct pr_profile *p, enum pr_profile_part part)
+{
+	return p && (unsigned)part < PR_PART_MAX && prof__part_values(p, part, NULL, NULL) > 0;
 }

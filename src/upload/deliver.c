@@ -302,10 +302,34 @@ static void failed(struct pr_uploader *u, struct backend *be, const char *what,
 	backoff(u, be, retry_after);
 }
 
+/* The headers of request `r` to `be`: the backend's (credentials...),
+ * then its content type and encoding.  NULL when out of memory. */
+static struct curl_slist *headers_of(const struct backend *be, const struct pr__request *r)
+{
+	struct curl_slist *l = NULL, *n;
+	char ct[256], ce[256];
+
+	snprintf(ct, sizeof(ct), "Content-Type: %s", r->content_type);
+	snprintf(ce, sizeof(ce), "Content-Encoding: %s", r->content_encoding);
+	for (const struct curl_slist *h = be->headers; h; h = h->next, l = n)
+		if (!(n = curl_slist_append(l, h->data)))
+			goto fail;
+	if (!(n = curl_slist_append(l, ct)))
+		goto fail;
+	l = n;
+	if (r->content_encoding[0] && !(n = curl_slist_append(l, ce)))
+		goto fail;
+	return n;
+fail:
+	curl_slist_free_all(l);
+	return NULL;
+}
+
 /* Send request `r` to `be` once: counted, logged, and the backoff set. */
 static enum outcome post(struct pr_uploader *u, struct backend *be, const struct pr__request *r)
 {
 	struct body reply = { .buf = malloc(REASON_MAX) };
+	struct curl_slist *headers = headers_of(be, r);
 	double retry_after = -1, timeout = time_left(u, be, u->timeout_s);
 	struct sending sd = { .send_s = timeout, .len = (curl_off_t)r->len };
 	char url[8192], why[REASON_MAX + 1], errbuf[CURL_ERROR_SIZE] = "";
@@ -315,8 +339,10 @@ static enum outcome post(struct pr_uploader *u, struct backend *be, const struct
 	enum outcome out;
 	CURLcode rc;
 
-	if (!reply.buf) {
+	if (!reply.buf || !headers) {
 		/* Tried again later, as if it had failed. */
+		free(reply.buf);
+		curl_slist_free_all(headers);
 		pthread_mutex_lock(&be->lock);
 		failed(u, be, "out of memory", -1);
 		pthread_mutex_unlock(&be->lock);
@@ -324,6 +350,7 @@ static enum outcome post(struct pr_uploader *u, struct backend *be, const struct
 	}
 	snprintf(url, sizeof(url), "%s%s", be->url, r->target);
 	curl_easy_setopt(be->curl, CURLOPT_URL, url);
+	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDS, r->body);
 	curl_easy_setopt(be->curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->len);
 	/* The timeout bounds connecting and sending; the answer may take
@@ -344,6 +371,8 @@ static enum outcome post(struct pr_uploader *u, struct backend *be, const struct
 	if (rc == CURLE_OK)
 		curl_easy_getinfo(be->curl, CURLINFO_RESPONSE_CODE, &status);
 	curl_easy_getinfo(be->curl, CURLINFO_SIZE_UPLOAD_T, &sent);
+	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(headers);
 	out = judge(rc, status, r->len > 0 && sent >= (curl_off_t)r->len);
 	reason(&reply, why, sizeof(why));
 	free(reply.buf);

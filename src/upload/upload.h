@@ -4,7 +4,7 @@
  * its thread, which encodes the windows), deliver.c (a thread per
  * backend: delivery, backoff, retries), spool.c (requests waiting for a backend, on disk),
  * curl.c (libcurl, loaded when an uploader starts), outdir.c (the
- * directory sink), pyroscope.c (Pyroscope's ingest target); windows.c
+ * directory sink), pyroscope.c (Pyroscope's push request); windows.c
  * (the windows, their groups and labels) needs none of it but the
  * public header.
  */
@@ -204,8 +204,10 @@ void pr__outdir_write(struct pr_uploader *u, const struct pr_window *w, const vo
 
 /* ---- pyroscope.c ---- */
 
-/* Pyroscope's /ingest target of window `w` (name with labels, from,
- * until, sample rate, spy name), malloc'd; NULL when out of memory. */
-char *pr__pyroscope_target(struct pr_uploader *u, const struct pr_window *w);
+/* Window `w` as a call of Pyroscope's push API into *r (its target,
+ * content type, encoding and body, the caller's to clear): a series per
+ * profile type the window has (process_cpu, off_cpu, wall), each with
+ * the window's labels.  0 or a negative errno (*r then empty). */
+int pr__pyroscope_request(const struct pr_window *w, struct pr__request *r);
 
 #endif

@@ -62,24 +62,16 @@ static void take_window(struct pr_uploader *u, struct pr_window *w)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	int err = u->out_dir || u->be[B_PYROSCOPE].url ? encode(w, PR_FORMAT_PPROF, &buf, &len)
-							   : 0;
+	int err = u->out_dir ? encode(w, PR_FORMAT_PPROF, &buf, &len) : 0;
 
 	if (!err && u->out_dir)
 		pr__outdir_write(u, w, buf, len);
 	if (!err && u->be[B_PYROSCOPE].url) {
-		struct pr__request r = {
-			.target = pr__pyroscope_target(u, w),
-			.content_type = (char *)"application/octet-stream",
-			.content_encoding = (char *)"",
-			.body = buf, .len = len,
-		};
+		struct pr__request r;
 
-		if (r.target)
+		if (!(err = pr__pyroscope_request(w, &r)))
 			pr__backend_hand_over(u, &u->be[B_PYROSCOPE], w, &r);
-		else
-			err = -ENOMEM;
-		free(r.target);
+		pr__request_clear(&r);
 	}
 	free(buf);
 	buf = NULL;
@@ -156,7 +148,7 @@ static bool has_userinfo(const char *url)
 }
 
 static int open_backend(struct pr_uploader *u, struct backend *be, const char *name,
-			const char *url, const char *spool_leaf, const char *const *headers)
+			const char *url, const char *spool_leaf)
 {
 	char dir[4096];
 	size_t n = strlen(url);
@@ -185,21 +177,17 @@ static int open_backend(struct pr_uploader *u, struct backend *be, const char *n
 		pr__log(&u->lg, PR_LOG_ERROR, "out of memory");
 		return -ENOMEM;
 	}
-	for (const char *const *h = headers; *h; h++)
-		if ((err = add_header(u, be, *h)))
-			return err;
 	if (!(be->spool = pr__spool_open(dir, u->spool_max_bytes, &u->lg)))
 		return -errno;
 	curl_easy_setopt(be->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(be->curl, CURLOPT_USERAGENT, "dwarfsample-agent/" PR_VERSION);
 	curl_easy_setopt(be->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
 	curl_easy_setopt(be->curl, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, be->headers);
 	/* The answer is awaited once the body is sent (deliver.c); an
-	 * "Expect: 100-continue" would have it wait before sending. */
+	 * "Expect: 100-continue" would have it wait before sending.  A
+	 * request's content type and encoding are its own. */
 	if ((err = add_header(u, be, "Expect:")))
 		return err;
-	curl_easy_setopt(be->curl, CURLOPT_HTTPHEADER, be->headers);
 	/* Counted by the run that spooled them. */
 	be->counted = pr__spool_count(be->spool);
 	if (pr__spool_count(be->spool))
@@ -357,12 +345,6 @@ static void stop(struct pr_uploader *u, double grace_s)
 
 struct pr_uploader *pr_uploader_new(const struct pr_uploader_opts *o)
 {
-	static const char *const py_headers[] = {
-		"Content-Type: application/octet-stream", NULL,
-	};
-	static const char *const otlp_headers[] = {
-		"Content-Type: application/x-protobuf", "Content-Encoding: gzip", NULL,
-	};
 	struct pr_logger lg = { PR_OPTS_GET(o, log, NULL), PR_OPTS_GET(o, log_ctx, NULL) };
 	const char *py_url = PR_OPTS_GET(o, pyroscope_url, NULL);
 	const char *otlp_url = PR_OPTS_GET(o, otlp_url, NULL);
@@ -401,9 +383,9 @@ struct pr_uploader *pr_uploader_new(const struct pr_uploader_opts *o)
 	pthread_condattr_destroy(&ca);
 	if ((err = take_opts(u, o)) || (u->out_dir && (err = probe_out_dir(u))) ||
 	    (py_url && (err = open_backend(u, &u->be[B_PYROSCOPE], "Pyroscope", py_url,
-					   "pyroscope", py_headers))) ||
+					   "pyroscope"))) ||
 	    (otlp_url && (err = open_backend(u, &u->be[B_OTLP], "the OTLP receiver", otlp_url,
-					     "otlp", otlp_headers))) ||
+					     "otlp"))) ||
 	    (err = credentials(u, o)))
 		goto fail;
 	/* Signals are the caller's threads'. */

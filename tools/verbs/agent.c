@@ -461,7 +461,8 @@ static void usage(FILE *out)
 		"      --out-dir-size BYTES keep at most this much there (default 1G)\n"
 		"      --out-dir-age DURATION\n"
 		"                           and nothing older (default 7d)\n"
-		"      --pyroscope URL      POST each window to URL/ingest (Grafana Pyroscope)\n"
+		"      --pyroscope URL      POST each window to URL/push.v1.PusherService/Push\n"
+		"                           (Grafana Pyroscope 1.0 or later, its push API)\n"
 		"      --otlp URL           POST each window to URL/v1development/profiles\n"
 		"                           (OTLP profiles over HTTP, opentelemetry-proto\n"
 		"                           v1.11.0; an OpenTelemetry Collector's receiver)\n"
@@ -499,11 +500,18 @@ static void usage(FILE *out)
 }
 
 
+/* The series labels the agent sets on a window itself (pyroscope.c,
+ * windows.c). */
+static const char *const reserved_labels[] = {
+	"service_name", "pyroscope_spy", "host_name", "pid", "container_id", "pod_uid",
+};
+
 /* "KEY=VALUE", KEY a Prometheus label name: Pyroscope's labels are. */
 static int parse_tag(struct agent_args *a, char *arg)
 {
 	char *eq = strchr(arg, '=');
 	size_t n = a->win.nr_tags;
+	bool ours;
 
 	if (n >= DS_MAX_TAGS) {
 		ds_err("too many --tag (at most %d)", DS_MAX_TAGS);
@@ -517,6 +525,22 @@ static int parse_tag(struct agent_args *a, char *arg)
 		return -1;
 	}
 	*eq = '\0';
+	/* Pyroscope refuses a series with a label twice: these are the
+	 * agent's own (and "__" starts Pyroscope's). */
+	ours = false;
+	for (size_t i = 0; i < sizeof(reserved_labels) / sizeof(*reserved_labels); i++)
+		ours |= !strcmp(arg, reserved_labels[i]);
+	if (ours || !strncmp(arg, "__", 2)) {
+		ds_err("invalid --tag '%s=%s': %s; give the tag another name", arg, eq + 1,
+		       ours ? "the agent sets that label itself"
+			    : "labels starting with __ are Pyroscope's own");
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(arg, a->tags[i].key)) {
+			ds_err("--tag %s given twice: give each key once", arg);
+			return -1;
+		}
 	a->tags[n] = (struct pr_label){ .key = arg, .value = eq + 1 };
 	a->win.nr_tags++;
 	return 0;
