@@ -231,6 +231,10 @@ struct pr_session_stats {
 	uint64_t pool_hits, pool_lookups;
 	/* The models' file caches as last trimmed (pr_cache_stats). */
 	uint64_t cache_files, cache_bytes, cache_evicted, cache_evicted_hot;
+	/* Files of processes in another mount namespace that their roots
+	 * did not give (pr_cache_stats.files_foreign_missing), as last
+	 * trimmed. */
+	uint64_t cache_foreign_missing;
 };
 PR_API int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st);
 

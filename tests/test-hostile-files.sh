@@ -166,6 +166,22 @@ check "SIGTERM is answered within 2 s ($(((t1 - t0) / 1000000)) ms)" \
 	sh -c "! kill -0 $dpid 2>/dev/null && [ $(((t1 - t0) / 1000000)) -le 2000 ]"
 wait "$spid"
 check "and the profile is written" grep -Eq ";in_fifo( |;)" "$tmp/term.folded"
+
+# The container's libdiffer.so removed from its root (the host's is still
+# at that path): the agent names it from the mapping itself, never from
+# the host's file; its health line says how many files containers' roots
+# did not give.
+rm "/proc/$pid/root$tmp/lib/libdiffer.so"
+timeout -k 5 60 "$ds" agent -p "$pid" -d 3 --interval 1s --health-interval 1s -F 499 \
+	--out-dir "$tmp/agent-out" 2>"$tmp/agent.err"
+check "the agent exits 0" test $? -eq 0 || cat "$tmp/agent.err"
+check "its health line counts the files of containers not in their roots" \
+	grep -Eq 'evicted, [0-9]+ of containers not in their roots' "$tmp/agent.err" ||
+	grep health "$tmp/agent.err"
+check "the container's deleted library is named from its mapping" \
+	sh -c "gzip -dc '$tmp'/agent-out/*.pb.gz | grep -aq in_container"
+check "and no window names the host's function at that path" \
+	sh -c "! gzip -dc '$tmp'/agent-out/*.pb.gz | grep -aq host_only"
 kill "$pid"
 wait "$pid" 2>/dev/null
 exit $fail

@@ -34,6 +34,7 @@ struct shard {
 	alignas(64) _Atomic uint64_t samples, complete, skipped, no_memory;
 	_Atomic uint64_t first_time, last_time, end_time;
 	_Atomic uint64_t cache_files, cache_bytes, cache_evicted, cache_evicted_hot;
+	_Atomic uint64_t cache_foreign_missing;
 };
 
 struct pr_session {
@@ -130,6 +131,7 @@ static void trim(struct shard *sh, uint64_t time)
 	atomic_store(&sh->cache_bytes, cs.bytes);
 	atomic_store(&sh->cache_evicted, cs.files_evicted);
 	atomic_store(&sh->cache_evicted_hot, cs.files_evicted_hot);
+	atomic_store(&sh->cache_foreign_missing, cs.files_foreign_missing);
 }
 
 
@@ -615,6 +617,7 @@ int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st)
 	c.cache_bytes = SUM(s, cache_bytes);
 	c.cache_evicted = SUM(s, cache_evicted);
 	c.cache_evicted_hot = SUM(s, cache_evicted_hot);
+	c.cache_foreign_missing = SUM(s, cache_foreign_missing);
 	for (size_t i = 0; i < s->nr_shards; i++) {
 		const struct shard *sh = &s->shards[i];
 		uint64_t first = atomic_load_explicit(&sh->first_time, memory_order_relaxed);

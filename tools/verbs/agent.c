@@ -197,12 +197,13 @@ static void health(struct agent *ag, enum pr_log_level level)
 		" spooled, %" PRIu64 " dropped, %" PRIu64 " refused, %" PRIu64 " given up, %" PRIu64
 		" unconfirmed, %" PRIu64 " lost, %zu queued; backend %.0f ms; %"
 		PRIu64 " KiB uploaded; cache %" PRIu64 " files, %" PRIu64 " MiB, %" PRIu64
-		" evicted; RSS %" PRIu64 " MiB", n, pr_reader_lost(ag->r) + ss.dropped,
+		" evicted, %" PRIu64 " of containers not in their roots; RSS %" PRIu64 " MiB", n,
+		pr_reader_lost(ag->r) + ss.dropped,
 		ss.skipped, n ? 100.0 * (double)done / (double)n : 0.0, us.written, us.sent,
 		us.spooled, us.dropped, us.refused, us.given_up, us.unconfirmed, us.lost, us.queued,
 		us.last_latency_s * 1e3,
 		us.bytes_sent / 1024, ss.cache_files, ss.cache_bytes >> 20, ss.cache_evicted,
-		rss_kib() / 1024);
+		ss.cache_foreign_missing, rss_kib() / 1024);
 }
 
 /* The capture thread, after every drain. */
