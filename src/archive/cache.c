@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "archive/archive.h"
@@ -54,14 +55,16 @@ bool pr__keep_debug_file(const char *hex, char *out, size_t size)
 	return found;
 }
 
-/* A copy of the file at `from` at `to`, as pr__keep_copy(). */
+/* A copy of the file at `from` at `to`, as pr__keep_copy(): opened
+ * without waiting, and only a regular file. */
 static int copy_path(const char *from, const char *to)
 {
-	int fd = open(from, O_RDONLY | O_CLOEXEC), err;
+	int fd = open(from, O_RDONLY | O_NONBLOCK | O_CLOEXEC), err;
+	struct stat st;
 
 	if (fd < 0)
 		return -errno;
-	err = pr__keep_copy(fd, to);
+	err = fstat(fd, &st) ? -errno : !S_ISREG(st.st_mode) ? -EINVAL : pr__keep_copy(fd, to);
 	close(fd);
 	return err;
 }

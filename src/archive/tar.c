@@ -163,13 +163,18 @@ out:
 		munmap(orig, size);
 }
 
+/* The debug file at `path` into the archive as `name`: opened without
+ * waiting (a FIFO there would hold the recording), and only when it is a
+ * regular file. */
 static void tar_path(struct tar *t, const char *name, const char *path)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0 || fstat(fd, &st)) {
 		t->err = -errno;
+	} else if (!S_ISREG(st.st_mode)) {
+		t->err = -EINVAL;
 	} else {
 		tar_file(t, name, fd, NULL, (uint64_t)st.st_size);
 	}
