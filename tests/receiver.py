@@ -514,6 +514,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                  "headers": {k.lower(): v for k, v in self.headers.items()}}
         length = int(self.headers.get("Content-Length", "0"))
         if take("stall"):
+            log(dict(entry, outcome="stalling"))
             time.sleep(STATE["stall_s"])
             entry["stalled"] = STATE["stall_s"]
         if take("cut"):

@@ -531,8 +531,6 @@ def restart(wl, env):
     os.rename(log2, log2 + ".1")
     a.send_signal(signal.SIGHUP)
     rc = a.wait(120)
-    work.kill()
-    work.wait()
     text = open(log2 + ".1").read()
     check("SIGHUP reopens --log-file after it was moved",
           os.path.exists(log2) and "log file reopened" in open(log2).read()
@@ -542,6 +540,27 @@ def restart(wl, env):
     check("the next run delivered the %d spooled windows first, then its own, in order"
           % len(kept), rc == 0 and len(got) > len(kept) and froms == sorted(froms)
           and "left by an earlier run" in text, (rc, froms, text[-800:]))
+    # A backend that holds a request 60 s: SIGTERM is answered within
+    # --flush-timeout (2 s), not the 40 s the answer would be awaited
+    # (4 x --timeout 10s); that request is unconfirmed, not sent again.
+    control(rdir2, {"stall": 60})
+    log3 = os.path.join(TMP, "agent-r3.log")
+    a = agent(["-p", str(work.pid), "--pyroscope", "http://127.0.0.1:%d" % port2,
+               "--interval", "1s", "--spool-dir", spool, "--timeout", "10s",
+               "--flush-timeout", "2s", "--health-interval", "0"], log3, env)
+    held = wait(lambda: any(e["outcome"] == "stalling" for e in entries(rdir2)),
+                "a request held by the backend")
+    t0 = time.time()
+    a.send_signal(signal.SIGTERM)
+    rc = a.wait(60)
+    took = time.time() - t0
+    c = stopped_counts(log3)
+    check("SIGTERM with a request held by the backend: exit 0 within the 2 s grace (%.1f s), "
+          "that request unconfirmed" % took,
+          held and rc == 0 and took < 5 and c and c[6] == 1
+          and "the close's grace ended" in open(log3).read(), (rc, c, open(log3).read()[-1500:]))
+    work.kill()
+    work.wait()
     recv2.kill()
     recv2.wait()
 

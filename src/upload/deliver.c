@@ -105,21 +105,28 @@ static size_t retry_after_header(char *data, size_t size, size_t n, void *arg)
 }
 
 /* A request is sent whole within its timeout, or abandoned (and sent
- * again: the backend cannot have taken it). */
+ * again: the backend cannot have taken it); and none outlives the
+ * close's grace. */
 struct sending {
+	struct pr_uploader *u;
+	struct backend *be;
 	double t0, send_s;
 	curl_off_t len;
+	bool closed;                 /* abandoned at the close's deadline */
 };
 
 static int watch_send(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 		      curl_off_t ulnow)
 {
-	const struct sending *s = arg;
+	struct sending *s = arg;
 
 	(void)dltotal;
 	(void)dlnow;
 	(void)ultotal;
-	return ulnow < s->len && real_s() - s->t0 > s->send_s;
+	pthread_mutex_lock(&s->be->lock);
+	s->closed = s->be->closing && pr__now_s(s->u) >= s->be->deadline;
+	pthread_mutex_unlock(&s->be->lock);
+	return s->closed || (ulnow < s->len && real_s() - s->t0 > s->send_s);
 }
 
 /* The reply's printable start, for the log. */
@@ -331,7 +338,7 @@ static enum outcome post(struct pr_uploader *u, struct backend *be, const struct
 	struct body reply = { .buf = malloc(REASON_MAX) };
 	struct curl_slist *headers = headers_of(be, r);
 	double retry_after = -1, timeout = time_left(u, be, u->timeout_s);
-	struct sending sd = { .send_s = timeout, .len = (curl_off_t)r->len };
+	struct sending sd = { .u = u, .be = be, .send_s = timeout, .len = (curl_off_t)r->len };
 	char url[8192], why[REASON_MAX + 1], errbuf[CURL_ERROR_SIZE] = "";
 	char what[CURL_ERROR_SIZE + REASON_MAX + 32];
 	curl_off_t sent = 0;
@@ -376,7 +383,9 @@ static enum outcome post(struct pr_uploader *u, struct backend *be, const struct
 	out = judge(rc, status, r->len > 0 && sent >= (curl_off_t)r->len);
 	reason(&reply, why, sizeof(why));
 	free(reply.buf);
-	if (rc == CURLE_ABORTED_BY_CALLBACK)
+	if (rc == CURLE_ABORTED_BY_CALLBACK && sd.closed)
+		snprintf(what, sizeof(what), "the close's grace ended");
+	else if (rc == CURLE_ABORTED_BY_CALLBACK)
 		snprintf(what, sizeof(what), "not sent within %.3g s", timeout);
 	else if (rc != CURLE_OK)
 		snprintf(what, sizeof(what), "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
