@@ -60,6 +60,9 @@ struct pr_reader {
 	size_t nr_group;
 	bool kernel_requested;
 	uint32_t ring_pages;
+	/* kernel.perf_event_max_stack when an event records call chains,
+	 * else 0 (pr_reader_max_stack()). */
+	uint32_t max_stack;
 
 	struct pr_ring *rings;
 	size_t nr_rings;

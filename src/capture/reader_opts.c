@@ -97,15 +97,22 @@ static size_t nr_sampling(const struct pr_reader_opts *opts)
 	return PR_OPTS_GET(opts, read_group, false) && n ? 1 : n;
 }
 
+/* The stack an event copies: none with the kernel's chain alone. */
+static uint32_t stack_copied(const struct pr_event_opts *ev)
+{
+	if (PR_OPTS_GET(ev, call_graph, PR_CALL_GRAPH_DWARF) == PR_CALL_GRAPH_FP)
+		return 0;
+	return PR_OPTS_GET(ev, stack_size, PR_DEFAULT_STACK_SIZE);
+}
+
 /* The largest stack copy any of the events takes. */
 static uint32_t max_stack_size(const struct pr_reader_opts *opts)
 {
 	const struct pr_event_opts *off = off_cpu_opts(opts);
-	uint32_t stack = off ? PR_OPTS_GET(off, stack_size, PR_DEFAULT_STACK_SIZE) : 0;
+	uint32_t stack = off ? stack_copied(off) : 0;
 
 	for (size_t i = 0; i < nr_sampling(opts); i++) {
-		uint32_t s = PR_OPTS_GET(sampled_opts(opts, i), stack_size,
-					 PR_DEFAULT_STACK_SIZE);
+		uint32_t s = stack_copied(sampled_opts(opts, i));
 
 		if (s > stack)
 			stack = s;
@@ -270,7 +277,15 @@ int pr__reader_build_attrs(struct pr_reader *r, const struct pr_reader_opts *opt
 		err = pr__event_attr(off, PR_SOURCE_CONTEXT_SWITCH, flags,
 				     &r->attrs[r->nr_attrs++], &r->lg);
 	}
-	for (size_t i = 0; !err && i < r->nr_attrs; i++)
-		pr__parse_cfg_from_attr(&r->cfgs[i], &r->attrs[i]);
+	for (size_t i = 0; !err && i < r->nr_attrs; i++) {
+		const struct perf_event_attr *a = &r->attrs[i];
+
+		pr__parse_cfg_from_attr(&r->cfgs[i], a);
+		/* The kernel takes its setting for a sample_max_stack of 0. */
+		if ((a->sample_type & PERF_SAMPLE_CALLCHAIN) &&
+		    !(a->exclude_callchain_user && a->exclude_callchain_kernel))
+			r->max_stack = (uint32_t)pr__read_sysctl(
+				"/proc/sys/kernel/perf_event_max_stack", 127);
+	}
 	return err;
 }
