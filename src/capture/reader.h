@@ -96,6 +96,10 @@ int pr__reader_check_opts(struct pr_reader *r, const struct pr_reader_opts *opts
  * errno with the reason logged. */
 int pr__reader_build_attrs(struct pr_reader *r, const struct pr_reader_opts *opts);
 
+/* reader_opts.c: r->max_stack from the events' attrs (their
+ * sample_max_stack, else kernel.perf_event_max_stack). */
+void pr__reader_set_max_stack(struct pr_reader *r);
+
 /* drain.c: order the late threads for lookup once opening is done. */
 void pr__reader_sort_late(struct pr_reader *r);
 /* drain.c: the id -> event table behind pr_reader_event_of(). */

@@ -230,6 +230,21 @@ int pr__reader_check_opts(struct pr_reader *r, const struct pr_reader_opts *opts
 	return 0;
 }
 
+void pr__reader_set_max_stack(struct pr_reader *r)
+{
+	r->max_stack = 0;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		const struct perf_event_attr *a = &r->attrs[i];
+
+		/* The kernel takes its setting for a sample_max_stack of 0. */
+		if ((a->sample_type & PERF_SAMPLE_CALLCHAIN) &&
+		    !(a->exclude_callchain_user && a->exclude_callchain_kernel))
+			r->max_stack = a->sample_max_stack ? a->sample_max_stack :
+				       (uint32_t)pr__read_sysctl(
+					       "/proc/sys/kernel/perf_event_max_stack", 127);
+	}
+}
+
 /* Event `i` of the list, a read group's member when i > 0 of a group. */
 static int build_listed(struct pr_reader *r, const struct pr_reader_opts *opts, size_t i)
 {
@@ -277,15 +292,9 @@ int pr__reader_build_attrs(struct pr_reader *r, const struct pr_reader_opts *opt
 		err = pr__event_attr(off, PR_SOURCE_CONTEXT_SWITCH, flags,
 				     &r->attrs[r->nr_attrs++], &r->lg);
 	}
-	for (size_t i = 0; !err && i < r->nr_attrs; i++) {
-		const struct perf_event_attr *a = &r->attrs[i];
-
-		pr__parse_cfg_from_attr(&r->cfgs[i], a);
-		/* The kernel takes its setting for a sample_max_stack of 0. */
-		if ((a->sample_type & PERF_SAMPLE_CALLCHAIN) &&
-		    !(a->exclude_callchain_user && a->exclude_callchain_kernel))
-			r->max_stack = (uint32_t)pr__read_sysctl(
-				"/proc/sys/kernel/perf_event_max_stack", 127);
-	}
+	for (size_t i = 0; !err && i < r->nr_attrs; i++)
+		pr__parse_cfg_from_attr(&r->cfgs[i], &r->attrs[i]);
+	if (!err)
+		pr__reader_set_max_stack(r);
 	return err;
 }
