@@ -93,7 +93,7 @@ const char ds_capture_help[] =
 	"                           4096); SIZE rounded up to a multiple of 8, up\n"
 	"                           to 65528\n"
 	"  -g                       record call graphs in the default mode, dwarf\n"
-	"                           (perf's -g is --call-graph fp: say so for that)\n"
+	"                           (perf's -g is fp: give --call-graph fp for that)\n"
 	"  -k, --kernel             record kernel call chains too\n"
 	"  -v, --verbose            more diagnostics\n"
 	"Off-CPU time (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root):\n"
