@@ -78,6 +78,27 @@ enum pr_attr_flags {
 	PR_ATTR_GROUP_MEMBER = 1u << 7,
 };
 
+/* How a sample records its user call stack: perf record's --call-graph
+ * modes.  An enum rather than a bool "user chain" because the stack copy
+ * must be switchable too (stack_size 0 means the default, not "none"),
+ * and of the four combinations of chain and copy the fourth records no
+ * user stack at all. */
+enum pr_call_graph {
+	/* The user registers and a copy of stack_size bytes of the user
+	 * stack, unwound afterwards with DWARF call-frame information:
+	 * complete stacks without frame pointers.  No user call chain. */
+	PR_CALL_GRAPH_DWARF = 0,
+	/* The kernel's frame-pointer walk of the user stack (the user part
+	 * of PERF_SAMPLE_CALLCHAIN, at most kernel.perf_event_max_stack
+	 * entries with the kernel part), without registers or a stack copy:
+	 * a few hundred bytes a sample, right only where the code keeps
+	 * frame pointers.  stack_size and regs_user are then unused. */
+	PR_CALL_GRAPH_FP = 1,
+	/* Both: the kernel's user chain, and the registers with a copy of
+	 * stack_size bytes. */
+	PR_CALL_GRAPH_AUTO = 2,
+};
+
 struct pr_event_opts {
 	size_t sz;
 	/* Samples per second per CPU.  Default PR_DEFAULT_FREQ.  Ignored when
@@ -107,6 +128,9 @@ struct pr_event_opts {
 	/* With PR_SOURCE_EVENT: the event (its type, config and modifiers);
 	 * it must not be NULL then.  Only read during the call. */
 	const struct pr_event_desc *desc;
+	/* What each sample records of the user call stack.  Default
+	 * PR_CALL_GRAPH_DWARF; other values are -EINVAL. */
+	enum pr_call_graph call_graph;
 };
 
 /*
@@ -402,6 +426,13 @@ struct pr_ring_stats {
 	uint64_t bytes;
 	/* Records by type, indexed by enum pr_record_type; others in [0]. */
 	uint64_t by_type[PR_RECORD_KERNEL_MAX];
+	/* Bytes of the samples alone (bytes / samples is what a sample of
+	 * these events costs in the ring). */
+	uint64_t sample_bytes;
+	/* Samples whose call chain holds as many entries as the kernel
+	 * walks (pr_reader_max_stack(), context markers not counted): the
+	 * walk stopped there, and their outermost callers are missing. */
+	uint64_t chains_at_limit;
 };
 
 /*
@@ -415,6 +446,16 @@ PR_API int pr_reader_ring_stats(const struct pr_reader *r, size_t idx,
 /* Sum over every ring of pr_ring_stats.lost.  Thread-safe like
  * pr_reader_ring_stats(). */
 PR_API uint64_t pr_reader_lost(const struct pr_reader *r);
+
+/*
+ * The most call-chain entries the kernel records per sample for the
+ * reader's events (kernel.perf_event_max_stack as it was when they were
+ * opened; kernel and user entries together, context markers not
+ * counted), or 0 for NULL or when no event records a call chain.  A
+ * larger value of the setting takes effect on events opened after it is
+ * raised.  Thread-safe.
+ */
+PR_API uint32_t pr_reader_max_stack(const struct pr_reader *r);
 
 /*
  * The kernel ids of all the reader's events (what PERF_SAMPLE_IDENTIFIER

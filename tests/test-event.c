@@ -132,6 +132,53 @@ START_TEST(stack_size_must_be_a_multiple_of_8_up_to_65528)
 }
 END_TEST
 
+START_TEST(call_graph_modes_record_the_chain_the_copy_or_both)
+{
+	PR_OPTS(pr_event_opts, fp, .call_graph = PR_CALL_GRAPH_FP, .kernel_callchain = true);
+	PR_OPTS(pr_event_opts, aut, .call_graph = PR_CALL_GRAPH_AUTO, .stack_size = 2048);
+	PR_OPTS(pr_event_opts, dw, .call_graph = PR_CALL_GRAPH_DWARF);
+	struct perf_event_attr f = build(&fp, PR_SOURCE_CPU_CLOCK, 0);
+	struct perf_event_attr a = build(&aut, PR_SOURCE_CPU_CLOCK, 0);
+	struct perf_event_attr d = build(&dw, PR_SOURCE_CPU_CLOCK, 0);
+	struct perf_event_attr def = build(NULL, PR_SOURCE_CPU_CLOCK, 0);
+	uint64_t copy = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+
+	/* fp: perf record --call-graph fp's bits: the chain, nothing copied. */
+	ck_assert(f.sample_type & PERF_SAMPLE_CALLCHAIN);
+	ck_assert_uint_eq(f.sample_type & copy, 0);
+	ck_assert_uint_eq(f.sample_regs_user, 0);
+	ck_assert_uint_eq(f.sample_stack_user, 0);
+	ck_assert_uint_eq(f.exclude_callchain_user, 0);
+	ck_assert_uint_eq(f.exclude_callchain_kernel, 0);
+	/* The depth is the kernel's setting, as perf record leaves it. */
+	ck_assert_uint_eq(f.sample_max_stack, 0);
+	/* auto: the chain and the copy. */
+	ck_assert_uint_eq(a.sample_type & (copy | PERF_SAMPLE_CALLCHAIN),
+			  copy | PERF_SAMPLE_CALLCHAIN);
+	ck_assert_uint_eq(a.sample_stack_user, 2048);
+	ck_assert_uint_eq(a.sample_regs_user, PR_REGS_DWARF);
+	ck_assert_uint_eq(a.exclude_callchain_user, 0);
+	ck_assert_uint_eq(a.exclude_callchain_kernel, 1);
+	/* dwarf, the default: the copy, and no user chain. */
+	ck_assert_uint_eq(d.sample_type & copy, copy);
+	ck_assert_uint_eq(d.exclude_callchain_user, 1);
+	ck_assert_int_eq(memcmp(&d, &def, sizeof(d)), 0);
+}
+END_TEST
+
+START_TEST(fp_mode_copies_nothing_so_its_copy_options_are_unused)
+{
+	/* Out of range for a copy, and no copy is made. */
+	PR_OPTS(pr_event_opts, o, .call_graph = PR_CALL_GRAPH_FP, .stack_size = 12,
+		.regs_user = 1);
+	PR_OPTS(pr_event_opts, bad, .call_graph = (enum pr_call_graph)3);
+
+	ck_assert_int_eq(attr_err(&o), 0);
+	ck_assert_int_eq(attr_err(&bad), -EINVAL);
+	ck_assert_msg(strstr(last_log, "call_graph 3 is unknown"), "%s", last_log);
+}
+END_TEST
+
 START_TEST(register_mask_must_hold_sp_and_ip)
 {
 	PR_OPTS(pr_event_opts, no_sp, .regs_user = PR_REGS_DWARF & ~(1ull << PR_REG_SP));
@@ -501,6 +548,8 @@ int main(void)
 	tcase_add_test(tc, target_flags_shape_the_attr);
 	tcase_add_test(tc, options_set_rate_period_stack_and_kernel_chains);
 	tcase_add_test(tc, stack_size_must_be_a_multiple_of_8_up_to_65528);
+	tcase_add_test(tc, call_graph_modes_record_the_chain_the_copy_or_both);
+	tcase_add_test(tc, fp_mode_copies_nothing_so_its_copy_options_are_unused);
 	tcase_add_test(tc, register_mask_must_hold_sp_and_ip);
 	tcase_add_test(tc, options_struct_grows_without_breaking_callers);
 	tcase_add_test(tc, cpu_lists_parse_like_the_kernels);

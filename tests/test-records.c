@@ -640,6 +640,72 @@ START_TEST(a_late_thread_keeps_only_its_own_events_samples)
 }
 END_TEST
 
+/* An fp sample (pr_event_attr()'s layout with PR_CALL_GRAPH_FP): the
+ * kernel's chain and nothing copied. */
+static size_t put_fp_sample(struct synth *s, uint64_t time, const uint64_t *chain,
+			    size_t nr)
+{
+	synth_begin(s, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	synth_u64(s, 0x401000);                      /* ip */
+	synth_u32x2(s, 50, 55);
+	synth_u64(s, time);
+	synth_u32x2(s, 0, 0);
+	synth_u64(s, 10101010);                      /* period */
+	synth_u64(s, nr);
+	for (size_t i = 0; i < nr; i++)
+		synth_u64(s, chain[i]);
+	return synth_end(s);
+}
+
+/* The kernel stops walking at sample_max_stack entries (its setting when
+ * the attr says 0), context markers not counted: chains that long are
+ * counted as cut there, and every sample's bytes. */
+START_TEST(chains_at_the_kernels_depth_limit_and_sample_bytes_are_counted)
+{
+	PR_OPTS(pr_event_opts, o, .call_graph = PR_CALL_GRAPH_FP);
+	static const uint64_t user4[] = { PERF_CONTEXT_USER, 1, 2, 3, 4 };
+	static const uint64_t user3[] = { PERF_CONTEXT_USER, 1, 2, 3 };
+	static const uint64_t both4[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000000ull,
+					  0xffffffff81000010ull, PERF_CONTEXT_USER, 1, 2 };
+	struct pr_ring_stats st = { .sz = sizeof(st) };
+	struct perf_event_attr attr;
+	static struct synth s;
+	struct collected c = { 0 };
+	struct fakering f;
+	struct pr_reader *r;
+	size_t bytes;
+
+	ck_assert_int_eq(pr_event_attr(&o, PR_SOURCE_CPU_CLOCK, 0, &attr), 0);
+	attr.sample_max_stack = 4;
+	s.len = 0;
+	bytes = put_fp_sample(&s, 1, user4, PR_ARRAY_SIZE(user4));
+	bytes += put_fp_sample(&s, 2, user3, PR_ARRAY_SIZE(user3));
+	bytes += put_fp_sample(&s, 3, both4, PR_ARRAY_SIZE(both4));
+	fakering_init(&f, 4096, 0);
+	fakering_put(&f, s.buf, s.len);
+	r = reader_on(&f, &attr, 0);
+	ck_assert_uint_eq(pr_reader_max_stack(r), 4);
+
+	ck_assert_int_eq(pr_reader_consume(r, collect, &c), 3);
+	ck_assert_uint_eq(c.recs[1].u.sample.nr_callchain, 4);
+	ck_assert_ptr_null(c.recs[1].u.sample.regs);
+	pr_reader_ring_stats(r, 0, &st);
+	ck_assert_uint_eq(st.chains_at_limit, 2);
+	ck_assert_uint_eq(st.sample_bytes, bytes);
+	pr_reader_close(r);
+	fakering_free(&f);
+
+	/* Without a user or kernel chain there is no limit to reach. */
+	attr = attr_for(0);
+	fakering_init(&f, 4096, 0);
+	r = reader_on(&f, &attr, 0);
+	ck_assert_uint_eq(pr_reader_max_stack(r), 0);
+	ck_assert_uint_eq(pr_reader_max_stack(NULL), 0);
+	pr_reader_close(r);
+	fakering_free(&f);
+}
+END_TEST
+
 static Suite *records_suite(void)
 {
 	Suite *s = suite_create("records");
@@ -657,6 +723,7 @@ static Suite *records_suite(void)
 	tcase_add_test(tc, pull_read_keeps_the_record_until_the_next_call);
 	tcase_add_test(tc, pull_read_takes_turns_between_rings);
 	tcase_add_test(tc, a_late_thread_keeps_only_its_own_events_samples);
+	tcase_add_test(tc, chains_at_the_kernels_depth_limit_and_sample_bytes_are_counted);
 	suite_add_tcase(s, tc);
 	return s;
 }

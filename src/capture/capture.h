@@ -87,6 +87,9 @@ void pr__ring_count_corrupt(struct pr_ring *ring, uint64_t bytes);
 /* Account a sample dropped as a duplicate (see struct pr_late_thread). */
 void pr__ring_count_duplicate(struct pr_ring *ring);
 
+/* Account a sample whose call chain reached the kernel's depth limit. */
+void pr__ring_count_chain_at_limit(struct pr_ring *ring);
+
 /* Copy counters with atomic loads. */
 void pr__ring_stats_load(const struct pr_ring *ring, struct pr_ring_stats *st);
 

@@ -163,6 +163,17 @@ const struct pr_parse_cfg *pr__reader_cfg_of(const struct pr_reader *r, const vo
 	return &r->cfgs[event < 0 ? 0 : event];
 }
 
+/* A call chain's entries the kernel counts against its depth limit:
+ * the context markers (PERF_CONTEXT_USER...) are not. */
+static uint64_t chain_entries(const struct pr_sample *s)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < s->nr_callchain; i++)
+		n += s->callchain[i] < (uint64_t)PERF_CONTEXT_MAX;
+	return n;
+}
+
 /* Take the next record of `ring`'s snapshot into `rec`: 1, 0 when drained,
  * or -EBADMSG (logged; the bad bytes are skipped). */
 static int take_record(struct pr_reader *r, struct pr_ring *ring,
@@ -192,6 +203,10 @@ static int take_record(struct pr_reader *r, struct pr_ring *ring,
 	}
 	rec->ring_cpu = ring->cpu;
 	pr__ring_count(ring, rec);
+	if (rec->type == PR_RECORD_SAMPLE && r->max_stack &&
+	    rec->u.sample.nr_callchain >= r->max_stack &&
+	    chain_entries(&rec->u.sample) >= r->max_stack)
+		pr__ring_count_chain_at_limit(ring);
 	return 1;
 }
 
@@ -313,6 +328,11 @@ int pr_reader_ring_stats(const struct pr_reader *r, size_t idx,
 		return -EINVAL;
 	pr__ring_stats_load(&r->rings[idx], st);
 	return 0;
+}
+
+uint32_t pr_reader_max_stack(const struct pr_reader *r)
+{
+	return r ? r->max_stack : 0;
 }
 
 uint64_t pr_reader_lost(const struct pr_reader *r)

@@ -20,28 +20,13 @@ int pr__perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu,
 	return fd < 0 ? -errno : (int)fd;
 }
 
-static int check_opts(const struct pr_event_opts *opts,
-		      enum pr_event_source source, unsigned int flags,
-		      const struct pr_logger *lg)
+/* The registers and stack copied per sample. */
+static int check_copy(const struct pr_event_opts *opts, const struct pr_logger *lg)
 {
 	uint32_t stack = PR_OPTS_GET(opts, stack_size, PR_DEFAULT_STACK_SIZE);
 	uint64_t regs = PR_OPTS_GET(opts, regs_user, PR_REGS_DWARF);
-	uint64_t freq = PR_OPTS_GET(opts, freq, PR_DEFAULT_FREQ);
 	uint64_t need = (UINT64_C(1) << PR_REG_SP) | (UINT64_C(1) << PR_REG_IP);
 
-	if (!PR_OPTS_VALID(opts)) {
-		pr__log(lg, PR_LOG_ERROR,
-			"pr_event_opts: sz is wrong or unknown fields are set");
-		return -EINVAL;
-	}
-	if (source == PR_SOURCE_EVENT && !PR_OPTS_GET(opts, desc, NULL)) {
-		pr__log(lg, PR_LOG_ERROR,
-			"pr_event_opts: PR_SOURCE_EVENT needs the event's description (desc)");
-		return -EINVAL;
-	}
-	/* A counter has no stack, registers or rate to check. */
-	if (flags & PR_ATTR_COUNT)
-		return 0;
 	if (stack < 8 || stack > PR_MAX_STACK_SIZE || stack % 8) {
 		pr__log(lg, PR_LOG_ERROR,
 			PR_LOG_SETTING_STACK_SIZE " %u is invalid: use a multiple of 8 between 8 and %u",
@@ -54,6 +39,38 @@ static int check_opts(const struct pr_event_opts *opts,
 			(unsigned long long)regs, PR_REG_MAX - 1);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+static int check_opts(const struct pr_event_opts *opts,
+		      enum pr_event_source source, unsigned int flags,
+		      const struct pr_logger *lg)
+{
+	unsigned int mode = PR_OPTS_GET(opts, call_graph, PR_CALL_GRAPH_DWARF);
+	uint64_t freq = PR_OPTS_GET(opts, freq, PR_DEFAULT_FREQ);
+
+	if (!PR_OPTS_VALID(opts)) {
+		pr__log(lg, PR_LOG_ERROR,
+			"pr_event_opts: sz is wrong or unknown fields are set");
+		return -EINVAL;
+	}
+	if (source == PR_SOURCE_EVENT && !PR_OPTS_GET(opts, desc, NULL)) {
+		pr__log(lg, PR_LOG_ERROR,
+			"pr_event_opts: PR_SOURCE_EVENT needs the event's description (desc)");
+		return -EINVAL;
+	}
+	if (mode > PR_CALL_GRAPH_AUTO) {
+		pr__log(lg, PR_LOG_ERROR,
+			"pr_event_opts: call_graph %u is unknown: use PR_CALL_GRAPH_DWARF, "
+			"PR_CALL_GRAPH_FP or PR_CALL_GRAPH_AUTO", mode);
+		return -EINVAL;
+	}
+	/* A counter has no stack, registers or rate to check; the kernel's
+	 * chain alone copies neither. */
+	if (flags & PR_ATTR_COUNT)
+		return 0;
+	if (mode != PR_CALL_GRAPH_FP && check_copy(opts, lg))
+		return -EINVAL;
 	/* The kernel's sample_freq is a u64 but it rejects anything above
 	 * perf_event_max_sample_rate; the reader checks that limit with the
 	 * live value.  Zero frequency without a period samples nothing. */
@@ -187,6 +204,29 @@ static void set_counting(struct perf_event_attr *attr, unsigned int flags)
 	}
 }
 
+/*
+ * The user call stack as the mode asks: registers and a stack copy to
+ * unwind with DWARF, the kernel's frame-pointer walk, or both.  The
+ * chain's depth is left to the kernel (sample_max_stack 0: its
+ * kernel.perf_event_max_stack), as perf record leaves it.
+ */
+static void set_call_graph(struct perf_event_attr *attr, const struct pr_event_opts *opts)
+{
+	enum pr_call_graph mode = PR_OPTS_GET(opts, call_graph, PR_CALL_GRAPH_DWARF);
+
+	if (mode != PR_CALL_GRAPH_FP) {
+		attr->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		attr->sample_regs_user = PR_OPTS_GET(opts, regs_user, PR_REGS_DWARF);
+		attr->sample_stack_user = PR_OPTS_GET(opts, stack_size,
+						      PR_DEFAULT_STACK_SIZE);
+	}
+	/* Alone, the copy is unwound with DWARF: the kernel's frame-pointer
+	 * walk would be wrong for -O2 code and costs ring bytes. */
+	attr->exclude_callchain_user = mode == PR_CALL_GRAPH_DWARF;
+	attr->exclude_callchain_kernel =
+		!(PR_OPTS_HAS(opts, kernel_callchain) && opts->kernel_callchain);
+}
+
 int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source,
 		   unsigned int flags, struct perf_event_attr *attr,
 		   const struct pr_logger *lg)
@@ -210,8 +250,7 @@ int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source
 	}
 
 	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
-			    PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN |
-			    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+			    PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
 	if (!counts_each_hit(attr))
 		attr->sample_type |= PERF_SAMPLE_PERIOD;
 	/* With one event per ring the ring says which event wrote a record;
@@ -223,14 +262,7 @@ int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source
 		attr->sample_type |= PERF_SAMPLE_READ;
 		attr->read_format = read_format(flags);
 	}
-	attr->sample_regs_user = PR_OPTS_GET(opts, regs_user, PR_REGS_DWARF);
-	attr->sample_stack_user = PR_OPTS_GET(opts, stack_size,
-					      PR_DEFAULT_STACK_SIZE);
-	/* The user part of the stack is unwound from the copied stack; the
-	 * kernel's frame-pointer walk of it would be wrong for -O2 code. */
-	attr->exclude_callchain_user = 1;
-	attr->exclude_callchain_kernel =
-		!(PR_OPTS_HAS(opts, kernel_callchain) && opts->kernel_callchain);
+	set_call_graph(attr, opts);
 
 	/* Side-band records: enough to rebuild every task's address space.
 	 * mmap_data too: the read-only segment holding .eh_frame_hdr is not

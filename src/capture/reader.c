@@ -472,6 +472,7 @@ struct pr_reader *pr__reader_from_rings(struct pr_ring *rings, size_t nr,
 	r->attrs[0] = *attr;
 	r->nr_attrs = 1;
 	pr__parse_cfg_from_attr(&r->cfgs[0], attr);
+	pr__reader_set_max_stack(r);
 	r->rings = calloc(nr ? nr : 1, sizeof(*r->rings));
 	if (!r->rings) {
 		free(r);

@@ -60,6 +60,9 @@ struct pr_reader {
 	size_t nr_group;
 	bool kernel_requested;
 	uint32_t ring_pages;
+	/* kernel.perf_event_max_stack when an event records call chains,
+	 * else 0 (pr_reader_max_stack()). */
+	uint32_t max_stack;
 
 	struct pr_ring *rings;
 	size_t nr_rings;
@@ -92,6 +95,10 @@ int pr__reader_check_opts(struct pr_reader *r, const struct pr_reader_opts *opts
  * open, in the order pr_reader_event_attr() lists them.  0, or a negative
  * errno with the reason logged. */
 int pr__reader_build_attrs(struct pr_reader *r, const struct pr_reader_opts *opts);
+
+/* reader_opts.c: r->max_stack from the events' attrs (their
+ * sample_max_stack, else kernel.perf_event_max_stack). */
+void pr__reader_set_max_stack(struct pr_reader *r);
 
 /* drain.c: order the late threads for lookup once opening is done. */
 void pr__reader_sort_late(struct pr_reader *r);

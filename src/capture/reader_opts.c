@@ -97,15 +97,22 @@ static size_t nr_sampling(const struct pr_reader_opts *opts)
 	return PR_OPTS_GET(opts, read_group, false) && n ? 1 : n;
 }
 
+/* The stack an event copies: none with the kernel's chain alone. */
+static uint32_t stack_copied(const struct pr_event_opts *ev)
+{
+	if (PR_OPTS_GET(ev, call_graph, PR_CALL_GRAPH_DWARF) == PR_CALL_GRAPH_FP)
+		return 0;
+	return PR_OPTS_GET(ev, stack_size, PR_DEFAULT_STACK_SIZE);
+}
+
 /* The largest stack copy any of the events takes. */
 static uint32_t max_stack_size(const struct pr_reader_opts *opts)
 {
 	const struct pr_event_opts *off = off_cpu_opts(opts);
-	uint32_t stack = off ? PR_OPTS_GET(off, stack_size, PR_DEFAULT_STACK_SIZE) : 0;
+	uint32_t stack = off ? stack_copied(off) : 0;
 
 	for (size_t i = 0; i < nr_sampling(opts); i++) {
-		uint32_t s = PR_OPTS_GET(sampled_opts(opts, i), stack_size,
-					 PR_DEFAULT_STACK_SIZE);
+		uint32_t s = stack_copied(sampled_opts(opts, i));
 
 		if (s > stack)
 			stack = s;
@@ -223,6 +230,21 @@ int pr__reader_check_opts(struct pr_reader *r, const struct pr_reader_opts *opts
 	return 0;
 }
 
+void pr__reader_set_max_stack(struct pr_reader *r)
+{
+	r->max_stack = 0;
+	for (size_t i = 0; i < r->nr_attrs; i++) {
+		const struct perf_event_attr *a = &r->attrs[i];
+
+		/* The kernel takes its setting for a sample_max_stack of 0. */
+		if ((a->sample_type & PERF_SAMPLE_CALLCHAIN) &&
+		    !(a->exclude_callchain_user && a->exclude_callchain_kernel))
+			r->max_stack = a->sample_max_stack ? a->sample_max_stack :
+				       (uint32_t)pr__read_sysctl(
+					       "/proc/sys/kernel/perf_event_max_stack", 127);
+	}
+}
+
 /* Event `i` of the list, a read group's member when i > 0 of a group. */
 static int build_listed(struct pr_reader *r, const struct pr_reader_opts *opts, size_t i)
 {
@@ -272,5 +294,7 @@ int pr__reader_build_attrs(struct pr_reader *r, const struct pr_reader_opts *opt
 	}
 	for (size_t i = 0; !err && i < r->nr_attrs; i++)
 		pr__parse_cfg_from_attr(&r->cfgs[i], &r->attrs[i]);
+	if (!err)
+		pr__reader_set_max_stack(r);
 	return err;
 }

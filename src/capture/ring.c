@@ -174,6 +174,7 @@ void pr__ring_count(struct pr_ring *ring, const struct pr_record *rec)
 	switch (rec->type) {
 	case PERF_RECORD_SAMPLE:
 		STAT_ADD(ring, samples, 1);
+		STAT_ADD(ring, sample_bytes, rec->size);
 		break;
 	case PERF_RECORD_LOST:
 		STAT_ADD(ring, lost, rec->u.lost.lost);
@@ -200,6 +201,11 @@ void pr__ring_count_duplicate(struct pr_ring *ring)
 	STAT_ADD(ring, duplicates, 1);
 }
 
+void pr__ring_count_chain_at_limit(struct pr_ring *ring)
+{
+	STAT_ADD(ring, chains_at_limit, 1);
+}
+
 void pr__ring_stats_load(const struct pr_ring *ring, struct pr_ring_stats *st)
 {
 	size_t sz = st->sz;
@@ -219,6 +225,8 @@ void pr__ring_stats_load(const struct pr_ring *ring, struct pr_ring_stats *st)
 	LOAD(bytes);
 	for (size_t i = 0; i < PR_RECORD_KERNEL_MAX; i++)
 		LOAD(by_type[i]);
+	LOAD(sample_bytes);
+	LOAD(chains_at_limit);
 #undef LOAD
 	/* A caller built against an older header gets the prefix it knows. */
 	memcpy(st, &tmp, sz < sizeof(tmp) ? sz : sizeof(tmp));

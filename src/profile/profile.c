@@ -627,7 +627,7 @@ static bool stack_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 
 	return a->thread == b->thread && a->event == b->event && a->nr == b->nr &&
 	       a->end == b->end.end && a->joined == b->end.joined &&
-	       !memcmp(&p->frames[a->frame], b->frames, b->nr * sizeof(*b->frames));
+	       (!b->nr || !memcmp(&p->frames[a->frame], b->frames, b->nr * sizeof(*b->frames)));
 }
 
 struct prof_end prof__end_of(const struct pr_stack *stack)
@@ -685,7 +685,10 @@ uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, uint32_t event,
 					      .nr = nr, .kind = (uint8_t)kind, .event = event,
 					      .end = end.end, .joined = end.joined,
 					      .first_time = time };
-	memcpy(&p->frames[p->nr_frames], locs, nr * sizeof(*locs));
+	/* A stack of no frames (a sample without user registers) may come
+	 * before any frame was stored: no array to copy into yet. */
+	if (nr)
+		memcpy(&p->frames[p->nr_frames], locs, nr * sizeof(*locs));
 	p->nr_frames += nr;
 	table_set(&x->stacks, h, idx);
 	return idx;

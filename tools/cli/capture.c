@@ -27,13 +27,15 @@ struct pr_reader *ds_capture_open(const struct ds_capture *c)
 		.freq = c->freq,
 		.stack_size = c->stack_size,
 		.kernel_callchain = c->kernel,
-		.prefer_hw_cycles = c->hw_cycles);
-	/* The switch-out sample: the same registers and kernel stacks, its
-	 * own stack copy. */
+		.prefer_hw_cycles = c->hw_cycles,
+		.call_graph = c->call_graph);
+	/* The switch-out sample: the same registers, call chains and kernel
+	 * stacks, its own stack copy. */
 	PR_OPTS(pr_event_opts, off,
 		.stack_size = c->off_cpu_stack_size ? c->off_cpu_stack_size
 						    : DS_OFF_CPU_STACK_SIZE,
-		.kernel_callchain = c->kernel);
+		.kernel_callchain = c->kernel,
+		.call_graph = c->call_graph);
 	struct pr_event_opts events[DS_MAX_EVENTS];
 	PR_OPTS(pr_reader_opts, opts,
 		.event = &ev,
@@ -131,6 +133,28 @@ const char *ds_lost_hint(const struct ds_capture *c)
 		return "lower -F or raise --ring-pages, or copy less of each stack "
 		       "(--stack-size 16384)";
 	return "lower -F or raise --ring-pages";
+}
+
+void ds_chain_limit_note(FILE *out, const char *prefix, const struct pr_reader *r)
+{
+	uint64_t at = 0, samples = 0;
+	uint32_t max = pr_reader_max_stack(r);
+
+	for (size_t i = 0; i < pr_reader_nr_rings(r); i++) {
+		struct pr_ring_stats st = { .sz = sizeof(st) };
+
+		if (!pr_reader_ring_stats(r, i, &st)) {
+			at += st.chains_at_limit;
+			samples += st.samples;
+		}
+	}
+	if (!at)
+		return;
+	fprintf(out, "%s%" PRIu64 " call chains (%.1f%% of samples) reached the kernel's "
+		"limit of %u entries (kernel.perf_event_max_stack): their outermost callers "
+		"are missing; raise it with 'sysctl -w kernel.perf_event_max_stack=%u'\n",
+		prefix, at, samples ? 100.0 * (double)at / (double)samples : 0.0, max,
+		max < 512 ? 1024 : max * 2);
 }
 
 uint64_t ds_now_ns(void)

@@ -30,6 +30,11 @@
  * 8192 cut 10% of gcc's stacks and 80% of the deep recursion's short. */
 #define DS_PROFILE_STACK_SIZE 32768
 
+/* The stack copied per sample with --call-graph auto unless SIZE says:
+ * the head that DWARF unwinds before the kernel's chain takes over
+ * (BENCHMARKS.md, "Call-graph modes: ring bytes and capture cost"). */
+#define DS_AUTO_STACK_SIZE 4096
+
 /* What to sample and how: the options every capturing verb takes. */
 struct ds_capture {
 	pid_t pids[DS_MAX_PIDS];
@@ -41,6 +46,12 @@ struct ds_capture {
 	uint64_t freq;
 	double duration;        /* seconds; 0 = until stopped */
 	uint32_t stack_size;
+	/* --call-graph MODE[,SIZE]: the mode, and SIZE (0: none given;
+	 * ds_capture_finish() moves it to stack_size); -g: the default
+	 * mode, dwarf. */
+	enum pr_call_graph call_graph;
+	uint32_t call_graph_size;
+	bool call_graph_given, g;
 	uint32_t ring_pages;
 	bool hw_cycles;
 	bool kernel;
@@ -96,6 +107,15 @@ int ds_reserve(void *pv, size_t *cap, size_t need, size_t size, size_t first);
  * it stopped at a record it cannot read, else `ret`. */
 #define DS_EXIT_SALVAGED 3
 int ds_file_verdict(const struct pr_file *f, const char *path, int ret);
+
+/* The stack copy the verb copies by default (`bytes`), unless a size
+ * was given or the mode copies none (fp). */
+void ds_capture_default_stack(struct ds_capture *c, uint32_t bytes);
+
+/* The summary's line on call chains the kernel cut at its depth limit
+ * (kernel.perf_event_max_stack): how many, and how to raise it; nothing
+ * when none was.  `prefix` starts the line. */
+void ds_chain_limit_note(FILE *out, const char *prefix, const struct pr_reader *r);
 
 /* What to change to lose fewer samples: "lower -F or raise --ring-pages"
  * and, where it applies, a smaller stack copy; a static string. */

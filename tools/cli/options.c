@@ -27,9 +27,10 @@ enum {
 	OPT_OFF_CPU_MIN,
 	OPT_OFF_CPU_STACK_SIZE,
 	OPT_READ_GROUP,
+	OPT_CALL_GRAPH,
 };
 
-#define CAPTURE_SHORTOPTS "p:aC:F:d:kve:c:"
+#define CAPTURE_SHORTOPTS "p:aC:F:d:kve:c:g"
 /* The capture options a counting verb takes: its target and how long. */
 #define TARGET_SHORTOPTS "p:aC:d:v"
 
@@ -51,6 +52,7 @@ static const struct option capture_longopts[] = {
 	{ "event", required_argument, NULL, 'e' },
 	{ "count", required_argument, NULL, 'c' },
 	{ "read-group", no_argument, NULL, OPT_READ_GROUP },
+	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 };
 
 const char ds_capture_help[] =
@@ -81,6 +83,17 @@ const char ds_capture_help[] =
 	"      --read-group         read the other events of -e with every sample of\n"
 	"                           the first: counts per stack (e.g. -e\n"
 	"                           cpu-clock,page-faults,context-switches)\n"
+	"      --call-graph MODE[,SIZE]\n"
+	"                           how each sample records its user stack, in\n"
+	"                           perf's spelling: dwarf (the default: registers\n"
+	"                           and a stack copy of SIZE bytes, --stack-size's,\n"
+	"                           unwound with DWARF), fp (the kernel's\n"
+	"                           frame-pointer chain only, for code built with\n"
+	"                           frame pointers) or auto (both, SIZE default\n"
+	"                           4096); SIZE rounded up to a multiple of 8, up\n"
+	"                           to 65528\n"
+	"  -g                       record call graphs in the default mode, dwarf\n"
+	"                           (perf's -g is fp: give --call-graph fp for that)\n"
 	"  -k, --kernel             record kernel call chains too\n"
 	"  -v, --verbose            more diagnostics\n"
 	"Off-CPU time (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root):\n"
@@ -187,6 +200,67 @@ static int parse_stack_size(const char *arg, uint32_t *out)
 	return 0;
 }
 
+/* --call-graph's SIZE as perf takes it: bytes (decimal, or 0x hex),
+ * rounded up to a multiple of 8, at most PR_MAX_STACK_SIZE. */
+static int parse_call_graph_size(const char *mode, const char *arg, uint32_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 0);
+	if (!*arg || *end || errno || arg[0] == '-' || !v || v > PR_MAX_STACK_SIZE) {
+		ds_err("invalid --call-graph '%s,%s': SIZE is the stack bytes copied per sample, "
+		       "1 to %d (e.g. %s,8192)", mode, arg, PR_MAX_STACK_SIZE, mode);
+		return -1;
+	}
+	*out = (uint32_t)((v + 7) & ~7ull);
+	return 0;
+}
+
+/* --call-graph MODE[,SIZE], in perf record's spelling. */
+static int parse_call_graph(struct ds_capture *c, const char *arg)
+{
+	static const struct {
+		const char *name;
+		enum pr_call_graph mode;
+	} modes[] = {
+		{ "dwarf", PR_CALL_GRAPH_DWARF },
+		{ "fp", PR_CALL_GRAPH_FP },
+		{ "auto", PR_CALL_GRAPH_AUTO },
+	};
+	const char *comma = strchr(arg, ',');
+	size_t len = comma ? (size_t)(comma - arg) : strlen(arg);
+
+	if (c->call_graph_given) {
+		ds_err("--call-graph given twice: give it once");
+		return -1;
+	}
+	if (len == 3 && !strncmp(arg, "lbr", 3)) {
+		ds_err("--call-graph lbr reads Intel's last branch records, which dwarfsample "
+		       "does not record: use --call-graph fp (code with frame pointers) or "
+		       "dwarf (any code)");
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strlen(modes[i].name) != len || strncmp(arg, modes[i].name, len))
+			continue;
+		c->call_graph = modes[i].mode;
+		c->call_graph_given = true;
+		if (!comma)
+			return 0;
+		if (modes[i].mode == PR_CALL_GRAPH_FP) {
+			ds_err("invalid --call-graph '%s': fp copies no stack, so it takes no "
+			       "SIZE; give --call-graph fp", arg);
+			return -1;
+		}
+		return parse_call_graph_size(modes[i].name, comma + 1, &c->call_graph_size);
+	}
+	ds_err("invalid --call-graph '%s': use fp, dwarf[,SIZE] or auto[,SIZE] "
+	       "(e.g. --call-graph dwarf,16384)", arg);
+	return -1;
+}
+
 /* One capture option: 1 when handled, 0 when it is not one, -1 on a bad
  * value (reported). */
 static int capture_option(struct ds_capture *c, int opt, const char *arg)
@@ -267,6 +341,11 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 	case OPT_READ_GROUP:
 		c->events.read_group = true;
 		return 1;
+	case OPT_CALL_GRAPH:
+		return parse_call_graph(c, arg) ? -1 : 1;
+	case 'g':
+		c->g = true;
+		return 1;
 	default:
 		return 0;
 	}
@@ -342,7 +421,39 @@ bool ds_capture_given(const struct ds_capture *c)
 	       c->duration > 0 || c->stack_size || c->ring_pages || c->hw_cycles ||
 	       c->kernel || c->off_cpu || c->wall || c->off_cpu_min_ns ||
 	       c->off_cpu_stack_size || c->events.nr || c->events.period ||
-	       c->events.read_group;
+	       c->events.read_group || c->call_graph_given || c->g;
+}
+
+/* The mode against the stack sizes, and --call-graph's SIZE into
+ * stack_size: 0, or -1 after saying what to give instead. */
+static int settle_call_graph(struct ds_capture *c)
+{
+	if (c->call_graph_size && c->off_cpu) {
+		ds_err("--call-graph's SIZE sets the CPU samples' stack copy and --off-cpu "
+		       "takes none; use --off-cpu-stack-size");
+		return -1;
+	}
+	if (c->call_graph_size && c->stack_size) {
+		ds_err("--stack-size and --call-graph's SIZE both set the stack copy: give "
+		       "one of them");
+		return -1;
+	}
+	if (c->call_graph == PR_CALL_GRAPH_FP && (c->stack_size || c->off_cpu_stack_size)) {
+		ds_err("--call-graph fp copies no stack: leave out %s, or use --call-graph "
+		       "dwarf or auto", c->stack_size ? "--stack-size" : "--off-cpu-stack-size");
+		return -1;
+	}
+	if (c->call_graph_size)
+		c->stack_size = c->call_graph_size;
+	if (c->call_graph == PR_CALL_GRAPH_AUTO && !c->stack_size && !c->off_cpu)
+		c->stack_size = DS_AUTO_STACK_SIZE;
+	return 0;
+}
+
+void ds_capture_default_stack(struct ds_capture *c, uint32_t bytes)
+{
+	if (!c->stack_size && c->call_graph == PR_CALL_GRAPH_DWARF)
+		c->stack_size = bytes;
 }
 
 /* The off-CPU options together: 0, or -1 after saying what is wrong.
@@ -424,7 +535,7 @@ int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
 		ds_err("-C selects CPUs for system-wide sampling; use it with -a");
 		return -1;
 	}
-	if (check_off_cpu(c) || check_events(c))
+	if (check_off_cpu(c) || settle_call_graph(c) || check_events(c))
 		return -1;
 	if (argc > 0)
 		c->argv = argv;

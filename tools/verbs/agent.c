@@ -777,8 +777,7 @@ int ds_cmd_agent(int argc, char **argv)
 							     : PR_LOG_WARN + c->verbose, true);
 	ds_capture_signals();
 	sigaction(SIGHUP, &sa, NULL);
-	if (!c->stack_size)
-		c->stack_size = DS_PROFILE_STACK_SIZE;
+	ds_capture_default_stack(c, DS_PROFILE_STACK_SIZE);
 	ret = run(c, a);
 out:
 	free(c);

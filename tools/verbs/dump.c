@@ -35,6 +35,25 @@ static const char *cpumode(uint16_t misc)
 	}
 }
 
+/* "callchain 4: kernel: 0xffffffff81... user: 0x401136 0x401150": the
+ * entries as the kernel wrote them, its context markers named. */
+static void print_callchain(FILE *out, const struct pr_sample *s)
+{
+	fprintf(out, " callchain %" PRIu64 ":", s->nr_callchain);
+	for (uint64_t i = 0; i < s->nr_callchain; i++) {
+		uint64_t ip = s->callchain[i];
+
+		if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
+			fputs(" kernel:", out);
+		else if (ip == (uint64_t)PERF_CONTEXT_USER)
+			fputs(" user:", out);
+		else if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+			fprintf(out, " context-0x%" PRIx64 ":", ip);
+		else
+			fprintf(out, " 0x%" PRIx64, ip);
+	}
+}
+
 static void print_sample(FILE *out, const struct pr_record *rec)
 {
 	const struct pr_sample *s = &rec->u.sample;
@@ -53,7 +72,7 @@ static void print_sample(FILE *out, const struct pr_record *rec)
 	}
 	fprintf(out, " stack %" PRIu64 "/%" PRIu64, s->stack_dyn_size, s->stack_size);
 	if (s->nr_callchain)
-		fprintf(out, " callchain %" PRIu64, s->nr_callchain);
+		print_callchain(out, s);
 	/* A read group's counts: "read 3 [enabled/running ns] id:value...". */
 	if (s->nr_read) {
 		fprintf(out, " read %u [%" PRIu64 "/%" PRIu64 "]", s->nr_read,
@@ -188,7 +207,7 @@ static int on_record(const struct pr_record *rec, void *arg)
 void ds_dump_summary(FILE *out, struct pr_reader *r, double seconds)
 {
 	uint64_t by_type[PR_RECORD_KERNEL_MAX] = { 0 };
-	uint64_t samples = 0, lost = 0, corrupt = 0, throttled = 0;
+	uint64_t samples = 0, lost = 0, corrupt = 0, throttled = 0, sample_bytes = 0;
 
 	fprintf(out, "# summary: %.2f s\n", seconds);
 	for (size_t i = 0; i < pr_reader_nr_rings(r); i++) {
@@ -202,6 +221,7 @@ void ds_dump_summary(FILE *out, struct pr_reader *r, double seconds)
 		lost += st.lost + st.lost_samples;
 		corrupt += st.corrupt;
 		throttled += st.throttled;
+		sample_bytes += st.sample_bytes;
 		for (size_t t = 0; t < PR_RECORD_KERNEL_MAX; t++)
 			by_type[t] += st.by_type[t];
 	}
@@ -209,6 +229,10 @@ void ds_dump_summary(FILE *out, struct pr_reader *r, double seconds)
 		PRIu64 " corrupt, %" PRIu64 " throttled\n", samples, lost,
 		samples + lost ? 100.0 * (double)lost / (double)(samples + lost) : 0.0,
 		corrupt, throttled);
+	if (samples)
+		fprintf(out, "#   ring: %" PRIu64 " bytes of samples, %.0f bytes per sample\n",
+			sample_bytes, (double)sample_bytes / (double)samples);
+	ds_chain_limit_note(out, "#   ", r);
 	fputs("#   records:", out);
 	for (size_t t = 1; t < PR_RECORD_KERNEL_MAX; t++)
 		if (by_type[t])

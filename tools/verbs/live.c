@@ -145,6 +145,7 @@ static void summary(struct live *l, int fmt, size_t stacks)
 		 * all of it). */
 		ds_quality_report(l->quality, stderr, "dwarfsample: ", 3, 10);
 	}
+	ds_chain_limit_note(stderr, "dwarfsample: ", l->r);
 	if (lost)
 		fprintf(stderr, "dwarfsample: to lose fewer samples, %s\n",
 			ds_lost_hint(l->c));
@@ -435,8 +436,7 @@ int ds_cmd_live(int argc, char **argv)
 	int ret = 1;
 
 	if (a && c && (ret = ds_parse_target(c, &verb, argc, argv)) < 0) {
-		if (!c->stack_size)
-			c->stack_size = DS_PROFILE_STACK_SIZE;
+		ds_capture_default_stack(c, DS_PROFILE_STACK_SIZE);
 		ret = run(c, a);
 	}
 	free(c);

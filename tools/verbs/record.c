@@ -80,8 +80,9 @@ static void usage(FILE *out)
 		"usage: dwarfsample record [options] (-p PID[,PID...] | -a [-C LIST] | -- CMD [ARGS...])\n"
 		"\n"
 		"Sample the target into a perf.data file: user registers and stacks\n"
-		"for DWARF unwinding, with the mappings and threads needed to replay\n"
-		"it offline.  Linux perf reads it too ('perf script -i FILE').\n"
+		"for DWARF unwinding (or the kernel's call chains: --call-graph), with\n"
+		"the mappings and threads needed to replay it offline.  Linux perf\n"
+		"reads it too ('perf script -i FILE').\n"
 		"\n%s"
 		"Output:\n"
 		"  -o, --output FILE        where to write (default perf.data; an\n"
@@ -197,6 +198,7 @@ static int run(struct ds_capture *c, const struct record_args *a, int argc, char
 			fprintf(stderr, "; %" PRIu64 " samples lost: to lose fewer, %s",
 				lost, ds_lost_hint(c));
 		fputc('\n', stderr);
+		ds_chain_limit_note(stderr, "dwarfsample: ", rc.r);
 	}
 	if (!err && rc.keep && keep_files(&rc, a))
 		err = 1;
