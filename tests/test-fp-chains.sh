@@ -91,16 +91,25 @@ for cc in gcc clang; do
 	perf record -q --call-graph fp -F 999 -o "$tmp/fp.data" -- "$wl" lib 0.4 >/dev/null 2>&1
 	check_file "$cc --call-graph fp, through an omit-FP library" "$tmp/fp.data"
 
-	# The inlined mix() and work() it is in, as llvm-symbolizer names the
-	# sampled address.
-	addr=$("$ds" report -i "$tmp/g.data" -F ip,sym --no-inline 2>/dev/null |
-		awk '$2 == "work" { print $1; exit }')
-	llvm-symbolizer --obj="$wl" --inlining --functions=short "0x${addr:-0}" |
-		awk 'NR % 2 == 1 && NF' | head -2 >"$tmp/llvm"
-	"$ds" report -i "$tmp/g.data" -F ip,sym 2>/dev/null |
-		awk -v a="$addr" '$1 == a && !seen[$2]++ { print $2 }' | head -2 >"$tmp/inl"
-	check "$cc: the sampled frame's inline chain is llvm-symbolizer's ($(tr '\n' ' ' <"$tmp/llvm"))" \
-		sh -c "test \"\$(wc -l <'$tmp/llvm')\" -eq 2 && cmp -s '$tmp/llvm' '$tmp/inl'"
+	# Every sampled address in work(): its inline chain (mix() inlined
+	# into it, where it is) as llvm-symbolizer names the address.
+	"$ds" report -i "$tmp/g.data" -F ip,sym 2>/dev/null | awk '
+		!/^\t/ { if (c ~ / work$/) print c; c = ""; a = ""; next }
+		a == "" { a = $1; c = a }
+		$1 == a && c == a || $1 == a && c !~ / work$/ { c = c " " $2 }
+		END { if (c ~ / work$/) print c }' | sort -u >"$tmp/inl"
+	: >"$tmp/llvm"
+	while read -r addr _; do
+		printf '%s' "$addr" >>"$tmp/llvm"
+		llvm-symbolizer --obj="$wl" --inlining --functions=short "0x$addr" |
+			awk 'NR % 2 == 1 && NF { printf " %s", $1 }' >>"$tmp/llvm"
+		echo >>"$tmp/llvm"
+	done <"$tmp/inl"
+	n=$(wc -l <"$tmp/inl")
+	check "$cc: the inline chains of the $n sampled addresses in work() are llvm-symbolizer's" \
+		sh -c "test $n -ge 1 && cmp -s '$tmp/llvm' '$tmp/inl'" ||
+		diff "$tmp/inl" "$tmp/llvm" | head -5
+	check "$cc: mix() inlined in some" grep -q " mix work$" "$tmp/inl"
 
 	# Deeper than the kernel walks: the chain ends at its limit, and
 	# --quality says so.
