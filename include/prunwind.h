@@ -42,6 +42,11 @@ enum pr_stack_end {
 	/* The sample has no user registers: a kernel thread, or a sample the
 	 * kernel could not attribute to user code. */
 	PR_END_NO_USER,
+	/* The stack is the sample's user call chain (PR_FRAME_CHAIN) and
+	 * ended where the kernel's frame-pointer walk found no further
+	 * frame: the outermost frame, or code built without frame pointers
+	 * (most distributions' libc); which, the chain does not tell. */
+	PR_END_CHAIN,
 	PR_END_MAX,
 };
 
@@ -59,6 +64,10 @@ enum pr_frame_flags {
 	 * through the last frame unwound (the same return address at the
 	 * same stack address; see pr_unwinder_opts.no_join). */
 	PR_FRAME_JOINED = 1u << 3,
+	/* From the sample's user call chain (PERF_SAMPLE_CALLCHAIN past
+	 * PERF_CONTEXT_USER): the kernel walked the frame pointers, and no
+	 * copy of the stack was unwound for this frame. */
+	PR_FRAME_CHAIN = 1u << 4,
 };
 
 struct pr_frame {
@@ -94,7 +103,9 @@ struct pr_stack {
 	size_t nr;
 	size_t nr_kernel;
 	enum pr_stack_end end;
-	/* For PR_END_ERROR: libunwind's (positive) error code, or 0. */
+	/* For PR_END_ERROR: libunwind's (positive) error code, or 0.  For
+	 * PR_END_DEPTH: the kernel's depth limit when that, not max_depth,
+	 * ended a stack from the call chain; else 0. */
 	int error;
 };
 
@@ -139,6 +150,14 @@ struct pr_unwinder_opts {
 	 * Samples must come in time order per thread, as they do anyway.
 	 */
 	bool no_join;
+	/*
+	 * The kernel's depth limit for call chains, kernel and user entries
+	 * together (perf_event_attr.sample_max_stack, or the sysctl
+	 * kernel.perf_event_max_stack it defaults to): a user chain that
+	 * fills it ends PR_END_DEPTH (pr_unwind_stats.chain_depth).  0: read
+	 * the sysctl when `live`, else the kernel's default, 127.
+	 */
+	uint32_t chain_max_stack;
 };
 
 /*
@@ -158,7 +177,11 @@ PR_API void pr_unwinder_free(struct pr_unwinder *u);
  * Unwind a PR_RECORD_SAMPLE.  Fills `stack` (valid until the next call on
  * `u`) and returns 0, or -EINVAL for a record that is not a sample.  A
  * sample that cannot be unwound is not an error: its stack says why it
- * ended.  Not thread-safe.
+ * ended.  A sample without a copy of its stack (perf record -g,
+ * --call-graph fp or lbr) whose call chain has a user part gets that part
+ * as its user stack, frames marked PR_FRAME_CHAIN: the sampled address
+ * first, then return addresses attributed to their call instruction, as
+ * unwound callers are.  Not thread-safe.
  */
 PR_API int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 			      struct pr_stack *stack);
@@ -192,9 +215,17 @@ struct pr_unwind_stats {
 	 * they end after it), and the frames that added. */
 	uint64_t joined;
 	uint64_t joined_frames;
+	/* Samples whose user stack is their call chain, the user frames
+	 * that took (PR_FRAME_CHAIN), and the chains that stopped at the kernel's depth limit
+	 * (pr_unwinder_opts.chain_max_stack). */
+	uint64_t chain_samples;
+	uint64_t chain_frames;
+	uint64_t chain_depth;
 };
 
-/* Copy the counters; set st->sz first.  Returns 0 or -EINVAL. */
+/* Copy the counters; set st->sz first.  Returns 0 or -EINVAL.  A caller
+ * built against version 2.0 (st->sz its size) gets 2.0's layout: ends[]
+ * without PR_END_CHAIN, the counters after it where they were. */
 PR_API int pr_unwinder_stats(const struct pr_unwinder *u,
 			     struct pr_unwind_stats *st);
 

@@ -118,8 +118,96 @@ START_TEST(compiled_rules_agree_with_libunwind)
 }
 END_TEST
 
+/* A sample without a copy whose call chain has a user part: the chain
+ * is its stack, each frame where the unwound one of the same addresses
+ * is, marked as the chain's. */
+START_TEST(a_sample_without_a_copy_takes_its_user_call_chain)
+{
+	static uint64_t chain[3 + PR_UNWIND_MAX_DEPTH];
+	struct pr_frame dwarf[64];
+	struct pr_unwind_stats old = { .sz = 136 }, now = { .sz = sizeof(now) };
+	struct replay r;
+	struct pr_stack st;
+	size_t n, k = 0;
+
+	ds_unwind_take_snapshot();
+	replay_init(&r, &snap, snap.size, 0);
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_int_eq(st.end, PR_END_OUTERMOST);
+	n = st.nr < 64 ? st.nr : 64;
+	memcpy(dwarf, st.frames, n * sizeof(*dwarf));
+	/* A kernel frame, then the user part: the sampled address, then
+	 * return addresses. */
+	chain[k++] = (uint64_t)PERF_CONTEXT_KERNEL;
+	chain[k++] = UINT64_C(0xffffffff81000000);
+	chain[k++] = (uint64_t)PERF_CONTEXT_USER;
+	for (size_t i = 0; i < n; i++)
+		chain[k++] = i ? dwarf[i].ip + 1 : dwarf[i].ip;
+	r.rec.u.sample.callchain = chain;
+	r.rec.u.sample.nr_callchain = k;
+	r.rec.u.sample.regs = NULL;
+	r.rec.u.sample.regs_abi = PERF_SAMPLE_REGS_ABI_NONE;
+	r.rec.u.sample.stack = NULL;
+	r.rec.u.sample.stack_dyn_size = 0;
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_eq(st.nr_kernel, 1);
+	ck_assert_uint_eq(st.nr, 1 + n);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_uint_eq(st.frames[1 + i].ip, dwarf[i].ip);
+		ck_assert_ptr_eq(st.frames[1 + i].dso, dwarf[i].dso);
+		ck_assert_uint_eq(st.frames[1 + i].dso_ip, dwarf[i].dso_ip);
+		ck_assert_uint_eq(st.frames[1 + i].flags, PR_FRAME_CHAIN);
+	}
+	/* The outermost frame the DWARF unwind found is _start or a
+	 * thread's start: a chain that ends there is complete. */
+	ck_assert_int_eq(st.end, PR_END_OUTERMOST);
+	/* Without it, where the chain ended is all that is known. */
+	r.rec.u.sample.nr_callchain = k - 1;
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_int_eq(st.end, PR_END_CHAIN);
+	/* 127 entries, the kernel's one among them: its default limit. */
+	for (size_t i = k; i < 3 + 126; i++)
+		chain[i] = dwarf[1].ip + 1;
+	r.rec.u.sample.nr_callchain = 3 + 126;
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_uint_eq(st.nr, 127);
+	ck_assert_int_eq(st.end, PR_END_DEPTH);
+	ck_assert_int_eq(st.error, 127);
+	/* One fewer: not the limit. */
+	r.rec.u.sample.nr_callchain = 3 + 125;
+	ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+	ck_assert_int_eq(st.end, PR_END_CHAIN);
+	ck_assert_int_eq(st.error, 0);
+	/* The counters; and in 2.0's layout, for a caller built against it
+	 * (136 bytes: ends[] without PR_END_CHAIN). */
+	ck_assert_int_eq(pr_unwinder_stats(r.u, &now), 0);
+	ck_assert_uint_eq(now.chain_samples, 4);
+	ck_assert_uint_eq(now.chain_frames, 2 * n - 1 + 126 + 125);
+	ck_assert_uint_eq(now.chain_depth, 1);
+	ck_assert_uint_eq(now.ends[PR_END_CHAIN], 2);
+	ck_assert_int_eq(pr_unwinder_stats(r.u, &old), 0);
+	ck_assert_uint_eq(old.sz, 136);
+	ck_assert_uint_eq(old.samples, now.samples);
+	ck_assert_uint_eq(old.ends[PR_END_NO_USER], now.ends[PR_END_NO_USER]);
+	/* 2.0's counters after ends[] sit a place earlier, read through
+	 * today's struct: files_opened in ends[PR_END_CHAIN], ...,
+	 * joined_frames in joined; nothing past its 136 bytes. */
+	ck_assert_uint_ge(now.files_opened, 1);
+	ck_assert_uint_ge(now.fast_samples, 1);
+	ck_assert_uint_eq(old.ends[PR_END_CHAIN], now.files_opened);
+	ck_assert_uint_eq(old.files_opened, now.files_missing);
+	ck_assert_uint_eq(old.files_missing, now.fast_samples);
+	ck_assert_uint_eq(old.fast_samples, now.joined);
+	ck_assert_uint_eq(old.joined, now.joined_frames);
+	ck_assert_uint_eq(old.joined_frames, 0);
+	ck_assert_uint_eq(old.chain_samples, 0);
+	replay_free(&r);
+}
+END_TEST
+
 void add_damage_tests(TCase *tc)
 {
+	tcase_add_test(tc, a_sample_without_a_copy_takes_its_user_call_chain);
 	tcase_add_test(tc, corrupt_snapshots_end_cleanly);
 	tcase_add_test(tc, compiled_rules_agree_with_libunwind);
 }

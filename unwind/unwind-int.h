@@ -221,6 +221,27 @@ size_t uw_join(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s,
  * going at this trim (their DSOs are `going`). */
 void uw_joiner_trim(struct uw_joiner *j);
 
+/* ---- chain.c ---- */
+
+/* The user part of a sample's call chain (past PERF_CONTEXT_USER): the
+ * sampled address, then return addresses, as the kernel's frame-pointer
+ * walk found them; nr 0 when the sample has none.  nr_entries counts
+ * the kernel's entries too, as its depth limit does. */
+struct uw_chain {
+	const uint64_t *ips;
+	size_t nr;
+	size_t nr_entries;
+};
+
+struct uw_chain uw_user_chain(const struct pr_sample *s);
+/* The kernel's depth limit for call chains: `opt` when set; else, `live`,
+ * the sysctl; else the kernel's default. */
+uint32_t uw_chain_max_stack(uint32_t opt, bool live);
+/* The user stack of a sample without a copy: its chain `ch` (nr > 0),
+ * after out's frames, out->end set. */
+void uw_chain_frames(struct pr_unwinder *u, const struct pr_record *rec,
+		     const struct uw_chain *ch, struct pr_stack *out);
+
 /* ---- unwinder.c ---- */
 
 /* The kernel's part of a call chain is capped at perf_event_max_stack. */
@@ -241,6 +262,7 @@ struct pr_unwinder {
 	struct pr_model *model;
 	struct pr_logger lg;
 	uint32_t max_depth;
+	uint32_t chain_max_stack;  /* uw_chain_max_stack() */
 	bool live, frame_pointers;
 	struct pr_elfcache *files; /* the model's */
 
@@ -288,6 +310,9 @@ static inline void uw_place_in(struct pr_frame *f, const struct pr_proc *proc,
 	f->map_end = m ? m->end : 0;
 	f->map_pgoff = m ? m->pgoff : 0;
 }
+
+/* Frame `f` of `proc` at f->ip, placed in its mapping. */
+void uw_place(struct pr_frame *f, const struct pr_proc *proc);
 
 /* ---- fastpath.c ---- */
 

@@ -8,6 +8,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,6 +45,7 @@ static const char *const end_names[PR_END_MAX] = {
 	[PR_END_DEPTH] = "depth limit",
 	[PR_END_ERROR] = "unwinder error",
 	[PR_END_NO_USER] = "no user registers",
+	[PR_END_CHAIN] = "end of fp chain",
 };
 
 const char *pr_stack_end_name(enum pr_stack_end end)
@@ -358,6 +360,7 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 	if (u->max_depth > PR_UNWIND_MAX_DEPTH)
 		u->max_depth = PR_UNWIND_MAX_DEPTH;
 	u->live = PR_OPTS_HAS(opts, live) && opts->live;
+	u->chain_max_stack = uw_chain_max_stack(PR_OPTS_GET(opts, chain_max_stack, 0), u->live);
 	u->frame_pointers = !(PR_OPTS_HAS(opts, no_frame_pointers) && opts->no_frame_pointers);
 	u->rule_cache = !(PR_OPTS_HAS(opts, no_rule_cache) && opts->no_rule_cache);
 	if (u->rule_cache) {
@@ -436,7 +439,7 @@ uint64_t uw_dso_delta(const struct pr_map *m)
 	return m && !uw_shown_as_address(m->dso->path) ? m->pgoff - m->start : 0;
 }
 
-static void place(struct pr_frame *f, const struct pr_proc *proc)
+void uw_place(struct pr_frame *f, const struct pr_proc *proc)
 {
 	const struct pr_map *m = pr__proc_find(proc, f->ip);
 
@@ -577,7 +580,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		} else {
 			f->ip = ip;
 		}
-		place(f, proc);
+		uw_place(f, proc);
 		u->pcs[out->nr] = ip;
 		u->sps[out->nr] = sp;
 		out->nr++;
@@ -622,6 +625,8 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 		       struct pr_stack *out)
 {
 	const struct pr_sample *s;
+	struct uw_chain chain;
+	bool from_chain;
 
 	if (!u || !rec || !out || rec->type != PR_RECORD_SAMPLE)
 		return -EINVAL;
@@ -630,12 +635,17 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 	u->stack_used = 0;
 	out->frames = u->frames;
 	out->nr = out->nr_kernel = kernel_frames(u, s);
-	if (!s->regs || s->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
-	    !(s->regs_mask >> PR_REG_IP & 1) || !(s->regs_mask >> PR_REG_SP & 1))
+	chain = uw_user_chain(s);
+	from_chain = chain.nr && (!s->stack || !s->stack_dyn_size);
+	if (from_chain)
+		uw_chain_frames(u, rec, &chain, out);
+	else if (!s->regs || s->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
+		 !(s->regs_mask >> PR_REG_IP & 1) || !(s->regs_mask >> PR_REG_SP & 1))
 		out->end = PR_END_NO_USER;
 	else
 		user_frames(u, rec, out);
-	if (u->joiner && out->end != PR_END_NO_USER) {
+	/* A chain tells no stack addresses: nothing to join by. */
+	if (u->joiner && out->end != PR_END_NO_USER && !from_chain) {
 		struct uw_stack_regs regs = { u->frames, u->pcs, u->sps };
 		struct uw_copy copy = { s->stack_addr, s->stack, s->stack ? s->stack_dyn_size : 0 };
 		size_t added = uw_join(u->joiner, rec->tid, &regs, &copy, out->nr_kernel,
@@ -658,7 +668,27 @@ uint64_t pr_unwinder_stack_used(const struct pr_unwinder *u)
 	return u ? u->stack_used : 0;
 }
 
+/* Version 2.0's struct pr_unwind_stats ended at joined_frames, with an
+ * ends[] of the ends before PR_END_CHAIN. */
+#define STATS_2_0_ENDS ((size_t)PR_END_CHAIN)
+#define STATS_2_0_SIZE \
+	(offsetof(struct pr_unwind_stats, ends) + (STATS_2_0_ENDS + 5) * sizeof(uint64_t))
+
 int pr_unwinder_stats(const struct pr_unwinder *u, struct pr_unwind_stats *st)
 {
-	return u ? pr__stats_copy(st, &u->stats, sizeof(*st)) : -EINVAL;
+	uint64_t tail[STATS_2_0_ENDS + 5];
+	size_t head = offsetof(struct pr_unwind_stats, ends);
+
+	if (!u || !st)
+		return -EINVAL;
+	if (st->sz <= head || st->sz > STATS_2_0_SIZE)
+		return pr__stats_copy(st, &u->stats, sizeof(*st));
+	/* A caller built against 2.0 gets its layout: the counters after
+	 * ends[] where they were. */
+	memcpy(tail, u->stats.ends, STATS_2_0_ENDS * sizeof(uint64_t));
+	memcpy(tail + STATS_2_0_ENDS, &u->stats.files_opened, 5 * sizeof(uint64_t));
+	memcpy((char *)st + sizeof(st->sz), (const char *)&u->stats + sizeof(st->sz),
+	       head - sizeof(st->sz));
+	memcpy((char *)st + head, tail, st->sz - head);
+	return 0;
 }

@@ -110,6 +110,8 @@ static unsigned why_ended(const struct pr_quality *q, const struct pr_record *re
 	 * for: it stopped at a page it could not read without faulting. */
 	if (st->end == PR_END_TRUNCATED && q->stack_size && rec->u.sample.stack_dyn_size < q->stack_size)
 		return PR_QUALITY_KERNEL_SHORT;
+	if (st->end == PR_END_DEPTH && st->error)
+		return PR_QUALITY_CHAIN_DEPTH;
 	return st->end;
 }
 
@@ -162,6 +164,10 @@ static const char *why_name(unsigned why)
 		return "cut short";
 	case PR_QUALITY_KERNEL_SHORT:
 		return "page missing";
+	case PR_END_CHAIN:
+		return "fp chain end";
+	case PR_QUALITY_CHAIN_DEPTH:
+		return "chain limit";
 	default:
 		return pr_stack_end_name((enum pr_stack_end)why);
 	}

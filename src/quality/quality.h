@@ -18,11 +18,14 @@
 #include "prquality.h"
 
 /* Rows' reasons: how stacks end (enum pr_stack_end), frames unnamed,
- * stacks the capture thread's copy cut too short (pr_sink_sample), and
- * stacks whose copy the kernel ended before the size asked for. */
+ * stacks the capture thread's copy cut too short (pr_sink_sample),
+ * stacks whose copy the kernel ended before the size asked for, and
+ * call chains the kernel's depth limit ended. */
 #define PR_QUALITY_UNNAMED PR_END_MAX
 #define PR_QUALITY_CUT_SHORT (PR_END_MAX + 1)
 #define PR_QUALITY_KERNEL_SHORT (PR_END_MAX + 2)
+/* A user call chain the kernel stopped at its depth limit. */
+#define PR_QUALITY_CHAIN_DEPTH (PR_END_MAX + 3)
 
 struct pr__quality_row {
 	const struct pr_dso *dso;    /* NULL: no file mapping */

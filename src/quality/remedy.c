@@ -203,6 +203,18 @@ void pr__quality_remedy(const struct pr_quality *q, const struct pr__quality_row
 		snprintf(buf, len, "no user registers (kernel threads): %s shows their kernel "
 			 "stacks", w->kernel);
 		return;
+	case PR_END_CHAIN:
+		snprintf(buf, len, "no copy of the stack, only the kernel's frame-pointer chain, "
+			 "which ended here: at the outermost frame, or at code built without "
+			 "frame pointers (most distributions' libc), whose callers it cannot "
+			 "find; which, the chain does not say.  A stack copy (perf record "
+			 "--call-graph dwarf) unwinds through such code");
+		return;
+	case PR_QUALITY_CHAIN_DEPTH:
+		snprintf(buf, len, "the kernel stopped walking the frame pointers at its depth "
+			 "limit (kernel entries included): raise it before recording, sysctl "
+			 "kernel.perf_event_max_stack=1024 (perf record --max-stack too)");
+		return;
 	case PR_QUALITY_KERNEL_SHORT:
 		snprintf(buf, len, "the kernel copied less of the stack than the %" PRIu64 " bytes "
 			 "asked: the next page was not in memory when the sample was taken (a "

@@ -400,6 +400,11 @@ static struct pr_session *session_new(struct pr_reader *r, struct pr_file *f,
 			s->switch_event = (int)i;
 			break;
 		}
+	/* Unless the caller set it, the depth limit the kernel walked the
+	 * events' call chains to. */
+	for (size_t i = 0, set = s->uo.chain_max_stack; !set && i < s->nr_events; i++)
+		if (event_attr(s, i)->sample_max_stack > s->uo.chain_max_stack)
+			s->uo.chain_max_stack = event_attr(s, i)->sample_max_stack;
 	s->shards = aligned_alloc(64, s->nr_shards * sizeof(*s->shards));
 	if (!s->shards) {
 		free(s);
@@ -673,6 +678,9 @@ int pr_session_unwind_stats(const struct pr_session *s, struct pr_unwind_stats *
 		c.fast_samples += st.fast_samples;
 		c.joined += st.joined;
 		c.joined_frames += st.joined_frames;
+		c.chain_samples += st.chain_samples;
+		c.chain_frames += st.chain_frames;
+		c.chain_depth += st.chain_depth;
 	}
 	return pr__stats_copy(sum_st, &c, sizeof(c));
 }

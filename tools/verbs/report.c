@@ -233,6 +233,10 @@ static void quality_head(FILE *out, const char *input, const struct pr_unwind_st
 		if (st->ends[e])
 			fprintf(out, " %s %.1f%%", pr_stack_end_name((enum pr_stack_end)e),
 				100.0 * (double)st->ends[e] / n);
+	if (st->chain_samples)
+		fprintf(out, "\n%.1f%% of stacks are the kernel's frame-pointer chains (no stack "
+			"copy), %.1f%% stopped at its depth limit", 100.0 * (double)st->chain_samples / n,
+			100.0 * (double)st->chain_depth / n);
 	fprintf(out, "\naddresses named: %" PRIu64 " of %" PRIu64 "\n", ss->named, ss->resolved);
 }
 

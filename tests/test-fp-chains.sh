@@ -1,0 +1,142 @@
+#!/bin/sh
+# Samples without a stack copy (perf record -g, --call-graph fp): their user
+# stack is the kernel's frame-pointer chain, checked against perf script on
+# the same file, sample by sample, frame by frame, for a workload built as
+# distributions now build (-O2 -fno-omit-frame-pointer
+# -mno-omit-leaf-frame-pointer) by gcc and by clang:
+#  - addresses 100 % equal: the sampled one as it is, each caller as perf
+#    prints it, the return address, less one (dwarfsample attributes a
+#    caller to its call instruction, as it does unwound ones);
+#  - names 100 % equal, inlined functions aside (perf 6.1 shows none for a
+#    chain's frames): the inline chains are checked against llvm-symbolizer;
+#  - a recursion deeper than the kernel's limit ends at it ("chain limit");
+#  - a file whose one event has chains and another copies (perf's
+#    per-event call-graph terms): both kinds of sample unwound;
+#  - --quality counts them as chains, never as kernel threads.
+# usage: test-fp-chains.sh DWARFSAMPLE SOURCE-DIR
+set -u
+ds=$1
+src=$2
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+need_perf
+make_tmp
+if ! command -v llvm-symbolizer >/dev/null || ! command -v clang >/dev/null; then
+	echo "SKIP: clang and llvm-symbolizer are needed"
+	exit 77
+fi
+
+# compare OURS PERFS: listings of -F tid,time,ip,sym; prints
+# "samples frames addr_equal name_equal first_differences".
+compare() {
+	awk '
+	function hex(h,  v, i) {
+		v = 0
+		for (i = 1; i <= length(h); i++)
+			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+		return v
+	}
+	FNR == 1 { file++ }
+	/^[^\t]/ { n[file]++; k = 0; hdr[file, n[file]] = $0; next }
+	/^\t/ { k++; nf[file, n[file]] = k; addr[file, n[file], k] = $1;
+		name[file, n[file], k] = $2 }
+	END {
+		if (n[1] != n[2]) { print "samples differ: " n[1] " " n[2]; exit 1 }
+		for (s = 1; s <= n[1]; s++) {
+			if (hdr[1, s] != hdr[2, s]) { print "header " s ": " hdr[1, s] " / " hdr[2, s]; exit 1 }
+			if (nf[1, s] != nf[2, s]) bad_len++
+			user = 0
+			for (k = 1; k <= nf[2, s]; k++) {
+				frames++
+				a = addr[1, s, k]; b = addr[2, s, k]
+				kern = length(b) == 16 && b ~ /^ffff/
+				# Callers: ours is the return address less one.
+				want = b
+				if (!kern && user++ > 0)
+					want = sprintf("%x", hex(b) - 1)
+				if (a == want) aeq++
+				else if (diffs++ < 3) print "# sample " s " frame " k ": " a " / perf " b > "/dev/stderr"
+				if (name[1, s, k] == name[2, s, k]) neq++
+				else if (ndiffs++ < 3) print "# sample " s " frame " k ": " name[1, s, k] " / perf " name[2, s, k] > "/dev/stderr"
+			}
+		}
+		print n[1], frames, aeq + 0, neq + 0, bad_len + 0
+	}' "$1" "$2"
+}
+
+# check_file NAME FILE: dwarfsample report against perf script on FILE.
+check_file() {
+	perf script -i "$2" -F tid,time,ip,sym --no-inline 2>/dev/null >"$tmp/$1.perf"
+	"$ds" report -i "$2" -F tid,time,ip,sym --no-inline 2>"$tmp/$1.err" >"$tmp/$1.ours"
+	set -- "$1" $(compare "$tmp/$1.ours" "$tmp/$1.perf")
+	echo "# $1: $2 samples, $3 frames, addresses equal $4, names equal $5"
+	check "$1: perf script lists samples ($2)" test "${2:-0}" -ge 100
+	check "$1: every sample as many frames as perf's" test "${6:-1}" -eq 0
+	check "$1: addresses 100 % equal ($4 of $3)" test "${4:-x}" = "$3"
+	check "$1: names 100 % equal ($5 of $3)" test "${5:-x}" = "$3"
+}
+
+for cc in gcc clang; do
+	fpflags="-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
+	$cc -O2 -g -fomit-frame-pointer -fPIC -shared -o "$tmp/libfpwl.so" \
+		"$src/fp-workload-lib.c" &&
+	$cc $fpflags -momit-leaf-frame-pointer -c -o "$tmp/leaf.o" "$src/fp-leaf.c" &&
+	$cc $fpflags -o "$tmp/fpwl-$cc" "$src/fp-workload.c" "$tmp/leaf.o" \
+		-L"$tmp" -lfpwl "-Wl,-rpath,$tmp"
+	check "$cc builds the workload" test -x "$tmp/fpwl-$cc" || continue
+	wl=$tmp/fpwl-$cc
+
+	perf record -q -g -F 999 -o "$tmp/g.data" -- "$wl" recurse 40 0.4 >/dev/null 2>&1
+	check_file "$cc -g, recursion 40 deep" "$tmp/g.data"
+	perf record -q --call-graph fp -F 999 -o "$tmp/fp.data" -- "$wl" lib 0.4 >/dev/null 2>&1
+	check_file "$cc --call-graph fp, through an omit-FP library" "$tmp/fp.data"
+
+	# Every sampled address in work(): its inline chain (mix() inlined
+	# into it, where it is) as llvm-symbolizer names the address.
+	"$ds" report -i "$tmp/g.data" -F ip,sym 2>/dev/null | awk '
+		!/^\t/ { if (c ~ / work$/) print c; c = ""; a = ""; next }
+		a == "" { a = $1; c = a }
+		$1 == a && c == a || $1 == a && c !~ / work$/ { c = c " " $2 }
+		END { if (c ~ / work$/) print c }' | sort -u >"$tmp/inl"
+	: >"$tmp/llvm"
+	while read -r addr _; do
+		printf '%s' "$addr" >>"$tmp/llvm"
+		llvm-symbolizer --obj="$wl" --inlining --functions=short "0x$addr" |
+			awk 'NR % 2 == 1 && NF { printf " %s", $1 }' >>"$tmp/llvm"
+		echo >>"$tmp/llvm"
+	done <"$tmp/inl"
+	n=$(wc -l <"$tmp/inl")
+	check "$cc: the inline chains of the $n sampled addresses in work() are llvm-symbolizer's" \
+		sh -c "test $n -ge 1 && cmp -s '$tmp/llvm' '$tmp/inl'" ||
+		diff "$tmp/inl" "$tmp/llvm" | head -5
+	check "$cc: mix() inlined in some" grep -q " mix work$" "$tmp/inl"
+
+	# Deeper than the kernel walks: the chain ends at its limit, and
+	# --quality says so.
+	perf record -q -g -F 999 -o "$tmp/deep.data" -- "$wl" recurse 300 0.3 >/dev/null 2>&1
+	check_file "$cc -g, recursion 300 deep" "$tmp/deep.data"
+	"$ds" report -i "$tmp/deep.data" --quality >"$tmp/q" 2>&1
+	check "$cc: --quality: the kernel's depth limit ended the deep chains" \
+		grep -q "chain limit .*fpwl-$cc" "$tmp/q" || cat "$tmp/q"
+	check "$cc: and says how to raise it" grep -q "kernel.perf_event_max_stack" "$tmp/q"
+done
+
+# One event with chains, another with copies, in one file.
+perf record -q -F 499 -e cpu-clock/call-graph=fp/ \
+	-e task-clock/call-graph=dwarf,stack-size=16384/ -o "$tmp/mixed.data" -- \
+	"$tmp/fpwl-clang" recurse 30 0.4 >/dev/null 2>&1
+"$ds" report -i "$tmp/mixed.data" -F event,ip,sym --no-inline 2>"$tmp/err" >"$tmp/mixed"
+counts=$(awk '/^[^\t]/ { ev = $1 ~ /call-graph=fp/ ? "fp" : "dwarf"; n[ev]++ }
+	/^\t/ && $2 == "main" { m[ev]++ }
+	END { print n["fp"] + 0, m["fp"] + 0, n["dwarf"] + 0, m["dwarf"] + 0 }' "$tmp/mixed")
+set -- $counts
+echo "# mixed file: $1 chain samples ($2 reach main), $3 copy samples ($4 reach main)"
+check "mixed file: chain samples reach main (99 %: $2 of $1)" \
+	test "$1" -ge 50 -a $(($2 * 100)) -ge $(($1 * 99))
+check "mixed file: copy samples reach main (99 %: $4 of $3)" \
+	test "$3" -ge 50 -a $(($4 * 100)) -ge $(($3 * 99))
+"$ds" report -i "$tmp/mixed.data" --quality >"$tmp/q" 2>&1
+check "mixed file: --quality counts the chains as chains" grep -q "fp chain end" "$tmp/q"
+check "mixed file: and no sample as a kernel thread's" sh -c "! grep -q 'no user registers' '$tmp/q'"
+
+exit $fail
