@@ -673,6 +673,7 @@ int pr_session_unwind_stats(const struct pr_session *s, struct pr_unwind_stats *
 		c.fast_samples += st.fast_samples;
 		c.joined += st.joined;
 		c.joined_frames += st.joined_frames;
+		c.joins_unconfirmed += st.joins_unconfirmed;
 	}
 	return pr__stats_copy(sum_st, &c, sizeof(c));
 }
