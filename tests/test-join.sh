@@ -60,6 +60,10 @@ check "report --annotate exits 0" test $? -eq 0 || cat "$tmp/report.err"
 check "no call chain recorded: the summary claims no joining" \
 	sh -c "! grep -q 'completed by joining' '$tmp/report.err'"
 check "and no frame is marked joined" sh -c "! grep -qF '_[joined]' '$tmp/joined.folded'"
+check "the cut stacks root at [truncated], under the process" \
+	grep -q '^agree-workload;\[truncated\];climb;climb' "$tmp/joined.folded"
+check "and only they: every other stack roots at _start" \
+	sh -c "! grep -v '^agree-workload;\[truncated\];' '$tmp/joined.folded' | grep -vq '^agree-workload;_start;'"
 "$ds" report --no-join --annotate -f folded -i "$tmp/cut.data" -o "$tmp/cut.folded" \
 	2>"$tmp/nojoin.err"
 check "report --no-join exits 0" test $? -eq 0 || cat "$tmp/nojoin.err"
