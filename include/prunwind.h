@@ -197,7 +197,8 @@ struct pr_unwind_stats {
 	 * through libunwind. */
 	uint64_t fast_samples;
 	/* Truncated stacks completed by joining (counted in ends[] by how
-	 * they end after it), and the frames that added. */
+	 * they end after it), and the frames joining added, to those and to
+	 * the stacks it completed only in part (still PR_END_TRUNCATED). */
 	uint64_t joined;
 	uint64_t joined_frames;
 	/* Truncated stacks whose outermost frame an earlier stack of the

@@ -660,7 +660,8 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 				       &out->nr, out->nr_kernel + u->max_depth, &out->end,
 				       &refused);
 
-		u->stats.joined += !!added;
+		/* Completed; one joined only in part is still truncated. */
+		u->stats.joined += added && out->end != PR_END_TRUNCATED;
 		u->stats.joined_frames += added;
 		u->stats.joins_unconfirmed += refused;
 	}
