@@ -19,8 +19,10 @@
 extern "C" {
 #endif
 
-/* Default and largest number of user frames in one stack. */
-#define PR_UNWIND_DEFAULT_DEPTH 127
+/* Default and largest number of user frames in one stack.  The default
+ * was 127 until 2.1: it ended deep recursions and interpreters' stacks
+ * before the copy did (BENCHMARKS.md, "The depth limit"). */
+#define PR_UNWIND_DEFAULT_DEPTH 1024
 #define PR_UNWIND_MAX_DEPTH 1024
 
 /* Why a user stack ended. */

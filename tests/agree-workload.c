@@ -13,6 +13,9 @@
  *   agree-workload callers SECONDS   one computation 70 levels deep reached
  *                                    from three callers, a third of the
  *                                    time each, its frames the same bytes
+ *   agree-workload deep SECONDS      a recursion 400 levels deep with small
+ *                                    frames (some 6 KiB), working at the
+ *                                    bottom
  *   agree-workload dlopen SECONDS LIB  load LIB, run its work, unload it,
  *                                    over and over: code that comes and goes
  *
@@ -230,6 +233,15 @@ NOINLINE static void callers_loop(void)
 	}
 }
 
+/* Deep: more frames than the old default --max-depth of 127 in far less
+ * stack than the copy, as an interpreter's or a parser's recursion has. */
+NOINLINE static uint64_t deep(int depth, uint64_t x)
+{
+	if (depth == 0)
+		return burn(x, 200000);
+	return deep(depth - 1, x * 3 + 1) ^ (uint64_t)depth;
+}
+
 typedef uint64_t (*work_fn)(uint64_t);
 
 NOINLINE static void dlopen_loop(const char *lib)
@@ -257,7 +269,7 @@ NOINLINE static void dlopen_loop(const char *lib)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: agree-workload recurse|threads|climb|paths|callers|dlopen SECONDS [LIB]\n");
+		fprintf(stderr, "usage: agree-workload recurse|threads|climb|paths|callers|deep|dlopen SECONDS [LIB]\n");
 		return 2;
 	}
 	deadline = now() + atof(argv[2]);
@@ -275,6 +287,9 @@ int main(int argc, char **argv)
 			sink += climb(45, seed);
 	} else if (!strcmp(argv[1], "paths")) {
 		paths_loop();
+	} else if (!strcmp(argv[1], "deep")) {
+		for (uint64_t seed = 1; now() < deadline; seed++)
+			sink += deep(400, seed);
 	} else if (!strcmp(argv[1], "callers")) {
 		callers_loop();
 	} else if (!strcmp(argv[1], "dlopen") && argc == 4) {

@@ -9,6 +9,10 @@
 #   climb    stacks deeper than a 4 KiB copy: truncated in the workload,
 #            the remedy a larger --stack-size; not joined, having no
 #            call chain
+#   deep     a recursion 400 frames deep in 6 KiB of stack: complete with
+#            the default --max-depth (1024), which the copy would allow;
+#            --max-depth 127 ends them, and the summary, --quality and the
+#            folded [truncated] root say so
 #   ld.so    a program starting, relocated by ld.so, whose entry point
 #            (_start) has no CFI: its stacks end there, complete, not
 #            "without unwind information"
@@ -151,4 +155,22 @@ check "the live summary lists where stacks ended early" \
 	grep -q "^dwarfsample: stacks that ended early, by binary and why:" "$tmp/live.err"
 check "and why, with the remedy" \
 	grep -q "^dwarfsample: .*the 4096-byte stack copy ran out here" "$tmp/live.err"
+
+# --- stacks deeper than the depth limit, not than the copy ---
+"$ds" record -F 999 -o "$tmp/d.data" -- "$workload" deep 1 >/dev/null 2>"$tmp/err"
+check "record deep exits 0" test $? -eq 0 || cat "$tmp/err"
+"$ds" report -f folded -i "$tmp/d.data" -o "$tmp/d.folded" 2>"$tmp/d.err"
+check "the default depth limit: deep stacks complete, 400 frames and more" \
+	awk -F';' '/;deep;/ { n++; if (NF > 400 && $2 == "_start") whole++ }
+		END { exit !(n > 0 && whole >= 0.9 * n) }' "$tmp/d.folded"
+check "and the summary has no stack ended by the depth limit" \
+	sh -c "! grep -q 'depth limit' '$tmp/d.err'"
+"$ds" report --max-depth 127 -f folded -i "$tmp/d.data" -o "$tmp/d127.folded" 2>"$tmp/d127.err"
+check "--max-depth 127: the summary says the depth limit ended most stacks" \
+	grep -Eq "depth limit (9[0-9]|100)\.[0-9]%" "$tmp/d127.err"
+check "and their folded stacks root at [truncated]" \
+	grep -q '^agree-workload;\[truncated\];deep;deep' "$tmp/d127.folded"
+"$ds" report --max-depth 127 --quality -i "$tmp/d.data" >"$tmp/d.quality" 2>"$tmp/err"
+check "--quality names the depth limit, not the copy, with its remedy" \
+	grep -q "deeper than --max-depth 127: raise it (up to 1024)" "$tmp/d.quality"
 exit $fail

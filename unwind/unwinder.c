@@ -598,12 +598,14 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		u->pcs[out->nr] = ip;
 		u->sps[out->nr] = sp;
 		out->nr++;
-		if (out->nr - first >= u->max_depth) {
-			out->end = PR_END_DEPTH;
-			break;
-		}
+		/* A stack whose outermost frame is the limit's last is
+		 * complete, as the fast path finds it. */
 		if (top_frame(u, &c, f->ip)) {
 			out->end = PR_END_OUTERMOST;
+			break;
+		}
+		if (out->nr - first >= u->max_depth) {
+			out->end = PR_END_DEPTH;
 			break;
 		}
 		sp_prev = sp;

@@ -37,7 +37,7 @@ const char ds_names_help[] =
 	"      --debuginfod-cache DIR\n"
 	"                           where debuginfod's fetches are kept\n"
 	"      --no-debuginfod      do not ask debuginfod\n"
-	"      --max-depth N        user frames at most (default 127, up to 1024)\n"
+	"      --max-depth N        user frames at most (default and most 1024)\n"
 	"      --no-frame-pointers  stop where unwind information ends instead\n"
 	"                           of following frame pointers\n"
 	"      --no-rule-cache      step every frame through libunwind (slower;\n"
