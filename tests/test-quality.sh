@@ -160,16 +160,20 @@ check "and why, with the remedy" \
 "$ds" record -F 999 -o "$tmp/d.data" -- "$workload" deep 1 >/dev/null 2>"$tmp/err"
 check "record deep exits 0" test $? -eq 0 || cat "$tmp/err"
 "$ds" report -f folded -i "$tmp/d.data" -o "$tmp/d.folded" 2>"$tmp/d.err"
+# Folded lines are distinct stacks: the samples are their counts.
 check "the default depth limit: deep stacks complete, 400 frames and more" \
-	awk -F';' '/;deep;/ { n++; if (NF > 400 && $2 == "_start") whole++ }
-		END { exit !(n > 0 && whole >= 0.9 * n) }' "$tmp/d.folded"
+	awk -F';' '/;deep;/ { c = $NF; sub(/.* /, "", c); n += c
+			       if (NF > 400 && $2 == "_start") whole += c }
+		END { exit !(n > 0 && whole >= 0.9 * n) }' "$tmp/d.folded" ||
+	cut -c1-100 "$tmp/d.folded"
 check "and the summary has no stack ended by the depth limit" \
 	sh -c "! grep -q 'depth limit' '$tmp/d.err'"
 "$ds" report --max-depth 127 -f folded -i "$tmp/d.data" -o "$tmp/d127.folded" 2>"$tmp/d127.err"
 check "--max-depth 127: the summary says the depth limit ended most stacks" \
 	grep -Eq "depth limit (9[0-9]|100)\.[0-9]%" "$tmp/d127.err"
 check "and their folded stacks root at [truncated]" \
-	grep -q '^agree-workload;\[truncated\];deep;deep' "$tmp/d127.folded"
+	grep -Eq '^agree-workload;\[truncated\];(deep;)+' "$tmp/d127.folded" ||
+	cut -c1-100 "$tmp/d127.folded"
 "$ds" report --max-depth 127 --quality -i "$tmp/d.data" >"$tmp/d.quality" 2>"$tmp/err"
 check "--quality names the depth limit, not the copy, with its remedy" \
 	grep -q "deeper than --max-depth 127: raise it (up to 1024)" "$tmp/d.quality"
