@@ -160,10 +160,12 @@ check "and why, with the remedy" \
 "$ds" record -F 999 -o "$tmp/d.data" -- "$workload" deep 1 >/dev/null 2>"$tmp/err"
 check "record deep exits 0" test $? -eq 0 || cat "$tmp/err"
 "$ds" report -f folded -i "$tmp/d.data" -o "$tmp/d.folded" 2>"$tmp/d.err"
-# Folded lines are distinct stacks: the samples are their counts.
+# Folded lines are distinct stacks: the samples are their counts.  (The
+# frames may be unnamed: the build-id cache holds the stripped copy made
+# above.)
 check "the default depth limit: deep stacks complete, 400 frames and more" \
-	awk -F';' '/;deep;/ { c = $NF; sub(/.* /, "", c); n += c
-			       if (NF > 400 && $2 == "_start") whole += c }
+	awk -F';' '{ c = $NF; sub(/.* /, "", c); n += c
+		     if (NF > 400 && $2 != "[truncated]") whole += c }
 		END { exit !(n > 0 && whole >= 0.9 * n) }' "$tmp/d.folded" ||
 	cut -c1-100 "$tmp/d.folded"
 check "and the summary has no stack ended by the depth limit" \
@@ -171,8 +173,10 @@ check "and the summary has no stack ended by the depth limit" \
 "$ds" report --max-depth 127 -f folded -i "$tmp/d.data" -o "$tmp/d127.folded" 2>"$tmp/d127.err"
 check "--max-depth 127: the summary says the depth limit ended most stacks" \
 	grep -Eq "depth limit (9[0-9]|100)\.[0-9]%" "$tmp/d127.err"
-check "and their folded stacks root at [truncated]" \
-	grep -Eq '^agree-workload;\[truncated\];(deep;)+' "$tmp/d127.folded" ||
+check "and their folded stacks root at [truncated], above their 127 frames" \
+	awk -F';' '{ c = $NF; sub(/.* /, "", c); n += c
+		     if ($2 == "[truncated]" && NF == 129) cut += c }
+		END { exit !(n > 0 && cut >= 0.9 * n) }' "$tmp/d127.folded" ||
 	cut -c1-100 "$tmp/d127.folded"
 "$ds" report --max-depth 127 --quality -i "$tmp/d.data" >"$tmp/d.quality" 2>"$tmp/err"
 check "--quality names the depth limit, not the copy, with its remedy" \
