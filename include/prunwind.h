@@ -19,8 +19,10 @@
 extern "C" {
 #endif
 
-/* Default and largest number of user frames in one stack. */
-#define PR_UNWIND_DEFAULT_DEPTH 127
+/* Default and largest number of user frames in one stack.  The default
+ * was 127 until 2.1: it ended deep recursions and interpreters' stacks
+ * before the copy did (BENCHMARKS.md, "The depth limit"). */
+#define PR_UNWIND_DEFAULT_DEPTH 1024
 #define PR_UNWIND_MAX_DEPTH 1024
 
 /* Why a user stack ended. */
@@ -62,7 +64,8 @@ enum pr_frame_flags {
 	/* Not unwound from this sample: the copied stack ran out, and this
 	 * frame comes from an earlier stack of the same thread that passed
 	 * through the last frame unwound (the same return address at the
-	 * same stack address; see pr_unwinder_opts.no_join). */
+	 * same stack address), confirmed by the sample's own user call
+	 * chain (see pr_unwinder_opts.no_join). */
 	PR_FRAME_JOINED = 1u << 3,
 	/* From the sample's user call chain (PERF_SAMPLE_CALLCHAIN past
 	 * PERF_CONTEXT_USER): the kernel walked the frame pointers, and no
@@ -141,13 +144,20 @@ struct pr_unwinder_opts {
 	 * Leave stacks cut by the copy (PR_END_TRUNCATED) as they are.  By
 	 * default one is completed from the last complete stack of the same
 	 * thread when that stack has a frame with the same return address
-	 * at the same stack address as the cut one's outermost frame: the
-	 * same activation, so the same callers, as long as the thread has
-	 * not returned past it since, which every sample in between is
-	 * checked for (a frame at or below a later sample's stack pointer
-	 * is forgotten).  No such frame, no join.  The frames added are
-	 * marked PR_FRAME_JOINED and the stack's end is the earlier one's.
-	 * Samples must come in time order per thread, as they do anyway.
+	 * at the same stack address as the cut one's outermost frame, and
+	 * the sample's own user call chain (PERF_SAMPLE_CALLCHAIN past
+	 * PERF_CONTEXT_USER: the kernel's frame-pointer walk, recorded
+	 * with the copy) confirms every frame added: placed by the cut
+	 * stack's two outermost frames, each added frame's return address
+	 * is the chain's at its depth.  Where the chain ends first, the
+	 * stack is completed as far as it confirms and stays
+	 * PR_END_TRUNCATED.  Without a chain, or where it disagrees, there
+	 * is no join: the same address alone does not tell the same
+	 * activation from a new call of the same code through other
+	 * callers, nor does anything else a sample's copy and registers
+	 * hold (pr_unwind_stats.joins_unconfirmed counts those).  The
+	 * frames added are marked PR_FRAME_JOINED.  Samples must come in
+	 * time order per thread, as they do anyway.
 	 */
 	bool no_join;
 	/*
@@ -212,7 +222,8 @@ struct pr_unwind_stats {
 	 * through libunwind. */
 	uint64_t fast_samples;
 	/* Truncated stacks completed by joining (counted in ends[] by how
-	 * they end after it), and the frames that added. */
+	 * they end after it), and the frames joining added, to those and to
+	 * the stacks it completed only in part (still PR_END_TRUNCATED). */
 	uint64_t joined;
 	uint64_t joined_frames;
 	/* Samples whose user stack is their call chain, the user frames
@@ -221,6 +232,10 @@ struct pr_unwind_stats {
 	uint64_t chain_samples;
 	uint64_t chain_frames;
 	uint64_t chain_depth;
+	/* Truncated stacks whose outermost frame an earlier stack of the
+	 * thread had, left truncated because no call chain confirmed the
+	 * frames beyond it (pr_unwinder_opts.no_join). */
+	uint64_t joins_unconfirmed;
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL.  A caller

@@ -17,7 +17,8 @@
  * stack); anything else is a disagreement.  perf's trailing
  * "ffffffffffffffff ([unknown])" frames are dropped first: they are what
  * perf prints when its memory accessor fails (it answers 0 and libunwind
- * takes that as a return address), not frames of the program.  Exit 0
+ * takes that as a return address), not frames of the program; and so is
+ * dwarfsample's "[truncated]" line after a cut stack.  Exit 0
  * when there is no disagreement and at least MIN_EQUAL_PERMILLE of the
  * samples are equal.
  *
@@ -93,6 +94,18 @@ static bool next_sample(FILE *f, const char *path, struct sample *s)
 		s->nr++;
 	}
 	return s->header[0] != '\0';
+}
+
+/* dwarfsample's "[truncated]" pseudo-frame after a cut stack's frames
+ * (address 0, as listed without symbols: "0 ([unknown])"): where the
+ * callers would be, not a frame perf lists. */
+static void drop_truncated_mark(struct sample *s)
+{
+	if (s->nr && (!strcmp(s->frames[s->nr - 1], "0 ([unknown])") ||
+		      !strncmp(s->frames[s->nr - 1], "0 [truncated]", 13))) {
+		free(s->frames[--s->nr]);
+		s->frames[s->nr] = NULL;
+	}
 }
 
 static void drop_perf_failures(struct sample *s)
@@ -177,6 +190,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		drop_perf_failures(&perf);
+		drop_truncated_mark(&ours);
 		if (by_frame) {
 			size_t n = ours.nr < perf.nr ? ours.nr : perf.nr;
 			bool differs = false;

@@ -10,6 +10,12 @@
  *   agree-workload climb SECONDS     45 levels deep, working at each level
  *   agree-workload paths SECONDS     40 levels deep, each a new random path
  *                                    through two functions per level
+ *   agree-workload callers SECONDS   one computation 70 levels deep reached
+ *                                    from three callers, a third of the
+ *                                    time each, its frames the same bytes
+ *   agree-workload deep SECONDS      a recursion 400 levels deep with small
+ *                                    frames (some 6 KiB), working at the
+ *                                    bottom
  *   agree-workload dlopen SECONDS LIB  load LIB, run its work, unload it,
  *                                    over and over: code that comes and goes
  *
@@ -167,6 +173,75 @@ NOINLINE static void paths_loop(void)
 	}
 }
 
+/*
+ * Callers: three handlers, each a third of the time at random, run the
+ * same computation on the same input: a recursion 70 levels deep (some
+ * 20 KiB of stack) that works a little at every level from the 10th
+ * down, some 0.6 ms a call, so that two samples mostly fall in different
+ * calls.  Its frames are the same bytes whoever called it; only the
+ * return address into the handler, beyond what a small copy reaches,
+ * tells the callers apart.  A parser or an allocator called from
+ * several request handlers, at its most adversarial for joining.
+ */
+NOINLINE static uint64_t burn(uint64_t x, int n)
+{
+	for (int i = 0; i < n; i++)
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+	return x;
+}
+
+NOINLINE static uint64_t compute(int depth, uint64_t x)
+{
+	volatile uint64_t pad[32];
+
+	for (int i = 0; i < 32; i++)
+		pad[i] = x + (uint64_t)i;
+	/* Deterministic work: the frames below hold the same bytes. */
+	if (depth < 60)
+		sink += burn(x, 4000);
+	if (depth > 0)
+		x = compute(depth - 1, x * 7 + 1);
+	return x + pad[depth % 32];
+}
+
+NOINLINE static uint64_t handler_a(uint64_t x)
+{
+	return compute(70, x) + 1;
+}
+
+NOINLINE static uint64_t handler_b(uint64_t x)
+{
+	return compute(70, x) + 2;
+}
+
+NOINLINE static uint64_t handler_c(uint64_t x)
+{
+	return compute(70, x) + 3;
+}
+
+NOINLINE static void callers_loop(void)
+{
+	uint64_t pick = 1;
+
+	while (now() < deadline) {
+		pick = pick * 6364136223846793005ull + 1442695040888963407ull;
+		switch ((pick >> 33) % 3) {
+		case 0: sink += handler_a(1); break;
+		case 1: sink += handler_b(1); break;
+		default: sink += handler_c(1); break;
+		}
+	}
+}
+
+/* Deep: more frames than the old default --max-depth of 127 in far less
+ * stack than the copy, as an interpreter's or a parser's recursion has. */
+NOINLINE static uint64_t deep(int depth, uint64_t x)
+{
+	if (depth == 0)
+		return burn(x, 200000);
+	return deep(depth - 1, x * 3 + 1) ^ (uint64_t)depth;
+}
+
 typedef uint64_t (*work_fn)(uint64_t);
 
 NOINLINE static void dlopen_loop(const char *lib)
@@ -194,7 +269,7 @@ NOINLINE static void dlopen_loop(const char *lib)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: agree-workload recurse|threads|climb|paths|dlopen SECONDS [LIB]\n");
+		fprintf(stderr, "usage: agree-workload recurse|threads|climb|paths|callers|deep|dlopen SECONDS [LIB]\n");
 		return 2;
 	}
 	deadline = now() + atof(argv[2]);
@@ -212,6 +287,11 @@ int main(int argc, char **argv)
 			sink += climb(45, seed);
 	} else if (!strcmp(argv[1], "paths")) {
 		paths_loop();
+	} else if (!strcmp(argv[1], "deep")) {
+		for (uint64_t seed = 1; now() < deadline; seed++)
+			sink += deep(400, seed);
+	} else if (!strcmp(argv[1], "callers")) {
+		callers_loop();
 	} else if (!strcmp(argv[1], "dlopen") && argc == 4) {
 		dlopen_loop(argv[3]);
 	} else {

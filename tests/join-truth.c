@@ -13,7 +13,12 @@
  *                 another number of frames
  *   consistent    the truth was itself cut by the full copy: the frames
  *                 it has are the same, the rest cannot be checked
- * The recovered share is (identical + consistent) / truncated.
+ *   partial       joined only as far as the call chain confirmed and
+ *                 left truncated: every frame it has is the truth's
+ * The recovered share is (identical + consistent) / truncated.  A join
+ * needs the sample's user call chain to confirm it (unwind/join.c):
+ * "unconfirmed" counts the truncated stacks an earlier stack had the
+ * outermost frame of, left cut for want of that.
  *
  * usage: join-truth FILE CUT NAME [MIN_IDENTICAL_PERMILLE MAX_CONTRADICTED
  *                                  MIN_RECOVERED_PERCENT]
@@ -36,7 +41,8 @@ struct run {
 	uint64_t cut_size;
 	uint64_t samples, truth_complete, truncated, joined;
 	uint64_t cut_complete;       /* outermost with the cut copy, joined or not */
-	uint64_t identical, contradicted, consistent;
+	uint64_t joined_complete;    /* of those, joined */
+	uint64_t identical, contradicted, consistent, partial;
 	unsigned shown;
 };
 
@@ -72,6 +78,7 @@ static int on_sample(void *ctx, const struct pr_sink_sample *smp)
 	}
 	r->truncated++;
 	r->joined++;
+	r->joined_complete += st.end == PR_END_OUTERMOST;
 	{
 		size_t mine = st.nr - st.nr_kernel, same = 0;
 
@@ -83,6 +90,8 @@ static int on_sample(void *ctx, const struct pr_sink_sample *smp)
 			r->identical++;
 		} else if (same == nr && truth->end == PR_END_TRUNCATED) {
 			r->consistent++;
+		} else if (same == mine && st.end == PR_END_TRUNCATED) {
+			r->partial++;
 		} else {
 			r->contradicted++;
 			if (r->shown++ < 5)
@@ -112,6 +121,7 @@ int main(int argc, char **argv)
 	struct pr_sink sink = { .sz = sizeof(sink), .ctx = &r, .sample = on_sample };
 	struct pr_session *ses;
 	struct pr_file *f;
+	struct pr_unwind_stats us = { .sz = sizeof(us) };
 	uint64_t checked, recovered;
 	int n, ok = 1;
 
@@ -136,17 +146,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "join-truth: %s: %s\n", argv[1], strerror(-n));
 		return 2;
 	}
+	pr_unwinder_stats(r.cut, &us);
 	checked = r.identical + r.contradicted;
 	recovered = r.identical + r.consistent;
 	printf("# %s: cut to %s bytes: %" PRIu64 " samples (%.1f%% complete with the full "
 	       "copy); truncated %" PRIu64 " (%.1f%%); joined %" PRIu64 " (%.1f%% of "
 	       "truncated): identical to the truth %" PRIu64 " (%.2f%%), consistent %" PRIu64
-	       ", contradicted %" PRIu64 "; recovered %.1f%% of truncated; complete %.1f%% "
-	       "without joining, %.1f%% with\n",
+	       ", partial %" PRIu64 ", contradicted %" PRIu64 ", unconfirmed %" PRIu64
+	       "; recovered %.1f%% of truncated; complete %.1f%% without joining, %.1f%% with\n",
 	       argv[3], argv[2], r.samples, pct(r.truth_complete, r.samples), r.truncated,
 	       pct(r.truncated, r.samples), r.joined, pct(r.joined, r.truncated), r.identical,
-	       pct(r.identical, checked), r.consistent, r.contradicted,
-	       pct(recovered, r.truncated), pct(r.cut_complete - r.joined, r.samples),
+	       pct(r.identical, checked), r.consistent, r.partial, r.contradicted, us.joins_unconfirmed,
+	       pct(recovered, r.truncated), pct(r.cut_complete - r.joined_complete, r.samples),
 	       pct(r.cut_complete, r.samples));
 	if (argc == 7) {
 		unsigned long min_identical = strtoul(argv[4], NULL, 10);

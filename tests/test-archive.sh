@@ -57,9 +57,11 @@ text_kept=$(text_bytes "$tmp/archived.elf")
 check "with most of its code zeroed ($text_kept of $text_full bytes of .text kept)" \
 	test "$text_kept" -lt $((text_full / 2))
 
-# prog_frames FOLDED: the program's frame names, one per line.
+# prog_frames FOLDED: the program's frame names, one per line (not the
+# [truncated] pseudo-frame a cut stack starts at: no frame of it).
 prog_frames() {
-	awk -F';' '$1 == "prog" { sub(/ [0-9]+$/, ""); for (i = 2; i <= NF; i++) print $i }' "$1" |
+	awk -F';' '$1 == "prog" { sub(/ [0-9]+$/, "")
+		for (i = 2; i <= NF; i++) if ($i != "[truncated]") print $i }' "$1" |
 		sort -u
 }
 "$ds" report -f folded -i "$tmp/a.data" -o "$tmp/with.folded" 2>"$tmp/err"

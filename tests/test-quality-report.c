@@ -64,9 +64,10 @@ static void add_n(struct pr_quality *q, int n, enum pr_stack_end end, uint64_t d
 		ck_assert_int_eq(pr_quality_add(q, &rec, &st, NULL, "worker", cut_short), 0);
 }
 
+/* With a depth limit under the most there is (the default until 2.1). */
 static struct pr_quality *new_quality(void)
 {
-	PR_OPTS(pr_quality_opts, o, .stack_size = 8192);
+	PR_OPTS(pr_quality_opts, o, .stack_size = 8192, .max_depth = 127);
 	struct pr_quality *q = pr_quality_new(&o);
 
 	ck_assert_ptr_nonnull(q);
@@ -98,6 +99,27 @@ START_TEST(stacks_that_ended_early_are_listed_most_first_with_their_remedies)
 	add_n(q, 1, PR_END_DEPTH, 8192, false);
 	add_n(q, 5, PR_END_OUTERMOST, 8192, false);
 	assert_report(q, &o, 4, early_rows);
+}
+END_TEST
+
+/* The default depth limit is the most there is: nothing to raise. */
+START_TEST(stacks_at_the_default_depth_limit_say_the_copy_did_not_end_them)
+{
+	PR_OPTS(pr_quality_opts, qo, .stack_size = 8192);
+	PR_OPTS(pr_quality_report_opts, o, .max_depth_name = "--max-depth");
+	struct pr_quality *q = pr_quality_new(&qo);
+	char *text;
+	int rows;
+
+	ck_assert_ptr_nonnull(q);
+	add_n(q, 3, PR_END_DEPTH, 8192, false);
+	text = report_of(q, &o, &rows);
+	ck_assert_int_eq(rows, 1);
+	ck_assert_ptr_nonnull(strstr(text, "depth limit"));
+	ck_assert_ptr_nonnull(strstr(text, "\n      deeper than --max-depth 1024, the most there "
+					   "is: the stack copy was not what ended these\n"));
+	free(text);
+	pr_quality_free(q);
 }
 END_TEST
 
@@ -276,6 +298,7 @@ static Suite *quality_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, stacks_that_ended_early_are_listed_most_first_with_their_remedies);
 	tcase_add_test(tc, the_remedies_name_the_settings_as_the_caller_does);
+	tcase_add_test(tc, stacks_at_the_default_depth_limit_say_the_copy_did_not_end_them);
 	tcase_add_test(tc, rows_under_the_share_asked_and_past_the_limit_are_left_out);
 	tcase_add_test(tc, shares_merge_into_the_rows_one_would_have_counted);
 	tcase_add_test(tc, nothing_to_report_writes_nothing);

@@ -92,8 +92,10 @@ else
 fi
 
 "$ds" report -i "$fx/perf.data" --debug-dir "$fx" --max-depth 3 >"$tmp/d3" 2>"$tmp/err"
-check "--max-depth 3 keeps three frames a sample" \
-	test "$(grep -c '^	' "$tmp/d3")" -eq $((197 * 3))
+check "--max-depth 3 keeps three frames a sample, and the [truncated] line for their callers" \
+	test "$(grep -c '^	' "$tmp/d3")" -eq $((197 * 4))
+check "the [truncated] line ends every sample's frames, as perf script writes a frame" \
+	test "$(grep -Ec '^	 +0 \[truncated\] \(\[unknown\]\)$' "$tmp/d3")" -eq 197
 check "and says the stacks ended at the depth limit" grep -q "depth limit 100.0%" "$tmp/err"
 
 "$ds" report -i "$fx/perf.data" >"$tmp/nobin" 2>"$tmp/err"

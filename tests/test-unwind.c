@@ -356,11 +356,36 @@ static size_t own_frames(const struct pr_stack *st)
 	return n;
 }
 
+/* A user call chain as the kernel's frame-pointer walk gives it for the
+ * stack `whole` (user frames only): PERF_CONTEXT_USER, the sampled
+ * address, then the return addresses -- the callers' frame addresses
+ * plus one.  Frame `change`, when below nr, gets another caller; at most
+ * `nr` frames are in it (the kernel's depth limit). */
+static uint64_t chain_buf[1 + PR_UNWIND_MAX_DEPTH];
+
+static void give_chain(struct replay *r, const struct pr_frame *whole, size_t nr, size_t change)
+{
+	chain_buf[0] = PERF_CONTEXT_USER;
+	for (size_t i = 0; i < nr; i++)
+		chain_buf[1 + i] = whole[i].ip + (i ? 1 : 0) + (i == change ? 0x40 : 0);
+	r->rec.u.sample.callchain = chain_buf;
+	r->rec.u.sample.nr_callchain = 1 + nr;
+}
+
+static void take_chain(struct replay *r)
+{
+	r->rec.u.sample.callchain = NULL;
+	r->rec.u.sample.nr_callchain = 0;
+}
+
 /*
- * The snapshot whole, then cut at every word after it: a cut stack is
- * completed from the whole one to exactly the whole one, its added
- * frames marked, or left as it is -- never anything else.  The whole
- * stack is what the thread keeps each time (a joined one is kept too).
+ * The snapshot whole, then cut at every word after it, each sample with
+ * the call chain of the whole stack: a cut stack is completed from the
+ * whole one to exactly the whole one, its added frames marked, or left
+ * as it is -- never anything else.  The whole stack is what the thread
+ * keeps each time (a joined one is kept too).  The same cuts without a
+ * chain stay cut: nothing else in a sample shows the callers are still
+ * the kept ones.
  */
 START_TEST(a_cut_stack_joins_to_exactly_the_whole_one_or_not_at_all)
 {
@@ -368,7 +393,7 @@ START_TEST(a_cut_stack_joins_to_exactly_the_whole_one_or_not_at_all)
 	static struct pr_frame whole[PR_UNWIND_DEFAULT_DEPTH];
 	struct replay r;
 	struct pr_stack st;
-	size_t nr, joined = 0, cut = 0, missed = 0;
+	size_t nr, joined = 0, cut = 0, missed = 0, unchained = 0;
 
 	unwind_taken(ds_unwind_take_snapshot, WHOLE_STACK, 0, &r, &st);
 	ck_assert_int_eq(st.end, PR_END_OUTERMOST);
@@ -377,7 +402,12 @@ START_TEST(a_cut_stack_joins_to_exactly_the_whole_one_or_not_at_all)
 	for (size_t size = 8; size < snap.size; size += 8) {
 		size_t own;
 
+		take_chain(&r);
 		r.rec.u.sample.stack_dyn_size = size;
+		ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
+		ck_assert_uint_eq(own_frames(&st), st.nr);
+		unchained += st.end == PR_END_TRUNCATED;
+		give_chain(&r, whole, nr, SIZE_MAX);
 		ck_assert_int_eq(pr_unwinder_unwind(r.u, &r.rec, &st), 0);
 		own = own_frames(&st);
 		if (own == st.nr) {
@@ -397,31 +427,40 @@ START_TEST(a_cut_stack_joins_to_exactly_the_whole_one_or_not_at_all)
 	}
 	ck_assert_int_eq(pr_unwinder_stats(r.u, &stats), 0);
 	ck_assert_uint_eq(stats.joined, joined);
-	/* A cut stack of three frames or more always has bytes of its
-	 * outermost frame, or of its callee's, in the copy to compare (the
-	 * leaf's own frame is not evidence: the leaf runs on). */
+	/* Each cut that joined with the chain was refused without it. */
+	ck_assert_uint_ge(stats.joins_unconfirmed, joined);
+	ck_assert_uint_eq(unchained, cut);
 	ck_assert_msg(!missed, "%zu of %zu cut stacks joined; %zu of three frames or more not",
 		      joined, cut, missed);
 	ck_assert_uint_gt(joined, 8);
+	take_chain(&r);
 	replay_free(&r);
 }
 END_TEST
 
 /* The whole snapshot, then a cut of it that joins on its own, after
- * `between` (a sample of the same thread, or nothing), as thread `tid`
- * with the copy `stack`: whether it joined. */
-static bool joins_after(struct replay *r, void (*between)(struct replay *r), uint32_t tid,
-			const uint8_t *stack)
+ * `between` (a sample of the same thread, or nothing), as thread `tid`,
+ * its chain that of the whole stack but for frame `change` (none when
+ * SIZE_MAX) and cut to `chain_nr` frames (none when 0): the stack. */
+static struct pr_stack joined_after(struct replay *r, void (*between)(struct replay *r),
+				    uint32_t tid, size_t change, size_t chain_nr)
 {
+	static struct pr_frame whole[PR_UNWIND_DEFAULT_DEPTH];
 	struct pr_stack st;
-	size_t size = 0;
+	size_t size = 0, nr;
 
+	take_chain(r);
+	r->rec.u.sample.stack_dyn_size = snap.size;
+	ck_assert_int_eq(pr_unwinder_unwind(r->u, &r->rec, &st), 0);
+	nr = st.nr;
+	memcpy(whole, st.frames, nr * sizeof(*whole));
+	give_chain(r, whole, nr, SIZE_MAX);
 	for (size_t s = 512; s < snap.size && !size; s += 8) {
 		r->rec.u.sample.stack_dyn_size = snap.size;
 		ck_assert_int_eq(pr_unwinder_unwind(r->u, &r->rec, &st), 0);
 		r->rec.u.sample.stack_dyn_size = s;
 		ck_assert_int_eq(pr_unwinder_unwind(r->u, &r->rec, &st), 0);
-		if (own_frames(&st) < st.nr)
+		if (own_frames(&st) < st.nr && own_frames(&st) + 3 < nr)
 			size = s;
 	}
 	ck_assert_uint_gt(size, 0);
@@ -433,11 +472,22 @@ static bool joins_after(struct replay *r, void (*between)(struct replay *r), uin
 	if (between)
 		between(r);
 	r->rec.tid = tid;
-	r->rec.u.sample.stack = stack;
+	if (chain_nr)
+		give_chain(r, whole, chain_nr, change);
+	else
+		take_chain(r);
 	r->rec.u.sample.stack_dyn_size = size;
 	ck_assert_int_eq(pr_unwinder_unwind(r->u, &r->rec, &st), 0);
 	r->rec.tid = r->rec.pid;
-	r->rec.u.sample.stack = snap.stack;
+	take_chain(r);
+	return st;
+}
+
+static bool joins_after(struct replay *r, void (*between)(struct replay *r), uint32_t tid,
+			size_t change, size_t chain_nr)
+{
+	struct pr_stack st = joined_after(r, between, tid, change, chain_nr);
+
 	return own_frames(&st) < st.nr;
 }
 
@@ -464,33 +514,32 @@ static void shallow_sample(struct replay *r)
 	r->rec.u.sample.stack_addr = snap.sp;
 }
 
-START_TEST(a_join_needs_the_same_thread_the_same_bytes_and_no_return_between)
+START_TEST(a_join_needs_the_same_thread_a_chain_that_agrees_and_no_return_between)
 {
-	static uint8_t changed[SNAP_STACK];
 	struct replay r;
 	struct pr_stack st;
+	size_t own, nr;
 
 	unwind_taken(ds_unwind_take_snapshot, WHOLE_STACK, 0, &r, &st);
-	ck_assert(joins_after(&r, NULL, r.rec.pid, snap.stack));
+	nr = st.nr;
+	ck_assert(joins_after(&r, NULL, r.rec.pid, SIZE_MAX, nr));
 	/* Another thread's stack says nothing of this one's. */
-	ck_assert(!joins_after(&r, NULL, r.rec.pid + 1, snap.stack));
+	ck_assert(!joins_after(&r, NULL, r.rec.pid + 1, SIZE_MAX, nr));
 	/* The thread went back up past the frame since. */
-	ck_assert(!joins_after(&r, shallow_sample, r.rec.pid, snap.stack));
-	/* The same return addresses at the same places, other bytes: other
-	 * activations, whose callers may be others.  Every word of the copy
-	 * that is not a code or stack address differs by one bit, so the
-	 * cut stack still unwinds to the same frames. */
-	memcpy(changed, snap.stack, snap.size);
-	for (size_t i = 0; i + 8 <= snap.size; i += 8) {
-		uint64_t w;
-
-		memcpy(&w, changed + i, 8);
-		if ((w >> 40) == 0x7f || (w >> 40) == 0x55 || (w >> 40) == 0x56)
-			continue;
-		w ^= 1u << 3;
-		memcpy(changed + i, &w, 8);
-	}
-	ck_assert(!joins_after(&r, NULL, r.rec.pid, changed));
+	ck_assert(!joins_after(&r, shallow_sample, r.rec.pid, SIZE_MAX, nr));
+	/* No chain: the same return address at the same place may be a new
+	 * call through other callers. */
+	ck_assert(!joins_after(&r, NULL, r.rec.pid, SIZE_MAX, 0));
+	/* The chain names another caller for the frame next to the root:
+	 * it was called again since, through other callers. */
+	ck_assert(!joins_after(&r, NULL, r.rec.pid, nr - 2, nr));
+	/* A chain the kernel's depth limit cut two frames short confirms
+	 * all but those: joined that far, and still truncated. */
+	st = joined_after(&r, NULL, r.rec.pid, SIZE_MAX, nr - 2);
+	own = own_frames(&st);
+	ck_assert_uint_lt(own, st.nr);
+	ck_assert_uint_eq(st.nr, nr - 2);
+	ck_assert_int_eq(st.end, PR_END_TRUNCATED);
 	replay_free(&r);
 }
 END_TEST
@@ -509,7 +558,7 @@ int main(void)
 	tcase_add_test(tc, kernel_frames_sit_above_the_user_stack);
 	tcase_add_test(tc, statistics_count_stacks_by_how_they_ended);
 	tcase_add_test(tc, a_cut_stack_joins_to_exactly_the_whole_one_or_not_at_all);
-	tcase_add_test(tc, a_join_needs_the_same_thread_the_same_bytes_and_no_return_between);
+	tcase_add_test(tc, a_join_needs_the_same_thread_a_chain_that_agrees_and_no_return_between);
 	add_damage_tests(tc);
 	add_nocfi_tests(tc);
 	add_signal_tests(tc);

@@ -2,18 +2,32 @@
 /*
  * Joining stacks cut by the copy: each thread's last complete stack is
  * kept, frame by frame with the return address and stack address each
- * frame was found at.  A later stack of the thread that the copy cut is
- * completed from it when its outermost frame is one of the kept ones:
- * the same return address at the same stack address is the same
- * activation, whose callers are the kept frames beyond it -- as long as
- * it has not returned since.  Every sample says what has: a frame at or
- * below its stack pointer is gone, and is forgotten.
+ * frame was found at.  A later stack of the thread that the copy cut may
+ * be completed from it when its outermost frame is one of the kept ones
+ * (the same return address at the same stack address) -- but only on
+ * evidence that the kept frames beyond it are still the thread's.
  *
- * What this cannot see is a return and a new call to the same place
- * between two samples: the same function called again from the same
- * call site at the same depth, by callers that differ.  The tests and
- * BENCHMARKS.md ("Joining truncated stacks") measure how often that
- * happens against the full copies of the same samples.
+ * The same address is no such evidence: between two samples the thread
+ * may have returned above the cut and called the same code again, from
+ * the same call site at the same depth, through other callers.  A parser
+ * called by three request handlers does that all the time, and its
+ * frames can hold the same bytes and registers whoever called it: then
+ * nothing a sample carries below the cut (its copy, its registers) can
+ * tell the callers apart, and any rule built on them joins wrongly
+ * (tests/agree-workload's "callers": 62 % of the joins were wrong when
+ * the bytes were the evidence; BENCHMARKS.md, "Joining truncated
+ * stacks").
+ *
+ * The evidence used is the sample's own user call chain, the kernel's
+ * frame-pointer walk (PERF_SAMPLE_CALLCHAIN past PERF_CONTEXT_USER),
+ * when it has one: it is read at the sample, beyond the copy.  The cut
+ * stack's two outermost frames fix where the chain stands against the
+ * unwound frames, and every kept frame joined must be the chain's entry
+ * at the same depth.  Where the chain ends first (its depth limit) the
+ * stack is joined as far as the chain confirms and stays truncated;
+ * where it disagrees (code without frame pointers garbles it), or there
+ * is none, there is no join.  Every sample also says what has returned:
+ * a kept frame at or below its stack pointer is gone, and is forgotten.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,10 +36,9 @@
 #include "model/model.h"
 #include "unwind-int.h"
 
-/* Threads whose last stack is kept, and the bytes of stack kept for
- * them in all; past either the least recently sampled goes. */
+/* Threads whose last stack is kept; past that the least recently
+ * sampled goes. */
 #define MAX_THREADS 4096
-#define MAX_BYTES ((size_t)64 << 20)
 
 struct uw_jframe {
 	struct pr_frame f;
@@ -39,17 +52,12 @@ struct uw_jthread {
 	 * first, the outermost frame last. */
 	struct uw_jframe *fr;
 	size_t nr, cap;
-	/* The stack's bytes from its first frame's stack address to its
-	 * outermost frame's: the frames' own. */
-	uint8_t *bytes;
-	uint64_t lo, hi;
 };
 
 struct uw_joiner {
 	const struct pr_model *model;
 	struct pr_hashmap threads;   /* tid -> struct uw_jthread */
 	uint64_t tick;
-	size_t bytes;                /* of the threads' stacks */
 };
 
 struct uw_joiner *uw_joiner_new(const struct pr_model *model)
@@ -61,10 +69,8 @@ struct uw_joiner *uw_joiner_new(const struct pr_model *model)
 	return j;
 }
 
-static void thread_free(struct uw_joiner *j, struct uw_jthread *t)
+static void thread_free(struct uw_jthread *t)
 {
-	j->bytes -= t->hi - t->lo;
-	free(t->bytes);
 	free(t->fr);
 	free(t);
 }
@@ -75,24 +81,24 @@ void uw_joiner_free(struct uw_joiner *j)
 		return;
 	for (size_t i = 0; i < j->threads.cap; i++)
 		if (j->threads.slots[i].value)
-			thread_free(j, j->threads.slots[i].value);
+			thread_free(j->threads.slots[i].value);
 	pr__hashmap_free(&j->threads);
 	free(j);
 }
 
-static void evict_oldest(struct uw_joiner *j, const struct uw_jthread *not)
+static void evict_oldest(struct uw_joiner *j)
 {
 	struct uw_jthread *oldest = NULL;
 
 	for (size_t i = 0; i < j->threads.cap; i++) {
 		struct uw_jthread *t = j->threads.slots[i].value;
 
-		if (t && t != not && (!oldest || t->last_use < oldest->last_use))
+		if (t && (!oldest || t->last_use < oldest->last_use))
 			oldest = t;
 	}
 	if (oldest) {
 		pr__hashmap_del(&j->threads, oldest->tid);
-		thread_free(j, oldest);
+		thread_free(oldest);
 	}
 }
 
@@ -101,7 +107,7 @@ static struct uw_jthread *thread_new(struct uw_joiner *j, uint32_t tid)
 	struct uw_jthread *t;
 
 	if (j->threads.n >= MAX_THREADS)
-		evict_oldest(j, NULL);
+		evict_oldest(j);
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
@@ -113,98 +119,77 @@ static struct uw_jthread *thread_new(struct uw_joiner *j, uint32_t tid)
 	return t;
 }
 
-static void forget(struct uw_joiner *j, struct uw_jthread *t)
+/* Keep frames [from, to) of the stack just unwound as the thread's. */
+static void keep(struct uw_jthread *t, const struct uw_stack_regs *s, size_t from, size_t to)
 {
-	j->bytes -= t->hi - t->lo;
-	free(t->bytes);
-	t->bytes = NULL;
-	t->lo = t->hi = 0;
-	t->nr = 0;
-}
-
-/* Keep frames [from, to) of the stack just unwound as the thread's, and
- * their bytes: from the sample's copy, and beyond it (the frames joined)
- * from what was kept. */
-static void keep(struct uw_joiner *j, struct uw_jthread *t, const struct uw_stack_regs *s,
-		 const struct uw_copy *copy, size_t from, size_t to)
-{
-	uint64_t lo = s->sps[from], hi = s->sps[to - 1], end = copy->addr + copy->size;
 	size_t n = to - from;
-	uint8_t *bytes;
 
-	if (hi < lo || lo < copy->addr || end < lo || (hi > end && (end < t->lo || hi > t->hi)) ||
-	    !(bytes = malloc(hi - lo ? hi - lo : 1))) {
-		forget(j, t);
-		return;
-	}
-	if (hi > lo && hi <= end) {
-		memcpy(bytes, copy->data + (lo - copy->addr), hi - lo);
-	} else if (hi > end) {
-		if (end > lo)
-			memcpy(bytes, copy->data + (lo - copy->addr), end - lo);
-		memcpy(bytes + (end - lo), t->bytes + (end - t->lo), hi - end);
-	}
 	if (n > t->cap) {
 		struct uw_jframe *fr = realloc(t->fr, n * sizeof(*fr));
 
 		if (!fr) {
-			free(bytes);
-			forget(j, t);
+			t->nr = 0;
 			return;
 		}
 		t->fr = fr;
 		t->cap = n;
 	}
-	forget(j, t);
-	t->bytes = bytes;
-	t->lo = lo;
-	t->hi = hi;
-	j->bytes += hi - lo;
 	for (size_t i = 0; i < n; i++)
 		t->fr[i] = (struct uw_jframe){ s->frames[from + i], s->pcs[from + i],
 					       s->sps[from + i] };
 	t->nr = n;
-	while (j->bytes > MAX_BYTES && j->threads.n > 1)
-		evict_oldest(j, t);
 }
 
 /*
- * Whether the cut stack's outermost frame (`last`) is the kept frame
- * `at`: the same return address at the same stack address, and the bytes
- * both have of it -- from its stack address to where the copy ends --
- * the same.  A frame suspended in a call keeps its bytes while it waits;
- * another activation of the same function at the same place, reached
- * through other callers, holds other values (arguments, saved registers,
- * locals) nearly always.  The copy often ends right at the frame's stack
- * address, leaving none of its bytes: then its callee's frame, when the
- * thread's kept stack has it too (the same return address, the same
- * stack address), is the evidence -- the same activation of the callee
- * has the same caller.  No bytes to compare, no join.
+ * Where the chain's entries stand against the stack's frames: the index
+ * in `chain` of the cut stack's outermost frame (`last`), found by it
+ * and, when there is one, the frame it called agreeing with consecutive
+ * entries -- the one nearest the same depth, as a frame the chain
+ * skipped (a leaf without its frame pointer set up) moves the rest by
+ * one.  SIZE_MAX when none agrees.
  */
-static bool same_frame(const struct uw_jthread *t, size_t at, const struct uw_stack_regs *s,
-		       size_t first, size_t last, const struct uw_copy *copy)
+static size_t chain_place(const struct uw_chain *ch, const uint64_t *pcs, size_t first,
+			  size_t last)
 {
-	uint64_t lo = s->sps[last], hi = copy->addr + copy->size;
+	size_t depth = last - first, best = SIZE_MAX, best_dist = SIZE_MAX;
 
-	if (t->fr[at].sp != lo || t->fr[at].pc != s->pcs[last])
-		return false;
-	if (hi > t->fr[at + 1].sp)
-		hi = t->fr[at + 1].sp;
-	if (hi <= lo && last > first && at > 0 && t->fr[at - 1].sp == s->sps[last - 1] &&
-	    t->fr[at - 1].pc == s->pcs[last - 1])
-		lo = s->sps[last - 1];
-	if (hi <= lo || lo < copy->addr || lo < t->lo || hi > t->hi)
-		return false;
-	return !memcmp(copy->data + (lo - copy->addr), t->bytes + (lo - t->lo), hi - lo);
+	for (size_t k = 0; k < ch->nr; k++) {
+		size_t dist = k > depth ? k - depth : depth - k;
+
+		if (ch->ips[k] != pcs[last] || dist >= best_dist)
+			continue;
+		if (last > first && (!k || ch->ips[k - 1] != pcs[last - 1]))
+			continue;
+		best = k;
+		best_dist = dist;
+	}
+	return best;
+}
+
+/* How many of the kept frames beyond `at` the chain confirms, entry by
+ * entry from `k`, the cut stack's outermost frame's; SIZE_MAX when an
+ * entry contradicts one. */
+static size_t chain_confirms(const struct uw_jthread *t, size_t at, const struct uw_chain *ch,
+			     size_t k)
+{
+	size_t n = 0;
+
+	while (at + 1 + n < t->nr && k + 1 + n < ch->nr) {
+		if (ch->ips[k + 1 + n] != t->fr[at + 1 + n].pc)
+			return SIZE_MAX;
+		n++;
+	}
+	return n;
 }
 
 size_t uw_join(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s,
-	       const struct uw_copy *copy, size_t first, size_t *nr, size_t max_nr,
-	       enum pr_stack_end *end)
+	       const struct uw_chain *chain, size_t first,
+	       size_t *nr, size_t max_nr, enum pr_stack_end *end, bool *refused)
 {
 	struct uw_jthread *t = pr__hashmap_get(&j->threads, tid);
 	size_t last = *nr - 1, added = 0, at = 0, gone = 0;
 
+	*refused = false;
 	if (*nr <= first)
 		return 0;
 	if (t) {
@@ -212,7 +197,7 @@ size_t uw_join(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s,
 		/* Another process under the same tid (an exec, a reused
 		 * tid) has other stacks. */
 		if (t->nr && t->fr[0].f.proc_serial != s->frames[first].proc_serial)
-			forget(j, t);
+			t->nr = 0;
 		/* What this sample's stack pointer is above of has
 		 * returned. */
 		while (gone < t->nr && t->fr[gone].sp <= s->sps[first])
@@ -223,12 +208,21 @@ size_t uw_join(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s,
 		}
 	}
 	if (*end == PR_END_TRUNCATED && t && t->nr) {
+		size_t k, n = 0;
+
 		while (at < t->nr && t->fr[at].sp < s->sps[last])
 			at++;
-		if (at + 1 < t->nr && same_frame(t, at, s, first, last, copy)) {
-			size_t n = t->nr - at - 1;
-
-			*end = PR_END_OUTERMOST;
+		if (at + 1 < t->nr && t->fr[at].sp == s->sps[last] &&
+		    t->fr[at].pc == s->pcs[last]) {
+			k = chain->nr ? chain_place(chain, s->pcs, first, last) : SIZE_MAX;
+			n = k == SIZE_MAX ? SIZE_MAX : chain_confirms(t, at, chain, k);
+			*refused = n == SIZE_MAX || n == 0;
+		}
+		if (n && n != SIZE_MAX) {
+			/* All of the kept frames, or as many as the chain
+			 * reached: then the stack stays cut. */
+			if (at + 1 + n == t->nr)
+				*end = PR_END_OUTERMOST;
 			if (*nr + n > max_nr) {
 				n = max_nr - *nr;
 				*end = PR_END_DEPTH;
@@ -254,7 +248,7 @@ size_t uw_join(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s,
 				t->last_use = ++j->tick;
 		}
 		if (t)
-			keep(j, t, s, copy, first, *nr);
+			keep(t, s, first, *nr);
 	}
 	return added;
 }
@@ -273,7 +267,7 @@ static bool thread_stays(uint64_t key, void *value, void *arg)
 		if (i == t->nr)
 			return true;
 	}
-	thread_free(arg, t);
+	thread_free(t);
 	return false;
 }
 

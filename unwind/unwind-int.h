@@ -197,11 +197,12 @@ struct uw_stack_regs {
 	uint64_t *pcs, *sps;
 };
 
-/* A sample's copy of the stack: `size` bytes from `addr`. */
-struct uw_copy {
-	uint64_t addr;
-	const uint8_t *data;
-	uint64_t size;
+/* The user part of a sample's call chain (past PERF_CONTEXT_USER): the
+ * sampled address, then return addresses, as the kernel's frame-pointer
+ * walk found them.  nr 0 when the sample has none. */
+struct uw_chain {
+	const uint64_t *ips;
+	size_t nr;
 };
 
 struct uw_joiner;
@@ -210,13 +211,15 @@ struct uw_joiner *uw_joiner_new(const struct pr_model *model);
 /* Accepts NULL. */
 void uw_joiner_free(struct uw_joiner *j);
 /* The user frames of a sample of `tid` are s's [first, *nr), ended by
- * *end, unwound from `copy`: forget the kept frames of tid the sample shows have returned;
- * when the stack was cut by the copy, complete it from them
- * (up to max_nr frames in all), updating *nr and *end; keep it when it
- * is complete.  The number of frames added. */
+ * *end: forget the kept frames of tid the sample shows have returned;
+ * when the stack was cut by the copy and `chain` confirms the kept frames
+ * beyond its outermost one, complete it from them (up to max_nr frames
+ * in all), updating *nr and *end; keep it when it is complete.  The
+ * number of frames added; *refused says a kept frame was the cut one but
+ * no chain confirmed the frames beyond it. */
 size_t uw_join(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s,
-	       const struct uw_copy *copy, size_t first, size_t *nr, size_t max_nr,
-	       enum pr_stack_end *end);
+	       const struct uw_chain *chain, size_t first, size_t *nr, size_t max_nr,
+	       enum pr_stack_end *end, bool *refused);
 /* Forget threads the model no longer has, and stacks through files
  * going at this trim (their DSOs are `going`). */
 void uw_joiner_trim(struct uw_joiner *j);

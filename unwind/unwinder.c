@@ -469,6 +469,23 @@ static size_t kernel_frames(struct pr_unwinder *u, const struct pr_sample *s)
 	return n;
 }
 
+/* The user part of the call chain: what follows PERF_CONTEXT_USER, up
+ * to the next context (none follows it in practice). */
+static struct uw_chain user_chain(const struct pr_sample *s)
+{
+	struct uw_chain ch = { NULL, 0 };
+	uint64_t i = 0;
+
+	while (i < s->nr_callchain && s->callchain[i] != (uint64_t)PERF_CONTEXT_USER)
+		i++;
+	if (i++ >= s->nr_callchain)
+		return ch;
+	ch.ips = s->callchain + i;
+	while (i + ch.nr < s->nr_callchain && s->callchain[i + ch.nr] < (uint64_t)PERF_CONTEXT_MAX)
+		ch.nr++;
+	return ch;
+}
+
 /* Whether the frame at `addr` is one no stack goes beyond (its file's
  * e->tops), as frame_info() finds for the fast path (fastpath.c). */
 static bool top_frame(struct pr_unwinder *u, const struct uw_ctx *c, uint64_t addr)
@@ -584,12 +601,14 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		u->pcs[out->nr] = ip;
 		u->sps[out->nr] = sp;
 		out->nr++;
-		if (out->nr - first >= u->max_depth) {
-			out->end = PR_END_DEPTH;
-			break;
-		}
+		/* A stack whose outermost frame is the limit's last is
+		 * complete, as the fast path finds it. */
 		if (top_frame(u, &c, f->ip)) {
 			out->end = PR_END_OUTERMOST;
+			break;
+		}
+		if (out->nr - first >= u->max_depth) {
+			out->end = PR_END_DEPTH;
 			break;
 		}
 		sp_prev = sp;
@@ -647,12 +666,16 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 	/* A chain tells no stack addresses: nothing to join by. */
 	if (u->joiner && out->end != PR_END_NO_USER && !from_chain) {
 		struct uw_stack_regs regs = { u->frames, u->pcs, u->sps };
-		struct uw_copy copy = { s->stack_addr, s->stack, s->stack ? s->stack_dyn_size : 0 };
-		size_t added = uw_join(u->joiner, rec->tid, &regs, &copy, out->nr_kernel,
-				       &out->nr, out->nr_kernel + u->max_depth, &out->end);
+		struct uw_chain chain = user_chain(s);
+		bool refused;
+		size_t added = uw_join(u->joiner, rec->tid, &regs, &chain, out->nr_kernel,
+				       &out->nr, out->nr_kernel + u->max_depth, &out->end,
+				       &refused);
 
-		u->stats.joined += !!added;
+		/* Completed; one joined only in part is still truncated. */
+		u->stats.joined += added && out->end != PR_END_TRUNCATED;
 		u->stats.joined_frames += added;
+		u->stats.joins_unconfirmed += refused;
 	}
 	u->stats.samples++;
 	u->stats.kernel_frames += out->nr_kernel;

@@ -397,12 +397,12 @@ static size_t stack_attrs(const struct otlp *o, const struct pr_profile *p, uint
 		a[n++] = o->waits_at + (st->kind == PROF_PREEMPTED ? PR_WAIT_PREEMPTED
 								   : PR_WAIT_BLOCKED);
 	/* Where it ended, when not at its outermost frame by itself. */
-	if (st->joined) {
-		a[n++] = o->ends_at + PR_END_MAX;
+	if (st->end != PR_END_OUTERMOST || st->joined)
+		a[n++] = o->ends_at + (st->end == PR_END_OUTERMOST ? PR_END_MAX
+								  : st->end % PR_END_MAX);
+	/* Joined in part (as far as its call chain went): still cut. */
+	if (st->joined)
 		a[n++] = o->joined_attr[i];
-	} else if (st->end != PR_END_OUTERMOST) {
-		a[n++] = o->ends_at + st->end % PR_END_MAX;
-	}
 	return n;
 }
 

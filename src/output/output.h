@@ -75,6 +75,7 @@ struct pr_script {
 	uint64_t freq;               /* what a CPU sample stands for */
 	bool period_is_ns;
 	char anon[64];
+	char joined[1024];           /* a joined frame's marked name */
 	/* The errno of the first write that failed (EPIPE: the reader went
 	 * away), 0 while none has. */
 	int err;

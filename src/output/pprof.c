@@ -54,8 +54,10 @@ static const char *const extra_strings[NR_EXTRA] = {
 
 /* Where a stack ended, when not at its outermost frame by itself: a
  * string label on its sample, "stack_end", whose value is
- * pr_stack_end_name()'s or "joined" (then a number label "joined_frames"
- * too, how many of its outermost frames were).  Their strings follow the
+ * pr_stack_end_name()'s or, when joining completed it, "joined"; a number
+ * label "joined_frames" says how many of its outermost frames were joined
+ * (a stack joined only in part, as far as its call chain confirmed, is
+ * still "truncated").  Their strings follow the
  * others only in a profile with such stacks. */
 enum { E_STACK_END, E_JOINED_FRAMES, E_JOINED, E_ENDS, NR_END_STRINGS = E_ENDS + PR_END_MAX };
 
@@ -408,7 +410,11 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 			labels[ps->n_label++] = &pp->labels[wait_labels +
 				(st->kind == PROF_PREEMPTED ? PR_WAIT_PREEMPTED : PR_WAIT_BLOCKED)];
 		if (pp->end_strings && marks_end(st)) {
-			labels[ps->n_label++] = &pp->end_labels[st->joined ? E_JOINED
+			/* "joined" when joining completed it; one joined only
+			 * in part is still cut, and says so. */
+			bool completed = st->joined && st->end == PR_END_OUTERMOST;
+
+			labels[ps->n_label++] = &pp->end_labels[completed ? E_JOINED
 								: E_ENDS + (st->end % PR_END_MAX)];
 			if (st->joined) {
 				pp->joined_labels[i].key = pp->end_strings + E_JOINED_FRAMES;

@@ -250,6 +250,8 @@ static void flush(struct pr_script *s, bool always)
 	}
 }
 
+static const char truncated[] = PROF_TRUNCATED_LABEL;
+
 /* One printed line, "\t<addr>[ name[+0xoff]][ (module)]" and the source
  * line when asked for, appended to s->buf. */
 static void line(struct pr_script *s, uint64_t addr, const char *name, uint64_t offset,
@@ -271,7 +273,8 @@ static void line(struct pr_script *s, uint64_t addr, const char *name, uint64_t 
 	if (s->fields & PR_SCRIPT_SYM) {
 		s->buf[s->len++] = ' ';
 		put(s, name ? name : "[unknown]", name ? strlen(name) : 9);
-		if (name && (s->fields & PR_SCRIPT_SYMOFF)) {
+		/* The pseudo-frame of a cut stack is at no offset of anything. */
+		if (name && name != truncated && (s->fields & PR_SCRIPT_SYMOFF)) {
 			memcpy(s->buf + s->len, "+0x", 3);
 			s->len += 3;
 			s->len += hex(s->buf + s->len, offset);
@@ -295,6 +298,16 @@ static void line(struct pr_script *s, uint64_t addr, const char *name, uint64_t 
 		}
 	}
 	s->buf[s->len++] = '\n';
+}
+
+/* A joined frame's name (PR_FRAME_JOINED) marked as --annotate marks it
+ * in folded output: perf shows no such frames, nothing reads it otherwise. */
+static const char *joined_name(struct pr_script *s, const struct pr_frame *f, const char *name)
+{
+	if (!(f->flags & PR_FRAME_JOINED))
+		return name;
+	snprintf(s->joined, sizeof(s->joined), "%s" PROF_JOINED_MARK, name ? name : "[unknown]");
+	return s->joined;
 }
 
 void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
@@ -322,8 +335,8 @@ void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 		if (!expand) {
 			const struct pr_sym_func *fn = sy.nr ? &sy.funcs[0] : NULL;
 
-			line(s, f->dso_ip, sy.name, sy.offset, module, module_len,
-			     fn ? fn->file : NULL, fn ? fn->line : 0);
+			line(s, f->dso_ip, joined_name(s, f, sy.name), sy.offset, module,
+			     module_len, fn ? fn->file : NULL, fn ? fn->line : 0);
 			continue;
 		}
 		for (size_t k = 0; k < sy.nr; k++) {
@@ -331,10 +344,15 @@ void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 			const char *name = fn->name ? fn->name : "??";
 			bool inlined = strcmp(name, sy.name);
 
-			line(s, f->dso_ip, name, sy.offset, inlined ? "inlined" : module,
-			     inlined ? 7 : module_len, fn->file, fn->line);
+			line(s, f->dso_ip, joined_name(s, f, name), sy.offset,
+			     inlined ? "inlined" : module, inlined ? 7 : module_len, fn->file,
+			     fn->line);
 		}
 	}
+	/* Where the callers of a cut stack would be, a pseudo-frame that
+	 * stackcollapse-perf.pl and the like take as any other. */
+	if (prof__end_cut(st->end))
+		line(s, 0, truncated, 0, "[unknown]", 9, NULL, 0);
 	s->buf[s->len++] = '\n';
 	flush(s, true);
 }

@@ -3,7 +3,11 @@
  * speedscope's JSON file format (its file-format-spec): frames shared by
  * every profile, one "sampled" profile per thread.  A frame is a function
  * (name and file), so the flame graph does not split a function by line;
- * a frame nothing names is its mapping's "[file]", or "[unknown]".
+ * a frame nothing names is its mapping's "[file]", or "[unknown]".  A
+ * stack cut short starts at a "[truncated]" frame, where its callers would
+ * be; frames joined from an earlier stack are frames of their own, named
+ * with "_[joined]" after the function, as annotated folded output names
+ * them.
  *
  * Values are nanoseconds: CPU time (or sample counts, in a CPU profile
  * without a frequency), and in off-CPU and wall-clock profiles the time
@@ -40,7 +44,15 @@ struct ids {
 struct walk {
 	const struct pr_profile *p;
 	struct ids *ids;
+	uint32_t joined;             /* locations still to come joined */
 };
+
+/* The frames after the functions' and the unnamed ones: "[truncated]",
+ * then (when any stack has joined frames) all of them again, joined. */
+static uint32_t truncated_frame(const struct pr_profile *p)
+{
+	return p->nr_functions + p->nr_mappings + 1;
+}
 
 static int push_frame(const char *label, const struct prof_location *loc, uint32_t line,
 		      void *arg)
@@ -50,16 +62,25 @@ static int push_frame(const char *label, const struct prof_location *loc, uint32
 	(void)label;
 	if (PR_ARRAY_RESERVE(w->ids->v, w->ids->cap, w->ids->nr + 1))
 		return -ENOMEM;
-	w->ids->v[w->ids->nr++] = frame_of(w->p, loc, line);
+	w->ids->v[w->ids->nr++] = frame_of(w->p, loc, line) +
+				  (w->joined ? truncated_frame(w->p) + 1 : 0);
+	/* A location's lines come outermost first, its own (line 0) last. */
+	if (!line && w->joined)
+		w->joined--;
 	return 0;
 }
 
 /* Stack st's frames into `ids`.  0 or -ENOMEM. */
 static int stack_ids(const struct pr_profile *p, const struct prof_stack *st, struct ids *ids)
 {
-	struct walk w = { .p = p, .ids = ids };
+	struct walk w = { .p = p, .ids = ids, .joined = st->joined };
 
 	ids->nr = 0;
+	if (prof__end_cut(st->end)) {
+		if (PR_ARRAY_RESERVE(ids->v, ids->cap, 1))
+			return -ENOMEM;
+		ids->v[ids->nr++] = truncated_frame(p);
+	}
 	return prof__walk_stack(p, st, false, push_frame, &w);
 }
 
@@ -76,30 +97,62 @@ static bool same_ids(const struct ids *a, const struct ids *b)
 	return a->nr == b->nr && !memcmp(a->v, b->v, a->nr * sizeof(*a->v));
 }
 
-static void write_frames(const struct pr_profile *p, FILE *out)
+/* One frame of the shared list: its name, with `mark` after it. */
+static void write_frame(FILE *out, bool first, const char *name, const char *mark,
+			const char *file)
+{
+	size_t n = strlen(name), m = strlen(mark);
+	char *both = malloc(n + m + 1);
+
+	fputs(first ? "{\"name\":" : ",\n{\"name\":", out);
+	if (both) {
+		memcpy(both, name, n);
+		memcpy(both + n, mark, m + 1);
+	}
+	pr__json_string(out, both ? both : name);
+	free(both);
+	if (file) {
+		fputs(",\"file\":", out);
+		pr__json_string(out, file);
+	}
+	fputc('}', out);
+}
+
+/* The functions' frames, then the unnamed ones (one per mapping and one
+ * for no mapping: the label a flame graph gives them), each with `mark`. */
+static void write_named_frames(const struct pr_profile *p, FILE *out, bool first,
+			       const char *mark)
 {
 	char buf[512];
 
 	for (uint32_t f = 0; f < p->nr_functions; f++) {
 		const struct prof_function *fn = &p->functions[f];
 
-		fputs(f ? ",\n{\"name\":" : "{\"name\":", out);
-		pr__json_string(out, prof_str(p, fn->name));
-		if (fn->file) {
-			fputs(",\"file\":", out);
-			pr__json_string(out, prof_str(p, fn->file));
-		}
-		fputc('}', out);
+		write_frame(out, first && !f, prof_str(p, fn->name), mark,
+			    fn->file ? prof_str(p, fn->file) : NULL);
 	}
-	/* The unnamed frames, one per mapping and one for no mapping: the
-	 * label a flame graph gives them. */
 	for (uint32_t m = 0; m <= p->nr_mappings; m++) {
 		struct prof_location loc = { .mapping = m < p->nr_mappings ? m : PROF_NONE };
 
-		fputs(p->nr_functions || m ? ",\n{\"name\":" : "{\"name\":", out);
-		pr__json_string(out, prof__frame_label(p, &loc, 0, false, buf, sizeof(buf)));
-		fputc('}', out);
+		write_frame(out, first && !p->nr_functions && !m,
+			    prof__frame_label(p, &loc, 0, false, buf, sizeof(buf)), mark, NULL);
 	}
+}
+
+static void write_frames(const struct pr_profile *p, FILE *out)
+{
+	bool joined = false, cut = false;
+
+	for (uint32_t s = 0; s < p->nr_stacks; s++) {
+		joined |= p->stacks[s].joined > 0;
+		cut |= prof__end_cut(p->stacks[s].end);
+	}
+	write_named_frames(p, out, true, "");
+	/* Listed when some stack is cut or joined (then they come after). */
+	if (cut || joined)
+		write_frame(out, false, PROF_TRUNCATED_LABEL, "", NULL);
+	if (joined)
+		write_named_frames(p, out, false, PROF_JOINED_MARK);
 }
 
 /* Whether weights are nanoseconds: off-CPU and wall-clock time always

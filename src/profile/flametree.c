@@ -103,8 +103,9 @@ int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
 	int ret;
 
 	const char *all = prof__labels_intern(&t->labels, "all");
+	const char *cut = prof__labels_intern(&t->labels, PROF_TRUNCATED_LABEL);
 
-	if (!all || tree_child(t, PROF_NONE, all, PROF_TREE_USER) != 0)
+	if (!all || !cut || tree_child(t, PROF_NONE, all, PROF_TREE_USER) != 0)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < p->nr_stacks; i++) {
 		const struct prof_stack *st = &p->stacks[i];
@@ -124,6 +125,7 @@ int prof__tree_build(struct prof_tree *t, const struct pr_profile *p,
 		t->nodes[0].off_cpu += t->off_cpu;
 		t->cur = 0;
 		if ((ret = tree_step(t, label, PROF_TREE_USER)) ||
+		    (prof__end_cut(st->end) && (ret = tree_step(t, cut, PROF_TREE_USER))) ||
 		    (ret = prof__walk_stack_interned(p, st, o->annotate, &t->labels, add_frame,
 						     t)))
 			return ret;

@@ -315,6 +315,18 @@ const char *prof__frame_label(const struct pr_profile *p, const struct prof_loca
 /* What annotate appends to a joined frame's label, after any other mark. */
 #define PROF_JOINED_MARK "_[joined]"
 
+/* The pseudo-frame every format puts at the root side of a stack whose
+ * callers are missing because it was cut -- by the copy or by the depth
+ * limit (and not completed by joining) -- in place of those callers, so
+ * that a flame graph groups cut stacks under it rather than showing
+ * their outermost frame as a root of its own. */
+#define PROF_TRUNCATED_LABEL "[truncated]"
+
+static inline bool prof__end_cut(unsigned end)
+{
+	return end == PR_END_TRUNCATED || end == PR_END_DEPTH;
+}
+
 /*
  * Walk a stack root first, one call per function — the inlined ones
  * expanded, outermost first — with the label prof__frame_label() gives.

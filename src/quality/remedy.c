@@ -192,8 +192,12 @@ void pr__quality_remedy(const struct pr_quality *q, const struct pr__quality_row
 			 "write /tmp/perf-PID.map, and keep frame pointers");
 		return;
 	case PR_END_DEPTH:
-		snprintf(buf, len, "deeper than %s %u: raise it (up to 1024)", w->max_depth,
-			 q->max_depth);
+		if (q->max_depth >= PR_UNWIND_MAX_DEPTH)
+			snprintf(buf, len, "deeper than %s %u, the most there is: the stack "
+				 "copy was not what ended these", w->max_depth, q->max_depth);
+		else
+			snprintf(buf, len, "deeper than %s %u: raise it (up to %u)", w->max_depth,
+				 q->max_depth, PR_UNWIND_MAX_DEPTH);
 		return;
 	case PR_END_ERROR:
 		snprintf(buf, len, "the unwinder could not go on (%s says why): please report "

@@ -681,6 +681,7 @@ int pr_session_unwind_stats(const struct pr_session *s, struct pr_unwind_stats *
 		c.chain_samples += st.chain_samples;
 		c.chain_frames += st.chain_frames;
 		c.chain_depth += st.chain_depth;
+		c.joins_unconfirmed += st.joins_unconfirmed;
 	}
 	return pr__stats_copy(sum_st, &c, sizeof(c));
 }
