@@ -199,10 +199,12 @@ struct uw_stack_regs {
 
 /* The user part of a sample's call chain (past PERF_CONTEXT_USER): the
  * sampled address, then return addresses, as the kernel's frame-pointer
- * walk found them.  nr 0 when the sample has none. */
+ * walk found them; nr 0 when the sample has none.  nr_entries counts
+ * the kernel's entries too, as its depth limit does. */
 struct uw_chain {
 	const uint64_t *ips;
 	size_t nr;
+	size_t nr_entries;
 };
 
 struct uw_joiner;
@@ -226,16 +228,7 @@ void uw_joiner_trim(struct uw_joiner *j);
 
 /* ---- chain.c ---- */
 
-/* The user part of a sample's call chain (past PERF_CONTEXT_USER): the
- * sampled address, then return addresses, as the kernel's frame-pointer
- * walk found them; nr 0 when the sample has none.  nr_entries counts
- * the kernel's entries too, as its depth limit does. */
-struct uw_chain {
-	const uint64_t *ips;
-	size_t nr;
-	size_t nr_entries;
-};
-
+/* The user part of sample `s`'s call chain (struct uw_chain, above). */
 struct uw_chain uw_user_chain(const struct pr_sample *s);
 /* The kernel's depth limit for call chains: `opt` when set; else, `live`,
  * the sysctl; else the kernel's default. */

@@ -469,23 +469,6 @@ static size_t kernel_frames(struct pr_unwinder *u, const struct pr_sample *s)
 	return n;
 }
 
-/* The user part of the call chain: what follows PERF_CONTEXT_USER, up
- * to the next context (none follows it in practice). */
-static struct uw_chain user_chain(const struct pr_sample *s)
-{
-	struct uw_chain ch = { NULL, 0 };
-	uint64_t i = 0;
-
-	while (i < s->nr_callchain && s->callchain[i] != (uint64_t)PERF_CONTEXT_USER)
-		i++;
-	if (i++ >= s->nr_callchain)
-		return ch;
-	ch.ips = s->callchain + i;
-	while (i + ch.nr < s->nr_callchain && s->callchain[i + ch.nr] < (uint64_t)PERF_CONTEXT_MAX)
-		ch.nr++;
-	return ch;
-}
-
 /* Whether the frame at `addr` is one no stack goes beyond (its file's
  * e->tops), as frame_info() finds for the fast path (fastpath.c). */
 static bool top_frame(struct pr_unwinder *u, const struct uw_ctx *c, uint64_t addr)
@@ -655,7 +638,9 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 	out->frames = u->frames;
 	out->nr = out->nr_kernel = kernel_frames(u, s);
 	chain = uw_user_chain(s);
-	from_chain = chain.nr && (!s->stack || !s->stack_dyn_size);
+	/* Only without a copy: a copy that came back empty still has the
+	 * registers, whose stack pointer tells the joiner what returned. */
+	from_chain = chain.nr && !s->stack;
 	if (from_chain)
 		uw_chain_frames(u, rec, &chain, out);
 	else if (!s->regs || s->regs_abi != PERF_SAMPLE_REGS_ABI_64 ||
@@ -666,7 +651,6 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 	/* A chain tells no stack addresses: nothing to join by. */
 	if (u->joiner && out->end != PR_END_NO_USER && !from_chain) {
 		struct uw_stack_regs regs = { u->frames, u->pcs, u->sps };
-		struct uw_chain chain = user_chain(s);
 		bool refused;
 		size_t added = uw_join(u->joiner, rec->tid, &regs, &chain, out->nr_kernel,
 				       &out->nr, out->nr_kernel + u->max_depth, &out->end,
