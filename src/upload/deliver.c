@@ -201,6 +201,20 @@ static struct held *shift(struct held **first, struct held **last, size_t *nr, u
 	return h;
 }
 
+/* `h` put last on the list from *first to *last. */
+static void push(struct held **first, struct held **last, size_t *nr, uint64_t *bytes,
+		 struct held *h)
+{
+	h->next = NULL;
+	if (*last)
+		(*last)->next = h;
+	else
+		*first = h;
+	*last = h;
+	(*nr)++;
+	*bytes += h->r.len;
+}
+
 /* The oldest window held in memory for `be` is gone. */
 static void unhold(struct backend *be)
 {
@@ -233,13 +247,7 @@ static int hold(struct pr_uploader *u, struct backend *be, const struct pr__requ
 			"dropped (at most %" PRIu64 " bytes are held while the spool cannot be written)",
 			dropped, be->name, max);
 	atomic_fetch_add(&u->dropped, dropped);
-	if (be->held_last)
-		be->held_last->next = h;
-	else
-		be->held = h;
-	be->held_last = h;
-	be->nr_held++;
-	be->held_bytes += r->len;
+	push(&be->held, &be->held_last, &be->nr_held, &be->held_bytes, h);
 	return 0;
 }
 
@@ -524,16 +532,11 @@ static void settle(struct pr_uploader *u, struct backend *be, struct pr__request
 		if (pr__spool_requeue(be->spool, r))
 			pr__log(&u->lg, PR_LOG_DEBUG, "%s: a window it answered with a fault stays first "
 				"(the spool cannot be written)", be->name);
-	} else if (be->held->next) {
-		struct held *h = be->held;
+	} else {
+		struct held *h = shift(&be->held, &be->held_last, &be->nr_held, &be->held_bytes);
 
 		h->r.tries = r->tries;
-		be->held = h->next;
-		h->next = NULL;
-		be->held_last->next = h;
-		be->held_last = h;
-	} else {
-		be->held->r.tries = r->tries;
+		push(&be->held, &be->held_last, &be->nr_held, &be->held_bytes, h);
 	}
 }
 
@@ -667,13 +670,7 @@ void pr__backend_hand_over(struct pr_uploader *u, struct backend *be, const stru
 		free_held(h);
 		return;
 	}
-	if (be->inbox_last)
-		be->inbox_last->next = h;
-	else
-		be->inbox = h;
-	be->inbox_last = h;
-	be->nr_inbox++;
-	be->inbox_bytes += r->len;
+	push(&be->inbox, &be->inbox_last, &be->nr_inbox, &be->inbox_bytes, h);
 	pthread_cond_signal(&be->wake);
 	pthread_mutex_unlock(&be->lock);
 }
