@@ -137,10 +137,9 @@ static enum fp_site fp_site(struct pr_unwinder *u, const struct pr_proc *proc, u
 /*
  * Where the kernel read each chain entry, as far as its walk stayed in
  * the copy: it starts at the sampled rbp and reads each return address
- * at fp + 8 and the next fp at fp.  The same walk over the same memory,
- * so its entries must be the chain's: at[k] is the address entry k was
- * read at (0 for entry 0, the sampled ip, and past the copy).  How many
- * entries are placed.
+ * at fp + 8 and the next fp at fp.  at[k] is the address entry k was read
+ * at (at[0] 0: entry 0 is the sampled ip).  How many entries are placed.
+ * (A chain not of this copy shows where it is compared: chain_match().)
  */
 static size_t chain_addresses(const struct pr_sample *s, const struct uw_chain *ch,
 			      uint64_t *at, size_t max)
@@ -153,33 +152,36 @@ static size_t chain_addresses(const struct pr_sample *s, const struct uw_chain *
 			fp = s->regs[i];
 	at[0] = 0;
 	for (; k < ch->nr && k < max; k++) {
-		uint64_t ra, next;
+		uint64_t next;
 
 		if (fp < s->stack_addr || fp % 8 || fp > top || top - fp < 16)
 			break;
 		memcpy(&next, s->stack + (fp - s->stack_addr), 8);
-		memcpy(&ra, s->stack + (fp - s->stack_addr) + 8, 8);
-		if (ra != ch->ips[k])
-			break;
 		at[k] = fp + 8;
 		fp = next;
 	}
 	return k;
 }
 
-/* The chain index of frame `last` of the stack, found by its return
+/*
+ * The chain index of frame `last` of the stack, found by its return
  * address and where it was read (just below the frame's stack pointer),
- * the frame before it agreeing the same way; 0 when none does. */
+ * with the entry before it agreeing the same way with an earlier frame:
+ * two consecutive entries of the chain, each where DWARF found it.  (The
+ * earlier frame need not be last - 1: the walk skips a frame whose callee
+ * keeps no frame pointer, a leaf's most often.)  0 when none agrees.
+ */
 static size_t chain_match(const struct uw_chain *ch, const uint64_t *at, size_t placed,
 			  const uint64_t *pcs, const uint64_t *sps, size_t first, size_t last)
 {
 	for (size_t k = 1; k < placed; k++) {
 		if (at[k] != sps[last] - 8 || ch->ips[k] != pcs[last])
 			continue;
-		if (last - 1 == first ? k - 1 == 0 && ch->ips[0] == pcs[first]
-				      : k > 1 && at[k - 1] == sps[last - 1] - 8 &&
-						ch->ips[k - 1] == pcs[last - 1])
-			return k;
+		if (k == 1)
+			return ch->ips[0] == pcs[first] ? k : 0;
+		for (size_t j = first + 1; j < last; j++)
+			if (at[k - 1] == sps[j] - 8 && ch->ips[k - 1] == pcs[j])
+				return k;
 		return 0;
 	}
 	return 0;
@@ -192,6 +194,7 @@ size_t uw_chain_tail(struct pr_unwinder *u, const struct pr_record *rec,
 	const struct pr_proc *proc = pr__model_proc(u->model, rec->pid, false);
 	size_t first = out->nr_kernel, last = out->nr - 1, k, n, max;
 	uint64_t at[PR_UNWIND_MAX_DEPTH];
+	enum pr_stack_end end;
 	enum fp_site site;
 
 	if (out->nr < first + 2 || !proc)
@@ -206,50 +209,52 @@ size_t uw_chain_tail(struct pr_unwinder *u, const struct pr_record *rec,
 	 * its frame pointer there; and so on, each entry vouched for by the
 	 * function of the one before. */
 	max = first + u->max_depth;
-	for (n = 0; k + 1 + n < ch->nr && out->nr + n < max; n++) {
+	for (n = 0;; n++) {
 		struct pr_frame *f = &u->frames[out->nr + n];
-		uint64_t ra = ch->ips[k + n];
+		uint64_t at_ip = ch->ips[k + n] - 1;   /* the frame entry k + n + 1 would call */
 
-		site = fp_site(u, proc, rec->pid, ra - 1);
-		if (site == SITE_NO_FP || site == SITE_UNKNOWN)
+		if (n && outermost(u, proc, rec->pid, at_ip)) {
+			end = PR_END_OUTERMOST;
 			break;
-		f->ip = ch->ips[k + 1 + n] ? ch->ips[k + 1 + n] - 1 : 0;
+		}
+		site = fp_site(u, proc, rec->pid, at_ip);
+		if (k + 1 + n == ch->nr || !ch->ips[k + 1 + n]) {
+			/* The walk found no further frame: at the kernel's
+			 * limit; beyond a function with CFI, a caller that
+			 * keeps no frame pointer (libc's start, on most
+			 * distributions), so the stack goes on; else the
+			 * chain does not tell. */
+			if (ch->nr_entries >= u->chain_max_stack) {
+				end = PR_END_DEPTH;
+				out->error = (int)u->chain_max_stack;
+				u->stats.chain_depth++;
+			} else {
+				end = site == SITE_FP || site == SITE_NO_FP ? PR_END_TRUNCATED
+									 : PR_END_CHAIN;
+			}
+			break;
+		}
+		if (out->nr + n >= max) {
+			end = PR_END_DEPTH;
+			break;
+		}
+		if (site == SITE_NO_FP || site == SITE_UNKNOWN) {
+			/* Past a function that keeps no frame pointer the
+			 * chain's entries are not its callers. */
+			end = PR_END_TRUNCATED;
+			u->stats.tail_no_fp++;
+			break;
+		}
+		f->ip = ch->ips[k + 1 + n] - 1;
 		f->flags = PR_FRAME_CHAIN;
 		uw_place(f, proc);
 		u->pcs[out->nr + n] = ch->ips[k + 1 + n];
 		u->sps[out->nr + n] = 0;
 	}
-	if (!n) {
-		/* last's function keeps no frame pointer: nothing the chain
-		 * says beyond it is vouched for. */
-		u->stats.tail_no_fp++;
+	if (!n)
 		return 0;
-	}
 	out->nr += n;
-	if (k + 1 + n < ch->nr) {
-		/* Stopped before the chain's end: at the depth limit, or at a
-		 * function that keeps no frame pointer, beyond which the
-		 * chain's entries are not its callers. */
-		if (out->nr >= max) {
-			out->end = PR_END_DEPTH;
-		} else {
-			out->end = PR_END_TRUNCATED;
-			u->stats.tail_no_fp++;
-		}
-	} else if (ch->nr_entries >= u->chain_max_stack) {
-		out->end = PR_END_DEPTH;
-		out->error = (int)u->chain_max_stack;
-		u->stats.chain_depth++;
-	} else if (outermost(u, proc, rec->pid, u->frames[out->nr - 1].ip)) {
-		out->end = PR_END_OUTERMOST;
-	} else {
-		/* The walk found no further frame: beyond a function that
-		 * keeps its frame pointer, a caller that keeps none (libc's
-		 * start, on most distributions) -- the stack goes on, and a
-		 * larger copy would have seen it. */
-		site = fp_site(u, proc, rec->pid, u->frames[out->nr - 1].ip);
-		out->end = site == SITE_FP || site == SITE_NO_FP ? PR_END_TRUNCATED : PR_END_CHAIN;
-	}
+	out->end = end;
 	u->stats.tail_samples++;
 	u->stats.tail_frames += n;
 	return n;
