@@ -144,7 +144,7 @@ static void compare(struct run *r, int mode, const struct pr_sink_sample *smp,
 	struct figures *fg = &r->fig[mode];
 	const struct pr_frame *t = truth->frames + truth->nr_kernel;
 	const struct pr_frame *m = st->frames + st->nr_kernel;
-	size_t nt = truth->nr - truth->nr_kernel, nm = st->nr - st->nr_kernel, first;
+	size_t nt = truth->nr - truth->nr_kernel, nm = st->nr - st->nr_kernel, first, skip_first;
 	size_t differ = differing(t, nt, m, nm, false, &first);
 	bool complete = truth->end == PR_END_OUTERMOST;
 
@@ -174,7 +174,7 @@ static void compare(struct run *r, int mode, const struct pr_sink_sample *smp,
 	 * (a leaf gcc built without one, a prologue) skips its caller; the
 	 * frames after are shifted, not wrong. */
 	if (nt >= 2 && nm >= 1 && !(complete && nm > nt - 1) &&
-	    !differing(t, nt, m, nm, true, &first)) {
+	    !differing(t, nt, m, nm, true, &skip_first)) {
 		fg->skipped++;
 		fg->skipped_whole += nm == nt - 1 && complete;
 		fg->skipped_no_fp += nm < nt - 1 && in_no_fp_object(r, &m[nm - 1]);
