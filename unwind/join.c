@@ -259,13 +259,14 @@ size_t uw_join_root(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s, 
 	struct uw_jthread *t = pr__hashmap_get(&j->threads, tid);
 	size_t last = *nr - 1, p, n;
 
-	if (!t || !t->nr || *nr < first + 2 ||
+	if (!t || !t->nr || *nr <= first ||
 	    t->fr[0].f.proc_serial != s->frames[first].proc_serial)
 		return 0;
 	/* The kept stack's frame with the same return address into the
-	 * root, called by the same frame. */
-	for (p = 1; p < t->nr; p++)
-		if (t->fr[p].pc == s->pcs[last] && t->fr[p - 1].pc == s->pcs[last - 1])
+	 * root: what the root called may differ (main's callees), what
+	 * called the root does not. */
+	for (p = 0; p < t->nr; p++)
+		if (t->fr[p].pc == s->pcs[last])
 			break;
 	if (p + 1 >= t->nr)
 		return 0;

@@ -247,8 +247,8 @@ void uw_joiner_trim(struct uw_joiner *j);
  * A stack of `tid` whose outermost frame, s's [*nr - 1], returns into a
  * thread's entry in the C runtime (uw_elf_is_root()): complete it with
  * the frames beyond that frame in the thread's last complete stack, which
- * has the same return address there and the same one before it (the
- * frames beyond a root are the same for every stack of the thread).  The
+ * has the same return address into the root (the frames beyond a root
+ * are the same for every stack of the thread).  The
  * frames added (PR_FRAME_JOINED), *end then PR_END_OUTERMOST; 0 when the
  * kept stack has no such frame or they would pass max_nr.
  */
