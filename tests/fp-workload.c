@@ -20,7 +20,7 @@
  *                                      callback, 8 wide frames and the
  *                                      recursion 10 deep: the library in
  *                                      the middle, over 4 KiB from the top
- *   fp-workload truth SECONDS          deep, middle and leaf in turn, each
+ *   fp-workload truth SECONDS          leaf, deep and middle in turn, each
  *                                      about a third of the time
  *
  * SECONDS are of the process's CPU time.
@@ -135,13 +135,16 @@ NOINLINE static uint64_t middle(uint64_t x)
 }
 
 /* Each shape for 10 ms of CPU time, whatever the compiler made of it;
- * the clock read (a system call, in libc) between some 2 ms of work. */
+ * the clock read (a system call, in libc) between some 2 ms of work.
+ * The shallow leaf first: its stacks, complete from the copy, are what a
+ * deep stack's tail joins libc's start from (unwind/join.c,
+ * uw_join_root()), so no deep sample comes before one. */
 static uint64_t truth_round(uint64_t x)
 {
 	static const struct {
 		uint64_t (*fn)(uint64_t);
 		int calls;
-	} shapes[] = { { deep, 8 }, { middle, 8 }, { leaf_caller, 1 } };
+	} shapes[] = { { leaf_caller, 1 }, { deep, 8 }, { middle, 8 } };
 
 	for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]); i++)
 		for (double end = now() + 0.01; now() < end;)
