@@ -5,8 +5,8 @@
 # marker alone, and last the sample CI once saw cut ("user: 0x7f26c092b62a
 # 0x" beside "0x0": the comparison's reading of perf's 0000000000000000
 # left no digit).  The entries written are known, so each side is also
-# checked against them; then a copy cut inside that last sample.  Nothing
-# is sampled: no timing.
+# checked against them; then a copy cut inside that last sample, and a
+# dump to a full disk.  Nothing is sampled: no timing.
 # usage: test-dump-chains.sh DWARFSAMPLE CHAIN_FILE
 set -u
 ds=$1
@@ -61,4 +61,14 @@ check "and says the file ends short of its data section" \
 check "and shows the other 6 samples' entries as perf report -D does on the whole file" \
 	sh -c '[ "$(wc -l <"$1")" -eq 6 ] && cmp -s "$1" "$2"' sh "$tmp/perf-cut.chains" "$tmp/our-cut.chains" ||
 	diff "$tmp/perf-cut.chains" "$tmp/our-cut.chains"
+
+# An output that cannot be written (a full disk) is a failure said, never
+# a cut dump with status 0; on a damaged file too.
+for f in chains cut; do
+	"$ds" dump -i "$tmp/$f.data" >/dev/full 2>"$tmp/full.err"
+	check "$f.data: dump -i to a full disk exits 1" test $? -eq 1
+	check "$f.data: and says the dump is incomplete, and what to do" \
+		grep -q "dump could not all be written to standard output (No space left on device), so it is incomplete; redirect it to a file with room" \
+		"$tmp/full.err" || cat "$tmp/full.err"
+done
 exit $fail
