@@ -12,6 +12,8 @@ ds=$1
 wl=$2
 # shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/chains.sh
+. "$(dirname "$0")/chains.sh"
 need_perf
 make_tmp
 trap 'rc=$?; kill $wpid 2>/dev/null; leave_tmp $rc' EXIT
@@ -22,25 +24,6 @@ attrs() {
 	perf evlist -v -i "$1" 2>/dev/null | head -1 | tr ',|' '\n\n' |
 		sed 's/^ *//' | grep -E '^(CALLCHAIN|REGS_USER|STACK_USER|exclude_callchain_user|sample_regs_user|sample_stack_user)' |
 		sed 's/^\(sample_regs_user\): .*/\1/' | sort
-}
-# perf_chains FILE: every sample's call chain as perf report -D prints
-# it raw, one sample a line ("user: 0x55... 0x55..."), sorted.
-perf_chains() {
-	perf report -D -i "$1" 2>/dev/null | awk '
-		/PERF_RECORD_SAMPLE/ { if (c != "") print c; c = ""; on = 0; next }
-		/^\.\.\. (FP )?chain: nr:/ { on = 1; c = "callchain " substr($NF, 4) ":"; next }
-		on && /^\.\.\.\.\. +[0-9]+: / {
-			v = $3
-			if (v == "fffffffffffffe00") c = c " user:"
-			else if (v == "ffffffffffffff80") c = c " kernel:"
-			else { sub(/^0+/, "", v); c = c " 0x" v }
-			next }
-		{ on = 0 }
-		END { if (c != "") print c }' | sort
-}
-# our_chains FILE: the same from dwarfsample dump -i.
-our_chains() {
-	"$ds" dump -i "$1" 2>/dev/null | sed -n 's/.* SAMPLE .*\(callchain [0-9]*:.*\)$/\1/p' | sort
 }
 # full_chains FILE: samples perf script names cg_leaf <- cg_middle <-
 # cg_outer <- main, in that order.
@@ -58,10 +41,7 @@ chains_read() {
 	full=$(full_chains "$tmp/$1.data")
 	check "$1: perf script reads main <- cg_outer <- cg_middle <- cg_leaf in $full of $n samples" \
 		test "${n:-0}" -ge 100 -a "$((full * 10))" -ge "$((n * 9))"
-	perf_chains "$tmp/$1.data" >"$tmp/perf.chains"
-	our_chains "$tmp/$1.data" >"$tmp/our.chains"
-	check "$1: dump -i shows every sample's chain entries as perf report -D does ($(wc -l <"$tmp/our.chains"))" \
-		cmp -s "$tmp/perf.chains" "$tmp/our.chains" || diff "$tmp/perf.chains" "$tmp/our.chains" | head
+	chains_agree "$1" "$tmp/$1.data"
 }
 samples() {
 	"$ds" dump -q -i "$1" 2>/dev/null | sed -n 's/^#   total: \([0-9]*\) samples.*/\1/p'
@@ -127,14 +107,22 @@ bps=$(sed -n 's/^#   ring: [0-9]* bytes of samples, \([0-9]*\) bytes per sample$
 check "auto samples take their 4096-byte copy and a chain (${bps:-none})" \
 	test "${bps:-0}" -gt 4096 -a "${bps:-99999}" -lt 5000
 
-# The kernel's depth limit: 300 frames deep, every chain stops at it.
+# The kernel's depth limit: 300 frames deep, the chains stop at it: all
+# but those of the few samples taken before the recursion got that deep
+# (in the loader, on the way down).  How many those are is timing (CI
+# once had 399 of 400 at the limit), so the count record states is
+# checked against perf report -D's reading of the same file.
 max=$(cat /proc/sys/kernel/perf_event_max_stack)
 "$ds" record -F 999 --call-graph fp -o "$tmp/deep.data" -- "$wl" deep 300 0.4 2>"$tmp/err"
-check "record says chains reached the kernel's limit of $max" \
-	grep -q "call chains (100.0% of samples) reached the kernel's limit of $max entries (kernel.perf_event_max_stack).*sysctl -w kernel.perf_event_max_stack=" "$tmp/err" ||
+said=$(sed -n "s/^dwarfsample: \([0-9]*\) call chains (\([0-9.]*\)% of samples) reached the kernel's limit of $max entries (kernel.perf_event_max_stack): .*sysctl -w kernel.perf_event_max_stack=[0-9]*'\$/\1 \2/p" "$tmp/err")
+check "record says chains reached the kernel's limit of $max (${said:+${said%% *} chains, ${said#* }%})" \
+	test -n "$said" ||
 	cat "$tmp/err"
-check "and they did: $max entries each, as perf report -D reads them" \
-	sh -c "perf report -D -i \"$tmp/deep.data\" 2>/dev/null | grep -q '^\.\.\. FP chain: nr:$((max + 1))\$'"
+at_limit=$(perf report -D -i "$tmp/deep.data" 2>/dev/null | grep -c "^\.\.\. FP chain: nr:$((max + 1))\$")
+check "and they did: $max entries each, as perf report -D reads them (in $at_limit samples)" \
+	test "${said%% *}" = "$at_limit"
+check "nearly every sample: the workload spends its time that deep (${said#* }%)" \
+	awk -v p="${said#* }" 'BEGIN { exit !(p >= 90) }'
 "$ds" -F 999 --call-graph fp -o "$tmp/deep.folded" -- "$wl" deep 300 0.4 2>"$tmp/err"
 check "the profiling command says so too" grep -q "reached the kernel's limit of $max entries" "$tmp/err"
 "$ds" dump -q -F 999 --call-graph fp -- "$wl" deep 300 0.4 >"$tmp/out" 2>"$tmp/err"

@@ -261,6 +261,21 @@ static void usage(FILE *out)
 		ds_capture_help);
 }
 
+/* 0 when everything printed reached standard output; else says so and
+ * returns 1: a dump cut short (a full disk, a closed reader) must not end
+ * with status 0, as a whole one does. */
+static int output_done(FILE *out)
+{
+	int err = fflush(out) ? errno : 0;
+
+	if (!err && !ferror(out))
+		return 0;
+	ds_err("the dump could not all be written to standard output (%s), so it "
+	       "is incomplete; redirect it to a file with room",
+	       strerror(err ? err : EIO));
+	return 1;
+}
+
 /* The file's own counters, in the live summary's shape. */
 static void file_summary(FILE *out, struct pr_file *f)
 {
@@ -296,8 +311,12 @@ static int dump_file(const char *path, struct dump_ctx *d)
 	n = pr_file_consume(f, on_record, d);
 	fflush(d->out);
 	file_summary(d->out, f);
-	/* Corrupt records were reported and skipped; the verdict says so. */
-	n = ds_file_verdict(f, path, n < 0 && n != -EBADMSG ? 1 : 0);
+	/* Corrupt records were reported and skipped; the verdict says so.
+	 * An output cut short comes first: the dump is to be made again. */
+	if (output_done(d->out))
+		n = 1;
+	else
+		n = ds_file_verdict(f, path, n < 0 && n != -EBADMSG ? 1 : 0);
 	pr_file_close(f);
 	return n;
 }
@@ -375,7 +394,7 @@ int ds_cmd_dump(int argc, char **argv)
 	fflush(stdout);
 	ds_dump_summary(stdout, r, ds_now() - start);
 	pr_reader_close(r);
-	ret = err ? 1 : 0;
+	ret = output_done(stdout) || err ? 1 : 0;
 out:
 	free(c);
 	return ret;
