@@ -191,7 +191,11 @@ PR_API void pr_unwinder_free(struct pr_unwinder *u);
  * --call-graph fp or lbr) whose call chain has a user part gets that part
  * as its user stack, frames marked PR_FRAME_CHAIN: the sampled address
  * first, then return addresses attributed to their call instruction, as
- * unwound callers are.  Not thread-safe.
+ * unwound callers are.  A sample with both (--call-graph auto) is unwound
+ * from its copy; where the copy cut the stack, it goes on with the chain
+ * where the chain vouches for it (those frames PR_FRAME_CHAIN too; see
+ * pr_unwind_stats.tail_samples), else joining may complete it (no_join).
+ * Not thread-safe.
  */
 PR_API int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 			      struct pr_stack *stack);
@@ -236,6 +240,17 @@ struct pr_unwind_stats {
 	 * thread had, left truncated because no call chain confirmed the
 	 * frames beyond it (pr_unwinder_opts.no_join). */
 	uint64_t joins_unconfirmed;
+	/* auto (a copy and a call chain in each sample): stacks the copy
+	 * cut that the chain continued (PR_FRAME_CHAIN), and the frames it
+	 * added; cut stacks whose outermost frames no chain entry matched,
+	 * in return address and where it was read (left to joining); and
+	 * tails stopped at a function whose CFI says it keeps no frame
+	 * pointer (there, or before the chain's end: the rest of the chain
+	 * is not its callers). */
+	uint64_t tail_samples;
+	uint64_t tail_frames;
+	uint64_t tail_unmatched;
+	uint64_t tail_no_fp;
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL.  A caller

@@ -10,6 +10,7 @@
  * keeps no frame pointer (PR_END_CHAIN).
  */
 #include <stdio.h>
+#include <sys/mman.h>
 
 #include "unwind-int.h"
 
@@ -99,4 +100,162 @@ void uw_chain_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	out->nr = first + n;
 	u->stats.chain_samples++;
 	u->stats.chain_frames += n;
+}
+
+/* ---- auto: a DWARF head, then the chain ---- */
+
+/* What a frame's function does with rbp at a return address into it
+ * (`addr`, the call instruction's), so whether the chain's next entry,
+ * read through the rbp that function had, is its caller's. */
+enum fp_site {
+	SITE_FP,        /* keeps rbp as its frame pointer: CFA rbp+16, rbp saved below the return address */
+	SITE_NO_FP,     /* its CFI says it does not: the next entry skips its caller, or is noise */
+	SITE_UNKNOWN,   /* no file, or no CFI we can read for it */
+	SITE_JIT,       /* anonymous executable memory: JIT code, which keeps frame pointers if any */
+};
+
+static enum fp_site fp_site(struct pr_unwinder *u, const struct pr_proc *proc, uint32_t pid,
+			    uint64_t addr)
+{
+	const struct pr_map *m = pr__proc_find(proc, addr);
+	struct uw_rule r;
+	struct uw_elf *e;
+
+	if (!m)
+		return SITE_UNKNOWN;
+	if (!uw_has_image(m))
+		return m->prot & PROT_EXEC ? SITE_JIT : SITE_UNKNOWN;
+	if (!(e = uw_resolve(u, pid, m)) || !uw_rule_find(u, e, addr - pr__elf_bias(e->img, m), &r) ||
+	    !r.usable)
+		return SITE_UNKNOWN;
+	return r.cfa_rbp && r.cfa_off == 16 && r.rbp == UW_LOC_AT_CFA && r.rbp_off == -16 &&
+			       r.ra == UW_LOC_AT_CFA && r.ra_off == -8
+		       ? SITE_FP
+		       : SITE_NO_FP;
+}
+
+/*
+ * Where the kernel read each chain entry, as far as its walk stayed in
+ * the copy: it starts at the sampled rbp and reads each return address
+ * at fp + 8 and the next fp at fp.  at[k] is the address entry k was read
+ * at (at[0] 0: entry 0 is the sampled ip).  How many entries are placed.
+ * (A chain not of this copy shows where it is compared: chain_match().)
+ */
+static size_t chain_addresses(const struct pr_sample *s, const struct uw_chain *ch,
+			      uint64_t *at, size_t max)
+{
+	uint64_t fp = 0, top = s->stack_addr + s->stack_dyn_size;
+	size_t k = 1, i = 0;
+
+	for (uint64_t m = s->regs_mask & ((UINT64_C(1) << PR_REG_MAX) - 1); m; m &= m - 1, i++)
+		if (__builtin_ctzll(m) == PR_REG_BP)
+			fp = s->regs[i];
+	at[0] = 0;
+	for (; k < ch->nr && k < max; k++) {
+		uint64_t next;
+
+		if (fp < s->stack_addr || fp % 8 || fp > top || top - fp < 16)
+			break;
+		memcpy(&next, s->stack + (fp - s->stack_addr), 8);
+		at[k] = fp + 8;
+		fp = next;
+	}
+	return k;
+}
+
+/*
+ * The chain index of frame `last` of the stack, found by its return
+ * address and where it was read (just below the frame's stack pointer),
+ * with the entry before it agreeing the same way with an earlier frame:
+ * two consecutive entries of the chain, each where DWARF found it.  (The
+ * earlier frame need not be last - 1: the walk skips a frame whose callee
+ * keeps no frame pointer, a leaf's most often.)  0 when none agrees.
+ */
+static size_t chain_match(const struct uw_chain *ch, const uint64_t *at, size_t placed,
+			  const uint64_t *pcs, const uint64_t *sps, size_t first, size_t last)
+{
+	for (size_t k = 1; k < placed; k++) {
+		if (at[k] != sps[last] - 8 || ch->ips[k] != pcs[last])
+			continue;
+		if (k == 1)
+			return ch->ips[0] == pcs[first] ? k : 0;
+		for (size_t j = first + 1; j < last; j++)
+			if (at[k - 1] == sps[j] - 8 && ch->ips[k - 1] == pcs[j])
+				return k;
+		return 0;
+	}
+	return 0;
+}
+
+size_t uw_chain_tail(struct pr_unwinder *u, const struct pr_record *rec,
+		     const struct uw_chain *ch, struct pr_stack *out)
+{
+	const struct pr_sample *s = &rec->u.sample;
+	const struct pr_proc *proc = pr__model_proc(u->model, rec->pid, false);
+	size_t first = out->nr_kernel, last = out->nr - 1, k, n, max;
+	uint64_t at[PR_UNWIND_MAX_DEPTH];
+	enum pr_stack_end end;
+	enum fp_site site;
+
+	if (out->nr < first + 2 || !proc)
+		return 0;
+	k = chain_match(ch, at, chain_addresses(s, ch, at, PR_ARRAY_SIZE(at)), u->pcs, u->sps,
+			first, last);
+	if (!k) {
+		u->stats.tail_unmatched++;
+		return 0;
+	}
+	/* Entry k + 1 is the caller of `last` when last's function keeps
+	 * its frame pointer there; and so on, each entry vouched for by the
+	 * function of the one before. */
+	max = first + u->max_depth;
+	for (n = 0;; n++) {
+		struct pr_frame *f = &u->frames[out->nr + n];
+		uint64_t at_ip = ch->ips[k + n] - 1;   /* the frame entry k + n + 1 would call */
+
+		if (n && outermost(u, proc, rec->pid, at_ip)) {
+			end = PR_END_OUTERMOST;
+			break;
+		}
+		site = fp_site(u, proc, rec->pid, at_ip);
+		if (k + 1 + n == ch->nr || !ch->ips[k + 1 + n]) {
+			/* The walk found no further frame: at the kernel's
+			 * limit; beyond a function with CFI, a caller that
+			 * keeps no frame pointer (libc's start, on most
+			 * distributions), so the stack goes on; else the
+			 * chain does not tell. */
+			if (ch->nr_entries >= u->chain_max_stack) {
+				end = PR_END_DEPTH;
+				out->error = (int)u->chain_max_stack;
+				u->stats.chain_depth++;
+			} else {
+				end = site == SITE_FP || site == SITE_NO_FP ? PR_END_TRUNCATED
+									 : PR_END_CHAIN;
+			}
+			break;
+		}
+		if (out->nr + n >= max) {
+			end = PR_END_DEPTH;
+			break;
+		}
+		if (site == SITE_NO_FP || site == SITE_UNKNOWN) {
+			/* Past a function that keeps no frame pointer the
+			 * chain's entries are not its callers. */
+			end = PR_END_TRUNCATED;
+			u->stats.tail_no_fp++;
+			break;
+		}
+		f->ip = ch->ips[k + 1 + n] - 1;
+		f->flags = PR_FRAME_CHAIN;
+		uw_place(f, proc);
+		u->pcs[out->nr + n] = ch->ips[k + 1 + n];
+		u->sps[out->nr + n] = 0;
+	}
+	if (!n)
+		return 0;
+	out->nr += n;
+	out->end = end;
+	u->stats.tail_samples++;
+	u->stats.tail_frames += n;
+	return n;
 }

@@ -237,6 +237,19 @@ uint32_t uw_chain_max_stack(uint32_t opt, bool live);
  * after out's frames, out->end set. */
 void uw_chain_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		     const struct uw_chain *ch, struct pr_stack *out);
+/*
+ * auto's tail: `out` was unwound from the sample's copy and cut by it
+ * (PR_END_TRUNCATED); continue it with the chain `ch`.  The chain entry
+ * of out's outermost frame is found by its return address and by where
+ * the kernel's walk read it (the walk redone over the copy), the frame
+ * before agreeing the same way; from there each entry is taken while the
+ * function of the one before keeps its frame pointer there, by its CFI
+ * (or is JIT code).  The frames added (PR_FRAME_CHAIN, u->pcs set, u->sps
+ * 0), out->end set by how the tail ended; 0 when the chain does not
+ * match or vouches for nothing: the stack is left as it was.
+ */
+size_t uw_chain_tail(struct pr_unwinder *u, const struct pr_record *rec,
+		     const struct uw_chain *ch, struct pr_stack *out);
 
 /* ---- unwinder.c ---- */
 

@@ -628,7 +628,7 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 {
 	const struct pr_sample *s;
 	struct uw_chain chain;
-	bool from_chain;
+	bool from_chain, tailed;
 
 	if (!u || !rec || !out || rec->type != PR_RECORD_SAMPLE)
 		return -EINVAL;
@@ -648,8 +648,12 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 		out->end = PR_END_NO_USER;
 	else
 		user_frames(u, rec, out);
+	/* auto: a stack the copy cut goes on with the chain, where the
+	 * chain vouches for it; else joining may complete it. */
+	tailed = !from_chain && out->end == PR_END_TRUNCATED && chain.nr &&
+		 uw_chain_tail(u, rec, &chain, out);
 	/* A chain tells no stack addresses: nothing to join by. */
-	if (u->joiner && out->end != PR_END_NO_USER && !from_chain) {
+	if (u->joiner && out->end != PR_END_NO_USER && !from_chain && !tailed) {
 		struct uw_stack_regs regs = { u->frames, u->pcs, u->sps };
 		bool refused;
 		size_t added = uw_join(u->joiner, rec->tid, &regs, &chain, out->nr_kernel,
