@@ -94,7 +94,8 @@ struct pr_output_opts {
 	const char *const *tags;
 	size_t nr_tags;
 	/* Profiles: how they are written (pr_profile_write_opts): a root
-	 * per thread, kernel, inlined and JIT frames marked, the title
+	 * per thread, kernel, inlined, JIT, joined and call-chain frames
+	 * marked (perf script's text too: pr_script_opts.annotate), the title
 	 * (NULL: "dwarfsample"), and the event folded, SVG and speedscope
 	 * show (an index into `events`). */
 	bool per_thread;

@@ -314,7 +314,11 @@ struct pr_profile_write_opts {
 	 * process, instead of one per process name. */
 	bool per_thread;
 	/* Folded, SVG: mark kernel frames "_[k]", inlined ones "_[i]" and JIT
-	 * code "_[j]", as flamegraph.pl's stackcollapse-perf.pl --all does. */
+	 * code "_[j]", as flamegraph.pl's stackcollapse-perf.pl --all does,
+	 * and frames joined from an earlier stack "_[joined]".  Folded, SVG
+	 * and speedscope: frames from the sample's frame-pointer call chain
+	 * (PR_FRAME_CHAIN) "_[fp]", after any other mark.  (speedscope
+	 * marks joined frames always.) */
 	bool annotate;
 	/* SVG: the title; speedscope: the profile's name.  NULL: "dwarfsample". */
 	const char *title;

@@ -84,6 +84,12 @@ struct pr_script_opts {
 	/* Off-CPU samples whose wait was shorter than this (ns) are not
 	 * printed (counted in pr_profile_times.waits_short). */
 	uint64_t off_cpu_min_ns;
+	/* Name frames from the sample's call chain (PR_FRAME_CHAIN) with
+	 * "_[fp]" after the function, as pr_profile_write_opts.annotate
+	 * marks them.  Frames joined from an earlier stack (PR_FRAME_JOINED)
+	 * are named with "_[joined]" after it always: perf shows no such
+	 * frames. */
+	bool annotate;
 };
 
 /*

@@ -235,6 +235,13 @@ struct pr_session_stats {
 	 * did not give (pr_cache_stats.files_foreign_missing), as last
 	 * trimmed. */
 	uint64_t cache_foreign_missing;
+	/* The user frames of the samples handed to the sinks, by where they
+	 * came from: unwound from the sample's stack copy (with DWARF, or
+	 * by frame pointer through code without unwind information:
+	 * PR_FRAME_FP); taken from its call chain, the kernel's
+	 * frame-pointer walk (PR_FRAME_CHAIN); joined from an earlier stack
+	 * of the thread (PR_FRAME_JOINED). */
+	uint64_t frames_dwarf, frames_chain, frames_joined;
 };
 PR_API int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st);
 

@@ -113,6 +113,21 @@ make_tmp() {
 	trap leave_tmp EXIT
 }
 
+# build_fp_workload CC SOURCE-DIR: tests/fp-workload.c built by CC as
+# distributions build (-O2 -fno-omit-frame-pointer
+# -mno-omit-leaf-frame-pointer), with fp-leaf.c's leaf without its frame
+# pointer and fp-workload-lib.c as a library without frame pointers, into
+# $tmp/fpwl-CC; nonzero when it could not be built.
+build_fp_workload() {
+	bfw_flags="-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
+	# shellcheck disable=SC2086 # the flags are words
+	"$1" -O2 -g -fomit-frame-pointer -fPIC -shared -o "$tmp/libfpwl.so" \
+		"$2/fp-workload-lib.c" &&
+	"$1" $bfw_flags -momit-leaf-frame-pointer -c -o "$tmp/leaf.o" "$2/fp-leaf.c" &&
+	"$1" $bfw_flags -o "$tmp/fpwl-$1" "$2/fp-workload.c" "$tmp/leaf.o" \
+		-L"$tmp" -lfpwl "-Wl,-rpath,$tmp"
+}
+
 # The profile of capture FILE in FORMAT (with FLAGS) as report writes it
 # with `--jobs N` (0: without), its lines sorted, and report's exit
 # status last: the workers' shares merge in their own order.

@@ -80,12 +80,7 @@ check_file() {
 }
 
 for cc in gcc clang; do
-	fpflags="-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
-	$cc -O2 -g -fomit-frame-pointer -fPIC -shared -o "$tmp/libfpwl.so" \
-		"$src/fp-workload-lib.c" &&
-	$cc $fpflags -momit-leaf-frame-pointer -c -o "$tmp/leaf.o" "$src/fp-leaf.c" &&
-	$cc $fpflags -o "$tmp/fpwl-$cc" "$src/fp-workload.c" "$tmp/leaf.o" \
-		-L"$tmp" -lfpwl "-Wl,-rpath,$tmp"
+	build_fp_workload $cc "$src"
 	check "$cc builds the workload" test -x "$tmp/fpwl-$cc" || continue
 	wl=$tmp/fpwl-$cc
 

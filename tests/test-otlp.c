@@ -6,7 +6,8 @@
  * profile per value type with pprof's default first, each profile's values
  * adding up to the profile's times, every sample's stack named through the
  * dictionary, its attributes (process.pid, thread.name, the process's and
- * the profile's tags, the kind of wait), gzip when asked.
+ * the profile's tags, the kind of wait), gzip when asked; and how many of
+ * a stack's frames came from the sample's frame-pointer call chain.
  */
 #include <check.h>
 #include <errno.h>
@@ -217,6 +218,56 @@ START_TEST(bad_arguments_are_refused)
 }
 END_TEST
 
+/* dwarfsample.stack.fp_frames: on the stacks with frames from the call
+ * chain (PR_FRAME_CHAIN), how many; those stacks apart from the same
+ * addresses unwound. */
+START_TEST(frames_from_the_call_chain_are_counted_in_an_attribute)
+{
+	static const struct pr_frame unwound[] = { { .ip = 0x1010 }, { .ip = 0x2020 } };
+	static const struct pr_frame tail[] = { { .ip = 0x1010 },
+						{ .ip = 0x2020, .flags = PR_FRAME_CHAIN } };
+	static const struct pr_frame chain[] = { { .ip = 0x1010, .flags = PR_FRAME_CHAIN },
+						 { .ip = 0x2020, .flags = PR_FRAME_CHAIN } };
+	const struct pr_stack stacks[] = {
+		{ .frames = unwound, .nr = 2, .end = PR_END_OUTERMOST },
+		{ .frames = tail, .nr = 2, .end = PR_END_CHAIN },
+		{ .frames = chain, .nr = 2, .end = PR_END_CHAIN },
+		{ .frames = chain, .nr = 2, .end = PR_END_CHAIN },
+	};
+	struct pr_profile *p = pr_profile_new(NULL);
+	int64_t by_fp[3] = { 0 };
+	const profile *pf;
+	request *r;
+
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < 4; i++) {
+		struct pr_record rec = { .type = PR_RECORD_SAMPLE, .pid = PID, .tid = PID,
+					 .time = (i + 1) * MS, .fields = PR_ID_TID | PR_ID_TIME };
+
+		ck_assert_int_eq(pr_profile_add(p, NULL, &rec, &stacks[i], "app", "app"), 0);
+	}
+	r = read_back(p, NULL);
+	pf = r->resource_profiles[0]->scope_profiles[0]->profiles[0];
+	ck_assert_str_eq(str(r->dictionary, pf->sample_type->type_strindex), "samples");
+	ck_assert_uint_eq(pf->n_samples, 3);
+	for (size_t i = 0; i < pf->n_samples; i++) {
+		const Opentelemetry__Proto__Profiles__V1development__Sample *s = pf->samples[i];
+		int64_t fp = 0;
+
+		attr(r->dictionary, s->attribute_indices, s->n_attribute_indices,
+		     "dwarfsample.stack.fp_frames", &fp);
+		ck_assert_int_le(fp, 2);
+		by_fp[fp] += s->values[0];
+	}
+	ck_assert_int_eq(by_fp[0], 1);
+	ck_assert_int_eq(by_fp[1], 1);
+	ck_assert_int_eq(by_fp[2], 2);
+	opentelemetry__proto__collector__profiles__v1development__export_profiles_service_request__free_unpacked(
+		r, NULL);
+	pr_profile_free(p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("otlp");
@@ -226,6 +277,7 @@ int main(void)
 	tcase_add_test(tc, a_wall_clock_run_reads_back_through_the_specifications_messages);
 	tcase_add_test(tc, gzip_is_what_an_http_exporter_sends);
 	tcase_add_test(tc, bad_arguments_are_refused);
+	tcase_add_test(tc, frames_from_the_call_chain_are_counted_in_an_attribute);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

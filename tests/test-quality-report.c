@@ -102,6 +102,35 @@ START_TEST(stacks_that_ended_early_are_listed_most_first_with_their_remedies)
 }
 END_TEST
 
+/* auto: a stack the copy cut whose chain tail stopped at code without a
+ * frame pointer is told apart from one the copy alone cut. */
+START_TEST(a_chain_tail_stopped_by_code_without_frame_pointers_says_so)
+{
+	static const struct pr_frame frames[] = {
+		{ .ip = 0x7f0000001000 },
+		{ .ip = 0x7f0000002000, .flags = PR_FRAME_CHAIN },
+	};
+	PR_OPTS(pr_quality_report_opts, o, .prefix = "> ");
+	struct pr_quality *q = new_quality();
+	struct pr_record rec = { .type = PR_RECORD_SAMPLE, .pid = 42, .tid = 42 };
+	struct pr_stack st = { .frames = frames, .nr = 2, .end = PR_END_TRUNCATED };
+
+	rec.u.sample.stack_dyn_size = 8192;
+	ck_assert_int_eq(pr_quality_add(q, &rec, &st, NULL, "worker", false), 0);
+	ck_assert_int_eq(pr_quality_add(q, &rec, &st, NULL, "worker", false), 0);
+	add_n(q, 1, PR_END_TRUNCATED, 8192, false);
+	assert_report(q, &o, 2,
+		      "> stacks that ended early, by binary and why:\n"
+		      ">          2  66.7%  no frame ptr    [code in no file] of worker\n"
+		      ">       the stack copy ran out, and the frame-pointer chain that went on "
+		      "from it stops at this code, built without frame pointers (its CFI says so): "
+		      "a larger stack size (up to 65528) lets DWARF unwind through it\n"
+		      ">          1  33.3%  truncated       [code in no file] of worker\n"
+		      ">       the 8192-byte stack copy ran out here: a larger stack size (up to "
+		      "65528)\n");
+}
+END_TEST
+
 /* The default depth limit is the most there is: nothing to raise. */
 START_TEST(stacks_at_the_default_depth_limit_say_the_copy_did_not_end_them)
 {
@@ -299,6 +328,7 @@ static Suite *quality_suite(void)
 	tcase_add_test(tc, stacks_that_ended_early_are_listed_most_first_with_their_remedies);
 	tcase_add_test(tc, the_remedies_name_the_settings_as_the_caller_does);
 	tcase_add_test(tc, stacks_at_the_default_depth_limit_say_the_copy_did_not_end_them);
+	tcase_add_test(tc, a_chain_tail_stopped_by_code_without_frame_pointers_says_so);
 	tcase_add_test(tc, rows_under_the_share_asked_and_past_the_limit_are_left_out);
 	tcase_add_test(tc, shares_merge_into_the_rows_one_would_have_counted);
 	tcase_add_test(tc, nothing_to_report_writes_nothing);

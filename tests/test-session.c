@@ -6,7 +6,8 @@
  * ends it, every sink sees every sample -- on samples written into a
  * fake ring, with and without worker threads; and a perf.data file
  * (the demo fixture) replayed on one worker and on three, which must
- * hand the sinks the same samples.
+ * hand the sinks the same samples; the user frames counted by where they
+ * came from, the copy or the call chain.
  */
 #include <check.h>
 #include <errno.h>
@@ -196,6 +197,55 @@ START_TEST(empty_stacks_reach_the_sinks)
 }
 END_TEST
 
+/* A sample without a copy of its stack (perf record -g): its user call
+ * chain of three frames, the sampled address and two callers. */
+static void put_chain_sample(struct synth *s, uint32_t tid, uint64_t time)
+{
+	synth_begin(s, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	synth_u64(s, 0x401000 + time);              /* ip */
+	synth_u32x2(s, 1000, tid);
+	synth_u64(s, time);
+	synth_u32x2(s, 0, 0);
+	synth_u64(s, 10101010);                     /* period */
+	synth_u64(s, 4);                            /* callchain nr */
+	synth_u64(s, PERF_CONTEXT_USER);
+	synth_u64(s, 0x401000 + time);
+	synth_u64(s, 0x402001);
+	synth_u64(s, 0x403001);
+	synth_u64(s, PERF_SAMPLE_REGS_ABI_NONE);
+	synth_u64(s, 0);                            /* stack size */
+	synth_end(s);
+}
+
+/* Samples with copies (each unwound to its one frame: its address is in
+ * no mapping) and samples that are their chain, of three threads: the
+ * session counts their user frames by source, from the frames, on the
+ * caller's thread and on three workers alike. */
+START_TEST(user_frames_are_counted_by_where_they_came_from)
+{
+	size_t workers = (size_t)_i * 3;
+	struct pr_session_stats st;
+	struct seen s = { 0 };
+	struct bench b;
+
+	open_bench(&b, 0, 1, false);
+	for (uint32_t i = 0; i < 12; i++) {
+		b.s.len = 0;
+		if (i % 3)
+			put_sample(&b.s, 0, 0, 1000, 1000 + i % 3, 10 + i, 0, SP, 256, 256, 1);
+		else
+			put_chain_sample(&b.s, 1000 + i % 3, 10 + i);
+		fakering_put(&b.f, b.s.buf, b.s.len);
+	}
+	ck_assert_int_eq(run_ring(&b, workers, &s, 1, NULL, &st), 0);
+	ck_assert_uint_eq(s.samples, 12);
+	ck_assert_uint_eq(st.frames_chain, 4 * 3);
+	ck_assert_uint_eq(st.frames_dwarf, 8);
+	ck_assert_uint_eq(st.frames_joined, 0);
+	close_bench(&b);
+}
+END_TEST
+
 START_TEST(a_sinks_enomem_loses_one_sample_and_the_run_goes_on)
 {
 	size_t workers = (size_t)_i;
@@ -368,6 +418,12 @@ START_TEST(a_file_replays_alike_on_one_worker_and_on_three)
 	ck_assert_uint_eq(st1.first_time, st3.first_time);
 	ck_assert_uint_eq(st1.last_time, st3.last_time);
 	ck_assert_uint_eq(us1.frames, us3.frames);
+	/* Every user frame counted once by its source: the demo's are
+	 * unwound from copies, or joined. */
+	ck_assert_uint_eq(st1.frames_dwarf + st1.frames_joined, us1.frames);
+	ck_assert_uint_eq(st1.frames_chain, 0);
+	ck_assert_uint_eq(st1.frames_dwarf, st3.frames_dwarf);
+	ck_assert_uint_eq(st1.frames_joined, us1.joined_frames);
 	for (int e = 0; e < PR_END_MAX; e++)
 		ck_assert_uint_eq(us1.ends[e], us3.ends[e]);
 	/* A file's stacks are copied whole: nothing is cut. */
@@ -436,6 +492,7 @@ static Suite *session_suite(void)
 	tcase_add_loop_test(tc, a_sinks_enomem_loses_one_sample_and_the_run_goes_on, 0, 2);
 	tcase_add_loop_test(tc, a_sinks_other_error_ends_the_run, 0, 2);
 	tcase_add_test(tc, every_sink_sees_every_sample_on_every_worker);
+	tcase_add_loop_test(tc, user_frames_are_counted_by_where_they_came_from, 0, 2);
 	tcase_add_test(tc, sinks_are_checked_before_records_come);
 	tcase_add_test(tc, the_filter_leaves_samples_out_before_unwinding);
 	tcase_add_test(tc, a_file_replays_alike_on_one_worker_and_on_three);

@@ -39,7 +39,7 @@ typedef Opentelemetry__Proto__Common__V1__InstrumentationScope pb_scope;
 enum {
 	X_PID, X_TID, X_THREAD, X_EXE, X_WAIT, X_BLOCKED, X_PREEMPTED, X_BUILD_ID,
 	X_SAMPLES, X_COUNT, X_CPU, X_NANOSECONDS, X_OFF_CPU, X_WALL, X_STACK_END,
-	X_JOINED_FRAMES, NR_X
+	X_JOINED_FRAMES, X_FP_FRAMES, NR_X
 };
 static const char *const x_strings[NR_X] = {
 	/* OpenTelemetry's semantic conventions' names. */
@@ -49,9 +49,10 @@ static const char *const x_strings[NR_X] = {
 	[X_PREEMPTED] = "preempted",
 	[X_SAMPLES] = "samples", [X_COUNT] = "count", [X_CPU] = "cpu",
 	[X_NANOSECONDS] = "nanoseconds", [X_OFF_CPU] = "off_cpu", [X_WALL] = "wall",
-	/* As pprof's stack_end and joined_frames labels (pprof.c). */
+	/* As pprof's stack_end, joined_frames and fp_frames labels (pprof.c). */
 	[X_STACK_END] = "dwarfsample.stack.end",
 	[X_JOINED_FRAMES] = "dwarfsample.stack.joined_frames",
+	[X_FP_FRAMES] = "dwarfsample.stack.fp_frames",
 };
 /* Attributes per thread: pid, tid, its name, its process's. */
 enum { A_PID, A_TID, A_THREAD, A_EXE, NR_THREAD_ATTRS };
@@ -80,8 +81,9 @@ struct otlp {
 	size_t nr_attrs;
 	int32_t tags_at, ptags_at, waits_at, build_ids_at;
 	/* stack ends: PR_END_MAX names, then "joined"; each joined stack's
-	 * number of joined frames (joined_attr: by stack, 0 for none) */
-	int32_t ends_at, *joined_attr;
+	 * number of joined frames, and each stack's number of frames from
+	 * the call chain (joined_attr, fp_attr: by stack, 0 for none) */
+	int32_t ends_at, *joined_attr, *fp_attr;
 	pb_profile *profiles, **profile_ptrs;
 	pb_value_type *types;
 	pb_value_type period_type;
@@ -133,6 +135,7 @@ static void otlp_free(struct otlp *o)
 	free(o->profiles);
 	free(o->attr_values);
 	free(o->joined_attr);
+	free(o->fp_attr);
 	free(o->attr_ptrs);
 	free(o->attrs);
 	free(o->stack_locs);
@@ -185,6 +188,26 @@ static int add_strings(struct otlp *o, const struct pr_profile *p)
 	return 0;
 }
 
+/* From attribute `k` on, one of key `key` (X_JOINED_FRAMES or
+ * X_FP_FRAMES) per stack with such frames, saying how many; each
+ * stack's into at[stack].  The next free attribute. */
+static size_t frame_count_attrs(struct otlp *o, const struct pr_profile *p, size_t k, int key,
+				int32_t *at)
+{
+	for (uint32_t i = 0; i < p->nr_stacks; i++) {
+		uint16_t n = key == X_FP_FRAMES ? p->stacks[i].chain : p->stacks[i].joined;
+
+		if (!n)
+			continue;
+		o->attrs[k].key_strindex = x(p, key);
+		o->attr_values[k].value_case =
+			OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
+		o->attr_values[k].int_value = n;
+		at[i] = (int32_t)k++;
+	}
+	return k;
+}
+
 /* The attribute table: the zero entry; per thread its pid, tid, name and
  * process name; the profile's tags; the process tags; the kinds of wait;
  * the mappings' build-ids. */
@@ -194,9 +217,10 @@ static int add_attributes(struct otlp *o, const struct pr_profile *p)
 		   PR_WAIT_KIND_MAX + p->nr_mappings + PR_END_MAX + 1, k = 1;
 
 	for (uint32_t i = 0; i < p->nr_stacks; i++)
-		n += p->stacks[i].joined > 0;
+		n += (p->stacks[i].joined > 0) + (p->stacks[i].chain > 0);
 	o->joined_attr = calloc(p->nr_stacks + 1, sizeof(*o->joined_attr));
-	if (!o->joined_attr)
+	o->fp_attr = calloc(p->nr_stacks + 1, sizeof(*o->fp_attr));
+	if (!o->joined_attr || !o->fp_attr)
 		return -ENOMEM;
 
 	if (!msgs(n, sizeof(*o->attrs), &attr_init, &o->attrs, &o->attr_ptrs))
@@ -267,15 +291,8 @@ static int add_attributes(struct otlp *o, const struct pr_profile *p)
 		o->attr_values[k].string_value =
 			(char *)(e < PR_END_MAX ? pr_stack_end_name(e) : "joined");
 	}
-	for (uint32_t i = 0; i < p->nr_stacks; i++) {
-		if (!p->stacks[i].joined)
-			continue;
-		o->attrs[k].key_strindex = x(p, X_JOINED_FRAMES);
-		o->attr_values[k].value_case =
-			OPENTELEMETRY__PROTO__COMMON__V1__ANY_VALUE__VALUE_INT_VALUE;
-		o->attr_values[k].int_value = p->stacks[i].joined;
-		o->joined_attr[i] = (int32_t)k++;
-	}
+	k = frame_count_attrs(o, p, k, X_JOINED_FRAMES, o->joined_attr);
+	k = frame_count_attrs(o, p, k, X_FP_FRAMES, o->fp_attr);
 	o->nr_attrs = k;
 	o->dict.attribute_table = o->attr_ptrs;
 	o->dict.n_attribute_table = k;
@@ -403,6 +420,8 @@ static size_t stack_attrs(const struct otlp *o, const struct pr_profile *p, uint
 	/* Joined in part (as far as its call chain went): still cut. */
 	if (st->joined)
 		a[n++] = o->joined_attr[i];
+	if (st->chain)
+		a[n++] = o->fp_attr[i];
 	return n;
 }
 
@@ -410,7 +429,7 @@ static size_t stack_attrs(const struct otlp *o, const struct pr_profile *p, uint
  * type is not 0. */
 static int add_profiles(struct otlp *o, const struct pr_profile *p)
 {
-	size_t nv = prof__nr_values(p), slice = NR_THREAD_ATTRS + p->nr_tags + p->nr_ptags + 3;
+	size_t nv = prof__nr_values(p), slice = NR_THREAD_ATTRS + p->nr_tags + p->nr_ptags + 4;
 	struct prof_period per = prof__period(p);
 	size_t s = 0;
 

@@ -71,11 +71,12 @@ struct pr_script {
 	FILE *out;
 	uint32_t fields;
 	bool inline_frames;          /* inlined functions as extra lines */
+	bool annotate;               /* frames from the call chain marked */
 	int event_width;             /* the longest event name's length */
 	uint64_t freq;               /* what a CPU sample stands for */
 	bool period_is_ns;
 	char anon[64];
-	char joined[1024];           /* a joined frame's marked name */
+	char marked[1024];           /* a joined or chain frame's marked name */
 	/* The errno of the first write that failed (EPIPE: the reader went
 	 * away), 0 while none has. */
 	int err;

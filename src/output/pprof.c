@@ -57,9 +57,13 @@ static const char *const extra_strings[NR_EXTRA] = {
  * pr_stack_end_name()'s or, when joining completed it, "joined"; a number
  * label "joined_frames" says how many of its outermost frames were joined
  * (a stack joined only in part, as far as its call chain confirmed, is
- * still "truncated").  Their strings follow the
- * others only in a profile with such stacks. */
-enum { E_STACK_END, E_JOINED_FRAMES, E_JOINED, E_ENDS, NR_END_STRINGS = E_ENDS + PR_END_MAX };
+ * still "truncated"); "fp_frames", how many came from the sample's
+ * frame-pointer call chain (PR_FRAME_CHAIN), whatever the end.  Their
+ * strings follow the others only in a profile with such stacks. */
+enum {
+	E_STACK_END, E_JOINED_FRAMES, E_FP_FRAMES, E_JOINED, E_ENDS,
+	NR_END_STRINGS = E_ENDS + PR_END_MAX
+};
 
 /* The labels every sample of a thread carries, before the profile's tags;
  * a wait's sample carries one more after them, its kind. */
@@ -83,9 +87,9 @@ struct pprof {
 	pb_sample *samples, **sample_ptrs;
 	pb_label *labels, **label_ptrs;
 	/* stack_end labels: [E_JOINED] and [E_ENDS + end] used; joined_frames
-	 * labels, one per stack */
+	 * and fp_frames labels, one each per stack */
 	int64_t end_strings;         /* index of the first; 0: none */
-	pb_label end_labels[NR_END_STRINGS], *joined_labels;
+	pb_label end_labels[NR_END_STRINGS], *joined_labels, *fp_labels;
 	uint64_t *location_ids;
 	int64_t *values;
 };
@@ -125,6 +129,7 @@ static void pprof_free(struct pprof *pp)
 	free(pp->label_ptrs);
 	free(pp->labels);
 	free(pp->joined_labels);
+	free(pp->fp_labels);
 	free(pp->sample_ptrs);
 	free(pp->samples);
 	free(pp->line_ptrs);
@@ -158,7 +163,7 @@ static int add_strings(struct pprof *pp, const struct pr_profile *p)
 	bool marked = false;
 
 	for (uint32_t i = 0; i < p->nr_stacks && !marked; i++)
-		marked = marks_end(&p->stacks[i]);
+		marked = marks_end(&p->stacks[i]) || p->stacks[i].chain;
 	if (marked)
 		n += NR_END_STRINGS;
 
@@ -174,6 +179,7 @@ static int add_strings(struct pprof *pp, const struct pr_profile *p)
 		pp->end_strings = (int64_t)ends;
 		pp->strings[ends + E_STACK_END] = (char *)"stack_end";
 		pp->strings[ends + E_JOINED_FRAMES] = (char *)"joined_frames";
+		pp->strings[ends + E_FP_FRAMES] = (char *)"fp_frames";
 		pp->strings[ends + E_JOINED] = (char *)"joined";
 		for (int e = 0; e < PR_END_MAX; e++)
 			pp->strings[ends + E_ENDS + e] = (char *)pr_stack_end_name(e);
@@ -336,7 +342,8 @@ static int add_labels(struct pprof *pp, const struct pr_profile *p)
 		pp->end_labels[e].str = pp->end_strings + e;
 	}
 	pp->joined_labels = msgs_new(p->nr_stacks, sizeof(*pp->joined_labels), &label_init);
-	return pp->joined_labels ? 0 : -ENOMEM;
+	pp->fp_labels = msgs_new(p->nr_stacks, sizeof(*pp->fp_labels), &label_init);
+	return pp->joined_labels && pp->fp_labels ? 0 : -ENOMEM;
 }
 
 /* The most process tags one process has. */
@@ -360,8 +367,8 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 	size_t wait_labels = (size_t)p->nr_threads * NR_THREAD_LABELS + p->nr_tags;
 	size_t ptag_labels = wait_labels + PR_WAIT_KIND_MAX;
 	/* Each sample's slice: its thread's, its process's, the profile's,
-	 * a wait's and its stack's end's labels. */
-	size_t slice = nr_labels + max_ptags(p) + 3;
+	 * a wait's and its stack's end's and sources' labels. */
+	size_t slice = nr_labels + max_ptags(p) + 4;
 
 	for (uint32_t i = 0; i < p->nr_stacks; i++)
 		nr_ids += p->stacks[i].nr;
@@ -421,6 +428,11 @@ static int add_samples(struct pprof *pp, const struct pr_profile *p)
 				pp->joined_labels[i].num = st->joined;
 				labels[ps->n_label++] = &pp->joined_labels[i];
 			}
+		}
+		if (st->chain) {
+			pp->fp_labels[i].key = pp->end_strings + E_FP_FRAMES;
+			pp->fp_labels[i].num = st->chain;
+			labels[ps->n_label++] = &pp->fp_labels[i];
 		}
 	}
 	pp->msg.sample = pp->sample_ptrs;

@@ -85,6 +85,7 @@ struct pr_script *pr_script_new(FILE *out, const struct pr_script_opts *opts)
 	s->out = out;
 	s->fields = fields;
 	s->inline_frames = !PR_OPTS_GET(opts, no_inline, false);
+	s->annotate = PR_OPTS_GET(opts, annotate, false);
 	s->event_width = PR_OPTS_GET(opts, event_width, 0);
 	s->freq = PR_OPTS_GET(opts, freq, 0);
 	s->period_is_ns = PR_OPTS_GET(opts, period_is_ns, false);
@@ -301,13 +302,19 @@ static void line(struct pr_script *s, uint64_t addr, const char *name, uint64_t 
 }
 
 /* A joined frame's name (PR_FRAME_JOINED) marked as --annotate marks it
- * in folded output: perf shows no such frames, nothing reads it otherwise. */
-static const char *joined_name(struct pr_script *s, const struct pr_frame *f, const char *name)
+ * in folded output: perf shows no such frames, nothing reads it otherwise.
+ * A frame from the call chain (PR_FRAME_CHAIN) is one perf shows too,
+ * as it is: marked only when asked. */
+static const char *marked_name(struct pr_script *s, const struct pr_frame *f, const char *name)
 {
-	if (!(f->flags & PR_FRAME_JOINED))
+	const char *mark = f->flags & PR_FRAME_JOINED			? PROF_JOINED_MARK
+			   : s->annotate && (f->flags & PR_FRAME_CHAIN) ? PROF_CHAIN_MARK
+									: NULL;
+
+	if (!mark)
 		return name;
-	snprintf(s->joined, sizeof(s->joined), "%s" PROF_JOINED_MARK, name ? name : "[unknown]");
-	return s->joined;
+	snprintf(s->marked, sizeof(s->marked), "%s%s", name ? name : "[unknown]", mark);
+	return s->marked;
 }
 
 void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
@@ -335,7 +342,7 @@ void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 		if (!expand) {
 			const struct pr_sym_func *fn = sy.nr ? &sy.funcs[0] : NULL;
 
-			line(s, f->dso_ip, joined_name(s, f, sy.name), sy.offset, module,
+			line(s, f->dso_ip, marked_name(s, f, sy.name), sy.offset, module,
 			     module_len, fn ? fn->file : NULL, fn ? fn->line : 0);
 			continue;
 		}
@@ -344,7 +351,7 @@ void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 			const char *name = fn->name ? fn->name : "??";
 			bool inlined = strcmp(name, sy.name);
 
-			line(s, f->dso_ip, joined_name(s, f, name), sy.offset,
+			line(s, f->dso_ip, marked_name(s, f, name), sy.offset,
 			     inlined ? "inlined" : module, inlined ? 7 : module_len, fn->file,
 			     fn->line);
 		}

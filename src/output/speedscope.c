@@ -7,7 +7,8 @@
  * stack cut short starts at a "[truncated]" frame, where its callers would
  * be; frames joined from an earlier stack are frames of their own, named
  * with "_[joined]" after the function, as annotated folded output names
- * them.
+ * them; with `annotate`, so are frames from the sample's frame-pointer
+ * call chain, "_[fp]".
  *
  * Values are nanoseconds: CPU time (or sample counts, in a CPU profile
  * without a frequency), and in off-CPU and wall-clock profiles the time
@@ -41,18 +42,27 @@ struct ids {
 	size_t nr, cap;
 };
 
-struct walk {
-	const struct pr_profile *p;
-	struct ids *ids;
-	uint32_t joined;             /* locations still to come joined */
-};
-
 /* The frames after the functions' and the unnamed ones: "[truncated]",
- * then (when any stack has joined frames) all of them again, joined. */
+ * then (when any stack has joined frames) all of them again, joined, and
+ * (when any has frames from the chain, and they are marked) again, from
+ * the chain. */
 static uint32_t truncated_frame(const struct pr_profile *p)
 {
 	return p->nr_functions + p->nr_mappings + 1;
 }
+
+/* Where the marked copies start in the frame list: 0 for none. */
+struct layout {
+	uint32_t joined_at, chain_at;
+};
+
+struct walk {
+	const struct pr_profile *p;
+	struct ids *ids;
+	const struct layout *lay;
+	uint32_t joined, chain;      /* outermost locations joined, or from the chain */
+	uint32_t done;               /* locations walked */
+};
 
 static int push_frame(const char *label, const struct prof_location *loc, uint32_t line,
 		      void *arg)
@@ -62,18 +72,22 @@ static int push_frame(const char *label, const struct prof_location *loc, uint32
 	(void)label;
 	if (PR_ARRAY_RESERVE(w->ids->v, w->ids->cap, w->ids->nr + 1))
 		return -ENOMEM;
+	/* Root first: the joined or chain locations come first. */
 	w->ids->v[w->ids->nr++] = frame_of(w->p, loc, line) +
-				  (w->joined ? truncated_frame(w->p) + 1 : 0);
+				  (w->done < w->joined ? w->lay->joined_at
+				   : w->done < w->chain ? w->lay->chain_at : 0);
 	/* A location's lines come outermost first, its own (line 0) last. */
-	if (!line && w->joined)
-		w->joined--;
+	if (!line)
+		w->done++;
 	return 0;
 }
 
 /* Stack st's frames into `ids`.  0 or -ENOMEM. */
-static int stack_ids(const struct pr_profile *p, const struct prof_stack *st, struct ids *ids)
+static int stack_ids(const struct pr_profile *p, const struct layout *lay,
+		     const struct prof_stack *st, struct ids *ids)
 {
-	struct walk w = { .p = p, .ids = ids, .joined = st->joined };
+	struct walk w = { .p = p, .ids = ids, .lay = lay, .joined = st->joined,
+			  .chain = lay->chain_at ? st->chain : 0 };
 
 	ids->nr = 0;
 	if (prof__end_cut(st->end)) {
@@ -139,20 +153,34 @@ static void write_named_frames(const struct pr_profile *p, FILE *out, bool first
 	}
 }
 
-static void write_frames(const struct pr_profile *p, FILE *out)
+/* The shared frames, laid out into *lay; with `annotate`, a copy for
+ * the chain's frames. */
+static void write_frames(const struct pr_profile *p, FILE *out, bool annotate,
+			 struct layout *lay)
 {
-	bool joined = false, cut = false;
+	bool joined = false, chain = false, cut = false;
+	uint32_t at = truncated_frame(p) + 1;
 
 	for (uint32_t s = 0; s < p->nr_stacks; s++) {
 		joined |= p->stacks[s].joined > 0;
+		chain |= annotate && p->stacks[s].chain > 0;
 		cut |= prof__end_cut(p->stacks[s].end);
 	}
 	write_named_frames(p, out, true, "");
-	/* Listed when some stack is cut or joined (then they come after). */
-	if (cut || joined)
+	/* Listed when some stack is cut or has marked frames (then they
+	 * come after). */
+	if (cut || joined || chain)
 		write_frame(out, false, PROF_TRUNCATED_LABEL, "", NULL);
-	if (joined)
+	*lay = (struct layout){ 0 };
+	if (joined) {
 		write_named_frames(p, out, false, PROF_JOINED_MARK);
+		lay->joined_at = at;
+		at += truncated_frame(p);
+	}
+	if (chain) {
+		write_named_frames(p, out, false, PROF_CHAIN_MARK);
+		lay->chain_at = at;
+	}
 }
 
 /* Whether weights are nanoseconds: off-CPU and wall-clock time always
@@ -188,8 +216,8 @@ static uint64_t entry_weight(const struct pr_profile *p, uint64_t ns)
  * each weighs (entry_weight()): two passes over the packed entries rather
  * than a copy of them.  `ids` is scratch.  0 or -ENOMEM.
  */
-static int write_runs(const struct pr_profile *p, uint32_t t, size_t event, FILE *out,
-		      bool weights, struct ids ids[2])
+static int write_runs(const struct pr_profile *p, const struct layout *lay, uint32_t t,
+		      size_t event, FILE *out, bool weights, struct ids ids[2])
 {
 	struct ids *cur = &ids[0], *next = &ids[1], *swap;
 	struct prof_timeline_iter it;
@@ -203,10 +231,10 @@ static int write_runs(const struct pr_profile *p, uint32_t t, size_t event, FILE
 		if (!prof__shows(p, &p->stacks[stack], event))
 			continue;
 		if (run == PROF_NONE) {
-			if ((ret = stack_ids(p, &p->stacks[stack], cur)))
+			if ((ret = stack_ids(p, lay, &p->stacks[stack], cur)))
 				return ret;
 		} else if (stack != run) {
-			if ((ret = stack_ids(p, &p->stacks[stack], next)))
+			if ((ret = stack_ids(p, lay, &p->stacks[stack], next)))
 				return ret;
 			if (!same_ids(cur, next)) {
 				if (weights)
@@ -233,8 +261,9 @@ static int write_runs(const struct pr_profile *p, uint32_t t, size_t event, FILE
 /* Thread t's n stacks of `event`, order[0..n): as they came when the
  * thread has a timeline, else once each in the order first seen.  0 or
  * -ENOMEM. */
-static int write_thread(const struct pr_profile *p, uint32_t t, size_t event,
-			const uint32_t *order, uint32_t n, FILE *out, struct ids ids[2])
+static int write_thread(const struct pr_profile *p, const struct layout *lay, uint32_t t,
+			size_t event, const uint32_t *order, uint32_t n, FILE *out,
+			struct ids ids[2])
 {
 	const struct prof_thread *th = &p->threads[t];
 	bool timeline = p->timeline && t < p->cap_timelines;
@@ -256,15 +285,15 @@ static int write_thread(const struct pr_profile *p, uint32_t t, size_t event,
 	fprintf(out, ",\"unit\":\"%s\",\"startValue\":0,\"endValue\":%" PRIu64 ",\n\"samples\":[",
 		in_ns(p, event) ? "nanoseconds" : "none", total);
 	if (timeline)
-		ret = write_runs(p, t, event, out, false, ids);
+		ret = write_runs(p, lay, t, event, out, false, ids);
 	for (uint32_t i = 0; !timeline && !ret && i < n; i++) {
-		ret = stack_ids(p, &p->stacks[order[i]], &ids[0]);
+		ret = stack_ids(p, lay, &p->stacks[order[i]], &ids[0]);
 		if (!ret)
 			write_ids(out, &ids[0], i == 0);
 	}
 	fputs("],\n\"weights\":[", out);
 	if (timeline && !ret)
-		ret = write_runs(p, t, event, out, true, ids);
+		ret = write_runs(p, lay, t, event, out, true, ids);
 	for (uint32_t i = 0; !timeline && i < n; i++)
 		fprintf(out, "%s%" PRIu64, i ? "," : "", weight(p, &p->stacks[order[i]]));
 	fputs("]}", out);
@@ -277,6 +306,7 @@ int pr__out_speedscope(const struct pr_profile *p, FILE *out,
 	uint32_t *start = calloc(p->nr_threads + 1, sizeof(*start));
 	uint32_t *order = malloc((p->nr_stacks + 1) * sizeof(*order));
 	struct ids ids[2] = { { 0 } };
+	struct layout lay;
 	int ret = 0;
 
 	if (!start || !order) {
@@ -298,7 +328,7 @@ int pr__out_speedscope(const struct pr_profile *p, FILE *out,
 	      "\"exporter\":\"dwarfsample\",\"name\":", out);
 	pr__json_string(out, o->title);
 	fputs(",\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[\n", out);
-	write_frames(p, out);
+	write_frames(p, out, o->annotate, &lay);
 	fputs("]},\n\"profiles\":[\n", out);
 	/* start[t] is now the end of thread t's stacks, the start of t+1's.
 	 * A thread without any (its only waits were too short) has no
@@ -310,7 +340,8 @@ int pr__out_speedscope(const struct pr_profile *p, FILE *out,
 			continue;
 		if (written++)
 			fputs(",\n", out);
-		ret = write_thread(p, t, o->event, order + begin, start[t] - begin, out, ids);
+		ret = write_thread(p, &lay, t, o->event, order + begin, start[t] - begin, out,
+				   ids);
 	}
 	fputs("]}\n", out);
 	free(ids[0].v);

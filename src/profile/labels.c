@@ -72,32 +72,41 @@ void prof__labels_free(struct prof_labels *c)
 	pr__arena_free(&c->arena);
 }
 
-/* Line `i` of location `l`'s label into buf, marked joined if `joined`. */
+/* Where a frame came from, as annotate marks it: unwound from the copy
+ * (no mark), joined from an earlier stack, or from the call chain. */
+enum source { SRC_UNWOUND, SRC_JOINED, SRC_CHAIN };
+
+static const char *const source_marks[] = {
+	[SRC_UNWOUND] = "", [SRC_JOINED] = PROF_JOINED_MARK, [SRC_CHAIN] = PROF_CHAIN_MARK,
+};
+
+/* Line `i` of location `l`'s label into buf, marked as from `src`. */
 static const char *frame_label(const struct pr_profile *p, uint32_t l, uint32_t i,
-			       bool annotate, bool joined, char *buf, size_t len)
+			       bool annotate, enum source src, char *buf, size_t len)
 {
 	const char *label = prof__frame_label(p, &p->locations[l], i, annotate, buf, len);
+	const char *mark = source_marks[src];
 	size_t n = strlen(buf);
 
-	if (joined && n + sizeof(PROF_JOINED_MARK) <= len)
-		memcpy(buf + n, PROF_JOINED_MARK, sizeof(PROF_JOINED_MARK));
+	if (n + strlen(mark) < len)
+		memcpy(buf + n, mark, strlen(mark) + 1);
 	return label;
 }
 
 /* The label of line `i` of location `l`, from `c` (formatted and
  * interned the first time), or formatted into buf without `c`. */
 static const char *label_of(const struct pr_profile *p, struct prof_labels *c, uint32_t l,
-			    uint32_t i, bool annotate, bool joined, char *buf, size_t len)
+			    uint32_t i, bool annotate, enum source src, char *buf, size_t len)
 {
-	/* Lines are 16 bits: location, line and the joined mark in one. */
-	uint64_t key = ((uint64_t)l << 17 | (uint64_t)i << 1 | joined) + 1;
+	/* Lines are 16 bits: location, line and the source in one. */
+	uint64_t key = ((uint64_t)l << 18 | (uint64_t)i << 2 | src) + 1;
 	const char *v;
 
 	if (!c)
-		return frame_label(p, l, i, annotate, joined, buf, len);
+		return frame_label(p, l, i, annotate, src, buf, len);
 	if ((v = pr__hashmap_get(&c->by_frame, key)))
 		return v;
-	v = prof__labels_intern(c, frame_label(p, l, i, annotate, joined, buf, len));
+	v = prof__labels_intern(c, frame_label(p, l, i, annotate, src, buf, len));
 	if (!v || pr__hashmap_put(&c->by_frame, key, (void *)v)) {
 		c->failed = true;
 		return NULL;
@@ -114,13 +123,17 @@ static int walk(const struct pr_profile *p, const struct prof_stack *st, bool an
 		uint32_t l = p->frames[st->frame + f];
 		const struct prof_location *loc = &p->locations[l];
 		uint32_t n = loc->nr_lines ? loc->nr_lines : 1;
-		/* Joined frames are the outermost ones. */
-		bool joined = annotate && f >= st->nr - st->joined;
+		/* Joined frames and those from the chain are the outermost
+		 * ones. */
+		enum source src = !annotate                ? SRC_UNWOUND
+				  : f >= st->nr - st->joined ? SRC_JOINED
+				  : f >= st->nr - st->chain  ? SRC_CHAIN
+							     : SRC_UNWOUND;
 
 		/* Lines are innermost first: the root-first walk takes
 		 * them from the last. */
 		for (uint32_t i = n; i-- > 0;) {
-			const char *label = label_of(p, c, l, i, annotate, joined, buf, sizeof(buf));
+			const char *label = label_of(p, c, l, i, annotate, src, buf, sizeof(buf));
 			int ret;
 
 			if (!label)

@@ -626,7 +626,7 @@ static bool stack_eq(const struct pr_profile *p, uint32_t idx, const void *key)
 	const struct stack_key *b = key;
 
 	return a->thread == b->thread && a->event == b->event && a->nr == b->nr &&
-	       a->end == b->end.end && a->joined == b->end.joined &&
+	       a->end == b->end.end && a->joined == b->end.joined && a->chain == b->end.chain &&
 	       (!b->nr || !memcmp(&p->frames[a->frame], b->frames, b->nr * sizeof(*b->frames)));
 }
 
@@ -637,6 +637,9 @@ struct prof_end prof__end_of(const struct pr_stack *stack)
 	for (size_t i = stack->nr; i-- > stack->nr_kernel &&
 	     (stack->frames[i].flags & PR_FRAME_JOINED) && e.joined < UINT16_MAX;)
 		e.joined++;
+	for (size_t i = stack->nr; i-- > stack->nr_kernel &&
+	     (stack->frames[i].flags & PR_FRAME_CHAIN) && e.chain < UINT16_MAX;)
+		e.chain++;
 	return e;
 }
 
@@ -668,7 +671,8 @@ uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, uint32_t event,
 	struct stack_key key = { .thread = thread, .event = event, .nr = nr, .end = end,
 				 .frames = locs };
 	uint32_t idx;
-	uint64_t h = pr__hash_mix(pr__hash_mix(event, thread), end.end | (uint64_t)end.joined << 8);
+	uint64_t h = pr__hash_mix(pr__hash_mix(event, thread), end.end | (uint64_t)end.joined << 8 |
+				  (uint64_t)end.chain << 24);
 
 	for (uint32_t i = 0; i < nr; i++)
 		h = pr__hash_mix(h, locs[i]);
@@ -684,6 +688,7 @@ uint32_t prof__stack_of(struct pr_profile *p, uint32_t thread, uint32_t event,
 	p->stacks[idx] = (struct prof_stack){ .thread = thread, .frame = (uint32_t)p->nr_frames,
 					      .nr = nr, .kind = (uint8_t)kind, .event = event,
 					      .end = end.end, .joined = end.joined,
+					      .chain = end.chain,
 					      .first_time = time };
 	/* A stack of no frames (a sample without user registers) may come
 	 * before any frame was stored: no array to copy into yet. */

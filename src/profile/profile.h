@@ -80,9 +80,12 @@ struct prof_stack {
 	uint8_t kind;                /* enum prof_stack_kind */
 	uint8_t end;                 /* enum pr_stack_end: why it ended */
 	/* Its outermost `joined` locations were joined from an earlier
-	 * stack (PR_FRAME_JOINED); stacks are told apart by it and `end`. */
+	 * stack (PR_FRAME_JOINED), or its outermost `chain` ones came from
+	 * the sample's call chain (PR_FRAME_CHAIN; never both); stacks are
+	 * told apart by them and `end`. */
 	uint16_t joined;
 	uint32_t event;              /* index in events[]; 0 without them */
+	uint16_t chain;              /* (in what was padding) */
 	uint64_t count;              /* samples, or waits */
 	uint64_t ns;                 /* their time: CPU, or off the CPU */
 	uint64_t period;             /* with events: the samples' periods */
@@ -240,10 +243,11 @@ uint32_t prof__mapping_import(struct pr_profile *p, const struct pr_profile *src
 uint32_t prof__location_add(struct pr_profile *p, const struct prof_location *loc,
 			    const struct prof_line *lines);
 /* How a stack ended: why, and how many of its outermost locations were
- * joined (pr_stack's end, and its frames marked PR_FRAME_JOINED). */
+ * joined or taken from the call chain (pr_stack's end, and its frames
+ * marked PR_FRAME_JOINED or PR_FRAME_CHAIN). */
 struct prof_end {
 	uint8_t end;
-	uint16_t joined;
+	uint16_t joined, chain;
 };
 
 /* The ending of `stack`. */
@@ -312,8 +316,11 @@ static inline const char *prof_str(const struct pr_profile *p, uint32_t s)
 const char *prof__frame_label(const struct pr_profile *p, const struct prof_location *loc,
 			      uint32_t i, bool annotate, char *buf, size_t len);
 
-/* What annotate appends to a joined frame's label, after any other mark. */
+/* What annotate appends to a joined frame's label, and to a frame from
+ * the sample's frame-pointer call chain (PR_FRAME_CHAIN), after any
+ * other mark. */
 #define PROF_JOINED_MARK "_[joined]"
+#define PROF_CHAIN_MARK "_[fp]"
 
 /* The pseudo-frame every format puts at the root side of a stack whose
  * callers are missing because it was cut -- by the copy or by the depth
@@ -331,7 +338,7 @@ static inline bool prof__end_cut(unsigned end)
  * Walk a stack root first, one call per function — the inlined ones
  * expanded, outermost first — with the label prof__frame_label() gives.
  * With `annotate`, the frames joined from an earlier stack are marked
- * PROF_JOINED_MARK.  The callback returns 0 to go on.  Returns 0 or the
+ * PROF_JOINED_MARK, those from the sample's call chain PROF_CHAIN_MARK.  The callback returns 0 to go on.  Returns 0 or the
  * callback's value.
  */
 typedef int (*prof_frame_fn)(const char *label, const struct prof_location *loc,
@@ -341,8 +348,8 @@ int prof__walk_stack(const struct pr_profile *p, const struct prof_stack *st, bo
 
 /*
  * Labels interned: one copy of each distinct string, so that equal labels
- * are equal pointers, and each frame's label (location, line, joined or
- * not) formatted once however many stacks hold it.  Zeroed to start;
+ * are equal pointers, and each frame's label (location, line, joined,
+ * from the chain or neither) formatted once however many stacks hold it.  Zeroed to start;
  * prof__labels_free() at the end.
  */
 struct prof_labels {

@@ -142,7 +142,7 @@ static int import_stack(struct import *im, uint32_t i)
 			return -ENOMEM;
 	idx = prof__stack_of(dst, thread, st->event, im->locs, st->nr,
 			     (enum prof_stack_kind)st->kind,
-			     (struct prof_end){ st->end, st->joined }, st->first_time);
+			     (struct prof_end){ st->end, st->joined, st->chain }, st->first_time);
 	if (idx == PROF_NONE)
 		return -ENOMEM;
 	if (dst->nr_counters) {

@@ -112,6 +112,9 @@ static unsigned why_ended(const struct pr_quality *q, const struct pr_record *re
 		return PR_QUALITY_KERNEL_SHORT;
 	if (st->end == PR_END_DEPTH && st->error)
 		return PR_QUALITY_CHAIN_DEPTH;
+	if (st->end == PR_END_TRUNCATED && st->nr > st->nr_kernel &&
+	    (st->frames[st->nr - 1].flags & PR_FRAME_CHAIN))
+		return PR_QUALITY_NO_FP;
 	return st->end;
 }
 
@@ -168,6 +171,8 @@ static const char *why_name(unsigned why)
 		return "fp chain end";
 	case PR_QUALITY_CHAIN_DEPTH:
 		return "chain limit";
+	case PR_QUALITY_NO_FP:
+		return "no frame ptr";
 	default:
 		return pr_stack_end_name((enum pr_stack_end)why);
 	}

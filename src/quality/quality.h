@@ -26,6 +26,9 @@
 #define PR_QUALITY_KERNEL_SHORT (PR_END_MAX + 2)
 /* A user call chain the kernel stopped at its depth limit. */
 #define PR_QUALITY_CHAIN_DEPTH (PR_END_MAX + 3)
+/* auto: the copy ran out, and the call chain that went on from it
+ * stopped at code that keeps no frame pointer. */
+#define PR_QUALITY_NO_FP (PR_END_MAX + 4)
 
 struct pr__quality_row {
 	const struct pr_dso *dso;    /* NULL: no file mapping */

@@ -219,6 +219,11 @@ void pr__quality_remedy(const struct pr_quality *q, const struct pr__quality_row
 			 "limit (kernel entries included): raise it before recording, sysctl "
 			 "kernel.perf_event_max_stack=1024 (perf record --max-stack too)");
 		return;
+	case PR_QUALITY_NO_FP:
+		snprintf(buf, len, "the stack copy ran out, and the frame-pointer chain that went on "
+			 "from it stops at this code, built without frame pointers (its CFI says "
+			 "so): a larger %s (up to 65528) lets DWARF unwind through it", w->stack_size);
+		return;
 	case PR_QUALITY_KERNEL_SHORT:
 		snprintf(buf, len, "the kernel copied less of the stack than the %" PRIu64 " bytes "
 			 "asked: the next page was not in memory when the sample was taken (a "

@@ -32,6 +32,7 @@ struct shard {
 	void **ctxs;                 /* per sink: its share */
 	uint64_t hot;                /* cache_evicted_hot when last warned */
 	alignas(64) _Atomic uint64_t samples, complete, skipped, no_memory;
+	_Atomic uint64_t frames_dwarf, frames_chain, frames_joined;
 	_Atomic uint64_t first_time, last_time, end_time;
 	_Atomic uint64_t cache_files, cache_bytes, cache_evicted, cache_evicted_hot;
 	_Atomic uint64_t cache_foreign_missing;
@@ -73,11 +74,16 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 	return a > b ? a : b;
 }
 
-static void bump(_Atomic uint64_t *c)
+static void add(_Atomic uint64_t *c, uint64_t n)
 {
 	/* Written by its worker alone: no read-modify-write needed. */
-	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+	atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
 			      memory_order_relaxed);
+}
+
+static void bump(_Atomic uint64_t *c)
+{
+	add(c, 1);
 }
 
 static void set_max(_Atomic uint64_t *c, uint64_t v)
@@ -200,6 +206,24 @@ static int sinks_sample(struct shard *sh, const struct pr_sink_sample *smp)
 	return 0;
 }
 
+/* Count the user frames of `st` by where they came from (the counters
+ * of pr_session_stats): from the frames themselves, whichever path made
+ * them. */
+static void count_sources(struct shard *sh, const struct pr_stack *st)
+{
+	uint64_t chain = 0, joined = 0;
+
+	for (size_t i = st->nr_kernel; i < st->nr; i++) {
+		uint32_t fl = st->frames[i].flags;
+
+		joined += !!(fl & PR_FRAME_JOINED);
+		chain += (fl & (PR_FRAME_CHAIN | PR_FRAME_JOINED)) == PR_FRAME_CHAIN;
+	}
+	add(&sh->frames_dwarf, st->nr - st->nr_kernel - chain - joined);
+	add(&sh->frames_chain, chain);
+	add(&sh->frames_joined, joined);
+}
+
 static int handle_sample(struct shard *sh, const struct pr_record *rec)
 {
 	struct pr_session *s = sh->s;
@@ -239,6 +263,7 @@ static int handle_sample(struct shard *sh, const struct pr_record *rec)
 	bump(&sh->samples);
 	if (st.end == PR_END_OUTERMOST)
 		bump(&sh->complete);
+	count_sources(sh, &st);
 	return sinks_sample(sh, &smp);
 }
 
@@ -623,6 +648,9 @@ int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st)
 	c.cache_evicted = SUM(s, cache_evicted);
 	c.cache_evicted_hot = SUM(s, cache_evicted_hot);
 	c.cache_foreign_missing = SUM(s, cache_foreign_missing);
+	c.frames_dwarf = SUM(s, frames_dwarf);
+	c.frames_chain = SUM(s, frames_chain);
+	c.frames_joined = SUM(s, frames_joined);
 	for (size_t i = 0; i < s->nr_shards; i++) {
 		const struct shard *sh = &s->shards[i];
 		uint64_t first = atomic_load_explicit(&sh->first_time, memory_order_relaxed);

@@ -93,6 +93,32 @@ void ds_stack_ends(const struct pr_unwind_stats *st)
 	fputc('\n', stderr);
 }
 
+void ds_frame_sources(FILE *out, const char *prefix, const struct pr_session_stats *ss,
+		      bool all)
+{
+	/* As --annotate marks them: none, _[fp], _[joined]. */
+	static const char *const names[] = { "dwarf", "fp", "joined" };
+	const uint64_t n[] = { ss->frames_dwarf, ss->frames_chain, ss->frames_joined };
+	uint64_t total = n[0] + n[1] + n[2];
+	const char *sep = "";
+
+	if (!total || (!all && total == n[0]))
+		return;
+	fprintf(out, "%suser frames by source:", prefix);
+	for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
+		if (!n[i] && !all)
+			continue;
+		fprintf(out, "%s %s %" PRIu64 " (%.1f%%)", sep, names[i], n[i],
+			100.0 * (double)n[i] / (double)total);
+		sep = ",";
+	}
+	fputc('\n', out);
+	if (all)
+		fprintf(out, "%s  (dwarf: unwound from the sample's stack copy; fp: the kernel's "
+			"frame-pointer chain, marked _[fp] by --annotate; joined: from an earlier "
+			"stack of the thread, marked _[joined])\n", prefix);
+}
+
 int ds_reserve(void *pv, size_t *cap, size_t need, size_t size, size_t first)
 {
 	void **v = pv, *grown;

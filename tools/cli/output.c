@@ -34,7 +34,10 @@ const char ds_output_help[] =
 	"      --tid                folded, svg: a root per thread (comm-PID/TID)\n"
 	"                           instead of per process name\n"
 	"      --annotate           folded, svg: mark kernel frames _[k], inlined\n"
-	"                           functions _[i] and JIT code _[j]\n"
+	"                           functions _[i], JIT code _[j] and frames\n"
+	"                           joined from an earlier stack _[joined]; and\n"
+	"                           speedscope, perf-script too: frames from the\n"
+	"                           kernel's frame-pointer chain _[fp]\n"
 	"      --tag KEY=VALUE      a label for the whole profile (pprof writes it on\n"
 	"                           every sample); repeatable\n";
 

@@ -133,6 +133,7 @@ static void summary(struct live *l, int fmt, size_t stacks)
 	if (st.samples) {
 		fputs("dwarfsample: ", stderr);
 		ds_stack_ends(&st);
+		ds_frame_sources(stderr, "dwarfsample: ", &ss, false);
 		/* Those the capture thread cut short are not the kernel's copy's
 		 * doing: the table below says so (some were joined, or ended
 		 * otherwise: not all of them are among the truncated). */

@@ -65,6 +65,7 @@ static void summary(const struct report *r, int verbose, bool names)
 		ds_stack_ends(&st);
 	else
 		fputs("no stacks\n", stderr);
+	ds_frame_sources(stderr, "dwarfsample: ", &ss, false);
 	ds_session_no_memory(&ss);
 	if (st.files_missing)
 		fprintf(stderr, "dwarfsample: %" PRIu64 " mapped file%s not found "
@@ -220,7 +221,7 @@ static int event_names(struct report *r, struct pr_output_opts *o)
 
 /* The head of the quality report: the samples, and how complete. */
 static void quality_head(FILE *out, const char *input, const struct pr_unwind_stats *st,
-			 const struct pr_symbolizer_stats *ss)
+			 const struct pr_symbolizer_stats *ss, const struct pr_session_stats *ses)
 {
 	double n = st->samples ? (double)st->samples : 1.0;
 
@@ -237,7 +238,9 @@ static void quality_head(FILE *out, const char *input, const struct pr_unwind_st
 		fprintf(out, "\n%.1f%% of stacks are the kernel's frame-pointer chains (no stack "
 			"copy), %.1f%% stopped at its depth limit", 100.0 * (double)st->chain_samples / n,
 			100.0 * (double)st->chain_depth / n);
-	fprintf(out, "\naddresses named: %" PRIu64 " of %" PRIu64 "\n", ss->named, ss->resolved);
+	fputc('\n', out);
+	ds_frame_sources(out, "", ses, true);
+	fprintf(out, "addresses named: %" PRIu64 " of %" PRIu64 "\n", ss->named, ss->resolved);
 }
 
 /* The quality report: where the stacks ended early and what nothing
@@ -246,11 +249,13 @@ static int print_quality(const struct report *r, FILE *out)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
 	struct pr_symbolizer_stats ss = { .sz = sizeof(ss) };
+	struct pr_session_stats ses = { .sz = sizeof(ses) };
 	int rows;
 
 	pr_session_unwind_stats(r->ses, &st);
 	pr_session_symbolizer_stats(r->ses, &ss);
-	quality_head(out, r->input, &st, &ss);
+	pr_session_stats(r->ses, &ses);
+	quality_head(out, r->input, &st, &ss, &ses);
 	rows = ds_quality_report(r->quality, out, "", 0, 1);
 	if (rows < 0)
 		ds_err("cannot write the quality report: %s", strerror(-rows));
