@@ -156,9 +156,11 @@ live_ours() { # workload mode
 	read -r n lost <<<"$(sed -n 's/^dwarfsample: \([0-9]*\) samples in [0-9.]* s, \([0-9]*\) lost.*/\1 \2/p' \
 		"$tmp/err")"
 	ends=$(sed -n 's/^dwarfsample: stacks ended: //p' "$tmp/err")
+	# Only when not every frame came from the copy.
+	src=$(sed -n 's/^dwarfsample: user frames by source: /; user frames: /p' "$tmp/err")
 	ms=$(per_k "$(cat "$tmp/rec")" "${n:-0}")
 	echo "| $1 | dwarfsample $2 | ${n:-0} | ${lost:-?} | $ms | $(awk -v a="$ms" -v b="$base" \
-		'BEGIN { printf "%.3f×", b ? a / b : 0 }') | stacks ended: $ends |"
+		'BEGIN { printf "%.3f×", b ? a / b : 0 }') | stacks ended: $ends$src |"
 }
 
 live_perf() { # workload mode: perf 7.3 record + script
