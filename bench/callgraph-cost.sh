@@ -33,13 +33,13 @@
 # frequency), and how well perf script named the frames from its text.
 #
 # usage: callgraph-cost.sh capture|live BUILD-DIR [RATE [SECONDS]]
-#   BUILD-DIR  a build of this tree (its tools/, bench/ and tests/)
+#   BUILD-DIR  a build of this tree (its tools/ and bench/)
 #   RATE       samples per second per CPU (default 999)
 #   SECONDS    attached per row (default 10)
 #   $PERF7     perf 7.3 (default /var/cache/dwarfsample/debian13/run-perf,
 #              Debian 13's perf run on this machine's files)
 set -u
-usage() { sed -n '2,42p' "$0" >&2; exit 2; }
+usage() { sed -n '2,40p' "$0" >&2; exit 2; }
 [ $# -ge 2 ] || usage
 part=$1
 build=$(realpath "$2")
@@ -180,7 +180,7 @@ live_perf() { # workload mode: perf 7.3 record + script
 
 echo "# $(date -u '+%F %H:%M') UTC, $part, $rate Hz per CPU, $secs s per row, $(nproc) CPUs," \
 	"kernel.perf_event_max_stack $(cat /proc/sys/kernel/perf_event_max_stack)," \
-	"dwarfsample $(git -C "$(dirname "$0")" describe --always --dirty 2>/dev/null)," \
+	"this script's tree $(git -C "$(dirname "$0")" describe --always --dirty 2>/dev/null) (the build's may differ)," \
 	"$($perf6 --version | sed 's/ version//'), $($perf7 --version | sed 's/ version//')"
 case $part in
 capture)
