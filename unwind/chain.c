@@ -259,3 +259,14 @@ size_t uw_chain_tail(struct pr_unwinder *u, const struct pr_record *rec,
 	u->stats.tail_frames += n;
 	return n;
 }
+
+bool uw_chain_at_root(struct pr_unwinder *u, const struct pr_record *rec, uint64_t addr)
+{
+	const struct pr_proc *proc = pr__model_proc(u->model, rec->pid, false);
+	const struct pr_map *m = proc ? pr__proc_find(proc, addr) : NULL;
+	struct uw_elf *e;
+
+	if (!m || !uw_has_image(m) || !(e = uw_resolve(u, rec->pid, m)))
+		return false;
+	return uw_elf_is_root(u, e, addr - pr__elf_bias(e->img, m));
+}

@@ -253,6 +253,37 @@ size_t uw_join(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s,
 	return added;
 }
 
+size_t uw_join_root(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s, size_t first,
+		    size_t *nr, size_t max_nr, enum pr_stack_end *end)
+{
+	struct uw_jthread *t = pr__hashmap_get(&j->threads, tid);
+	size_t last = *nr - 1, p, n;
+
+	if (!t || !t->nr || *nr < first + 2 ||
+	    t->fr[0].f.proc_serial != s->frames[first].proc_serial)
+		return 0;
+	/* The kept stack's frame with the same return address into the
+	 * root, called by the same frame. */
+	for (p = 1; p < t->nr; p++)
+		if (t->fr[p].pc == s->pcs[last] && t->fr[p - 1].pc == s->pcs[last - 1])
+			break;
+	if (p + 1 >= t->nr)
+		return 0;
+	n = t->nr - p - 1;
+	if (*nr + n > max_nr)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		s->frames[*nr + i] = t->fr[p + 1 + i].f;
+		s->frames[*nr + i].flags |= PR_FRAME_JOINED;
+		s->pcs[*nr + i] = t->fr[p + 1 + i].pc;
+		s->sps[*nr + i] = t->fr[p + 1 + i].sp;
+	}
+	*nr += n;
+	*end = PR_END_OUTERMOST;
+	t->last_use = ++j->tick;
+	return n;
+}
+
 static bool thread_stays(uint64_t key, void *value, void *arg)
 {
 	struct uw_joiner *j = arg;

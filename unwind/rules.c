@@ -270,6 +270,63 @@ void uw_read_tops(struct uw_elf *e)
 	elf_end(elf);
 }
 
+static const char *const c_roots[] = {
+	"__libc_start_call_main", "__libc_start_main", "start_thread",
+};
+_Static_assert(PR_ARRAY_SIZE(c_roots) <= UW_MAX_ROOTS, "room for every root");
+
+/* e->roots from the symbols of `img` (e's file or its debug file). */
+static void read_roots(struct uw_elf *e, const struct pr_elf *img)
+{
+	Elf *elf = elf_memory((char *)img->data, img->size);
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+
+	while (elf && (scn = elf_nextscn(elf, scn))) {
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize && gelf_getsym(d, (int)i, &sym); i++) {
+			const char *name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			bool known = false;
+
+			if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			for (size_t k = 0; k < PR_ARRAY_SIZE(c_roots); k++)
+				known |= !strcmp(name, c_roots[k]);
+			for (size_t k = 0; known && k < e->nr_roots; k++)
+				known = e->roots[k].lo != sym.st_value;
+			if (known && e->nr_roots < UW_MAX_ROOTS)
+				e->roots[e->nr_roots++] =
+					(struct uw_range){ sym.st_value, sym.st_value + sym.st_size };
+		}
+	}
+	if (elf)
+		elf_end(elf);
+}
+
+bool uw_elf_is_root(struct pr_unwinder *u, struct uw_elf *e, uint64_t vaddr)
+{
+	struct pr_elf *dbg;
+
+	if (!e->roots_read) {
+		e->roots_read = true;
+		read_roots(e, e->img);
+		/* A stripped file's local symbols are in its debug file. */
+		if (e->nr_roots < PR_ARRAY_SIZE(c_roots) &&
+		    (dbg = pr__elfcache_debug(u->files, e->img, &u->lg)))
+			read_roots(e, dbg);
+	}
+	for (size_t i = 0; i < e->nr_roots; i++)
+		if (vaddr >= e->roots[i].lo && vaddr < e->roots[i].hi)
+			return true;
+	return false;
+}
+
 static uint64_t max64(uint64_t a, uint64_t b)
 {
 	return a > b ? a : b;

@@ -17,6 +17,8 @@
 
 /* Functions of Go's runtime a stack ends at (see uw_read_tops()). */
 #define UW_MAX_TOPS 16
+/* The C runtime's thread entries (see uw_elf_is_root()). */
+#define UW_MAX_ROOTS 4
 
 /* How a file's .eh_frame is searched. */
 enum uw_table_kind {
@@ -75,6 +77,11 @@ struct uw_elf {
 		uint64_t lo, hi;
 	} tops[UW_MAX_TOPS];
 	size_t nr_tops;
+	/* Link-time ranges of the C runtime's thread entries (uw_elf_is_root()),
+	 * read on the first question. */
+	struct uw_range roots[UW_MAX_ROOTS];
+	size_t nr_roots;
+	bool roots_read;
 
 	enum uw_table_kind table;
 	/* UW_TABLE_EH_HDR: link-time addresses of the header and its table */
@@ -123,6 +130,17 @@ unsigned char *uw_cfi_image(const struct uw_cfi_table *t, uint64_t bias,
 void uw_read_tops(struct uw_elf *e);
 /* Whether link-time address `vaddr` of `e` is in one of e->tops. */
 bool uw_elf_is_top(const struct uw_elf *e, uint64_t vaddr);
+/*
+ * Whether link-time address `vaddr` of `e` is in one of the C runtime's
+ * thread entries: glibc's __libc_start_call_main (__libc_start_main
+ * before 2.34), which calls main and then exit, and start_thread, which
+ * calls a thread's function and ends the thread.  Each is called from
+ * one place and never returns there, so the frames beyond it are the
+ * same, to the return address, for every stack of the thread.  By the
+ * file's symbols, or its debug file's (Debian's libc has them only in
+ * libc6-dbg's).
+ */
+bool uw_elf_is_root(struct pr_unwinder *u, struct uw_elf *e, uint64_t vaddr);
 
 /* The compiled row for link-time address `addr` of `e`, found through
  * the same tables libunwind searches; not usable where there is no
@@ -225,6 +243,17 @@ size_t uw_join(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s,
 /* Forget threads the model no longer has, and stacks through files
  * going at this trim (their DSOs are `going`). */
 void uw_joiner_trim(struct uw_joiner *j);
+/*
+ * A stack of `tid` whose outermost frame, s's [*nr - 1], returns into a
+ * thread's entry in the C runtime (uw_elf_is_root()): complete it with
+ * the frames beyond that frame in the thread's last complete stack, which
+ * has the same return address there and the same one before it (the
+ * frames beyond a root are the same for every stack of the thread).  The
+ * frames added (PR_FRAME_JOINED), *end then PR_END_OUTERMOST; 0 when the
+ * kept stack has no such frame or they would pass max_nr.
+ */
+size_t uw_join_root(struct uw_joiner *j, uint32_t tid, struct uw_stack_regs *s, size_t first,
+		    size_t *nr, size_t max_nr, enum pr_stack_end *end);
 
 /* ---- chain.c ---- */
 
@@ -250,6 +279,9 @@ void uw_chain_frames(struct pr_unwinder *u, const struct pr_record *rec,
  */
 size_t uw_chain_tail(struct pr_unwinder *u, const struct pr_record *rec,
 		     const struct uw_chain *ch, struct pr_stack *out);
+/* Whether `addr` (a frame's, of rec's process) is in a thread's entry in
+ * the C runtime (uw_elf_is_root()). */
+bool uw_chain_at_root(struct pr_unwinder *u, const struct pr_record *rec, uint64_t addr);
 
 /* ---- unwinder.c ---- */
 

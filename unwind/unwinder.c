@@ -652,6 +652,18 @@ int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 	 * chain vouches for it; else joining may complete it. */
 	tailed = !from_chain && out->end == PR_END_TRUNCATED && chain.nr &&
 		 uw_chain_tail(u, rec, &chain, out);
+	/* A tail that stopped in a thread's entry in the C runtime (built
+	 * without frame pointers, as Debian's libc) has the same outermost
+	 * frames as every stack of the thread. */
+	if (tailed && u->joiner && out->end == PR_END_TRUNCATED &&
+	    uw_chain_at_root(u, rec, u->frames[out->nr - 1].ip)) {
+		struct uw_stack_regs regs = { u->frames, u->pcs, u->sps };
+		size_t added = uw_join_root(u->joiner, rec->tid, &regs, out->nr_kernel, &out->nr,
+					    out->nr_kernel + u->max_depth, &out->end);
+
+		u->stats.joined += added > 0;
+		u->stats.joined_frames += added;
+	}
 	/* A chain tells no stack addresses: nothing to join by. */
 	if (u->joiner && out->end != PR_END_NO_USER && !from_chain && !tailed) {
 		struct uw_stack_regs regs = { u->frames, u->pcs, u->sps };
