@@ -114,22 +114,48 @@ enum fp_site {
 	SITE_JIT,       /* anonymous executable memory: JIT code, which keeps frame pointers if any */
 };
 
-static enum fp_site fp_site(struct pr_unwinder *u, const struct pr_proc *proc, uint32_t pid,
-			    uint64_t addr)
-{
-	const struct pr_map *m = pr__proc_find(proc, addr);
+/* The code chain entries return into, looked up once an entry; the last
+ * mapping and row kept, as a recursion's entries return into the same. */
+struct site_cache {
+	const struct pr_map *m;
+	struct uw_elf *e;            /* NULL: no file for m */
+	uint64_t bias;
 	struct uw_rule r;
-	struct uw_elf *e;
+	bool has_rule;
+};
 
-	if (!m)
+/* What the function at `addr` (a return address less one) does with rbp
+ * there; *top set when no stack goes beyond it (as outermost() finds). */
+static enum fp_site fp_site(struct pr_unwinder *u, const struct pr_proc *proc, uint32_t pid,
+			    uint64_t addr, struct site_cache *c, bool *top)
+{
+	uint64_t at;
+
+	*top = false;
+	if (!c->m || addr < c->m->start || addr >= c->m->end) {
+		c->m = pr__proc_find(proc, addr);
+		c->e = c->m && uw_has_image(c->m) ? uw_resolve(u, pid, c->m) : NULL;
+		c->bias = c->e ? pr__elf_bias(c->e->img, c->m) : 0;
+		c->has_rule = false;
+	}
+	if (!c->m)
 		return SITE_UNKNOWN;
-	if (!uw_has_image(m))
-		return m->prot & PROT_EXEC ? SITE_JIT : SITE_UNKNOWN;
-	if (!(e = uw_resolve(u, pid, m)) || !uw_rule_find(u, e, addr - pr__elf_bias(e->img, m), &r) ||
-	    !r.usable)
+	if (!uw_has_image(c->m))
+		return c->m->prot & PROT_EXEC ? SITE_JIT : SITE_UNKNOWN;
+	if (!c->e)
 		return SITE_UNKNOWN;
-	return r.cfa_rbp && r.cfa_off == 16 && r.rbp == UW_LOC_AT_CFA && r.rbp_off == -16 &&
-			       r.ra == UW_LOC_AT_CFA && r.ra_off == -8
+	at = addr - c->bias;
+	if (!c->has_rule || at < c->r.lo || at >= c->r.hi) {
+		c->has_rule = uw_rule_find(u, c->e, at, &c->r);
+		if (!c->has_rule)
+			return SITE_UNKNOWN;
+	}
+	*top = uw_elf_is_top(c->e, at) ||
+	       (c->r.usable && (c->r.ra == UW_LOC_UNDEF || c->r.rbp == UW_LOC_UNDEF));
+	if (!c->r.usable)
+		return SITE_UNKNOWN;
+	return c->r.cfa_rbp && c->r.cfa_off == 16 && c->r.rbp == UW_LOC_AT_CFA &&
+			       c->r.rbp_off == -16 && c->r.ra == UW_LOC_AT_CFA && c->r.ra_off == -8
 		       ? SITE_FP
 		       : SITE_NO_FP;
 }
@@ -194,8 +220,10 @@ size_t uw_chain_tail(struct pr_unwinder *u, const struct pr_record *rec,
 	const struct pr_proc *proc = pr__model_proc(u->model, rec->pid, false);
 	size_t first = out->nr_kernel, last = out->nr - 1, k, n, max;
 	uint64_t at[PR_UNWIND_MAX_DEPTH];
+	struct site_cache cache = { 0 };
 	enum pr_stack_end end;
 	enum fp_site site;
+	bool top;
 
 	if (out->nr < first + 2 || !proc)
 		return 0;
@@ -213,11 +241,11 @@ size_t uw_chain_tail(struct pr_unwinder *u, const struct pr_record *rec,
 		struct pr_frame *f = &u->frames[out->nr + n];
 		uint64_t at_ip = ch->ips[k + n] - 1;   /* the frame entry k + n + 1 would call */
 
-		if (n && outermost(u, proc, rec->pid, at_ip)) {
+		site = fp_site(u, proc, rec->pid, at_ip, &cache, &top);
+		if (n && top) {
 			end = PR_END_OUTERMOST;
 			break;
 		}
-		site = fp_site(u, proc, rec->pid, at_ip);
 		if (k + 1 + n == ch->nr || !ch->ips[k + 1 + n]) {
 			/* The walk found no further frame: at the kernel's
 			 * limit; beyond a function with CFI, a caller that
