@@ -24,6 +24,19 @@ need_perf() {
 	fi
 }
 
+# Skip (77) unless the Debian 13 root (CPython 3.13, perf 7.3) is built:
+# .ci/run builds it with ../shared/tools/debian13-root.sh and names it in
+# DS_DEBIAN13_ROOT; else its default place is used if it is ready.  Sets
+# $d13 to the root.
+need_debian13() {
+	d13=${DS_DEBIAN13_ROOT:-/var/cache/dwarfsample/debian13}
+	if [ ! -f "$d13/.ready" ]; then
+		echo "SKIP: no Debian 13 root at $d13 (CPython 3.13, perf 7.3): build it with" \
+			"../shared/tools/debian13-root.sh, as .ci/run does"
+		exit 77
+	fi
+}
+
 # Skip (77) unless a private mount namespace can be had (unshare -m).
 need_mount_ns() {
 	if ! unshare -m true 2>/dev/null; then
