@@ -30,22 +30,36 @@ if ! command -v llvm-symbolizer >/dev/null || ! command -v clang >/dev/null; the
 	exit 77
 fi
 
-# compare OURS PERFS: listings of -F tid,time,ip,sym; prints
+# compare OURS PERFS: listings of -F tid,time,ip,sym,dso (perf's with symoff); prints
 # "samples frames addr_equal name_equal first_differences".
 compare() {
 	awk '
-	function hex(h,  v, i) {
-		v = 0
-		for (i = 1; i <= length(h); i++)
-			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-		return v
+	# The hex number one less than h, as a string: awk numbers are
+	# doubles, and mawk prints none above 2^32 with %x.  0 stays 0 (a
+	# chain entry of 0 is shown as it is).
+	function dec(h,  i, d) {
+		for (i = length(h); i > 0; i--) {
+			d = index("0123456789abcdef", substr(h, i, 1)) - 1
+			if (d > 0)
+				break
+			h = substr(h, 1, i - 1) "f" substr(h, i + 1)
+		}
+		if (i == 0)
+			return "0"
+		h = substr(h, 1, i - 1) substr("0123456789abcdef", d, 1) substr(h, i + 1)
+		sub(/^0+/, "", h)
+		return h == "" ? "0" : h
 	}
 	FNR == 1 { file++ }
 	# Ours marks a stack cut short (the depth limit) with a last
 	# [truncated] line, which perf has not.
 	file == 1 && /^\t/ && $2 == "[truncated]" { next }
 	/^[^\t]/ { n[file]++; k = 0; hdr[file, n[file]] = $0; next }
+	# A kernel frame is one perf found in the kernel: an entry of the
+	# chain'"'"'s user part can look like a kernel address (perf shows it
+	# [unknown]), and is a user frame all the same.
 	/^\t/ { k++; nf[file, n[file]] = k; addr[file, n[file], k] = $1;
+		kernel[file, n[file], k] = $NF == "([kernel.kallsyms])"
 		nm = $2; off = ""
 		# perf'"'"'s: sym+0xOFF (symoff), ours: sym.
 		if (file == 2 && (i = index(nm, "+0x"))) { off = substr(nm, i + 3); nm = substr(nm, 1, i - 1) }
@@ -59,11 +73,11 @@ compare() {
 			for (k = 1; k <= nf[2, s]; k++) {
 				frames++
 				a = addr[1, s, k]; b = addr[2, s, k]
-				kern = length(b) == 16 && b ~ /^ffff/
+				kern = kernel[2, s, k]
 				# Callers: ours is the return address less one.
 				want = b
 				if (!kern && user++ > 0)
-					want = sprintf("%x", hex(b) - 1)
+					want = dec(b)
 				if (a == want) aeq++
 				else if (diffs++ < 3) print "# sample " s " frame " k ": " a " / perf " b > "/dev/stderr"
 				# A caller whose return address starts a function (a
@@ -78,10 +92,30 @@ compare() {
 	}' "$1" "$2"
 }
 
+# compare itself, on listings as perf and ours print a sample at exec (CI
+# saw one): the user part of its chain starts with an address that looks
+# like the kernel's (perf: [unknown]), then a caller in no mapping above
+# 2^32; one sample, 4 frames, all equal.
+printf '%s\n' ' 7 1.000001: ' \
+	'	ffffffff81001000 clear_user ([kernel.kallsyms])' \
+	'	ffffffff81002000 [unknown] ([unknown])' \
+	'	    7f810dd428a7 [unknown] ([unknown])' \
+	'	           1ab77 _start (/lib64/ld.so)' >"$tmp/exec.ours"
+printf '%s\n' ' 7 1.000001: ' \
+	'	ffffffff81001000 clear_user+0x0 ([kernel.kallsyms])' \
+	'	ffffffff81002000 [unknown] ([unknown])' \
+	'	    7f810dd428a8 [unknown] ([unknown])' \
+	'	           1ab78 _start+0x0 (/lib64/ld.so)' >"$tmp/exec.perf"
+check "the comparison takes a user entry that looks like the kernel's as the first user frame" \
+	test "$(compare "$tmp/exec.ours" "$tmp/exec.perf" 2>&1)" = "1 4 4 4 0"
+sed 's/7f810dd428a7/7f810dd428a8/' "$tmp/exec.ours" >"$tmp/exec.wrong"
+check "and finds a caller not taken at its call" \
+	test "$(compare "$tmp/exec.wrong" "$tmp/exec.perf" 2>/dev/null)" = "1 4 3 4 0"
+
 # check_file NAME FILE: dwarfsample report against perf script on FILE.
 check_file() {
-	perf script -i "$2" -F tid,time,ip,sym,symoff --no-inline 2>/dev/null >"$tmp/$1.perf"
-	"$ds" report -i "$2" -F tid,time,ip,sym --no-inline 2>"$tmp/$1.err" >"$tmp/$1.ours"
+	perf script -i "$2" -F tid,time,ip,sym,symoff,dso --no-inline 2>/dev/null >"$tmp/$1.perf"
+	"$ds" report -i "$2" -F tid,time,ip,sym,dso --no-inline 2>"$tmp/$1.err" >"$tmp/$1.ours"
 	set -- "$1" $(compare "$tmp/$1.ours" "$tmp/$1.perf")
 	echo "# $1: $2 samples, $3 frames, addresses equal $4, names equal $5"
 	check "$1: perf script lists samples ($2)" test "${2:-0}" -ge 100
