@@ -459,6 +459,11 @@ static int activate_in(struct victim *v, uint64_t add_pending, uint64_t run_stri
 	snprintf(mem, sizeof(mem), "/proc/%u/mem", v->pid);
 	v->mem = open(mem, O_RDWR | O_CLOEXEC);
 	err = v->mem < 0 ? -errno : interrupt(v);
+	if (err == -EAGAIN)
+		pr__log(v->lg, PR_LOG_ERROR, "pid %u was stopped by a signal: continue it first "
+			"(kill -CONT %u)", v->pid, v->pid);
+	else if (err == -ETIMEDOUT)
+		pr__log(v->lg, PR_LOG_ERROR, "pid %u did not stop for ptrace within 2 s", v->pid);
 	if (err) {
 		if (v->mem >= 0)
 			close(v->mem);

@@ -89,11 +89,11 @@ static void activate(pid_t pid)
 			(int)pid, what, a->map, a->waited);
 	else
 		fprintf(stderr, "dwarfsample: python: pid %d (%s): perf trampoline asked for, "
-			"not on after %.1f s: its main thread has run no Python code since "
-			"(blocked in a system call, or in C code); it turns on when that thread "
-			"next runs Python code, and stays on: "
-			"sys.deactivate_stack_trampoline() in the process turns it off\n",
-			(int)pid, what, a->waited);
+			"not on after %.1f s: its main thread has not run the request yet "
+			"(it runs it the next time it runs Python code: it may be blocked in "
+			"a system call, or in C code), or turning it on failed in the "
+			"process.  Once on, it stays on: sys.deactivate_stack_trampoline() in "
+			"the process turns it off\n", (int)pid, what, a->waited);
 }
 
 int ds_python_prepare(const struct ds_capture *c)
@@ -126,9 +126,9 @@ void ds_python_summary(FILE *out, const char *prefix)
 			continue;
 		on = pr_python_active((uint32_t)done[i].pid);
 		fprintf(out, "%spython: pid %d's perf trampoline %s\n", prefix, (int)done[i].pid,
-			on > 0 ? "came on during the run (functions it ran before are not named)"
+			on > 0 ? "came on during the run (what ran before it did is not named)"
 			: on < 0 ? "had not come on when the process exited"
-			: "did not come on during the run: its main thread ran no Python code");
+			: "had not come on by the end of the run");
 	}
 	for (size_t i = 0; i < nr_done; i++)
 		if (!done[i].err && done[i].act.state == PR_PYTHON_ACTIVATED)
