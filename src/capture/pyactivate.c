@@ -110,7 +110,7 @@ static int has_open(uint32_t pid, const char *path)
 	char dir[64], link[384];
 	struct stat want, st;
 	struct dirent *e;
-	int fd = pr__open_in_root(pid, path, O_RDONLY | O_NONBLOCK), found = 0;
+	int fd = pr__open_in_root(pid, path, O_PATH), found = 0;
 	DIR *d;
 
 	if (fd < 0)
