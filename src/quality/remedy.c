@@ -178,10 +178,10 @@ static void cpython_remedy(const struct pr__quality_words *w, unsigned minor, un
 			 "functions: DEBUGINFOD_URLS=%s", minor, micro, w->python,
 			 server ? server : "(a debuginfod server)");
 	else
-		snprintf(buf, len, "CPython 3.%u.%u: its Python functions are named when it "
-			 "runs with -X perf (or PYTHONPERFSUPPORT=1), or after %s.  Its C "
-			 "functions: DEBUGINFOD_URLS=%s", minor, micro, w->python,
-			 server ? server : "(a debuginfod server)");
+		snprintf(buf, len, "CPython 3.%u.%u's C functions: DEBUGINFOD_URLS=%s (no debug "
+			 "package: its Python functions are named by its perf map, written "
+			 "with -X perf, PYTHONPERFSUPPORT=1 or after %s)", minor, micro,
+			 server ? server : "(a debuginfod server)", w->python);
 }
 
 /* What installs the debug file of `dso`, when its package is known. */
