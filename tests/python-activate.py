@@ -2,10 +2,19 @@
 # Debian 13 root (or Debian 12's python3.11): pure-Python recursion,
 # checked, until the file STOP appears (60 s at most).  Before it, by
 # MODE: "busy" nothing, "sleep S" time.sleep(S) and how long it took,
-# "read" a line read from stdin.  Each step printed as it ends.
+# "read" a line read from stdin; "signals" counts the SIGUSR1 it handles,
+# printed at the end.  Each step printed as it ends.
 import os
+import signal
 import sys
 import time
+
+handled = 0
+
+
+def count(signum, frame):
+    global handled
+    handled += 1
 
 
 def fib(n):
@@ -17,6 +26,8 @@ def outer(n):
 
 
 mode, stop = sys.argv[1], sys.argv[2]
+if mode == "signals":
+    signal.signal(signal.SIGUSR1, count)
 print("ready", flush=True)
 if mode == "sleep":
     t0 = time.monotonic()
@@ -31,3 +42,5 @@ while not os.path.exists(stop) and time.monotonic() < end:
         wrong += 1
     runs += 1
 print("done %d runs, %d wrong" % (runs, wrong), flush=True)
+if mode == "signals":
+    print("handled %d" % handled, flush=True)

@@ -7,7 +7,8 @@
 # in the profile, and it runs on to the end of its work, every result
 # right.  A target blocked in time.sleep sleeps its whole time; one
 # blocked reading stdin reads the line written later, and its trampoline
-# comes on only once it runs Python code again, as the message says.
+# comes on only once it runs Python code again, as the message says; one
+# sent a stream of signals meanwhile handles them and runs on.
 # CPython 3.11 (Debian 12's) gets the message on its version, naming no
 # package; a process without CPython is left alone, said so; -- CMD runs
 # with PYTHONPERFSUPPORT=1; the agent refuses --python.
@@ -96,6 +97,24 @@ finish "$pid" busy
 check "the activated workload ran to its end, every result right" \
 	grep -q "^done [1-9][0-9]* runs, 0 wrong$" "$tmp/busy.out" || cat "$tmp/busy.out"
 check "... exiting 0" test "$(cat "$tmp/busy.rc")" -eq 0
+
+# --- Signals arriving all along: held while the thread runs injected
+# code, handled after; the process runs on, every result right.
+py313 signals signals "$in/stop"
+(i=0; while [ $i -lt 3000 ] && kill -USR1 "$pid" 2>/dev/null; do i=$((i + 1)); done) &
+storm=$!
+"$ds" --python -p "$pid" -d 0.3 -f folded -o "$tmp/signals.folded" >/dev/null \
+	2>"$tmp/signals.err"
+check "--python amid a stream of SIGUSR1: turned on" \
+	grep -q "python: pid $pid (CPython 3\.13.*): perf trampoline turned on" "$tmp/signals.err" ||
+	cat "$tmp/signals.err"
+wait "$storm"
+finish "$pid" signals
+check "... the process handled them and ran to its end, every result right" \
+	awk '/^done [1-9][0-9]* runs, 0 wrong$/ { d = 1 } /^handled [1-9]/ { h = 1 }
+		/Error|Traceback/ { bad = 1 } END { exit !(d && h && !bad) }' "$tmp/signals.out" ||
+	cat "$tmp/signals.out"
+check "... exiting 0" test "$(cat "$tmp/signals.rc")" -eq 0
 
 # --- Blocked in time.sleep when activated: it sleeps its whole time.
 py313 sleep sleep "$in/stop" 5
