@@ -8,7 +8,8 @@
 # right.  A target blocked in time.sleep sleeps its whole time; one
 # blocked reading stdin reads the line written later, and its trampoline
 # comes on only once it runs Python code again, as the message says; one
-# sent a stream of signals meanwhile handles them and runs on.
+# sent a stream of signals meanwhile handles them and runs on; one
+# traced already (strace) is left alone, said so.
 # CPython 3.11 (Debian 12's) gets the message on its version, naming no
 # package; a process without CPython is left alone, said so; -- CMD runs
 # with PYTHONPERFSUPPORT=1; the agent refuses --python.
@@ -153,6 +154,27 @@ finish "$pid" read
 exec 7>&-
 check "then it ran to its end, every result right" \
 	grep -q "^done [1-9][0-9]* runs, 0 wrong$" "$tmp/read.out" || cat "$tmp/read.out"
+
+# --- Traced already (strace): said, and left alone.
+if command -v strace >/dev/null; then
+	py313 traced busy "$in/stop"
+	strace -p "$pid" -o /dev/null 2>/dev/null &
+	tracer=$!
+	wait_for sh -c "grep -q '^TracerPid:[[:space:]]*[1-9]' /proc/$pid/status"
+	"$ds" --python -p "$pid" -d 0.3 -f folded -o "$tmp/traced.folded" >/dev/null \
+		2>"$tmp/traced.err"
+	check "--python on a process traced already: says by whom, and what to do" \
+		grep -q "pid $pid is traced already, by pid [0-9]* (a debugger?): detach it first" \
+		"$tmp/traced.err" || cat "$tmp/traced.err"
+	check "... and that it was not turned on, the process running on" \
+		grep -q "python: the perf trampoline of pid $pid was not turned on; it runs on as it was" \
+		"$tmp/traced.err"
+	kill "$tracer"
+	wait "$tracer"
+	finish "$pid" traced
+	check "... to its end, every result right" \
+		grep -q "^done [1-9][0-9]* runs, 0 wrong$" "$tmp/traced.out" || cat "$tmp/traced.out"
+fi
 
 # --- CPython 3.11: the version found, what works, no package named.
 /usr/bin/python3.11 "$src/python-activate.py" busy "$tmp/stop311" >"$tmp/py311.out" 2>&1 &
