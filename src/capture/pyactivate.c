@@ -175,6 +175,7 @@ static void hold(struct held *h, int sig)
 static int wait_stop(pid_t tid, double timeout)
 {
 	double until = now() + timeout;
+	useconds_t nap = 10;
 	int st;
 
 	for (;;) {
@@ -190,7 +191,10 @@ static int wait_stop(pid_t tid, double timeout)
 			return st;
 		if (now() > until)
 			return 0;
-		usleep(200);
+		/* Stops come within microseconds; a wait for a stuck call
+		 * need not spin. */
+		usleep(nap);
+		nap = nap < 1000 ? nap * 2 : nap;
 	}
 }
 
@@ -419,16 +423,12 @@ static int refused(const struct victim *v, int err)
 }
 
 /* Everything done in the stopped thread: 0, or a negative errno. */
-static int inject(struct victim *v, uint64_t add_pending, uint64_t run_string)
+static int inject(struct victim *v, uint64_t add_pending, uint64_t run_string,
+		  uint64_t sys_at)
 {
-	uint64_t sys_at = find_syscall(v), page;
+	uint64_t page;
 	int err, result = -1;
 
-	if (!sys_at) {
-		pr__log(v->lg, PR_LOG_ERROR, "pid %u: no system call instruction found in its "
-			"code", v->pid);
-		return -ENOEXEC;
-	}
 	if (!(page = map_page(v, sys_at))) {
 		pr__log(v->lg, PR_LOG_ERROR, "pid %u: mapping a page in it failed", v->pid);
 		return -ENOMEM;
@@ -452,13 +452,23 @@ static int inject(struct victim *v, uint64_t add_pending, uint64_t run_string)
 static int activate_in(struct victim *v, uint64_t add_pending, uint64_t run_string)
 {
 	char mem[64];
+	double stopped;
+	uint64_t sys_at;
 	int err, put;
 
 	if (ptrace(PTRACE_SEIZE, v->tid, 0, 0))
 		return refused(v, errno == ESRCH ? -ESRCH : -errno);
 	snprintf(mem, sizeof(mem), "/proc/%u/mem", v->pid);
 	v->mem = open(mem, O_RDWR | O_CLOEXEC);
-	err = v->mem < 0 ? -errno : interrupt(v);
+	/* Looked for while the thread still runs: its code does not move. */
+	sys_at = v->mem < 0 ? 0 : find_syscall(v);
+	if (v->mem >= 0 && !sys_at) {
+		pr__log(v->lg, PR_LOG_ERROR, "pid %u: no system call instruction found in its "
+			"code", v->pid);
+		err = -ENOEXEC;
+	} else {
+		err = v->mem < 0 ? -errno : interrupt(v);
+	}
 	if (err == -EAGAIN)
 		pr__log(v->lg, PR_LOG_ERROR, "pid %u was stopped by a signal: continue it first "
 			"(kill -CONT %u)", v->pid, v->pid);
@@ -470,16 +480,19 @@ static int activate_in(struct victim *v, uint64_t add_pending, uint64_t run_stri
 		ptrace(PTRACE_DETACH, v->tid, 0, 0);
 		return err;
 	}
+	stopped = now();
 	if (ptrace(PTRACE_GETREGS, v->tid, 0, &v->saved)) {
 		err = -errno;
 	} else {
-		err = inject(v, add_pending, run_string);
+		err = inject(v, add_pending, run_string, sys_at);
 		put = err == -ESRCH ? err : put_back(v);
 		err = err ? err : put;
 	}
 	close(v->mem);
 	if (err != -ESRCH)
 		ptrace(PTRACE_DETACH, v->tid, 0, 0);
+	pr__log(v->lg, PR_LOG_DEBUG, "pid %u: thread %u stopped for %.3f ms", v->pid, v->tid,
+		(now() - stopped) * 1e3);
 	for (size_t i = 0; err != -ESRCH && i < v->held.nr; i++)
 		syscall(SYS_tgkill, (pid_t)v->pid, (pid_t)v->tid, v->held.sig[i]);
 	return err;
