@@ -3,7 +3,7 @@
 # chroot inside a mount namespace of its own (its files reached only
 # through /proc/PID/root), already running a recursive pure-Python
 # workload (python-activate.py), has its perf trampoline turned on from
-# outside: the summary says so, its Python functions are named (py::)
+# outside (by the profiling command, and by record): the summary says so, its Python functions are named (py::)
 # in the profile, and it runs on to the end of its work, every result
 # right.  A target blocked in time.sleep sleeps its whole time; one
 # blocked reading stdin reads the line written later, and its trampoline
@@ -98,6 +98,19 @@ finish "$pid" busy
 check "the activated workload ran to its end, every result right" \
 	grep -q "^done [1-9][0-9]* runs, 0 wrong$" "$tmp/busy.out" || cat "$tmp/busy.out"
 check "... exiting 0" test "$(cat "$tmp/busy.rc")" -eq 0
+
+# --- record takes it too.
+py313 record busy "$in/stop"
+"$ds" record --python -p "$pid" -d 0.3 -o "$tmp/record.data" >/dev/null 2>"$tmp/record.err"
+check "record --python -p: turned on" \
+	grep -q "python: pid $pid (CPython 3\.13.*): perf trampoline turned on" "$tmp/record.err" ||
+	cat "$tmp/record.err"
+check "... and its summary says it stays on" \
+	grep -q "python: pid $pid's perf trampoline was turned on by --python and stays on" \
+	"$tmp/record.err"
+finish "$pid" record
+check "... the process ran to its end, every result right" \
+	grep -q "^done [1-9][0-9]* runs, 0 wrong$" "$tmp/record.out" || cat "$tmp/record.out"
 
 # --- Signals arriving all along: held while the thread runs injected
 # code, handled after; the process runs on, every result right.
