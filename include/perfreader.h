@@ -30,6 +30,8 @@
  *                (perf's build-id cache, an archive) and read back
  *   prupload.h   a profile cut into windows, grouped and labelled, and
  *                shipped to a directory, Pyroscope or an OTLP endpoint
+ *   prpython.h   CPython in a running process, and its perf trampoline
+ *                turned on from outside
  *
  * Conventions, kept by every function of every header:
  *
@@ -104,5 +106,6 @@
 #include "prstat.h"
 #include "prarchive.h"
 #include "prupload.h"
+#include "prpython.h"
 
 #endif /* PERFREADER_H */

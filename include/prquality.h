@@ -113,6 +113,10 @@ struct pr_quality_report_opts {
 	 * in "... shows their kernel stacks"). */
 	const char *stack_size_name, *debug_dir_name, *max_depth_name, *log_name,
 		*kernel_name;
+	/* Turning CPython's perf trampoline on in a running process,
+	 * pr_python_activate() ("turning its perf trampoline on from
+	 * outside", in "..., or ... in a running one"). */
+	const char *python_name;
 };
 
 /*

@@ -232,6 +232,8 @@ int pr_quality_report(const struct pr_quality *q, FILE *out,
 		.max_depth = PR_OPTS_GET(opts, max_depth_name, "the frame limit"),
 		.log = PR_OPTS_GET(opts, log_name, "the log"),
 		.kernel = PR_OPTS_GET(opts, kernel_name, "sampling kernel call chains"),
+		.python = PR_OPTS_GET(opts, python_name,
+				      "turning its perf trampoline on from outside"),
 	};
 	rows = calloc(q->nr + 1, sizeof(*rows));
 	if (!rows)

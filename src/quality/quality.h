@@ -49,7 +49,7 @@ struct pr_quality {
 /* The caller's names of the settings a remedy mentions, each resolved
  * to the library's words where the caller gave none. */
 struct pr__quality_words {
-	const char *stack_size, *debug_dir, *max_depth, *log, *kernel;
+	const char *stack_size, *debug_dir, *max_depth, *log, *kernel, *python;
 };
 
 /* ---- remedy.c ---- */

@@ -5,7 +5,10 @@
  * which package installed the file (Debian's and Ubuntu's dpkg:
  * PKG-dbgsym, libc6-dbg for libc6), the build-id path the debug file
  * goes to, and debuginfod: what the system says is read when the report
- * is written, on the caller's thread (prquality.h).
+ * is written, on the caller's thread (prquality.h).  CPython's files are
+ * told by their symbols: no debug file names a Python function, and
+ * Debian ships no PKG-dbgsym for them (python3.X-minimal-dbgsym does not
+ * exist), so theirs names none, and says what does name them.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/pyruntime.h"
 #include "quality/quality.h"
 
 bool pr__quality_is_file(const struct pr_dso *dso)
@@ -143,17 +147,56 @@ static const char *debuginfod_server(void)
 	return url;
 }
 
+/* The CPython version of the file of `dso` (read from the file), into
+ * *minor and *micro; false when it is not CPython's. */
+static bool cpython_file(const struct pr_dso *dso, unsigned *minor, unsigned *micro)
+{
+	const char *path = pr_dso_path(dso);
+	unsigned major = 0;
+	struct pr_elf *e;
+	int fd;
+	bool is;
+
+	if (!pr__quality_is_file(dso) || (fd = pr__open_target_file(0, path, NULL)) < 0)
+		return false;
+	if (!(e = pr__elf_open(fd, path, false, NULL)))
+		return false;
+	is = pr__python_file(e, strrchr(path, '/') + 1, &major, minor, micro) && major == 3;
+	pr__elf_free(e);
+	return is;
+}
+
+/* CPython's remedy: what names its Python functions, then its C ones. */
+static void cpython_remedy(const struct pr__quality_words *w, unsigned minor, unsigned micro,
+			   const char *server, char *buf, size_t len)
+{
+	if (minor < 12)
+		snprintf(buf, len, "CPython 3.%u.%u: its Python functions run inside "
+			 "_PyEval_EvalFrameDefault, which no symbols name by function (it has "
+			 "no perf trampoline); CPython 3.12 or later names them, started with -X "
+			 "perf (or PYTHONPERFSUPPORT=1), or by %s in a running one.  Its C "
+			 "functions: DEBUGINFOD_URLS=%s", minor, micro, w->python,
+			 server ? server : "(a debuginfod server)");
+	else
+		snprintf(buf, len, "CPython 3.%u.%u's C functions: DEBUGINFOD_URLS=%s (no debug "
+			 "package: its Python functions are named by its perf map, written "
+			 "with -X perf, PYTHONPERFSUPPORT=1 or after %s)", minor, micro,
+			 server ? server : "(a debuginfod server)", w->python);
+}
+
 /* What installs the debug file of `dso`, when its package is known. */
 static void debug_package(const struct pr_dso *dso, char *buf, size_t len)
 {
 	char pkg[256], where[128];
+	unsigned minor, micro;
 
 	buf[0] = 0;
 	debug_path(dso, where, sizeof(where));
 	/* Installed already: nothing to install. */
 	if (*where && !access(where, R_OK))
 		return;
-	if (!pr__quality_is_file(dso) || !dpkg_owner(pr_dso_path(dso), pkg, sizeof(pkg)))
+	if (!pr__quality_is_file(dso) || cpython_file(dso, &minor, &micro) ||
+	    !dpkg_owner(pr_dso_path(dso), pkg, sizeof(pkg)))
 		return;
 	/* Debian's libc ships its debug files as libc6-dbg. */
 	snprintf(buf, len, "apt-get install %s%s (the distribution's debug archive%s%s)", pkg,
@@ -237,7 +280,12 @@ void pr__quality_remedy(const struct pr_quality *q, const struct pr__quality_row
 		return;
 	case PR_QUALITY_UNNAMED: {
 		const char *server = debuginfod_server();
+		unsigned minor, micro;
 
+		if (cpython_file(r->dso, &minor, &micro)) {
+			cpython_remedy(w, minor, micro, server, buf, len);
+			return;
+		}
 		debug_package(r->dso, pkg, sizeof(pkg));
 		if (!pr__quality_is_file(r->dso))
 			snprintf(buf, len, "JIT code without a perf map: node --perf-basic-prof, "

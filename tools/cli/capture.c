@@ -45,6 +45,8 @@ struct pr_reader *ds_capture_open(const struct ds_capture *c)
 		.no_cpu_samples = c->off_cpu,
 		.cgroup = c->cgroup);
 
+	if (ds_python_prepare(c))
+		return NULL;
 	if (c->events.nr) {
 		ds_events_opts(&c->events, &ev, events);
 		opts.events = events;

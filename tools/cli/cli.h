@@ -66,6 +66,9 @@ struct ds_capture {
 	 * a path under /sys/fs/cgroup. */
 	const char *cgroup;
 	struct ds_events events;        /* -e, -c, --read-group */
+	/* --python: CPython's perf trampoline turned on in the -p processes,
+	 * or PYTHONPERFSUPPORT=1 for the command (python.c). */
+	bool python;
 };
 
 /* Set by SIGINT/SIGTERM handlers (1, then 2 on a second signal); the
@@ -192,7 +195,19 @@ int ds_parse(struct ds_capture *c, const struct ds_verb *v, int argc, char **arg
  */
 int ds_parse_target(struct ds_capture *c, const struct ds_verb *v, int argc, char **argv);
 
-/* Open the reader for the capture's target; NULL after reporting why. */
+/* --python, before sampling: the perf trampoline turned on in each -p
+ * process (what was done, said on stderr), or PYTHONPERFSUPPORT=1 set
+ * for the command.  0, or -1 after saying why (the environment could not
+ * be set); a process that cannot be activated is said and sampled as it
+ * is. */
+int ds_python_prepare(const struct ds_capture *c);
+/* The summary's lines on --python, each after `prefix`: the command's
+ * environment, processes whose trampoline came on during the run or
+ * stays on; nothing without --python. */
+void ds_python_summary(FILE *out, const char *prefix);
+
+/* Open the reader for the capture's target (after ds_python_prepare());
+ * NULL after reporting why. */
 struct pr_reader *ds_capture_open(const struct ds_capture *c);
 
 /* Install SIGINT/SIGTERM handlers that set ds_stop (no SA_RESTART, so

@@ -158,7 +158,7 @@ int ds_quality_report(const struct pr_quality *q, FILE *out, const char *prefix,
 	PR_OPTS(pr_quality_report_opts, o, .prefix = prefix, .max_rows = max_rows,
 		.permille = permille, .stack_size_name = "--stack-size",
 		.debug_dir_name = "--debug-dir", .max_depth_name = "--max-depth",
-		.log_name = "-v", .kernel_name = "-k");
+		.log_name = "-v", .kernel_name = "-k", .python_name = "--python -p PID");
 
 	return pr_quality_report(q, out, &o);
 }

@@ -28,6 +28,7 @@ enum {
 	OPT_OFF_CPU_STACK_SIZE,
 	OPT_READ_GROUP,
 	OPT_CALL_GRAPH,
+	OPT_PYTHON,
 };
 
 #define CAPTURE_SHORTOPTS "p:aC:F:d:kve:c:g"
@@ -53,6 +54,7 @@ static const struct option capture_longopts[] = {
 	{ "count", required_argument, NULL, 'c' },
 	{ "read-group", no_argument, NULL, OPT_READ_GROUP },
 	{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+	{ "python", no_argument, NULL, OPT_PYTHON },
 };
 
 const char ds_capture_help[] =
@@ -96,6 +98,10 @@ const char ds_capture_help[] =
 	"                           (perf's -g is fp: give --call-graph fp for that)\n"
 	"  -k, --kernel             record kernel call chains too\n"
 	"  -v, --verbose            more diagnostics\n"
+	"      --python             name CPython 3.12+'s Python functions: with -p,\n"
+	"                           turn its perf trampoline on in the running\n"
+	"                           process (ptrace), left on after; with -- CMD,\n"
+	"                           run CMD with PYTHONPERFSUPPORT=1\n"
 	"Off-CPU time (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root):\n"
 	"      --off-cpu            profile time spent off the CPU instead of on it:\n"
 	"                           the stack at every switch out of a sampled\n"
@@ -346,6 +352,9 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 	case 'g':
 		c->g = true;
 		return 1;
+	case OPT_PYTHON:
+		c->python = true;
+		return 1;
 	default:
 		return 0;
 	}
@@ -421,7 +430,7 @@ bool ds_capture_given(const struct ds_capture *c)
 	       c->duration > 0 || c->stack_size || c->ring_pages || c->hw_cycles ||
 	       c->kernel || c->off_cpu || c->wall || c->off_cpu_min_ns ||
 	       c->off_cpu_stack_size || c->events.nr || c->events.period ||
-	       c->events.read_group || c->call_graph_given || c->g;
+	       c->events.read_group || c->call_graph_given || c->g || c->python;
 }
 
 /* The mode against the stack sizes, and --call-graph's SIZE into
@@ -533,6 +542,11 @@ int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
 	}
 	if (c->nr_cpus && !c->system_wide) {
 		ds_err("-C selects CPUs for system-wide sampling; use it with -a");
+		return -1;
+	}
+	if (c->python && c->system_wide) {
+		ds_err("--python turns CPython's perf trampoline on in the processes of -p PID, "
+		       "or in the command of -- CMD: not with -a");
 		return -1;
 	}
 	if (check_off_cpu(c) || settle_call_graph(c) || check_events(c))

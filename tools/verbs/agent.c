@@ -710,6 +710,14 @@ static int settle(struct ds_capture *c, struct agent_args *a, int argc)
 		ds_err("--exe picks processes among all of them: give it without -p");
 		return -1;
 	}
+	/* It runs for days over processes that come and go: one activation
+	 * at its start would name some of them, for a while. */
+	if (c->python) {
+		ds_err("--python is for one run: start the services the agent profiles "
+		       "with PYTHONPERFSUPPORT=1 (CPython 3.12 and later), or run "
+		       "'dwarfsample --python -p PID' once on each");
+		return -1;
+	}
 	/* Its windows are cut on the one worker's clock (the pipeline's
 	 * tick); at its rates one worker keeps up with a large host. */
 	if (a->names.jobs > 1) {
