@@ -476,7 +476,7 @@ static uint32_t new_location(struct pr_profile *p, const struct pr_frame *f,
 	loc = (struct prof_location){ .address = f->ip, .mapping = mapping_of(p, s, f) };
 	if (f->flags & PR_FRAME_KERNEL)
 		loc.kind = PROF_KERNEL;
-	else if (s->source == PR_SYM_PERF_MAP || !f->dso)
+	else if (s->source == PR_SYM_PERF_MAP || s->source == PR_SYM_JITDUMP || !f->dso)
 		loc.kind = PROF_JIT;
 	if (location_lines(p, &loc, s))
 		return PROF_NONE;

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * JIT code named from its process's jitdump (jitdump.h), where the process
+ * has one: a runtime writing a jitdump maps it once, executable, as a
+ * marker, so the process's mappings say where it is (node writes
+ * ./jit-PID.dump, CPython /tmp/jit-PID.dump, the JVM's agent a directory
+ * of its own).  perf finds it the same way, by the file name jit-PID.dump
+ * of the sample's pid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "model/model.h"
+#include "symbols/jitdump.h"
+#include "symbols/symbolizer.h"
+
+/* A process's jitdump, and its resolved addresses. */
+struct sym_jitdump {
+	uint32_t pid;
+	uint32_t proc_serial;
+	uint64_t maps_generation;    /* of the mappings last searched for it */
+	const struct pr_dso *dso;    /* its mapping's file, once found */
+	char *path;
+	struct pr_jitdump jd;
+	uint64_t read_at;            /* CLOCK_MONOTONIC ns; 0: never */
+	/* Resolved addresses, each for the codes known then (jd.nr_codes:
+	 * a later load may cover it), with their names. */
+	struct pr_hashmap results;   /* hash -> struct sym_result (chained) */
+	struct pr_arena result_names;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Whether `path` is a jitdump of `pid`: "jit-PID.dump", in any directory. */
+static bool jitdump_name(const char *path, uint32_t pid)
+{
+	const char *base = strrchr(path, '/');
+	char want[32];
+
+	snprintf(want, sizeof(want), "jit-%u.dump", pid);
+	return !strcmp(base ? base + 1 : path, want);
+}
+
+/* The jitdump among process `pid`'s mappings, or NULL. */
+static const struct pr_dso *find_marker(struct pr_symbolizer *s, struct sym_jitdump *j)
+{
+	const struct pr_proc *p = pr__model_proc(s->model, j->pid, false);
+
+	if (!p || p->generation == j->maps_generation)
+		return NULL;
+	j->maps_generation = p->generation;
+	for (size_t i = 0; i < p->nr; i++)
+		if (p->maps[i].dso && !p->maps[i].dso->anon &&
+		    jitdump_name(p->maps[i].dso->path, j->pid))
+			return p->maps[i].dso;
+	return NULL;
+}
+
+/*
+ * The jitdump's fd: a live process's inside its root, owned by its user or
+ * root (as its perf map, pr__perf_map_open()); once the process is gone,
+ * the host's file at that path only if it is the very file it mapped.
+ */
+static int open_jitdump(struct pr_symbolizer *s, struct sym_jitdump *j)
+{
+	char proc[32];
+	struct stat st, owner;
+	int fd, err = 0;
+
+	snprintf(proc, sizeof(proc), "/proc/%u", j->pid);
+	fd = pr__open_target_file(s->live ? j->pid : 0, j->path, &s->lg);
+	if (fd < 0 && s->live && fd != -EINVAL && stat(proc, &owner)) {
+		fd = pr__open_target_file(0, j->path, &s->lg);
+		if (fd >= 0 && (fstat(fd, &st) || major(st.st_dev) != j->dso->maj ||
+				minor(st.st_dev) != j->dso->min || st.st_ino != j->dso->ino)) {
+			close(fd);
+			fd = -ENOENT;
+		}
+		return fd;
+	}
+	if (fd < 0)
+		err = fd;
+	else if (s->live && (fstat(fd, &st) ||
+			     (st.st_uid && (stat(proc, &owner) || owner.st_uid != st.st_uid))))
+		err = -EPERM;
+	if (!err)
+		return fd;
+	if (fd >= 0)
+		close(fd);
+	pr__log(&s->lg, PR_LOG_DEBUG, "jitdump %s of process %u not read: %s", j->path, j->pid,
+		err == -EPERM ? "owned by neither the process's user nor root" : strerror(-err));
+	return err;
+}
+
+static void read_jitdump(struct pr_symbolizer *s, struct sym_jitdump *j)
+{
+	int fd;
+
+	j->read_at = now_ns();
+	fd = open_jitdump(s, j);
+	if (fd < 0)
+		return;
+	pr__jitdump_read_fd(&j->jd, fd, j->path, &s->lg);
+	close(fd);
+}
+
+static void jitdump_forget(struct sym_jitdump *j)
+{
+	pr__hashmap_free(&j->results);
+	pr__arena_free(&j->result_names);
+}
+
+/* Forget process `pid`'s jitdump of an earlier process with the pid. */
+static void jitdump_reset(struct sym_jitdump *j, uint32_t serial)
+{
+	jitdump_forget(j);
+	pr__jitdump_clear(&j->jd);
+	free(j->path);
+	j->path = NULL;
+	j->dso = NULL;
+	j->maps_generation = 0;
+	j->read_at = 0;
+	j->proc_serial = serial;
+}
+
+static struct sym_jitdump *jitdump_of(struct pr_symbolizer *s, uint32_t pid, uint32_t serial)
+{
+	struct sym_jitdump *j = pr__hashmap_get(&s->jitdumps, pid);
+
+	if (!j) {
+		j = calloc(1, sizeof(*j));
+		if (!j || pr__hashmap_put(&s->jitdumps, pid, j)) {
+			free(j);
+			return NULL;
+		}
+		j->pid = pid;
+		j->proc_serial = serial;
+	} else if (serial && j->proc_serial != serial) {
+		jitdump_reset(j, serial);
+	}
+	if (!j->dso) {
+		j->dso = find_marker(s, j);
+		if (!j->dso)
+			return j;
+		j->path = strdup(j->dso->path);
+		if (!j->path) {
+			j->dso = NULL;
+			return NULL;
+		}
+		read_jitdump(s, j);
+	}
+	return j;
+}
+
+void pr__sym_jitdump_free(struct sym_jitdump *j)
+{
+	if (!j)
+		return;
+	jitdump_reset(j, 0);
+	free(j);
+}
+
+void pr__sym_jitdump_forget(struct sym_jitdump *j)
+{
+	jitdump_forget(j);
+}
+
+/* The name of `addr` in code `c`, made once per (address, codes known). */
+static struct sym_result *result_of(struct pr_symbolizer *s, struct sym_jitdump *j,
+				    const struct jd_code *c, uint64_t addr)
+{
+	uint64_t k = pr__hash_mix(j->jd.nr_codes, addr);
+	struct pr_sym_func *fn;
+	struct sym_result *r;
+	const char *file;
+	uint32_t line;
+
+	for (r = pr__hashmap_get(&j->results, k); r; r = r->next)
+		if (r->addr == addr && r->generation == j->jd.nr_codes)
+			return r;
+	r = pr__arena_alloc(&j->result_names, sizeof(*r));
+	fn = pr__arena_alloc(&j->result_names, sizeof(*fn));
+	if (!r || !fn)
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	memset(fn, 0, sizeof(*fn));
+	r->addr = addr;
+	r->generation = j->jd.nr_codes;
+	r->next = pr__hashmap_get(&j->results, k);
+	if (pr__hashmap_put(&j->results, k, r))
+		return NULL;
+	s->stats.resolved++;
+	pr__sym_named(s, &r->sym, pr__arena_strdup(&j->result_names,
+						   pr__jitdump_str(&j->jd, c->name)),
+		      addr - c->addr, PR_SYM_JITDUMP);
+	r->sym.module = j->path;
+	/* Its source line, where the runtime wrote them and they are asked
+	 * for: one function, the code's own. */
+	file = s->no_lines ? NULL : pr__jitdump_line(&j->jd, c, addr, &line);
+	if (file && r->sym.name) {
+		fn->name = r->sym.name;
+		fn->file = pr__arena_strdup(&j->result_names, file);
+		fn->line = line;
+		r->sym.funcs = fn;
+		r->sym.nr = fn->file ? 1 : 0;
+	}
+	return r;
+}
+
+int pr__sym_resolve_jitdump(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
+			    struct pr_symbol *out)
+{
+	struct sym_jitdump *j = jitdump_of(s, pid, f->proc_serial);
+	const struct jd_code *c;
+	struct sym_result *r;
+
+	memset(out, 0, sizeof(*out));
+	if (!j)
+		return -ENOMEM;
+	if (!j->dso)
+		return 0;
+	c = pr__jitdump_find(&j->jd, f->ip);
+	/* The runtime appends as it compiles: a miss may be new code. */
+	if (!c && s->live && now_ns() - j->read_at >= s->perf_map_reread_ns) {
+		read_jitdump(s, j);
+		c = pr__jitdump_find(&j->jd, f->ip);
+	}
+	if (!c)
+		return 0;
+	r = result_of(s, j, c, f->ip);
+	if (!r)
+		return -ENOMEM;
+	*out = r->sym;
+	return 0;
+}
