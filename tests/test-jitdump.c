@@ -266,9 +266,12 @@ START_TEST(later_code_at_the_same_addresses_wins)
 {
 	struct pr_jitdump jd = { 0 };
 	const struct jd_code *c;
+	uint32_t line = 1;
 	struct jdw w;
 
 	jdw_header(&w, 1, false);
+	/* Debug info of no entries (a fuzzer's find): no lines. */
+	jdw_debug(&w, 1, 0x1000, NULL, 0);
 	jdw_load(&w, 1, 0x1000, 0x100, 1, "old", 0);
 	jdw_load(&w, 2, 0x1040, 0x40, 2, "inner", 0);
 	jdw_load(&w, 3, 0x10f0, 0x20, 3, "overlapping", 0);
@@ -284,6 +287,10 @@ START_TEST(later_code_at_the_same_addresses_wins)
 	ck_assert_str_eq(pr__jitdump_str(&jd, pr__jitdump_find(&jd, 0x110f)->name), "overlapping");
 	ck_assert_ptr_null(pr__jitdump_find(&jd, 0x1110));
 	ck_assert_ptr_null(pr__jitdump_find(&jd, 0x2000));
+	c = pr__jitdump_find(&jd, 0x1010);
+	ck_assert_uint_eq(c->nr_lines, 0);
+	ck_assert_ptr_null(pr__jitdump_line(&jd, c, 0x1010, &line));
+	ck_assert_uint_eq(line, 0);
 	/* Code loaded later, over "inner": found after the new read. */
 	free(w.buf);
 	memset(&w, 0, sizeof(w));

@@ -144,7 +144,8 @@ static const char *read_lines(struct pr_jitdump *jd, const unsigned char *p, siz
 		jd->nr_lines++;
 		at += ENTRY_FIXED + n + 1;
 	}
-	qsort(jd->lines + first, jd->nr_lines - first, sizeof(*jd->lines), by_addr);
+	if (nr)
+		qsort(jd->lines + first, jd->nr_lines - first, sizeof(*jd->lines), by_addr);
 	jd->pending_lines = first;
 	jd->nr_pending_lines = jd->nr_lines - first;
 	return NULL;
@@ -498,11 +499,14 @@ const struct jd_code *pr__jitdump_find(struct pr_jitdump *jd, uint64_t addr)
 const char *pr__jitdump_line(const struct pr_jitdump *jd, const struct jd_code *c,
 			     uint64_t addr, uint32_t *line)
 {
-	const struct jd_line *v = jd->lines + c->lines;
-	uint64_t at = addr - c->addr + c->load_addr;
-	size_t i = pr__upper_bound(v, c->nr_lines, sizeof(*v), at);
+	const struct jd_line *v;
+	size_t i;
 
 	*line = 0;
+	if (!c->nr_lines)
+		return NULL;
+	v = jd->lines + c->lines;
+	i = pr__upper_bound(v, c->nr_lines, sizeof(*v), addr - c->addr + c->load_addr);
 	if (!i)
 		return NULL;
 	*line = v[i - 1].line;
