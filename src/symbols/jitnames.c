@@ -26,8 +26,12 @@ struct sym_jitdump {
 	uint32_t pid;
 	uint32_t proc_serial;
 	uint64_t maps_generation;    /* of the mappings last searched for it */
-	const struct pr_dso *dso;    /* its mapping's file, once found */
+	/* The file it mapped, once found: its path, device and inode (the
+	 * model may forget the mapping before the end of the run). */
 	char *path;
+	uint32_t maj, min;
+	uint64_t ino;
+	bool final_read;             /* read once more at the end of the run */
 	struct pr_jitdump jd;
 	uint64_t read_at;            /* CLOCK_MONOTONIC ns; 0: never */
 	/* Resolved addresses, each for the codes known then (jd.nr_codes:
@@ -84,8 +88,8 @@ static int open_jitdump(struct pr_symbolizer *s, struct sym_jitdump *j)
 	fd = pr__open_target_file(s->live ? j->pid : 0, j->path, &s->lg);
 	if (fd < 0 && s->live && fd != -EINVAL && stat(proc, &owner)) {
 		fd = pr__open_target_file(0, j->path, &s->lg);
-		if (fd >= 0 && (fstat(fd, &st) || major(st.st_dev) != j->dso->maj ||
-				minor(st.st_dev) != j->dso->min || st.st_ino != j->dso->ino)) {
+		if (fd >= 0 && (fstat(fd, &st) || major(st.st_dev) != j->maj ||
+				minor(st.st_dev) != j->min || st.st_ino != j->ino)) {
 			close(fd);
 			fd = -ENOENT;
 		}
@@ -130,8 +134,8 @@ static void jitdump_reset(struct sym_jitdump *j, uint32_t serial)
 	pr__jitdump_clear(&j->jd);
 	free(j->path);
 	j->path = NULL;
-	j->dso = NULL;
 	j->maps_generation = 0;
+	j->final_read = false;
 	j->read_at = 0;
 	j->proc_serial = serial;
 }
@@ -151,15 +155,17 @@ static struct sym_jitdump *jitdump_of(struct pr_symbolizer *s, uint32_t pid, uin
 	} else if (serial && j->proc_serial != serial) {
 		jitdump_reset(j, serial);
 	}
-	if (!j->dso) {
-		j->dso = find_marker(s, j);
-		if (!j->dso)
+	if (!j->path) {
+		const struct pr_dso *d = find_marker(s, j);
+
+		if (!d)
 			return j;
-		j->path = strdup(j->dso->path);
-		if (!j->path) {
-			j->dso = NULL;
+		j->path = strdup(d->path);
+		if (!j->path)
 			return NULL;
-		}
+		j->maj = d->maj;
+		j->min = d->min;
+		j->ino = d->ino;
 		read_jitdump(s, j);
 	}
 	return j;
@@ -173,9 +179,14 @@ void pr__sym_jitdump_free(struct sym_jitdump *j)
 	free(j);
 }
 
-void pr__sym_jitdump_forget(struct sym_jitdump *j)
+bool pr__sym_jitdump_forget(struct sym_jitdump *j, bool gone)
 {
 	jitdump_forget(j);
+	/* Its process gone, what was read goes; where it is stays, for the
+	 * end of the run. */
+	if (gone)
+		pr__jitdump_clear(&j->jd);
+	return !gone || j->path;
 }
 
 /* The name of `addr` in code `c`, made once per (address, codes known). */
@@ -220,29 +231,51 @@ static struct sym_result *result_of(struct pr_symbolizer *s, struct sym_jitdump 
 	return r;
 }
 
-int pr__sym_resolve_jitdump(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
-			    struct pr_symbol *out)
+/* Name `ip` from what was read of j's jitdump into *out (no name when
+ * nothing there covers it). */
+static int name_from(struct pr_symbolizer *s, struct sym_jitdump *j, uint64_t ip,
+		     struct pr_symbol *out)
 {
-	struct sym_jitdump *j = jitdump_of(s, pid, f->proc_serial);
-	const struct jd_code *c;
+	const struct jd_code *c = pr__jitdump_find(&j->jd, ip);
 	struct sym_result *r;
 
-	memset(out, 0, sizeof(*out));
-	if (!j)
-		return -ENOMEM;
-	if (!j->dso)
-		return 0;
-	c = pr__jitdump_find(&j->jd, f->ip);
-	/* The runtime appends as it compiles: a miss may be new code. */
-	if (!c && s->live && now_ns() - j->read_at >= s->perf_map_reread_ns) {
-		read_jitdump(s, j);
-		c = pr__jitdump_find(&j->jd, f->ip);
-	}
 	if (!c)
 		return 0;
-	r = result_of(s, j, c, f->ip);
+	r = result_of(s, j, c, ip);
 	if (!r)
 		return -ENOMEM;
 	*out = r->sym;
 	return 0;
+}
+
+int pr__sym_resolve_jitdump(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
+			    struct pr_symbol *out)
+{
+	struct sym_jitdump *j = jitdump_of(s, pid, f->proc_serial);
+
+	memset(out, 0, sizeof(*out));
+	if (!j)
+		return -ENOMEM;
+	if (!j->path)
+		return 0;
+	/* The runtime appends as it compiles: a miss may be new code. */
+	if (!pr__jitdump_find(&j->jd, f->ip) && s->live &&
+	    now_ns() - j->read_at >= s->perf_map_reread_ns)
+		read_jitdump(s, j);
+	return name_from(s, j, f->ip, out);
+}
+
+int pr__sym_resolve_jitdump_late(struct pr_symbolizer *s, uint32_t pid, uint64_t ip,
+				 struct pr_symbol *out)
+{
+	struct sym_jitdump *j = pr__hashmap_get(&s->jitdumps, pid);
+
+	memset(out, 0, sizeof(*out));
+	if (!j || !j->path)
+		return 0;
+	if (!j->final_read) {
+		j->final_read = true;
+		read_jitdump(s, j);
+	}
+	return name_from(s, j, ip, out);
 }

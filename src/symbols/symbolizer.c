@@ -186,10 +186,8 @@ static bool jitdump_stays(uint64_t key, void *value, void *arg)
 {
 	struct pr_symbolizer *s = arg;
 
-	if (pr__model_proc(s->model, (uint32_t)key, false)) {
-		pr__sym_jitdump_forget(value);
+	if (pr__sym_jitdump_forget(value, !pr__model_proc(s->model, (uint32_t)key, false)))
 		return true;
-	}
 	pr__sym_jitdump_free(value);
 	return false;
 }

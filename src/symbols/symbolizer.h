@@ -223,7 +223,16 @@ struct sym_jitdump;
 int pr__sym_resolve_jitdump(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
 			    struct pr_symbol *out);
 void pr__sym_jitdump_free(struct sym_jitdump *j);
-/* Drop its results (a trim: none is in use). */
-void pr__sym_jitdump_forget(struct sym_jitdump *j);
+/* Drop its results (a trim: none is in use), and what was read of it
+ * when its process is `gone`: whether to keep it (false: free it). */
+bool pr__sym_jitdump_forget(struct sym_jitdump *j, bool gone);
+/*
+ * Name JIT address `ip` of `pid` at the end of the run, from the jitdump
+ * the process was seen to have, read once more: runtimes buffer what they
+ * write (node flushes its jitdump when it exits), so code sampled may be
+ * described only then.  Nothing named: *out without a name.
+ */
+int pr__sym_resolve_jitdump_late(struct pr_symbolizer *s, uint32_t pid, uint64_t ip,
+				 struct pr_symbol *out);
 
 #endif /* PR_SYMBOLIZER_H */
