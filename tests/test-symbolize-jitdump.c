@@ -213,6 +213,7 @@ START_TEST(a_fifo_or_damaged_jitdump_leaves_the_perf_map_to_name_the_code)
 	unlink(dump);
 	ck_assert_int_eq(mkfifo(dump, 0600), 0);
 	s = symbolizer(m, false);
+	f = jit_frame(m, pid, CODE + 0x1004);
 	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "perf-map-name");
 	pr_symbolizer_free(s);
