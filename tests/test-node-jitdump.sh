@@ -5,7 +5,8 @@
 #  - profiled live (`dwarfsample -- node --perf-prof ...`): the three
 #    functions named from the jitdump, unwound through down to node's
 #    _start, and nearly every JIT frame named (node writes the jitdump out
-#    only as it exits: those frames are named at the end of the run);
+#    only as it exits: those frames are named at the end of the run, and
+#    the summary does not count them unnamed);
 #  - perf record on the same kind of run, then perf inject --jit and perf
 #    script (the oracle): every workload function perf names is named by
 #    dwarfsample too, and the share of JIT frames named is as high;
@@ -94,6 +95,8 @@ check "stacks in JS are unwound through it to _start (>= 95 %)" \
 	test "$(percent "$3" "$2")" -ge 95
 live_named=$(percent "$4" $(($4 + $5)))
 check "JIT frames are named (>= 95 %, $live_named % here)" test "$live_named" -ge 95
+check "the summary counts no JIT frame unnamed (named at the end of the run)" \
+	sh -c '! grep -q "no symbols *//anon" "$1"' - "$tmp/live/live.err" || cat "$tmp/live/live.err"
 
 # perf on the same kind of run, with perf inject --jit (its jitted-PID-N.so
 # files go beside the jitdump, in $tmp; its build-id cache under $tmp).

@@ -14,6 +14,8 @@
 #include "jitdump-writer.h"
 #include "mkrecord.h"
 #include "model/model.h"
+#include "prquality.h"
+#include "prsession.h"
 #include "prsym.h"
 #include "sym-test.h"
 #include "symbolize.h"
@@ -70,6 +72,20 @@ static void write_jitdump(const char *path, uint32_t pid, bool swap)
 	free(w.buf);
 }
 
+/* The runtime appends a load of `name` to its jitdump at `path`. */
+static void append_load(const char *path, bool swap, uint64_t addr, size_t size,
+			uint64_t index, const char *name)
+{
+	struct jdw w = { .swap = swap };
+	FILE *f = fopen(path, "a");
+
+	ck_assert_ptr_nonnull(f);
+	jdw_load(&w, 4, addr, size, index, name, 0xcc);
+	ck_assert_uint_eq(fwrite(w.buf, 1, w.len, f), w.len);
+	ck_assert_int_eq(fclose(f), 0);
+	free(w.buf);
+}
+
 START_TEST(a_jitdump_names_jit_code_with_lines_before_the_perf_map)
 {
 	uint32_t pid = (uint32_t)getpid();
@@ -78,8 +94,6 @@ START_TEST(a_jitdump_names_jit_code_with_lines_before_the_perf_map)
 	struct pr_symbolizer *s;
 	struct pr_symbol sym;
 	struct pr_frame f;
-	struct jdw w;
-	FILE *df;
 
 	/* A runtime's jitdump in its working directory, as node writes it. */
 	jitdump_path(dump, sizeof(dump), pid);
@@ -109,15 +123,7 @@ START_TEST(a_jitdump_names_jit_code_with_lines_before_the_perf_map)
 	f = jit_frame(m, pid, CODE + 0x5008);
 	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
 	ck_assert_ptr_null(sym.name);
-	w.swap = _i;
-	w.buf = NULL;
-	w.len = w.cap = 0;
-	jdw_load(&w, 4, CODE + 0x5000, 0x10, 3, "JS:~later /app/app.js:9:1", 0xcc);
-	df = fopen(dump, "a");
-	ck_assert_ptr_nonnull(df);
-	ck_assert_uint_eq(fwrite(w.buf, 1, w.len, df), w.len);
-	ck_assert_int_eq(fclose(df), 0);
-	free(w.buf);
+	append_load(dump, _i, CODE + 0x5000, 0x10, 3, "JS:~later /app/app.js:9:1");
 	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "JS:~later /app/app.js:9:1");
 	ck_assert_uint_eq(sym.offset, 8);
@@ -223,6 +229,57 @@ START_TEST(a_fifo_or_damaged_jitdump_leaves_the_perf_map_to_name_the_code)
 }
 END_TEST
 
+/* The quality report counts as unnamed only the JIT frames still
+ * unnamed at the end of the run, once node has written its jitdump out. */
+START_TEST(jit_frames_named_at_the_end_are_not_reported_unnamed)
+{
+	uint32_t pid = (uint32_t)getpid();
+	char dump[256], *text = NULL;
+	size_t len = 0;
+	struct pr_model *m;
+	struct pr_symbolizer *s;
+	struct pr_quality *q = pr_quality_new(NULL);
+	struct pr_sink sink;
+	struct pr_frame f;
+	struct pr_record rec = { .type = PR_RECORD_SAMPLE, .pid = pid, .tid = pid };
+	struct pr_stack st = { .frames = &f, .nr = 1, .end = PR_END_OUTERMOST };
+	struct pr_sink_sample smp = { .rec = &rec, .st = &st, .process = "node" };
+	struct jdw w;
+	FILE *out;
+
+	jitdump_path(dump, sizeof(dump), pid);
+	jdw_header(&w, pid, false);
+	write_file(dump, w.buf, w.len);
+	m = jit_model(pid, dump);
+	s = symbolizer(m, false);
+	f = jit_frame(m, pid, CODE + 0x1004);
+	smp.sym = s;
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(pr_quality_sink(q, &sink), 0);
+	ck_assert_int_eq(sink.sample(sink.ctx, &smp), 0);
+	ck_assert_int_eq(sink.sample(sink.ctx, &smp), 0);
+	out = open_memstream(&text, &len);
+	ck_assert_int_eq(pr_quality_report(q, out, NULL), 1);
+	fclose(out);
+	ck_assert_msg(strstr(text, "//anon"), "%s", text);
+	free(text);
+	free(w.buf);
+	/* node exits: its buffer written out. */
+	append_load(dump, false, CODE + 0x1000, 0x100, 1, "JS:*hot /app/app.js:3:1");
+	ck_assert_int_eq(sink.finish(sink.ctx, 0), 0);
+	text = NULL;
+	out = open_memstream(&text, &len);
+	pr_quality_report(q, out, NULL);
+	fclose(out);
+	ck_assert_str_eq(text, "");
+	free(text);
+	pr_quality_free(q);
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+	unlink(dump);
+}
+END_TEST
+
 TCase *symbolize_jitdump_tests(void)
 {
 	TCase *tc = tcase_create("jitdump");
@@ -231,5 +288,6 @@ TCase *symbolize_jitdump_tests(void)
 	tcase_add_loop_test(tc, a_jitdump_names_jit_code_with_lines_before_the_perf_map, 0, 2);
 	tcase_add_test(tc, a_gone_process_is_named_from_the_very_jitdump_it_mapped);
 	tcase_add_test(tc, a_fifo_or_damaged_jitdump_leaves_the_perf_map_to_name_the_code);
+	tcase_add_test(tc, jit_frames_named_at_the_end_are_not_reported_unnamed);
 	return tc;
 }
