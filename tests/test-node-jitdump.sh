@@ -95,6 +95,7 @@ check "stacks in JS are unwound through it to _start (>= 95 %)" \
 	test "$(percent "$3" "$2")" -ge 95
 live_named=$(percent "$4" $(($4 + $5)))
 check "JIT frames are named (>= 95 %, $live_named % here)" test "$live_named" -ge 95
+# shellcheck disable=SC2016 # the inner script's own argument
 check "the summary counts no JIT frame unnamed (named at the end of the run)" \
 	sh -c '! grep -q "no symbols *//anon" "$1"' - "$tmp/live/live.err" || cat "$tmp/live/live.err"
 

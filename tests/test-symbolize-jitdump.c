@@ -280,6 +280,45 @@ START_TEST(jit_frames_named_at_the_end_are_not_reported_unnamed)
 }
 END_TEST
 
+/* A jitdump carried with the capture (record's copy), the file gone. */
+START_TEST(a_carried_jitdump_names_the_code_without_its_file)
+{
+	uint32_t pid = (uint32_t)getpid();
+	char dump[256];
+	struct pr_model *m;
+	struct pr_symbolizer *s;
+	struct pr_symbol sym;
+	struct pr_frame f;
+	struct jdw w;
+
+	jitdump_path(dump, sizeof(dump), pid);
+	write_jitdump(dump, pid, false);
+	m = jit_model(pid, dump);
+	w.swap = false;
+	jdw_header(&w, pid, false);
+	jdw_load(&w, 2, CODE + 0x1000, 0x100, 1, "JS:*carried /app/app.js:3:1", 0xcc);
+	unlink(dump);
+	s = symbolizer(m, false);
+	ck_assert_int_eq(pr__sym_jitdump_carried(s, pid, dump, w.buf, w.len), 0);
+	free(w.buf);
+	f = jit_frame(m, pid, CODE + 0x1004);
+	f.proc_serial = pr__model_proc(m, pid, false)->serial;
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
+	ck_assert_str_eq(sym.name, "JS:*carried /app/app.js:3:1");
+	ck_assert_str_eq(sym.module, dump);
+	/* A miss reads no file, not even one back at the path (that one
+	 * names CODE + 0x2000). */
+	write_jitdump(dump, pid, false);
+	s->perf_map_reread_ns = 0;
+	f = jit_frame(m, pid, CODE + 0x2004);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
+	ck_assert_ptr_null(sym.name);
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+	unlink(dump);
+}
+END_TEST
+
 TCase *symbolize_jitdump_tests(void)
 {
 	TCase *tc = tcase_create("jitdump");
@@ -289,5 +328,6 @@ TCase *symbolize_jitdump_tests(void)
 	tcase_add_test(tc, a_gone_process_is_named_from_the_very_jitdump_it_mapped);
 	tcase_add_test(tc, a_fifo_or_damaged_jitdump_leaves_the_perf_map_to_name_the_code);
 	tcase_add_test(tc, jit_frames_named_at_the_end_are_not_reported_unnamed);
+	tcase_add_test(tc, a_carried_jitdump_names_the_code_without_its_file);
 	return tc;
 }

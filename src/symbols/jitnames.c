@@ -32,6 +32,7 @@ struct sym_jitdump {
 	uint32_t maj, min;
 	uint64_t ino;
 	bool final_read;             /* read once more at the end of the run */
+	bool carried;                /* a copy from the capture: no file read */
 	struct pr_jitdump jd;
 	uint64_t read_at;            /* CLOCK_MONOTONIC ns; 0: never */
 	/* Resolved addresses, each for the codes known then (jd.nr_codes:
@@ -114,6 +115,8 @@ static void read_jitdump(struct pr_symbolizer *s, struct sym_jitdump *j)
 	int fd;
 
 	j->read_at = now_ns();
+	if (j->carried)
+		return;
 	fd = open_jitdump(s, j);
 	if (fd < 0)
 		return;
@@ -136,6 +139,7 @@ static void jitdump_reset(struct sym_jitdump *j, uint32_t serial)
 	j->path = NULL;
 	j->maps_generation = 0;
 	j->final_read = false;
+	j->carried = false;
 	j->read_at = 0;
 	j->proc_serial = serial;
 }
@@ -153,7 +157,11 @@ static struct sym_jitdump *jitdump_of(struct pr_symbolizer *s, uint32_t pid, uin
 		j->pid = pid;
 		j->proc_serial = serial;
 	} else if (serial && j->proc_serial != serial) {
-		jitdump_reset(j, serial);
+		/* Another process now has the pid (or it exec'd); one not
+		 * known yet (a carried copy's) is this one. */
+		if (j->proc_serial)
+			jitdump_reset(j, serial);
+		j->proc_serial = serial;
 	}
 	if (!j->path) {
 		const struct pr_dso *d = find_marker(s, j);
@@ -183,8 +191,8 @@ bool pr__sym_jitdump_forget(struct sym_jitdump *j, bool gone)
 {
 	jitdump_forget(j);
 	/* Its process gone, what was read goes; where it is stays, for the
-	 * end of the run. */
-	if (gone)
+	 * end of the run.  A copy carried with the capture is all there is. */
+	if (gone && !j->carried)
 		pr__jitdump_clear(&j->jd);
 	return !gone || j->path;
 }
@@ -278,4 +286,25 @@ int pr__sym_resolve_jitdump_late(struct pr_symbolizer *s, uint32_t pid, uint64_t
 		read_jitdump(s, j);
 	}
 	return name_from(s, j, ip, out);
+}
+
+int pr__sym_jitdump_carried(struct pr_symbolizer *s, uint32_t pid, const char *path,
+			    const void *buf, size_t len)
+{
+	struct sym_jitdump *j = pr__hashmap_get(&s->jitdumps, pid);
+
+	if (!j) {
+		j = calloc(1, sizeof(*j));
+		if (!j || pr__hashmap_put(&s->jitdumps, pid, j)) {
+			free(j);
+			return -ENOMEM;
+		}
+		j->pid = pid;
+	}
+	jitdump_reset(j, j->proc_serial);
+	j->path = strdup(path);
+	if (!j->path)
+		return -ENOMEM;
+	j->carried = true;
+	return pr__jitdump_feed(&j->jd, buf, len, path, &s->lg);
 }

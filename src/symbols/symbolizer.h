@@ -234,5 +234,12 @@ bool pr__sym_jitdump_forget(struct sym_jitdump *j, bool gone);
  */
 int pr__sym_resolve_jitdump_late(struct pr_symbolizer *s, uint32_t pid, uint64_t ip,
 				 struct pr_symbol *out);
+/*
+ * Process `pid`'s jitdump `path` as a capture carried it (`len` bytes at
+ * `buf`, copied): its JIT code is named from these bytes, the file never
+ * read.  0, -ENOMEM or -EFBIG (pr__jitdump_feed()).
+ */
+int pr__sym_jitdump_carried(struct pr_symbolizer *s, uint32_t pid, const char *path,
+			    const void *buf, size_t len);
 
 #endif /* PR_SYMBOLIZER_H */
