@@ -42,7 +42,7 @@ static void write_all_kinds(struct jdw *w, bool swap)
 	jdw_header(w, 4242, swap);
 	jdw_debug(w, 1100, HOT, lines, 3);
 	jdw_unwind(w, 1150, unwind, sizeof(unwind), 8);
-	jdw_load(w, 1200, HOT, 0x100, 1, "LazyCompile:*hot /app/a.js:10", 0xcc);
+	jdw_load(w, 1200, HOT, 0x100, 1, "Lapp/Hot;run", 0xcc);
 	jdw_load(w, 1300, COLD, 0x80, 2, "cold", 0x90);
 	jdw_unknown(w, 1350, 99, 5);
 	jdw_move(w, 1400, COLD, MOVED, 0x80, 2);
@@ -64,7 +64,7 @@ static void check_all_kinds(struct pr_jitdump *jd)
 	ck_assert_uint_eq(jd->unknown, 1);
 	c = pr__jitdump_find(jd, HOT + 0x30);
 	ck_assert_ptr_nonnull(c);
-	ck_assert_str_eq(pr__jitdump_str(jd, c->name), "LazyCompile:*hot /app/a.js:10");
+	ck_assert_str_eq(pr__jitdump_str(jd, c->name), "Lapp/Hot;run");
 	ck_assert_uint_eq(c->addr, HOT);
 	ck_assert_uint_eq(c->size, 0x100);
 	ck_assert_uint_eq(c->time, 1200);
@@ -351,6 +351,78 @@ START_TEST(a_file_is_read_as_it_grows_and_a_fifo_or_a_huge_file_is_refused)
 }
 END_TEST
 
+/* V8 writes its lines 0x40 past the code (where perf inject put the
+ * code); other runtimes at the code. */
+START_TEST(v8s_lines_are_found_where_v8_means_them)
+{
+	static const struct jdw_line lines[] = {
+		{ 0x1040, 1, "/app.js" },
+		{ 0x1050, 2, "/app.js" },
+	};
+	struct pr_jitdump jd = { 0 };
+	const struct jd_code *c;
+	uint32_t line;
+	struct jdw w;
+
+	jdw_header(&w, 1, false);
+	jdw_debug(&w, 1, 0x1000, lines, 2);
+	jdw_load(&w, 2, 0x1000, 0x100, 1, "JS:*f /app.js:1:1", 0);
+	jdw_debug(&w, 3, 0x2000, lines, 2);
+	jdw_load(&w, 4, 0x2000, 0x100, 2, "LazyCompile:*g /app.js:1:1", 0);
+	jdw_debug(&w, 5, 0x1000, lines, 2);
+	jdw_load(&w, 6, 0x1000, 0x100, 3, "Lapp/Main;run", 0);
+	ck_assert_int_eq(pr__jitdump_feed(&jd, w.buf, w.len, "t", &lg), 0);
+	/* The JVM's, loaded last over the same addresses. */
+	c = pr__jitdump_find(&jd, 0x1000);
+	ck_assert_ptr_null(pr__jitdump_line(&jd, c, 0x1000, &line));
+	ck_assert_str_eq(pr__jitdump_line(&jd, c, 0x1040, &line), "/app.js");
+	ck_assert_uint_eq(line, 1);
+	ck_assert_str_eq(pr__jitdump_line(&jd, c, 0x1050, &line), "/app.js");
+	ck_assert_uint_eq(line, 2);
+	/* V8's: the first instruction is the first line (the entries' code
+	 * address is another's: only the code's own place counts). */
+	c = &jd.codes[0];
+	ck_assert_str_eq(pr__jitdump_str(&jd, c->name), "JS:*f /app.js:1:1");
+	ck_assert_str_eq(pr__jitdump_line(&jd, c, 0x1000, &line), "/app.js");
+	ck_assert_uint_eq(line, 1);
+	ck_assert_str_eq(pr__jitdump_line(&jd, c, 0x1010, &line), "/app.js");
+	ck_assert_uint_eq(line, 2);
+	c = pr__jitdump_find(&jd, 0x2000);
+	ck_assert_uint_eq(c->line_bias, 0x40);
+	pr__jitdump_clear(&jd);
+	free(w.buf);
+}
+END_TEST
+
+/* node 20 writes a freed copy of a script's name (the allocator's words
+ * over its start): no file is better than that one. */
+START_TEST(a_file_name_that_is_no_text_names_no_file)
+{
+	static const struct jdw_line lines[] = {
+		{ 0x1000, 8, "[\xf6v " },
+		{ 0x1010, 9, "/app/\x01.js" },
+		{ 0x1020, 10, "/app/caf\xc3\xa9.js" },
+	};
+	struct pr_jitdump jd = { 0 };
+	const struct jd_code *c;
+	uint32_t line = 1;
+	struct jdw w;
+
+	jdw_header(&w, 1, false);
+	jdw_debug(&w, 1, 0x1000, lines, 3);
+	jdw_load(&w, 2, 0x1000, 0x100, 1, "Lapp/Main;run", 0);
+	ck_assert_int_eq(pr__jitdump_feed(&jd, w.buf, w.len, "t", &lg), 0);
+	c = pr__jitdump_find(&jd, 0x1000);
+	ck_assert_ptr_null(pr__jitdump_line(&jd, c, 0x1004, &line));
+	ck_assert_uint_eq(line, 0);
+	ck_assert_ptr_null(pr__jitdump_line(&jd, c, 0x1014, &line));
+	ck_assert_str_eq(pr__jitdump_line(&jd, c, 0x1024, &line), "/app/caf\xc3\xa9.js");
+	ck_assert_uint_eq(line, 10);
+	pr__jitdump_clear(&jd);
+	free(w.buf);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("jitdump");
@@ -363,6 +435,8 @@ int main(void)
 	tcase_add_test(tc, no_damage_makes_the_reader_read_out_of_bounds);
 	tcase_add_test(tc, later_code_at_the_same_addresses_wins);
 	tcase_add_test(tc, a_file_is_read_as_it_grows_and_a_fifo_or_a_huge_file_is_refused);
+	tcase_add_test(tc, v8s_lines_are_found_where_v8_means_them);
+	tcase_add_test(tc, a_file_name_that_is_no_text_names_no_file);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -63,6 +63,24 @@ static size_t str_in(const unsigned char *p, size_t room)
 	return end ? (size_t)(end - p) : room;
 }
 
+/* Whether `n` bytes are text a file name can be: UTF-8, no control
+ * characters. */
+static bool text(const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n;) {
+		size_t more = p[i] < 0x80 ? 0 : p[i] >= 0xc2 && p[i] < 0xe0 ? 1 :
+			      p[i] >= 0xe0 && p[i] < 0xf0 ? 2 : p[i] >= 0xf0 && p[i] < 0xf5 ? 3 : 4;
+
+		if (more == 4 || p[i] < 0x20 || p[i] == 0x7f || n - i <= more)
+			return false;
+		for (size_t k = 1; k <= more; k++)
+			if ((p[i + k] & 0xc0) != 0x80)
+				return false;
+		i += more + 1;
+	}
+	return true;
+}
+
 static int read_header(struct pr_jitdump *jd, const char *what, const struct pr_logger *lg)
 {
 	uint32_t magic, size;
@@ -137,9 +155,13 @@ static const char *read_lines(struct pr_jitdump *jd, const unsigned char *p, siz
 		l->line = get32(jd, p + at + 8);
 		l->file = (uint32_t)(p + at + ENTRY_FIXED - jd->buf);
 		/* "\xff" names the entry before's file again (perf's jvmti
-		 * agent writes that). */
+		 * agent writes that).  A name that is no text is none: node
+		 * 20 writes a freed copy of it (allocator words over its
+		 * start), which is not said as a file. */
 		if (n == 1 && p[at + ENTRY_FIXED] == 0xff && jd->nr_lines > first)
 			l->file = last_file;
+		else if (!text(p + at + ENTRY_FIXED, n))
+			l->file = JD_NO_FILE;
 		last_file = l->file;
 		jd->nr_lines++;
 		at += ENTRY_FIXED + n + 1;
@@ -149,6 +171,22 @@ static const char *read_lines(struct pr_jitdump *jd, const unsigned char *p, siz
 	jd->pending_lines = first;
 	jd->nr_pending_lines = jd->nr_lines - first;
 	return NULL;
+}
+
+/* What V8 adds to its lines' addresses (its kElfHdrSize). */
+#define V8_LINE_BIAS 0x40
+
+/* Whether code is V8's by its name: V8 names a JS function's code
+ * "JS:" and its tier and name (before V8 9, "LazyCompile:", "Function:",
+ * "Script:" or "Eval:"); no other runtime writing jitdumps does. */
+static bool v8_code(const char *name)
+{
+	static const char *const kinds[] = { "JS:", "LazyCompile:", "Function:", "Script:", "Eval:" };
+
+	for (size_t i = 0; i < PR_ARRAY_SIZE(kinds); i++)
+		if (!strncmp(name, kinds[i], strlen(kinds[i])))
+			return true;
+	return false;
 }
 
 static struct jd_code *new_code(struct pr_jitdump *jd)
@@ -194,6 +232,7 @@ static const char *read_load(struct pr_jitdump *jd, const unsigned char *p, size
 	c->code = c->name + n + 1;
 	c->lines = jd->pending_lines;
 	c->nr_lines = jd->nr_pending_lines;
+	c->line_bias = v8_code(pr__jitdump_str(jd, c->name)) ? V8_LINE_BIAS : 0;
 	if (jd->has_pending_unwind) {
 		c->unwind = jd->pending_unwind;
 		c->unwind_size = jd->pending_unwind_size;
@@ -506,8 +545,11 @@ const char *pr__jitdump_line(const struct pr_jitdump *jd, const struct jd_code *
 	if (!c->nr_lines)
 		return NULL;
 	v = jd->lines + c->lines;
-	i = pr__upper_bound(v, c->nr_lines, sizeof(*v), addr - c->addr + c->load_addr);
+	i = pr__upper_bound(v, c->nr_lines, sizeof(*v),
+			    addr - c->addr + c->load_addr + c->line_bias);
 	if (!i)
+		return NULL;
+	if (v[i - 1].file == JD_NO_FILE)
 		return NULL;
 	*line = v[i - 1].line;
 	return pr__jitdump_str(jd, v[i - 1].file);

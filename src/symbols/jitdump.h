@@ -24,14 +24,22 @@
 /* A source line of compiled code (a JIT_CODE_DEBUG_INFO entry). */
 struct jd_line {
 	uint64_t addr;               /* in the code as it was loaded */
-	uint32_t file;               /* offset of its file name in the buffer */
+	uint32_t file;               /* offset of its file name in the buffer,
+				      * or JD_NO_FILE (a name that is no text) */
 	uint32_t line;
 };
+
+#define JD_NO_FILE UINT32_MAX
 
 /* Compiled code: a JIT_CODE_LOAD, or where a JIT_CODE_MOVE put it. */
 struct jd_code {
 	uint64_t addr, size;         /* where it is now */
 	uint64_t load_addr;          /* where it was loaded (its lines say that) */
+	/* Added to an address to find its line: V8 writes each line's
+	 * address 0x40 past the code's, where `perf inject` put the code
+	 * in the ELF files it made (after their 64-byte header), so its
+	 * code's lines are looked up that far on; 0 for other runtimes. */
+	uint64_t line_bias;
 	uint64_t index;              /* the runtime's code_index */
 	uint64_t time;               /* the record's timestamp (the runtime's clock) */
 	size_t name;                 /* offset of the NUL-terminated name */
