@@ -319,6 +319,33 @@ START_TEST(a_carried_jitdump_names_the_code_without_its_file)
 }
 END_TEST
 
+/* In a container, a process knows itself by its pid in its namespace:
+ * the jitdump it maps is jit-1.dump, its other maps no jitdump. */
+START_TEST(a_containers_jitdump_is_found_by_the_pid_it_knows_itself_by)
+{
+	uint32_t pid = (uint32_t)getpid();
+	char dump[256];
+	struct pr_model *m;
+	struct pr_symbolizer *s;
+	struct pr_symbol sym;
+	struct pr_frame f;
+	struct pr_record other = mmap2(pid, 0x7f2000000000ull, 0x1000, 0, "/app/jit-x.dump");
+
+	snprintf(dump, sizeof(dump), "%s", tmp_path("jit-1.dump"));
+	write_jitdump(dump, pid, false);
+	m = jit_model(pid, dump);
+	ck_assert_int_eq(pr_model_apply(m, &other), 0);
+	s = symbolizer(m, false);
+	f = jit_frame(m, pid, CODE + 0x1004);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, pid, &f, &sym), 0);
+	ck_assert_str_eq(sym.name, "JS:*hot /app/app.js:3:1");
+	ck_assert_str_eq(sym.module, dump);
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+	unlink(dump);
+}
+END_TEST
+
 TCase *symbolize_jitdump_tests(void)
 {
 	TCase *tc = tcase_create("jitdump");
@@ -329,5 +356,6 @@ TCase *symbolize_jitdump_tests(void)
 	tcase_add_test(tc, a_fifo_or_damaged_jitdump_leaves_the_perf_map_to_name_the_code);
 	tcase_add_test(tc, jit_frames_named_at_the_end_are_not_reported_unnamed);
 	tcase_add_test(tc, a_carried_jitdump_names_the_code_without_its_file);
+	tcase_add_test(tc, a_containers_jitdump_is_found_by_the_pid_it_knows_itself_by);
 	return tc;
 }

@@ -5,7 +5,8 @@
  * marker, so the process's mappings say where it is (node writes
  * ./jit-PID.dump, CPython /tmp/jit-PID.dump, the JVM's agent a directory
  * of its own).  perf finds it the same way, by the file name jit-PID.dump
- * of the sample's pid.
+ * of the sample's pid; in a container the PID is the one the process has
+ * in its own pid namespace, so any jit-N.dump it mapped is taken.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,29 +50,45 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Whether `path` is a jitdump of `pid`: "jit-PID.dump", in any directory. */
-static bool jitdump_name(const char *path, uint32_t pid)
+/* Whether `path` names a jitdump, "jit-N.dump" in any directory: N is
+ * `pid` (2), or another number (1): the process's pid in its own pid
+ * namespace (a container's), which is what it knows itself by; else 0. */
+static int jitdump_name(const char *path, uint32_t pid)
 {
 	const char *base = strrchr(path, '/');
-	char want[32];
+	unsigned long n;
+	char *end;
 
-	snprintf(want, sizeof(want), "jit-%u.dump", pid);
-	return !strcmp(base ? base + 1 : path, want);
+	base = base ? base + 1 : path;
+	if (strncmp(base, "jit-", 4) || base[4] < '0' || base[4] > '9')
+		return 0;
+	n = strtoul(base + 4, &end, 10);
+	if (strcmp(end, ".dump"))
+		return 0;
+	return n == pid ? 2 : 1;
 }
 
-/* The jitdump among process `pid`'s mappings, or NULL. */
+/* The jitdump among process `pid`'s mappings (one named after its pid
+ * first), or NULL. */
 static const struct pr_dso *find_marker(struct pr_symbolizer *s, struct sym_jitdump *j)
 {
 	const struct pr_proc *p = pr__model_proc(s->model, j->pid, false);
+	const struct pr_dso *found = NULL;
+	int best = 0;
 
 	if (!p || p->generation == j->maps_generation)
 		return NULL;
 	j->maps_generation = p->generation;
-	for (size_t i = 0; i < p->nr; i++)
-		if (p->maps[i].dso && !p->maps[i].dso->anon &&
-		    jitdump_name(p->maps[i].dso->path, j->pid))
-			return p->maps[i].dso;
-	return NULL;
+	for (size_t i = 0; i < p->nr; i++) {
+		int how = p->maps[i].dso && !p->maps[i].dso->anon ?
+			  jitdump_name(p->maps[i].dso->path, j->pid) : 0;
+
+		if (how > best) {
+			best = how;
+			found = p->maps[i].dso;
+		}
+	}
+	return found;
 }
 
 /*
