@@ -12,7 +12,7 @@
 
 #include "checkmain.h"
 #include "jitdump-writer.h"
-#include "symbols/jitdump.h"
+#include "model/jitdump.h"
 
 static char logtext[4096];
 

@@ -1,25 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * JIT code named from its process's jitdump (jitdump.h), where the process
- * has one: a runtime writing a jitdump maps it once, executable, as a
- * marker, so the process's mappings say where it is (node writes
- * ./jit-PID.dump, CPython /tmp/jit-PID.dump, the JVM's agent a directory
- * of its own).  perf finds it the same way, by the file name jit-PID.dump
- * of the sample's pid; in a container the PID is the one the process has
- * in its own pid namespace, so any jit-N.dump it mapped is taken.
+ * JIT code named from its process's jitdump (model/jitdump.h), where the
+ * process has one (model/jitfind.c finds it among its mappings).
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "model/jitdump.h"
 #include "model/model.h"
-#include "symbols/jitdump.h"
 #include "symbols/symbolizer.h"
 
 /* A process's jitdump, and its resolved addresses. */
@@ -50,81 +41,16 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Whether `path` names a jitdump, "jit-N.dump" in any directory: N is
- * `pid` (2), or another number (1): the process's pid in its own pid
- * namespace (a container's), which is what it knows itself by; else 0. */
-static int jitdump_name(const char *path, uint32_t pid)
-{
-	const char *base = strrchr(path, '/');
-	unsigned long n;
-	char *end;
-
-	base = base ? base + 1 : path;
-	if (strncmp(base, "jit-", 4) || base[4] < '0' || base[4] > '9')
-		return 0;
-	n = strtoul(base + 4, &end, 10);
-	if (strcmp(end, ".dump"))
-		return 0;
-	return n == pid ? 2 : 1;
-}
-
-/* The jitdump among process `pid`'s mappings (one named after its pid
- * first), or NULL. */
+/* The jitdump among process `pid`'s mappings, looked for again only
+ * when they changed; NULL when none. */
 static const struct pr_dso *find_marker(struct pr_symbolizer *s, struct sym_jitdump *j)
 {
 	const struct pr_proc *p = pr__model_proc(s->model, j->pid, false);
-	const struct pr_dso *found = NULL;
-	int best = 0;
 
 	if (!p || p->generation == j->maps_generation)
 		return NULL;
 	j->maps_generation = p->generation;
-	for (size_t i = 0; i < p->nr; i++) {
-		int how = p->maps[i].dso && !p->maps[i].dso->anon ?
-			  jitdump_name(p->maps[i].dso->path, j->pid) : 0;
-
-		if (how > best) {
-			best = how;
-			found = p->maps[i].dso;
-		}
-	}
-	return found;
-}
-
-/*
- * The jitdump's fd: a live process's inside its root, owned by its user or
- * root (as its perf map, pr__perf_map_open()); once the process is gone,
- * the host's file at that path only if it is the very file it mapped.
- */
-static int open_jitdump(struct pr_symbolizer *s, struct sym_jitdump *j)
-{
-	char proc[32];
-	struct stat st, owner;
-	int fd, err = 0;
-
-	snprintf(proc, sizeof(proc), "/proc/%u", j->pid);
-	fd = pr__open_target_file(s->live ? j->pid : 0, j->path, &s->lg);
-	if (fd < 0 && s->live && fd != -EINVAL && stat(proc, &owner)) {
-		fd = pr__open_target_file(0, j->path, &s->lg);
-		if (fd >= 0 && (fstat(fd, &st) || major(st.st_dev) != j->maj ||
-				minor(st.st_dev) != j->min || st.st_ino != j->ino)) {
-			close(fd);
-			fd = -ENOENT;
-		}
-		return fd;
-	}
-	if (fd < 0)
-		err = fd;
-	else if (s->live && (fstat(fd, &st) ||
-			     (st.st_uid && (stat(proc, &owner) || owner.st_uid != st.st_uid))))
-		err = -EPERM;
-	if (!err)
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	pr__log(&s->lg, PR_LOG_DEBUG, "jitdump %s of process %u not read: %s", j->path, j->pid,
-		err == -EPERM ? "owned by neither the process's user nor root" : strerror(-err));
-	return err;
+	return pr__jitdump_marker(p, j->pid);
 }
 
 static void read_jitdump(struct pr_symbolizer *s, struct sym_jitdump *j)
@@ -134,7 +60,7 @@ static void read_jitdump(struct pr_symbolizer *s, struct sym_jitdump *j)
 	j->read_at = now_ns();
 	if (j->carried)
 		return;
-	fd = open_jitdump(s, j);
+	fd = pr__jitdump_open(j->pid, s->live, j->path, j->maj, j->min, j->ino, &s->lg);
 	if (fd < 0)
 		return;
 	pr__jitdump_read_fd(&j->jd, fd, j->path, &s->lg);

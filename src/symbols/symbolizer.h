@@ -10,7 +10,7 @@
  *   symdwarf.c    DWARF: the functions inlined at an address, and lines
  *   kallsyms.c    the kernel's symbols, and their cache
  *   perfmap.c     JIT code: /tmp/perf-PID.map
- *   jitnames.c    JIT code: the process's jitdump (jitdump.c reads it)
+ *   jitnames.c    JIT code: the process's jitdump (model/jitdump.c reads it)
  *   pool.c        resolved frames shared by the symbolizers of workers
  */
 #ifndef PR_SYMBOLIZER_H

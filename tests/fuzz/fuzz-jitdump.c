@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "symbols/jitdump.h"
+#include "model/jitdump.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -127,4 +127,21 @@ static inline const char *pr__jitdump_str(const struct pr_jitdump *jd, size_t of
 const char *pr__jitdump_line(const struct pr_jitdump *jd, const struct jd_code *c,
 			     uint64_t addr, uint32_t *line);
 
+/* jitfind.c */
+
+struct pr_proc;
+struct pr_dso;
+/* The jitdump process `p` (of `pid`) mapped: a file jit-N.dump, N its pid
+ * first, else any (its pid in a container's namespace); NULL when none. */
+const struct pr_dso *pr__jitdump_marker(const struct pr_proc *p, uint32_t pid);
+/*
+ * Process `pid`'s jitdump `path` (device maj:min, inode `ino` as mapped),
+ * opened: for a `live` process inside its root (pr__open_target_file()),
+ * owned by its user or root (as its perf map, pr__perf_map_open()); once
+ * the process is gone, the host's file at that path only if it is the
+ * very file it mapped.  The fd, or a negative errno (said at debug level).
+ */
+int pr__jitdump_open(uint32_t pid, bool live, const char *path, uint32_t maj, uint32_t min,
+		     uint64_t ino, const struct pr_logger *lg);
+
 #endif /* PR_JITDUMP_H */

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "symbols/jitdump.h"
+#include "model/jitdump.h"
 
 #define JD_MAGIC 0x4A695444u
 #define JD_HEADER_SIZE 40
