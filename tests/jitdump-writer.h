@@ -151,6 +151,66 @@ static inline void jdw_unwind(struct jdw *w, uint64_t time, const void *data, si
 	jdw_bytes(w, data, size);
 }
 
+/*
+ * An .eh_frame of one CIE (x86-64: CFA = %rsp + 8, the return address at
+ * CFA - 8) and one FDE for the `size` bytes of code at `addr`, with CFA
+ * instructions `insns`, then its .eh_frame_hdr: laid out as runtimes do
+ * (and perf inject after them), the .eh_frame right after the code and
+ * the header right after it.  The bytes, malloc'd: *len of them, the
+ * header's *hdr_len last.
+ */
+static inline unsigned char *jdw_eh_frame(uint64_t addr, uint64_t size,
+					  const unsigned char *insns, size_t n, size_t *len,
+					  size_t *hdr_len)
+{
+	static const unsigned char cie[24] = {
+		20, 0, 0, 0,            /* length */
+		0, 0, 0, 0,             /* CIE id */
+		1, 'z', 'R', 0,         /* version, augmentation */
+		1, 0x78, 16,            /* code align 1, data align -8, RA %r16 */
+		1, 0x1b,                /* augmentation: FDE addresses pcrel sdata4 */
+		0x0c, 7, 8,             /* DW_CFA_def_cfa %rsp, 8 */
+		0x90, 1,                /* DW_CFA_offset %r16 (RA) at CFA - 8 */
+		0, 0,                   /* DW_CFA_nop */
+	};
+	size_t fde_body = (4 + 4 + 4 + 1 + n + 3) & ~(size_t)3;
+	size_t eh = sizeof(cie) + 4 + fde_body + 4, at = sizeof(cie);
+	unsigned char *b = calloc(1, eh + 20);
+	uint64_t e = addr + size, hdr = e + eh;
+	int32_t v;
+	uint32_t u;
+
+	if (!b)
+		abort();
+	memcpy(b, cie, sizeof(cie));
+	u = (uint32_t)fde_body;
+	memcpy(b + at, &u, 4);
+	u = (uint32_t)(at + 4);         /* back to the CIE */
+	memcpy(b + at + 4, &u, 4);
+	v = (int32_t)(addr - (e + at + 8));
+	memcpy(b + at + 8, &v, 4);
+	u = (uint32_t)size;
+	memcpy(b + at + 12, &u, 4);
+	b[at + 16] = 0;                 /* no augmentation data */
+	memcpy(b + at + 17, insns, n);
+	/* The header: version, encodings, .eh_frame's address, one entry. */
+	b[eh] = 1;
+	b[eh + 1] = 0x1b;
+	b[eh + 2] = 0x03;
+	b[eh + 3] = 0x3b;
+	v = (int32_t)(e - (hdr + 4));
+	memcpy(b + eh + 4, &v, 4);
+	u = 1;
+	memcpy(b + eh + 8, &u, 4);
+	v = (int32_t)(addr - hdr);
+	memcpy(b + eh + 12, &v, 4);
+	v = (int32_t)(e + at - hdr);
+	memcpy(b + eh + 16, &v, 4);
+	*len = eh + 20;
+	*hdr_len = 20;
+	return b;
+}
+
 static inline void jdw_close(struct jdw *w, uint64_t time)
 {
 	jdw_record(w, 3, 0, time);

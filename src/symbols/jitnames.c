@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "model/jitdump.h"
@@ -33,14 +32,6 @@ struct sym_jitdump {
 	struct pr_arena result_names;
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The jitdump among process `pid`'s mappings, looked for again only
  * when they changed; NULL when none. */
 static const struct pr_dso *find_marker(struct pr_symbolizer *s, struct sym_jitdump *j)
@@ -57,7 +48,7 @@ static void read_jitdump(struct pr_symbolizer *s, struct sym_jitdump *j)
 {
 	int fd;
 
-	j->read_at = now_ns();
+	j->read_at = pr__monotonic_ns();
 	if (j->carried)
 		return;
 	fd = pr__jitdump_open(j->pid, s->live, j->path, j->maj, j->min, j->ino, &s->lg);
@@ -211,7 +202,7 @@ int pr__sym_resolve_jitdump(struct pr_symbolizer *s, uint32_t pid, const struct 
 		return 0;
 	/* The runtime appends as it compiles: a miss may be new code. */
 	if (!pr__jitdump_find(&j->jd, f->ip) && s->live &&
-	    now_ns() - j->read_at >= s->perf_map_reread_ns)
+	    pr__monotonic_ns() - j->read_at >= s->perf_map_reread_ns)
 		read_jitdump(s, j);
 	return name_from(s, j, f->ip, out);
 }
