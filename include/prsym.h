@@ -5,7 +5,8 @@
  * source files and lines.  From a mapped file's symbol tables and DWARF
  * (through elfutils' libdwfl/libdw; separate debug files by build-id or
  * .gnu_debuglink, or from debuginfod), from /proc/kallsyms for the kernel,
- * and from /tmp/perf-PID.map for JIT code.
+ * and from /tmp/perf-PID.map or the process's jitdump (jit-PID.dump, as
+ * node --perf-prof and the JVM's agents write it) for JIT code.
  *
  * debuginfod is asked for debug files not found locally when the
  * environment says where it is (DEBUGINFOD_URLS), through libdw, with its
@@ -32,6 +33,8 @@ enum pr_sym_source {
 				    * of its debug file, else .dynsym) */
 	PR_SYM_KALLSYMS,           /* /proc/kallsyms */
 	PR_SYM_PERF_MAP,           /* /tmp/perf-PID.map */
+	/* A jitdump (jit-PID.dump, which the process mapped): since 2.1. */
+	PR_SYM_JITDUMP,
 };
 
 /* One function at a frame's address, as DWARF describes it: the function
@@ -64,7 +67,8 @@ struct pr_symbol {
 	size_t nr;
 	/* What the frame is attributed to, as perf names it: the mapped
 	 * file's path, "[kernel.kallsyms]" or a kernel module's "[name]",
-	 * "[vdso]", "/tmp/perf-PID.map"; NULL when in no mapping. */
+	 * "[vdso]", "/tmp/perf-PID.map", a jitdump's path (JIT code it
+	 * names); NULL when in no mapping. */
 	const char *module;
 	enum pr_sym_source source;
 };

@@ -57,6 +57,7 @@ void check_plain_dwarf(const char *path);
 /* The parts' test cases. */
 TCase *symbolize_kernel_tests(void);
 TCase *symbolize_jit_tests(void);
+TCase *symbolize_jitdump_tests(void);
 TCase *symbolize_elf_tests(void);
 TCase *symbolize_trim_tests(void);
 TCase *symbolize_debug_tests(void);

@@ -14,7 +14,9 @@
 #include <unistd.h>
 
 #include "checkmain.h"
+#include "jitdump-writer.h"
 #include "profile-fixture.h"
+#include "profile/profile.h"
 
 /* A sample of thread `tid` whose stack is `names` ("main" ... leaf last,
  * or "k:ADDR" for a kernel frame). */
@@ -480,6 +482,54 @@ START_TEST(a_perf_map_entry_written_after_a_miss_names_later_samples)
 }
 END_TEST
 
+/* node writes its jitdump out only as it exits: JIT code nothing named
+ * when sampled is named from it at the end of the run. */
+START_TEST(jit_code_its_jitdump_describes_only_at_exit_is_named_at_the_end)
+{
+	PR_OPTS(pr_symbolizer_opts, so, .live = true);
+	const uint32_t self = (uint32_t)getpid();
+	struct pr_record r = mmap2(self, BASE, 0x100000, 0, "//anon");
+	struct pr_record marker;
+	const uint64_t ip = BASE + 0x2010;
+	struct pr_profile *p = new_profile(99);
+	struct pr_symbolizer *live;
+	char dir[] = "/tmp/ds-jitdump-XXXXXX", path[64], want[128], *text;
+	struct jdw w;
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/jit-%u.dump", dir, self);
+	jdw_header(&w, self, false);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	ck_assert_uint_eq(fwrite(w.buf, 1, w.len, f), w.len);
+	ck_assert_int_eq(fflush(f), 0);
+	marker = mmap2(self, BASE + 0x200000, 0x1000, 0, path);
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	ck_assert_int_eq(pr_model_apply(model, &marker), 0);
+	live = pr_symbolizer_new(model, &so);
+	ck_assert_ptr_nonnull(live);
+	add_jit(p, live, self, "node", ip);
+	add_jit(p, live, self, "node", ip);
+	add_jit(p, live, self, "node", ip + 0x100);
+	/* The runtime's buffer, written as it exits. */
+	w.len = 0;
+	jdw_load(&w, 2, BASE + 0x2000, 0x40, 1, "JS:*late /app.js:1:1", 0xcc);
+	ck_assert_uint_eq(fwrite(w.buf, 1, w.len, f), w.len);
+	ck_assert_int_eq(fclose(f), 0);
+	free(w.buf);
+	ck_assert_int_eq(prof__name_jit_late(p, live), 0);
+	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
+	snprintf(want, sizeof(want), "node;JS:*late /app.js:1:1 2\nnode;[perf-%u.map] 1\n", self);
+	ck_assert_str_eq(text, want);
+	free(text);
+	pr_profile_free(p);
+	pr_symbolizer_free(live);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *profile_suite(void)
 {
 	Suite *s = suite_create("profile");
@@ -502,6 +552,7 @@ static Suite *profile_suite(void)
 	tcase_add_test(tc, jit_code_at_one_address_in_two_processes_keeps_each_ones_name);
 	tcase_add_test(tc, a_reused_pid_is_named_by_the_new_processs_perf_map);
 	tcase_add_test(tc, a_perf_map_entry_written_after_a_miss_names_later_samples);
+	tcase_add_test(tc, jit_code_its_jitdump_describes_only_at_exit_is_named_at_the_end);
 	suite_add_tcase(s, tc);
 	return s;
 }

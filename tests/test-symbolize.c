@@ -550,6 +550,7 @@ int main(void)
 	suite_add_tcase(s, tc);
 	suite_add_tcase(s, symbolize_kernel_tests());
 	suite_add_tcase(s, symbolize_jit_tests());
+	suite_add_tcase(s, symbolize_jitdump_tests());
 	suite_add_tcase(s, symbolize_elf_tests());
 	suite_add_tcase(s, symbolize_trim_tests());
 	suite_add_tcase(s, symbolize_debug_tests());

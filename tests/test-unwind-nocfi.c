@@ -6,12 +6,14 @@
  */
 #include <check.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "jitdump-writer.h"
 #include "unwind-fixture.h"
 
 /* Where frame `i` is: in `lo`..`lo + len`. */
@@ -175,10 +177,80 @@ START_TEST(a_return_address_in_a_register_unwinds)
 }
 END_TEST
 
+/* JIT code that keeps no frame pointer (sub $24, %rsp; call *%rdi;
+ * add $24, %rsp; ret), whose runtime wrote its unwind information into
+ * the process's jitdump: unwound by it, so the caller is found, not
+ * skipped, and with frame pointers not followed at all. */
+static const unsigned char jit_nofp_code[11] = {
+	0x48, 0x83, 0xec, 0x18, 0xff, 0xd7, 0x48, 0x83, 0xc4, 0x18, 0xc3,
+};
+
+START_TEST(jit_code_is_unwound_by_the_unwind_information_in_its_jitdump)
+{
+	/* CFA = %rsp + 32 from the call on, %rsp + 8 again after the add. */
+	static const unsigned char insns[] = { 0x44, 0x0e, 0x20, 0x46, 0x0e, 0x08 };
+	void *jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char dir[] = "/tmp/ds-jitcfi-XXXXXX", path[64];
+	size_t len, hdr_len;
+	unsigned char *eh;
+	struct jdw w;
+	void *marker;
+	int fd;
+
+	ck_assert_ptr_ne(jit, MAP_FAILED);
+	memcpy(jit, jit_nofp_code, sizeof(jit_nofp_code));
+	ck_assert_int_eq(mprotect(jit, 4096, PROT_READ | PROT_EXEC), 0);
+	/* The runtime's jitdump, mapped as its marker. */
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/jit-%d.dump", dir, (int)getpid());
+	eh = jdw_eh_frame((uintptr_t)jit, sizeof(jit_nofp_code), insns, sizeof(insns), &len,
+			  &hdr_len);
+	jdw_header(&w, (uint32_t)getpid(), false);
+	jdw_unwind(&w, 1, eh, len, hdr_len);
+	jdw_load_code(&w, 2, (uintptr_t)jit, jit_nofp_code, sizeof(jit_nofp_code), 1, "nofp");
+	free(eh);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, w.buf, w.len), (ssize_t)w.len);
+	marker = mmap(NULL, w.len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	ck_assert_ptr_ne(marker, MAP_FAILED);
+	close(fd);
+	free(w.buf);
+	ds_unwind_via((void (*)(void (*)(void)))(uintptr_t)jit);
+	for (unsigned flags = 0; flags <= NO_FRAME_POINTERS; flags += NO_FRAME_POINTERS) {
+		struct replay r;
+		struct pr_stack st;
+		struct pr_unwinder *u;
+
+		replay_init(&r, &snap, snap.size, 0);
+		u = new_unwinder(r.model, 0, flags);
+		ck_assert_int_eq(pr_unwinder_unwind(u, &r.rec, &st), 0);
+		ck_assert_msg(st.nr >= 5, "flags %u: %zu frames, ended: %s (%d)", flags, st.nr,
+			      pr_stack_end_name(st.end), st.error);
+		ck_assert_str_eq(name_of(&st.frames[1]), "ds_unwind_callee");
+		ck_assert_msg(frame_in(&st, 2, jit, sizeof(jit_nofp_code)),
+			      "frame 2 at 0x%llx is not in the JIT code",
+			      (unsigned long long)st.frames[2].ip);
+		ck_assert_str_eq(name_of(&st.frames[3]), "ds_unwind_via");
+		for (size_t i = 0; i < st.nr; i++)
+			ck_assert_uint_eq(st.frames[i].flags & PR_FRAME_FP, 0);
+		assert_reaches_main(&r, &st, 4);
+		ck_assert_msg(st.end == PR_END_OUTERMOST, "ended: %s", pr_stack_end_name(st.end));
+		pr_unwinder_free(u);
+		replay_free(&r);
+	}
+	munmap(marker, w.len);
+	unlink(path);
+	rmdir(dir);
+	munmap(jit, 4096);
+}
+END_TEST
+
 void add_nocfi_tests(TCase *tc)
 {
 	tcase_add_test(tc, code_without_cfi_is_crossed_by_frame_pointer);
 	tcase_add_test(tc, jit_code_is_crossed_by_frame_pointer);
+	tcase_add_test(tc, jit_code_is_unwound_by_the_unwind_information_in_its_jitdump);
 	tcase_add_test(tc, a_return_address_in_a_register_unwinds);
 	tcase_add_test(tc, a_deleted_and_replaced_library_still_resolves);
 }

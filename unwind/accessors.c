@@ -12,12 +12,6 @@
 
 #include "unwind-int.h"
 
-/* libunwind's table lookup, exported but not declared by its headers. */
-extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
-					      unw_dyn_info_t *di, unw_proc_info_t *pi,
-					      int need_unwind_info, void *arg);
-#define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
-
 /* How far past the copied stack a read still counts as "the stack went
  * on": frames are rarely larger. */
 #define STACK_SLACK (256 * 1024)
@@ -72,6 +66,10 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	int ret = -UNW_ENOINFO;
 
 	if (!m || !uw_has_image(m)) {
+		/* JIT code whose runtime wrote its unwind information. */
+		if (m && (m->prot & PROT_EXEC) &&
+		    (ret = uw_jit_proc_info(c, as, ip, pi, need_unwind_info)) != -UNW_ENOINFO)
+			return ret;
 		/* Anonymous executable memory is JIT code, with frame pointers
 		 * if anything; anything else is not code at all. */
 		c->no_info = true;
@@ -218,6 +216,8 @@ int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 	if (!uw_read_file(c, addr, val))
 		return 0;
 	if (!read_cfi(c, addr, val))
+		return 0;
+	if (!uw_jit_read(c, addr, val))
 		return 0;
 	if (!read_jit_code(c, addr, val))
 		return 0;

@@ -175,6 +175,10 @@ struct uw_ctx {
 	 * bias: set by find_proc_info. */
 	const struct uw_elf *cfi_elf;
 	uint64_t cfi_bias;
+	/* JIT code whose unwind information this step reads, from the
+	 * process's jitdump (jitcfi.c): set by find_proc_info. */
+	const struct pr_jitdump *jit;
+	const struct jd_code *jit_code;
 	/* Last file region read: most reads hit the same one. */
 	uint64_t hit_lo, hit_hi;
 	const unsigned char *hit_data;
@@ -311,6 +315,7 @@ struct pr_unwinder {
 	struct pr_hashmap by_img;  /* struct pr_elf * -> uw_elf */
 
 	struct pr_hashmap procs;   /* pid -> struct uw_proc */
+	struct pr_hashmap jits;    /* pid -> struct uw_jit (jitcfi.c) */
 	uint64_t tick;
 
 	struct uw_synth *synth;    /* tables built for files without a header */
@@ -367,6 +372,26 @@ struct uw_frame_info *uw_frame_cache_new(unsigned bits);
  * unwind the sample from the start.
  */
 bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *out);
+
+/* libunwind's table lookup, exported but not declared by its headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+#define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
+
+/* ---- jitcfi.c: JIT code's unwind information from its jitdump ---- */
+
+struct pr_jitdump;
+struct jd_code;
+/* find_proc_info for `ip` in JIT code (anonymous executable memory): from
+ * the unwind information of the process's jitdump, setting c->jit and
+ * c->jit_code; -UNW_ENOINFO without. */
+int uw_jit_proc_info(struct uw_ctx *c, unw_addr_space_t as, uint64_t ip,
+		     unw_proc_info_t *pi, int need_unwind_info);
+/* Read the code or unwind information of c->jit_code as the runtime laid
+ * them out: 0, or -1 when `addr` is not in them. */
+int uw_jit_read(struct uw_ctx *c, uint64_t addr, uint64_t *val);
+void uw_jits_free(struct pr_unwinder *u);
 
 /* ---- unwinder.c (for the accessors) ---- */
 

@@ -406,6 +406,7 @@ void pr_unwinder_free(struct pr_unwinder *u)
 		}
 	}
 	pr__hashmap_free(&u->procs);
+	uw_jits_free(u);
 	pr__hashmap_free(&u->by_dso);
 	for (size_t i = 0; i < u->by_img.cap; i++)
 		if (u->by_img.slots[i].value)
@@ -599,6 +600,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		c.stack_exhausted = false;
 		c.no_info = c.no_info_unmapped = c.not_code = c.file_missing = false;
 		c.cfi_elf = NULL;
+		c.jit_code = NULL;
 		ret = unw_step(&cur);
 		if (ret <= 0) {
 			out->end = classify(&c, ret, &out->error);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "perfreader.h"
 
@@ -205,6 +206,14 @@ int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need);
 /* Read a small integer from a /proc/sys file; returns `fallback` when the
  * file is missing or unreadable. */
 long pr__read_sysctl(const char *path, long fallback);
+/* CLOCK_MONOTONIC in ns: for re-reading what a live process writes. */
+static inline uint64_t pr__monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* In an array of `nr` elements `size` bytes apart, sorted by the unsigned
  * key of `key_size` bytes (a uint64_t or a uint32_t) each starts with: how

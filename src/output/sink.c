@@ -15,6 +15,7 @@
 
 #include "base/base.h"
 #include "output/output.h"
+#include "profile/profile.h"
 
 struct pr_output {
 	int fmt;
@@ -27,6 +28,7 @@ struct pr_output {
 	FILE *out;                   /* NULL: a share, written nowhere */
 	struct pr_script *script;    /* perf-script */
 	struct pr_profile *profile;  /* the other formats */
+	struct pr_symbolizer *sym;   /* its worker's, as its samples say */
 	struct pr_profile_write_opts wo;
 	/* A session's shares (pr_output_sink()), for pr_output_published(),
 	 * each NULL once merged. */
@@ -297,6 +299,7 @@ int pr_output_sample(struct pr_output *o, const struct pr_sink_sample *s)
 
 	if (!o || !s)
 		return -EINVAL;
+	o->sym = s->sym;
 	if (s->off_cpu) {
 		err = o->script ? pr_script_switch(o->script, s->sym, s->rec, s->st, s->comm,
 						   s->process)
@@ -344,6 +347,8 @@ int pr_output_end(struct pr_output *o, uint64_t time)
 
 	if (!o)
 		return -EINVAL;
+	if (o->profile && o->sym && (err = prof__name_jit_late(o->profile, o->sym)))
+		return err;
 	/* Threads still off the CPU wait until the run ended. */
 	if (o->o.mode == PR_PROFILE_CPU)
 		return 0;

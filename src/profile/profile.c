@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "profile/profile.h"
+#include "symbols/symbolizer.h"
 
 struct prof_index {
 	/* Each a 64-bit hash of an entry -> its index + 1; entries whose
@@ -476,7 +477,7 @@ static uint32_t new_location(struct pr_profile *p, const struct pr_frame *f,
 	loc = (struct prof_location){ .address = f->ip, .mapping = mapping_of(p, s, f) };
 	if (f->flags & PR_FRAME_KERNEL)
 		loc.kind = PROF_KERNEL;
-	else if (s->source == PR_SYM_PERF_MAP || !f->dso)
+	else if (s->source == PR_SYM_PERF_MAP || s->source == PR_SYM_JITDUMP || !f->dso)
 		loc.kind = PROF_JIT;
 	if (location_lines(p, &loc, s))
 		return PROF_NONE;
@@ -572,6 +573,27 @@ static uint32_t location_of(struct pr_profile *p, struct pr_symbolizer *sym, uin
 	x->addrs[x->nr_addrs].loc = loc;
 	table_set(&x->addr_table, h, (uint32_t)x->nr_addrs++);
 	return loc;
+}
+
+int prof__name_jit_late(struct pr_profile *p, struct pr_symbolizer *sym)
+{
+	struct prof_index *x = p->index;
+
+	for (size_t i = 0; sym && x && i < x->nr_addrs; i++) {
+		struct prof_location *loc = &p->locations[x->addrs[i].loc];
+		uint32_t pid = (uint32_t)(x->addrs[i].owner >> 2);
+		struct pr_symbol s;
+
+		/* Unnamed, each such address has a location of its own. */
+		if ((x->addrs[i].owner & 3) != 3 || x->addrs[i].name || loc->nr_lines ||
+		    pr__sym_resolve_jitdump_late(sym, pid, x->addrs[i].addr, &s) || !s.name)
+			continue;
+		if (location_lines(p, loc, &s))
+			return -ENOMEM;
+		if (loc->mapping != PROF_NONE)
+			p->mappings[loc->mapping].has_functions = true;
+	}
+	return 0;
 }
 
 static bool thread_eq(const struct pr_profile *p, uint32_t idx, const void *key)

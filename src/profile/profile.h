@@ -227,6 +227,12 @@ uint32_t *prof__locations(struct pr_profile *p, struct pr_symbolizer *sym,
 			  const struct pr_record *rec, const struct pr_stack *stack,
 			  const char *comm, const char *process, size_t reserve,
 			  uint32_t *thread);
+/*
+ * JIT code that nothing named when it was sampled, named again from its
+ * process's jitdump at the end of the run (runtimes buffer what they
+ * write: node's is complete only once it exits).  0 or -ENOMEM.
+ */
+int prof__name_jit_late(struct pr_profile *p, struct pr_symbolizer *sym);
 /* The thread (pid, tid, names) as in thread_of(): its index, or PROF_NONE
  * out of memory. */
 uint32_t prof__thread_of(struct pr_profile *p, uint32_t pid, uint32_t tid, const char *comm,

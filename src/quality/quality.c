@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "quality/quality.h"
+#include "symbols/symbolizer.h"
 
 struct pr_quality *pr_quality_new(const struct pr_quality_opts *opts)
 {
@@ -35,6 +36,12 @@ void pr_quality_free(struct pr_quality *q)
 {
 	if (!q)
 		return;
+	for (size_t i = 0; i < q->jit.cap; i++)
+		for (struct pr__quality_jit *j = q->jit.slots[i].value, *next; j; j = next) {
+			next = j->next;
+			free(j);
+		}
+	pr__hashmap_free(&q->jit);
 	free(q->rows);
 	free(q);
 }
@@ -73,15 +80,68 @@ static int count_n(struct pr_quality *q, const struct pr_dso *dso, const char *n
 	return 0;
 }
 
+/* A row's process name: code in no file is told apart by the process it
+ * is in. */
+static void row_name(const struct pr_dso *dso, const char *process, char name[16])
+{
+	name[0] = '\0';
+	if (!pr__quality_is_file(dso))
+		snprintf(name, 16, "%s", process ? process : "?");
+}
+
 static int count(struct pr_quality *q, const struct pr_dso *dso, const char *process,
 		 unsigned why)
 {
-	char name[16] = "";
+	char name[16];
 
-	/* Code in no file is told apart by the process it is in. */
-	if (!pr__quality_is_file(dso))
-		snprintf(name, sizeof(name), "%s", process ? process : "?");
+	row_name(dso, process, name);
 	return count_n(q, dso, name, why, 1);
+}
+
+/* An unnamed frame of JIT code (`dso` anonymous), kept to be looked at
+ * again at the end (late_jit()). */
+static int keep_jit(struct pr_quality *q, uint32_t pid, const struct pr_frame *f,
+		    const char *process)
+{
+	uint64_t k = pr__hash_mix(pid, f->ip);
+	struct pr__quality_jit *j;
+
+	for (j = pr__hashmap_get(&q->jit, k); j; j = j->next)
+		if (j->pid == pid && j->ip == f->ip) {
+			j->n++;
+			return 0;
+		}
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return -ENOMEM;
+	*j = (struct pr__quality_jit){ .pid = pid, .ip = f->ip, .n = 1, .dso = f->dso,
+				       .next = pr__hashmap_get(&q->jit, k) };
+	row_name(f->dso, process, j->process);
+	if (pr__hashmap_put(&q->jit, k, j)) {
+		free(j);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* JIT code named at the end of the run (prof__name_jit_late()) is not
+ * counted unnamed: only what is still unnamed then. */
+static void late_jit(struct pr_quality *q)
+{
+	for (size_t i = 0; q->sym && i < q->jit.cap; i++)
+		for (struct pr__quality_jit *j = q->jit.slots[i].value; j; j = j->next) {
+			struct pr_symbol s;
+
+			if (!j->n || pr__sym_resolve_jitdump_late(q->sym, j->pid, j->ip, &s) ||
+			    !s.name)
+				continue;
+			q->unnamed -= j->n;
+			for (size_t r = 0; r < q->nr; r++)
+				if (q->rows[r].why == PR_QUALITY_UNNAMED && q->rows[r].dso == j->dso &&
+				    !strcmp(q->rows[r].process, j->process))
+					q->rows[r].n -= j->n;
+			j->n = 0;
+		}
 }
 
 int pr_quality_merge(struct pr_quality *q, const struct pr_quality *src)
@@ -148,6 +208,8 @@ int pr_quality_add(struct pr_quality *q, const struct pr_record *rec, const stru
 			continue;
 		q->unnamed++;
 		err = count(q, st->frames[i].dso, process, PR_QUALITY_UNNAMED);
+		if (!err && st->frames[i].dso && !strncmp(pr_dso_path(st->frames[i].dso), "//anon", 6))
+			err = keep_jit(q, pid, &st->frames[i], process);
 	}
 	return err;
 }
@@ -203,7 +265,8 @@ static size_t table(const struct pr_quality *q, bool unnamed, unsigned permille,
 	size_t n = 0;
 
 	for (size_t i = 0; i < q->nr; i++)
-		if ((q->rows[i].why == PR_QUALITY_UNNAMED) == unnamed &&
+		/* A row of JIT code all named at the end has none left. */
+		if ((q->rows[i].why == PR_QUALITY_UNNAMED) == unnamed && q->rows[i].n &&
 		    q->rows[i].n * 1000 >= total * permille)
 			out[n++] = &q->rows[i];
 	qsort(out, n, sizeof(*out), by_count);
@@ -265,7 +328,17 @@ int pr_quality_report(const struct pr_quality *q, FILE *out,
 
 static int sink_sample(void *ctx, const struct pr_sink_sample *smp)
 {
+	struct pr_quality *q = ctx;
+
+	q->sym = smp->sym;
 	return pr_quality_add(ctx, smp->rec, smp->st, smp->sym, smp->process, smp->cut_short);
+}
+
+static int sink_finish(void *ctx, uint64_t end)
+{
+	(void)end;
+	late_jit(ctx);
+	return 0;
 }
 
 static void *sink_part(void *ctx)
@@ -289,7 +362,7 @@ int pr_quality_sink(struct pr_quality *q, struct pr_sink *out)
 	if (!q || !out)
 		return -EINVAL;
 	*out = (struct pr_sink){
-		.sz = sizeof(*out), .ctx = q, .sample = sink_sample,
+		.sz = sizeof(*out), .ctx = q, .sample = sink_sample, .finish = sink_finish,
 		.part_new = sink_part, .part_merge = sink_merge,
 	};
 	return 0;

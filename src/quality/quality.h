@@ -37,9 +37,21 @@ struct pr__quality_row {
 	uint64_t n;
 };
 
+/* JIT code unnamed when sampled, by (pid, address), for a second look
+ * at the end of the run (its jitdump may be written only then). */
+struct pr__quality_jit {
+	uint32_t pid;
+	uint64_t ip, n;
+	const struct pr_dso *dso;
+	char process[16];
+	struct pr__quality_jit *next;  /* the same hash */
+};
+
 struct pr_quality {
 	struct pr__quality_row *rows;
 	size_t nr, cap;
+	struct pr_hashmap jit;       /* hash -> struct pr__quality_jit (chained) */
+	struct pr_symbolizer *sym;   /* the share's worker's, as samples say */
 	uint64_t samples, ended_early, joined;
 	uint64_t frames, unnamed;
 	uint64_t stack_size;

@@ -11,7 +11,8 @@
  * names the function and the offset in it; DWARF's scopes at the address
  * give the functions inlined there, the line table the innermost line and
  * each inlined call's DW_AT_call_file/line the lines of the callers.  The
- * kernel is named from /proc/kallsyms, JIT code from /tmp/perf-PID.map.
+ * kernel is named from /proc/kallsyms, JIT code from its process's jitdump or
+ * /tmp/perf-PID.map.
  *
  * Every (file, address) is resolved once, into a table probed first for
  * every frame; names, inline chains and file names live in an arena for
@@ -181,6 +182,16 @@ static bool perf_map_stays(uint64_t key, void *value, void *arg)
 	return false;
 }
 
+static bool jitdump_stays(uint64_t key, void *value, void *arg)
+{
+	struct pr_symbolizer *s = arg;
+
+	if (pr__sym_jitdump_forget(value, !pr__model_proc(s->model, (uint32_t)key, false)))
+		return true;
+	pr__sym_jitdump_free(value);
+	return false;
+}
+
 /* The resolved frames of what stays, in a table sized for them (or none
  * when that cannot be had: they are found again). */
 static void trim_slots(struct pr_symbolizer *s)
@@ -228,6 +239,7 @@ static void trim_files(void *arg)
 	trim_slots(s);
 	pr__hashmap_filter(&s->modules, module_stays, s);
 	pr__hashmap_filter(&s->perf_maps, perf_map_stays, s);
+	pr__hashmap_filter(&s->jitdumps, jitdump_stays, s);
 }
 
 /* ---- the API ---- */
@@ -291,6 +303,9 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
 	for (size_t i = 0; i < s->perf_maps.cap; i++)
 		pr__sym_perf_map_free(s->perf_maps.slots[i].value);
 	pr__hashmap_free(&s->perf_maps);
+	for (size_t i = 0; i < s->jitdumps.cap; i++)
+		pr__sym_jitdump_free(s->jitdumps.slots[i].value);
+	pr__hashmap_free(&s->jitdumps);
 	free(s->slots);
 	pr__sym_kernel_free(s);
 	free((char *)s->cache_dir);
@@ -346,7 +361,12 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 	if (owner == &s->ksyms) {
 		err = pr__sym_resolve_kernel(s, addr, &sym);
 	} else if (d->anon) {
-		/* JIT maps are read again as they grow: resolved there. */
+		/* JIT maps are read again as they grow: resolved there,
+		 * the process's jitdump first (it names moved and reused
+		 * code, and has lines). */
+		err = pr__sym_resolve_jitdump(s, pid, f, out);
+		if (err || out->name)
+			return err;
 		return pr__sym_resolve_jit(s, pid, f, out);
 	} else if (d->path[0] == '/' || !strcmp(d->path, "[vdso]")) {
 		bool shared = s->pool && pr__sym_pool_eligible(d);

@@ -10,6 +10,7 @@
  *   symdwarf.c    DWARF: the functions inlined at an address, and lines
  *   kallsyms.c    the kernel's symbols, and their cache
  *   perfmap.c     JIT code: /tmp/perf-PID.map
+ *   jitnames.c    JIT code: the process's jitdump (model/jitdump.c reads it)
  *   pool.c        resolved frames shared by the symbolizers of workers
  */
 #ifndef PR_SYMBOLIZER_H
@@ -112,6 +113,7 @@ struct pr_symbolizer {
 
 	struct pr_hashmap modules;   /* struct pr_dso * -> struct sym_module */
 	struct pr_hashmap perf_maps; /* pid -> struct sym_perf_map */
+	struct pr_hashmap jitdumps;  /* pid -> struct sym_jitdump (jitnames.c) */
 	struct pr_model_user user;   /* told what a trim evicts */
 	/* PERF_MAP_REREAD_NS; a test sets 0 to re-read at every miss. */
 	uint64_t perf_map_reread_ns;
@@ -212,5 +214,32 @@ void pr__sym_perf_map_forget(struct sym_perf_map *pm);
  * size, -EINVAL: not a regular file), said in the log at debug level.
  */
 int pr__perf_map_open(uint32_t pid, bool live, const struct pr_logger *lg);
+
+/* jitnames.c */
+
+struct sym_jitdump;
+/* Name JIT frame `f` of `pid` from the process's jitdump, if it has one
+ * that names the address; *out is left without a name otherwise. */
+int pr__sym_resolve_jitdump(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
+			    struct pr_symbol *out);
+void pr__sym_jitdump_free(struct sym_jitdump *j);
+/* Drop its results (a trim: none is in use), and what was read of it
+ * when its process is `gone`: whether to keep it (false: free it). */
+bool pr__sym_jitdump_forget(struct sym_jitdump *j, bool gone);
+/*
+ * Name JIT address `ip` of `pid` at the end of the run, from the jitdump
+ * the process was seen to have, read once more: runtimes buffer what they
+ * write (node flushes its jitdump when it exits), so code sampled may be
+ * described only then.  Nothing named: *out without a name.
+ */
+int pr__sym_resolve_jitdump_late(struct pr_symbolizer *s, uint32_t pid, uint64_t ip,
+				 struct pr_symbol *out);
+/*
+ * Process `pid`'s jitdump `path` as a capture carried it (`len` bytes at
+ * `buf`, copied): its JIT code is named from these bytes, the file never
+ * read.  0, -ENOMEM or -EFBIG (pr__jitdump_feed()).
+ */
+int pr__sym_jitdump_carried(struct pr_symbolizer *s, uint32_t pid, const char *path,
+			    const void *buf, size_t len);
 
 #endif /* PR_SYMBOLIZER_H */

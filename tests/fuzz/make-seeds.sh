@@ -96,3 +96,11 @@ cc -O2 -g -Wl,--build-id "$tmp/s.c" -o "$out/inline.elf"
 c++ -O2 -g -Wl,--build-id "$tmp/s.cc" -o "$out/cxx.elf"
 objcopy --only-keep-debug --compress-debug-sections=zlib "$out/inline.elf" "$out/debug-only.elf"
 ls -l "$out"
+
+# The jitdump reader's seeds: made-up files with every record kind, in
+# both byte orders (jitdump-seeds.c, from tests/jitdump-writer.h).
+out=$src/tests/fuzz/seeds-jitdump
+mkdir -p "$out"
+cc -O1 -o "$tmp/jitdump-seeds" "$src/tests/fuzz/jitdump-seeds.c"
+"$tmp/jitdump-seeds" "$out"
+ls -l "$out"
