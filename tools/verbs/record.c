@@ -153,7 +153,7 @@ static int keep_files(struct recording *rc, const struct record_args *a)
 static int run(struct ds_capture *c, const struct record_args *a, int argc, char **argv)
 {
 	const char *out = a->out;
-	PR_OPTS(pr_writer_opts, wo, .argc = argc, .argv = argv, .log = ds_log);
+	PR_OPTS(pr_writer_opts, wo, .argc = argc, .argv = argv, .log = ds_log, .jit_files = true);
 	PR_OPTS(pr_keeper_opts, ko, .log = ds_log_own);
 	struct recording rc = { .c = c };
 	struct ds_capture_hooks hooks = {
