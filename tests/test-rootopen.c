@@ -470,6 +470,38 @@ START_TEST(a_hostile_perf_map_through_a_kept_root_is_refused_and_said)
 }
 END_TEST
 
+/* Full: the oldest of a process that is gone makes room for a new one. */
+START_TEST(a_full_table_of_kept_roots_lets_the_oldest_gone_one_go)
+{
+	struct pr__roots *r = pr__roots_new(1, NULL);
+	struct pr__root_info ri;
+	/* Above any pid the kernel hands out (PID_MAX_LIMIT is 4194304). */
+	const uint32_t gone = 1u << 30;
+
+	for (uint32_t i = 0; i < 128; i++) {
+		struct pr_record mm = mmap2(gone + i, 0x1000, 0x1000, 0, "//anon");
+
+		mm.fields = PR_ID_TIME;
+		mm.time = 10 + i;
+		pr__roots_record(r, &mm);
+	}
+	ck_assert_int_eq(pr__roots_get(r, gone, 1000, &ri), 0);
+	{
+		struct pr_record mm = mmap2((uint32_t)getpid(), 0x1000, 0x1000, 0, "//anon");
+
+		mm.fields = PR_ID_TIME;
+		mm.time = 500;
+		pr__roots_record(r, &mm);
+	}
+	ck_assert_int_eq(pr__roots_get(r, gone, 1000, &ri), -ENOENT);
+	ck_assert_int_eq(pr__roots_get(r, gone + 1, 1000, &ri), 0);
+	ck_assert_int_eq(pr__roots_get(r, (uint32_t)getpid(), 1000, &ri), 0);
+	ck_assert(ri.root >= 0 && ri.known_ns && ri.same_ns && !ri.exited);
+	close(ri.root);
+	pr__roots_free(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rootopen");
@@ -488,6 +520,7 @@ int main(void)
 	tcase_add_test(tc, a_foreign_process_file_is_its_own_never_the_hosts);
 	tcase_add_test(tc, a_kept_root_reads_the_perf_map_after_the_process_is_gone);
 	tcase_add_test(tc, a_hostile_perf_map_through_a_kept_root_is_refused_and_said);
+	tcase_add_test(tc, a_full_table_of_kept_roots_lets_the_oldest_gone_one_go);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

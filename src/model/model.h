@@ -254,7 +254,8 @@ enum pr__runtime pr__model_runtime(struct pr_model *m, uint32_t pid, unsigned *m
  * capture thread sees them map executable anonymous memory (or a jitdump
  * file) until every user (a session's worker) has handled their EXIT, so
  * that their JIT files are read after they exited.  At most 128 at a
- * time.  Thread-safe.  NULL when out of memory (or `users` is 0 or over
+ * time: when full, the oldest of a process that exited, or else is gone,
+ * makes room.  Thread-safe.  NULL when out of memory (or `users` is 0 or over
  * 256).
  */
 struct pr__roots;

@@ -164,6 +164,32 @@ static struct root *alive(struct pr__roots *r, uint32_t pid)
 	return NULL;
 }
 
+/*
+ * A full table: the oldest entry of a process that has exited, which only
+ * a worker far behind still wants, or else of one that is gone (its EXIT
+ * lost with a ring's overflow, say) goes.  Under the lock.
+ */
+static void make_room(struct pr__roots *r)
+{
+	struct root *old = NULL;
+	char proc[32];
+
+	for (int pass = 0; pass < 2 && !old; pass++)
+		for (size_t i = 0; i < r->nr; i++) {
+			struct root *e = &r->v[i];
+
+			if (old && e->born >= old->born)
+				continue;
+			snprintf(proc, sizeof(proc), "/proc/%u", e->pid);
+			if (pass ? access(proc, F_OK) != 0 : e->died != UINT64_MAX)
+				old = e;
+		}
+	if (!old)
+		return;
+	close_root(old);
+	*old = r->v[--r->nr];
+}
+
 void pr__roots_record(struct pr__roots *r, const struct pr_record *rec)
 {
 	uint64_t time = rec->fields & PR_ID_TIME ? rec->time : 0;
@@ -186,6 +212,8 @@ void pr__roots_record(struct pr__roots *r, const struct pr_record *rec)
 		pthread_mutex_unlock(&r->lock);
 		return;
 	}
+	if (r->nr == MAX_ROOTS)
+		make_room(r);
 	if (r->nr == MAX_ROOTS) {
 		if (!r->full_said)
 			pr__log(&r->lg, PR_LOG_DEBUG, "%d processes with JIT code kept already: "
