@@ -3,10 +3,10 @@
 # workers reach its samples: Debian's node with --perf-basic-prof, its work
 # ending right before it exits, profiled as a new user would, 20 runs of
 # 20; the same in a private mount namespace with a /tmp of its own (the map
-# is only in there); `record` carrying the map, so that `report` names the
-# frames once it is deleted, with perf's own names of the same capture as
-# the oracle; and node without the flag, whose JIT code nothing names,
-# told how to start it.
+# is only in there), and in a pid namespace too; `record` carrying the
+# map, so that `report` names the frames once it is deleted, with perf's
+# own names of the same capture as the oracle; and node without the flag,
+# whose JIT code nothing names, told how to start it.
 # usage: test-jit-maps.sh DWARFSAMPLE JIT-WORKLOAD.js
 set -u
 ds=$(realpath "$1")
@@ -83,6 +83,14 @@ check "its JIT frames named, 99 %" named_99 "$tmp/ns.txt"
 nspid=$(sed -n 's|.* (/tmp/perf-\([0-9]*\)\.map)$|\1|p' "$tmp/ns.txt" | head -1)
 check "from a map the host's /tmp does not have (pid ${nspid:-none})" \
 	test -n "$nspid" -a ! -e "/tmp/perf-$nspid.map"
+
+# And in a pid namespace of its own: node is pid 1 there, its map
+# /tmp/perf-1.map, found by its pid in that namespace (NSpid).
+"$ds" -F 999 -f perf-script -o "$tmp/pidns.txt" -- unshare -mpf --mount-proc --propagation private \
+	sh -c 'mount -t tmpfs tmpfs /tmp && exec "$0" --perf-basic-prof "$1" "$2"' $node "$js" $rounds \
+	2>"$tmp/err"
+check "in a pid namespace too: profiled" test $? -eq 0 || cat "$tmp/err"
+check "its JIT frames named by its map there, 99 %" named_99 "$tmp/pidns.txt"
 
 # record carries the map: report names the frames once it is deleted.
 "$ds" record -F 999 -o "$tmp/rec.data" -- sh -c 'echo $$ >"$0"; exec "$1" --perf-basic-prof "$2" "$3"' \
