@@ -145,7 +145,8 @@ static bool maps_jit_code(const struct pr_record *rec)
 	const char *base;
 	size_t n;
 
-	if (mm->is_mmap2 ? !(mm->prot & PROT_EXEC) : (rec->misc & PERF_RECORD_MISC_MMAP_DATA))
+	if (!mm->filename ||
+	    (mm->is_mmap2 ? !(mm->prot & PROT_EXEC) : (rec->misc & PERF_RECORD_MISC_MMAP_DATA)))
 		return false;
 	if (!strncmp(mm->filename, "//anon", 6))
 		return true;
