@@ -25,10 +25,10 @@ struct pr_writer_opts {
 	 * they come: the root of each process that maps JIT code (executable
 	 * anonymous memory, a jitdump file) is kept open from that record on,
 	 * and at close its perf map (/tmp/perf-PID.map) and jitdump file
-	 * (/tmp/jit-PID.dump), as the process sees them, are read and carried
-	 * in the file (a feature section of dwarfsample's own, which perf's
-	 * tools skip), so that a report elsewhere, or after they are gone,
-	 * names its JIT frames.  At most 128 processes; each file as the
+	 * (jit-PID.dump, where it mapped it, else in /tmp), as the process
+	 * sees them, are read and carried in the file (a feature section of
+	 * dwarfsample's own, which perf's tools skip), so that a report
+	 * elsewhere, or after they are gone, names its JIT frames.  At most 128 processes; each file as the
 	 * symbolizer takes it (regular, not a link, owned by root or the
 	 * process's user; 64 MiB a perf map, 256 MiB a jitdump). */
 	bool jit_files;

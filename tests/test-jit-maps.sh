@@ -5,8 +5,9 @@
 # 20; the same in a private mount namespace with a /tmp of its own (the map
 # is only in there), and in a pid namespace too; `record` carrying the
 # map, so that `report` names the frames once it is deleted, with perf's
-# own names of the same capture as the oracle; and node without the flag,
-# whose JIT code nothing names, told how to start it.
+# own names of the same capture as the oracle, and a jitdump file carried
+# whole; and node without the flag, whose JIT code nothing names, told how
+# to start it.
 # usage: test-jit-maps.sh DWARFSAMPLE JIT-WORKLOAD.js
 set -u
 ds=$(realpath "$1")
@@ -122,6 +123,20 @@ if [ -s "${tmp}/perf.txt" ]; then
 		sh -c '[ "$0" -ge 20 ] && cmp -s "$1" "$2"' "$n" "$tmp/perf.leaves" "$tmp/rep.leaves" ||
 		diff "$tmp/perf.leaves" "$tmp/rep.leaves" | head -5
 fi
+
+# --perf-prof: the jitdump file is carried whole, as bytes (its reader
+# is another part's).
+"$ds" record -F 999 -o "$tmp/dump.data" -- sh -c 'echo $$ >"$0"; exec "$1" --perf-prof "$2" "$3"' \
+	"$tmp/pid" $node "$js" $rounds 2>"$tmp/err"
+check "record node --perf-prof" test $? -eq 0 || cat "$tmp/err"
+pid=$(cat "$tmp/pid")
+# V8 writes it in its working directory, and maps it from there.
+check "its jitdump file was written (pid $pid)" test -s "$tmp/jit-$pid.dump"
+check "and is carried whole in the capture" /usr/bin/python3 -c '
+import sys
+sys.exit(open(sys.argv[2], "rb").read() not in open(sys.argv[1], "rb").read())' \
+	"$tmp/dump.data" "$tmp/jit-$pid.dump"
+rm -f "/tmp/perf-$pid.map"
 
 # Without the flag: no map, and the summary says how to have one.
 profile folded "$tmp/noflag.folded"

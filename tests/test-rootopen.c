@@ -31,6 +31,7 @@
 #include "mkrecord.h"
 #include "model/elfcache.h"
 #include "model/model.h"
+#include "perfdata/perfdata.h"
 #include "symbols/symbolizer.h"
 
 static char root[64], secret[128];
@@ -384,6 +385,7 @@ START_TEST(a_kept_root_reads_the_perf_map_after_the_process_is_gone)
 	struct pr__roots *r = pr__roots_new(2, &lg);
 	struct pr_record mm = mmap2((uint32_t)child, 0x1000, 0x1000, 0, "//anon");
 	struct pr_record data = mmap2((uint32_t)child, 0x9000, 0x1000, 0, "//anon");
+	struct pr_record dump = mmap2((uint32_t)child, 0x20000, 0x1000, 0, "/jit-7.dump");
 	struct pr_record ex = { .type = PR_RECORD_EXIT, .fields = PR_ID_TIME, .time = 200 };
 	struct pr__root_info ri;
 	char rel[64], buf[64];
@@ -401,6 +403,11 @@ START_TEST(a_kept_root_reads_the_perf_map_after_the_process_is_gone)
 	mm.fields = PR_ID_TIME;
 	mm.time = 100;
 	pr__roots_record(r, &mm);
+	/* Its jitdump file, mapped where it wrote it. */
+	put("/jit-7.dump", "JiTD and the rest");
+	dump.fields = PR_ID_TIME;
+	dump.time = 110;
+	pr__roots_record(r, &dump);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	ex.pid = ex.tid = (uint32_t)child;
@@ -415,6 +422,27 @@ START_TEST(a_kept_root_reads_the_perf_map_after_the_process_is_gone)
 	ck_assert_int_eq(n, 15);
 	buf[n] = 0;
 	ck_assert_str_eq(buf, "1000 10 jitted\n");
+	/* What a recording carries of it (perfdata_jit.c): the map, and the
+	 * jitdump file where the process mapped it. */
+	{
+		unsigned char *sec;
+		const unsigned char *got;
+		size_t len, size;
+
+		ck_assert_int_eq(pr__perfdata_jit_payload(r, &sec, &len, &lg), 0);
+		ck_assert_int_eq(pr__perfdata_jit_find(sec, len, (uint32_t)child, PR_JIT_PERF_MAP,
+						       150, &got, &size), 0);
+		ck_assert_uint_eq(size, 15);
+		ck_assert_int_eq(memcmp(got, "1000 10 jitted\n", 15), 0);
+		ck_assert_int_eq(pr__perfdata_jit_find(sec, len, (uint32_t)child, PR_JIT_DUMP, 150,
+						       &got, &size), 0);
+		ck_assert_uint_eq(size, 17);
+		ck_assert_int_eq(memcmp(got, "JiTD and the rest", 17), 0);
+		/* Before the process was born: not its. */
+		ck_assert_int_eq(pr__perfdata_jit_find(sec, len, (uint32_t)child, PR_JIT_PERF_MAP,
+						       50, &got, &size), -ENOENT);
+		free(sec);
+	}
 	/* The pid again, another process: its own entry, from its time on. */
 	mm.time = 300;
 	pr__roots_record(r, &mm);

@@ -271,20 +271,22 @@ struct pr__root_info {
 	uint32_t uid;                /* the owner of its /proc/PID */
 	bool known_ns, same_ns;      /* ... whether its mount namespace is ours */
 	bool exited;                 /* the capture thread saw its EXIT */
+	/* The jitdump file it mapped, as its path in its root: only in
+	 * pr__roots_each()'s call (NULL otherwise, and when none). */
+	const char *dump;
 };
 /* 0, or -ENOENT when nothing was kept of it (`out` then says so too). */
 int pr__roots_get(struct pr__roots *r, uint32_t pid, uint64_t time, struct pr__root_info *out);
 /* Whether the capture thread saw that process exit. */
 bool pr__roots_exited(struct pr__roots *r, uint32_t pid, uint64_t time);
-/* A JIT's files, by the pid that names them. */
+/* A JIT's files. */
 enum pr__jit_file {
 	PR_JIT_PERF_MAP,             /* /tmp/perf-PID.map */
-	PR_JIT_DUMP,                 /* /tmp/jit-PID.dump */
+	PR_JIT_DUMP,                 /* jit-PID.dump where it mapped it, else in /tmp */
 };
-void pr__jit_file_path(enum pr__jit_file kind, uint32_t pid, char *buf, size_t len);
 /*
  * Open JIT file `kind` of a kept process (named by its pid in its own
- * namespace): under its kept root, else the host's file
+ * namespace; a jitdump file where it mapped it, ri->dump, when known): under its kept root, else the host's file
  * where it shared our mount namespace, else -ENOENT.  Non-blocking, and
  * refused (said in the log at debug level) unless a regular file (-EINVAL,
  * a FIFO), not a symbolic link (-ELOOP), of at most `max` bytes (-EFBIG),

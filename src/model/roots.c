@@ -18,6 +18,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct root {
 	uint64_t born, died;         /* record times; died UINT64_MAX: alive */
 	int root, mntns;             /* -1: not open (it was gone already) */
 	bool known_ns, same_ns;
+	char *dump;                  /* its jitdump file, as it mapped it; or NULL */
 	uint64_t passed[4];          /* the users that handled its EXIT */
 };
 
@@ -70,6 +72,7 @@ static void close_root(struct root *e)
 		close(e->root);
 	if (e->mntns >= 0)
 		close(e->mntns);
+	free(e->dump);
 }
 
 void pr__roots_free(struct pr__roots *r)
@@ -137,23 +140,29 @@ static void open_root(struct root *e)
 	e->nspid = ns_pid(e->pid);
 }
 
+/* Whether `path` is a jitdump file's, "jit-PID.dump" (V8 writes it in
+ * its working directory, others in /tmp: its runtime maps it executable
+ * to say where). */
+static bool is_jitdump(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	return !strncmp(base, "jit-", 4) && n > 9 && !strcmp(base + n - 5, ".dump");
+}
+
 /* Whether `rec` maps code a JIT wrote: executable anonymous memory, or
- * a jitdump file (its runtime maps it executable to mark it). */
+ * a jitdump file. */
 static bool maps_jit_code(const struct pr_record *rec)
 {
 	const struct pr_mmap *mm = &rec->u.mmap;
-	const char *base;
-	size_t n;
 
 	if (!mm->filename ||
 	    (mm->is_mmap2 ? !(mm->prot & PROT_EXEC) : (rec->misc & PERF_RECORD_MISC_MMAP_DATA)))
 		return false;
-	if (!strncmp(mm->filename, "//anon", 6))
-		return true;
-	base = strrchr(mm->filename, '/');
-	base = base ? base + 1 : mm->filename;
-	n = strlen(base);
-	return !strncmp(base, "jit-", 4) && n > 9 && !strcmp(base + n - 5, ".dump");
+	return !strncmp(mm->filename, "//anon", 6) || is_jitdump(mm->filename);
 }
 
 /* The entry of `pid` alive at the capture thread's present, or NULL. */
@@ -209,7 +218,9 @@ void pr__roots_record(struct pr__roots *r, const struct pr_record *rec)
 	    rec->pid == UINT32_MAX || !maps_jit_code(rec))
 		return;
 	pthread_mutex_lock(&r->lock);
-	if (alive(r, rec->pid)) {
+	if ((e = alive(r, rec->pid))) {
+		if (!e->dump && is_jitdump(rec->u.mmap.filename))
+			e->dump = strdup(rec->u.mmap.filename);
 		pthread_mutex_unlock(&r->lock);
 		return;
 	}
@@ -232,6 +243,8 @@ void pr__roots_record(struct pr__roots *r, const struct pr_record *rec)
 	/* Opened outside the lock would need the slot reserved; a few
 	 * system calls, once per process, that no worker waits on long. */
 	open_root(e);
+	if (is_jitdump(rec->u.mmap.filename))
+		e->dump = strdup(rec->u.mmap.filename);
 	r->nr++;
 	pthread_mutex_unlock(&r->lock);
 }
@@ -319,21 +332,20 @@ int pr__jit_file_checked(int fd, const char *path, uint32_t pid, bool check, uid
 	return err;
 }
 
-void pr__jit_file_path(enum pr__jit_file kind, uint32_t pid, char *buf, size_t len)
-{
-	if (kind == PR_JIT_DUMP)
-		snprintf(buf, len, "/tmp/jit-%u.dump", pid);
-	else
-		snprintf(buf, len, "/tmp/perf-%u.map", pid);
-}
-
 int pr__root_open(const struct pr__root_info *ri, enum pr__jit_file kind, uint32_t pid,
 		  off_t max, const struct pr_logger *lg)
 {
-	char path[64];
+	char path[PATH_MAX];
 	int fd;
 
-	pr__jit_file_path(kind, ri->nspid, path, sizeof(path));
+	/* A jitdump file where the process mapped it, else where most
+	 * runtimes write it. */
+	if (kind == PR_JIT_DUMP && ri->dump)
+		snprintf(path, sizeof(path), "%s", ri->dump);
+	else if (kind == PR_JIT_DUMP)
+		snprintf(path, sizeof(path), "/tmp/jit-%u.dump", ri->nspid);
+	else
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", ri->nspid);
 	/* Its root, kept; else the host's file where it shared our mount
 	 * namespace; else nothing says where it is.  Non-blocking: a FIFO
 	 * put there must not hang the reader. */
@@ -361,7 +373,7 @@ int pr__roots_each(struct pr__roots *r, pr__roots_fn fn, void *arg)
 		struct pr__root_info ri = {
 			.root = e->root, .nspid = e->nspid ? e->nspid : e->pid, .uid = e->uid,
 			.known_ns = e->known_ns, .same_ns = e->same_ns,
-			.exited = e->died != UINT64_MAX,
+			.exited = e->died != UINT64_MAX, .dump = e->dump,
 		};
 
 		err = fn(e->pid, e->born, e->died, &ri, arg);

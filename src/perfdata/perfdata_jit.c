@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A capture's JIT files, carried in the perf.data file: the perf maps
- * (/tmp/perf-PID.map) and jitdump files (/tmp/jit-PID.dump) of the
- * processes that ran JIT code, read through the roots the recording kept
+ * (/tmp/perf-PID.map) and jitdump files (jit-PID.dump, where mapped) of
+ * the processes that ran JIT code, read through the roots the recording kept
  * (model/roots.c) once it is over, so that a report on another machine,
  * or after /tmp is cleaned, names their frames.  They go in a feature
  * section of dwarfsample's own, FEAT_DS_JIT_FILES, which perf's tools skip
