@@ -21,6 +21,17 @@ struct pr_writer_opts {
 	char *const *argv;
 	pr_log_fn log;
 	void *log_ctx;
+	/* The records written are a live capture's, made on this machine as
+	 * they come: the root of each process that maps JIT code (executable
+	 * anonymous memory, a jitdump file) is kept open from that record on,
+	 * and at close its perf map (/tmp/perf-PID.map) and jitdump file
+	 * (jit-PID.dump, where it mapped it, else in /tmp), as the process
+	 * sees them, are read and carried in the file (a feature section of
+	 * dwarfsample's own, which perf's tools skip), so that a report
+	 * elsewhere, or after they are gone, names its JIT frames.  At most 128 processes; each file as the
+	 * symbolizer takes it (regular, not a link, owned by root or the
+	 * process's user; 64 MiB a perf map, 256 MiB a jitdump). */
+	bool jit_files;
 };
 
 /* One event of a file: its attr, the kernel ids its records carry

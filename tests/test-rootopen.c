@@ -10,7 +10,9 @@
  * process's user.  The child has a mount namespace of its own, as a
  * container's process has: a file of it found nowhere inside its root is
  * not found, never the host's at the same path; and a FIFO or a device
- * node put where a file is looked for is refused without a wait.
+ * node put where a file is looked for is refused without a wait.  The
+ * root kept of a process with JIT code (model/roots.c) reaches its perf
+ * map after it is gone, and refuses a hostile one as the live open does.
  */
 #include <check.h>
 #include <errno.h>
@@ -26,8 +28,10 @@
 #include <unistd.h>
 
 #include "checkmain.h"
+#include "mkrecord.h"
 #include "model/elfcache.h"
 #include "model/model.h"
+#include "perfdata/perfdata.h"
 #include "symbols/symbolizer.h"
 
 static char root[64], secret[128];
@@ -349,6 +353,183 @@ START_TEST(a_foreign_process_file_is_its_own_never_the_hosts)
 }
 END_TEST
 
+/* Messages at debug level and above, for the checks. */
+static char said[4096];
+
+static void keep_said(enum pr_log_level level, const char *msg, void *ctx)
+{
+	(void)level, (void)ctx;
+	snprintf(said + strlen(said), sizeof(said) - strlen(said), "%s\n", msg);
+}
+
+/* The perf map of what was kept of `pid`, as it was at record time 150. */
+static int kept_map(struct pr__roots *r, pid_t pid, const struct pr_logger *lg)
+{
+	struct pr__root_info ri;
+	int fd;
+
+	said[0] = 0;
+	if (pr__roots_get(r, (uint32_t)pid, 150, &ri))
+		return -ENOENT;
+	fd = pr__root_open(&ri, PR_JIT_PERF_MAP, (uint32_t)pid, PR_PERF_MAP_MAX, lg);
+	if (ri.root >= 0)
+		close(ri.root);
+	return fd;
+}
+
+/* The child maps JIT code at time 100 and exits at 200 (its /proc entry
+ * gone: reaped); a later process of the same pid maps some at 300. */
+START_TEST(a_kept_root_reads_the_perf_map_after_the_process_is_gone)
+{
+	struct pr_logger lg = { keep_said, NULL };
+	struct pr__roots *r = pr__roots_new(2, &lg);
+	struct pr_record mm = mmap2((uint32_t)child, 0x1000, 0x1000, 0, "//anon");
+	struct pr_record data = mmap2((uint32_t)child, 0x9000, 0x1000, 0, "//anon");
+	struct pr_record dump = mmap2((uint32_t)child, 0x20000, 0x1000, 0, "/jit-7.dump");
+	struct pr_record ex = { .type = PR_RECORD_EXIT, .fields = PR_ID_TIME, .time = 200 };
+	struct pr__root_info ri;
+	char rel[64], buf[64];
+	ssize_t n;
+	int fd;
+
+	need_child();
+	ck_assert_ptr_nonnull(r);
+	snprintf(rel, sizeof(rel), "/tmp/perf-%d.map", child);
+	put(rel, "1000 10 jitted\n");
+	/* Data, not code: nothing kept. */
+	data.u.mmap.prot = 3;
+	pr__roots_record(r, &data);
+	ck_assert_int_eq(pr__roots_get(r, (uint32_t)child, 150, &ri), -ENOENT);
+	mm.fields = PR_ID_TIME;
+	mm.time = 100;
+	pr__roots_record(r, &mm);
+	/* Its jitdump file, mapped where it wrote it. */
+	put("/jit-7.dump", "JiTD and the rest");
+	dump.fields = PR_ID_TIME;
+	dump.time = 110;
+	pr__roots_record(r, &dump);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	ex.pid = ex.tid = (uint32_t)child;
+	pr__roots_record(r, &ex);
+	ck_assert_int_eq(pr__roots_get(r, (uint32_t)child, 150, &ri), 0);
+	ck_assert(ri.exited && ri.known_ns && !ri.same_ns);
+	close(ri.root);
+	fd = kept_map(r, child, &lg);
+	ck_assert_int_ge(fd, 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	ck_assert_int_eq(n, 15);
+	buf[n] = 0;
+	ck_assert_str_eq(buf, "1000 10 jitted\n");
+	/* What a recording carries of it (perfdata_jit.c): the map, and the
+	 * jitdump file where the process mapped it. */
+	{
+		unsigned char *sec;
+		const unsigned char *got;
+		size_t len, size;
+
+		ck_assert_int_eq(pr__perfdata_jit_payload(r, &sec, &len, &lg), 0);
+		ck_assert_int_eq(pr__perfdata_jit_find(sec, len, (uint32_t)child, PR_JIT_PERF_MAP,
+						       150, &got, &size), 0);
+		ck_assert_uint_eq(size, 15);
+		ck_assert_int_eq(memcmp(got, "1000 10 jitted\n", 15), 0);
+		ck_assert_int_eq(pr__perfdata_jit_find(sec, len, (uint32_t)child, PR_JIT_DUMP, 150,
+						       &got, &size), 0);
+		ck_assert_uint_eq(size, 17);
+		ck_assert_int_eq(memcmp(got, "JiTD and the rest", 17), 0);
+		/* Before the process was born: not its. */
+		ck_assert_int_eq(pr__perfdata_jit_find(sec, len, (uint32_t)child, PR_JIT_PERF_MAP,
+						       50, &got, &size), -ENOENT);
+		free(sec);
+	}
+	/* The pid again, another process: its own entry, from its time on. */
+	mm.time = 300;
+	pr__roots_record(r, &mm);
+	ck_assert_int_eq(pr__roots_get(r, (uint32_t)child, 350, &ri), 0);
+	ck_assert(!ri.exited && ri.root < 0);
+	ck_assert_int_eq(pr__roots_get(r, (uint32_t)child, 150, &ri), 0);
+	ck_assert(ri.exited);
+	close(ri.root);
+	/* Kept until both users have handled the exit. */
+	pr__roots_passed(r, 0, (uint32_t)child, 200);
+	ck_assert_int_eq(pr__roots_get(r, (uint32_t)child, 150, &ri), 0);
+	close(ri.root);
+	pr__roots_passed(r, 1, (uint32_t)child, 200);
+	ck_assert_int_eq(pr__roots_get(r, (uint32_t)child, 150, &ri), -ENOENT);
+	pr__roots_free(r);
+	child = -1;
+}
+END_TEST
+
+/* A map a container made hostile: refused at once, and said. */
+START_TEST(a_hostile_perf_map_through_a_kept_root_is_refused_and_said)
+{
+	struct pr_logger lg = { keep_said, NULL };
+	struct pr__roots *r = pr__roots_new(1, &lg);
+	struct pr_record mm = mmap2((uint32_t)child, 0x1000, 0x1000, 0, "//anon");
+	char rel[64], path[256];
+	pid_t pid = child;
+
+	need_child();
+	snprintf(rel, sizeof(rel), "/tmp/perf-%d.map", pid);
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	pr__roots_record(r, &mm);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	child = -1;
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(kept_map(r, pid, &lg), -EINVAL);
+	ck_assert_ptr_nonnull(strstr(said, "not read: not a regular file"));
+	unlink(path);
+	ck_assert_int_eq(symlink("/etc/shadow", path), 0);
+	ck_assert_int_eq(kept_map(r, pid, &lg), -ELOOP);
+	ck_assert_ptr_nonnull(strstr(said, "not read: a symbolic link"));
+	unlink(path);
+	put(rel, "");
+	ck_assert_int_eq(truncate(path, PR_PERF_MAP_MAX + 1), 0);
+	ck_assert_int_eq(kept_map(r, pid, &lg), -EFBIG);
+	ck_assert_ptr_nonnull(strstr(said, "not read: larger than"));
+	ck_assert_int_eq(truncate(path, 10), 0);
+	ck_assert_int_eq(chown(path, 12345, 12345), 0);
+	ck_assert_int_eq(kept_map(r, pid, &lg), -EPERM);
+	ck_assert_ptr_nonnull(strstr(said, "not read: owned by neither"));
+	pr__roots_free(r);
+}
+END_TEST
+
+/* Full: the oldest of a process that is gone makes room for a new one. */
+START_TEST(a_full_table_of_kept_roots_lets_the_oldest_gone_one_go)
+{
+	struct pr__roots *r = pr__roots_new(1, NULL);
+	struct pr__root_info ri;
+	/* Above any pid the kernel hands out (PID_MAX_LIMIT is 4194304). */
+	const uint32_t gone = 1u << 30;
+
+	for (uint32_t i = 0; i < 128; i++) {
+		struct pr_record mm = mmap2(gone + i, 0x1000, 0x1000, 0, "//anon");
+
+		mm.fields = PR_ID_TIME;
+		mm.time = 10 + i;
+		pr__roots_record(r, &mm);
+	}
+	ck_assert_int_eq(pr__roots_get(r, gone, 1000, &ri), 0);
+	{
+		struct pr_record mm = mmap2((uint32_t)getpid(), 0x1000, 0x1000, 0, "//anon");
+
+		mm.fields = PR_ID_TIME;
+		mm.time = 500;
+		pr__roots_record(r, &mm);
+	}
+	ck_assert_int_eq(pr__roots_get(r, gone, 1000, &ri), -ENOENT);
+	ck_assert_int_eq(pr__roots_get(r, gone + 1, 1000, &ri), 0);
+	ck_assert_int_eq(pr__roots_get(r, (uint32_t)getpid(), 1000, &ri), 0);
+	ck_assert(ri.root >= 0 && ri.known_ns && ri.same_ns && !ri.exited);
+	close(ri.root);
+	pr__roots_free(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("rootopen");
@@ -365,6 +546,9 @@ int main(void)
 	tcase_add_test(tc, perf_maps_are_read_only_when_safe);
 	tcase_add_test(tc, a_target_file_opens_only_when_regular_and_never_waits);
 	tcase_add_test(tc, a_foreign_process_file_is_its_own_never_the_hosts);
+	tcase_add_test(tc, a_kept_root_reads_the_perf_map_after_the_process_is_gone);
+	tcase_add_test(tc, a_hostile_perf_map_through_a_kept_root_is_refused_and_said);
+	tcase_add_test(tc, a_full_table_of_kept_roots_lets_the_oldest_gone_one_go);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -217,6 +217,9 @@ int pr__open_in_root(uint32_t pid, const char *path, int flags);
 /* The same walk a component at a time under the directory `root` (an
  * O_PATH fd): absolute links and ".." stop at `root`. */
 int pr__open_beneath(int root, const char *path, int flags);
+/* pr__open_in_root() under a root already open (an O_PATH fd of a
+ * /proc/PID/root, kept: roots.c). */
+int pr__open_under(int root, const char *path, int flags);
 /* Whether process `pid` is in another mount namespace than ours (its
  * files are then its own, reached only through its root, never the
  * host's at the same path): 1 or 0, or a negative errno when that cannot
@@ -231,6 +234,80 @@ int pr__mntns_differs(uint32_t pid);
  * changes nothing for a regular file), or a negative errno.
  */
 int pr__open_target_file(uint32_t pid, const char *path, const struct pr_logger *lg);
+/* ---- runtime.c ---- */
+
+enum pr__runtime {
+	PR_RUNTIME_NONE,
+	PR_RUNTIME_NODE,             /* node, nodejs, libnode.so */
+	PR_RUNTIME_JAVA,             /* libjvm.so */
+	PR_RUNTIME_DOTNET,           /* libcoreclr.so */
+	PR_RUNTIME_PYTHON,           /* libpython3.X.so, python3.X */
+};
+/* The JIT runtime process `pid` maps (its first, in address order), and
+ * a CPython's minor version in *minor (else 0). */
+enum pr__runtime pr__model_runtime(struct pr_model *m, uint32_t pid, unsigned *minor);
+
+/* ---- roots.c ---- */
+
+/*
+ * The roots of processes running JIT code, kept open from when the
+ * capture thread sees them map executable anonymous memory (or a jitdump
+ * file) until every user (a session's worker) has handled their EXIT, so
+ * that their JIT files are read after they exited.  At most 128 at a
+ * time: when full, the oldest of a process that exited, or else is gone,
+ * makes room.  Thread-safe.  NULL when out of memory (or `users` is 0 or over
+ * 256).
+ */
+struct pr__roots;
+struct pr__roots *pr__roots_new(size_t users, const struct pr_logger *lg);
+void pr__roots_free(struct pr__roots *r);
+/* The capture thread: every record, as it is read, before any user gets
+ * it.  `r` may be NULL. */
+void pr__roots_record(struct pr__roots *r, const struct pr_record *rec);
+/* What was kept of process `pid` as it was at record time `time`. */
+struct pr__root_info {
+	int root;                    /* a copy of the kept root (the caller closes it), or -1 */
+	uint32_t nspid;              /* its pid in its own pid namespace */
+	uint32_t uid;                /* the owner of its /proc/PID */
+	bool known_ns, same_ns;      /* ... whether its mount namespace is ours */
+	bool exited;                 /* the capture thread saw its EXIT */
+	/* The jitdump file it mapped, as its path in its root: only in
+	 * pr__roots_each()'s call (NULL otherwise, and when none). */
+	const char *dump;
+};
+/* 0, or -ENOENT when nothing was kept of it (`out` then says so too). */
+int pr__roots_get(struct pr__roots *r, uint32_t pid, uint64_t time, struct pr__root_info *out);
+/* Whether the capture thread saw that process exit. */
+bool pr__roots_exited(struct pr__roots *r, uint32_t pid, uint64_t time);
+/* A JIT's files. */
+enum pr__jit_file {
+	PR_JIT_PERF_MAP,             /* /tmp/perf-PID.map */
+	PR_JIT_DUMP,                 /* jit-PID.dump where it mapped it, else in /tmp */
+};
+/*
+ * Open JIT file `kind` of a kept process (named by its pid in its own
+ * namespace; a jitdump file where it mapped it, ri->dump, when known): under its kept root, else the host's file
+ * where it shared our mount namespace, else -ENOENT.  Non-blocking, and
+ * refused (said in the log at debug level) unless a regular file (-EINVAL,
+ * a FIFO), not a symbolic link (-ELOOP), of at most `max` bytes (-EFBIG),
+ * owned by root or by the process's user (-EPERM).  The fd, or a negative
+ * errno.
+ */
+int pr__root_open(const struct pr__root_info *ri, enum pr__jit_file kind, uint32_t pid,
+		  off_t max, const struct pr_logger *lg);
+/* The checks of pr__root_open() on `fd` (a negative errno passes through,
+ * said in the log too; `check`: the owner too, against `owner`). */
+int pr__jit_file_checked(int fd, const char *path, uint32_t pid, bool check, uid_t owner,
+			 off_t max, const struct pr_logger *lg);
+/* Each entry kept, oldest first: `fn`'s nonzero return ends the walk and
+ * is returned.  ri->root is the entry's own (not to be closed). */
+typedef int (*pr__roots_fn)(uint32_t pid, uint64_t born, uint64_t died,
+			    const struct pr__root_info *ri, void *arg);
+int pr__roots_each(struct pr__roots *r, pr__roots_fn fn, void *arg);
+/* User `user` handled the EXIT of `pid`'s main thread at `time`: what
+ * every user has is closed. */
+void pr__roots_passed(struct pr__roots *r, size_t user, uint32_t pid, uint64_t time);
+
 /* A thread's name (COMM, inherited at FORK), or NULL when unknown. */
 const char *pr__model_comm(const struct pr_model *m, uint32_t tid);
 int pr__proc_insert(struct pr_proc *p, const struct pr_map *nm);

@@ -141,12 +141,21 @@ int pr__open_beneath(int root, const char *path, int flags)
 	return err ? err : fd;
 }
 
-int pr__open_in_root(uint32_t pid, const char *path, int flags)
+int pr__open_under(int root, const char *path, int flags)
 {
 	struct open_how how = {
 		.flags = (uint64_t)(flags | O_CLOEXEC),
 		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
 	};
+	int fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
+
+	if (fd < 0)
+		fd = errno == ENOSYS ? pr__open_beneath(root, path, flags) : -errno;
+	return fd;
+}
+
+int pr__open_in_root(uint32_t pid, const char *path, int flags)
+{
 	char proc[64];
 	int root, fd;
 
@@ -154,9 +163,7 @@ int pr__open_in_root(uint32_t pid, const char *path, int flags)
 	root = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return -errno;
-	fd = (int)syscall(SYS_openat2, root, path, &how, sizeof(how));
-	if (fd < 0)
-		fd = errno == ENOSYS ? pr__open_beneath(root, path, flags) : -errno;
+	fd = pr__open_under(root, path, flags);
 	close(root);
 	return fd;
 }
@@ -172,18 +179,25 @@ int pr__mntns_differs(uint32_t pid)
 	return theirs.st_ino != ours.st_ino || theirs.st_dev != ours.st_dev;
 }
 
-int pr__open_target_file(uint32_t pid, const char *path, const struct pr_logger *lg)
+/* Kept only when a regular file. */
+static int regular_only(int fd, const char *path, bool rooted, const struct pr_logger *lg)
 {
-	int fd = pid ? pr__open_in_root(pid, path, O_RDONLY | O_NONBLOCK)
-		     : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
 
-	if (fd < 0)
-		return pid ? fd : -errno;
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode))
 		return fd;
 	close(fd);
 	pr__log(lg, PR_LOG_DEBUG, "%s%s: not a regular file; not read", path,
-		pid ? " (in the process's root)" : "");
+		rooted ? " (in the process's root)" : "");
 	return -EINVAL;
+}
+
+int pr__open_target_file(uint32_t pid, const char *path, const struct pr_logger *lg)
+{
+	int fd = pid ? pr__open_in_root(pid, path, O_RDONLY | O_NONBLOCK)
+		     : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return pid ? fd : -errno;
+	return regular_only(fd, path, pid != 0, lg);
 }

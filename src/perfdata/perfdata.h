@@ -107,4 +107,22 @@ struct pr_logger;
 int pr__perfdata_tracing_data(const struct perf_event_attr *const *attrs, size_t nr,
 			      char **buf, size_t *len, const struct pr_logger *lg);
 
+/* dwarfsample's own feature: the JIT files of a capture's processes
+ * (perfdata_jit.c), far above perf's numbers (31 in perf 6.1), which
+ * perf's tools skip. */
+#define FEAT_DS_JIT_FILES 192
+
+struct pr__roots;
+
+/* FEAT_DS_JIT_FILES's payload from what `r` kept, into *out (*len bytes,
+ * the caller frees it; NULL and 0 when no file could be read): 0 or
+ * -ENOMEM.  perfdata_jit.c. */
+int pr__perfdata_jit_payload(struct pr__roots *r, unsigned char **out, size_t *len,
+			     const struct pr_logger *lg);
+/* In such a payload `sec` (`len` bytes), file `kind` (enum pr__jit_file) of the process `pid`
+ * was at record time `time`: 0 with *data, *size a view into `sec`, or
+ * -ENOENT. */
+int pr__perfdata_jit_find(const unsigned char *sec, size_t len, uint32_t pid, int kind, uint64_t time, const unsigned char **data,
+			  size_t *size);
+
 #endif

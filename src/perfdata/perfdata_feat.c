@@ -199,6 +199,10 @@ static int read_feature(struct pr_file *f, int feat, struct feat_cursor *c)
 	case FEAT_EVENT_DESC:
 		read_event_desc(f, c);
 		return 0;
+	case FEAT_DS_JIT_FILES:
+		f->jit_files = c->p;
+		f->jit_files_len = (size_t)c->left;
+		return 0;
 	case FEAT_SAMPLE_TIME:
 		/* first, then last sample time, or the end of the capture
 		 * when dwarfsample wrote it (perfdata_write.c says why). */
@@ -271,6 +275,12 @@ void pr__file_free_features(struct pr_file *f)
 	for (size_t i = 0; i < f->nr_build_ids; i++)
 		free((char *)f->build_ids[i].filename);
 	free(f->build_ids);
+}
+
+size_t pr__file_jit_files(const struct pr_file *f, const unsigned char **sec)
+{
+	*sec = f->jit_files;
+	return f->jit_files_len;
 }
 
 const char *pr_file_string(const struct pr_file *f, enum pr_file_string which)

@@ -66,12 +66,18 @@ struct pr_file {
 	size_t nr_build_ids;
 	bool has_end_time;
 	uint64_t end_time;           /* SAMPLE_TIME's end */
+	/* FEAT_DS_JIT_FILES's payload, in place (perfdata_jit.c). */
+	const unsigned char *jit_files;
+	size_t jit_files_len;
 };
 
 /* perfdata_feat.c: parse the feature sections after the data; a malformed
  * section is skipped with a warning (the records are still good). */
 int pr__file_read_features(struct pr_file *f);
 void pr__file_free_features(struct pr_file *f);
+/* The JIT files the capture carries (FEAT_DS_JIT_FILES's payload, valid
+ * as long as `f`), *sec NULL when none: their size. */
+size_t pr__file_jit_files(const struct pr_file *f, const unsigned char **sec);
 
 const struct pr_file_attr *pr__file_attr_of(const struct pr_file *f,
 					    const unsigned char *p, uint64_t size);

@@ -44,6 +44,9 @@ struct pr_writer {
 	struct pr_hits *hits;
 	uint64_t first_time, last_time;
 	uint64_t end_time;           /* pr_writer_set_end_time(); 0: unset */
+	/* pr_writer_opts.jit_files: the roots of processes with JIT code,
+	 * whose files the file carries (perfdata_jit.c). */
+	struct pr__roots *roots;
 };
 
 /* One event of the file, copied from the caller's. */
@@ -183,6 +186,7 @@ static void writer_free(struct pr_writer *w)
 		free(w->argv[i]);
 	free(w->argv);
 	pr__hits_free(w->hits);
+	pr__roots_free(w->roots);
 	free(w->buf);
 	for (size_t i = 0; i < w->nr_events; i++) {
 		free(w->events[i].ids);
@@ -275,7 +279,10 @@ struct pr_writer *pr_writer_open_events(const char *path,
 	w->path = strdup(path);
 	w->buf = malloc(WRITE_BUFFER);
 	w->hits = pr__hits_new();
+	if (PR_OPTS_GET(opts, jit_files, false))
+		w->roots = pr__roots_new(1, &w->lg);
 	if (!w->path || !copy_events(w, events, nr) || !w->buf || !w->hits ||
+	    (PR_OPTS_GET(opts, jit_files, false) && !w->roots) ||
 	    copy_cmdline(w, opts)) {
 		writer_free(w);
 		errno = ENOMEM;
@@ -314,6 +321,7 @@ int pr_writer_write(struct pr_writer *w, const struct pr_record *rec)
 	if (!w || !rec || !rec->raw || rec->size < 8)
 		return -EINVAL;
 	err = append(w, rec->raw, rec->size);
+	pr__roots_record(w->roots, rec);
 	if (!err) {
 		w->round_open = true;
 		if (pr__hits_track(w->hits, rec))
@@ -577,6 +585,17 @@ static bool feature_payload(struct pr_writer *w, int feat, struct feat_buf *b)
 		return feat_sample_time(w, b);
 	case FEAT_CLOCKID:
 		return feat_clockid(w, b);
+	case FEAT_DS_JIT_FILES: {
+		unsigned char *p;
+		size_t len;
+
+		if (pr__perfdata_jit_payload(w->roots, &p, &len, &w->lg))
+			b->err = -ENOMEM;
+		if (len)
+			fb_put(b, p, len);
+		free(p);
+		return b->err || len;
+	}
 	default:
 		return false;
 	}
@@ -589,7 +608,7 @@ static int write_features(struct pr_writer *w, uint64_t bits[4])
 	static const int feats[] = {
 		FEAT_TRACING_DATA, FEAT_BUILD_ID, FEAT_HOSTNAME, FEAT_OSRELEASE, FEAT_VERSION,
 		FEAT_ARCH, FEAT_NRCPUS, FEAT_CMDLINE, FEAT_EVENT_DESC,
-		FEAT_SAMPLE_TIME, FEAT_CLOCKID,
+		FEAT_SAMPLE_TIME, FEAT_CLOCKID, FEAT_DS_JIT_FILES,
 	};
 	struct feat_buf payload[PR_ARRAY_SIZE(feats)];
 	struct perfdata_section table[PR_ARRAY_SIZE(feats)];

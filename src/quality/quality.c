@@ -59,24 +59,32 @@ static bool same_file(const struct pr_dso *a, const struct pr_dso *b)
 	return pa && pb && !strcmp(pa, pb);
 }
 
-/* Add `n` to the row of (dso, process name, why). */
-static int count_n(struct pr_quality *q, const struct pr_dso *dso, const char *name,
-		   unsigned why, uint64_t n)
+/* The row of (dso, process name, why) of `like`, or NULL. */
+static struct pr__quality_row *row_of(struct pr_quality *q, const struct pr__quality_row *like)
 {
-	struct pr__quality_row *r;
-
 	for (size_t i = 0; i < q->nr; i++) {
-		r = &q->rows[i];
-		if (r->why == why && same_file(r->dso, dso) && !strcmp(r->process, name)) {
-			r->n += n;
-			return 0;
-		}
+		struct pr__quality_row *r = &q->rows[i];
+
+		if (r->why == like->why && same_file(r->dso, like->dso) &&
+		    !strcmp(r->process, like->process))
+			return r;
 	}
-	if (PR_ARRAY_RESERVE(q->rows, q->cap, q->nr + 1))
-		return -ENOMEM;
-	r = &q->rows[q->nr++];
-	*r = (struct pr__quality_row){ .dso = dso, .why = (uint8_t)why, .n = n };
-	snprintf(r->process, sizeof(r->process), "%s", name);
+	return NULL;
+}
+
+/* Add `n` to the row of `like`, made from it when there is none. */
+static int count_n(struct pr_quality *q, const struct pr__quality_row *like, uint64_t n)
+{
+	struct pr__quality_row *r = row_of(q, like);
+
+	if (!r) {
+		if (PR_ARRAY_RESERVE(q->rows, q->cap, q->nr + 1))
+			return -ENOMEM;
+		r = &q->rows[q->nr++];
+		*r = *like;
+		r->n = 0;
+	}
+	r->n += n;
 	return 0;
 }
 
@@ -92,10 +100,26 @@ static void row_name(const struct pr_dso *dso, const char *process, char name[16
 static int count(struct pr_quality *q, const struct pr_dso *dso, const char *process,
 		 unsigned why)
 {
-	char name[16];
+	struct pr__quality_row r = { .dso = dso, .why = (uint8_t)why };
 
-	row_name(dso, process, name);
-	return count_n(q, dso, name, why, 1);
+	row_name(dso, process, r.process);
+	return count_n(q, &r, 1);
+}
+
+/* JIT code nothing names, of `pid`: which runtime it is says how to
+ * have it named (remedy.c); asked once per row. */
+static int count_jit(struct pr_quality *q, const struct pr_dso *dso, const char *process,
+		     uint32_t pid, struct pr_symbolizer *sym)
+{
+	struct pr__quality_row r = { .dso = dso, .why = PR_QUALITY_UNNAMED, .pid = pid };
+	unsigned minor;
+
+	snprintf(r.process, sizeof(r.process), "%s", process ? process : "?");
+	if (row_of(q, &r))
+		return count_n(q, &r, 1);
+	r.runtime = (uint8_t)pr__model_runtime(sym->model, pid, &minor);
+	r.minor = (uint8_t)minor;
+	return count_n(q, &r, 1);
 }
 
 /* An unnamed frame of JIT code (`dso` anonymous), kept to be looked at
@@ -154,8 +178,7 @@ int pr_quality_merge(struct pr_quality *q, const struct pr_quality *src)
 	q->frames += src->frames;
 	q->unnamed += src->unnamed;
 	for (size_t i = 0; i < src->nr; i++)
-		if (count_n(q, src->rows[i].dso, src->rows[i].process, src->rows[i].why,
-			    src->rows[i].n))
+		if (count_n(q, &src->rows[i], src->rows[i].n))
 			return -ENOMEM;
 	return 0;
 }
@@ -207,7 +230,11 @@ int pr_quality_add(struct pr_quality *q, const struct pr_record *rec, const stru
 		if (pr_symbolizer_symbolize(sym, pid, &st->frames[i], &s) || s.name || s.nr)
 			continue;
 		q->unnamed++;
-		err = count(q, st->frames[i].dso, process, PR_QUALITY_UNNAMED);
+		if (pr__quality_is_file(st->frames[i].dso)) {
+			err = count(q, st->frames[i].dso, process, PR_QUALITY_UNNAMED);
+			continue;
+		}
+		err = count_jit(q, st->frames[i].dso, process, pid, sym);
 		if (!err && st->frames[i].dso && !strncmp(pr_dso_path(st->frames[i].dso), "//anon", 6))
 			err = keep_jit(q, pid, &st->frames[i], process);
 	}

@@ -33,6 +33,10 @@
 struct pr__quality_row {
 	const struct pr_dso *dso;    /* NULL: no file mapping */
 	char process[16];            /* for code in no file: whose */
+	/* For code in no file nothing names: the first process's pid, the
+	 * runtime it maps (enum pr__runtime) and a CPython's minor version. */
+	uint32_t pid;
+	uint8_t runtime, minor;
 	uint8_t why;
 	uint64_t n;
 };

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model/model.h"
 #include "model/pyruntime.h"
 #include "quality/quality.h"
 
@@ -25,7 +26,49 @@ bool pr__quality_is_file(const struct pr_dso *dso)
 {
 	const char *path = dso ? pr_dso_path(dso) : NULL;
 
-	return path && path[0] == '/';
+	/* "//anon": a JIT's code, in no file. */
+	return path && path[0] == '/' && strncmp(path, "//anon", 6);
+}
+
+/* What to start the runtime of row `r`'s process with, for its JIT code
+ * to be named: its perf map or jitdump option. */
+static void jit_remedy(const struct pr__quality_row *r, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "JIT code, no perf map or jitdump for pid %" PRIu32 ": ", r->pid);
+
+	if (n < 0 || (size_t)n >= len)
+		return;
+	buf += n;
+	len -= (size_t)n;
+	switch (r->runtime) {
+	case PR_RUNTIME_NODE:
+		snprintf(buf, len, "start the runtime with node --perf-basic-prof (a perf map) or "
+			 "--perf-prof (jitdump)");
+		return;
+	case PR_RUNTIME_JAVA:
+		snprintf(buf, len, "start the runtime with a perf-map agent (-agentpath:...), or on "
+			 "Java 17+ with -XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit "
+			 "(written at exit)");
+		return;
+	case PR_RUNTIME_DOTNET:
+		snprintf(buf, len, "start the runtime with DOTNET_PerfMapEnabled=1 in its "
+			 "environment");
+		return;
+	case PR_RUNTIME_PYTHON:
+		if (r->minor >= 12) {
+			snprintf(buf, len, "start the runtime with python3.%u -X perf (or "
+				 "PYTHONPERFSUPPORT=1), or profile it with dwarfsample --python",
+				 r->minor);
+			return;
+		}
+		snprintf(buf, len, "CPython 3.%u writes none (3.12 and later do, with -X perf)",
+			 r->minor);
+		return;
+	default:
+		snprintf(buf, len, "start the runtime with its perf map option (node "
+			 "--perf-basic-prof, python3.12 -X perf, java -XX:+DumpPerfMapAtExit, "
+			 "DOTNET_PerfMapEnabled=1)");
+	}
 }
 
 /* Whether dpkg's file list `name` (in `dir`) has a line "path" or "alt". */
@@ -288,8 +331,7 @@ void pr__quality_remedy(const struct pr_quality *q, const struct pr__quality_row
 		}
 		debug_package(r->dso, pkg, sizeof(pkg));
 		if (!pr__quality_is_file(r->dso))
-			snprintf(buf, len, "JIT code without a perf map: node --perf-basic-prof, "
-				 "python3.12 -X perf, the JVM's perf-map-agent");
+			jit_remedy(r, buf, len);
 		else if (*pkg)
 			snprintf(buf, len, "stripped; its debug symbols: %s, or DEBUGINFOD_URLS="
 				 "%s to fetch them", pkg, server ? server : "(a debuginfod server)");

@@ -16,7 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "perfdata/perfdata_read.h"
 #include "session/session.h"
+#include "symbols/symbolizer.h"
 
 /* The most workers a session takes. */
 #define MAX_WORKERS 256
@@ -63,6 +65,9 @@ struct pr_session {
 	struct shard *shards;
 	size_t nr_shards;
 	struct pr_sym_pool *pool;    /* ours to free, when we made it */
+	/* Live and naming: the roots of processes with JIT code, kept by
+	 * the thread that adds records (model/roots.c). */
+	struct pr__roots *roots;
 	struct pr__pipeline *pl;
 	bool started, finished;
 	int error;                   /* without workers: the first */
@@ -248,6 +253,8 @@ static int handle_sample(struct shard *sh, const struct pr_record *rec)
 			pr_model_mark_sampled(sh->model, st.frames[i].dso);
 	smp.st = &st;
 	smp.comm = pr_model_comm(sh->model, rec->tid);
+	if (sh->sym)
+		pr__symbolizer_at(sh->sym, rec->time);
 	/* A source of one event: every sample is that event's (the
 	 * off-CPU event's, with --off-cpu alone). */
 	idx = s->nr_events > 1 ? event_of(s, rec) : 0;
@@ -281,6 +288,10 @@ static int handle(const struct pr_record *rec, bool own, void *arg)
 		return err;
 	/* Samples too: one in the image exec loaded retires the old one. */
 	err = pr_model_apply(sh->model, rec);
+	/* Every worker gets every EXIT: once all have, no frame of the
+	 * process is named any more, and what was kept of it goes. */
+	if (sh->s->roots && rec->type == PR_RECORD_EXIT && rec->pid == rec->tid)
+		pr__roots_passed(sh->s->roots, (size_t)(sh - sh->s->shards), rec->pid, rec->time);
 	if (err || !own)
 		return err;
 	if (rec->fields & PR_ID_TIME)
@@ -446,6 +457,17 @@ static struct pr_session *session_new(struct pr_reader *r, struct pr_file *f,
 			return NULL;
 		}
 	}
+	/* Without it, a JIT's files are read only while the process lives. */
+	if (r && s->names && (s->roots = pr__roots_new(s->nr_shards, &s->lg)))
+		for (size_t i = 0; i < s->nr_shards; i++)
+			pr__symbolizer_use_roots(s->shards[i].sym, s->roots);
+	/* A capture's own copies of them, taken as it was recorded. */
+	for (size_t i = 0; f && s->names && i < s->nr_shards; i++) {
+		const unsigned char *sec;
+		size_t len = pr__file_jit_files(f, &sec);
+
+		pr__symbolizer_use_carried(s->shards[i].sym, sec, len);
+	}
 	return s;
 }
 
@@ -523,6 +545,9 @@ int pr_session_add(const struct pr_record *rec, void *session)
 		return -EINVAL;
 	if (!s->started && (err = start(s)))
 		return failed(s, err);
+	/* Before any worker gets it: what the roots keep is opened while
+	 * the process lives. */
+	pr__roots_record(s->roots, rec);
 	if (!s->pl)
 		return handle_inline(s, rec);
 	return pr__pipeline_copy(rec, s->pl);
@@ -765,6 +790,7 @@ void pr_session_free(struct pr_session *s)
 		pr_model_free(sh->model);
 	}
 	free(s->shards);
+	pr__roots_free(s->roots);
 	/* After every symbolizer that took from it. */
 	pr_sym_pool_free(s->pool);
 	free(s->sinks);

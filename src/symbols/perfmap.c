@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "perfdata/perfdata.h"
 #include "symbols/symbolizer.h"
 
 static uint64_t now_ns(void)
@@ -32,8 +33,8 @@ static void perf_map_clear(struct sym_perf_map *pm)
 int pr__perf_map_open(uint32_t pid, bool live, const struct pr_logger *lg)
 {
 	char path[64], proc[32];
-	struct stat st, owner;
-	int fd, err = 0;
+	struct stat owner;
+	int fd;
 
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
 	/* Non-blocking and regular only: a FIFO put there must not hang the
@@ -42,23 +43,10 @@ int pr__perf_map_open(uint32_t pid, bool live, const struct pr_logger *lg)
 	if (fd < 0 && fd != -EINVAL)
 		return fd;
 	snprintf(proc, sizeof(proc), "/proc/%u", pid);
-	if (fd < 0)
-		err = fd;
-	else if (fstat(fd, &st))
-		err = -errno;
-	else if (st.st_size > PR_PERF_MAP_MAX)
-		err = -EFBIG;
-	else if (live && st.st_uid && (stat(proc, &owner) || owner.st_uid != st.st_uid))
-		err = -EPERM;
-	if (!err)
-		return fd;
-	if (fd >= 0)
-		close(fd);
-	pr__log(lg, PR_LOG_DEBUG, "%s of process %u not read: %s", path, pid,
-		err == -EINVAL ? "not a regular file" :
-		err == -EFBIG ? "larger than 64 MiB" :
-		err == -EPERM ? "owned by neither the process's user nor root" : strerror(-err));
-	return err;
+	/* Gone: a file only root owns is taken. */
+	if (!live || stat(proc, &owner))
+		owner.st_uid = (uid_t)-1;
+	return pr__jit_file_checked(fd, path, pid, live, owner.st_uid, PR_PERF_MAP_MAX, lg);
 }
 
 /* Read (again) a process's perf map: "START SIZE name" per line, in hex;
@@ -66,20 +54,40 @@ int pr__perf_map_open(uint32_t pid, bool live, const struct pr_logger *lg)
 static void read_perf_map(struct pr_symbolizer *s, struct sym_perf_map *pm)
 {
 	char path[128], line[4096];
-	FILE *f;
-	size_t bad = 0;
+	FILE *f = NULL;
+	size_t bad = 0, n;
+	struct pr__root_info ri;
+	const unsigned char *carried;
 	int fd;
 
 	pm->read_at = now_ns();
 	pm->reads++;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pm->pid);
-	fd = pr__perf_map_open(pm->pid, s->live, &s->lg);
-	f = fd >= 0 ? fdopen(fd, "re") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return;
+	/* Through what the capture thread kept of it while it lived, if
+	 * anything: it may be gone by now. */
+	if (s->live && !pr__roots_get(s->roots, pm->pid, s->now, &ri)) {
+		pm->read_exited = ri.exited;
+		fd = pr__root_open(&ri, PR_JIT_PERF_MAP, pm->pid, PR_PERF_MAP_MAX, &s->lg);
+		if (ri.root >= 0)
+			close(ri.root);
+	} else if (!s->live && !pr__perfdata_jit_find(s->carried, s->carried_len, pm->pid,
+						       PR_JIT_PERF_MAP, s->now, &carried, &n)) {
+		/* The capture's copy, made as the recording ended (an empty
+		 * one names nothing). */
+		fd = -1;
+		if (!n) {
+			perf_map_clear(pm);
+			pm->found = true;
+			return;
+		}
+		f = fmemopen((void *)carried, n, "r");
+	} else {
+		fd = pr__perf_map_open(pm->pid, s->live, &s->lg);
 	}
+	if (fd >= 0 && !(f = fdopen(fd, "re")))
+		close(fd);
+	if (!f)
+		return;
 	perf_map_clear(pm);
 	pm->found = true;
 	while (fgets(line, sizeof(line), f)) {
@@ -133,6 +141,22 @@ static struct sym_perf_map *perf_map_of(struct pr_symbolizer *s, uint32_t pid,
 		pm->module = NULL;
 	read_perf_map(s, pm);
 	return pm;
+}
+
+void pr__symbolizer_use_roots(struct pr_symbolizer *s, struct pr__roots *roots)
+{
+	s->roots = roots;
+}
+
+void pr__symbolizer_use_carried(struct pr_symbolizer *s, const void *sec, size_t len)
+{
+	s->carried = sec;
+	s->carried_len = len;
+}
+
+void pr__symbolizer_at(struct pr_symbolizer *s, uint64_t time)
+{
+	s->now = time;
 }
 
 void pr__sym_perf_map_forget(struct sym_perf_map *pm)
@@ -190,8 +214,10 @@ int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_f
 	if (!pm)
 		return -ENOMEM;
 	sym = pr__symtab_find(&pm->syms, ip);
-	/* A JIT writes its map as it compiles: a miss may be new code. */
-	if (!sym && s->live && now_ns() - pm->read_at >= s->perf_map_reread_ns) {
+	/* A JIT writes its map as it compiles: a miss may be new code; and
+	 * once the process has exited, its map is whole. */
+	if (!sym && s->live && (now_ns() - pm->read_at >= s->perf_map_reread_ns ||
+				(!pm->read_exited && pr__roots_exited(s->roots, pm->pid, s->now)))) {
 		read_perf_map(s, pm);
 		sym = pr__symtab_find(&pm->syms, ip);
 	}

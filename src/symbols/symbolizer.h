@@ -98,6 +98,7 @@ struct sym_perf_map {
 	uint64_t read_at;            /* CLOCK_MONOTONIC ns; 0: never */
 	uint64_t reads;
 	bool found;
+	bool read_exited;            /* the last read was after the process exited */
 	/* Its resolved addresses, of every read, and their names: reset by
 	 * a trim, freed with the map. */
 	struct pr_hashmap results;   /* hash -> struct sym_result (chained) */
@@ -117,6 +118,13 @@ struct pr_symbolizer {
 	struct pr_model_user user;   /* told what a trim evicts */
 	/* PERF_MAP_REREAD_NS; a test sets 0 to re-read at every miss. */
 	uint64_t perf_map_reread_ns;
+	/* A live session's kept roots (model/roots.c), or NULL; and the time
+	 * of the sample being named, which says which process a pid was. */
+	struct pr__roots *roots;
+	uint64_t now;
+	/* A capture's JIT files (perfdata/perfdata_jit.c), or NULL. */
+	const unsigned char *carried;
+	size_t carried_len;
 
 	bool kernel_loaded;
 	char *kallsyms_path;         /* a copy to read instead of /proc/kallsyms */
@@ -195,6 +203,17 @@ int pr__sym_resolve_kernel(struct pr_symbolizer *s, uint64_t ip, struct pr_symbo
 void pr__sym_kernel_free(struct pr_symbolizer *s);
 
 /* perfmap.c */
+
+/* A live session's symbolizer: its processes' JIT files are opened
+ * through what `roots` kept of them (the session owns it, and frees it
+ * after the symbolizer); the sample about to be named was taken at
+ * `time` (its process, of those a pid was, is the one then). */
+void pr__symbolizer_use_roots(struct pr_symbolizer *s, struct pr__roots *roots);
+void pr__symbolizer_at(struct pr_symbolizer *s, uint64_t time);
+/* A file's symbolizer: the JIT files the capture carries (the payload of
+ * its FEAT_DS_JIT_FILES, `len` bytes, valid as long as `s`), read in place
+ * of the host's. */
+void pr__symbolizer_use_carried(struct pr_symbolizer *s, const void *sec, size_t len);
 
 /* Name JIT frame `f` of `pid` from its perf map into *out. */
 int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,

@@ -81,7 +81,8 @@ static void usage(FILE *out)
 		"\n"
 		"Sample the target into a perf.data file: user registers and stacks\n"
 		"for DWARF unwinding (or the kernel's call chains: --call-graph), with\n"
-		"the mappings and threads needed to replay it offline.  Linux perf\n"
+		"the mappings and threads needed to replay it offline, and the perf\n"
+		"maps and jitdump files of processes that run JIT code.  Linux perf\n"
 		"reads it too ('perf script -i FILE').\n"
 		"\n%s"
 		"Output:\n"
@@ -153,7 +154,7 @@ static int keep_files(struct recording *rc, const struct record_args *a)
 static int run(struct ds_capture *c, const struct record_args *a, int argc, char **argv)
 {
 	const char *out = a->out;
-	PR_OPTS(pr_writer_opts, wo, .argc = argc, .argv = argv, .log = ds_log);
+	PR_OPTS(pr_writer_opts, wo, .argc = argc, .argv = argv, .log = ds_log, .jit_files = true);
 	PR_OPTS(pr_keeper_opts, ko, .log = ds_log_own);
 	struct recording rc = { .c = c };
 	struct ds_capture_hooks hooks = {
