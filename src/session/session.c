@@ -290,8 +290,10 @@ static int handle(const struct pr_record *rec, bool own, void *arg)
 	err = pr_model_apply(sh->model, rec);
 	/* Every worker gets every EXIT: once all have, no frame of the
 	 * process is named any more, and what was kept of it goes. */
-	if (sh->s->roots && rec->type == PR_RECORD_EXIT && rec->pid == rec->tid)
+	if (sh->s->roots && rec->type == PR_RECORD_EXIT && rec->pid == rec->tid) {
+		pr__sym_jitdump_exited(sh->sym, rec->pid);
 		pr__roots_passed(sh->s->roots, (size_t)(sh - sh->s->shards), rec->pid, rec->time);
+	}
 	if (err || !own)
 		return err;
 	if (rec->fields & PR_ID_TIME)

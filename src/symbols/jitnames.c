@@ -10,6 +10,7 @@
 
 #include "model/jitdump.h"
 #include "model/model.h"
+#include "perfdata/perfdata.h"
 #include "symbols/symbolizer.h"
 
 /* A process's jitdump, and its resolved addresses. */
@@ -46,12 +47,30 @@ static const struct pr_dso *find_marker(struct pr_symbolizer *s, struct sym_jitd
 
 static void read_jitdump(struct pr_symbolizer *s, struct sym_jitdump *j)
 {
+	struct pr__root_info ri;
+	const unsigned char *carried;
+	size_t n;
 	int fd;
 
 	j->read_at = pr__monotonic_ns();
 	if (j->carried)
 		return;
-	fd = pr__jitdump_open(j->pid, s->live, j->path, j->maj, j->min, j->ino, &s->lg);
+	if (s->live && !pr__roots_get(s->roots, j->pid, s->now, &ri)) {
+		/* Through the root the capture thread kept while the process
+		 * lived: it may be gone by now, a container's /tmp with it. */
+		ri.dump = j->path;
+		fd = pr__root_open(&ri, PR_JIT_DUMP, j->pid, (off_t)PR_JITDUMP_MAX, &s->lg);
+		if (ri.root >= 0)
+			close(ri.root);
+	} else if (!s->live && !pr__perfdata_jit_find(s->carried, s->carried_len, j->pid,
+						       PR_JIT_DUMP, s->now, &carried, &n)) {
+		/* The capture's copy, made as the recording ended. */
+		j->carried = true;
+		pr__jitdump_feed(&j->jd, carried, n, j->path, &s->lg);
+		return;
+	} else {
+		fd = pr__jitdump_open(j->pid, s->live, j->path, j->maj, j->min, j->ino, &s->lg);
+	}
 	if (fd < 0)
 		return;
 	pr__jitdump_read_fd(&j->jd, fd, j->path, &s->lg);
@@ -220,6 +239,16 @@ int pr__sym_resolve_jitdump_late(struct pr_symbolizer *s, uint32_t pid, uint64_t
 		read_jitdump(s, j);
 	}
 	return name_from(s, j, ip, out);
+}
+
+void pr__sym_jitdump_exited(struct pr_symbolizer *s, uint32_t pid)
+{
+	struct sym_jitdump *j = s ? pr__hashmap_get(&s->jitdumps, pid) : NULL;
+
+	if (j && j->path && !j->final_read) {
+		j->final_read = true;
+		read_jitdump(s, j);
+	}
 }
 
 int pr__sym_jitdump_carried(struct pr_symbolizer *s, uint32_t pid, const char *path,

@@ -254,6 +254,13 @@ bool pr__sym_jitdump_forget(struct sym_jitdump *j, bool gone);
 int pr__sym_resolve_jitdump_late(struct pr_symbolizer *s, uint32_t pid, uint64_t ip,
 				 struct pr_symbol *out);
 /*
+ * Process `pid` exited (its EXIT record, before what was kept of its root
+ * goes): its jitdump, if it has one, read once more, now that the runtime
+ * has written out what it buffered; the end of the run's look
+ * (pr__sym_resolve_jitdump_late()) then reads nothing again.
+ */
+void pr__sym_jitdump_exited(struct pr_symbolizer *s, uint32_t pid);
+/*
  * Process `pid`'s jitdump `path` as a capture carried it (`len` bytes at
  * `buf`, copied): its JIT code is named from these bytes, the file never
  * read.  0, -ENOMEM or -EFBIG (pr__jitdump_feed()).
