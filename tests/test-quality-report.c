@@ -131,6 +131,30 @@ START_TEST(a_chain_tail_stopped_by_code_without_frame_pointers_says_so)
 }
 END_TEST
 
+/* A stack that ended at an address no mapping holds is not JIT code (in
+ * anonymous memory) and is not told to start a runtime with a perf map:
+ * LSan's tracer thread, begun by a raw clone(), returns to 0x3d. */
+START_TEST(a_stack_ended_in_no_mapping_is_not_called_jit)
+{
+	static const struct pr_frame frames[] = {
+		{ .ip = 0x7f0000001000 },
+		{ .ip = 0x3c },
+	};
+	PR_OPTS(pr_quality_report_opts, o, .prefix = "> ");
+	struct pr_quality *q = new_quality();
+	struct pr_record rec = { .type = PR_RECORD_SAMPLE, .pid = 42, .tid = 42 };
+	struct pr_stack st = { .frames = frames, .nr = 2, .end = PR_END_NO_MAPPING };
+
+	ck_assert_int_eq(pr_quality_add(q, &rec, &st, NULL, "worker", false), 0);
+	assert_report(q, &o, 1,
+		      "> stacks that ended early, by binary and why:\n"
+		      ">          1 100.0%  no mapping      [no mapping] of worker\n"
+		      ">       the last return address found is in no mapping: not JIT code but "
+		      "a frame whose caller's address was none (a thread begun by a raw clone(), "
+		      "as the sanitizers' tracer threads are) or a stack overwritten\n");
+}
+END_TEST
+
 /* The default depth limit is the most there is: nothing to raise. */
 START_TEST(stacks_at_the_default_depth_limit_say_the_copy_did_not_end_them)
 {
@@ -329,6 +353,7 @@ static Suite *quality_suite(void)
 	tcase_add_test(tc, the_remedies_name_the_settings_as_the_caller_does);
 	tcase_add_test(tc, stacks_at_the_default_depth_limit_say_the_copy_did_not_end_them);
 	tcase_add_test(tc, a_chain_tail_stopped_by_code_without_frame_pointers_says_so);
+	tcase_add_test(tc, a_stack_ended_in_no_mapping_is_not_called_jit);
 	tcase_add_test(tc, rows_under_the_share_asked_and_past_the_limit_are_left_out);
 	tcase_add_test(tc, shares_merge_into_the_rows_one_would_have_counted);
 	tcase_add_test(tc, nothing_to_report_writes_nothing);

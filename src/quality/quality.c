@@ -198,6 +198,8 @@ static unsigned why_ended(const struct pr_quality *q, const struct pr_record *re
 	if (st->end == PR_END_TRUNCATED && st->nr > st->nr_kernel &&
 	    (st->frames[st->nr - 1].flags & PR_FRAME_CHAIN))
 		return PR_QUALITY_NO_FP;
+	if (st->end == PR_END_NO_MAPPING && st->nr > st->nr_kernel && !st->frames[st->nr - 1].dso)
+		return PR_QUALITY_UNMAPPED;
 	return st->end;
 }
 
@@ -262,6 +264,8 @@ static const char *why_name(unsigned why)
 		return "chain limit";
 	case PR_QUALITY_NO_FP:
 		return "no frame ptr";
+	case PR_QUALITY_UNMAPPED:
+		return "no mapping";
 	default:
 		return pr_stack_end_name((enum pr_stack_end)why);
 	}
@@ -271,7 +275,8 @@ static const char *where(const struct pr__quality_row *r, char *buf, size_t len)
 {
 	if (pr__quality_is_file(r->dso))
 		return pr_dso_path(r->dso);
-	snprintf(buf, len, "[code in no file] of %s", r->process);
+	snprintf(buf, len, "[%s] of %s",
+		 r->why == PR_QUALITY_UNMAPPED ? "no mapping" : "code in no file", r->process);
 	return buf;
 }
 

@@ -29,6 +29,10 @@
 /* auto: the copy ran out, and the call chain that went on from it
  * stopped at code that keeps no frame pointer. */
 #define PR_QUALITY_NO_FP (PR_END_MAX + 4)
+/* A stack that reached an address no mapping holds: not JIT code (that
+ * is anonymous memory, PR_END_NO_MAPPING), a return address that was
+ * none (a thread begun by a raw clone(), a damaged stack). */
+#define PR_QUALITY_UNMAPPED (PR_END_MAX + 5)
 
 struct pr__quality_row {
 	const struct pr_dso *dso;    /* NULL: no file mapping */

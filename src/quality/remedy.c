@@ -305,6 +305,11 @@ void pr__quality_remedy(const struct pr_quality *q, const struct pr__quality_row
 			 "limit (kernel entries included): raise it before recording, sysctl "
 			 "kernel.perf_event_max_stack=1024 (perf record --max-stack too)");
 		return;
+	case PR_QUALITY_UNMAPPED:
+		snprintf(buf, len, "the last return address found is in no mapping: not JIT code "
+			 "but a frame whose caller's address was none (a thread begun by a raw "
+			 "clone(), as the sanitizers' tracer threads are) or a stack overwritten");
+		return;
 	case PR_QUALITY_NO_FP:
 		snprintf(buf, len, "the stack copy ran out, and the frame-pointer chain that went on "
 			 "from it stops at this code, built without frame pointers (its CFI says "
