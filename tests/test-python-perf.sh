@@ -20,7 +20,8 @@
 #    stacks as the rule cache.
 #
 # usage: test-python-perf.sh DWARFSAMPLE TESTS-DIR
-. "$2/lib.sh"
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
 ds=$1
 need_debian13
 need_mount_ns
@@ -188,6 +189,7 @@ agree() {
 		printf "%d %d %d\n", good, total, py
 	}' "$1" "$2"
 }
+# shellcheck disable=SC2046 # three numbers
 set -- $(agree "$tmp/perf.txt" "$tmp/ours.txt")
 echo "# perf 7.3: $1 of $2 samples it unwound are ours as far as its go; in $3 perf stops right before a py:: frame of ours"
 check "perf 7.3's frames are ours, from the leaf, in every sample it unwound" \

@@ -9,6 +9,7 @@
 #     py::level8:workload.py;eval;spin
 # and once through libunwind alone (--no-rule-cache), the same.
 # usage: test-pytramp.sh DWARFSAMPLE WORKLOAD...
+# shellcheck source=tests/lib.sh
 . "$(dirname "$0")/lib.sh"
 ds=$1
 shift
