@@ -7,13 +7,15 @@
  * named in /tmp/perf-PID.map; every level of eval() is called through its
  * copy, as CPython calls each Python function's evaluation.
  *
- * Built three ways (TEMPLATE):
+ * Built four ways (TEMPLATE):
  *   1  endbr64; sub $8,%rsp; call *%rcx; add $8,%rsp; ret -- CPython
  *      3.12 and 3.13 built with CET; copies every 16 bytes (3.13)
  *   2  the same without endbr64, copies end to end (11 bytes, as 3.12
  *      lays them out)
  *   3  endbr64; push %rbp; mov %rsp,%rbp; call *%rcx; pop %rbp; ret --
  *      a template keeping a frame pointer; copies every 16 bytes
+ *   4  endbr64; sub $24,%rsp; ... -- no template the unwinder knows, to
+ *      be refused (the stack ends at the innermost copy)
  *
  * usage: pytramp-workload ROUNDS
  * Prints its pid; leaves the map for the test to remove.
@@ -33,8 +35,11 @@
 #elif TEMPLATE == 2
 #define BODY "sub $8, %rsp\n call *%rcx\n add $8, %rsp\n ret\n"
 #define STRIDE(n) (n)
-#else
+#elif TEMPLATE == 3
 #define BODY "endbr64\n push %rbp\n mov %rsp, %rbp\n call *%rcx\n pop %rbp\n ret\n"
+#define STRIDE(n) (((n) + 15) & ~(size_t)15)
+#else
+#define BODY "endbr64\n sub $24, %rsp\n call *%rcx\n add $24, %rsp\n ret\n"
 #define STRIDE(n) (((n) + 15) & ~(size_t)15)
 #endif
 
