@@ -10,6 +10,9 @@
 #    them, the stack complete to _start:
 #        _start ... Py_RunMain ... py::<module>:/mnt/app.py ...
 #        py::outer ... py::middle ... py::fib ... py::fib ... (leaf)
+#    and run by a thread, complete to clone3:
+#        [libc.so.6] (clone3);[libc.so.6] (start_thread) ...
+#        py::Thread._bootstrap ... py::Thread.run ... py::outer ...
 #  - perf 7.3 records the same workload (--call-graph dwarf); report -i
 #    reads that capture: every sample perf script unwinds shows the same
 #    frames (symbol and file) in ours, frame for frame, as far as perf's
@@ -52,12 +55,15 @@ in_root='
 	fi &&
 	exec chroot "$root" "$@"'
 
-# chain_share FOLDED: the per-mille of python3.13's samples in folded
-# profile FOLDED whose stack starts at _start, reaches Py_RunMain, and
-# holds the Python frames <module>, outer, then middle and fib... (each
-# optional from middle on), each between two of the interpreter's frames.
+# chain_share FOLDED ROOTS HEAD: the per-mille of python3.13's samples in
+# folded profile FOLDED whose outermost frames are ROOTS (";"-joined),
+# whose Python frames are HEAD (space-separated names, all of them) then
+# py::outer, then py::middle and py::fib... (each optional from middle
+# on), each between two of the interpreter's frames, the leaf the
+# interpreter's or what it calls.
 chain_share() {
-	awk -v app="$app" -v bad="$1.other" '
+	awk -v app="$app" -v bad="$1.other" -v roots="$2" -v head="$3 py::outer:$app" '
+	BEGIN { nr = split(roots, r, ";"); nh = split(head, h, " ") }
 	{
 		n = split($0, f, ";")
 		count = f[n]
@@ -66,28 +72,22 @@ chain_share() {
 		if (f[1] != "python3.13")
 			next
 		all += count
-		if (f[2] != "_start") {
-			print > bad
-			next
-		}
-		want = "py::<module>:" app
-		state = 0; runmain = 0; ok = 1; last_py = 0
-		for (i = 3; i <= n; i++) {
-			if (f[i] == "Py_RunMain")
-				runmain = 1
+		ok = n > nr + 1
+		for (i = 1; ok && i <= nr; i++)
+			ok = f[i + 1] == r[i]
+		state = 0; last_py = 0
+		for (i = nr + 2; ok && i <= n; i++) {
 			if (f[i] !~ /^py::/)
 				continue
 			# Between two Python frames, the interpreter.
-			if (i == last_py + 1 || !runmain) { ok = 0; break }
+			if (i == last_py + 1) { ok = 0; break }
 			last_py = i
-			if (state == 0 && f[i] == "py::<module>:" app) state = 1
-			else if (state == 1 && f[i] == "py::outer:" app) state = 2
-			else if (state == 2 && f[i] == "py::middle:" app) state = 3
-			else if (state >= 3 && f[i] == "py::fib:" app) state = 4
-			else { ok = 0; break }
+			if (state < nh && f[i] == h[state + 1]) state++
+			else if (state == nh && f[i] == "py::middle:" app) state++
+			else if (state > nh && f[i] == "py::fib:" app) state++
+			else ok = 0
 		}
-		# The leaf is the interpreter, or what it calls.
-		if (ok && state >= 2 && last_py < n)
+		if (ok && state >= nh && last_py < n)
 			good += count
 		else
 			print > bad
@@ -95,22 +95,36 @@ chain_share() {
 	END { printf "%d\n", all ? good * 1000 / all : 0; print all > "/dev/stderr" }' "$1"
 }
 
-# The trampolines turned on by -X perf, then by the environment.
-for mode in x-perf env; do
-	if [ $mode = x-perf ]; then
-		set -- python3.13 -X perf "$app" "$rounds"
-	else
-		set -- env PYTHONPERFSUPPORT=1 python3.13 "$app" "$rounds"
-	fi
+# The outermost frames of the main thread's stacks, and of a thread's
+# (clone3 and start_thread: Debian 13's libc names neither), and the
+# Python frames a thread runs outer under.
+main_roots="_start;__libc_start_main;[libc.so.6];Py_BytesMain;Py_RunMain"
+thread_roots="[libc.so.6];[libc.so.6]"
+threading=/usr/lib/python3.13/threading.py
+thread_head="py::Thread._bootstrap:$threading py::Thread._bootstrap_inner:$threading"
+thread_head="$thread_head py::Thread.run:$threading"
+
+# The trampolines turned on by -X perf, by the environment, and for a
+# thread's stacks.
+for mode in x-perf env thread; do
+	roots=$main_roots head="py::<module>:$app"
+	case $mode in
+	x-perf) set -- python3.13 -X perf "$app" "$rounds" ;;
+	env) set -- env PYTHONPERFSUPPORT=1 python3.13 "$app" "$rounds" ;;
+	thread)
+		set -- python3.13 -X perf "$app" "$rounds" thread
+		roots=$thread_roots head=$thread_head
+		;;
+	esac
 	rc=0
 	timeout 120 "$ds" -F 199 -f folded -o "$tmp/$mode.folded" -- \
 		unshare -m sh -c "$in_root" sh "$d13" "$tmp/app" - "$@" \
 		>"$tmp/$mode.log" 2>&1 || rc=$?
 	skip_if_refused $rc "$tmp/$mode.log"
 	check "$mode: profiled (exit 0)" [ $rc -eq 0 ] || cat "$tmp/$mode.log"
-	share=$(chain_share "$tmp/$mode.folded" 2>"$tmp/$mode.all")
+	share=$(chain_share "$tmp/$mode.folded" "$roots" "$head" 2>"$tmp/$mode.all")
 	echo "# $mode: $share per mille of $(cat "$tmp/$mode.all") samples show the chain"
-	check "$mode: >= 95 % of the samples show the Python chain in place, complete to _start" \
+	check "$mode: >= 95 % of the samples show the Python chain in place, complete to the root" \
 		[ "$share" -ge 950 ] || { cat "$tmp/$mode.log"; cut -c1-400 "$tmp/$mode.folded.other"; }
 done
 
@@ -194,7 +208,7 @@ set -- $(agree "$tmp/perf.txt" "$tmp/ours.txt")
 echo "# perf 7.3: $1 of $2 samples it unwound are ours as far as its go; in $3 perf stops right before a py:: frame of ours"
 check "perf 7.3's frames are ours, from the leaf, in every sample it unwound" \
 	test "$2" -gt 0 -a "$1" -eq "$2" || head -60 "$tmp/disagree.txt"
-share=$(chain_share "$tmp/perf.folded" 2>"$tmp/perf.all")
+share=$(chain_share "$tmp/perf.folded" "$main_roots" "py::<module>:$app" 2>"$tmp/perf.all")
 echo "# perf 7.3's capture: $share per mille of its samples (by period, $(cat "$tmp/perf.all") ns) show the chain"
 check "perf 7.3's capture: >= 95 % of the samples show the Python chain, complete to _start" \
 	[ "$share" -ge 950 ] || { cat "$tmp/report.log"; cut -c1-400 "$tmp/perf.folded.other"; }
