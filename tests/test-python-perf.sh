@@ -33,7 +33,7 @@ make_tmp
 # About 3 s of CPU (fib(22) is ~57 000 calls a round), whatever the
 # machine: counted in rounds, not in time.
 rounds=${DS_PYPERF_ROUNDS:-1000}
-mkdir -p "$tmp/app" "$tmp/tmp"
+mkdir -p "$tmp/app"
 cp "$2/python-perf-app.py" "$tmp/app/app.py"
 app=/mnt/app.py
 
