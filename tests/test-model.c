@@ -81,6 +81,35 @@ START_TEST(a_mapping_over_others_trims_and_splits_them)
 }
 END_TEST
 
+/* An MMAP2 of `path` carrying build-id byte `id` (20 bytes of it). */
+static struct pr_record mmap2_id(uint32_t pid, uint64_t addr, const char *path, uint8_t id)
+{
+	struct pr_record r = mmap2(pid, addr, 0x1000, 0, path);
+
+	r.u.mmap.has_build_id = true;
+	r.u.mmap.build_id_size = 20;
+	memset(r.u.mmap.build_id, id, 20);
+	return r;
+}
+
+START_TEST(the_same_path_with_another_build_id_is_another_file)
+{
+	struct pr_model *m = pr__model_new();
+	const uint8_t *id;
+
+	/* A host's libc, then a container's at the same path (perf 6.x's
+	 * records carry build-ids instead of device and inode). */
+	apply(m, mmap2_id(1, 0x1000, "/lib/libc.so.6", 0xaa));
+	apply(m, mmap2_id(2, 0x1000, "/lib/libc.so.6", 0xbb));
+	apply(m, mmap2_id(3, 0x1000, "/lib/libc.so.6", 0xaa));
+	ck_assert_ptr_ne(pr__model_find(m, 1, 0x1000)->dso, pr__model_find(m, 2, 0x1000)->dso);
+	ck_assert_uint_eq(pr_dso_build_id(pr__model_find(m, 2, 0x1000)->dso, &id), 20);
+	ck_assert_uint_eq(id[0], 0xbb);
+	ck_assert_ptr_eq(pr__model_find(m, 1, 0x1000)->dso, pr__model_find(m, 3, 0x1000)->dso);
+	pr__model_free(m);
+}
+END_TEST
+
 START_TEST(a_forked_process_copies_its_parents_mappings_and_name)
 {
 	struct pr_model *m = pr__model_new();
@@ -261,6 +290,7 @@ int main(void)
 	TCase *tc = tcase_create("maps");
 
 	tcase_add_test(tc, a_mapping_over_others_trims_and_splits_them);
+	tcase_add_test(tc, the_same_path_with_another_build_id_is_another_file);
 	tcase_add_test(tc, a_forked_process_copies_its_parents_mappings_and_name);
 	tcase_add_test(tc, a_sample_in_the_new_image_retires_the_one_before_exec);
 	tcase_add_test(tc, a_process_keeps_its_serial_until_it_execs_or_its_pid_is_reused);

@@ -70,8 +70,12 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		if (m && (m->prot & PROT_EXEC) &&
 		    (ret = uw_jit_proc_info(c, as, ip, pi, need_unwind_info)) != -UNW_ENOINFO)
 			return ret;
-		/* Anonymous executable memory is JIT code, with frame pointers
-		 * if anything; anything else is not code at all. */
+		/* Anonymous executable memory is JIT code: a CPython
+		 * trampoline, or code with frame pointers if anything;
+		 * anything else is not code at all. */
+		if (m && (m->prot & PROT_EXEC) &&
+		    (ret = uw_py_proc_info(as, c, m, ip, pi, need_unwind_info)) != -UNW_ENOINFO)
+			return ret;
 		c->no_info = true;
 		c->no_info_unmapped = true;
 		c->not_code = !m || !(m->prot & PROT_EXEC);
@@ -211,6 +215,8 @@ int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 
 	if (uw_read_copy(c, addr, val))
 		return 0;
+	if (addr >= UW_PY_CFI_ADDR)
+		return uw_py_cfi_read(c->u, addr, val);
 	if (addr >= UW_SYNTHETIC_BASE)
 		return uw_synthetic_read(c->u, addr, val);
 	if (!uw_read_file(c, addr, val))

@@ -140,8 +140,21 @@ static enum fp_site fp_site(struct pr_unwinder *u, const struct pr_proc *proc, u
 	}
 	if (!c->m)
 		return SITE_UNKNOWN;
-	if (!uw_has_image(c->m))
-		return c->m->prot & PROT_EXEC ? SITE_JIT : SITE_UNKNOWN;
+	if (!uw_has_image(c->m)) {
+		if (!(c->m->prot & PROT_EXEC))
+			return SITE_UNKNOWN;
+		/* A CPython trampoline keeps a frame pointer as its
+		 * template does (3.12's and 3.13's do not); other JIT code,
+		 * if it keeps any. */
+		switch (uw_py_keeps_fp(u, proc, c->m, addr + 1)) {
+		case 0:
+			return SITE_NO_FP;
+		case 1:
+			return SITE_FP;
+		default:
+			return SITE_JIT;
+		}
+	}
 	if (!c->e)
 		return SITE_UNKNOWN;
 	at = addr - c->bias;

@@ -7,6 +7,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "unwind-int.h"
 
@@ -42,6 +43,18 @@ struct uw_frame_info *uw_frame_cache_new(unsigned bits)
 /* The bytes a sigreturn trampoline starts with (mov $0xf, %rax), as
  * unw_is_signal_frame() looks for them. */
 #define SIGRETURN_MOV UINT64_C(0x0f0000000fc0c748)
+
+/* The steps of compiled rule `r`, into `fi`. */
+static void set_rule(struct uw_frame_info *fi, const struct uw_rule *r)
+{
+	fi->cfa_off = r->cfa_off;
+	fi->rbp_off = r->rbp_off;
+	fi->ra_off = r->ra_off;
+	fi->usable = r->usable;
+	fi->cfa_rbp = r->cfa_rbp;
+	fi->rbp = r->rbp;
+	fi->ra = r->ra;
+}
 
 /* What the frame at `ip` needs, from the cache or found once. */
 static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_ctx *c,
@@ -82,13 +95,7 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 		goto done;
 	if (!uw_rule_find(u, e, addr - bias, &rule))
 		return NULL;
-	fi->cfa_off = rule.cfa_off;
-	fi->rbp_off = rule.rbp_off;
-	fi->ra_off = rule.ra_off;
-	fi->usable = rule.usable;
-	fi->cfa_rbp = rule.cfa_rbp;
-	fi->rbp = rule.rbp;
-	fi->ra = rule.ra;
+	set_rule(fi, &rule);
 done:
 	fi->generation = gen;
 	fi->ip = ip;
@@ -97,6 +104,22 @@ done:
 }
 
 enum { BP_VALUE, BP_SAVED, BP_UNDEF };
+
+/* *out: the frame `fi` (in anonymous executable memory) stepped as a copy
+ * of CPython's perf trampoline (uw_py_trampoline()); false when it is
+ * not one. */
+static bool trampoline_info(struct pr_unwinder *u, struct uw_ctx *c,
+			    const struct uw_frame_info *fi, uint64_t ip, uint64_t sp, bool leaf,
+			    struct uw_frame_info *out)
+{
+	struct uw_rule r;
+
+	if (!uw_py_trampoline(u, c, fi->map, ip, sp, leaf, &r))
+		return false;
+	*out = *fi;
+	set_rule(out, &r);
+	return true;
+}
 
 bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *out)
 {
@@ -116,12 +139,22 @@ bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *ou
 		bool leaf = out->nr == first;
 		struct pr_frame *f = &u->frames[out->nr];
 		const struct uw_frame_info *fi;
+		struct uw_frame_info tramp;
 
 		/* Code is never in the copied stack; a sample that says so
 		 * is libunwind's to make sense of. */
 		if (ip - c->sp < c->stack_size + 16)
 			return false;
 		fi = frame_info(u, c, ip, leaf);
+		if (fi && !fi->usable && fi->map && (fi->map->prot & PROT_EXEC) &&
+		    !uw_has_image(fi->map)) {
+			/* JIT code: a CPython trampoline is stepped by its
+			 * template's row, checked against this stack (not
+			 * cached: the check is the stack's). */
+			if (!trampoline_info(u, c, fi, ip, sp, leaf, &tramp))
+				return false;
+			fi = &tramp;
+		}
 		if (!fi || !fi->usable)
 			return false;
 		f->ip = leaf ? ip : ip - 1;

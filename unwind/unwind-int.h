@@ -15,6 +15,12 @@
 #include "model/elfcache.h"
 #include "prunwind.h"
 
+/* libunwind's table lookup, exported but not declared by its headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					      unw_dyn_info_t *di, unw_proc_info_t *pi,
+					      int need_unwind_info, void *arg);
+#define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
+
 /* Functions of Go's runtime a stack ends at (see uw_read_tops()). */
 #define UW_MAX_TOPS 16
 /* The C runtime's thread entries (see uw_elf_is_root()). */
@@ -66,6 +72,21 @@ struct uw_rule {
 	uint8_t rbp, ra;             /* enum uw_loc */
 };
 
+/* The largest CPython perf trampoline template read (pytramp.c). */
+#define UW_PY_TEMPLATE_MAX 32
+
+/* A file's CPython perf trampoline template, as its rows (pytramp.c). */
+struct uw_pytemplate {
+	bool read;                   /* looked for */
+	uint8_t size;                /* 0: none, or not one we know */
+	uint8_t ret;                 /* the offset its call returns to */
+	/* Per offset where an instruction starts: the CFA's distance above
+	 * rsp before it (0: no instruction starts there), and where rbp is
+	 * saved below the CFA (0: not saved). */
+	uint8_t cfa[UW_PY_TEMPLATE_MAX];
+	uint8_t rbp_at[UW_PY_TEMPLATE_MAX];
+};
+
 /* The unwinder's view of a mapped file (the model's struct pr_elf, shared
  * by every process mapping it): where its unwind table is, the tables
  * built for it and the rules compiled from them. */
@@ -95,6 +116,7 @@ struct uw_elf {
 	/* Rows compiled so far, sorted by lo, not overlapping. */
 	struct uw_rule *rules;
 	size_t nr_rules, cap_rules;
+	struct uw_pytemplate py;
 };
 
 /* ---- cfi.c ---- */
@@ -182,6 +204,9 @@ struct uw_ctx {
 	/* Last file region read: most reads hit the same one. */
 	uint64_t hit_lo, hit_hi;
 	const unsigned char *hit_data;
+	/* The frame unw_step() is stepping from: its address and stack
+	 * pointer (uw_py_proc_info()). */
+	uint64_t frame_ip, frame_sp;
 };
 
 extern unw_accessors_t uw_accessors;
@@ -287,7 +312,42 @@ size_t uw_chain_tail(struct pr_unwinder *u, const struct pr_record *rec,
  * the C runtime (uw_elf_is_root()). */
 bool uw_chain_at_root(struct pr_unwinder *u, const struct pr_record *rec, uint64_t addr);
 
+/* ---- pytramp.c ---- */
+
+/*
+ * Whether the frame at `ip` (the sampled address when `leaf`, else a
+ * return address) with stack pointer `sp`, in anonymous executable
+ * mapping `m`, is a copy of CPython's perf trampoline, as the top of
+ * pytramp.c says how it is told; then its step in *r (usable, its range
+ * [ip, ip + 1)).  Reads the copied stack: c->stack_exhausted set when
+ * the word it needed was past the copy.
+ */
+bool uw_py_trampoline(struct pr_unwinder *u, struct uw_ctx *c, const struct pr_map *m,
+		      uint64_t ip, uint64_t sp, bool leaf, struct uw_rule *r);
+/* find_proc_info for lookup address `ip` in anonymous executable mapping
+ * `m`: a copy of the trampoline (the frame c->frame_ip, c->frame_sp) is
+ * given an FDE of its own for the address; else -UNW_ENOINFO. */
+int uw_py_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct pr_map *m,
+		    uint64_t ip, unw_proc_info_t *pi, int need_unwind_info);
+/*
+ * For a chain (chain.c), which has no stack to check against: whether
+ * return address `ra`, in anonymous executable mapping `m` of `proc`, is
+ * where a copy of the template of a file `proc` maps returns (of a file
+ * the unwinder has read already); then 1 when that template keeps rbp as
+ * a frame pointer at its call, 0 when it does not (3.12's and 3.13's);
+ * -1 when it is no copy.
+ */
+int uw_py_keeps_fp(struct pr_unwinder *u, const struct pr_proc *proc, const struct pr_map *m,
+		   uint64_t ra);
+/* Read from that FDE's image: 0, or -1 when `addr` is not in it. */
+int uw_py_cfi_read(struct pr_unwinder *u, uint64_t addr, uint64_t *val);
+
 /* ---- unwinder.c ---- */
+
+/* Where libunwind reads the FDE built for a CPython trampoline: past the
+ * built tables' range (UW_SYNTHETIC_BASE), at no address a process has. */
+#define UW_PY_CFI_ADDR UINT64_C(0x5000000000000000)
+#define UW_PY_CFI_SIZE 96
 
 /* The kernel's part of a call chain is capped at perf_event_max_stack. */
 #define UW_MAX_KERNEL_FRAMES 512
@@ -336,6 +396,10 @@ struct pr_unwinder {
 	uint64_t sps[UW_MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
 	struct pr_unwind_stats stats;
 	uint64_t stack_used;       /* of the last sample's copy */
+	/* The FDE built for a CPython trampoline (pytramp.c), at
+	 * UW_PY_CFI_ADDR. */
+	unsigned char py_cfi[UW_PY_CFI_SIZE];
+	size_t py_cfi_size;
 };
 
 /* Mappings perf shows addresses in as they are, not as file offsets:
@@ -404,6 +468,10 @@ void uw_elf_free(struct uw_elf *e);
 /* The ELF file mapping `m` of process `pid`, or NULL when it cannot be
  * found; looked up once per mapped file. */
 struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_map *m);
+
+/* The ELF file mapping `m` if uw_resolve() has found it already, else
+ * NULL (nothing is looked for). */
+struct uw_elf *uw_resolved(struct pr_unwinder *u, const struct pr_map *m);
 
 /* e->dbg, loaded the first time it is asked for; NULL when the file has
  * no .debug_frame, here or in a debug file. */

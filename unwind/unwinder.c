@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "unwind-int.h"
 
@@ -144,6 +145,13 @@ struct uw_elf *uw_resolve(struct pr_unwinder *u, uint32_t pid, const struct pr_m
 	}
 	pr__hashmap_put(&u->by_dso, (uintptr_t)m->dso, e ? e : &missing);
 	return e;
+}
+
+struct uw_elf *uw_resolved(struct pr_unwinder *u, const struct pr_map *m)
+{
+	struct uw_elf *e = pr__hashmap_get(&u->by_dso, (uintptr_t)m->dso);
+
+	return e == &missing ? NULL : e;
 }
 
 /* ---- what a trim takes (model/trim.c) ---- */
@@ -482,6 +490,14 @@ static bool top_frame(struct pr_unwinder *u, const struct uw_ctx *c, uint64_t ad
 	return uw_elf_is_top(e, addr - pr__elf_bias(e->img, m));
 }
 
+/* Whether `addr` of `proc` is in executable memory. */
+static bool in_code(const struct pr_proc *proc, uint64_t addr)
+{
+	const struct pr_map *m = pr__proc_find(proc, addr);
+
+	return m && (m->prot & PROT_EXEC);
+}
+
 /* Why the step that just failed (ret <= 0) ended the stack. */
 static enum pr_stack_end classify(const struct uw_ctx *c, int ret, int *error)
 {
@@ -507,6 +523,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	struct uw_proc *p;
 	unw_cursor_t cur;
 	size_t first = out->nr;
+	enum pr_stack_end guess_end = PR_END_NO_UNWIND_INFO;
 	bool guessed = false;
 	int ret;
 
@@ -573,6 +590,13 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 						(unsigned long long)sp, (unsigned long long)sp_prev);
 				break;
 			}
+			/* A frame-pointer guess that led out of code went
+			 * wrong: the stack ends where the unwind information
+			 * did, as it would have without the guess. */
+			if (guessed && !interrupted && !in_code(proc, ip - 1)) {
+				out->end = guess_end;
+				break;
+			}
 			/* Callers are attributed to their call instruction;
 			 * code a signal interrupted, to the instruction. */
 			f->ip = interrupted ? ip : ip - 1;
@@ -601,6 +625,8 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		c.no_info = c.no_info_unmapped = c.not_code = c.file_missing = false;
 		c.cfi_elf = NULL;
 		c.jit_code = NULL;
+		c.frame_ip = ip;
+		c.frame_sp = sp;
 		ret = unw_step(&cur);
 		if (ret <= 0) {
 			out->end = classify(&c, ret, &out->error);
@@ -617,8 +643,9 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		 * from a file we could not find (whose CFI would have said;
 		 * its code is as likely as not built without frame pointers). */
 		guessed = c.no_info;
+		guess_end = c.no_info_unmapped ? PR_END_NO_MAPPING : PR_END_NO_UNWIND_INFO;
 		if (guessed && (!u->frame_pointers || c.not_code || c.file_missing)) {
-			out->end = c.no_info_unmapped ? PR_END_NO_MAPPING : PR_END_NO_UNWIND_INFO;
+			out->end = guess_end;
 			break;
 		}
 	}

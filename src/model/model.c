@@ -192,15 +192,20 @@ int pr_model_use_file(struct pr_model *m, const struct pr_file *f)
 	return 0;
 }
 
-struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
-			    uint32_t min, uint64_t ino)
+/* The DSO of the file at `path` on device maj:min, inode `ino`, and with
+ * build-id `id` (`len` bytes; 0: any), created when none is; NULL when
+ * out of memory. */
+static struct pr_dso *dso_of(struct pr_model *m, const char *path, uint32_t maj, uint32_t min,
+			     uint64_t ino, const uint8_t *id, size_t len)
 {
 	uint64_t key = pr__dso_key(path, maj, min, ino);
 	struct pr_dso *d = pr__hashmap_get(&m->dso_index, key);
 
 	for (; d; d = d->next_same_key)
 		if (d->maj == maj && d->min == min && d->ino == ino &&
-		    !strcmp(d->path, path))
+		    !strcmp(d->path, path) &&
+		    (!len || !d->build_id_size ||
+		     (d->build_id_size == len && !memcmp(d->build_id, id, len))))
 			return d;
 	if (PR_ARRAY_RESERVE(m->dsos, m->cap_dsos, m->nr_dsos + 1))
 		return NULL;
@@ -216,6 +221,10 @@ struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
 	d->min = min;
 	d->ino = ino;
 	d->anon = !strncmp(path, "//anon", 6);
+	if (len) {
+		memcpy(d->build_id, id, len);
+		d->build_id_size = (uint8_t)len;
+	}
 	apply_hint(m, d);
 	d->next_same_key = pr__hashmap_get(&m->dso_index, key);
 	if (pr__hashmap_put(&m->dso_index, key, d)) {
@@ -225,6 +234,12 @@ struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
 	}
 	m->dsos[m->nr_dsos++] = d;
 	return d;
+}
+
+struct pr_dso *pr__model_dso(struct pr_model *m, const char *path, uint32_t maj,
+			    uint32_t min, uint64_t ino)
+{
+	return dso_of(m, path, maj, min, ino, NULL, 0);
 }
 
 size_t pr__model_nr_dsos(const struct pr_model *m)
@@ -419,7 +434,11 @@ static int apply_mmap(struct pr_model *m, const struct pr_record *rec)
 	else
 		nm.prot = rec->misc & PERF_RECORD_MISC_MMAP_DATA ? PROT_READ :
 							       PROT_READ | PROT_EXEC;
-	nm.dso = pr__model_dso(m, mm->filename, mm->maj, mm->min, mm->ino);
+	/* A record with the file's build-id instead of its device and inode
+	 * (perf 6.x and later): the same path with another build-id is
+	 * another file, as a container's libc at the host's path. */
+	nm.dso = dso_of(m, mm->filename, mm->maj, mm->min, mm->ino, mm->build_id,
+			mm->has_build_id ? mm->build_id_size : 0);
 	if (!nm.dso)
 		return -ENOMEM;
 	if (mm->has_build_id && !nm.dso->build_id_size) {
