@@ -80,9 +80,12 @@ check "the folded profile has them in its stacks" \
 	grep -q ';JS:\*jitMiddle [^;]*jit-workload\.js:' "$tmp/run.folded"
 
 # A container's /tmp: the map is only in the process's mount namespace.
+# The workload goes into that /tmp (the source tree may be under the
+# host's, which the container's hides).
+in_tmp='js=$(cat "$1") && mount -t tmpfs tmpfs /tmp &&
+	printf "%s\n" "$js" >/tmp/jit-workload.js && exec "$0" --perf-basic-prof /tmp/jit-workload.js "$2"'
 "$ds" -F 999 -f perf-script -o "$tmp/ns.txt" -- unshare -m --propagation private sh -c \
-	'mount -t tmpfs tmpfs /tmp && exec "$0" --perf-basic-prof "$1" "$2"' $node "$js" $rounds \
-	2>"$tmp/err"
+	"$in_tmp" $node "$js" $rounds 2>"$tmp/err"
 check "in a mount namespace with a /tmp of its own: profiled" test $? -eq 0 || cat "$tmp/err"
 check "its JIT frames named, 99 %" named_99 "$tmp/ns.txt"
 nspid=$(sed -n 's|.* (/tmp/perf-\([0-9]*\)\.map)$|\1|p' "$tmp/ns.txt" | head -1)
@@ -92,8 +95,7 @@ check "from a map the host's /tmp does not have (pid ${nspid:-none})" \
 # And in a pid namespace of its own: node is pid 1 there, its map
 # /tmp/perf-1.map, found by its pid in that namespace (NSpid).
 "$ds" -F 999 -f perf-script -o "$tmp/pidns.txt" -- unshare -mpf --mount-proc --propagation private \
-	sh -c 'mount -t tmpfs tmpfs /tmp && exec "$0" --perf-basic-prof "$1" "$2"' $node "$js" $rounds \
-	2>"$tmp/err"
+	sh -c "$in_tmp" $node "$js" $rounds 2>"$tmp/err"
 check "in a pid namespace too: profiled" test $? -eq 0 || cat "$tmp/err"
 check "its JIT frames named by its map there, 99 %" named_99 "$tmp/pidns.txt"
 
