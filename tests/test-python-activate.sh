@@ -91,15 +91,21 @@ check "the process has its perf map open (the trampoline is on)" \
 check "Python functions named in the profile (py::fib:$in/work.py)" \
 	grep -q "py::fib:$in/work\.py" "$tmp/busy.folded" || head -c 2000 "$tmp/busy.folded"
 # And in place: the loop calls outer() afresh every 0.3 ms or so, each
-# call after the activation through a trampoline, so all but the first
-# stacks have py::outer over py::fib, complete to _start.
+# call after the activation through a trampoline, so the stacks in its
+# recursion (py::fib) have py::outer over it, complete to _start.  The
+# loop's own line (<module>, begun before the activation: no trampoline)
+# and its os.path.exists() are not counted.
 in_place=$(awk -v f="py::fib:$in/work.py" -v o="py::outer:$in/work.py" '
+	!index($0, ";" f) { next }
 	{ n = $NF; total += n }
 	index($0, ";" o ";") && index($0, ";" f) > index($0, ";" o ";") && $0 ~ /^[^;]*;_start;/ { good += n }
 	END { print good + 0, total + 0 }' "$tmp/busy.folded")
 set -- $in_place
-check "the activated process's stacks have py::outer over py::fib, complete to _start (95 %: $1 of $2)" \
-	test "$2" -ge 100 -a $(($1 * 100)) -ge $(($2 * 95))
+check "the activated process's stacks in py::fib have py::outer over it, complete to _start (95 %: $1 of $2)" \
+	test "$2" -ge 50 -a $(($1 * 100)) -ge $(($2 * 95)) ||
+	awk -v f="py::fib:$in/work.py" -v o="py::outer:$in/work.py" '
+		index($0, ";" f) && !(index($0, ";" o ";") && index($0, ";" f) > index($0, ";" o ";") &&
+		$0 ~ /^[^;]*;_start;/)' "$tmp/busy.folded" | head -5
 "$ds" --python -p "$pid" -d 0.3 -f folded -o "$tmp/busy2.folded" >/dev/null 2>"$tmp/busy2.err"
 check "a second --python finds it on already and does nothing" \
 	grep -q "python: pid $pid (.*): its perf trampoline is on already (/tmp/perf-$pid\.map open): nothing done" \
