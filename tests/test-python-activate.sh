@@ -174,7 +174,7 @@ check "... the summary says it had not come on by the end of the run" \
 	grep -q "python: pid $pid's perf trampoline had not come on by the end of the run" \
 	"$tmp/read.err"
 echo "the line" >&7
-wait_for grep -q "^read" "$tmp/read.out"
+wait_for grep -q "^read '" "$tmp/read.out"
 check "the read returned the line written after the activation" \
 	grep -q "^read 'the line\\\\n'$" "$tmp/read.out" || cat "$tmp/read.out"
 wait_for map_has "$pid"

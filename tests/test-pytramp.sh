@@ -57,8 +57,11 @@ for wl in "$@"; do
 			echo "# $name: $got per mille of the samples end at the innermost copy"
 			check "$name: >= 95 % of the stacks end at the innermost copy of an unknown template" \
 				[ "$got" -ge 950 ] || sort -t' ' -k2 -nr "$out.folded" | head -5
+			# A sample taken in a copy itself has it as its last
+			# frame; a stack that went past one has two.
 			check "$name: no stack goes past a copy of it" \
-				[ "$(grep -c 'py::level[1-7]:' "$out.folded")" -eq 0 ]
+				[ "$(grep -c 'py::level[1-8]:.*py::level[1-8]:' "$out.folded")" -eq 0 ] ||
+				grep 'py::level[1-8]:.*py::level[1-8]:' "$out.folded" | head -3
 			break
 		fi
 		got=$(share "$out.folded")
