@@ -108,8 +108,9 @@ PR_API struct pr_counter *pr_counter_open_cpus(const struct pr_event_desc *evs, 
  * events count from the exec on (enable_on_exec) once pr_counter_enable()
  * lets it run, together with the threads and children it creates (unless
  * opts->no_inherit).  The caller reaps the child (pr_counter_child());
- * pr_counter_close() kills and reaps one that never started.  A command
- * that cannot be run fails pr_counter_enable() (the log says why).  As
+ * pr_counter_close() kills and reaps one that never started; it is killed
+ * (SIGKILL) when the calling thread ends, as when the caller is killed.  A
+ * command that cannot be run fails pr_counter_enable() (the log says why).  As
  * pr_counter_open_pids() otherwise.
  */
 PR_API struct pr_counter *pr_counter_open_command(const struct pr_event_desc *evs, size_t nr,

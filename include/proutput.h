@@ -133,8 +133,10 @@ struct pr_output_opts {
  * An output of format `fmt` to `path` (NULL: standard output, written
  * in place), owned by the caller (pr_output_close()).  A regular file, or
  * a path where none is yet, is written under a temporary name beside it
- * (PATH.XXXXXX, made as fopen() would make PATH) and renamed over `path`
- * when closed; anything else (/dev/null, a fifo) is written in place.
+ * (.NAME.dwarfsample-PID.XXXXXX, locked while its writer lives, made as
+ * fopen() would make PATH) and renamed over `path` when closed; such
+ * files of `path` that writers killed outright left are removed first.
+ * Anything else (/dev/null, a fifo) is written in place.
  * Everything that can be wrong is said now, to the log: the output path
  * that cannot be written, no memory.  NULL with errno set on failure
  * (EINVAL: `fmt`, `opts`, show_event past the events, a tag without

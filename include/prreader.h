@@ -269,6 +269,8 @@ struct pr_reader_opts {
  * (as with nohup); handlers the caller installed are reset.  The caller
  * reaps the child (pr_reader_child()); if the reader is closed before the
  * command was started, the child is killed and reaped by pr_reader_close().
+ * The child is killed (SIGKILL) when the calling thread ends, as when the
+ * caller is killed: open it from a thread that outlives the command.
  * The start handshake relies on close-on-exec: a thread of the caller that
  * forks without exec'ing while the command starts delays the start until
  * that child execs or exits.

@@ -204,7 +204,7 @@ wait_cpu "$cpid" 50
 kill -KILL "$cpid"
 wait $dpid
 rc=$?
-check "a command killed mid-run: exit 0 (rc $rc)" test $rc -eq 0
+check "a command killed mid-run: its status passed on, 128 + 9 (rc $rc)" test $rc -eq 137
 check "the summary names it and the signal" \
 	grep -q "^dwarfsample: the command (sh, PID $cpid) was killed by signal 9 (Killed) .* into the run" "$tmp/err"
 check "and the profile of what was sampled is written" \

@@ -10,10 +10,12 @@
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include "checkmain.h"
@@ -44,7 +46,7 @@ static void teardown(void)
 	char path[512];
 
 	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.') {
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
 			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 			unlink(path);
 		}
@@ -60,7 +62,8 @@ static void log_fn(enum pr_log_level level, const char *msg, void *ctx)
 	snprintf(logged, sizeof(logged), "%s", msg);
 }
 
-/* How many entries the test's directory has: no temporary file left. */
+/* How many entries the test's directory has: no temporary file left
+ * (hidden ones too). */
 static int entries(void)
 {
 	DIR *d = opendir(dir);
@@ -69,7 +72,7 @@ static int entries(void)
 
 	ck_assert_ptr_nonnull(d);
 	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
+		n += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
 	closedir(d);
 	return n;
 }
@@ -170,6 +173,67 @@ START_TEST(a_profile_is_written_whole_when_closed_under_its_name)
 	ck_assert_int_eq(entries(), 1);
 	ck_assert_str_eq(contents(path), "app;[unknown];[unknown] 2\napp;[unknown] 1\n");
 	ck_assert_str_eq(logged, "");
+}
+END_TEST
+
+/* A staging file named `name` in the test's directory: its descriptor,
+ * locked as a live writer's is when `locked`. */
+static int staging_file(const char *name, bool locked)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	ck_assert_int_ge(fd, 0);
+	if (locked)
+		ck_assert_int_eq(flock(fd, LOCK_EX), 0);
+	return fd;
+}
+
+static bool in_dir(const char *name)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return access(path, F_OK) == 0;
+}
+
+START_TEST(a_killed_writers_staging_file_is_removed_and_a_live_ones_kept)
+{
+	PR_OPTS(pr_output_opts, oo, .log = log_fn);
+	char path[256];
+	struct pr_output *o;
+	/* A writer killed outright: its descriptor (and lock) gone. */
+	int dead = staging_file(".p.folded.dwarfsample-4242.aB3dE9", false);
+	/* A writer that runs (in this or another pid namespace). */
+	int live = staging_file(".p.folded.dwarfsample-4243.xY7zQ1", true);
+	/* Not a staging file of p.folded: another output's, a user's. */
+	int other = staging_file(".q.folded.dwarfsample-4244.aB3dE9", false);
+	int mine = staging_file(".p.folded.dwarfsample-x.aB3dE9", false);
+
+	close(dead);
+	close(other);
+	close(mine);
+	path_in_dir(path, sizeof(path), "p.folded");
+	o = pr_output_open(path, PR_FORMAT_FOLDED, &oo);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(!in_dir(".p.folded.dwarfsample-4242.aB3dE9"));
+	ck_assert(in_dir(".p.folded.dwarfsample-4243.xY7zQ1"));
+	ck_assert(in_dir(".q.folded.dwarfsample-4244.aB3dE9"));
+	ck_assert(in_dir(".p.folded.dwarfsample-x.aB3dE9"));
+	/* Its own, and those three. */
+	ck_assert_int_eq(entries(), 4);
+	ck_assert_int_eq(pr_output_close(o, 0, 0), 0);
+	ck_assert_int_eq(entries(), 4);
+	ck_assert(in_dir("p.folded"));
+	/* Once the live writer is gone too, the next open removes its file. */
+	close(live);
+	o = pr_output_open(path, PR_FORMAT_FOLDED, &oo);
+	ck_assert_ptr_nonnull(o);
+	ck_assert(!in_dir(".p.folded.dwarfsample-4243.xY7zQ1"));
+	ck_assert_int_eq(pr_output_discard(o), 0);
+	ck_assert_int_eq(entries(), 3);
 }
 END_TEST
 
@@ -407,6 +471,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, only_what_shows_source_lines_needs_them);
 	tcase_add_test(tc, a_profile_is_written_whole_when_closed_under_its_name);
 	tcase_add_test(tc, a_discarded_output_leaves_what_the_path_held);
+	tcase_add_test(tc, a_killed_writers_staging_file_is_removed_and_a_live_ones_kept);
 	tcase_add_test(tc, a_path_that_cannot_be_written_is_said_at_open);
 	tcase_add_test(tc, a_device_is_written_in_place_and_a_full_one_said_at_close);
 	tcase_add_test(tc, bad_options_are_refused);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -201,9 +202,9 @@ int pr__task_read(pid_t pid, pid_t tid, struct pr_task_state *t)
 int pr__command_fork(struct pr_command *cmd, char *const argv[],
 		     const struct pr_logger *lg)
 {
+	pid_t pid, parent = getpid();
 	sigset_t all, old;
 	int sv[2];
-	pid_t pid;
 
 	memset(cmd, 0, sizeof(*cmd));
 	cmd->pid = -1;
@@ -234,6 +235,13 @@ int pr__command_fork(struct pr_command *cmd, char *const argv[],
 
 		close(sv[0]);
 		child_reset_signals();
+		/* A profiler killed outright (SIGKILL, the OOM killer) takes
+		 * its command along rather than leave it running unobserved.
+		 * The signal comes when the forking thread ends, and it
+		 * survives exec.  A parent that died before the prctl() has
+		 * already made us another's child. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+			_exit(127);
 		/* Parent gone or closed without starting us: do not run. */
 		if (read_full(sv[1], &c, 1) != 1)
 			_exit(127);

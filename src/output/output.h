@@ -58,6 +58,15 @@ bool prof__part_has_stack(const struct pr_profile *p, int part, uint32_t idx);
 void pr__json_string(FILE *out, const char *s);
 void pr__xml_text(FILE *out, const char *s);
 
+/* ---- staging.c: the file an output is written under ---- */
+
+/* Create and lock the file `path` is written under until it is renamed
+ * over it, beside it (".NAME.dwarfsample-PID.XXXXXX", mode 0666 less the
+ * umask), after removing those of `path` that killed writers left (said
+ * to `lg`).  Returns its descriptor (close-on-exec), its name in `*tmp`
+ * (the caller frees it), or a negative errno. */
+int pr__staging_create(const char *path, char **tmp, const struct pr_logger *lg);
+
 /* ---- script.c, script_waits.c: perf script's text (prscript.h) ---- */
 
 /* Where one process's time went, and its name (script_waits.c). */

@@ -75,37 +75,24 @@ static int add_tags(struct pr_output *o)
 
 /*
  * A regular file (or none yet) is written under a temporary name in its
- * directory and renamed over at the end: a run that fails, or is killed,
- * leaves what was there before, and a failed start removes only its own
- * file.  Anything else (/dev/null, a fifo) is written in place.
+ * directory (staging.c) and renamed over at the end: a run that fails, or
+ * is killed, leaves what was there before, and a failed start removes
+ * only its own file.  Anything else (/dev/null, a fifo) is written in
+ * place.
  */
 static FILE *open_file(struct pr_output *o)
 {
 	struct stat st;
-	mode_t mask;
 	FILE *f;
 	int fd;
 
 	if (!stat(o->path, &st) && !S_ISREG(st.st_mode))
 		return fopen(o->path, "we");
-	if (asprintf(&o->tmp, "%s.XXXXXX", o->path) < 0) {
-		o->tmp = NULL;
-		errno = ENOMEM;
-		return NULL;
-	}
-	fd = mkostemp(o->tmp, O_CLOEXEC);
+	fd = pr__staging_create(o->path, &o->tmp, &o->lg);
 	if (fd < 0) {
-		int e = errno;
-
-		free(o->tmp);
-		o->tmp = NULL;
-		errno = e;
+		errno = -fd;
 		return NULL;
 	}
-	/* As fopen would have made it: 0666 less the umask. */
-	mask = umask(0);
-	umask(mask);
-	fchmod(fd, 0666 & ~mask);
 	if (!(f = fdopen(fd, "w"))) {
 		close(fd);
 		unlink(o->tmp);

@@ -174,24 +174,32 @@ double ds_now(void)
 
 /* Wait for a launched command, terminating it first if it is still
  * running when the capture ends; one that ended on its own `secs` into
- * the run, killed or failing, is named. */
-static void reap_command(pid_t pid, const char *name, bool terminate, double secs)
+ * the run, killed or failing, is named.  Its wait status (-1: none, or
+ * ended by us) and CPU time go to `h`. */
+static void reap_command(pid_t pid, const char *name, bool terminate, double secs,
+			 struct ds_capture_hooks *h)
 {
+	struct rusage ru;
 	pid_t got = 0;
 	int status = 0;
 
 	if (pid <= 0)
 		return;
-	if (terminate && (got = waitpid(pid, &status, WNOHANG)) == 0) {
+	if (terminate && (got = wait4(pid, &status, WNOHANG, &ru)) == 0) {
 		kill(pid, SIGTERM);
 		waitpid(pid, &status, 0);
 		return;
 	}
-	while (got != pid && (got = waitpid(pid, &status, 0)) < 0 && errno == EINTR)
+	while (got != pid && (got = wait4(pid, &status, 0, &ru)) < 0 && errno == EINTR)
 		;
-	/* A Ctrl-C on the terminal reached it too: not news. */
-	if (got != pid || ds_stop)
+	if (got != pid)
 		return;
+	h->cmd_cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+		     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	/* A Ctrl-C on the terminal reached it too: not news. */
+	if (ds_stop)
+		return;
+	h->cmd_status = status;
 	if (WIFSIGNALED(status))
 		fprintf(stderr, "dwarfsample: the command (%s, PID %d) was killed by signal %d "
 			"(%s) %.1f s into the run; the profile holds what was sampled until "
@@ -200,6 +208,51 @@ static void reap_command(pid_t pid, const char *name, bool terminate, double sec
 	else if (WIFEXITED(status) && WEXITSTATUS(status))
 		fprintf(stderr, "dwarfsample: the command (%s, PID %d) exited with status %d "
 			"%.1f s into the run\n", name, (int)pid, WEXITSTATUS(status), secs);
+}
+
+int ds_command_exit(const struct ds_capture_hooks *h, int own)
+{
+	/* As a shell says it: 127 not found, 126 not runnable. */
+	if (h->cmd_start_err)
+		return h->cmd_start_err == -ENOENT ? 127 : 126;
+	if (own)
+		return own;
+	if (h->cmd_status < 0)
+		return 0;
+	if (WIFSIGNALED(h->cmd_status))
+		return 128 + WTERMSIG(h->cmd_status);
+	return WIFEXITED(h->cmd_status) ? WEXITSTATUS(h->cmd_status) : 0;
+}
+
+void ds_no_samples(const struct ds_capture *c, const struct ds_capture_hooks *h, double secs,
+		   const char *prefix)
+{
+	const char *who = c->argv ? c->argv[0] : c->system_wide ? "the system" : "the target";
+	double period = 1.0 / (double)(c->freq ? c->freq : 99), cpu = h->cmd_cpu;
+
+	fprintf(stderr, "%sno samples: ", prefix);
+	if (c->events.nr)
+		fprintf(stderr, "no %s event came from %s during the run%s\n", c->events.names[0],
+			who, c->events.period ? " (or fewer than -c's period)" : "");
+	else if (c->off_cpu)
+		fprintf(stderr, "%s did not wait during the run (nor longer than --off-cpu-min)\n",
+			who);
+	else if (cpu >= 0 && cpu < period && cpu * 2 >= secs)
+		fprintf(stderr, "%s exited %.3f s into the run, before the first sample (one "
+			"every %.1f ms of its CPU time at %" PRIu64 " Hz); a higher -F samples a "
+			"short run more often\n", who, secs, period * 1e3,
+			c->freq ? c->freq : 99);
+	else if (cpu >= 0 && cpu < period)
+		fprintf(stderr, "%s used %.1f ms of CPU in %.1f s, less than one sample period "
+			"(%.1f ms at %" PRIu64 " Hz): it spent the run off the CPU, waiting (sleep, "
+			"I/O, a lock), which CPU sampling does not see; --off-cpu shows where it "
+			"waited, --wall both its CPU and its waits\n", who, cpu * 1e3, secs,
+			period * 1e3, c->freq ? c->freq : 99);
+	else
+		fprintf(stderr, "%s used less than one sample period of CPU (%.1f ms at %" PRIu64
+			" Hz) or exited before the first sample; if it waits (sleep, I/O, a "
+			"lock), --off-cpu shows where, --wall both its CPU and its waits\n", who,
+			period * 1e3, c->freq ? c->freq : 99);
 }
 
 /* Whether process `pid` has ended: gone, or a zombie. */
@@ -287,8 +340,13 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 	bool done = false;
 	int err;
 
+	h->cmd_status = -1;
+	h->cmd_cpu = -1;
+	h->cmd_start_err = 0;
 	read_names(c, &names);
 	err = pr_reader_enable(r);
+	if (c->argv && err && err != -ESRCH)
+		h->cmd_start_err = err;
 
 	/* A test that starts its workload once both profilers sample waits
 	 * for this line (-vv), not for the events to exist: they are opened
@@ -324,7 +382,7 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 			;
 	}
 	reap_command(pr_reader_child(r), c->argv ? c->argv[0] : "?", ds_stop || deadline,
-		     ds_now() - start);
+		     ds_now() - start, h);
 	say_ended(c, &names, ds_now() - start, done);
 	return err < 0 ? err : 0;
 }

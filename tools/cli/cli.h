@@ -241,6 +241,13 @@ struct ds_capture_hooks {
 	int (*round)(void *ctx);
 	void *ctx;
 	uint64_t end_ns;
+	/* Outputs too: how a launched command ended (its wait status), or
+	 * -1 (none; or it still ran when -d or a signal ended the run, and
+	 * was terminated); the CPU time it used, in seconds, or -1. */
+	int cmd_status;
+	double cmd_cpu;
+	/* The negative errno of a command that could not be run. */
+	int cmd_start_err;
 };
 
 /*
@@ -251,5 +258,16 @@ struct ds_capture_hooks {
  */
 int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 		   struct ds_capture_hooks *h);
+
+/* The exit status of a verb that ran a capture: `own` (nonzero: the verb's
+ * own failure, which takes precedence, as perf's does), else the launched
+ * command's, as a shell gives it: its exit status, or 128 + the signal
+ * that killed it; 0 without one. */
+int ds_command_exit(const struct ds_capture_hooks *h, int own);
+
+/* Why a capture of `h`'s run that lasted `secs` holds no sample, and what
+ * to use instead, on stderr after `prefix`. */
+void ds_no_samples(const struct ds_capture *c, const struct ds_capture_hooks *h, double secs,
+		   const char *prefix);
 
 #endif

@@ -113,7 +113,7 @@ static int round_done(void *arg)
 	return 0;
 }
 
-static void summary(struct live *l, int fmt, size_t stacks)
+static void summary(struct live *l, const struct ds_capture_hooks *h, int fmt, size_t stacks)
 {
 	struct pr_unwind_stats st = { .sz = sizeof(st) };
 	struct pr_session_stats ss = { .sz = sizeof(ss) };
@@ -130,6 +130,9 @@ static void summary(struct live *l, int fmt, size_t stacks)
 		fprintf(stderr, ", %zu distinct stacks", stacks);
 	fputc('\n', stderr);
 	ds_session_no_memory(&ss);
+	/* An empty profile says why, and what would show the run. */
+	if (!st.samples && !lost)
+		ds_no_samples(l->c, h, l->end - l->start, "dwarfsample: ");
 	if (st.samples) {
 		fputs("dwarfsample: ", stderr);
 		ds_stack_ends(&st);
@@ -364,7 +367,7 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	if (l.status && l.started)
 		status_line(&l, true);
 	if (l.started)
-		summary(&l, fmt, pr_output_nr_stacks(l.out));
+		summary(&l, &hooks, fmt, pr_output_nr_stacks(l.out));
 	if (l.started && c->verbose)
 		ds_session_print_cpu(l.ses, "capture", true);
 	/* Nothing sampled (the run failed before it began): no file. */
@@ -376,7 +379,9 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
 			pr_output_format_name(fmt), pr_output_format_hint(fmt));
 	close_live(&l);
-	return ok && !err && !werr ? 0 : 1;
+	/* An empty profile is no failure (nor is it for perf): the run did
+	 * what was asked, and the summary said why it is empty. */
+	return ds_command_exit(&hooks, ok && !err && !werr ? 0 : 1);
 }
 
 static void usage(FILE *out)

@@ -199,6 +199,8 @@ static int run(struct ds_capture *c, const struct record_args *a, int argc, char
 			fprintf(stderr, "; %" PRIu64 " samples lost: to lose fewer, %s",
 				lost, ds_lost_hint(c));
 		fputc('\n', stderr);
+		if (!rc.samples && !lost && !err)
+			ds_no_samples(c, &hooks, ds_now() - start, "dwarfsample: ");
 		ds_chain_limit_note(stderr, "dwarfsample: ", rc.r);
 		ds_python_summary(stderr, "dwarfsample: ");
 	}
@@ -206,7 +208,7 @@ static int run(struct ds_capture *c, const struct record_args *a, int argc, char
 		err = 1;
 	pr_keeper_free(rc.keep);
 	pr_reader_close(rc.r);
-	return err ? 1 : 0;
+	return ds_command_exit(&hooks, err ? 1 : 0);
 }
 
 enum { OPT_ARCHIVE = 2200, OPT_NO_CACHE };
