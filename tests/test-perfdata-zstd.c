@@ -260,6 +260,23 @@ START_TEST(a_garbage_compressed_record_is_damage_not_unsupported)
 }
 END_TEST
 
+START_TEST(a_record_inflating_past_any_ring_is_damage_not_a_runaway)
+{
+	static unsigned char z[65536], out[65536];
+	size_t big = (size_t)32 << 20, za;
+	unsigned char *zeros = calloc(1, big);
+
+	/* 32 MiB of zeros, a few KiB compressed: past the 16 MiB a
+	 * compressed record may hold when no COMPRESSED feature says the
+	 * ring's size. */
+	ck_assert_ptr_nonnull(zeros);
+	za = frame(z, sizeof(z), zeros, big);
+	free(zeros);
+	ck_assert_uint_lt(za, 60000);
+	check_damage(out, put_z(out, ztypes[_i], z, za), "inflates past 16384 KiB", 0, 0);
+}
+END_TEST
+
 void add_zstd_tests(TCase *tc)
 {
 	tcase_add_loop_test(tc, compressed_records_read_as_the_records_they_hold, 0, 2);
@@ -268,4 +285,5 @@ void add_zstd_tests(TCase *tc)
 	tcase_add_loop_test(tc, a_record_cut_at_the_compressed_data_end_is_reported_as_damage,
 			    0, 2);
 	tcase_add_loop_test(tc, a_garbage_compressed_record_is_damage_not_unsupported, 0, 2);
+	tcase_add_loop_test(tc, a_record_inflating_past_any_ring_is_damage_not_a_runaway, 0, 2);
 }

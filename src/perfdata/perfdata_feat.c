@@ -208,6 +208,8 @@ static int read_feature(struct pr_file *f, int feat, struct feat_cursor *c)
 		get_u32(c);
 		f->ztype = get_u32(c);
 		f->zlevel = get_u32(c);
+		get_u32(c);
+		f->zring = get_u32(c);
 		f->zunsupported = !c->bad && f->ztype != PERFDATA_COMP_ZSTD;
 		return 0;
 	case FEAT_SAMPLE_TIME:

@@ -60,6 +60,7 @@ struct pr_file {
 	struct pr_zblock *zdone;     /* freed at the next read */
 	bool zunsupported;           /* the COMPRESSED feature names another method */
 	uint32_t ztype, zlevel;
+	uint32_t zring;              /* the ring size it compressed by, if known */
 	struct pr_file_stats stats;
 	uint64_t counted_to;         /* stats cover records before this */
 

@@ -19,11 +19,21 @@
 
 #include "perfdata/perfdata_read.h"
 
-/* What one compressed record may inflate to: perf compresses one ring's
- * drain per record (its ring size, 512 KiB by default, -m raises it), so
- * 256 MiB is far past anything perf writes and short of a runaway. */
+/* What one compressed record may inflate to.  perf compresses at most a
+ * ring's worth of records into one (its ring size, 512 KiB by default,
+ * is in the COMPRESSED feature) and inflates into a buffer that size; a
+ * record past it is damage.  Without the feature, 16 MiB, well past any
+ * ring perf maps by default and short of a runaway; never past 256 MiB. */
+#define INFLATE_DEFAULT ((size_t)16 << 20)
 #define INFLATE_MAX ((size_t)256 << 20)
 #define INFLATE_FIRST ((size_t)256 << 10)
+
+static size_t inflate_limit(const struct pr_file *f)
+{
+	size_t n = f->zring ? (size_t)f->zring + PR_MAX_RECORD_SIZE : INFLATE_DEFAULT;
+
+	return n < INFLATE_MAX ? n : INFLATE_MAX;
+}
 
 /* The zstd bytes of the compressed record at `off` (`size` bytes). */
 static int zdata(struct pr_file *f, uint64_t off, uint64_t size, uint32_t type,
@@ -49,13 +59,15 @@ static int zdata(struct pr_file *f, uint64_t off, uint64_t size, uint32_t type,
 	return 0;
 }
 
-static int grow(struct pr_zblock **b, size_t *cap)
+static int grow(struct pr_zblock **b, size_t *cap, size_t limit)
 {
 	struct pr_zblock *nb;
 	size_t n = *cap ? *cap * 2 : INFLATE_FIRST;
 
-	if (n > INFLATE_MAX)
+	if (*cap >= limit)
 		return -EFBIG;
+	if (n > limit)
+		n = limit;
 	nb = realloc(*b, sizeof(**b) + n);
 	if (!nb)
 		return -ENOMEM;
@@ -69,7 +81,7 @@ int pr__file_inflate(struct pr_file *f, uint64_t off, uint64_t size, uint32_t ty
 {
 	const unsigned char *data = NULL;
 	struct pr_zblock *b = NULL;
-	size_t len = 0, cap = 0, have, pos = 0;
+	size_t len = 0, cap = 0, have, pos = 0, limit = inflate_limit(f);
 	ZSTD_inBuffer in;
 	int err;
 
@@ -83,7 +95,7 @@ int pr__file_inflate(struct pr_file *f, uint64_t off, uint64_t size, uint32_t ty
 	if (!f->zds && !(f->zds = ZSTD_createDStream()))
 		return -ENOMEM;
 	while (cap < f->zrest_len + 2 * len)
-		if ((err = grow(&b, &cap)))
+		if ((err = grow(&b, &cap, limit)))
 			goto fail;
 	memcpy(b->data, f->zrest, f->zrest_len);
 	have = f->zrest_len;
@@ -101,7 +113,7 @@ int pr__file_inflate(struct pr_file *f, uint64_t off, uint64_t size, uint32_t ty
 		}
 		if (in.pos == in.size && o.pos < o.size)
 			break;
-		if (o.pos == o.size && (err = grow(&b, &cap)))
+		if (o.pos == o.size && (err = grow(&b, &cap, limit)))
 			goto fail;
 	}
 	/* Whole records go out; a cut one waits for the next compressed
@@ -141,7 +153,7 @@ fail:
 	free(b);
 	if (err == -EFBIG)
 		return pr__file_bad(f, off, "compressed record (perf record -z) inflates "
-				    "past %zu MiB", INFLATE_MAX >> 20);
+				    "past %zu KiB, more than its ring held", limit >> 10);
 	return err;
 }
 
