@@ -97,7 +97,8 @@ int pr__file_inflate(struct pr_file *f, uint64_t off, uint64_t size, uint32_t ty
 	while (cap < f->zrest_len + 2 * len)
 		if ((err = grow(&b, &cap, limit)))
 			goto fail;
-	memcpy(b->data, f->zrest, f->zrest_len);
+	if (f->zrest_len)
+		memcpy(b->data, f->zrest, f->zrest_len);
 	have = f->zrest_len;
 	in = (ZSTD_inBuffer){ data, len, 0 };
 	for (;;) {
@@ -141,7 +142,8 @@ int pr__file_inflate(struct pr_file *f, uint64_t off, uint64_t size, uint32_t ty
 		f->zrest = r;
 		f->zrest_cap = have - pos;
 	}
-	memcpy(f->zrest, b->data + pos, have - pos);
+	if (have > pos)
+		memcpy(f->zrest, b->data + pos, have - pos);
 	f->zrest_len = have - pos;
 	f->zrest_at = off;
 	b->off = off;
