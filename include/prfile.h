@@ -151,8 +151,9 @@ struct pr_file_stats {
 	uint64_t corrupt_records;
 	uint64_t data_offset, data_claimed, data_size;
 	/* Not damage: the byte offset of a record this reader cannot read
-	 * (perf record -z's compressed ones, logged with how to convert
-	 * them), where the walk stopped; 0: none. */
+	 * (compressed by a method other than zstd, which the file's header
+	 * names; logged), where the walk stopped; 0: none.  perf record
+	 * -z's zstd records are read. */
 	uint64_t unsupported_at;
 };
 

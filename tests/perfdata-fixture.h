@@ -50,5 +50,7 @@ int count_cb(const struct pr_record *rec, void *arg);
 
 /* The damaged-file tests (test-perfdata-damage.c). */
 void add_damage_tests(TCase *tc);
+/* perf record -z files (test-perfdata-zstd.c). */
+void add_zstd_tests(TCase *tc);
 
 #endif

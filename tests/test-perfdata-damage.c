@@ -153,23 +153,6 @@ START_TEST(a_record_running_past_the_data_section_is_refused)
 }
 END_TEST
 
-/* Both kinds of compressed records perf writes. */
-START_TEST(compressed_files_are_refused_with_how_to_convert_them)
-{
-	static const uint32_t types[] = {
-		PERFDATA_RECORD_COMPRESSED, PERFDATA_RECORD_COMPRESSED2,
-	};
-	struct perfdata_header h;
-	size_t len;
-	unsigned char *buf = small_copy(&len, &h);
-	uint32_t type = types[_i];
-
-	memcpy(buf + h.data.offset, &type, 4);
-	check_read_refused(buf, len, "perf inject", (long)h.data.offset);
-	free(buf);
-}
-END_TEST
-
 START_TEST(a_file_from_another_architecture_is_refused)
 {
 	struct perfdata_header h;
@@ -346,7 +329,6 @@ void add_damage_tests(TCase *tc)
 	tcase_add_test(tc, attr_size_zero_is_refused);
 	tcase_add_test(tc, absurd_section_sizes_are_refused_without_allocating_them);
 	tcase_add_test(tc, a_record_running_past_the_data_section_is_refused);
-	tcase_add_loop_test(tc, compressed_files_are_refused_with_how_to_convert_them, 0, 2);
 	tcase_add_test(tc, a_file_from_another_architecture_is_refused);
 	tcase_add_test(tc, malformed_features_are_skipped_and_the_records_still_read);
 	tcase_add_test(tc, every_truncation_is_refused_or_salvaged);

@@ -500,6 +500,7 @@ int main(void)
 	tcase_add_test(tc, event_names_given_or_made_read_back);
 	tcase_add_test(tc, a_file_without_samples_or_end_says_so);
 	add_damage_tests(tc);
+	add_zstd_tests(tc);
 	tcase_add_test(tc, build_ids_follow_time_order_not_file_order);
 	tcase_add_test(tc, build_ids_cover_every_file_a_sampled_process_maps_executable);
 	tcase_add_test(tc, a_finished_empty_file_reads_as_empty_without_warning);

@@ -60,8 +60,12 @@ enum perfdata_feature {
 	FEAT_EVENT_DESC = 12,
 	FEAT_SAMPLE_TIME = 21,
 	FEAT_CLOCKID = 23,
+	FEAT_COMPRESSED = 27,
 	FEAT_BITS = 256,
 };
+
+/* FEAT_COMPRESSED's method: the only one perf writes. */
+#define PERFDATA_COMP_ZSTD 1
 
 /* Strings in feature sections: u32 length (padded, NUL included), then
  * the bytes, padded with zeros to NAME_ALIGN. */

@@ -203,6 +203,15 @@ static int read_feature(struct pr_file *f, int feat, struct feat_cursor *c)
 		f->jit_files = c->p;
 		f->jit_files_len = (size_t)c->left;
 		return 0;
+	case FEAT_COMPRESSED:
+		/* version, method (1: zstd), level, ratio, ring size. */
+		get_u32(c);
+		f->ztype = get_u32(c);
+		f->zlevel = get_u32(c);
+		get_u32(c);
+		f->zring = get_u32(c);
+		f->zunsupported = !c->bad && f->ztype != PERFDATA_COMP_ZSTD;
+		return 0;
 	case FEAT_SAMPLE_TIME:
 		/* first, then last sample time, or the end of the capture
 		 * when dwarfsample wrote it (perfdata_write.c says why). */

@@ -353,6 +353,7 @@ void pr_file_close(struct pr_file *f)
 	free(f->made_names);
 	free(f->attrs);
 	free(f->ids);
+	pr__file_inflate_free(f);
 	pr__timeq_free(&f->order);
 	free(f->chunk_left);
 	free(f->bounce);

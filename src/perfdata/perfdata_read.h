@@ -51,6 +51,16 @@ struct pr_file {
 	uint32_t *chunk_left;        /* records of the chunk still queued */
 	size_t nr_chunks, released;  /* chunks [0, released) given back */
 	unsigned char *bounce;       /* for records that are not 8-aligned */
+	/* perf record -z (perfdata_zstd.c): the stream, the head of a record
+	 * cut at a compressed record's end, the block last emptied. */
+	struct ZSTD_DCtx_s *zds;
+	unsigned char *zrest;
+	size_t zrest_len, zrest_cap;
+	uint64_t zrest_at;           /* the compressed record that cut it */
+	struct pr_zblock *zdone;     /* freed at the next read */
+	bool zunsupported;           /* the COMPRESSED feature names another method */
+	uint32_t ztype, zlevel;
+	uint32_t zring;              /* the ring size it compressed by, if known */
 	struct pr_file_stats stats;
 	uint64_t counted_to;         /* stats cover records before this */
 
@@ -81,6 +91,28 @@ size_t pr__file_jit_files(const struct pr_file *f, const unsigned char **sec);
 
 const struct pr_file_attr *pr__file_attr_of(const struct pr_file *f,
 					    const unsigned char *p, uint64_t size);
+
+/* Records inflated from one compressed record, 8-aligned, [data,
+ * data + len); freed when `left` (records of it still queued) drops to
+ * 0. */
+struct pr_zblock {
+	uint64_t off;                /* the compressed record's offset */
+	size_t left;
+	size_t len;
+	unsigned char data[];
+};
+
+/* perfdata_zstd.c: inflate the compressed record at `off` (`size` bytes,
+ * `type` 81 or 83) into *out (the caller frees it once its records are
+ * out), keeping the zstd stream and a cut record for the next one.  0, or
+ * -EBADMSG (logged, naming `off`), or -ENOMEM. */
+int pr__file_inflate(struct pr_file *f, uint64_t off, uint64_t size, uint32_t type,
+		     struct pr_zblock **out);
+/* At the data's end: -EBADMSG (logged) when a record was left cut. */
+int pr__file_inflate_end(struct pr_file *f);
+/* Drop what is queued (freeing its blocks) and restart the stream. */
+void pr__file_inflate_reset(struct pr_file *f);
+void pr__file_inflate_free(struct pr_file *f);
 
 /* perfdata_read.c: log why the file is refused, naming the byte offset;
  * returns -EBADMSG. */

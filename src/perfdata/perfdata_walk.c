@@ -168,16 +168,59 @@ static int64_t record_extent(struct pr_file *f, uint64_t off,
 		}
 		size += aux;
 	}
-	if (hd->type == PERFDATA_RECORD_COMPRESSED ||
-	    hd->type == PERFDATA_RECORD_COMPRESSED2)
-		return pr__file_bad(f, off, "compressed perf.data (perf record -z) is "
-				    "not supported; decompress it with 'perf inject "
-				    "-i IN -o OUT'");
 	return (int64_t)size;
 }
 
-/* One step of the walk: queue a kernel record, or note a round's end.
- * 1 when it stepped, 0 at the end, -errno when the walk must stop. */
+/* Queue a kernel record at `p` (`size` bytes, at `off` in the file or
+ * in `b`), or note a round's end. */
+static int queue_record(struct pr_file *f, const struct perf_event_header *hd,
+			const unsigned char *p, uint64_t size, uint64_t off,
+			struct pr_zblock *b)
+{
+	const struct pr_file_attr *a;
+	int err;
+
+	if (hd->type == PERFDATA_RECORD_FINISHED_ROUND) {
+		pr__timeq_round(&f->order);
+		return 0;
+	}
+	if (hd->type >= PERFDATA_RECORD_USER_START)
+		return 0;
+	a = pr__file_attr_of(f, p, size);
+	f->prev_time = record_time(a, p, size, hd->type, f->prev_time);
+	if (off >= f->counted_to)
+		count_record(f, hd, p, f->prev_time);
+	if (b) {
+		err = pr__timeq_push(&f->order, f->prev_time, (uintptr_t)p, b);
+		if (!err)
+			b->left++;
+		return err;
+	}
+	err = pr__timeq_push(&f->order, f->prev_time, (uintptr_t)off, NULL);
+	return err ? err : chunk_hold(f, off);
+}
+
+/* Queue the records inflated from the compressed record at `off`. */
+static int queue_inflated(struct pr_file *f, uint64_t off, uint64_t size, uint32_t type)
+{
+	struct pr_zblock *b;
+	int err = pr__file_inflate(f, off, size, type, &b);
+
+	for (size_t pos = 0; !err && pos < b->len; ) {
+		struct perf_event_header hd;
+
+		memcpy(&hd, b->data + pos, sizeof(hd));
+		err = queue_record(f, &hd, b->data + pos, hd.size, off, b);
+		pos += hd.size;
+	}
+	if (b && !b->left)
+		free(b);
+	return err;
+}
+
+/* One step of the walk: queue a kernel record (or those a compressed
+ * one holds), or note a round's end.  1 when it stepped, 0 at the end,
+ * -errno when the walk must stop. */
 static int walk_one(struct pr_file *f)
 {
 	struct perf_event_header hd = { 0 };
@@ -185,33 +228,33 @@ static int walk_one(struct pr_file *f)
 	int64_t size;
 	int err;
 
-	if (off >= f->data_end)
-		return 0;
-	size = record_extent(f, off, &hd);
-	if (size < 0 && (hd.type == PERFDATA_RECORD_COMPRESSED ||
-			 hd.type == PERFDATA_RECORD_COMPRESSED2)) {
-		f->stats.unsupported_at = off;
-	} else if (size < 0) {
+	if (off >= f->data_end) {
+		size = pr__file_inflate_end(f);
+		off = f->zrest_at;
+	} else {
+		size = record_extent(f, off, &hd);
+	}
+	if (size < 0 && size != -ENOMEM) {
 		f->stats.damaged = true;
 		f->stats.damaged_at = off;
 	}
 	if (size <= 0)
 		return (int)size;
 	f->cursor += (uint64_t)size;
-	if (hd.type == PERFDATA_RECORD_FINISHED_ROUND) {
-		pr__timeq_round(&f->order);
-	} else if (hd.type < PERFDATA_RECORD_USER_START) {
-		const struct pr_file_attr *a = pr__file_attr_of(f, f->buf + off, (uint64_t)size);
-
-		f->prev_time = record_time(a, f->buf + off, (uint64_t)size, hd.type,
-					   f->prev_time);
-		if (off >= f->counted_to)
-			count_record(f, &hd, f->buf + off, f->prev_time);
-		err = pr__timeq_push(&f->order, f->prev_time, (uintptr_t)off, NULL);
-		if (!err)
-			err = chunk_hold(f, off);
-		if (err)
-			return err;
+	if (hd.type == PERFDATA_RECORD_COMPRESSED || hd.type == PERFDATA_RECORD_COMPRESSED2)
+		err = queue_inflated(f, off, (uint64_t)size, hd.type);
+	else
+		err = queue_record(f, &hd, f->buf + off, (uint64_t)size, off, NULL);
+	if (err) {
+		/* A method other than zstd is not damage: this reader cannot
+		 * read it (the stats say so). */
+		if (f->zunsupported) {
+			f->stats.unsupported_at = off;
+		} else if (err != -ENOMEM) {
+			f->stats.damaged = true;
+			f->stats.damaged_at = off;
+		}
+		return err;
 	}
 	if (f->cursor > f->counted_to)
 		f->counted_to = f->cursor;
@@ -219,17 +262,29 @@ static int walk_one(struct pr_file *f)
 	return 1;
 }
 
-/* The next record's offset in time order, or 0 at the end; -errno when
- * the walk stopped on a corrupt header (reported once). */
-static int64_t next_offset(struct pr_file *f)
+/* The next record in time order: 1 with *p its bytes and *off its
+ * offset (a compressed record's, for what it held), 0 at the end; -errno
+ * when the walk stopped on a corrupt header (reported once). */
+static int next_record(struct pr_file *f, const unsigned char **p, uint64_t *off)
 {
 	for (;;) {
 		struct pr_timed e;
 		int n;
 
 		if (pr__timeq_pop(&f->order, f->walk_done, &e)) {
-			chunk_done(f, e.ref);
-			return (int64_t)e.ref;
+			struct pr_zblock *b = e.owner;
+
+			if (!b) {
+				chunk_done(f, e.ref);
+				*p = f->buf + e.ref;
+				*off = e.ref;
+			} else {
+				*p = (const unsigned char *)e.ref;
+				*off = b->off;
+				if (!--b->left)
+					f->zdone = b;
+			}
+			return 1;
 		}
 		if (f->walk_done)
 			return 0;
@@ -247,15 +302,18 @@ int pr_file_read(struct pr_file *f, struct pr_record *rec)
 	const struct pr_file_attr *a;
 	const unsigned char *p;
 	const char *why = NULL;
-	int64_t off;
+	uint64_t off;
 	uint16_t size;
+	int n;
 
 	if (!f || !rec)
 		return -EINVAL;
-	off = next_offset(f);
-	if (off <= 0)
-		return (int)off;
-	p = f->buf + off;
+	/* The record handed out last is no longer in use. */
+	free(f->zdone);
+	f->zdone = NULL;
+	n = next_record(f, &p, &off);
+	if (n <= 0)
+		return n;
 	memcpy(&size, p + 6, 2);
 	/* Records are 8-aligned in every file perf writes; a foreign one
 	 * gets copied so the typed views stay aligned. */
@@ -271,8 +329,9 @@ int pr_file_read(struct pr_file *f, struct pr_record *rec)
 	a = pr__file_attr_of(f, p, size);
 	if (pr__record_parse(&a->cfg, p, size, rec, &why)) {
 		pr__log(&f->lg, PR_LOG_ERROR, "%s: corrupt %s record at byte offset "
-			"%llu: %s; record skipped", f->name, pr_record_type_name(rec->type),
-			(unsigned long long)off, why);
+			"%llu%s: %s; record skipped", f->name, pr_record_type_name(rec->type),
+			(unsigned long long)off,
+			p == f->buf + off ? "" : " (inflated from it)", why);
 		f->stats.damaged = true;
 		f->stats.corrupt_records++;
 		return -EBADMSG;
@@ -306,6 +365,7 @@ void pr_file_rewind(struct pr_file *f)
 {
 	if (!f)
 		return;
+	pr__file_inflate_reset(f);
 	f->cursor = f->data_start;
 	f->walk_done = false;
 	f->prev_time = 0;

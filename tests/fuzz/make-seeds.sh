@@ -16,6 +16,36 @@ perf record -q -F 999 --call-graph dwarf,64 -o "$out/perf.data" -- \
 # PERF_FORMAT_GROUP), of two events sharing the rings.
 perf record -q -e '{page-faults,context-switches}:S' -c 1 --call-graph dwarf,64 \
 	-o "$out/perf-read-group.data" -- "$build/tests/workload" spin 0.05 >/dev/null 2>&1
+# perf record -z's layout, made from perf's seed: its records cut every
+# 5000 bytes (mid-record, as perf's writer may), each piece a zstd frame
+# in COMPRESSED records of at most 4000 bytes (a frame spanning several);
+# and the same with the second compressed record's zstd magic damaged.
+python3 - "$out/perf.data" "$out/perf-z.data" "$out/perf-z-damaged.data" <<'PY'
+import struct, subprocess, sys
+b = open(sys.argv[1], 'rb').read()
+off, size = struct.unpack_from('<QQ', b, 40)
+nfeat = sum(bin(w).count('1') for w in struct.unpack_from('<4Q', b, 72))
+data = b[off:off + size]
+recs = b''
+for i in range(0, len(data), 5000):
+    z = subprocess.run(['zstd', '-q', '-c', '--no-check'], input=data[i:i + 5000],
+                       stdout=subprocess.PIPE, check=True).stdout
+    for j in range(0, len(z), 4000):
+        recs += struct.pack('<IHH', 81, 0, 8 + len(z[j:j + 4000])) + z[j:j + 4000]
+delta = len(recs) - size
+table = bytearray(b[off + size:off + size + 16 * nfeat])
+for k in range(nfeat):
+    o, n = struct.unpack_from('<QQ', table, 16 * k)
+    struct.pack_into('<QQ', table, 16 * k, o + delta, n)
+head = bytearray(b[:off])
+struct.pack_into('<QQ', head, 40, off, len(recs))
+out = bytes(head) + recs + bytes(table) + b[off + size + 16 * nfeat:]
+open(sys.argv[2], 'wb').write(out)
+second = off + struct.unpack_from('<IHH', recs, 0)[2]
+bad = bytearray(out)
+bad[second + 8] ^= 0x5a
+open(sys.argv[3], 'wb').write(bad)
+PY
 ls -l "$out"
 
 # The unwinder's ELF seeds: a few small functions with the shapes of CFI
