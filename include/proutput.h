@@ -137,6 +137,9 @@ struct pr_output_opts {
  * fopen() would make PATH) and renamed over `path` when closed; such
  * files of `path` that writers killed outright left are removed first.
  * Anything else (/dev/null, a fifo) is written in place.
+ * A symbolic link is written through: the file it ends at
+ * (pr_output_target()) is the one written so, the link left a link;
+ * links that loop fail with ELOOP.
  * Everything that can be wrong is said now, to the log: the output path
  * that cannot be written, no memory.  NULL with errno set on failure
  * (EINVAL: `fmt`, `opts`, show_event past the events, a tag without
@@ -144,6 +147,20 @@ struct pr_output_opts {
  */
 PR_API struct pr_output *pr_output_open(const char *path, int fmt,
 					const struct pr_output_opts *opts);
+
+/*
+ * The file a write to `path` lands in, into `buf` (`len` bytes): `path`
+ * itself, or, when it is a symbolic link, the file at the end of its
+ * links, followed as open() follows them (a relative target is taken
+ * from its link's directory) -- whether that file exists or not: a
+ * dangling link names the file to make, as it does for cp and the
+ * shell's ">".  Replacing that file, rather than `path`, keeps the link a
+ * link.  Returns 0, -ELOOP (links that loop, or more than 40 of them),
+ * -ENAMETOOLONG (it does not fit), -EINVAL (NULL), or lstat()'s or
+ * readlink()'s negative errno (EACCES, ENOTDIR...; not ENOENT).
+ * Thread-safe.
+ */
+PR_API int pr_output_target(const char *path, char *buf, size_t len);
 
 /*
  * Write what is held -- the profile, stamped with its start (`start_ns`

@@ -53,6 +53,11 @@ struct pr_quality_opts {
 	/* The unwinder's frame limit (pr_unwinder_opts.max_depth); 0:
 	 * PR_UNWIND_DEFAULT_DEPTH. */
 	uint32_t max_depth;
+	/* The bytes of stack each switch-out sample of the off-CPU event
+	 * asked to copy (pr_reader_opts.off_cpu's stack_size; 0: unknown):
+	 * as `stack_size`, for the stacks of waits (pr_sink_sample.off_cpu),
+	 * whose rows of copies that ran out are their own. */
+	uint64_t off_cpu_stack_size;
 };
 
 /* Empty counts; `opts` may be NULL.  NULL with errno set on failure
@@ -66,6 +71,9 @@ PR_API void pr_quality_free(struct pr_quality *q);
  * process called `process` (may be NULL): its user frames named through
  * `sym` (NULL: frames not counted, none said unnamed); `cut_short`: its
  * copy was cut too short by the capture (pr_sink_sample.cut_short).
+ * A sample counted here is a CPU sample (its copy of `stack_size`
+ * bytes); the session's sink (pr_quality_sink()) tells switch-out
+ * samples apart.
  * The rows keep the frames' files (struct pr_dso), not copies: the model
  * they came from must outlive every later call on `q` but
  * pr_quality_free().  Returns 0, -EINVAL (NULL), or -ENOMEM.
@@ -117,6 +125,10 @@ struct pr_quality_report_opts {
 	 * pr_python_activate() ("turning its perf trampoline on from
 	 * outside", in "..., or ... in a running one"). */
 	const char *python_name;
+	/* The size of the switch-out samples' stack copy,
+	 * pr_quality_opts.off_cpu_stack_size ("off-CPU stack size", in "a
+	 * larger ..."): what the remedies of waits' stacks name. */
+	const char *off_cpu_stack_size_name;
 };
 
 /*

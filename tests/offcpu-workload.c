@@ -35,6 +35,9 @@
  *   pingpong  "ping" and "pong" bouncing a byte over two pipes, RATE
  *             round trips a second (0: as fast as they can), each round
  *             trip two switches; the truth counts their context switches
+ *   deep      "deep-waiter": the main thread 40 calls down (dive, 256
+ *             bytes of stack each), asleep 5 ms at a time in nap: waits
+ *             whose stacks outgrow a small copy
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -576,6 +579,33 @@ NOINLINE static void child_wait(struct truth *t, uint64_t ns)
 	block_end(t, &b);
 }
 
+/* --- deep: waits 40 calls down --- */
+
+/* Each level's frame holds 256 bytes, used after the call returns, so
+ * neither the frame nor the call can be optimized away. */
+NOINLINE static void dive(struct truth *t, int levels, uint64_t end)
+{
+	volatile char pad[256];
+
+	pad[levels % 256] = (char)levels;
+	if (levels > 0)
+		dive(t, levels - 1, end);
+	else
+		while (mono() < end)
+			nap(t, 5 * MS);
+	pad[0] = pad[levels % 256];
+}
+
+static void run_deep(void)
+{
+	static struct truth t;
+
+	truth_begin(&t, "deep-waiter");
+	dive(&t, 40, t.t0 + (uint64_t)(seconds * 1e9));
+	truth_end(&t);
+	write_truth(&t);
+}
+
 static void run_forks(void)
 {
 	pthread_t t = start_blocker("fork-blocker");
@@ -866,11 +896,13 @@ int main(int argc, char **argv)
 		run_exit();
 	else if (!strcmp(mode, "pingpong"))
 		run_pingpong();
+	else if (!strcmp(mode, "deep"))
+		run_deep();
 	else
 		goto usage;
 	return 0;
 usage:
 	fprintf(stderr, "usage: offcpu-workload [-g] [-o TRUTH] "
-		"sleep|mutex|pipe|poll|preempt|mix|fork|exec|exit|pingpong [SECONDS [RATE]]\n");
+		"sleep|mutex|pipe|poll|preempt|mix|fork|exec|exit|pingpong|deep [SECONDS [RATE]]\n");
 	return 2;
 }

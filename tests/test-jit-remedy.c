@@ -41,7 +41,8 @@ START_TEST(the_runtime_is_found_in_the_mappings_and_its_option_named)
 {
 	struct pr_model *m = pr__model_new();
 	const struct pr__quality_words w = { "stack size", "debug directory", "the frame limit",
-					     "the log", "kernel call chains", "--python" };
+					     "the log", "kernel call chains", "--python",
+					     "off-CPU stack size" };
 	struct pr__quality_row row = { .why = PR_QUALITY_UNNAMED, .pid = 42, .n = 1 };
 	char buf[512], want[512];
 	unsigned minor = 99;

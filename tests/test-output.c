@@ -3,19 +3,25 @@
  * The output file (proutput.h): its format from a name or an extension, a
  * profile written whole at the end or not at all (a temporary file renamed
  * over the path), perf script's text with an event's samples alone, a
- * session's shares merged, off-CPU waits and where time went, and what the
- * log is told when a path cannot be written.  Frames are unnamed addresses
+ * session's shares merged, off-CPU waits and where time went, what the
+ * log is told when a path cannot be written, and a path that is a
+ * symbolic link written through (pr_output_target()): relative and
+ * absolute links into another directory, the temporary file beside the
+ * file they name, dangling links (the file they name is made, as cp
+ * makes it) and links that loop (refused, nothing written).  Frames are unnamed addresses
  * (no symbolizer).  Through the shared library only.
  */
 #include <check.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "checkmain.h"
@@ -39,20 +45,17 @@ static void setup(void)
 	logged[0] = '\0';
 }
 
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
 static void teardown(void)
 {
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	char path[512];
-
-	while (d && (e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-			unlink(path);
-		}
-	if (d)
-		closedir(d);
-	rmdir(dir);
+	nftw(dir, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void log_fn(enum pr_log_level level, const char *msg, void *ctx)
@@ -62,11 +65,11 @@ static void log_fn(enum pr_log_level level, const char *msg, void *ctx)
 	snprintf(logged, sizeof(logged), "%s", msg);
 }
 
-/* How many entries the test's directory has: no temporary file left
+/* How many entries directory `path` has: no temporary file left
  * (hidden ones too). */
-static int entries(void)
+static int entries(const char *path)
 {
-	DIR *d = opendir(dir);
+	DIR *d = opendir(path);
 	struct dirent *e;
 	int n = 0;
 
@@ -163,14 +166,14 @@ START_TEST(a_profile_is_written_whole_when_closed_under_its_name)
 	ck_assert_ptr_nonnull(o);
 	/* Opened, under a temporary name: the path is not there yet. */
 	ck_assert_int_eq(access(path, F_OK), -1);
-	ck_assert_int_eq(entries(), 1);
+	ck_assert_int_eq(entries(dir), 1);
 	ck_assert_int_eq(cpu(o, 0, 7, 1 * MS, &two), 0);
 	ck_assert_int_eq(cpu(o, 0, 7, 2 * MS, &two), 0);
 	ck_assert_int_eq(cpu(o, 0, 8, 3 * MS, &one), 0);
 	ck_assert_uint_eq(pr_output_nr_stacks(o), 2);
 	ck_assert(!pr_output_failed(o));
 	ck_assert_int_eq(pr_output_close(o, 0, 3 * MS), 0);
-	ck_assert_int_eq(entries(), 1);
+	ck_assert_int_eq(entries(dir), 1);
 	ck_assert_str_eq(contents(path), "app;[unknown];[unknown] 2\napp;[unknown] 1\n");
 	ck_assert_str_eq(logged, "");
 }
@@ -223,9 +226,9 @@ START_TEST(a_killed_writers_staging_file_is_removed_and_a_live_ones_kept)
 	ck_assert(in_dir(".q.folded.dwarfsample-4244.aB3dE9"));
 	ck_assert(in_dir(".p.folded.dwarfsample-x.aB3dE9"));
 	/* Its own, and those three. */
-	ck_assert_int_eq(entries(), 4);
+	ck_assert_int_eq(entries(dir), 4);
 	ck_assert_int_eq(pr_output_close(o, 0, 0), 0);
-	ck_assert_int_eq(entries(), 4);
+	ck_assert_int_eq(entries(dir), 4);
 	ck_assert(in_dir("p.folded"));
 	/* Once the live writer is gone too, the next open removes its file. */
 	close(live);
@@ -233,7 +236,7 @@ START_TEST(a_killed_writers_staging_file_is_removed_and_a_live_ones_kept)
 	ck_assert_ptr_nonnull(o);
 	ck_assert(!in_dir(".p.folded.dwarfsample-4243.xY7zQ1"));
 	ck_assert_int_eq(pr_output_discard(o), 0);
-	ck_assert_int_eq(entries(), 3);
+	ck_assert_int_eq(entries(dir), 3);
 }
 END_TEST
 
@@ -251,10 +254,10 @@ START_TEST(a_discarded_output_leaves_what_the_path_held)
 	fclose(f);
 	o = pr_output_open(path, PR_FORMAT_SVG, &oo);
 	ck_assert_ptr_nonnull(o);
-	ck_assert_int_eq(entries(), 2);
+	ck_assert_int_eq(entries(dir), 2);
 	ck_assert_int_eq(cpu(o, 0, 7, 1 * MS, &one), 0);
 	ck_assert_int_eq(pr_output_discard(o), 0);
-	ck_assert_int_eq(entries(), 1);
+	ck_assert_int_eq(entries(dir), 1);
 	ck_assert_str_eq(contents(path), "an earlier profile\n");
 	ck_assert_int_eq(pr_output_discard(NULL), 0);
 	ck_assert_int_eq(pr_output_close(NULL, 0, 0), 0);
@@ -273,7 +276,7 @@ START_TEST(a_path_that_cannot_be_written_is_said_at_open)
 	snprintf(want, sizeof(want), "cannot write %s: %s; choose another "
 		 PR_LOG_SETTING_OUTPUT_PATH, path, strerror(ENOENT));
 	ck_assert_str_eq(logged, want);
-	ck_assert_int_eq(entries(), 0);
+	ck_assert_int_eq(entries(dir), 0);
 }
 END_TEST
 
@@ -310,7 +313,7 @@ START_TEST(bad_options_are_refused)
 	ck_assert_ptr_null(pr_output_open(path, PR_FORMAT_PPROF, &tag));
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_str_eq(logged, "invalid tag '=value': expected KEY=VALUE");
-	ck_assert_int_eq(entries(), 0);
+	ck_assert_int_eq(entries(dir), 0);
 }
 END_TEST
 
@@ -461,6 +464,192 @@ START_TEST(in_cpu_time_only_samples_count)
 }
 END_TEST
 
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "we");
+
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+/* `path` is still a symbolic link to `target`. */
+static void is_link_to(const char *path, const char *target)
+{
+	char got[512];
+	struct stat st;
+	ssize_t n;
+
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISLNK(st.st_mode));
+	n = readlink(path, got, sizeof(got) - 1);
+	ck_assert_int_ge(n, 0);
+	got[n] = '\0';
+	ck_assert_str_eq(got, target);
+}
+
+/* An output of one sample of "app" to `path`, folded. */
+static struct pr_output *open_folded(const char *path)
+{
+	PR_OPTS(pr_output_opts, oo, .freq = 1000, .log = log_fn);
+	struct pr_output *o = pr_output_open(path, PR_FORMAT_FOLDED, &oo);
+
+	if (o)
+		ck_assert_int_eq(cpu(o, 0, 7, 1 * MS, &one), 0);
+	return o;
+}
+
+/* links/ (where the links are) and data/ (where they point) in the
+ * test's directory, into `links` and `data`. */
+static char links[128], data[128];
+
+static void link_dirs(void)
+{
+	snprintf(links, sizeof(links), "%s/links", dir);
+	snprintf(data, sizeof(data), "%s/data", dir);
+	ck_assert_int_eq(mkdir(links, 0755), 0);
+	ck_assert_int_eq(mkdir(data, 0755), 0);
+}
+
+START_TEST(the_target_is_where_the_links_end)
+{
+	char link[256], link2[256], file[256], got[512];
+
+	link_dirs();
+	snprintf(link, sizeof(link), "%s/rel", links);
+	snprintf(link2, sizeof(link2), "%s/abs", links);
+	ck_assert_int_eq(symlink("../data/p.folded", link), 0);
+	ck_assert_int_eq(symlink(link, link2), 0);
+	/* A relative target is its link's directory's, whether or not the
+	 * file is there yet. */
+	ck_assert_int_eq(pr_output_target(link, got, sizeof(got)), 0);
+	snprintf(file, sizeof(file), "%s/../data/p.folded", links);
+	ck_assert_str_eq(got, file);
+	/* A chain: absolute, then relative. */
+	ck_assert_int_eq(pr_output_target(link2, got, sizeof(got)), 0);
+	ck_assert_str_eq(got, file);
+	/* Not a link, there or not: itself. */
+	ck_assert_int_eq(pr_output_target(data, got, sizeof(got)), 0);
+	ck_assert_str_eq(got, data);
+	ck_assert_int_eq(pr_output_target("no-such-file", got, sizeof(got)), 0);
+	ck_assert_str_eq(got, "no-such-file");
+	ck_assert_int_eq(pr_output_target(link, got, 8), -ENAMETOOLONG);
+	ck_assert_int_eq(pr_output_target(NULL, got, sizeof(got)), -EINVAL);
+	ck_assert_int_eq(pr_output_target(link, NULL, sizeof(got)), -EINVAL);
+}
+END_TEST
+
+START_TEST(a_relative_link_in_another_directory_stays_a_link)
+{
+	char link[256], file[256];
+	struct pr_output *o;
+
+	link_dirs();
+	snprintf(link, sizeof(link), "%s/p.folded", links);
+	snprintf(file, sizeof(file), "%s/p.folded", data);
+	put(file, "an earlier profile\n");
+	ck_assert_int_eq(symlink("../data/p.folded", link), 0);
+	o = open_folded(link);
+	ck_assert_ptr_nonnull(o);
+	/* Written beside the target, where the rename is atomic: the
+	 * link's directory holds the link alone. */
+	ck_assert_int_eq(entries(data), 2);
+	ck_assert_int_eq(entries(links), 1);
+	ck_assert_str_eq(contents(file), "an earlier profile\n");
+	ck_assert_int_eq(pr_output_close(o, 0, 1000000), 0);
+	is_link_to(link, "../data/p.folded");
+	ck_assert_str_eq(contents(file), "app;[unknown] 1\n");
+	ck_assert_int_eq(entries(data), 1);
+	ck_assert_int_eq(entries(links), 1);
+	ck_assert_str_eq(logged, "");
+}
+END_TEST
+
+START_TEST(an_absolute_link_stays_a_link_and_a_discard_keeps_its_file)
+{
+	char link[256], file[256];
+	struct pr_output *o;
+
+	link_dirs();
+	snprintf(link, sizeof(link), "%s/p.folded", links);
+	snprintf(file, sizeof(file), "%s/p.folded", data);
+	put(file, "an earlier profile\n");
+	ck_assert_int_eq(symlink(file, link), 0);
+	o = open_folded(link);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(pr_output_discard(o), 0);
+	is_link_to(link, file);
+	ck_assert_str_eq(contents(file), "an earlier profile\n");
+	ck_assert_int_eq(entries(data), 1);
+	o = open_folded(link);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(pr_output_close(o, 0, 1000000), 0);
+	is_link_to(link, file);
+	ck_assert_str_eq(contents(file), "app;[unknown] 1\n");
+	ck_assert_int_eq(entries(data), 1);
+	ck_assert_int_eq(entries(links), 1);
+}
+END_TEST
+
+START_TEST(a_dangling_link_makes_the_file_it_names)
+{
+	char link[256], file[256];
+	struct pr_output *o;
+
+	link_dirs();
+	snprintf(link, sizeof(link), "%s/p.folded", links);
+	snprintf(file, sizeof(file), "%s/new.folded", data);
+	ck_assert_int_eq(symlink("../data/new.folded", link), 0);
+	o = open_folded(link);
+	ck_assert_ptr_nonnull(o);
+	ck_assert_int_eq(pr_output_close(o, 0, 1000000), 0);
+	is_link_to(link, "../data/new.folded");
+	ck_assert_str_eq(contents(file), "app;[unknown] 1\n");
+	ck_assert_int_eq(entries(data), 1);
+}
+END_TEST
+
+START_TEST(a_dangling_link_into_no_directory_is_said_by_both_names)
+{
+	char link[256], want[1024];
+
+	link_dirs();
+	snprintf(link, sizeof(link), "%s/p.folded", links);
+	ck_assert_int_eq(symlink("../gone/p.folded", link), 0);
+	errno = 0;
+	ck_assert_ptr_null(open_folded(link));
+	ck_assert_int_eq(errno, ENOENT);
+	snprintf(want, sizeof(want), "cannot write %s/../gone/p.folded, the file the symbolic "
+		 "link %s names: %s; choose another " PR_LOG_SETTING_OUTPUT_PATH, links, link,
+		 strerror(ENOENT));
+	ck_assert_str_eq(logged, want);
+	is_link_to(link, "../gone/p.folded");
+}
+END_TEST
+
+START_TEST(links_that_loop_are_refused_and_left_alone)
+{
+	char a[256], b[256], want[1024];
+
+	link_dirs();
+	snprintf(a, sizeof(a), "%s/a.folded", links);
+	snprintf(b, sizeof(b), "%s/b.folded", links);
+	ck_assert_int_eq(symlink("b.folded", a), 0);
+	ck_assert_int_eq(symlink("a.folded", b), 0);
+	ck_assert_int_eq(pr_output_target(a, want, sizeof(want)), -ELOOP);
+	errno = 0;
+	ck_assert_ptr_null(open_folded(a));
+	ck_assert_int_eq(errno, ELOOP);
+	snprintf(want, sizeof(want), "cannot write %s: its symbolic links loop (or are more "
+		 "than 40); point it at a file, or choose another " PR_LOG_SETTING_OUTPUT_PATH, a);
+	ck_assert_str_eq(logged, want);
+	is_link_to(a, "b.folded");
+	is_link_to(b, "a.folded");
+	ck_assert_int_eq(entries(links), 2);
+	ck_assert_int_eq(entries(data), 0);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("output");
@@ -479,6 +668,12 @@ static Suite *suite(void)
 	tcase_add_test(tc, a_session_sink_merges_each_workers_share);
 	tcase_add_test(tc, waits_are_counted_when_they_end_and_published);
 	tcase_add_test(tc, in_cpu_time_only_samples_count);
+	tcase_add_test(tc, the_target_is_where_the_links_end);
+	tcase_add_test(tc, a_relative_link_in_another_directory_stays_a_link);
+	tcase_add_test(tc, an_absolute_link_stays_a_link_and_a_discard_keeps_its_file);
+	tcase_add_test(tc, a_dangling_link_makes_the_file_it_names);
+	tcase_add_test(tc, a_dangling_link_into_no_directory_is_said_by_both_names);
+	tcase_add_test(tc, links_that_loop_are_refused_and_left_alone);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -2,7 +2,8 @@
 /*
  * The unwind-quality counts and their report (prquality.h), through the
  * shared library only: rows by reason and place, most first, each with
- * its remedy in the caller's words; shares merged as a session merges
+ * its remedy in the caller's words (a wait's stack copy, made at its
+ * switch out, by the off-CPU setting's); shares merged as a session merges
  * them; the demo fixture replayed without its binary (every stack ends
  * for want of unwind information, every frame unnamed) and with it
  * (nothing to report).  The remedies that read the system (dpkg,
@@ -203,6 +204,69 @@ START_TEST(the_remedies_name_the_settings_as_the_caller_does)
 }
 END_TEST
 
+/* `n` samples as the session hands them to the sink: of the off-CPU
+ * event's switches out when `off_cpu`, their stacks copied `dyn` bytes
+ * and ended by the copy. */
+static void sink_n(const struct pr_sink *sink, int n, uint64_t dyn, bool off_cpu)
+{
+	static const struct pr_frame frame = { .ip = 0x7f0000001000 };
+	struct pr_record rec = { .type = PR_RECORD_SAMPLE, .pid = 42, .tid = 42 };
+	struct pr_stack st = { .frames = &frame, .nr = 1, .end = PR_END_TRUNCATED };
+	struct pr_sink_sample smp = { .rec = &rec, .st = &st, .process = "worker",
+				      .off_cpu = off_cpu };
+
+	rec.u.sample.stack_dyn_size = dyn;
+	for (int i = 0; i < n; i++)
+		ck_assert_int_eq(sink->sample(sink->ctx, &smp), 0);
+}
+
+START_TEST(a_waits_stack_cut_short_names_the_off_cpu_copy)
+{
+	PR_OPTS(pr_quality_opts, qo, .stack_size = 16384, .off_cpu_stack_size = 512,
+		.max_depth = 127);
+	PR_OPTS(pr_quality_report_opts, o, .prefix = "> ", .stack_size_name = "--stack-size",
+		.off_cpu_stack_size_name = "--off-cpu-stack-size");
+	struct pr_quality *q = pr_quality_new(&qo);
+	struct pr_sink sink;
+	char *text;
+	int rows;
+
+	ck_assert_ptr_nonnull(q);
+	ck_assert_int_eq(pr_quality_sink(q, &sink), 0);
+	/* --wall: waits' stacks copied 512 bytes at each switch out, CPU
+	 * samples' 16384; a copy the kernel ended early is told by the
+	 * size its own event asked for. */
+	sink_n(&sink, 4, 512, true);
+	sink_n(&sink, 3, 16384, false);
+	sink_n(&sink, 2, 256, true);
+	sink_n(&sink, 1, 512, false);
+	text = report_of(q, NULL, &rows);
+	ck_assert_int_eq(rows, 4);
+	/* The library's words, where the caller gives none. */
+	ck_assert_ptr_nonnull(strstr(text, "\n      the 512-byte stack copy at the switch out ran "
+					   "out here: a larger off-CPU stack size (up to 65528)\n"));
+	free(text);
+	assert_report(q, &o, 4,
+		      "> stacks that ended early, by binary and why:\n"
+		      ">          4  40.0%  truncated       [code in no file] of worker\n"
+		      ">       the 512-byte stack copy at the switch out ran out here: a larger "
+		      "--off-cpu-stack-size (up to 65528)\n"
+		      ">          3  30.0%  truncated       [code in no file] of worker\n"
+		      ">       the 16384-byte stack copy ran out here: a larger --stack-size (up "
+		      "to 65528)\n"
+		      ">          2  20.0%  page missing    [code in no file] of worker\n"
+		      ">       the kernel copied less of the stack than the 512 bytes asked: the "
+		      "next page was not in memory when the sample was taken (a frame just "
+		      "pushed onto a new page, or one swapped out); a larger "
+		      "--off-cpu-stack-size does not help\n"
+		      ">          1  10.0%  page missing    [code in no file] of worker\n"
+		      ">       the kernel copied less of the stack than the 16384 bytes asked: "
+		      "the next page was not in memory when the sample was taken (a frame "
+		      "just pushed onto a new page, or one swapped out); a larger "
+		      "--stack-size does not help\n");
+}
+END_TEST
+
 START_TEST(rows_under_the_share_asked_and_past_the_limit_are_left_out)
 {
 	PR_OPTS(pr_quality_report_opts, o, .max_rows = 1);
@@ -351,6 +415,7 @@ static Suite *quality_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, stacks_that_ended_early_are_listed_most_first_with_their_remedies);
 	tcase_add_test(tc, the_remedies_name_the_settings_as_the_caller_does);
+	tcase_add_test(tc, a_waits_stack_cut_short_names_the_off_cpu_copy);
 	tcase_add_test(tc, stacks_at_the_default_depth_limit_say_the_copy_did_not_end_them);
 	tcase_add_test(tc, a_chain_tail_stopped_by_code_without_frame_pointers_says_so);
 	tcase_add_test(tc, a_stack_ended_in_no_mapping_is_not_called_jit);

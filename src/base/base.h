@@ -190,6 +190,10 @@ void pr__hex(char *out, const uint8_t *id, size_t len);
 /* mkdir -p: `dir` and its missing parents, made with `mode`.  0 (also
  * when it exists) or a negative errno. */
 int pr__mkdirs(const char *dir, mode_t mode);
+/* The file a write to `path` lands in, into `out`: `path`, or the end
+ * of the symbolic links it is (proutput.h's pr_output_target()).  0 or
+ * a negative errno (ELOOP, ENAMETOOLONG, lstat's but ENOENT). */
+int pr__link_target(const char *path, char *out, size_t size);
 /* A whole file (one with no size to stat, as /proc's), in one buffer the
  * caller frees, followed by two NUL bytes so that text can be parsed in
  * place; its length in *len.  NULL when it cannot be opened, or when

@@ -42,6 +42,44 @@ int pr__mkdirs(const char *dir, mode_t mode)
 	return mkdir(dir, mode) && errno != EEXIST ? -errno : 0;
 }
 
+/* Linux's limit of links followed in one lookup (MAXSYMLINKS): past it,
+ * open() says ELOOP too. */
+#define LINK_HOPS 40
+
+int pr__link_target(const char *path, char *out, size_t size)
+{
+	char link[4096], next[4096];
+	const char *slash;
+	struct stat st;
+	ssize_t n;
+	bool fits;
+
+	if (!pr__path_fmt(out, size, "%s", path))
+		return -ENAMETOOLONG;
+	for (int hops = 0;; hops++) {
+		/* Not there (yet): the file to make. */
+		if (lstat(out, &st))
+			return errno == ENOENT ? 0 : -errno;
+		if (!S_ISLNK(st.st_mode))
+			return 0;
+		if (hops == LINK_HOPS)
+			return -ELOOP;
+		n = readlink(out, link, sizeof(link) - 1);
+		if (n < 0)
+			return -errno;
+		link[n] = '\0';
+		/* A relative target is the link's directory's. */
+		slash = strrchr(out, '/');
+		if (link[0] == '/' || !slash)
+			fits = pr__path_fmt(next, sizeof(next), "%s", link);
+		else
+			fits = pr__path_fmt(next, sizeof(next), "%.*s/%s", (int)(slash - out), out,
+					    link);
+		if (!fits || !pr__path_fmt(out, size, "%s", next))
+			return -ENAMETOOLONG;
+	}
+}
+
 /* /proc/kallsyms, the largest read, is 100 000 lines and more, formatted
  * by the kernel as they are read: read in large pieces. */
 char *pr__read_all(const char *path, size_t *len)

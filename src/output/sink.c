@@ -22,9 +22,10 @@ struct pr_output {
 	struct pr_output_opts o;     /* the caller's, with its defaults */
 	struct pr_logger lg;
 	char *path;                  /* NULL: standard output */
-	char *tmp;                   /* written there, renamed to path at the
+	char *tmp;                   /* written there, renamed to dest at the
 				      * end; NULL when path is not a regular
 				      * file (a device, a fifo) */
+	char *dest;                  /* path, or the file its links end at */
 	FILE *out;                   /* NULL: a share, written nowhere */
 	struct pr_script *script;    /* perf-script */
 	struct pr_profile *profile;  /* the other formats */
@@ -82,13 +83,24 @@ static int add_tags(struct pr_output *o)
  */
 static FILE *open_file(struct pr_output *o)
 {
+	char target[4096];
 	struct stat st;
 	FILE *f;
-	int fd;
+	int fd, err;
 
-	if (!stat(o->path, &st) && !S_ISREG(st.st_mode))
-		return fopen(o->path, "we");
-	fd = pr__staging_create(o->path, &o->tmp, &o->lg);
+	/* Through a symbolic link: the temporary file beside its target,
+	 * renamed over that, leaves the link in place. */
+	if ((err = pr__link_target(o->path, target, sizeof(target)))) {
+		errno = -err;
+		return NULL;
+	}
+	if (!stat(target, &st) && !S_ISREG(st.st_mode))
+		return fopen(target, "we");
+	if (!(o->dest = strdup(target))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	fd = pr__staging_create(o->dest, &o->tmp, &o->lg);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
@@ -104,6 +116,7 @@ static FILE *open_file(struct pr_output *o)
 static void output_free(struct pr_output *o)
 {
 	free(o->tmp);
+	free(o->dest);
 	free(o->path);
 	pr_script_free(o->script);
 	pr_profile_free(o->profile);
@@ -180,8 +193,17 @@ struct pr_output *pr_output_open(const char *path, int fmt, const struct pr_outp
 	o->out = o->path ? open_file(o) : stdout;
 	if (!o->out) {
 		err = errno;
-		pr__log(&lg, PR_LOG_ERROR, "cannot write %s: %s; choose another "
-			PR_LOG_SETTING_OUTPUT_PATH, o->path, strerror(err));
+		if (err == ELOOP)
+			pr__log(&lg, PR_LOG_ERROR, "cannot write %s: its symbolic links loop "
+				"(or are more than 40); point it at a file, or choose another "
+				PR_LOG_SETTING_OUTPUT_PATH, o->path);
+		else if (o->dest && strcmp(o->dest, o->path))
+			pr__log(&lg, PR_LOG_ERROR, "cannot write %s, the file the symbolic link "
+				"%s names: %s; choose another " PR_LOG_SETTING_OUTPUT_PATH,
+				o->dest, o->path, strerror(err));
+		else
+			pr__log(&lg, PR_LOG_ERROR, "cannot write %s: %s; choose another "
+				PR_LOG_SETTING_OUTPUT_PATH, o->path, strerror(err));
 		output_free(o);
 		errno = err;
 		return NULL;
@@ -240,7 +262,7 @@ static int output_close(struct pr_output *o, uint64_t start_ns, uint64_t duratio
 		err = -EIO;
 	if (o->path && fclose(o->out) && !err)
 		err = -errno;
-	if (o->tmp && !err && !discard && rename(o->tmp, o->path))
+	if (o->tmp && !err && !discard && rename(o->tmp, o->dest))
 		err = -errno;
 	if (err)
 		pr__log(&o->lg, PR_LOG_ERROR, "writing %s failed: %s", name, strerror(-err));

@@ -2,7 +2,7 @@
 /*
  * The formats: which there are, what their files are called and what
  * opens them, and pr_profile_write() handing a profile to the one asked
- * for.  perf script's text is an output's format too (proutput.h), written
+ * for; and which file a write to a path lands in (pr_output_target()).  perf script's text is an output's format too (proutput.h), written
  * sample by sample rather than from a profile (script.c).
  */
 #include <errno.h>
@@ -140,4 +140,11 @@ int pr_profile_write(const struct pr_profile *p, enum pr_profile_format fmt, FIL
 bool pr_profile_has_part(const struct pr_profile *p, enum pr_profile_part part)
 {
 	return p && (unsigned)part < PR_PART_MAX && prof__part_values(p, part, NULL, NULL) > 0;
+}
+
+int pr_output_target(const char *path, char *buf, size_t len)
+{
+	if (!path || !buf || !len)
+		return -EINVAL;
+	return pr__link_target(path, buf, len);
 }

@@ -28,6 +28,7 @@ struct pr_quality *pr_quality_new(const struct pr_quality_opts *opts)
 		return NULL;
 	}
 	q->stack_size = PR_OPTS_GET(opts, stack_size, 0);
+	q->off_cpu_stack_size = PR_OPTS_GET(opts, off_cpu_stack_size, 0);
 	q->max_depth = PR_OPTS_GET(opts, max_depth, PR_UNWIND_DEFAULT_DEPTH);
 	return q;
 }
@@ -65,8 +66,8 @@ static struct pr__quality_row *row_of(struct pr_quality *q, const struct pr__qua
 	for (size_t i = 0; i < q->nr; i++) {
 		struct pr__quality_row *r = &q->rows[i];
 
-		if (r->why == like->why && same_file(r->dso, like->dso) &&
-		    !strcmp(r->process, like->process))
+		if (r->why == like->why && r->off_cpu == like->off_cpu &&
+		    same_file(r->dso, like->dso) && !strcmp(r->process, like->process))
 			return r;
 	}
 	return NULL;
@@ -98,9 +99,10 @@ static void row_name(const struct pr_dso *dso, const char *process, char name[16
 }
 
 static int count(struct pr_quality *q, const struct pr_dso *dso, const char *process,
-		 unsigned why)
+		 unsigned why, bool off_cpu)
 {
-	struct pr__quality_row r = { .dso = dso, .why = (uint8_t)why };
+	struct pr__quality_row r = { .dso = dso, .why = (uint8_t)why,
+				     .off_cpu = off_cpu && pr__quality_copy_ended(why) };
 
 	row_name(dso, process, r.process);
 	return count_n(q, &r, 1);
@@ -183,15 +185,18 @@ int pr_quality_merge(struct pr_quality *q, const struct pr_quality *src)
 	return 0;
 }
 
-/* Why `st`, which did not reach its outermost frame, ended. */
+/* Why `st`, which did not reach its outermost frame, ended; `off_cpu`: a
+ * switch-out sample's. */
 static unsigned why_ended(const struct pr_quality *q, const struct pr_record *rec,
-			  const struct pr_stack *st, bool cut_short)
+			  const struct pr_stack *st, bool cut_short, bool off_cpu)
 {
+	uint64_t asked = pr__quality_asked(q, off_cpu);
+
 	if (cut_short)
 		return PR_QUALITY_CUT_SHORT;
 	/* The copy ran out, but the kernel read less than it was asked
 	 * for: it stopped at a page it could not read without faulting. */
-	if (st->end == PR_END_TRUNCATED && q->stack_size && rec->u.sample.stack_dyn_size < q->stack_size)
+	if (st->end == PR_END_TRUNCATED && asked && rec->u.sample.stack_dyn_size < asked)
 		return PR_QUALITY_KERNEL_SHORT;
 	if (st->end == PR_END_DEPTH && st->error)
 		return PR_QUALITY_CHAIN_DEPTH;
@@ -203,15 +208,13 @@ static unsigned why_ended(const struct pr_quality *q, const struct pr_record *re
 	return st->end;
 }
 
-int pr_quality_add(struct pr_quality *q, const struct pr_record *rec, const struct pr_stack *st,
-		   struct pr_symbolizer *sym, const char *process, bool cut_short)
+/* pr_quality_add(), of a switch-out sample when `off_cpu`. */
+static int add(struct pr_quality *q, const struct pr_record *rec, const struct pr_stack *st,
+	       struct pr_symbolizer *sym, const char *process, bool cut_short, bool off_cpu)
 {
-	uint32_t pid;
+	uint32_t pid = rec->pid;
 	int err = 0;
 
-	if (!q || !rec || !st)
-		return -EINVAL;
-	pid = rec->pid;
 	q->samples++;
 	for (size_t i = st->nr_kernel; i < st->nr; i++)
 		if (st->frames[i].flags & PR_FRAME_JOINED) {
@@ -223,7 +226,7 @@ int pr_quality_add(struct pr_quality *q, const struct pr_record *rec, const stru
 								   : NULL;
 
 		q->ended_early++;
-		err = count(q, dso, process, why_ended(q, rec, st, cut_short));
+		err = count(q, dso, process, why_ended(q, rec, st, cut_short, off_cpu), off_cpu);
 	}
 	for (size_t i = st->nr_kernel; sym && !err && i < st->nr; i++) {
 		struct pr_symbol s;
@@ -233,7 +236,7 @@ int pr_quality_add(struct pr_quality *q, const struct pr_record *rec, const stru
 			continue;
 		q->unnamed++;
 		if (pr__quality_is_file(st->frames[i].dso)) {
-			err = count(q, st->frames[i].dso, process, PR_QUALITY_UNNAMED);
+			err = count(q, st->frames[i].dso, process, PR_QUALITY_UNNAMED, false);
 			continue;
 		}
 		err = count_jit(q, st->frames[i].dso, process, pid, sym);
@@ -241,6 +244,14 @@ int pr_quality_add(struct pr_quality *q, const struct pr_record *rec, const stru
 			err = keep_jit(q, pid, &st->frames[i], process);
 	}
 	return err;
+}
+
+int pr_quality_add(struct pr_quality *q, const struct pr_record *rec, const struct pr_stack *st,
+		   struct pr_symbolizer *sym, const char *process, bool cut_short)
+{
+	if (!q || !rec || !st)
+		return -EINVAL;
+	return add(q, rec, st, sym, process, cut_short, false);
 }
 
 /* ---- the report ---- */
@@ -329,6 +340,8 @@ int pr_quality_report(const struct pr_quality *q, FILE *out,
 		.kernel = PR_OPTS_GET(opts, kernel_name, "sampling kernel call chains"),
 		.python = PR_OPTS_GET(opts, python_name,
 				      "turning its perf trampoline on from outside"),
+		.off_cpu_stack_size = PR_OPTS_GET(opts, off_cpu_stack_size_name,
+						  "off-CPU " PR_LOG_SETTING_STACK_SIZE),
 	};
 	rows = calloc(q->nr + 1, sizeof(*rows));
 	if (!rows)
@@ -363,7 +376,7 @@ static int sink_sample(void *ctx, const struct pr_sink_sample *smp)
 	struct pr_quality *q = ctx;
 
 	q->sym = smp->sym;
-	return pr_quality_add(ctx, smp->rec, smp->st, smp->sym, smp->process, smp->cut_short);
+	return add(q, smp->rec, smp->st, smp->sym, smp->process, smp->cut_short, smp->off_cpu);
 }
 
 static int sink_finish(void *ctx, uint64_t end)
@@ -376,7 +389,8 @@ static int sink_finish(void *ctx, uint64_t end)
 static void *sink_part(void *ctx)
 {
 	const struct pr_quality *q = ctx;
-	PR_OPTS(pr_quality_opts, o, .stack_size = q->stack_size, .max_depth = q->max_depth);
+	PR_OPTS(pr_quality_opts, o, .stack_size = q->stack_size,
+		.off_cpu_stack_size = q->off_cpu_stack_size, .max_depth = q->max_depth);
 
 	return pr_quality_new(&o);
 }

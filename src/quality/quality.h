@@ -42,6 +42,9 @@ struct pr__quality_row {
 	uint32_t pid;
 	uint8_t runtime, minor;
 	uint8_t why;
+	/* Stacks the copy ended (pr__quality_copy_ended()): of switch-out
+	 * samples, whose copy is the off-CPU event's own. */
+	bool off_cpu;
 	uint64_t n;
 };
 
@@ -62,7 +65,7 @@ struct pr_quality {
 	struct pr_symbolizer *sym;   /* the share's worker's, as samples say */
 	uint64_t samples, ended_early, joined;
 	uint64_t frames, unnamed;
-	uint64_t stack_size;
+	uint64_t stack_size, off_cpu_stack_size;
 	uint32_t max_depth;
 };
 
@@ -70,7 +73,22 @@ struct pr_quality {
  * to the library's words where the caller gave none. */
 struct pr__quality_words {
 	const char *stack_size, *debug_dir, *max_depth, *log, *kernel, *python;
+	const char *off_cpu_stack_size;
 };
+
+/* Whether rows of reason `why` say what the stack copy did: those of
+ * switch-out samples, whose copy is another size, are rows of their own. */
+static inline bool pr__quality_copy_ended(unsigned why)
+{
+	return why == PR_END_TRUNCATED || why == PR_QUALITY_KERNEL_SHORT || why == PR_QUALITY_NO_FP;
+}
+
+/* The bytes of stack a sample asked the kernel to copy: a switch-out
+ * sample's (`off_cpu`) are the off-CPU event's (0: unknown). */
+static inline uint64_t pr__quality_asked(const struct pr_quality *q, bool off_cpu)
+{
+	return off_cpu ? q->off_cpu_stack_size : q->stack_size;
+}
 
 /* ---- remedy.c ---- */
 

@@ -250,16 +250,22 @@ static void debug_package(const struct pr_dso *dso, char *buf, size_t len)
 void pr__quality_remedy(const struct pr_quality *q, const struct pr__quality_row *r,
 			const struct pr__quality_words *w, char *buf, size_t len)
 {
+	/* A wait's stack was copied at its switch out, by the off-CPU
+	 * event, with a size of its own. */
+	const char *setting = r->off_cpu ? w->off_cpu_stack_size : w->stack_size;
+	const char *copy = r->off_cpu ? "stack copy at the switch out" : "stack copy";
+	uint64_t size;
 	char pkg[512];
 
 	switch (r->why) {
 	case PR_END_TRUNCATED:
-		if (q->stack_size && q->stack_size < 65528)
-			snprintf(buf, len, "the %" PRIu64 "-byte stack copy ran out here: a larger "
-				 "%s (up to 65528)", q->stack_size, w->stack_size);
+		size = pr__quality_asked(q, r->off_cpu);
+		if (size && size < 65528)
+			snprintf(buf, len, "the %" PRIu64 "-byte %s ran out here: a larger %s (up "
+				 "to 65528)", size, copy, setting);
 		else
-			snprintf(buf, len, "the stack copy ran out here, at the kernel's largest "
-				 "(65528 bytes): deeper than any copy");
+			snprintf(buf, len, "the %s ran out here, at the kernel's largest (65528 "
+				 "bytes): deeper than any copy", copy);
 		return;
 	case PR_END_NO_UNWIND_INFO:
 		debug_package(r->dso, pkg, sizeof(pkg));
@@ -311,15 +317,17 @@ void pr__quality_remedy(const struct pr_quality *q, const struct pr__quality_row
 			 "clone(), as the sanitizers' tracer threads are) or a stack overwritten");
 		return;
 	case PR_QUALITY_NO_FP:
-		snprintf(buf, len, "the stack copy ran out, and the frame-pointer chain that went on "
+		snprintf(buf, len, "the %s ran out, and the frame-pointer chain that went on "
 			 "from it stops at this code, built without frame pointers (its CFI says "
-			 "so): a larger %s (up to 65528) lets DWARF unwind through it", w->stack_size);
+			 "so): a larger %s (up to 65528) lets DWARF unwind through it", copy,
+			 setting);
 		return;
 	case PR_QUALITY_KERNEL_SHORT:
+		size = pr__quality_asked(q, r->off_cpu);
 		snprintf(buf, len, "the kernel copied less of the stack than the %" PRIu64 " bytes "
 			 "asked: the next page was not in memory when the sample was taken (a "
 			 "frame just pushed onto a new page, or one swapped out); a larger "
-			 "%s does not help", q->stack_size, w->stack_size);
+			 "%s does not help", size, setting);
 		return;
 	case PR_QUALITY_CUT_SHORT:
 		snprintf(buf, len, "copied only up to where this thread's stacks had ended "

@@ -152,6 +152,10 @@ void ds_log_setup(int level, bool stamped);
  * pr_quality_report()'s result. */
 int ds_quality_report(const struct pr_quality *q, FILE *out, const char *prefix,
 		      size_t max_rows, unsigned permille);
+/* The stack copy event `attr` asked for, into the quality counts'
+ * options: the off-CPU event's (switch-out samples), else the first
+ * sampling event's. */
+void ds_quality_copy(struct pr_quality_opts *qo, const struct perf_event_attr *attr);
 
 
 /* Whether any capture option was given (for verbs that read files). */

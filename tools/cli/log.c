@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/perf_event.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -158,9 +159,18 @@ int ds_quality_report(const struct pr_quality *q, FILE *out, const char *prefix,
 	PR_OPTS(pr_quality_report_opts, o, .prefix = prefix, .max_rows = max_rows,
 		.permille = permille, .stack_size_name = "--stack-size",
 		.debug_dir_name = "--debug-dir", .max_depth_name = "--max-depth",
-		.log_name = "-v", .kernel_name = "-k", .python_name = "--python -p PID");
+		.log_name = "-v", .kernel_name = "-k", .python_name = "--python -p PID",
+		.off_cpu_stack_size_name = "--off-cpu-stack-size");
 
 	return pr_quality_report(q, out, &o);
+}
+
+void ds_quality_copy(struct pr_quality_opts *qo, const struct perf_event_attr *attr)
+{
+	if (pr_event_source_of(attr) == PR_SOURCE_CONTEXT_SWITCH)
+		qo->off_cpu_stack_size = attr->sample_stack_user;
+	else if (!qo->stack_size)
+		qo->stack_size = attr->sample_stack_user;
 }
 
 void ds_logf(enum pr_log_level level, const char *fmt, ...)

@@ -142,8 +142,11 @@ static void summary(struct live *l, const struct ds_capture_hooks *h, int fmt, s
 		 * otherwise: not all of them are among the truncated). */
 		if (st.ends[PR_END_TRUNCATED] > ss.cut_short &&
 		    (st.ends[PR_END_TRUNCATED] - ss.cut_short) * 20 > st.samples)
-			fputs("dwarfsample: more than 5% of stacks were cut short: a larger "
-			      "--stack-size copies more of each\n", stderr);
+			fprintf(stderr, "dwarfsample: more than 5%% of stacks were cut short: a "
+				"larger %s copies more of each\n",
+				l->c->off_cpu ? "--off-cpu-stack-size"
+				: l->c->wall ? "--stack-size (CPU samples) or --off-cpu-stack-size "
+					       "(waits)" : "--stack-size");
 		/* Where, and what would help: what reaches 1 % of the
 		 * samples or frames ('report --quality' on a recording has
 		 * all of it). */
@@ -235,8 +238,7 @@ static int open_live(struct live *l, struct profile_args *a, int fmt)
 {
 	size_t n = nr_workers(l->c, a, fmt);
 	struct pr_sink sink, quality;
-	PR_OPTS(pr_quality_opts, qo, .stack_size = l->c->stack_size,
-		.max_depth = a->names.max_depth);
+	PR_OPTS(pr_quality_opts, qo, .max_depth = a->names.max_depth);
 	PR_OPTS(pr_session_opts, so, .log = ds_log, .workers = n, .max_bytes = MAX_QUEUED,
 		.hurry = &ds_stop, .stop = &ds_stop, .cut_stacks = true);
 
@@ -250,6 +252,8 @@ static int open_live(struct live *l, struct profile_args *a, int fmt)
 	if (n == 1)
 		mallopt(M_ARENA_MAX, 1);
 #endif
+	for (size_t i = 0; i < pr_reader_nr_events(l->r); i++)
+		ds_quality_copy(&qo, pr_reader_event_attr(l->r, i));
 	l->ses = ds_names_session(&a->names, l->r, NULL, &so, true, NULL);
 	if (!l->ses || !(l->quality = pr_quality_new(&qo))) {
 		ds_err("cannot start: %s", strerror(errno));

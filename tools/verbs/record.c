@@ -65,7 +65,7 @@ static int synthesize(void *arg)
 static void keep_old(const char *path)
 {
 	struct stat st;
-	char old[4096];
+	char old[4096 + sizeof(".old")];
 
 	if (stat(path, &st) || !S_ISREG(st.st_mode) || st.st_size == 0)
 		return;
@@ -109,6 +109,8 @@ static struct pr_writer *open_writer(struct recording *rc, const char *out,
 	size_t nr = pr_reader_nr_events(rc->r), all = pr_reader_ids(rc->r, NULL, 0);
 	uint64_t *ids = calloc(all ? all : 1, sizeof(*ids)), *at = ids;
 	struct pr_writer *w;
+	char target[4096];
+	int err;
 
 	if (!ids || nr > sizeof(events) / sizeof(events[0])) {
 		free(ids);
@@ -125,8 +127,21 @@ static struct pr_writer *open_writer(struct recording *rc, const char *out,
 		at += n;
 	}
 	rc->id = ids[0];
-	keep_old(out);
-	w = pr_writer_open_events(out, events, nr, wo);
+	/* Through a symbolic link: the file it names is kept and written,
+	 * the link left in place. */
+	err = pr_output_target(out, target, sizeof(target));
+	if (err) {
+		free(ids);
+		if (err == -ELOOP)
+			ds_err("cannot write %s: its symbolic links loop (or are more than 40); "
+			       "point it at a file, or choose another output path (-o)", out);
+		else
+			ds_err("cannot write %s: %s; choose another output path (-o)", out,
+			       strerror(-err));
+		return NULL;
+	}
+	keep_old(target);
+	w = pr_writer_open_events(target, events, nr, wo);
 	free(ids);
 	return w;
 }

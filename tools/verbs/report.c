@@ -387,7 +387,6 @@ static int run(struct report_args *a, int fmt)
 	struct pr_output_opts *o = &a->out.po;
 	struct report r = { 0 };
 	struct pr_session_stats ss = { .sz = sizeof(ss) };
-	const struct perf_event_attr *attr;
 	FILE *qout = stderr;
 	size_t jobs;
 	int ret = 1;
@@ -432,13 +431,13 @@ static int run(struct report_args *a, int fmt)
 		pr_file_close(r.file);
 		return 2;
 	}
-	attr = pr_file_attr(r.file, 0);
 	/* The quality counts cost a twentieth of a replay: only for the
 	 * report that shows them. */
 	if (a->quality) {
-		PR_OPTS(pr_quality_opts, qo, .stack_size = attr ? attr->sample_stack_user : 0,
-			.max_depth = a->names.max_depth);
+		PR_OPTS(pr_quality_opts, qo, .max_depth = a->names.max_depth);
 
+		for (size_t i = 0; i < pr_file_nr_attrs(r.file); i++)
+			ds_quality_copy(&qo, pr_file_attr(r.file, i));
 		if (!(r.quality = pr_quality_new(&qo))) {
 			ds_err("out of memory");
 			pr_file_close(r.file);
