@@ -106,6 +106,17 @@ for f in a perf-a; do
 	check "$f: the context switches of the machine in 1 s are not 0" \
 		between "$(table_value "$tmp/$f" context-switches)" 1 1e12
 done
+# task-clock too counts every CPU's time system-wide, as perf's.
+perf stat -a -e task-clock -- sleep 0.5 2>"$tmp/perf-a-task"
+"$ds" stat -a -e task-clock -- sleep 0.5 2>"$tmp/a-task"
+for f in a-task perf-a-task; do
+	e=$(elapsed "$tmp/$f")
+	clock=$(table_value "$tmp/$f" task-clock)
+	cpus=$(awk -v c="$clock" -v e="$e" 'BEGIN { if (e > 0) printf "%.3f", c / 1000 / e }')
+	check "$f: -a -e task-clock -- sleep 0.5: $clock msec in ${e}s, $cpus CPUs of $ncpus" \
+		between "$cpus" "$(awk -v n="$ncpus" 'BEGIN { print 0.75 * n }')" \
+		"$(awk -v n="$ncpus" 'BEGIN { print 1.25 * n }')"
+done
 check "-a -- CMD: no user and sys times (as perf, they are the command's)" \
 	test "$(grep -c -e 'seconds user' -e 'time elapsed' "$tmp/a" "$tmp/perf-a")" = \
 		"$(printf '%s\n' "$tmp/a:1" "$tmp/perf-a:1")"
