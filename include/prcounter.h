@@ -37,11 +37,12 @@ struct pr_counter_opts {
 	pr_log_fn log;
 	void *log_ctx;
 	/* One counter per thread of the target processes (perf stat
-	 * --per-thread): reads can then be taken per thread (units).
-	 * Processes only: the threads are those listed at the open (later
-	 * ones count in their creator's unit, unless no_inherit).  A command
-	 * has no threads yet when it is opened, and CPUs are units already:
-	 * both refuse it (-EINVAL). */
+	 * --per-thread): reads can then be taken per thread (units).  The
+	 * threads are those listed at the open (later ones count in their
+	 * creator's unit, unless no_inherit).  System-wide (with every CPU:
+	 * `cpus` NULL), every thread of every process, as perf stat -a
+	 * --per-thread; with a CPU list, -EINVAL.  A command has no threads
+	 * yet when it is opened: it refuses it (-EINVAL). */
 	bool per_thread;
 	/* Do not count threads and children created after the open. */
 	bool no_inherit;
@@ -50,6 +51,14 @@ struct pr_counter_opts {
 	 * open (perf stat's default set).  An unsupported group leader
 	 * leaves its whole group unopened. */
 	bool skip_unsupported;
+	/* A command (argv, NULL-terminated, argv[0] looked up in PATH) to run
+	 * while processes or CPUs count, as perf stat -a -- CMD: forked at
+	 * the open and held before its exec until pr_counter_enable() has the
+	 * counters counting.  It is counted only as the target has it (a CPU
+	 * counts it, a process does not).  pr_counter_child() gives it; as
+	 * pr_counter_open_command()'s otherwise.  Not with that function
+	 * (-EINVAL).  NULL: none.  Read during the open only. */
+	char *const *command;
 };
 
 /* One event's count: a plain value. */
@@ -96,6 +105,8 @@ PR_API struct pr_counter *pr_counter_open_pids(const struct pr_event_desc *evs, 
  * Count `evs` system-wide on each CPU of `cpus` (`nr_cpus` of them; NULL
  * for every online CPU), one unit per CPU.  A CPU that is offline is
  * skipped (the log says so at PR_LOG_DEBUG); none left fails with ENODEV.
+ * With opts->per_thread and `cpus` NULL, one unit per thread of the
+ * machine instead (cpu -1), a thread that exits meanwhile skipped.
  * Needs kernel.perf_event_paranoid <= 0 or CAP_PERFMON.  As
  * pr_counter_open_pids() otherwise.
  */
@@ -122,15 +133,16 @@ PR_API void pr_counter_close(struct pr_counter *c);
 
 /*
  * Start counting: every group leader at once (a group counts as one).  For
- * a command, let it exec (its events start there).  0 or a negative
- * errno.
+ * a command, let it exec (its events start there); opts->command execs
+ * once the events count.  0 or a negative errno.
  */
 PR_API int pr_counter_enable(struct pr_counter *c);
 
 /* Stop counting; the counts stay readable.  0 or a negative errno. */
 PR_API int pr_counter_disable(struct pr_counter *c);
 
-/* The command's process id; -1 unless the counter counts a command. */
+/* The command's process id (counted, or opts->command); -1 when there is
+ * none. */
 PR_API pid_t pr_counter_child(const struct pr_counter *c);
 
 /* How many events, and event `idx` (NULL past the last), as given to the

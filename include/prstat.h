@@ -97,6 +97,10 @@ struct pr_stat_printer_opts {
 	bool interval;
 	/* Readings have a row per thread: the interval header says so. */
 	bool per_thread;
+	/* A thread's row is left out for each event it did not count at all
+	 * (0), as perf stat -a --per-thread leaves out most of a machine's
+	 * threads; an event not supported keeps one row, to say so. */
+	bool hide_zero_rows;
 };
 
 /*

@@ -271,3 +271,16 @@ has_perf_events() {
 	done
 	return 1
 }
+
+# within2 A B: do two counts agree within 2 % (of the larger)?
+within2() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		m = a > b ? a : b; d = a > b ? a - b : b - a
+		exit !(a != "" && b != "" && d <= 0.02 * m) }'
+}
+
+# Has FILE a line matching PATTERN yet, or has process PID, which would
+# write it, exited (so that a failure is reported, not waited on forever)?
+has_line() { # file, pattern, pid
+	grep -q -- "$2" "$1" 2>/dev/null || ! kill -0 "$3" 2>/dev/null
+}

@@ -459,6 +459,64 @@ START_TEST(cpus_count_system_wide_one_unit_per_cpu)
 }
 END_TEST
 
+/* perf stat -a --per-thread: a unit per thread of the machine, the held
+ * workload's two among them, each counting its own switches. */
+START_TEST(per_thread_system_wide_units_are_every_thread_of_the_machine)
+{
+	struct pr_event_desc ev = CONTEXT_SWITCHES(0);
+	struct held h = hold_workload("pipe", "1000");
+	size_t mine = 0, workload = 0, n;
+	struct pr_counter *c;
+	OPTS(o, .per_thread = true);
+
+	c = pr_counter_open_cpus(&ev, 1, NULL, 0, &o);
+	ck_assert_msg(c, "open: %s%s", strerror(errno), logbuf);
+	n = pr_counter_nr_units(c);
+	ck_assert_int_eq(pr_counter_enable(c), 0);
+	release_workload(&h);
+	for (size_t i = 0; i < n; i++) {
+		struct pr_counter_unit u;
+		struct pr_count cnt;
+
+		ck_assert_int_eq(pr_counter_unit(c, i, &u), 0);
+		ck_assert_int_eq(u.cpu, -1);
+		mine += u.pid == getpid() && u.tid == (pid_t)syscall(SYS_gettid);
+		if (u.pid != h.pid)
+			continue;
+		workload++;
+		ck_assert_int_eq(pr_counter_read_unit(c, i, &cnt, 1), 0);
+		ck_assert_msg(cnt.value >= 1000, "thread %d: %llu switches", (int)u.tid,
+			      (unsigned long long)cnt.value);
+	}
+	ck_assert_uint_eq(mine, 1);
+	ck_assert_uint_eq(workload, 2);
+	pr_counter_close(c);
+}
+END_TEST
+
+/* perf stat -a -- CMD: the command runs once the CPUs count, so they
+ * count all it does. */
+START_TEST(a_command_runs_beside_the_cpus_once_they_count)
+{
+	struct pr_event_desc ev = PAGE_FAULTS(0);
+	char *argv[] = { (char *)stat_workload(), "pages", "2000", NULL };
+	struct pr_counter *c;
+	struct pr_count cnt;
+	OPTS(o, .command = argv);
+
+	c = pr_counter_open_cpus(&ev, 1, NULL, 0, &o);
+	ck_assert_msg(c, "open: %s%s", strerror(errno), logbuf);
+	ck_assert_int_gt(pr_counter_child(c), 0);
+	ck_assert_int_eq(pr_counter_enable(c), 0);
+	ck_assert_int_eq(wait_exit(pr_counter_child(c)), 0);
+	ck_assert_int_eq(pr_counter_disable(c), 0);
+	ck_assert_int_eq(pr_counter_read(c, &cnt, 1), 0);
+	ck_assert_msg(cnt.value >= 2000, "%llu faults system-wide",
+		      (unsigned long long)cnt.value);
+	pr_counter_close(c);
+}
+END_TEST
+
 START_TEST(a_cpu_the_machine_lacks_is_refused)
 {
 	struct pr_event_desc ev = CONTEXT_SWITCHES(0);
@@ -621,16 +679,20 @@ START_TEST(a_group_too_large_for_the_kernel_fails_the_open_and_says_so)
 }
 END_TEST
 
-START_TEST(per_thread_is_refused_for_commands_and_cpus)
+START_TEST(per_thread_is_refused_for_commands_and_cpu_lists)
 {
 	struct pr_event_desc ev = PAGE_FAULTS(0);
 	char *argv[] = { (char *)stat_workload(), "pages", "0", NULL };
-	int fds = live_count_fds();
+	int fds = live_count_fds(), cpu0 = 0;
 	OPTS(o, .per_thread = true);
+	OPTS(twice, .command = argv);
 
 	ck_assert_ptr_null(pr_counter_open_command(&ev, 1, argv, &o));
 	ck_assert_int_eq(errno, EINVAL);
-	ck_assert_ptr_null(pr_counter_open_cpus(&ev, 1, NULL, 0, &o));
+	ck_assert_ptr_null(pr_counter_open_cpus(&ev, 1, &cpu0, 1, &o));
+	ck_assert_int_eq(errno, EINVAL);
+	/* A counted command takes no command beside it. */
+	ck_assert_ptr_null(pr_counter_open_command(&ev, 1, argv, &twice));
 	ck_assert_int_eq(errno, EINVAL);
 	ck_assert_int_eq(live_count_fds(), fds);
 	assert_no_child();
@@ -729,6 +791,8 @@ static Suite *live_suite(void)
 	tcase_add_test(tc, per_thread_units_are_the_threads_of_the_process);
 	tcase_add_test(tc, a_running_process_is_counted_by_pid);
 	tcase_add_test(tc, cpus_count_system_wide_one_unit_per_cpu);
+	tcase_add_test(tc, per_thread_system_wide_units_are_every_thread_of_the_machine);
+	tcase_add_test(tc, a_command_runs_beside_the_cpus_once_they_count);
 	tcase_add_test(tc, no_inherit_leaves_out_threads_created_after_the_open);
 	tcase_add_test(tc, page_faults_agree_with_perf_stat);
 	suite_add_tcase(s, tc);
@@ -740,7 +804,7 @@ static Suite *live_suite(void)
 	tcase_add_test(tc, skip_unsupported_reads_a_missing_hardware_event_as_unsupported);
 	tcase_add_test(tc, a_missing_hardware_event_fails_the_open_and_says_what_to_do);
 	tcase_add_test(tc, a_group_too_large_for_the_kernel_fails_the_open_and_says_so);
-	tcase_add_test(tc, per_thread_is_refused_for_commands_and_cpus);
+	tcase_add_test(tc, per_thread_is_refused_for_commands_and_cpu_lists);
 	tcase_add_test(tc, a_command_that_cannot_run_fails_the_enable);
 	suite_add_tcase(s, tc);
 	return s;

@@ -275,6 +275,32 @@ START_TEST(per_thread_rows_are_comm_tid_by_decreasing_count)
 }
 END_TEST
 
+/* perf stat -a --per-thread leaves out the threads that counted nothing
+ * (thr-12575 here), in every format. */
+START_TEST(machine_wide_threads_that_counted_nothing_are_left_out)
+{
+	PR_OPTS(pr_stat_printer_opts, o, .per_thread = true, .hide_zero_rows = true);
+	struct pr_stat_printer *p = pr_stat_printer_new(out, &o);
+
+	ck_assert_ptr_nonnull(p);
+	made[nr_made++] = p;
+	print_threads(p, 0, 301273883);
+	o.format = PR_STAT_CSV;
+	ck_assert_ptr_nonnull(p = pr_stat_printer_new(out, &o));
+	made[nr_made++] = p;
+	print_threads(p, 0, 301273883);
+	ck_assert_str_eq(printed(),
+		"             thr-12576                 61.52 msec task-clock                       #    0.204 CPUs utilized          \n"
+		"             thr-12577                 58.91 msec task-clock                       #    0.196 CPUs utilized          \n"
+		"             thr-12576                   205      cs                               #    3.332 K/sec                  \n"
+		"             thr-12577                   197      cs                               #    3.344 K/sec                  \n"
+		"thr-12576,61.52,msec,task-clock,61520000,100.00,0.204,CPUs utilized\n"
+		"thr-12577,58.91,msec,task-clock,58910000,100.00,0.196,CPUs utilized\n"
+		"thr-12576,205,,cs,61520000,100.00,3.332,K/sec\n"
+		"thr-12577,197,,cs,58910000,100.00,3.344,K/sec\n");
+}
+END_TEST
+
 START_TEST(per_thread_csv_and_json_name_the_thread)
 {
 	print_threads(printer(PR_STAT_CSV, false, true), 0, 301273883);
@@ -474,6 +500,7 @@ static Suite *suite(void)
 	tcase_add_test(tc, csv_gives_the_metric_and_whole_percent_running);
 	tcase_add_test(tc, json_prints_perf_stat_j_objects);
 	tcase_add_test(tc, per_thread_rows_are_comm_tid_by_decreasing_count);
+	tcase_add_test(tc, machine_wide_threads_that_counted_nothing_are_left_out);
 	tcase_add_test(tc, per_thread_csv_and_json_name_the_thread);
 	tcase_add_test(tc, intervals_start_with_the_time_and_a_header_every_25);
 	tcase_add_test(tc, per_thread_intervals_have_perf_s_header);

@@ -50,6 +50,7 @@ struct pr_counter {
 
 	struct pr_command cmd;
 	char *cmd_name;
+	bool cmd_beside;            /* opts->command: run, not counted as such */
 };
 
 static int *fd_at(const struct pr_counter *c, size_t slot, size_t ev)
@@ -132,6 +133,7 @@ static struct pr_counter *counter_new(enum target_kind kind, const struct pr_eve
 				      size_t nr, const struct pr_counter_opts *opts, int *err)
 {
 	struct pr_counter *c = calloc(1, sizeof(*c));
+	bool per_thread = PR_OPTS_GET(opts, per_thread, false);
 	unsigned int flags = 0;
 
 	if (!c) {
@@ -153,7 +155,8 @@ static struct pr_counter *counter_new(enum target_kind kind, const struct pr_eve
 	*err = check_events(c, evs, nr);
 	if (*err)
 		return c;
-	if (!PR_OPTS_GET(opts, no_inherit, false) && kind != TARGET_CPUS)
+	/* A CPU counts whatever runs on it; a thread, its children too. */
+	if (!PR_OPTS_GET(opts, no_inherit, false) && (kind != TARGET_CPUS || per_thread))
 		flags |= PR_ATTR_INHERIT;
 	/* A command's leaders wait for its exec (members follow them). */
 	if (kind == TARGET_COMMAND)
@@ -236,6 +239,27 @@ static int add_cpus(struct pr_counter *c, const int *cpus, size_t nr_cpus)
 	}
 	pr__intlist_free(&online);
 	return err;
+}
+
+/* A slot per thread of process `pid`, for add_every_thread(). */
+static int add_process_threads(pid_t pid, void *arg)
+{
+	struct pr_counter *c = arg;
+	struct pr_intlist tids = { 0 };
+	int n = pr__list_threads(pid, &tids), err = 0;
+
+	for (size_t t = 0; n > 0 && !err && t < tids.n; t++)
+		err = add_slot(c, pid, tids.v[t], -1);
+	pr__intlist_free(&tids);
+	/* A process that exited since /proc listed it has no threads. */
+	return err ? err : n == -ESRCH ? 0 : n < 0 ? n : 0;
+}
+
+/* A slot per thread of every process (perf stat -a --per-thread): those
+ * living now; one that exits before its events open is skipped there. */
+static int add_every_thread(struct pr_counter *c)
+{
+	return pr__proc_for_each(0, add_process_threads, c);
 }
 
 /* ---- opening ---- */
@@ -458,14 +482,30 @@ struct target {
 	char *const *argv;
 };
 
-static int add_command(struct pr_counter *c, char *const argv[])
+/* Fork `argv`, held before its exec until pr_counter_enable(). */
+static int fork_command(struct pr_counter *c, char *const argv[])
 {
 	int err = pr__command_fork(&c->cmd, argv, &c->lg);
 
 	if (err)
 		return err;
 	c->cmd_name = strdup(argv[0]);
-	return c->cmd_name ? add_slot(c, c->cmd.pid, c->cmd.pid, -1) : -ENOMEM;
+	return c->cmd_name ? 0 : -ENOMEM;
+}
+
+/* opts->command: forked once the counters are open (it is no target of
+ * theirs), to exec once they count. */
+static int add_command_beside(struct pr_counter *c, const struct target *t,
+			      char *const argv[])
+{
+	if (t->kind == TARGET_COMMAND) {
+		pr__log(&c->lg, PR_LOG_ERROR,
+			"a counted command takes no second command: give opts->command with "
+			"processes or CPUs");
+		return -EINVAL;
+	}
+	c->cmd_beside = true;
+	return fork_command(c, argv);
 }
 
 static int add_target(struct pr_counter *c, const struct target *t, bool per_thread)
@@ -478,12 +518,18 @@ static int add_target(struct pr_counter *c, const struct target *t, bool per_thr
 		c->has_units = true;
 		if (!per_thread)
 			return add_cpus(c, t->cpus, t->nr_cpus);
+		if (!t->cpus && !t->nr_cpus)
+			return add_every_thread(c);
 		pr__log(&c->lg, PR_LOG_ERROR,
-			"per-thread counts are for processes: system-wide counts are per CPU");
+			"per-thread counts of the whole machine count every thread wherever it "
+			"runs: give no CPU list");
 		return -EINVAL;
 	case TARGET_COMMAND:
-		if (!per_thread)
-			return add_command(c, t->argv);
+		if (!per_thread) {
+			int err = fork_command(c, t->argv);
+
+			return err ? err : add_slot(c, c->cmd.pid, c->cmd.pid, -1);
+		}
 		pr__log(&c->lg, PR_LOG_ERROR,
 			"per-thread counts need threads that exist when the counters open, "
 			"and a command has none yet: count the running process instead");
@@ -511,6 +557,8 @@ static struct pr_counter *counter_open(const struct pr_event_desc *evs, size_t n
 		err = open_slots(c);
 	if (!err)
 		err = compact_slots(c);
+	if (!err && PR_OPTS_GET(opts, command, NULL))
+		err = add_command_beside(c, t, PR_OPTS_GET(opts, command, NULL));
 	if (!err)
 		return c;
 	pr_counter_close(c);
@@ -593,6 +641,8 @@ int pr_counter_enable(struct pr_counter *c)
 	if (err)
 		pr__log(&c->lg, PR_LOG_ERROR, "enabling the counters failed: %s",
 			strerror(-err));
+	else if (c->cmd_beside && !c->cmd.started)
+		err = pr__command_start(&c->cmd, c->cmd_name, &c->lg);
 	return err;
 }
 
@@ -603,7 +653,7 @@ int pr_counter_disable(struct pr_counter *c)
 
 pid_t pr_counter_child(const struct pr_counter *c)
 {
-	return c && c->kind == TARGET_COMMAND ? c->cmd.pid : -1;
+	return c && (c->kind == TARGET_COMMAND || c->cmd_beside) ? c->cmd.pid : -1;
 }
 
 size_t pr_counter_nr_events(const struct pr_counter *c)

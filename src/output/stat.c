@@ -21,6 +21,7 @@ struct pr_stat_printer {
 	char *sep;               /* CSV: the field separator */
 	bool interval;           /* rows start with the time */
 	bool per_thread;
+	bool hide_zero_rows;
 	unsigned printed;        /* intervals: readings printed, for the header */
 };
 
@@ -395,6 +396,7 @@ struct pr_stat_printer *pr_stat_printer_new(FILE *out, const struct pr_stat_prin
 	p->format = format;
 	p->interval = PR_OPTS_GET(opts, interval, false);
 	p->per_thread = PR_OPTS_GET(opts, per_thread, false);
+	p->hide_zero_rows = PR_OPTS_GET(opts, hide_zero_rows, false);
 	return p;
 }
 
@@ -440,6 +442,10 @@ int pr_stat_printer_reading(struct pr_stat_printer *p, const struct pr_stat_even
 			struct metric m;
 
 			if (!c->supported && evs[i].hide_unsupported)
+				continue;
+			/* (One row still says that an event is not supported.) */
+			if (p->hide_zero_rows && r->threads && !c->value &&
+			    (c->supported || k))
 				continue;
 			row_metric(&m, &evs[i], c->scaled, &bases[row], r->wall_ns);
 			line_start(p, r, row);

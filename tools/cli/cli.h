@@ -42,7 +42,8 @@ struct ds_capture {
 	bool system_wide;
 	int cpus[DS_MAX_CPUS];
 	size_t nr_cpus;         /* 0 with system_wide: all online CPUs */
-	char **argv;            /* command to launch, or NULL */
+	char **argv;            /* command to launch, or NULL (a counting
+				   verb's may run beside -p or -a) */
 	uint64_t freq;
 	double duration;        /* seconds; 0 = until stopped */
 	uint32_t stack_size;

@@ -9,12 +9,112 @@
 #include "cli.h"
 #include "events.h"
 
+/* The events of a list as written: each one's offset in it and its
+ * spelling, blanks around it and its group's braces and modifier left
+ * out.  For each one, `fn` (a nonzero return stops the walk and is
+ * returned). */
+typedef int (*spelling_fn)(const char *list, size_t at, const char *spelled, void *arg);
+
+static int for_each_spelling(const char *list, spelling_fn fn, void *arg)
+{
+	size_t i = 0, len = strlen(list);
+
+	while (i <= len) {
+		size_t start, end;
+		char item[PR_EVENT_NAME_MAX];
+		int ret;
+
+		if (list[i] == '{')
+			i++;
+		start = i + strspn(list + i, " \t");
+		end = start + strcspn(list + start, ",{}");
+		i = end;
+		while (end > start && (list[end - 1] == ' ' || list[end - 1] == '\t'))
+			end--;
+		snprintf(item, sizeof(item), "%.*s", (int)(end - start), list + start);
+		ret = fn(list, start, item, arg);
+		if (ret)
+			return ret;
+		/* A group's end, and its modifier, to the next event. */
+		if (list[i] == '}')
+			i += 1 + strcspn(list + i + 1, ",{");
+		if (list[i] == ',')
+			i++;
+		else if (list[i] != '{')
+			break;
+	}
+	return 0;
+}
+
+/* The spellings in order, into spelled[n]. */
+struct spellings {
+	char (*spelled)[PR_EVENT_NAME_MAX];
+	size_t n, max;
+};
+
+static int keep_spelling(const char *list, size_t at, const char *item, void *arg)
+{
+	struct spellings *sp = arg;
+
+	(void)list;
+	(void)at;
+	if (sp->n < sp->max)
+		snprintf(sp->spelled[sp->n++], PR_EVENT_NAME_MAX, "%s", item);
+	return 0;
+}
+
+/* The offset of the first event of the list that does not parse (+1), for
+ * perf's pointer under it; 0 when each does alone (a group's modifier). */
+static int find_bad(const char *list, size_t at, const char *item, void *arg)
+{
+	struct pr_event_desc ev;
+
+	(void)list;
+	(void)arg;
+	return pr_event_parse(item, &ev, NULL) ? (int)at + 1 : 0;
+}
+
+#define MESSAGE_MAX 512
+
+/* The parser's error, kept for the pointer's line. */
+static void keep_message(enum pr_log_level level, const char *msg, void *ctx)
+{
+	if (level == PR_LOG_ERROR && !*(char *)ctx)
+		snprintf(ctx, MESSAGE_MAX, "%s", msg);
+	else if (level != PR_LOG_ERROR)
+		ds_log(level, msg, NULL);
+}
+
+int ds_event_list_parse(const char *list, struct pr_event_desc *evs,
+			char (*spelled)[PR_EVENT_NAME_MAX], size_t max)
+{
+	static const char lead[] = "dwarfsample: event syntax error: '";
+	char msg[MESSAGE_MAX] = "";
+	PR_OPTS(pr_event_lookup_opts, say, .log = keep_message, .log_ctx = msg);
+	struct spellings sp = { spelled, 0, max };
+	int n = pr_event_list_parse(list, evs, max, &say), at;
+
+	if (n > 0 && spelled)
+		for_each_spelling(list, keep_spelling, &sp);
+	if (n > 0 || !*msg)
+		return n;
+	/* Not the list's fault: tracefs, or too many events. */
+	if (n != -EINVAL && n != -ENOENT) {
+		ds_log(PR_LOG_ERROR, msg, NULL);
+		return n;
+	}
+	/* As perf says it: the list, and the event at fault under a pointer. */
+	at = for_each_spelling(list, find_bad, NULL);
+	fprintf(stderr, "%s%s'\n%*s\\___ %s\n", lead, list, (int)strlen(lead) + (at ? at - 1 : 0),
+		"", msg);
+	return n;
+}
+
 int ds_events_add(struct ds_events *e, const char *arg)
 {
-	PR_OPTS(pr_event_lookup_opts, say, .log = ds_log);
 	int n, base = (int)e->nr;
 
-	n = pr_event_list_parse(arg, e->ev + e->nr, DS_MAX_EVENTS - e->nr, &say);
+	n = ds_event_list_parse(arg, e->ev + e->nr, NULL, DS_MAX_EVENTS - e->nr);
 	if (n == -E2BIG)
 		ds_err("too many events (at most %d in one run)", DS_MAX_EVENTS);
 	if (n < 0)

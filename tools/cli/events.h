@@ -24,6 +24,15 @@ struct ds_events {
 	const char *names[DS_MAX_EVENTS];  /* ev[i].name, for the outputs */
 };
 
+/* Parse -e's list `list` into evs[0..max) as pr_event_list_parse() does,
+ * and into spelled[i] (may be NULL) each event as written there ("cs",
+ * "faults:u"; a group member without the group's modifier), which perf
+ * stat prints.  A list that does not parse is said as perf says it: the
+ * list, and the parser's message under a pointer to the event at fault.
+ * The number of events, or a negative errno. */
+int ds_event_list_parse(const char *list, struct pr_event_desc *evs,
+			char (*spelled)[PR_EVENT_NAME_MAX], size_t max);
+
 /* One -e argument, appended to what earlier ones gave: 0, or -1 after
  * saying what is wrong with it. */
 int ds_events_add(struct ds_events *e, const char *arg);

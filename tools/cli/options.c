@@ -530,7 +530,10 @@ static int check_events(struct ds_capture *c)
 
 int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
 {
-	int targets = !!c->nr_pids + !!c->system_wide + (argc > 0);
+	/* A counting verb runs a command beside -p or -a, and counts for as
+	 * long as it runs (perf stat -a -- sleep 1). */
+	bool beside = c->counting && (c->nr_pids || c->system_wide);
+	int targets = !!c->nr_pids + !!c->system_wide + (argc > 0 && !beside);
 
 	if (targets != 1) {
 		if (targets)

@@ -4,7 +4,8 @@
  * perf stat does (prstat.h): totals when the target ends or Ctrl-C,
  * or deltas every -I milliseconds.  A command is waited for whatever
  * happens (a Ctrl-C reaches it from the terminal), and its exit status
- * is ours.
+ * is ours; given with -p or -a, it is run while they count, and its end
+ * ends the count (perf stat -a -- sleep 1).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -56,6 +57,8 @@ struct stat_run {
 	const struct stat_args *a;
 	struct pr_counter *counter;
 	struct pr_event_desc evs[STAT_MAX_EVENTS];
+	/* Each event as -e spelt it, as perf prints it ("cs", "faults"). */
+	char spelled[STAT_MAX_EVENTS][PR_EVENT_NAME_MAX];
 	struct pr_stat_event shown[STAT_MAX_EVENTS];
 	size_t nr;
 	FILE *f;                 /* stderr, or -o's file */
@@ -73,13 +76,15 @@ struct stat_run {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dwarfsample stat [options] (-p PID[,PID...] | -a [-C LIST] | -- CMD [ARGS...])\n"
+		"usage: dwarfsample stat [options] (-p PID[,PID...] | -a [-C LIST]) [-- CMD [ARGS...]]\n"
+		"       dwarfsample stat [options] -- CMD [ARGS...]\n"
 		"\n"
 		"Count events on the target and print the counts as perf stat does:\n"
 		"when a command exits (its exit status is dwarfsample's), when -d\n"
 		"ends, or at Ctrl-C; or every -I milliseconds.\n"
 		"\n"
-		"Target (exactly one):\n"
+		"Target (one of -p, -a and a command; a command with -p or -a is run\n"
+		"while they count, and counting ends with it):\n"
 		"  -p, --pid PID[,PID...]   count these processes, all their threads and\n"
 		"                           the threads and children they create\n"
 		"  -a, --all-cpus           count every task on every online CPU\n"
@@ -91,7 +96,9 @@ static void usage(FILE *out)
 		"                           context-switches, cpu-migrations, page-faults\n"
 		"                           and, where the CPU has a PMU, cycles,\n"
 		"                           instructions, branches, branch-misses)\n"
-		"      --per-thread         with -p: a line per thread (comm-tid)\n"
+		"      --per-thread         with -p or -a: a line per thread (comm-tid);\n"
+		"                           with -a, each thread living at the start\n"
+		"                           that counted anything\n"
 		"  -I, --interval-print MS  print the counts of every MS milliseconds\n"
 		"  -d, --duration SECONDS   stop after this long (a command gets SIGTERM)\n"
 		"  -v, --verbose            more diagnostics\n"
@@ -144,6 +151,12 @@ static int stat_option(int opt, const char *arg, void *ctx)
 	}
 }
 
+/* Whether the command is the target (not run beside -p or -a). */
+static bool counts_command(const struct ds_capture *c)
+{
+	return c->argv && !c->nr_pids && !c->system_wide;
+}
+
 /* The options together, once parsed: 0 or -1 after saying why. */
 static int check_args(const struct ds_capture *c, const struct stat_args *a)
 {
@@ -151,9 +164,14 @@ static int check_args(const struct ds_capture *c, const struct stat_args *a)
 		ds_err("give -x SEP (CSV) or -j (JSON), not both");
 		return -1;
 	}
-	if (a->per_thread && !c->nr_pids) {
+	if (a->per_thread && !c->nr_pids && !c->system_wide) {
 		ds_err("--per-thread counts the threads of running processes: use it "
-		       "with -p (a command's threads do not exist yet when it starts)");
+		       "with -p or -a (a command's threads do not exist yet when it starts)");
+		return -1;
+	}
+	if (a->per_thread && c->nr_cpus) {
+		ds_err("--per-thread with -a counts every thread wherever it runs: leave "
+		       "out -C");
 		return -1;
 	}
 	return 0;
@@ -161,45 +179,13 @@ static int check_args(const struct ds_capture *c, const struct stat_args *a)
 
 /* ---- events ---- */
 
-/* The failures that mean the event needs a PMU the machine lacks. */
-static bool no_pmu_error(int err)
-{
-	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV;
-}
-
-/*
- * A hardware event asked for by name on a machine without any PMU (a VM)
- * is refused before anything runs, with what to use instead; one that a
- * PMU lacks prints "<not supported>", as perf's.  Cycles tell them apart.
- */
-static int check_hardware(const struct pr_event_desc *evs, size_t nr)
-{
-	PR_OPTS(pr_event_lookup_opts, say, .log = ds_log);
-	struct pr_event_desc cycles;
-	int pmu = -1;
-
-	for (size_t i = 0; i < nr; i++) {
-		if (evs[i].type != PERF_TYPE_HARDWARE ||
-		    !no_pmu_error(pr_event_check(&evs[i], NULL)))
-			continue;
-		if (pmu < 0)
-			pmu = pr_event_parse("cycles", &cycles, NULL) ||
-			      !no_pmu_error(pr_event_check(&cycles, NULL));
-		if (!pmu) {
-			/* Again, to say it. */
-			pr_event_check(&evs[i], &say);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-/* The events to count, parsed and checked: 0, 2 after a bad list, 1
- * when an event cannot be counted here (both said). */
+/* The events to count, parsed: 0, or 2 after a bad list (said).  One the
+ * machine cannot count (a hardware event without a PMU) prints "<not
+ * supported>", as perf's; the default set's hardware events then print
+ * nothing. */
 static int setup_events(struct stat_run *s)
 {
 	char defaults[256];
-	PR_OPTS(pr_event_lookup_opts, say, .log = ds_log);
 	const char *list = s->a->events;
 	int n;
 
@@ -208,17 +194,15 @@ static int setup_events(struct stat_run *s)
 			 s->c->system_wide ? "cpu-clock" : "task-clock");
 		list = defaults;
 	}
-	n = pr_event_list_parse(list, s->evs, STAT_MAX_EVENTS, &say);
+	n = ds_event_list_parse(list, s->evs, s->spelled, STAT_MAX_EVENTS);
 	if (n == -E2BIG)
 		ds_err("too many events (at most %d)", STAT_MAX_EVENTS);
 	if (n <= 0)
 		return 2;
 	s->nr = (size_t)n;
-	if (s->a->events && check_hardware(s->evs, s->nr))
-		return 1;
 	for (size_t i = 0; i < s->nr; i++)
 		s->shown[i] = (struct pr_stat_event){
-			.name = s->evs[i].name,
+			.name = s->spelled[i],
 			.kind = pr_event_stat_kind(&s->evs[i]),
 			.hide_unsupported = !s->a->events,
 		};
@@ -238,14 +222,16 @@ static int pidfd_open(pid_t pid)
 #endif
 }
 
-/* A pidfd per process whose end ends the count: the command, or each of
- * -p's.  A process already gone has ended. */
+/* A pidfd per process whose end ends the count: the command (counted, or
+ * run beside -p or -a), or each of -p's.  A process already gone has
+ * ended. */
 static void watch_ends(struct stat_run *s)
 {
 	const pid_t *pids = s->child > 0 ? &s->child : s->c->pids;
 	size_t nr = s->child > 0 ? 1 : s->c->nr_pids;
 
-	if (s->c->system_wide)
+	/* The machine does not end; a command run beside it does. */
+	if (s->c->system_wide && s->child <= 0)
 		return;
 	for (size_t i = 0; i < nr; i++) {
 		int fd = pidfd_open(pids[i]);
@@ -462,8 +448,9 @@ static struct pr_counter *open_counter(struct stat_run *s)
 		.skip_unsupported = true);
 	const struct ds_capture *c = s->c;
 
-	if (c->argv)
+	if (counts_command(c))
 		return pr_counter_open_command(s->evs, s->nr, c->argv, &opts);
+	opts.command = c->argv;
 	if (c->system_wide)
 		return pr_counter_open_cpus(s->evs, s->nr, c->nr_cpus ? c->cpus : NULL,
 					    c->nr_cpus, &opts);
@@ -534,10 +521,10 @@ static void describe_target(const struct ds_capture *c, char *buf, size_t len)
 		snprintf(buf, len, "'system wide'");
 		return;
 	}
-	n += (size_t)snprintf(buf, len, "%s'", c->argv ? "" : "process id ");
-	for (size_t i = 0; c->argv && c->argv[i] && n < len; i++)
+	n += (size_t)snprintf(buf, len, "%s'", c->nr_pids ? "process id " : "");
+	for (size_t i = 0; !c->nr_pids && c->argv[i] && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", c->argv[i]);
-	for (size_t i = 0; !c->argv && i < c->nr_pids && n < len; i++)
+	for (size_t i = 0; i < c->nr_pids && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "", (int)c->pids[i]);
 	if (n < len)
 		snprintf(buf + n, len - n, "'");
@@ -565,7 +552,8 @@ static int run(struct ds_capture *c, const struct stat_args *a)
 		.format = a->json ? PR_STAT_JSON : a->sep ? PR_STAT_CSV : PR_STAT_TABLE,
 		.sep = a->sep,
 		.interval = a->interval_ms != 0,
-		.per_thread = a->per_thread);
+		.per_thread = a->per_thread,
+		.hide_zero_rows = a->per_thread && c->system_wide);
 	struct stat_run *s = calloc(1, sizeof(*s));
 	struct rusage ru;
 	char target[1024];
@@ -631,7 +619,8 @@ static int run(struct ds_capture *c, const struct stat_args *a)
 		if (!err)
 			err = print_reading(s, end_ns, a->interval_ms ?
 					    (double)a->interval_ms * 1e6 : elapsed * 1e9);
-		pr_stat_printer_footer(s->out, elapsed, c->argv ? &ru : NULL);
+		/* perf gives a command's times only when it is the target. */
+		pr_stat_printer_footer(s->out, elapsed, counts_command(c) ? &ru : NULL);
 		if (err)
 			ret = 1;
 	}
