@@ -380,8 +380,7 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 					   (uint64_t)((l.end - l.start) * 1e9))
 			 : pr_output_discard(l.out));
 	if (l.started && ok && strcmp(a->out.path, "-"))
-		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
-			pr_output_format_name(fmt), pr_output_format_hint(fmt));
+		ds_output_wrote(fmt, a->out.path);
 	close_live(&l);
 	/* An empty profile is no failure (nor is it for perf): the run did
 	 * what was asked, and the summary said why it is empty. */
@@ -394,7 +393,7 @@ static void usage(FILE *out)
 		"usage: dwarfsample [options] (-p PID[,PID...] | -a [-C LIST] | -- CMD [ARGS...])\n"
 		"       dwarfsample record [options] (-p PID... | -a | -- CMD...) [-o FILE]\n"
 		"                                    sample into a perf.data file\n"
-		"       dwarfsample report -i FILE [options]\n"
+		"       dwarfsample report [-i FILE] [options]\n"
 		"                                    a perf.data file's stacks, or a profile\n"
 		"       dwarfsample dump [options] (-p PID... | -a | -- CMD... | -i FILE)\n"
 		"                                    every record, as text\n"
