@@ -168,6 +168,18 @@ static const char *output_hint(int fmt, const char *path, char *buf, size_t len)
 	return buf;
 }
 
+size_t ds_cut_title(char *s)
+{
+	size_t n = 77;
+
+	if (strlen(s) <= 80)
+		return strlen(s);
+	while (n && (s[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(s + n, "...", 4);
+	return n + 3;
+}
+
 void ds_output_wrote(int fmt, const char *path)
 {
 	char hint[PATH_MAX * 4 + 256];

@@ -376,6 +376,32 @@ static int replay(struct report_args *a, struct report *r, size_t jobs, bool nam
 	return ret || err ? 1 : 0;
 }
 
+/*
+ * A profile's title: the program the file profiled -- the command after
+ * "--" in the command line that recorded it (dwarfsample record's, or
+ * perf record's when it has one), else the name of the process with the
+ * most samples -- and that process's pid: "./app -n 3 (pid 1234)".
+ */
+static void report_title(const struct report *r, char *buf, size_t size)
+{
+	const char *const *argv;
+	size_t argc = pr_file_cmdline(r->file, &argv), i = 0, len = 0;
+	uint32_t pid = 0;
+	const char *comm;
+
+	while (i < argc && strcmp(argv[i], "--"))
+		i++;
+	for (i++; i < argc && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "", argv[i]);
+	if (pr_output_pids(r->out, &pid, 1) && !len && (comm = pr_output_process(r->out, pid)))
+		len = (size_t)snprintf(buf, size, "%s", comm);
+	if (!len)
+		len = (size_t)snprintf(buf, size, "%s", r->input);
+	len = ds_cut_title(buf);
+	if (pid && len < size)
+		snprintf(buf + len, size - len, " (pid %" PRIu32 ")", pid);
+}
+
 static int run(struct report_args *a, int fmt)
 {
 	PR_OPTS(pr_file_opts, fo, .log = ds_log);
@@ -391,6 +417,8 @@ static int run(struct report_args *a, int fmt)
 	FILE *qout = stderr;
 	size_t jobs;
 	int ret = 1;
+	/* Named once the samples say which process was profiled. */
+	char title[256] = "dwarfsample";
 
 	/* The archive record --archive wrote beside the file: searched
 	 * first, by build-id, and its kernel symbols unless --kallsyms. */
@@ -445,6 +473,8 @@ static int run(struct report_args *a, int fmt)
 			return 1;
 		}
 	}
+	if (!o->title)
+		o->title = title;
 	if (quality_only) {
 		qout = stdout;
 		if (a->out.path && strcmp(a->out.path, "-") && !(qout = fopen(a->out.path, "we"))) {
@@ -458,6 +488,8 @@ static int run(struct report_args *a, int fmt)
 	}
 	jobs = nr_jobs(a, &r, fmt);
 	ret = replay(a, &r, jobs, names, &sym);
+	if (r.out && o->title == title)
+		report_title(&r, title, sizeof(title));
 	/* The quality report alone says how the stacks ended; beside the
 	 * stacks, the summary does. */
 	if (r.ses && !quality_only) {
