@@ -40,6 +40,8 @@ for verb in record report dump stat agent; do
 	check "dwarfsample help $verb is dwarfsample $verb --help (exit $rc)" \
 		sh -c "[ $rc -eq 0 ] && [ -s \"$tmp/help\" ] && cmp -s \"$tmp/help\" \"$tmp/want\""
 done
+"$ds" -h >"$tmp/help"
+check "dwarfsample -h points to dwarfsample help VERB" grep -q "dwarfsample help record" "$tmp/help"
 run help nosuch
 check "help of no command: exit 2 ($rc), naming the commands" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'the commands are record, report, dump' \"$tmp/err\""

@@ -474,8 +474,8 @@ static void usage(FILE *out)
 		"  -h, --help               this help\n"
 		"      --version            the version\n"
 		"\n"
-		"Run 'dwarfsample record --help' (or report, dump, stat, agent) for those\n"
-		"commands.\n",
+		"Run 'dwarfsample help record' (or report, dump, stat, agent; the same as\n"
+		"'dwarfsample record --help') for those commands.\n",
 		ds_capture_help, ds_output_help, ds_names_help);
 }
 
