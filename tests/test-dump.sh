@@ -102,10 +102,11 @@ check "--off-cpu-min without --off-cpu or --wall is refused" \
 	refused "use it with --off-cpu or --wall" --off-cpu-min 1ms
 check "--off-cpu-stack-size without them is refused" \
 	refused "--off-cpu-stack-size applies to off-CPU time" --off-cpu-stack-size 4096
-check "--off-cpu-min needs a unit" \
-	refused "invalid off-CPU minimum '5': expected a duration with a unit" --wall --off-cpu-min 5
-check "and a known one" refused "invalid off-CPU minimum '5q'" --wall --off-cpu-min 5q
-check "and no negative duration" refused "invalid off-CPU minimum" --wall --off-cpu-min -1ms
+check "--off-cpu-min takes a known unit, or none (seconds)" \
+	refused "--off-cpu-min: '5q' is not a duration: give seconds (10) or 10s" \
+	--wall --off-cpu-min 5q
+check "and no negative duration" refused "--off-cpu-min: '-1ms' is not a duration" \
+	--wall --off-cpu-min -1ms
 check "--off-cpu-stack-size is checked as --stack-size" \
 	refused "multiple of 8" --off-cpu --off-cpu-stack-size 100
 check "up to 65528" refused "invalid stack size '65536'" --off-cpu --off-cpu-stack-size 65536

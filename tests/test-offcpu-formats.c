@@ -354,6 +354,77 @@ START_TEST(svg_draws_waiting_frames_blue_with_times_in_the_tooltips)
 }
 END_TEST
 
+/* The fill of the legend's swatch named `name`, as r, g, b. */
+static void swatch_of(const char *svg, const char *name, int rgb[3])
+{
+	char want[128];
+	const char *t, *f = NULL;
+
+	snprintf(want, sizeof(want), "class=\"ctl-off\">%s</text>", name);
+	t = strstr(svg, want);
+	ck_assert_msg(t, "no swatch %s", name);
+	/* The swatch's rect is just before its name. */
+	for (const char *c = svg; (c = strstr(c, "fill=\"rgb(")) && c < t; c++)
+		f = c;
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(sscanf(f, "fill=\"rgb(%d,%d,%d)", &rgb[0], &rgb[1], &rgb[2]), 3);
+}
+
+static int distance(const int a[3], const int b[3])
+{
+	return abs(a[0] - b[0]) + abs(a[1] - b[1]) + abs(a[2] - b[2]);
+}
+
+START_TEST(svg_kernel_frames_and_the_legend_are_not_the_blue_of_waiting)
+{
+	static const char *const kernel_stacks[][3] = {
+		{ "main", "run", "k:ffffffff81000010" }, { "main", "run", "k:ffffffff81234560" },
+		{ "main", "run", "k:ffffffff81fedcb0" }, { "main", "run", "k:ffffffffa0001230" },
+	};
+	PR_OPTS(pr_profile_opts, po, .freq = 1000, .mode = PR_PROFILE_WALL, .period_is_ns = true);
+	PR_OPTS(pr_profile_write_opts, wo, .annotate = true);
+	struct pr_profile *p = pr_profile_new(&po);
+	int kernel[3], off[3], emit[3];
+	const char *g;
+	char *svg;
+	size_t kernel_frames = 0;
+
+	/* Kernel frames on the CPU, at addresses nothing names: each its
+	 * own label, so its own place in the palette; then a wait. */
+	ck_assert_ptr_nonnull(p);
+	for (size_t i = 0; i < PR_ARRAY_SIZE(kernel_stacks); i++)
+		cpu_sample_of(p, kernel_stacks[i], (1 + i) * MS);
+	wait(p, 5 * MS, 20 * MS, false);
+	ck_assert_int_eq(pr_profile_end(p, 21 * MS), 0);
+	/* Marked, kernel frames are told by their _[k]. */
+	svg = write_out(p, PR_FORMAT_SVG, &wo, NULL);
+	swatch_of(svg, "kernel", kernel);
+	swatch_of(svg, "blue: mostly off the CPU", off);
+	fill_of(svg, "<title>emit", emit);
+	ck_assert_msg(is_blue(off) && is_blue(emit), "off-CPU rgb(%d,%d,%d), emit rgb(%d,%d,%d)",
+		      off[0], off[1], off[2], emit[0], emit[1], emit[2]);
+	ck_assert_msg(!is_blue(kernel) && distance(kernel, off) > 150,
+		      "kernel's swatch rgb(%d,%d,%d) is near off-CPU's rgb(%d,%d,%d)", kernel[0],
+		      kernel[1], kernel[2], off[0], off[1], off[2]);
+	/* Every kernel frame: the kernel swatch's hue, not blue. */
+	for (g = svg; (g = strstr(g, "<title>")); g++) {
+		int rgb[3];
+		const char *f = strstr(g, "fill=\"rgb(");
+		const char *end = strstr(g, "</title>"), *k = strstr(g, "_[k] (");
+
+		if (!k || k > end)
+			continue;
+		kernel_frames++;
+		ck_assert_int_eq(sscanf(f, "fill=\"rgb(%d,%d,%d)", &rgb[0], &rgb[1], &rgb[2]), 3);
+		ck_assert_msg(!is_blue(rgb) && distance(rgb, off) > 100 && distance(rgb, emit) > 100,
+			      "kernel frame rgb(%d,%d,%d): %.60s", rgb[0], rgb[1], rgb[2], g);
+	}
+	ck_assert_uint_eq(kernel_frames, PR_ARRAY_SIZE(kernel_stacks));
+	free(svg);
+	pr_profile_free(p);
+}
+END_TEST
+
 START_TEST(a_cpu_svg_has_no_off_cpu_legend)
 {
 	struct pr_profile *p = cpu_profile();
@@ -382,6 +453,7 @@ int main(void)
 	tcase_add_test(tc, speedscope_without_a_timeline_lists_each_stack_once_in_ns);
 	tcase_add_test(tc, speedscope_of_a_cpu_profile_with_a_timeline_is_in_time_order_too);
 	tcase_add_test(tc, svg_draws_waiting_frames_blue_with_times_in_the_tooltips);
+	tcase_add_test(tc, svg_kernel_frames_and_the_legend_are_not_the_blue_of_waiting);
 	tcase_add_test(tc, a_cpu_svg_has_no_off_cpu_legend);
 	suite_add_tcase(s, tc);
 	return run_suite(s);

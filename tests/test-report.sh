@@ -122,7 +122,11 @@ expect() { # status, message pattern, args...
 	sed 's/^/#   /' "$tmp/err"
 	return 1
 }
-check "no -i" expect 2 "give the file to read: -i FILE"
+# No -i reads ./perf.data (test-habits.sh); where there is none, it says so.
+mkdir "$tmp/nodata"
+ds_abs=$(realpath "$ds")
+check "no -i and no ./perf.data" sh -c 'cd "$1" && "$2" report >/dev/null 2>"$1/err"; \
+	[ $? -eq 2 ] && grep -q "no ./perf.data here: record one with" "$1/err"' - "$tmp/nodata" "$ds_abs"
 check "an unknown option" expect 2 "Try 'dwarfsample report --help'" --bogus
 check "an unknown format" expect 2 "unknown format 'json'" -i "$fx/perf.data" -f json
 check "an unknown field" expect 2 "unknown field 'bogus'" -i "$fx/perf.data" -F comm,bogus

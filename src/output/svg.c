@@ -106,17 +106,18 @@ enum { PAL_OFF_CPU = PROF_TREE_KINDS, NR_PALETTES };
 /*
  * A frame's fill: a hue range per palette, and a place in it by a hash of
  * the name, so that a function has the same colour wherever it is and in
- * every graph.  User code is warm (red to yellow), kernel blue, JIT green,
- * inlined functions aqua.  Off the CPU, as off-CPU flame graphs draw it,
- * is blue: a frame mostly waiting is sky blue (lighter and greener than
- * the kernel's), and the wait itself, the leaf, blue-violet when blocked
- * and teal when preempted, each one colour.
+ * every graph.  User code is warm (red to yellow), kernel a warm grey,
+ * JIT green, inlined functions aqua.  Off the CPU, as off-CPU flame graphs
+ * draw it, is blue: a frame mostly waiting is sky blue, and the wait
+ * itself, the leaf, blue-violet when blocked and teal when preempted,
+ * each one colour.  No other palette is near blue: a blue kernel, in a
+ * wall-clock graph, read as waiting where it ran.
  */
 static void frame_color(const char *label, int palette, int rgb[3])
 {
 	static const struct { uint8_t lo[3], span[3]; } palettes[NR_PALETTES] = {
 		[PROF_TREE_USER] = { { 205, 40, 0 }, { 50, 190, 55 } },
-		[PROF_TREE_KERNEL] = { { 70, 110, 215 }, { 60, 50, 40 } },
+		[PROF_TREE_KERNEL] = { { 165, 150, 130 }, { 45, 40, 35 } },
 		[PROF_TREE_JIT] = { { 50, 185, 50 }, { 70, 55, 70 } },
 		[PROF_TREE_INLINE] = { { 60, 200, 200 }, { 60, 40, 40 } },
 		[PROF_TREE_BLOCKED] = { { 120, 105, 235 }, { 0, 0, 0 } },

@@ -92,9 +92,13 @@ void ds_debuginfod_env(bool off, const char *timeout, const char *cache);
  * saying "invalid WHAT 'ARG': expected LO to HI". */
 int ds_parse_u64(const char *arg, const char *what, uint64_t lo, uint64_t hi, uint64_t *out);
 
-/* "50us", "1ms", "0.5s": nanoseconds into *ns; 0, or -1 after saying
- * "invalid WHAT 'ARG'" and what a duration looks like. */
+/* A duration, in the one syntax of every option that takes one
+ * (duration.c): "10" (seconds), "10s", "500ms", "50us", "2m", "1.5h",
+ * "7d" into *ns; 0, or -1 after saying "WHAT: 'ARG' is not a duration"
+ * and what one looks like.  WHAT is the option as typed ("-d"). */
 int ds_parse_duration(const char *arg, const char *what, uint64_t *ns);
+/* The same, a bare number counted in `bare_ns` units (stat's -I: ms). */
+int ds_parse_duration_in(const char *arg, const char *what, uint64_t bare_ns, uint64_t *ns);
 
 /* "stacks ended: outermost 97.1% truncated 2.9%" and a newline, to
  * stderr (st->samples must not be 0). */

@@ -31,9 +31,9 @@ const char ds_names_help[] =
 	"      --debug-dir DIR      find mapped files and debug files by\n"
 	"                           build-id in DIR too (DIR/.build-id/xx/rest,\n"
 	"                           DIR/xx/rest); repeatable\n"
-	"      --debuginfod-timeout SECONDS\n"
+	"      --debuginfod-timeout DURATION\n"
 	"                           how long one fetch from debuginfod may take\n"
-	"                           (when DEBUGINFOD_URLS is set; default 30)\n"
+	"                           (when DEBUGINFOD_URLS is set; default 30s)\n"
 	"      --debuginfod-cache DIR\n"
 	"                           where debuginfod's fetches are kept\n"
 	"      --no-debuginfod      do not ask debuginfod\n"
@@ -87,9 +87,15 @@ int ds_names_option(struct ds_names *n, int opt, const char *arg)
 		n->no_demangle = true;
 		return 1;
 	case DS_OPT_DEBUGINFOD_TIMEOUT:
-		if (ds_parse_u64(arg, "--debuginfod-timeout (seconds)", 1, 3600, &v))
+		if (ds_parse_duration(arg, "--debuginfod-timeout", &v))
 			return -1;
-		n->debuginfod_timeout = arg;
+		/* debuginfod's own setting is whole seconds. */
+		if (v < 1000000000u || v > UINT64_C(3600000000000) || v % 1000000000u) {
+			ds_err("--debuginfod-timeout: '%s': give whole seconds, 1s to 1h", arg);
+			return -1;
+		}
+		snprintf(n->timeout_s, sizeof(n->timeout_s), "%" PRIu64, v / 1000000000u);
+		n->debuginfod_timeout = n->timeout_s;
 		return 1;
 	case DS_OPT_DEBUGINFOD_CACHE:
 		n->debuginfod_cache = arg;

@@ -26,6 +26,7 @@ struct ds_names {
 	bool no_lines;
 	bool no_fp, no_rule_cache, no_join;
 	const char *debuginfod_timeout, *debuginfod_cache;
+	char timeout_s[24];             /* --debuginfod-timeout, in seconds */
 	bool no_debuginfod;
 	uint32_t jobs;               /* --jobs: workers; 0: chosen */
 };

@@ -5,7 +5,6 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,9 +64,12 @@ const char ds_capture_help[] =
 	"  -C, --cpu LIST           with -a: only these CPUs (e.g. 0-3,8)\n"
 	"  -- CMD [ARGS...]         run CMD and sample it from its first instruction\n"
 	"Sampling:\n"
-	"  -F, --freq HZ            samples per second per CPU (default 99)\n"
-	"  -d, --duration SECONDS   stop after this long (default: until Ctrl-C or\n"
-	"                           the target exits)\n"
+	"  -F, --freq HZ            samples per second per CPU (default 99), or max:\n"
+	"                           the kernel's limit, to which higher rates are\n"
+	"                           lowered (kernel.perf_event_max_sample_rate)\n"
+	"  -d, --duration DURATION  stop after this long: seconds (10) or with a\n"
+	"                           unit, ns, us, ms, s, m, h, d (500ms, 2m);\n"
+	"                           default: until Ctrl-C or the target exits\n"
 	"      --stack-size BYTES   user stack bytes copied per sample, a multiple\n"
 	"                           of 8 up to 65528 (default 32768 when\n"
 	"                           profiling; 8192, perf's, for record and dump)\n"
@@ -110,8 +112,8 @@ const char ds_capture_help[] =
 	"      --wall               on-CPU samples and off-CPU time in one profile\n"
 	"                           in nanoseconds: each thread's wall time\n"
 	"      --off-cpu-min DURATION\n"
-	"                           drop waits shorter than this, with a unit:\n"
-	"                           ns, us, ms or s, or m, h, d (e.g. 50us, 1ms)\n"
+	"                           drop waits shorter than this (50us, 1ms;\n"
+	"                           a bare number is seconds, as for -d)\n"
 	"      --off-cpu-stack-size BYTES\n"
 	"                           user stack bytes copied per switch out, a\n"
 	"                           multiple of 8 up to 65528 (default 8192)\n";
@@ -160,34 +162,6 @@ static int parse_pids(struct ds_capture *c, const char *arg)
 	}
 	free(copy);
 	return ret;
-}
-
-int ds_parse_duration(const char *arg, const char *what, uint64_t *ns)
-{
-	static const struct {
-		const char *unit;
-		double ns;
-	} units[] = { { "ns", 1 },    { "us", 1e3 },	{ "ms", 1e6 },	  { "s", 1e9 },
-		      { "m", 60e9 },  { "min", 60e9 },	{ "h", 3600e9 }, { "d", 86400e9 } };
-	char *end;
-	double d;
-
-	errno = 0;
-	d = strtod(arg, &end);
-	if (end == arg || errno || !isfinite(d) || d < 0 || arg[0] == '-')
-		goto bad;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit))
-			continue;
-		if (d * units[i].ns >= 1e18)
-			goto bad;
-		*ns = (uint64_t)(d * units[i].ns + 0.5);
-		return 0;
-	}
-bad:
-	ds_err("invalid %s '%s': expected a duration with a unit, ns, us, ms, s, m, h or d "
-	       "(e.g. 50us, 0.5s, 15m, 7d)", what, arg);
-	return -1;
 }
 
 /* A stack copy size: a multiple of 8 in [8, PR_MAX_STACK_SIZE]. */
@@ -267,6 +241,47 @@ static int parse_call_graph(struct ds_capture *c, const char *arg)
 	return -1;
 }
 
+/* The kernel's ceiling on sampling rates, which it lowers by itself when
+ * samples take too long to take (kernel.perf_event_max_sample_rate); 0
+ * when it cannot be read. */
+static uint64_t max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	unsigned long long v = 0;
+
+	if (f && fscanf(f, "%llu", &v) != 1)
+		v = 0;
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* -F HZ, or -F max, as perf record takes them: a rate above the kernel's
+ * ceiling, which perf_event_open() would refuse, is lowered to it. */
+static int parse_freq(struct ds_capture *c, const char *arg)
+{
+	uint64_t max = max_sample_rate(), v;
+
+	if (!strcmp(arg, "max")) {
+		if (!max) {
+			ds_err("-F max: cannot read the kernel's limit "
+			       "(/proc/sys/kernel/perf_event_max_sample_rate): give -F HZ");
+			return -1;
+		}
+		c->freq = max;
+		return 0;
+	}
+	if (ds_parse_u64(arg, "frequency", 1, 1000000, &v))
+		return -1;
+	if (max && v > max) {
+		ds_logf(PR_LOG_WARN, "-F %" PRIu64 " is above the kernel's limit of %" PRIu64
+			": using %" PRIu64 " (kernel.perf_event_max_sample_rate)", v, max, max);
+		v = max;
+	}
+	c->freq = v;
+	return 0;
+}
+
 /* One capture option: 1 when handled, 0 when it is not one, -1 on a bad
  * value (reported). */
 static int capture_option(struct ds_capture *c, int opt, const char *arg)
@@ -289,23 +304,17 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 		c->nr_cpus = (size_t)n;
 		return 1;
 	case 'F':
-		if (ds_parse_u64(arg, "frequency", 1, 1000000, &v))
+		return parse_freq(c, arg) ? -1 : 1;
+	case 'd':
+		if (ds_parse_duration(arg, "-d", &v))
 			return -1;
-		c->freq = v;
-		return 1;
-	case 'd': {
-		char *end;
-		double d;
-
-		errno = 0;
-		d = strtod(arg, &end);
-		if (!*arg || *end || errno || !isfinite(d) || d <= 0 || d > 1e7) {
-			ds_err("invalid duration '%s': expected seconds above 0", arg);
+		if (!v || v > UINT64_C(10000000) * 1000000000u) {
+			ds_err("-d: '%s' is out of range: give a duration above 0 and below "
+			       "115 days", arg);
 			return -1;
 		}
-		c->duration = d;
+		c->duration = (double)v / 1e9;
 		return 1;
-	}
 	case 'k':
 		c->kernel = true;
 		return 1;
@@ -323,7 +332,7 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 		c->wall = true;
 		return 1;
 	case OPT_OFF_CPU_MIN:
-		return ds_parse_duration(arg, "off-CPU minimum", &c->off_cpu_min_ns) ? -1 : 1;
+		return ds_parse_duration(arg, "--off-cpu-min", &c->off_cpu_min_ns) ? -1 : 1;
 	case OPT_RING_PAGES:
 		if (ds_parse_u64(arg, "ring size", 1, 1u << 20, &v))
 			return -1;

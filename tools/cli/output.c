@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The output options, and what the command prints of an output. */
 #include <inttypes.h>
+#include <limits.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -19,9 +20,10 @@ const struct option ds_output_longopts[] = {
 const char ds_output_help[] =
 	"Output:\n"
 	"  -o, --output FILE        where to write the profile; its extension picks\n"
-	"                           the format when -f is not given (.svg, .pb.gz,\n"
-	"                           .folded, .speedscope.json, .txt for\n"
-	"                           perf-script)\n"
+	"                           the format when -f is not given: .svg; .pb.gz,\n"
+	"                           .pb, .pprof (pprof); .folded, .collapsed;\n"
+	"                           .speedscope.json, .json (speedscope); .txt,\n"
+	"                           .perf, .script (perf-script)\n"
 	"  -f, --format FORMAT      svg: an interactive flame graph (open it in a\n"
 	"                             web browser);\n"
 	"                           pprof: gzipped profile.proto (go tool pprof);\n"
@@ -105,8 +107,9 @@ int ds_output_format(const struct ds_output_opts *o, int fallback, bool ext_requ
 		return fallback;
 	if (fmt < 0) {
 		ds_err("cannot tell the format from '%s': give -f svg, pprof, folded, "
-		       "speedscope or perf-script, or an extension (.svg, .pb.gz, .folded, "
-		       ".speedscope.json)", o->path);
+		       "speedscope or perf-script, or an extension: .svg; .pb.gz, .pb, "
+		       ".pprof (pprof); .folded, .collapsed; .speedscope.json, .json "
+		       "(speedscope); .txt, .perf, .script (perf-script)", o->path);
 		return -1;
 	}
 	return fmt;
@@ -124,6 +127,65 @@ struct pr_output *ds_output_open(struct ds_output_opts *o, int fmt)
 	o->po.log = ds_log_own;
 	o->po.tags = o->tags;
 	return pr_output_open(path, fmt, &o->po);
+}
+
+/* `path` as a shell word: as it is when nothing in it is special to a
+ * shell, else in single quotes ('\'' for a quote); "./" before a leading
+ * '-', which a command would take for an option. */
+static size_t shell_word(char *buf, size_t len, const char *path)
+{
+	static const char plain[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				    "0123456789_./:=+,-@%";
+	const char *lead = path[0] == '-' ? "./" : "";
+	size_t n;
+
+	if (path[0] && path[strspn(path, plain)] == '\0')
+		return (size_t)snprintf(buf, len, "%s%s", lead, path);
+	n = (size_t)snprintf(buf, len, "%s'", lead);
+	for (const char *p = path; *p && n < len; p++)
+		n += (size_t)snprintf(buf + n, len - n, *p == '\'' ? "'\\''" : "%c", *p);
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "'");
+	return n;
+}
+
+static const char *output_hint(int fmt, const char *path, char *buf, size_t len)
+{
+	const char *hint = pr_output_format_hint(fmt), *file;
+	size_t n = 0;
+
+	if (!hint || !len)
+		return hint ? hint : "";
+	buf[0] = '\0';
+	while ((file = strstr(hint, "FILE")) && n < len) {
+		n += (size_t)snprintf(buf + n, len - n, "%.*s", (int)(file - hint), hint);
+		if (n < len)
+			n += shell_word(buf + n, len - n, path);
+		hint = file + 4;
+	}
+	if (n < len)
+		snprintf(buf + n, len - n, "%s", hint);
+	return buf;
+}
+
+size_t ds_cut_title(char *s)
+{
+	size_t n = 77;
+
+	if (strlen(s) <= 80)
+		return strlen(s);
+	while (n && (s[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(s + n, "...", 4);
+	return n + 3;
+}
+
+void ds_output_wrote(int fmt, const char *path)
+{
+	char hint[PATH_MAX * 4 + 256];
+
+	fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", path,
+		pr_output_format_name(fmt), output_hint(fmt, path, hint, sizeof(hint)));
 }
 
 const char *ds_duration(uint64_t ns, char *buf, size_t len)

@@ -51,6 +51,16 @@ int ds_output_format(const struct ds_output_opts *o, int fallback, bool ext_requ
  * saying why (pprof to a terminal, say). */
 struct pr_output *ds_output_open(struct ds_output_opts *o, int fmt);
 
+/* A command line in a title, `s`, cut with "..." to 80 bytes at most,
+ * between UTF-8 characters; its new length. */
+size_t ds_cut_title(char *s);
+
+/* "dwarfsample: wrote PATH (FORMAT); open it with ..." to stderr: what
+ * opens a file of format `fmt` (pr_output_format_hint()) with `path` in
+ * place of FILE, quoted for a shell where it needs it, so that the
+ * command can be pasted: "go tool pprof -http=: 'my run.pb.gz'". */
+void ds_output_wrote(int fmt, const char *path);
+
 /* `ns` as "1.23 s", "45.6 ms" or "789 us", written into buf. */
 const char *ds_duration(uint64_t ns, char *buf, size_t len);
 

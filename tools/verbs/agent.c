@@ -407,20 +407,23 @@ static int run(const struct ds_capture *c, struct agent_args *a)
 	return err || werr || uerr || us.refused || us.given_up || ws.lost ? 1 : 0;
 }
 
-/* The sampling options as every verb has them, but -F's default: the
- * agent's. */
+/* The capture options as every verb has them, but the target's: no
+ * command (the agent samples what runs), -a by default; and -F's
+ * default, the agent's. */
 static void capture_help(FILE *out)
 {
-	static const char freq[] = "(default 99)\n";
-	const char *f = strstr(ds_capture_help, "  -F, --freq HZ");
-	const char *d = f ? strstr(f, freq) : NULL;
+	static const char heading[] = "Target (exactly one):\n", freq[] = "(default 99)";
+	const char *h = ds_capture_help, *cmd = strstr(h, "  -- CMD");
+	const char *sampling = strstr(h, "Sampling:\n");
+	const char *d = sampling ? strstr(sampling, freq) : NULL;
 
-	if (!d) {
+	if (strncmp(h, heading, strlen(heading)) || !cmd || !d) {
 		fputs(ds_capture_help, out);
 		return;
 	}
-	fprintf(out, "%.*s(default %d)\n%s", (int)(d - ds_capture_help), ds_capture_help,
-		AGENT_FREQ, d + strlen(freq));
+	h += strlen(heading);
+	fprintf(out, "Target (at most one; default -a):\n%.*s%.*s(default %d)%s",
+		(int)(cmd - h), h, (int)(d - sampling), sampling, AGENT_FREQ, d + strlen(freq));
 }
 
 static void usage(FILE *out)

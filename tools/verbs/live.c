@@ -280,21 +280,83 @@ static void close_live(struct live *l)
 	pr_reader_close(l->r);
 }
 
-/* "NAME (dwarfsample, page-faults, context-switches, every 10)". */
-static void events_title(const struct ds_capture *c, const char *name, char *buf, size_t size)
+/* What was sampled, for the title: "99 Hz", "wall-clock time, 99 Hz",
+ * "off-CPU time", "page-faults, context-switches, every 10". */
+static void sampled(const struct ds_capture *c, char *buf, size_t size)
 {
-	size_t len = (size_t)snprintf(buf, size, "%s (dwarfsample", name);
+	size_t len = 0;
 
+	if (c->off_cpu) {
+		snprintf(buf, size, "off-CPU time");
+		return;
+	}
+	buf[0] = '\0';
+	if (c->wall)
+		len = (size_t)snprintf(buf, size, "wall-clock time, ");
 	for (size_t i = 0; i < c->events.nr && len < size; i++)
-		len += (size_t)snprintf(buf + len, size - len, ", %s", c->events.names[i]);
+		len += (size_t)snprintf(buf + len, size - len, "%s, ", c->events.names[i]);
 	if (len >= size)
 		return;
 	if (c->events.period)
-		snprintf(buf + len, size - len, ", every %" PRIu64 ")", c->events.period);
-	else if (c->freq)
-		snprintf(buf + len, size - len, ", %" PRIu64 " Hz)", c->freq);
+		snprintf(buf + len, size - len, "every %" PRIu64, c->events.period);
 	else
-		snprintf(buf + len, size - len, ")");
+		snprintf(buf + len, size - len, "%" PRIu64 " Hz", c->freq ? c->freq : 99);
+}
+
+/*
+ * The graph's title, as py-spy's names the run: what ran (the command
+ * line, the first -p process's, or the host with -a), its pid, when
+ * sampling began and what was sampled -- "./app -n 3 (pid 1234,
+ * 2026-11-27 14:50:02 UTC; 99 Hz)".  Once the command runs: its pid.
+ */
+static void profile_title(const struct ds_capture *c, pid_t child, time_t start, char *buf,
+			  size_t size)
+{
+	char how[256], when[64], path[64], cmd[4096] = "";
+	struct tm tm;
+	pid_t pid = child > 0 ? child : c->nr_pids ? c->pids[0] : 0;
+	FILE *f;
+
+	if (c->argv) {
+		size_t len = 0;
+
+		for (char *const *w = c->argv; *w && len < sizeof(cmd); w++)
+			len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, "%s%s",
+						len ? " " : "", *w);
+	} else if (c->nr_pids) {
+		size_t len = 0;
+
+		/* Its arguments, NUL-separated, as ps shows them. */
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		if ((f = fopen(path, "re"))) {
+			len = fread(cmd, 1, sizeof(cmd) - 1, f);
+			fclose(f);
+		}
+		while (len && !cmd[len - 1])
+			len--;
+		for (size_t i = 0; i < len; i++)
+			cmd[i] = cmd[i] ? cmd[i] : ' ';
+		cmd[len] = '\0';
+		if (!len)
+			target_name(c, cmd, sizeof(cmd));
+	} else {
+		char host[64] = "this host";
+
+		gethostname(host, sizeof(host) - 1);
+		host[sizeof(host) - 1] = '\0';
+		snprintf(cmd, sizeof(cmd), "all CPUs of %s", host);
+	}
+	ds_cut_title(cmd);
+	localtime_r(&start, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S %Z", &tm);
+	sampled(c, how, sizeof(how));
+	if (!pid)
+		snprintf(buf, size, "%s (%s; %s)", cmd, when, how);
+	else if (c->nr_pids > 1)
+		snprintf(buf, size, "%s (pid %d and %zu more, %s; %s)", cmd, (int)pid,
+			 c->nr_pids - 1, when, how);
+	else
+		snprintf(buf, size, "%s (pid %d, %s; %s)", cmd, (int)pid, when, how);
 }
 
 static int run(const struct ds_capture *c, struct profile_args *a)
@@ -326,13 +388,9 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	/* Wall time needs each CPU sample's own period (cpu-clock's is ns). */
 	o->period_is_ns = c->wall && !c->hw_cycles;
 	o->off_cpu_min_ns = c->off_cpu_min_ns;
-	if (!o->title && o->mode == PR_PROFILE_OFF_CPU)
-		snprintf(title, sizeof(title), "%s (dwarfsample, off-CPU time)", name);
-	else if (!o->title && c->events.nr)
-		events_title(c, name, title, sizeof(title));
-	else if (!o->title)
-		snprintf(title, sizeof(title), "%s (dwarfsample, %s%" PRIu64 " Hz)", name,
-			 c->wall ? "wall-clock time, " : "", c->freq ? c->freq : 99);
+	/* Written at the end: what the title names is settled once the
+	 * command runs, below. */
+	title[0] = '\0';
 	if (!o->title)
 		o->title = title;
 	event = c->hw_cycles ? "cycles" : "cpu-clock";
@@ -352,6 +410,8 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		return 1;
 	}
 	clock_gettime(CLOCK_REALTIME, &wall);
+	if (o->title == title)
+		profile_title(c, pr_reader_child(l.r), wall.tv_sec, title, sizeof(title));
 	err = ds_capture_run(c, l.r, &hooks);
 	if (err) {
 		char buf[128];
@@ -380,8 +440,7 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 					   (uint64_t)((l.end - l.start) * 1e9))
 			 : pr_output_discard(l.out));
 	if (l.started && ok && strcmp(a->out.path, "-"))
-		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
-			pr_output_format_name(fmt), pr_output_format_hint(fmt));
+		ds_output_wrote(fmt, a->out.path);
 	close_live(&l);
 	/* An empty profile is no failure (nor is it for perf): the run did
 	 * what was asked, and the summary said why it is empty. */
@@ -394,7 +453,7 @@ static void usage(FILE *out)
 		"usage: dwarfsample [options] (-p PID[,PID...] | -a [-C LIST] | -- CMD [ARGS...])\n"
 		"       dwarfsample record [options] (-p PID... | -a | -- CMD...) [-o FILE]\n"
 		"                                    sample into a perf.data file\n"
-		"       dwarfsample report -i FILE [options]\n"
+		"       dwarfsample report [-i FILE] [options]\n"
 		"                                    a perf.data file's stacks, or a profile\n"
 		"       dwarfsample dump [options] (-p PID... | -a | -- CMD... | -i FILE)\n"
 		"                                    every record, as text\n"
@@ -415,8 +474,8 @@ static void usage(FILE *out)
 		"  -h, --help               this help\n"
 		"      --version            the version\n"
 		"\n"
-		"Run 'dwarfsample record --help' (or report, dump, stat, agent) for those\n"
-		"commands.\n",
+		"Run 'dwarfsample help record' (or report, dump, stat, agent; the same as\n"
+		"'dwarfsample record --help') for those commands.\n",
 		ds_capture_help, ds_output_help, ds_names_help);
 }
 

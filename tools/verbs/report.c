@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * `dwarfsample report -i FILE`: replay a perf.data file through the
- * process model, the unwinder and the symbolizer, and print every
- * sample's stack.
+ * `dwarfsample report [-i FILE]`: replay a perf.data file (./perf.data
+ * by default, as perf report) through the process model, the unwinder
+ * and the symbolizer, and print every sample's stack.
  *
  * --format perf-script (the default) prints what `perf script` prints for
  * the same file, line for line (prscript.h): its default fields,
@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "perfreader.h"
@@ -375,6 +376,32 @@ static int replay(struct report_args *a, struct report *r, size_t jobs, bool nam
 	return ret || err ? 1 : 0;
 }
 
+/*
+ * A profile's title: the program the file profiled -- the command after
+ * "--" in the command line that recorded it (dwarfsample record's, or
+ * perf record's when it has one), else the name of the process with the
+ * most samples -- and that process's pid: "./app -n 3 (pid 1234)".
+ */
+static void report_title(const struct report *r, char *buf, size_t size)
+{
+	const char *const *argv;
+	size_t argc = pr_file_cmdline(r->file, &argv), i = 0, len = 0;
+	uint32_t pid = 0;
+	const char *comm;
+
+	while (i < argc && strcmp(argv[i], "--"))
+		i++;
+	for (i++; i < argc && len < size; i++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", len ? " " : "", argv[i]);
+	if (pr_output_pids(r->out, &pid, 1) && !len && (comm = pr_output_process(r->out, pid)))
+		len = (size_t)snprintf(buf, size, "%s", comm);
+	if (!len)
+		len = (size_t)snprintf(buf, size, "%s", r->input);
+	len = ds_cut_title(buf);
+	if (pid && len < size)
+		snprintf(buf + len, size - len, " (pid %" PRIu32 ")", pid);
+}
+
 static int run(struct report_args *a, int fmt)
 {
 	PR_OPTS(pr_file_opts, fo, .log = ds_log);
@@ -390,6 +417,8 @@ static int run(struct report_args *a, int fmt)
 	FILE *qout = stderr;
 	size_t jobs;
 	int ret = 1;
+	/* Named once the samples say which process was profiled. */
+	char title[256] = "dwarfsample";
 
 	/* The archive record --archive wrote beside the file: searched
 	 * first, by build-id, and its kernel symbols unless --kallsyms. */
@@ -444,6 +473,8 @@ static int run(struct report_args *a, int fmt)
 			return 1;
 		}
 	}
+	if (!o->title)
+		o->title = title;
 	if (quality_only) {
 		qout = stdout;
 		if (a->out.path && strcmp(a->out.path, "-") && !(qout = fopen(a->out.path, "we"))) {
@@ -457,6 +488,8 @@ static int run(struct report_args *a, int fmt)
 	}
 	jobs = nr_jobs(a, &r, fmt);
 	ret = replay(a, &r, jobs, names, &sym);
+	if (r.out && o->title == title)
+		report_title(&r, title, sizeof(title));
 	/* The quality report alone says how the stacks ended; beside the
 	 * stacks, the summary does. */
 	if (r.ses && !quality_only) {
@@ -477,8 +510,7 @@ static int run(struct report_args *a, int fmt)
 		ret = 1;
 	else if (r.out && a->out.path && strcmp(a->out.path, "-") &&
 		 fmt != PR_OUTPUT_PERF_SCRIPT)
-		fprintf(stderr, "dwarfsample: wrote %s (%s); open it with %s\n", a->out.path,
-			pr_output_format_name(fmt), pr_output_format_hint(fmt));
+		ds_output_wrote(fmt, a->out.path);
 	if (r.ses)
 		ret = ds_file_verdict(r.file, a->input, ret);
 out:
@@ -494,13 +526,14 @@ out:
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: dwarfsample report -i FILE [options]\n"
+	fprintf(out, "usage: dwarfsample report [-i FILE] [options]\n"
 	      "\n"
 	      "Unwind every sample of a perf.data file (dwarfsample record's or\n"
 	      "perf record --call-graph dwarf's), name its frames and print the\n"
 	      "stacks.\n"
 	      "\n"
-	      "  -i, --input FILE         the perf.data file to read\n"
+	      "  -i, --input FILE         the perf.data file to read (default\n"
+	      "                           ./perf.data, as record writes it)\n"
 	      "  -o, --output FILE        write there instead of standard output\n"
 	      "  -f, --format FORMAT      perf-script: perf script's layout (default);\n"
 	      "                           svg, pprof, folded, speedscope: a profile, as\n"
@@ -525,7 +558,7 @@ static void usage(FILE *out)
 	      "      --off-cpu-min DURATION\n"
 	      "                           a file recorded with --off-cpu or --wall:\n"
 	      "                           leave out waits shorter than DURATION\n"
-	      "                           (50us, 2ms, 0.5s)\n"
+	      "                           (50us, 2ms, 0.5s; bare numbers are seconds)\n"
 	      "%s"
 	      "  -v, --verbose            more diagnostics\n"
 	      "  -h, --help               this help\n", ds_names_help);
@@ -578,7 +611,7 @@ int ds_cmd_report(int argc, char **argv)
 			a.kallsyms = optarg;
 			break;
 		case OPT_OFF_CPU_MIN:
-			if (ds_parse_duration(optarg, "off-CPU minimum", &a.out.po.off_cpu_min_ns))
+			if (ds_parse_duration(optarg, "--off-cpu-min", &a.out.po.off_cpu_min_ns))
 				return 2;
 			break;
 		case OPT_EVENT:
@@ -606,10 +639,14 @@ int ds_cmd_report(int argc, char **argv)
 		}
 		}
 	}
-	if (!a.input) {
-		ds_err("give the file to read: -i FILE");
+	/* As perf report: what record writes by default. */
+	if (!a.input && access("perf.data", F_OK)) {
+		ds_err("no ./perf.data here: record one with `dwarfsample record -- CMD`, "
+		       "or give -i FILE");
 		return 2;
 	}
+	if (!a.input)
+		a.input = "perf.data";
 	if (optind < argc) {
 		ds_err("unexpected argument '%s'", argv[optind]);
 		return 2;

@@ -99,8 +99,10 @@ static void usage(FILE *out)
 		"      --per-thread         with -p or -a: a line per thread (comm-tid);\n"
 		"                           with -a, each thread living at the start\n"
 		"                           that counted anything\n"
-		"  -I, --interval-print MS  print the counts of every MS milliseconds\n"
-		"  -d, --duration SECONDS   stop after this long (a command gets SIGTERM)\n"
+		"  -I, --interval-print MS  print the counts of every MS milliseconds (a\n"
+		"                           bare number, as perf's), or 1s, 500ms\n"
+		"  -d, --duration DURATION  stop after this long: seconds (10) or 10s,\n"
+		"                           500ms, 2m (a command gets SIGTERM)\n"
 		"  -v, --verbose            more diagnostics\n"
 		"Output (to standard error, as perf's):\n"
 		"  -x, --field-separator SEP\n"
@@ -130,9 +132,19 @@ static int stat_option(int opt, const char *arg, void *ctx)
 	case OPT_PER_THREAD:
 		a->per_thread = true;
 		return 0;
-	case 'I':
-		return ds_parse_u64(arg, "interval (milliseconds)", 10, 86400000,
-				    &a->interval_ms);
+	case 'I': {
+		uint64_t ns;
+
+		/* perf stat -I counts milliseconds: a bare number still does. */
+		if (ds_parse_duration_in(arg, "-I", 1000000, &ns))
+			return -1;
+		if (ns < 10000000 || ns > UINT64_C(86400000000000)) {
+			ds_err("-I: '%s' is out of range: give 10ms to 1d", arg);
+			return -1;
+		}
+		a->interval_ms = ns / 1000000;
+		return 0;
+	}
 	case 'x':
 		if (!*arg) {
 			ds_err("the field separator of -x cannot be empty");
