@@ -24,6 +24,8 @@ usage: check-readme.py [--parse-only] [--readme FILE] SOURCE_DIR BUILD_DIR DWARF
   table RULES says, each for a stated reason.
 - The demo's summary quoted in the README matches the lines the quick
   start's command prints (numbers aside).
+- Every relative link of the README and of docs/*.md reaches a file, and
+  its anchor a heading there.
 --self-check runs the check on doctored copies (an option renamed in a
 sh block, in a table, in prose) and fails unless each copy fails it.
 """
@@ -93,6 +95,38 @@ def parse_readme(text):
         for span in re.findall(r'`([^`]+)`', line):
             inline.append((n, span))
     return sh, texts, inline, errors
+
+
+def slugs(text):
+    """The anchors GitHub gives a Markdown file's headings."""
+    seen, out, code = {}, set(), False
+    for line in text.split('\n'):
+        if line.startswith('```'):
+            code = not code
+        m = None if code else re.match(r'^#{1,6} (.*)$', line)
+        if m:
+            slug = re.sub(r'[^\w\- ]', '', m.group(1).strip().lower()).replace(' ', '-')
+            n = seen.get(slug, 0)
+            seen[slug] = n + 1
+            out.add(f'{slug}-{n}' if n else slug)
+    return out
+
+
+def check_links(path, base, fail):
+    """Every relative link of a Markdown file, read as if in base, reaches a
+    file, and a heading there."""
+    text = open(path).read()
+    name = os.path.basename(path)
+    for n, line in enumerate(text.split('\n'), 1):
+        for target in re.findall(r'\]\(([^)\s]+)\)', line):
+            if re.match(r'^[a-z]+:', target):
+                continue
+            file, _, anchor = target.partition('#')
+            dest = os.path.normpath(os.path.join(base, file)) if file else path
+            if not os.path.exists(dest):
+                fail(f'{name}:{n}', f'the link {target} reaches no file')
+            elif anchor and dest.endswith('.md') and anchor not in slugs(open(dest).read()):
+                fail(f'{name}:{n}', f'the link {target} reaches no heading')
 
 
 def split_commands(line):
@@ -366,6 +400,11 @@ class Checker:
             elif span.startswith('-'):
                 self.check_option_mention(where, span)
         self.check_summary(texts)
+        # The links of the README and of the docs it moved text to.
+        check_links(readme, self.src, self.fail)
+        docs = os.path.join(self.src, 'docs')
+        for md in sorted(f for f in os.listdir(docs) if f.endswith('.md')):
+            check_links(os.path.join(docs, md), docs, self.fail)
         nr_dwarfsample = sum(1 for _, s in inline if s.startswith('dwarfsample'))
         return len(sh), nr_dwarfsample
 
@@ -403,20 +442,29 @@ def main(argv):
 def self_test(src, build, ds, demo):
     """The check fails on a README whose options the CLI does not know."""
     text = open(os.path.join(src, 'README.md')).read()
+    # (what, text, its replacement, what the check must say)
     doctored = [
-        ('a renamed option in a sh block', '-p PID -d 10', '-p PID --time 10'),
+        ('a renamed option in a sh block', '-p PID -d 10', '-p PID --time 10',
+         "unrecognized option '--time'"),
         ('a renamed option in a table', '`dwarfsample stat -e cs,faults -p PID -d 5`',
-         '`dwarfsample stat -e cs,faults -p PID --secs 5`'),
-        ('a renamed option in prose', '`--off-cpu-stack-size`', '`--offcpu-stack-size`'),
+         '`dwarfsample stat -e cs,faults -p PID --secs 5`', "unrecognized option '--secs'"),
+        ('a renamed option in prose', '`--off-cpu-stack-size`', '`--offcpu-stack-size`',
+         '`--offcpu-stack-size` names an option no dwarfsample --help lists'),
         ('a bad value', '`dwarfsample report -i perf.data`',
-         '`dwarfsample report -i perf.data -F comm,nosuchfield`'),
-        ('a third quick-start command', '\n.ci/run\n', '\n.ci/run\nmeson test -C build\n'),
-        ('a C block', '```sh\ndwarfsample -o profile.svg', '```c\ndwarfsample -o profile.svg'),
+         '`dwarfsample report -i perf.data -F comm,nosuchfield`', "unknown field 'nosuchfield'"),
+        ('a third quick-start command', '\n.ci/run\n', '\n.ci/run\nmeson test -C build\n',
+         'the quick start is exactly two one-line commands'),
+        ('a C block', '```sh\ndwarfsample -o profile.svg', '```c\ndwarfsample -o profile.svg',
+         'a code block must be ```sh or ```text, not ```c'),
+        ('a link to no heading', '(#lost-samples)', '(#lost-sample)',
+         'the link #lost-sample reaches no heading'),
+        ('a link to no file', '(docs/agent.md)', '(docs/agents.md)',
+         'the link docs/agents.md reaches no file'),
     ]
     bad = 0
     tmp = tempfile.mkdtemp(prefix='check-readme-self.')
     try:
-        for what, old, new in doctored:
+        for what, old, new, says in doctored:
             if old not in text:
                 print(f'FAIL: self-check: README.md has no {old!r} to doctor ({what})')
                 bad += 1
@@ -426,12 +474,13 @@ def self_test(src, build, ds, demo):
                 f.write(text.replace(old, new, 1))
             r = run([sys.executable, __file__, '--parse-only', '--readme', path,
                      src, build, ds, demo], timeout=120)
-            if r.returncode != 1 or 'FAIL:' not in r.stdout:
-                print(f'FAIL: self-check: {what} passed the check:\n{r.stdout}')
+            fails = [ln for ln in r.stdout.splitlines() if ln.startswith('FAIL:')]
+            if r.returncode != 1 or len(fails) != 1 or says not in fails[0]:
+                print(f'FAIL: self-check: {what}: the check should fail once, saying '
+                      f'{says!r}; it exited {r.returncode}:\n{r.stdout}{r.stderr}')
                 bad += 1
             else:
-                first = next(ln for ln in r.stdout.splitlines() if ln.startswith('FAIL:'))
-                print(f'PASS: self-check: {what} fails it: {first[:200]}')
+                print(f'PASS: self-check: {what} fails it: {fails[0][:200]}')
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 1 if bad else 0
