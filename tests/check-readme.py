@@ -17,8 +17,10 @@ usage: check-readme.py [--parse-only] [--readme FILE] SOURCE_DIR BUILD_DIR DWARF
 - Every option named alone in inline code (`--stack-size`) is one of the
   options dwarfsample's --help texts list, unless it is listed below as
   another program's.
-- sh-block commands run, bounded (timeout, -d 1, ./myprog a short run of
-  the demo, PID a running demo), and must exit 0 and write their -o file;
+- dwarfsample commands, in sh blocks and in inline code, run, bounded
+  (timeout, -d 1, ./myprog or CMD a short run of the demo, PID a running
+  demo, FILE the run.data the five commands' record wrote), and must exit 0 and write
+  their -o file; options alone (`dwarfsample --wall`) are only parsed;
   those that cannot run here (the package install, systemd, the agent's
   backends, runtimes the machine lacks, the whole CI) are checked as the
   table RULES says, each for a stated reason.
@@ -36,6 +38,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 # Flags of other programs that the README names in inline code.
 FOREIGN_OPTIONS = {
@@ -160,8 +163,13 @@ class Checker:
         # demo of its own for the time it runs.
         self.target = subprocess.Popen(['sleep', '300'])
         self.demo_stderr = None
+        self.ran = set()
         self.env = dict(os.environ)
         self.env['PATH'] = os.path.dirname(ds) + ':' + self.env.get('PATH', '')
+        # record keeps files in perf's build-id cache, ~/.debug: the test's
+        # go to its own directory; the cache of parsed symbols stays shared.
+        self.env.setdefault('XDG_CACHE_HOME', os.path.expanduser('~/.cache'))
+        self.env['HOME'] = self.tmp
         self.options = self.known_options()
 
     def close(self):
@@ -187,8 +195,10 @@ class Checker:
         for w in words:
             if w == 'PID':
                 w = str(pid or self.target.pid)
-            elif w == './myprog':
+            elif w in ('./myprog', 'CMD'):
                 w = self.myprog
+            elif w == 'FILE':
+                w = 'run.data'      # the five commands' record wrote it
             elif w.startswith('build/'):
                 w = os.path.join(self.build, w[len('build/'):])
             out.append(w)
@@ -307,6 +317,9 @@ class Checker:
             return f'needs the reader\'s {after[-1]} (and CPython 3.12+ or node)'
         if '--python' in words:
             return 'needs a running CPython 3.12+'
+        verb = words[1] if len(words) > 1 and not words[1].startswith('-') else ''
+        if verb != 'report' and not {'--', '-p', '-a'} & set(words):
+            return 'options, not a whole command: no target'
         return None
 
     def run_dwarfsample(self, where, words):
@@ -314,6 +327,9 @@ class Checker:
         if reason:
             self.notes.append(f'{where}: parsed, not run: {reason}')
             return
+        if tuple(words) in self.ran:
+            return
+        self.ran.add(tuple(words))
         target = subprocess.Popen([self.demo, '60', '1'], stdout=subprocess.DEVNULL) \
             if 'PID' in words else None
         argv = self.subst(words, target and target.pid)
@@ -321,6 +337,7 @@ class Checker:
         for i, w in enumerate(argv[:-1]):
             if w == '-d' and (('--' not in argv) or i < argv.index('--')):
                 argv[i + 1] = '1'
+        began = time.monotonic()
         try:
             r = run(argv, cwd=self.tmp, env=self.env)
         except subprocess.TimeoutExpired:
@@ -343,7 +360,8 @@ class Checker:
                 self.fail(where, f'{" ".join(words)} wrote no {argv[argv.index("-o") + 1]}')
         if words[-1].endswith('dwarfsample-demo'):
             self.demo_stderr = r.stderr
-        self.notes.append(f'{where}: ran {" ".join(words)}')
+        self.notes.append(f'{where}: ran {" ".join(words)} '
+                          f'({time.monotonic() - began:.1f} s)')
 
     def check_summary(self, texts):
         quoted = [body for _, marker, body in texts if 'check-readme: the demo\'s summary' in marker]
@@ -396,7 +414,10 @@ class Checker:
         for n, span in inline:
             where = f'README.md:{n}'
             if re.match(r'^dwarfsample( |$)', span):
-                self.dry_parse(where, shlex.split(span))
+                # In the order they come: the perf table's record writes
+                # the perf.data its report rows read.
+                if self.dry_parse(where, shlex.split(span)) and not self.parse_only:
+                    self.run_dwarfsample(where, shlex.split(span))
             elif span.startswith('-'):
                 self.check_option_mention(where, span)
         self.check_summary(texts)
