@@ -12,6 +12,13 @@ DESTDIR="$tmp/root" meson install -C "$build" --no-rebuild --quiet >/dev/null
 pc=$(find "$tmp/root" -name perfreader.pc)
 [ -n "$pc" ] || { echo "FAIL: no perfreader.pc installed"; exit 1; }
 find "$tmp/root" -name perfreader.h | grep -q . || { echo "FAIL: no header installed"; exit 1; }
+# What the README's install section says meson install puts in place.
+for f in bin/dwarfsample bin/dwarfsample-demo share/man/man1/dwarfsample.1 \
+	lib/systemd/system/dwarfsample-agent.service; do
+	find "$tmp/root" -path "*/$f" | grep -q . || { echo "FAIL: no $f installed"; exit 1; }
+done
+grep -q '^ExecStart=/.*/bin/dwarfsample agent ' "$(find "$tmp/root" -name dwarfsample-agent.service)" ||
+	{ echo "FAIL: the installed unit does not start the installed dwarfsample"; exit 1; }
 
 cat >"$tmp/use.c" <<'C'
 #include <perfreader.h>
@@ -37,4 +44,4 @@ fi
 # shellcheck disable=SC2086 # flags are words
 cc -o "$tmp/use" "$tmp/use.c" $flags
 LD_LIBRARY_PATH=$libdir "$tmp/use" >/dev/null || { echo "FAIL: the installed library does not work"; exit 1; }
-echo "PASS: installed header, pkg-config file and shared library build and run a program"
+echo "PASS: the command, the demo, the man page and the agent's unit are installed; the installed header, pkg-config file and shared library build and run a program"
