@@ -37,11 +37,18 @@ for verb in record report dump stat agent; do
 	run help "$verb"
 	cp "$tmp/out" "$tmp/help"
 	"$ds" "$verb" --help >"$tmp/want" 2>&1
+	cp "$tmp/want" "$tmp/want-$verb"
 	check "dwarfsample help $verb is dwarfsample $verb --help (exit $rc)" \
 		sh -c "[ $rc -eq 0 ] && [ -s \"$tmp/help\" ] && cmp -s \"$tmp/help\" \"$tmp/want\""
 done
 "$ds" -h >"$tmp/help"
 check "dwarfsample -h points to dwarfsample help VERB" grep -q "dwarfsample help record" "$tmp/help"
+run help record --help
+cp "$tmp/out" "$tmp/help"
+check "dwarfsample help record --help is dwarfsample help record (exit $rc)" \
+	sh -c "[ $rc -eq 0 ] && cmp -s \"$tmp/help\" \"$tmp/want-record\""
+run help record report
+check "help of two commands: exit 2 ($rc)" test $rc -eq 2
 run help nosuch
 check "help of no command: exit 2 ($rc), naming the commands" \
 	sh -c "[ $rc -eq 2 ] && grep -q 'the commands are record, report, dump' \"$tmp/err\""

@@ -47,6 +47,9 @@ static int help(int argc, char **argv)
 {
 	char help_opt[] = "--help";
 
+	/* `help VERB --help` (and `help --help`) asks for the same. */
+	if (argc > 1 && (!strcmp(argv[argc - 1], "--help") || !strcmp(argv[argc - 1], "-h")))
+		argc--;
 	if (argc < 2) {
 		short_usage(stdout);
 		return 0;
