@@ -467,8 +467,8 @@ def self_test(src, build, ds, demo):
     doctored = [
         ('a renamed option in a sh block', '-p PID -d 10', '-p PID --time 10',
          "unrecognized option '--time'"),
-        ('a renamed option in a table', '`dwarfsample stat -e cs,faults -p PID -d 5`',
-         '`dwarfsample stat -e cs,faults -p PID --secs 5`', "unrecognized option '--secs'"),
+        ('a renamed option in a table', '`dwarfsample stat -a -- CMD`',
+         '`dwarfsample stat --all-cpuz -- CMD`', "unrecognized option '--all-cpuz'"),
         ('a renamed option in prose', '`--off-cpu-stack-size`', '`--offcpu-stack-size`',
          '`--offcpu-stack-size` names an option no dwarfsample --help lists'),
         ('a bad value', '`dwarfsample report -i perf.data`',
