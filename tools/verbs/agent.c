@@ -426,8 +426,8 @@ static void capture_help(FILE *out)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dwarfsample agent [options] [-a | -p PID[,PID...] | --exe NAME... |\n"
-		"                         --cgroup PATH]\n"
+		"usage: dwarfsample agent [options] [-a | -p PID[,PID...] | -t TID[,TID...] |\n"
+		"                         --exe NAME... | --cgroup PATH]\n"
 		"\n"
 		"Profile continuously: sample at a low rate, unwind and name every stack\n"
 		"on this host, cut the profile into windows and ship each window, one\n"
@@ -706,8 +706,8 @@ static int settle(struct ds_capture *c, struct agent_args *a, int argc)
 		       "--exe NAME, not a command");
 		return -1;
 	}
-	if (a->nr_exes && c->nr_pids) {
-		ds_err("--exe picks processes among all of them: give it without -p");
+	if (a->nr_exes && (c->nr_pids || c->nr_tids)) {
+		ds_err("--exe picks processes among all of them: give it without -p or -t");
 		return -1;
 	}
 	/* It runs for days over processes that come and go: one activation
@@ -724,13 +724,13 @@ static int settle(struct ds_capture *c, struct agent_args *a, int argc)
 		ds_err("the agent unwinds on one worker: leave out --jobs");
 		return -1;
 	}
-	if (a->cgroup[0] && c->nr_pids) {
-		ds_err("--cgroup samples every process of a cgroup: give it without -p");
+	if (a->cgroup[0] && (c->nr_pids || c->nr_tids)) {
+		ds_err("--cgroup samples every process of a cgroup: give it without -p or -t");
 		return -1;
 	}
 	if (a->cgroup[0])
 		c->cgroup = a->cgroup;
-	if (!c->nr_pids)
+	if (!c->nr_pids && !c->nr_tids)
 		c->system_wide = true;
 	if (!c->freq && !c->events.nr && !c->off_cpu)
 		c->freq = AGENT_FREQ;

@@ -151,6 +151,11 @@ static int check_args(const struct ds_capture *c, const struct stat_args *a)
 		ds_err("give -x SEP (CSV) or -j (JSON), not both");
 		return -1;
 	}
+	if (c->nr_tids) {
+		ds_err("stat counts processes, CPUs or a command, not single threads yet: "
+		       "give -p PID --per-thread for a count per thread");
+		return -1;
+	}
 	if (a->per_thread && !c->nr_pids) {
 		ds_err("--per-thread counts the threads of running processes: use it "
 		       "with -p (a command's threads do not exist yet when it starts)");
