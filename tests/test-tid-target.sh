@@ -115,6 +115,26 @@ check "record -t TID: the file holds that thread's samples only" [ "$(tids "$tmp
 set -- $(complete "$tmp/b.txt" "$b")
 check "record -t TID: named and complete to clone3 ($2 of $1)" mostly "$1" "$2" 50
 
+# --- stat: -t counts those threads alone, -p with a thread's id its process ---
+# rows FILE: the comm-tid of each --per-thread row, sorted, one line.
+rows() {
+	awk '$1 ~ /-[0-9]+$/ && $3 == "msec" { print $1 }' "$1" | sort | tr '\n' ' '
+}
+"$ds" stat -t "$a,$b" --per-thread -e task-clock -d 1 2>"$tmp/stat.err"
+perf stat -t "$a,$b" --per-thread -e task-clock -- sleep 1 2>"$tmp/perfstat.err"
+same_rows() {
+	[ "$(rows "$tmp/stat.err")" = "worker-a-$a worker-b-$b " ] &&
+		[ "$(rows "$tmp/perfstat.err")" = "$(rows "$tmp/stat.err")" ]
+}
+check "stat -t A,B --per-thread: a row per thread named, as perf stat's ($(rows "$tmp/stat.err"))" \
+	same_rows || cat "$tmp/stat.err" "$tmp/perfstat.err"
+check "stat -t: the header names the threads, as perf's" \
+	grep -q "counter stats for thread id '$a,$b':" "$tmp/stat.err"
+"$ds" stat -p "$b" -e task-clock -d 1 2>"$tmp/statp.err"
+check "stat -p TID: counts the process, and says so" \
+	grep -q "^dwarfsample: PID $b is a thread of process $wpid: counting the process; -t $b counts that thread only$" \
+	"$tmp/statp.err"
+
 # --- bad ids: a message saying what to give, exit 2, nothing sampled ---
 # bad WHAT PATTERN ARGS...: dwarfsample ARGS exits 2, its message matching.
 bad() {
@@ -134,5 +154,4 @@ bad "-t, not a number" "invalid TID 'abc': expected 1 to" -t abc -d 1 -o "$tmp/x
 bad "--tid as it was (a flag)" "a root per thread in folded and SVG output is --thread-roots" \
 	--tid -f folded -o "$tmp/x.folded" -- true
 bad "report --tid as it was" "a root per thread is --thread-roots" report --tid -i "$tmp/b.data"
-bad "stat -t" "give -p PID --per-thread" stat -t "$a" -d 1
 exit $fail

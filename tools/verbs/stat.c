@@ -73,7 +73,8 @@ struct stat_run {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dwarfsample stat [options] (-p PID[,PID...] | -a [-C LIST] | -- CMD [ARGS...])\n"
+		"usage: dwarfsample stat [options] (-p PID[,PID...] | -t TID[,TID...] | -a [-C LIST] |\n"
+		"                        -- CMD [ARGS...])\n"
 		"\n"
 		"Count events on the target and print the counts as perf stat does:\n"
 		"when a command exits (its exit status is dwarfsample's), when -d\n"
@@ -81,7 +82,9 @@ static void usage(FILE *out)
 		"\n"
 		"Target (exactly one):\n"
 		"  -p, --pid PID[,PID...]   count these processes, all their threads and\n"
-		"                           the threads and children they create\n"
+		"                           the threads and children they create (a\n"
+		"                           thread's id stands for its process)\n"
+		"  -t, --tid TID[,TID...]   count only these threads, as perf's -t\n"
 		"  -a, --all-cpus           count every task on every online CPU\n"
 		"  -C, --cpu LIST           with -a: only these CPUs (e.g. 0-3,8)\n"
 		"  -- CMD [ARGS...]         run CMD and count it from its exec\n"
@@ -91,7 +94,7 @@ static void usage(FILE *out)
 		"                           context-switches, cpu-migrations, page-faults\n"
 		"                           and, where the CPU has a PMU, cycles,\n"
 		"                           instructions, branches, branch-misses)\n"
-		"      --per-thread         with -p: a line per thread (comm-tid)\n"
+		"      --per-thread         with -p or -t: a line per thread (comm-tid)\n"
 		"  -I, --interval-print MS  print the counts of every MS milliseconds\n"
 		"  -d, --duration SECONDS   stop after this long (a command gets SIGTERM)\n"
 		"  -v, --verbose            more diagnostics\n"
@@ -151,12 +154,7 @@ static int check_args(const struct ds_capture *c, const struct stat_args *a)
 		ds_err("give -x SEP (CSV) or -j (JSON), not both");
 		return -1;
 	}
-	if (c->nr_tids) {
-		ds_err("stat counts processes, CPUs or a command, not single threads yet: "
-		       "give -p PID --per-thread for a count per thread");
-		return -1;
-	}
-	if (a->per_thread && !c->nr_pids) {
+	if (a->per_thread && !c->nr_pids && !c->nr_tids) {
 		ds_err("--per-thread counts the threads of running processes: use it "
 		       "with -p (a command's threads do not exist yet when it starts)");
 		return -1;
@@ -243,12 +241,19 @@ static int pidfd_open(pid_t pid)
 #endif
 }
 
+/* The -p processes or the -t threads (one or the other is given). */
+static const pid_t *targets(const struct ds_capture *c)
+{
+	return c->nr_tids ? c->tids : c->pids;
+}
+
 /* A pidfd per process whose end ends the count: the command, or each of
- * -p's.  A process already gone has ended. */
+ * -p's or -t's (a thread other than a main one has none: it is looked at
+ * in turn).  A process already gone has ended. */
 static void watch_ends(struct stat_run *s)
 {
-	const pid_t *pids = s->child > 0 ? &s->child : s->c->pids;
-	size_t nr = s->child > 0 ? 1 : s->c->nr_pids;
+	const pid_t *pids = s->child > 0 ? &s->child : targets(s->c);
+	size_t nr = s->child > 0 ? 1 : s->c->nr_pids + s->c->nr_tids;
 
 	if (s->c->system_wide)
 		return;
@@ -273,7 +278,7 @@ static void watch_ends(struct stat_run *s)
 
 static bool has_ended(const struct stat_run *s, size_t i)
 {
-	pid_t pid = s->child > 0 ? s->child : s->c->pids[i];
+	pid_t pid = s->child > 0 ? s->child : targets(s->c)[i];
 	siginfo_t info;
 
 	if (s->child > 0) {
@@ -472,6 +477,8 @@ static struct pr_counter *open_counter(struct stat_run *s)
 	if (c->system_wide)
 		return pr_counter_open_cpus(s->evs, s->nr, c->nr_cpus ? c->cpus : NULL,
 					    c->nr_cpus, &opts);
+	if (c->nr_tids)
+		return pr_counter_open_tids(s->evs, s->nr, c->tids, c->nr_tids, &opts);
 	return pr_counter_open_pids(s->evs, s->nr, c->pids, c->nr_pids, &opts);
 }
 
@@ -539,11 +546,13 @@ static void describe_target(const struct ds_capture *c, char *buf, size_t len)
 		snprintf(buf, len, "'system wide'");
 		return;
 	}
-	n += (size_t)snprintf(buf, len, "%s'", c->argv ? "" : "process id ");
+	n += (size_t)snprintf(buf, len, "%s'", c->argv	  ? ""
+					       : c->nr_tids ? "thread id "
+							    : "process id ");
 	for (size_t i = 0; c->argv && c->argv[i] && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", c->argv[i]);
-	for (size_t i = 0; !c->argv && i < c->nr_pids && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "", (int)c->pids[i]);
+	for (size_t i = 0; !c->argv && i < c->nr_pids + c->nr_tids && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "", (int)targets(c)[i]);
 	if (n < len)
 		snprintf(buf + n, len - n, "'");
 }
