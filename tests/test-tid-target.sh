@@ -115,6 +115,13 @@ check "record -t TID: the file holds that thread's samples only" [ "$(tids "$tmp
 set -- $(complete "$tmp/b.txt" "$b")
 check "record -t TID: named and complete to clone3 ($2 of $1)" mostly "$1" "$2" 50
 
+# --- the agent: -t too ---
+"$ds" agent -t "$a" -d 3 --interval 1s --out-dir "$tmp/agent" 2>"$tmp/agent.err"
+agent_ran() {
+	grep -q "sampling the threads given" "$tmp/agent.err" && ls "$tmp/agent"/*.pb.gz >/dev/null
+}
+check "agent -t TID: samples the thread and writes its windows" agent_ran || cat "$tmp/agent.err"
+
 # --- stat: -t counts those threads alone, -p with a thread's id its process ---
 # rows FILE: the comm-tid of each --per-thread row, sorted, one line.
 rows() {

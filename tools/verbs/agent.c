@@ -161,8 +161,10 @@ static int started(void *arg)
 	ag->started = true;
 	/* Said once the events are on: a script may start its workload then. */
 	ds_logf(PR_LOG_INFO, "sampling %s%s at %" PRIu64 " Hz, a window every %" PRIu64 " s",
-		c->cgroup ? "the processes of cgroup " : c->system_wide ? "every CPU"
-								 : "the processes given",
+		c->cgroup	 ? "the processes of cgroup "
+		: c->system_wide ? "every CPU"
+		: c->nr_tids	 ? "the threads given"
+				 : "the processes given",
 		c->cgroup ? c->cgroup : "", c->freq, ag->a->win.interval_ns / 1000000000u);
 	return ds_synthesize(ag->c, ag->r, ag->id, pr_session_add, ag->ses);
 }
