@@ -73,8 +73,8 @@ struct stat_run {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dwarfsample stat [options] (-p PID[,PID...] | -t TID[,TID...] | -a [-C LIST] |\n"
-		"                        -- CMD [ARGS...])\n"
+		"usage: dwarfsample stat [options] (-p PID[,PID...] | -t TID[,TID...] |\n"
+		"                        -a [-C LIST] | -- CMD [ARGS...])\n"
 		"\n"
 		"Count events on the target and print the counts as perf stat does:\n"
 		"when a command exits (its exit status is dwarfsample's), when -d\n"
