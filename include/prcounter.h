@@ -102,6 +102,17 @@ PR_API struct pr_counter *pr_counter_open_pids(const struct pr_event_desc *evs, 
 					       const struct pr_counter_opts *opts);
 
 /*
+ * Count `evs` on exactly the threads `tids` (`nr_tids`, of any
+ * processes), as perf stat -t does: not on what they create, whatever
+ * opts->no_inherit says; with opts->per_thread, a unit per thread.  A
+ * thread that does not exist fails the open (-ESRCH, the log naming it).
+ * As pr_counter_open_pids() otherwise.
+ */
+PR_API struct pr_counter *pr_counter_open_tids(const struct pr_event_desc *evs, size_t nr,
+					       const pid_t *tids, size_t nr_tids,
+					       const struct pr_counter_opts *opts);
+
+/*
  * Count `evs` system-wide on each CPU of `cpus` (`nr_cpus` of them; NULL
  * for every online CPU), one unit per CPU.  A CPU that is offline is
  * skipped (the log says so at PR_LOG_DEBUG); none left fails with ENODEV.

@@ -283,6 +283,19 @@ struct pr_reader_opts {
  */
 PR_API struct pr_reader *pr_reader_open_pids(const pid_t *pids, size_t nr_pids,
 					     const struct pr_reader_opts *opts);
+
+/*
+ * Sample threads: exactly the threads `tids` (`nr_tids` of them, of any
+ * processes), as perf record -t does, and not the threads or children
+ * they create.  Events are opened per thread and CPU and share one ring
+ * per CPU, as for processes.  The kernel reports the mappings a thread
+ * makes itself: those another thread of its process makes (a dlopen) are
+ * not seen, so synthesize the process's (pr_process_synthesize()) before
+ * sampling.  A thread that does not exist fails the open (ESRCH, the log
+ * naming it).  Otherwise as pr_reader_open_pids().
+ */
+PR_API struct pr_reader *pr_reader_open_tids(const pid_t *tids, size_t nr_tids,
+					     const struct pr_reader_opts *opts);
 PR_API struct pr_reader *pr_reader_open_cpus(const int *cpus, size_t nr_cpus,
 					     const struct pr_reader_opts *opts);
 PR_API struct pr_reader *pr_reader_open_command(char *const argv[],
@@ -492,11 +505,21 @@ PR_API int pr_reader_consume_ordered(struct pr_reader *r, struct pr_order *o,
 /*
  * For process `pid`: a COMM for every thread, a FORK for every thread
  * other than the main one, and an MMAP2 for every executable mapping in
- * /proc/PID/maps.  Returns 0, -ESRCH when the process is gone, or an error
- * of `cb`.
+ * /proc/PID/maps.  A `pid` that is a thread other than its process's
+ * main one stands for its process (pr_thread_process()), whose records
+ * these are, as the kernel's are.  Returns 0, -ESRCH when the process is
+ * gone, or an error of `cb`.
  */
 PR_API int pr_process_synthesize(pid_t pid, const struct perf_event_attr *attr,
 				 uint64_t id, pr_record_fn cb, void *ctx);
+
+/*
+ * The process thread `tid` belongs to (its thread group id, as
+ * /proc/TID/status names it): `tid` itself for a process's main thread.
+ * -EINVAL for a `tid` below 1, -ESRCH when there is no such thread, or
+ * another negative errno.  Thread-safe.
+ */
+PR_API pid_t pr_thread_process(pid_t tid);
 
 /* The same for every process on the system (those that exit meanwhile are
  * skipped). */

@@ -4,9 +4,10 @@
  * its default fields or the subset -F names, line for line, with the
  * functions inlined at each frame and source lines when asked.  Unlike a
  * profile (prprofile.h), nothing is aggregated: each sample is written
- * when it is given, and an off-CPU sample when its wait ends, as perf
- * prints its own off-CPU samples (event "offcpu-time", the wait's length
- * as the period, the time it began).  Where the time went is counted per
+ * when it is given, and an off-CPU sample when its wait ends (event
+ * "offcpu-time", as perf names its own, the wait's length as the period
+ * and its end as the time), so that the text is in time order.  Where
+ * the time went is counted per
  * process as a profile counts it.  The conventions written at the top of
  * perfreader.h hold.
  */
@@ -130,8 +131,11 @@ PR_API int pr_script_sample(struct pr_script *s, struct pr_symbolizer *sym,
  * switch-out sample's frames are named at once, while `sym` still knows
  * the process as it was, and held (one per thread off the CPU); the
  * sample is printed when its wait ends, with PR_SCRIPT_OFFCPU_EVENT as
- * its event, the wait's length (ns) as its period and its start as its
- * time, unless shorter than off_cpu_min_ns.  Samples of the idle task
+ * its event, the wait's length (ns) as its period and its end as its
+ * time, unless shorter than off_cpu_min_ns: a sample's time ends the
+ * span its period covers, as a CPU sample's does, and the text stays in
+ * the order of the records given, with nothing held but the one sample
+ * per thread off the CPU.  Samples of the idle task
  * (tid 0) are ignored.  Each returns 0, -ENOMEM, or the negative errno
  * of the write that failed; pr_script_switch() also -EINVAL (no tid or
  * time in the record).  Not thread-safe.

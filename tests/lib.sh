@@ -173,7 +173,7 @@ jobs_agree_all() {
 		ja_n=$((ja_n + 1))
 		for ja_fmt in folded svg; do
 			ja_flags=
-			[ $ja_fmt = folded ] && ja_flags="--tid --annotate"
+			[ $ja_fmt = folded ] && ja_flags="--thread-roots --annotate"
 			# shellcheck disable=SC2086 # flags are words
 			jobs_profile "$ja_f" 0 $ja_fmt $ja_flags >"$tmp/.jobs-1"
 			for ja_w in 2 3; do
@@ -201,7 +201,7 @@ jobs_clean_all() {
 	jc_n=0 jc_bad=0
 	for jc_f in $(jobs_captures); do
 		jc_n=$((jc_n + 1))
-		"$jobs_ds" report --jobs 3 --tid --annotate -f folded -i "$jc_f" -o /dev/null \
+		"$jobs_ds" report --jobs 3 --thread-roots --annotate -f folded -i "$jc_f" -o /dev/null \
 			2>"$tmp/.jobs-err"
 		jc_rc=$?
 		if [ $jc_rc -ne 0 ] && [ $jc_rc -ne 3 ] ||

@@ -51,7 +51,7 @@ for fmt in folded svg pprof; do
 done
 # Both of the demo's threads are in the fixture: with two workers each
 # has its own, so the check above merged two shares, not one.
-"$ds" report --debug-dir "$fx" --tid -f folded -i "$fx/perf.data" -o "$tmp/tid.folded" 2>/dev/null
+"$ds" report --debug-dir "$fx" --thread-roots -f folded -i "$fx/perf.data" -o "$tmp/tid.folded" 2>/dev/null
 tids=$(sed 's/;.*//' "$tmp/tid.folded" | sort -u | wc -l)
 check "the fixture's samples are of two threads ($tids)" test "$tids" -eq 2
 # perf script's text is in time order: one worker writes it, the same.
@@ -74,7 +74,7 @@ cuts() { # stderr of -v
 }
 
 # --- the live command, two workers ---
-"$ds" --jobs 2 -v -F 499 -f folded --tid -o "$tmp/live.folded" -- "$demo" 2 3 \
+"$ds" --jobs 2 -v -F 499 -f folded --thread-roots -o "$tmp/live.folded" -- "$demo" 2 3 \
 	>/dev/null 2>"$tmp/live.err"
 rc=$?
 skip_if_refused $rc "$tmp/live.err"

@@ -146,9 +146,9 @@ check "a closed pipe ends the run, and says so" \
 check "once, and not as an I/O error" \
 	test "$(grep -c "Broken pipe\|Input/output error\|processing samples failed" "$tmp/err")" -eq 1
 
-# Threads apart with --tid; marks with --annotate.
-"$ds" -F 299 --tid --annotate -k -o "$tmp/tid.folded" -- "$demo" 1 >/dev/null 2>&1
-check "--tid: a root per thread" \
+# Threads apart with --thread-roots; marks with --annotate.
+"$ds" -F 299 --thread-roots --annotate -k -o "$tmp/tid.folded" -- "$demo" 1 >/dev/null 2>&1
+check "--thread-roots: a root per thread" \
 	test "$(cut -d';' -f1 "$tmp/tid.folded" | sort -u | grep -c '^dwarfsample-dem-[0-9]*/[0-9]*$')" -ge 2
 
 # A command that forks and execs: its children are profiled under their

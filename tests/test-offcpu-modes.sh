@@ -24,10 +24,10 @@ sum() {
 "$workload" -o "$tmp/a.truth" pipe 30 >/dev/null 2>&1 &
 wpid=$!
 wait_for runs "$wpid" offcpu-workload
-# A root per thread (--tid): this reader's waits, not those of another
+# A root per thread (--thread-roots): this reader's waits, not those of another
 # copy of the workload that may run beside it (a second suite).
 apid=$wpid
-"$ds" --off-cpu -a -d 2 -f folded --tid -o "$tmp/a.folded" 2>"$tmp/a.err"
+"$ds" --off-cpu -a -d 2 -f folded --thread-roots -o "$tmp/a.folded" 2>"$tmp/a.err"
 rc=$?
 skip_if_refused "$rc" "$tmp/a.err"
 check "-a --off-cpu exits 0" test "$rc" -eq 0 || cat "$tmp/a.err"

@@ -68,7 +68,7 @@ truth() {
 		END { if (!found) print "none" }' "$1"
 }
 
-# folded FILE TID KIND [REGEX]: the sum of the values of a --tid folded
+# folded FILE TID KIND [REGEX]: the sum of the values of a --thread-roots folded
 # profile's lines of thread TID whose stack ends in "[off-cpu: KIND]"
 # (KIND "any": every line; "off": either kind) and matches REGEX.
 folded() {
@@ -176,7 +176,7 @@ near() {
 }
 
 # --- sleep, --wall ---
-"$ds" --wall -F 999 --tid -f folded -o "$tmp/sleep.folded" -- \
+"$ds" --wall -F 999 --thread-roots -f folded -o "$tmp/sleep.folded" -- \
 	"$workload" -o "$tmp/sleep.truth" sleep 3 >/dev/null 2>"$tmp/err"
 rc=$?
 skip_if_refused $rc "$tmp/err"
@@ -217,7 +217,7 @@ for case in "mutex mutex-waiter mutex_waiter_thread;wait_on_mutex;[^;]*pthread_m
 	stack=$3
 	t=$tmp/$mode.truth
 	f=$tmp/$mode.folded
-	"$ds" --off-cpu --tid -f folded -o "$f" -- "$workload" -o "$t" "$mode" 3 \
+	"$ds" --off-cpu --thread-roots -f folded -o "$f" -- "$workload" -o "$t" "$mode" 3 \
 		>/dev/null 2>"$tmp/err"
 	check "$mode: --off-cpu on a command exits 0" test $? -eq 0 || cat "$tmp/err"
 	tid=$(truth "$t" "$role" tid)
@@ -240,7 +240,7 @@ done
 # --- preempted ---
 t=$tmp/preempt.truth
 f=$tmp/preempt.folded
-"$ds" --off-cpu --tid -f folded -o "$f" -- "$workload" -o "$t" preempt 3 \
+"$ds" --off-cpu --thread-roots -f folded -o "$f" -- "$workload" -o "$t" preempt 3 \
 	>/dev/null 2>"$tmp/err"
 check "preempt: --off-cpu on a command exits 0" test $? -eq 0 || cat "$tmp/err"
 for n in 1 2; do
@@ -316,14 +316,14 @@ check "agree: >= 99.9 % of user stacks equal or longer in dwarfsample" \
 
 # --- fork, exec, exit: through record and report ---
 # record_run MODE: record --off-cpu the workload in MODE, then report it
-# as a --tid folded profile, as perf-script text and as pprof (read back
+# as a --thread-roots folded profile, as perf-script text and as pprof (read back
 # by go tool pprof -raw when Go is there).
 record_run() {
 	rm -f "$tmp/$1.truth"
 	"$ds" record --off-cpu -o "$tmp/$1.data" -- "$workload" -o "$tmp/$1.truth" "$1" \
 		>/dev/null 2>"$tmp/err"
 	check "$1: record --off-cpu exits 0" test $? -eq 0 || cat "$tmp/err"
-	"$ds" report -v --tid -f folded -i "$tmp/$1.data" -o "$tmp/$1.folded" \
+	"$ds" report -v --thread-roots -f folded -i "$tmp/$1.data" -o "$tmp/$1.folded" \
 		2>"$tmp/$1.report.err"
 	"$ds" report -F comm,tid,time,period,event,ip,sym,dso -i "$tmp/$1.data" \
 		-o "$tmp/$1.txt" 2>/dev/null
@@ -446,7 +446,7 @@ for role in pipe-reader pipe-writer; do
 			test "$f" = "$(pprof_tid "$tid")"
 	fi
 done
-# Live and recorded runs of the same workload, without --tid: the stacks
+# Live and recorded runs of the same workload, without --thread-roots: the stacks
 # that hold at least 5 % of the off-CPU time are the same.
 "$ds" --off-cpu -f folded -o "$tmp/live.folded" -- "$workload" pipe 2 >/dev/null 2>&1
 "$ds" report -f folded -i "$tmp/pipe.data" -o "$tmp/rec.folded" 2>/dev/null

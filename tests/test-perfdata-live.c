@@ -189,6 +189,21 @@ static void *held_thread(void *arg)
 	return NULL;
 }
 
+/* Counts the records synthesized, and those not of process *arg. */
+struct of_process {
+	pid_t pid;
+	int n, other;
+};
+
+static int count_of_process(const struct pr_record *rec, void *arg)
+{
+	struct of_process *o = arg;
+
+	o->n++;
+	o->other += rec->pid != (uint32_t)o->pid;
+	return 0;
+}
+
 START_TEST(synthesized_records_describe_a_running_process)
 {
 	struct perf_event_attr attr;
@@ -204,6 +219,20 @@ START_TEST(synthesized_records_describe_a_running_process)
 		usleep(1000);
 	s.thread = thread_tid;
 	ck_assert_int_eq(pr_process_synthesize(getpid(), &attr, 7, on_synth, &s), 0);
+	/* A thread's id: its process's records, named by the process, as
+	 * its samples are. */
+	{
+		struct of_process o = { .pid = getpid() };
+
+		ck_assert_int_eq(pr_thread_process(thread_tid), getpid());
+		ck_assert_int_eq(pr_thread_process(getpid()), getpid());
+		ck_assert_int_eq(pr_thread_process(0x7ffffff0), -ESRCH);
+		ck_assert_int_eq(pr_thread_process(0), -EINVAL);
+		ck_assert_int_eq(pr_process_synthesize(thread_tid, &attr, 7, count_of_process, &o),
+				 0);
+		ck_assert_int_gt(o.n, 4);
+		ck_assert_int_eq(o.other, 0);
+	}
 	pthread_mutex_unlock(&hold);
 	pthread_join(t, NULL);
 	ck_assert(s.comm_main);

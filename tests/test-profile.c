@@ -100,7 +100,7 @@ START_TEST(threads_fold_into_their_process_unless_asked_apart)
 	text = write_out(p, PR_FORMAT_FOLDED, NULL, NULL);
 	ck_assert_str_eq(text, "app;main;run;leaf 3\n");
 	free(text);
-	/* ... and a root per thread with --tid. */
+	/* ... and a root per thread with --thread-roots. */
 	text = write_out(p, PR_FORMAT_FOLDED, &per_thread, NULL);
 	snprintf(want, sizeof(want), "app-%u/%u;main;run;leaf 1\nworker-%u/%u;main;run;leaf 2\n",
 		 PID, PID, PID, PID + 1);

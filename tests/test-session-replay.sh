@@ -27,7 +27,7 @@ cases='script|
 script-lines|-F comm,tid,time,ip,sym,dso,srcline
 script-addresses|-F comm,tid,time,ip,dso --no-inline
 folded|-f folded
-folded-tid|-f folded --tid --annotate
+folded-tid|-f folded --thread-roots --annotate
 folded-no-inline|-f folded --no-inline
 svg|-f svg
 speedscope|-f speedscope

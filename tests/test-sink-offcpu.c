@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * perf script's text (prscript.h) with off-CPU time: a switch-out sample
- * is printed when its wait ends, as perf prints its off-CPU samples
- * (event "offcpu-time", the wait's ns as the period, the time it began),
- * CPU samples as they come, and the times are counted as a profile
+ * is printed when its wait ends (event "offcpu-time", as perf names its
+ * own, the wait's ns as the period, the time it ended, so the text stays
+ * in time order), CPU samples as they come, and the times are counted as a profile
  * counts them.  And with several events, each sample named by its own.
  * Frames are unnamed addresses (no symbolizer).  Through the shared
  * library only, as the command uses it.
@@ -106,7 +106,7 @@ static void switch_in(struct pr_script *s, uint32_t tid, uint64_t time)
 	"\t            1010 [unknown] ([unknown])\n"                              \
 	"\t            2020 [unknown] ([unknown])\n\n"
 
-START_TEST(an_off_cpu_sample_is_printed_when_its_wait_ends_with_its_length_as_period)
+START_TEST(an_off_cpu_sample_is_printed_at_its_wait_end_with_its_length_as_period)
 {
 	struct pr_script *s = open_script();
 	struct pr_profile_times t = { .sz = sizeof(t) };
@@ -145,8 +145,8 @@ START_TEST(an_off_cpu_sample_is_printed_when_its_wait_ends_with_its_length_as_pe
 	/* The event names aligned, as perf script aligns them. */
 	ck_assert_str_eq(written(s), CPU_SAMPLE("    7", "    0.001000")
 				     CPU_SAMPLE("    8", "    0.004000")
-				     OFF_SAMPLE("    0.003000", "   5000000")
-				     OFF_SAMPLE("    0.010000", "   2000000"));
+				     OFF_SAMPLE("    0.008000", "   5000000")
+				     OFF_SAMPLE("    0.012000", "   2000000"));
 }
 END_TEST
 
@@ -321,7 +321,7 @@ int main(void)
 	TCase *tc = tcase_create("perf-script");
 
 	tcase_add_checked_fixture(tc, setup, teardown);
-	tcase_add_test(tc, an_off_cpu_sample_is_printed_when_its_wait_ends_with_its_length_as_period);
+	tcase_add_test(tc, an_off_cpu_sample_is_printed_at_its_wait_end_with_its_length_as_period);
 	tcase_add_test(tc, a_wait_without_its_sample_is_counted_lost);
 	tcase_add_test(tc, freeing_with_waits_open_frees_them_unprinted);
 	tcase_add_test(tc, the_processes_are_listed_busiest_first_by_name);

@@ -129,8 +129,10 @@ static int build_attrs(struct pr_counter *c, unsigned int flags)
 	return c->buf ? 0 : -ENOMEM;
 }
 
-static struct pr_counter *counter_new(enum target_kind kind, const struct pr_event_desc *evs,
-				      size_t nr, const struct pr_counter_opts *opts, int *err)
+/* `threads`: the target's threads alone, whatever opts->no_inherit. */
+static struct pr_counter *counter_new(enum target_kind kind, bool threads,
+				      const struct pr_event_desc *evs, size_t nr,
+				      const struct pr_counter_opts *opts, int *err)
 {
 	struct pr_counter *c = calloc(1, sizeof(*c));
 	bool per_thread = PR_OPTS_GET(opts, per_thread, false);
@@ -155,8 +157,10 @@ static struct pr_counter *counter_new(enum target_kind kind, const struct pr_eve
 	*err = check_events(c, evs, nr);
 	if (*err)
 		return c;
-	/* A CPU counts whatever runs on it; a thread, its children too. */
-	if (!PR_OPTS_GET(opts, no_inherit, false) && (kind != TARGET_CPUS || per_thread))
+	/* A CPU counts whatever runs on it; a thread, its children too (not
+	 * with -t: those threads alone). */
+	if (!PR_OPTS_GET(opts, no_inherit, false) && !threads &&
+	    (kind != TARGET_CPUS || per_thread))
 		flags |= PR_ATTR_INHERIT;
 	/* A command's leaders wait for its exec (members follow them). */
 	if (kind == TARGET_COMMAND)
@@ -211,6 +215,31 @@ static int add_threads(struct pr_counter *c, const pid_t *pids, size_t nr_pids)
 	}
 	pr__intlist_free(&tids);
 	return err;
+}
+
+/* A slot per thread named, each once, in its process. */
+static int add_tids(struct pr_counter *c, const pid_t *tids, size_t nr_tids)
+{
+	if (!tids || !nr_tids) {
+		pr__log(&c->lg, PR_LOG_ERROR, "no thread to count");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < nr_tids; i++) {
+		pid_t pid = pr_thread_process(tids[i]);
+		bool dup = false;
+		int err;
+
+		if (pid <= 0) {
+			pr__log(&c->lg, PR_LOG_ERROR, "no thread with id %d: list a process's "
+				"threads with 'ps -L -p PID'", (int)tids[i]);
+			return pid == -EINVAL ? -EINVAL : -ESRCH;
+		}
+		for (size_t k = 0; k < c->nr_slots && !dup; k++)
+			dup = c->slots[k].tid == tids[i];
+		if (!dup && (err = add_slot(c, pid, tids[i], -1)))
+			return err;
+	}
+	return 0;
 }
 
 /* A slot per CPU.  One that exists but is offline stays, to be skipped
@@ -477,6 +506,7 @@ struct target {
 	enum target_kind kind;
 	const pid_t *pids;
 	size_t nr_pids;
+	bool threads;           /* pids are threads, counted alone */
 	const int *cpus;
 	size_t nr_cpus;
 	char *const *argv;
@@ -513,7 +543,8 @@ static int add_target(struct pr_counter *c, const struct target *t, bool per_thr
 	switch (t->kind) {
 	case TARGET_PIDS:
 		c->has_units = per_thread;
-		return add_threads(c, t->pids, t->nr_pids);
+		return t->threads ? add_tids(c, t->pids, t->nr_pids)
+				  : add_threads(c, t->pids, t->nr_pids);
 	case TARGET_CPUS:
 		c->has_units = true;
 		if (!per_thread)
@@ -546,7 +577,7 @@ static struct pr_counter *counter_open(const struct pr_event_desc *evs, size_t n
 	struct pr_counter *c;
 	int err;
 
-	c = counter_new(t->kind, evs, nr, opts, &err);
+	c = counter_new(t->kind, t->threads, evs, nr, opts, &err);
 	if (!c) {
 		errno = -err;
 		return NULL;
@@ -571,6 +602,16 @@ struct pr_counter *pr_counter_open_pids(const struct pr_event_desc *evs, size_t 
 					const struct pr_counter_opts *opts)
 {
 	struct target t = { .kind = TARGET_PIDS, .pids = pids, .nr_pids = nr_pids };
+
+	return counter_open(evs, nr, &t, opts);
+}
+
+struct pr_counter *pr_counter_open_tids(const struct pr_event_desc *evs, size_t nr,
+					const pid_t *tids, size_t nr_tids,
+					const struct pr_counter_opts *opts)
+{
+	struct target t = {
+		.kind = TARGET_PIDS, .pids = tids, .nr_pids = nr_tids, .threads = true };
 
 	return counter_open(evs, nr, &t, opts);
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Walking /proc: the processes there, and the threads of one of them. */
+/* Walking /proc: the processes there, and the threads of one of them;
+ * the process of a thread. */
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -33,4 +34,25 @@ int pr__proc_for_each(pid_t pid, pr_proc_id_fn fn, void *arg)
 	}
 	closedir(d);
 	return ret;
+}
+
+pid_t pr_thread_process(pid_t tid)
+{
+	char path[64], line[128];
+	long tgid = -1;
+	FILE *f;
+
+	if (tid <= 0)
+		return -EINVAL;
+	/* /proc has an entry for every thread too, hidden from its listing:
+	 * a thread's status names its process. */
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid > 0 && tgid <= INT_MAX ? (pid_t)tgid : -EIO;
 }

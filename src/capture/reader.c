@@ -511,6 +511,50 @@ struct pr_reader *pr_reader_open_pids(const pid_t *pids, size_t nr_pids,
 	return reader_finish(r, err);
 }
 
+/* The events of thread `tid` alone, once however often it is named. */
+static int open_tid(struct pr_reader *r, pid_t tid)
+{
+	size_t first = r->nr_evs;
+	int err;
+
+	if (tid <= 0) {
+		pr__log(&r->lg, PR_LOG_ERROR, "invalid thread id %d", (int)tid);
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < first; i++)
+		if (r->evs[i].tid == tid)
+			return 0;
+	err = open_thread(r, tid, false);
+	if (!err && r->nr_evs == first) {
+		pr__log(&r->lg, PR_LOG_ERROR,
+			"no thread with id %d: check it (ls /proc/*/task/%d) and that it is "
+			"still running", (int)tid, (int)tid);
+		err = -ESRCH;
+	}
+	return err;
+}
+
+struct pr_reader *pr_reader_open_tids(const pid_t *tids, size_t nr_tids,
+				      const struct pr_reader_opts *opts)
+{
+	struct pr_reader *r;
+	int err;
+
+	/* Not inherited: what those threads create is not theirs. */
+	r = reader_new(TARGET_PIDS, PR_ATTR_SHARED_RING, opts, &err);
+	if (!r)
+		return NULL;
+	if (!err && !(nr_tids && tids)) {
+		pr__log(&r->lg, PR_LOG_ERROR, "no thread to sample");
+		err = -EINVAL;
+	}
+	if (!err)
+		err = setup_online_rings(r);
+	for (size_t i = 0; !err && i < nr_tids; i++)
+		err = open_tid(r, tids[i]);
+	return reader_finish(r, err);
+}
+
 /* Requested CPUs that exist but are offline are skipped; CPUs that do not
  * exist are an error. */
 static int select_cpus(struct pr_reader *r, const int *want, size_t n,

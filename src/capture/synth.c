@@ -195,8 +195,12 @@ int pr_process_synthesize(pid_t pid, const struct perf_event_attr *attr,
 	struct emitter e;
 	int err = emitter_init(&e, attr, id, cb, ctx);
 
+	/* A thread's id reaches its process's /proc files too, but the
+	 * records must name the process, as the samples do. */
+	pid_t tgid = err ? 0 : pr_thread_process(pid);
+
 	if (!err)
-		err = synth_one(&e, pid);
+		err = synth_one(&e, tgid > 0 ? tgid : pid);
 	free(e.s);
 	return err;
 }

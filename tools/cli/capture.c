@@ -59,6 +59,8 @@ struct pr_reader *ds_capture_open(const struct ds_capture *c)
 	if (c->system_wide)
 		return pr_reader_open_cpus(c->nr_cpus ? c->cpus : NULL,
 					   c->nr_cpus, &opts);
+	if (c->nr_tids)
+		return pr_reader_open_tids(c->tids, c->nr_tids, &opts);
 	return pr_reader_open_pids(c->pids, c->nr_pids, &opts);
 }
 
@@ -117,6 +119,18 @@ int ds_synthesize(const struct ds_capture *c, struct pr_reader *r, uint64_t id,
 		err = pr_system_synthesize(attr, id, synthesized, &sy);
 	for (size_t i = 0; !err && !c->system_wide && !c->argv && i < c->nr_pids; i++) {
 		err = pr_process_synthesize(c->pids[i], attr, id, synthesized, &sy);
+		if (err == -ESRCH)
+			err = 0;
+	}
+	/* -t: the processes of the threads, each once; the kernel reports
+	 * only what those threads map themselves. */
+	for (size_t i = 0; !err && i < c->nr_tids; i++) {
+		pid_t pid = pr_thread_process(c->tids[i]);
+		bool done = pid <= 0;
+
+		for (size_t k = 0; k < i && !done; k++)
+			done = pr_thread_process(c->tids[k]) == pid;
+		err = done ? 0 : pr_process_synthesize(pid, attr, id, synthesized, &sy);
 		if (err == -ESRCH)
 			err = 0;
 	}
@@ -271,18 +285,25 @@ static bool ended(pid_t pid)
 	return gone;
 }
 
-/* The -p targets' names, read when sampling starts. */
+/* The -p or -t targets: their ids, what they are, and their names read
+ * when sampling starts. */
 struct target_names {
+	const pid_t *ids;
+	size_t n;
+	const char *what;
 	char comm[DS_MAX_PIDS][16];
 };
 
 static void read_names(const struct ds_capture *c, struct target_names *t)
 {
-	for (size_t i = 0; i < c->nr_pids; i++) {
+	t->ids = c->nr_tids ? c->tids : c->pids;
+	t->n = c->nr_tids ? c->nr_tids : c->nr_pids;
+	t->what = c->nr_tids ? "thread" : "PID";
+	for (size_t i = 0; i < t->n; i++) {
 		char path[64];
 		FILE *f;
 
-		snprintf(path, sizeof(path), "/proc/%d/comm", (int)c->pids[i]);
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)t->ids[i]);
 		t->comm[i][0] = 0;
 		f = fopen(path, "re");
 		if (f) {
@@ -295,16 +316,15 @@ static void read_names(const struct ds_capture *c, struct target_names *t)
 
 /* Name the -p targets that ended before sampling stopped: all of them
  * when that is what stopped it, `secs` into the run. */
-static void say_ended(const struct ds_capture *c, const struct target_names *t, double secs,
-		      bool all_done)
+static void say_ended(const struct target_names *t, double secs, bool all_done)
 {
-	for (size_t i = 0; i < c->nr_pids; i++) {
+	for (size_t i = 0; i < t->n; i++) {
 		/* When every target has ended the reader knows it first: a
 		 * task's events hang up in its exit, before /proc says so. */
-		if (!all_done && !ended(c->pids[i]))
+		if (!all_done && !ended(t->ids[i]))
 			continue;
-		fprintf(stderr, "dwarfsample: PID %d (%s) ended during the run: it exited or "
-			"was killed", (int)c->pids[i], t->comm[i][0] ? t->comm[i] : "?");
+		fprintf(stderr, "dwarfsample: %s %d (%s) ended during the run: it exited or "
+			"was killed", t->what, (int)t->ids[i], t->comm[i][0] ? t->comm[i] : "?");
 		if (all_done)
 			fprintf(stderr, "; sampling stopped with the last target, %.1f s in\n",
 				secs);
@@ -383,6 +403,6 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 	}
 	reap_command(pr_reader_child(r), c->argv ? c->argv[0] : "?", ds_stop || deadline,
 		     ds_now() - start, h);
-	say_ended(c, &names, ds_now() - start, done);
+	say_ended(&names, ds_now() - start, done);
 	return err < 0 ? err : 0;
 }

@@ -39,6 +39,9 @@
 struct ds_capture {
 	pid_t pids[DS_MAX_PIDS];
 	size_t nr_pids;
+	/* -t: these threads alone (a target of their own, as -p is). */
+	pid_t tids[DS_MAX_PIDS];
+	size_t nr_tids;
 	bool system_wide;
 	int cpus[DS_MAX_CPUS];
 	size_t nr_cpus;         /* 0 with system_wide: all online CPUs */
@@ -167,7 +170,9 @@ void ds_quality_copy(struct pr_quality_opts *qo, const struct perf_event_attr *a
 bool ds_capture_given(const struct ds_capture *c);
 
 /* Defaults, and the check that exactly one target was given; called after
- * getopt with the remaining arguments (the command, if any). */
+ * getopt with the remaining arguments (the command, if any).  A -p that
+ * is a thread becomes its process, said on stderr; a -t thread that does
+ * not exist is an error. */
 int ds_capture_finish(struct ds_capture *c, int argc, char **argv);
 
 /* The help text for the capture options. */
@@ -181,7 +186,7 @@ struct ds_verb {
 	const struct option *more_longopts;  /* more of them (may be NULL) */
 	void (*usage)(FILE *out);
 	/* Counts rather than samples (stat): takes only the target options
-	 * (-p, -a, -C, -d, -v), and its messages say "count". */
+	 * (-p, -t, -a, -C, -d, -v), and its messages say "count". */
 	bool counting;
 	/* One of the verb's options: 0, or -1 after reporting the problem. */
 	int (*option)(int opt, const char *arg, void *ctx);

@@ -30,12 +30,13 @@ enum {
 	OPT_PYTHON,
 };
 
-#define CAPTURE_SHORTOPTS "p:aC:F:d:kve:c:g"
+#define CAPTURE_SHORTOPTS "p:t:aC:F:d:kve:c:g"
 /* The capture options a counting verb takes: its target and how long. */
-#define TARGET_SHORTOPTS "p:aC:d:v"
+#define TARGET_SHORTOPTS "p:t:aC:d:v"
 
 static const struct option capture_longopts[] = {
 	{ "pid", required_argument, NULL, 'p' },
+	{ "tid", required_argument, NULL, 't' },
 	{ "all-cpus", no_argument, NULL, 'a' },
 	{ "cpu", required_argument, NULL, 'C' },
 	{ "freq", required_argument, NULL, 'F' },
@@ -59,7 +60,10 @@ static const struct option capture_longopts[] = {
 const char ds_capture_help[] =
 	"Target (exactly one):\n"
 	"  -p, --pid PID[,PID...]   sample these processes, all their threads and\n"
-	"                           the threads and children they create\n"
+	"                           the threads and children they create (a\n"
+	"                           thread's id stands for its process)\n"
+	"  -t, --tid TID[,TID...]   sample only these threads, as perf's -t: not\n"
+	"                           the threads or processes they create\n"
 	"  -a, --all-cpus           sample every task on every online CPU\n"
 	"  -C, --cpu LIST           with -a: only these CPUs (e.g. 0-3,8)\n"
 	"  -- CMD [ARGS...]         run CMD and sample it from its first instruction\n"
@@ -134,30 +138,39 @@ int ds_parse_u64(const char *arg, const char *what, uint64_t lo, uint64_t hi, ui
 	return 0;
 }
 
-static int parse_pids(struct ds_capture *c, const char *arg)
+/* A list of process (-p) or thread (-t) ids into ids[], *nr of them. */
+static int parse_ids(const char *arg, const char *what, pid_t *ids, size_t *nr)
 {
 	char *copy = strdup(arg), *save = NULL;
 	int ret = 0;
 
 	if (!copy)
 		return -1;
+	/* --tid was a flag, a root per thread: say where that went. */
+	if (!strcmp(what, "TID") && arg[0] == '-') {
+		ds_err("-t/--tid takes thread ids, as perf's does (e.g. -t 1235,1236), not "
+		       "'%s'; a root per thread in folded and SVG output is --thread-roots",
+		       arg);
+		free(copy);
+		return -1;
+	}
 	for (char *tok = strtok_r(copy, ",", &save); tok;
 	     tok = strtok_r(NULL, ",", &save)) {
-		uint64_t pid;
+		uint64_t id;
 
-		if (c->nr_pids == DS_MAX_PIDS) {
-			ds_err("too many PIDs (at most %d)", DS_MAX_PIDS);
+		if (*nr == DS_MAX_PIDS) {
+			ds_err("too many %ss (at most %d)", what, DS_MAX_PIDS);
 			ret = -1;
 			break;
 		}
-		if (ds_parse_u64(tok, "PID", 1, INT_MAX, &pid)) {
+		if (ds_parse_u64(tok, what, 1, INT_MAX, &id)) {
 			ret = -1;
 			break;
 		}
-		c->pids[c->nr_pids++] = (pid_t)pid;
+		ids[(*nr)++] = (pid_t)id;
 	}
-	if (!ret && !c->nr_pids) {
-		ds_err("invalid PID list '%s'", arg);
+	if (!ret && !*nr) {
+		ds_err("invalid %s list '%s'", what, arg);
 		ret = -1;
 	}
 	free(copy);
@@ -291,7 +304,9 @@ static int capture_option(struct ds_capture *c, int opt, const char *arg)
 
 	switch (opt) {
 	case 'p':
-		return parse_pids(c, arg) ? -1 : 1;
+		return parse_ids(arg, "PID", c->pids, &c->nr_pids) ? -1 : 1;
+	case 't':
+		return parse_ids(arg, "TID", c->tids, &c->nr_tids) ? -1 : 1;
 	case 'a':
 		c->system_wide = true;
 		return 1;
@@ -435,7 +450,7 @@ int ds_parse_target(struct ds_capture *c, const struct ds_verb *v, int argc, cha
 
 bool ds_capture_given(const struct ds_capture *c)
 {
-	return c->nr_pids || c->system_wide || c->nr_cpus || c->freq ||
+	return c->nr_pids || c->nr_tids || c->system_wide || c->nr_cpus || c->freq ||
 	       c->duration > 0 || c->stack_size || c->ring_pages || c->hw_cycles ||
 	       c->kernel || c->off_cpu || c->wall || c->off_cpu_min_ns ||
 	       c->off_cpu_stack_size || c->events.nr || c->events.period ||
@@ -537,23 +552,65 @@ static int check_events(struct ds_capture *c)
 	return ds_events_settle(e);
 }
 
+/* -p given a thread's id: its process, said, each once (the MMAP records
+ * of a process name it, so its thread's id would name none).  -t: every
+ * thread there.  0, or -1 after saying which thread is not. */
+static int settle_ids(struct ds_capture *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->nr_pids; i++) {
+		pid_t pid = c->pids[i], tgid = pr_thread_process(pid);
+		bool dup = false;
+
+		/* No such process: the open says so. */
+		if (tgid > 0 && tgid != pid) {
+			fprintf(stderr, "dwarfsample: PID %d is a thread of process %d: %s the "
+				"process; -t %d %s that thread only\n", (int)pid, (int)tgid,
+				c->counting ? "counting" : "profiling", (int)pid,
+				c->counting ? "counts" : "profiles");
+			pid = tgid;
+		}
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = c->pids[k] == pid;
+		if (!dup)
+			c->pids[n++] = pid;
+	}
+	c->nr_pids = n;
+	for (size_t i = 0; i < c->nr_tids; i++) {
+		if (pr_thread_process(c->tids[i]) <= 0) {
+			ds_err("no thread with id %d: list a process's threads with 'ps -L -p PID' "
+			       "(the LWP column)", (int)c->tids[i]);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int ds_capture_finish(struct ds_capture *c, int argc, char **argv)
 {
-	/* A counting verb runs a command beside -p or -a, and counts for as
-	 * long as it runs (perf stat -a -- sleep 1). */
-	bool beside = c->counting && (c->nr_pids || c->system_wide);
-	int targets = !!c->nr_pids + !!c->system_wide + (argc > 0 && !beside);
+	/* A counting verb runs a command beside -p, -t or -a, and counts for
+	 * as long as it runs (perf stat -a -- sleep 1). */
+	bool beside = c->counting && (c->nr_pids || c->nr_tids || c->system_wide);
+	int targets = !!c->nr_pids + !!c->nr_tids + !!c->system_wide + (argc > 0 && !beside);
 
 	if (targets != 1) {
 		if (targets)
-			ds_err("give only one target: -p PID, -a, or -- CMD");
+			ds_err("give only one target: -p PID, -t TID, -a, or -- CMD");
 		else
-			ds_err("nothing to %s: give -p PID, -a, or -- CMD ARGS",
+			ds_err("nothing to %s: give -p PID, -t TID, -a, or -- CMD ARGS",
 			       c->counting ? "count" : "sample");
 		return -1;
 	}
+	if (settle_ids(c))
+		return -1;
 	if (c->nr_cpus && !c->system_wide) {
 		ds_err("-C selects CPUs for system-wide sampling; use it with -a");
+		return -1;
+	}
+	if (c->python && c->nr_tids) {
+		ds_err("--python turns CPython's perf trampoline on in a whole process: give "
+		       "-p PID");
 		return -1;
 	}
 	if (c->python && c->system_wide) {

@@ -11,7 +11,7 @@
 const struct option ds_output_longopts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, 'f' },
-	{ "tid", no_argument, NULL, DS_OPT_TID },
+	{ "thread-roots", no_argument, NULL, DS_OPT_THREAD_ROOTS },
 	{ "tag", required_argument, NULL, DS_OPT_TAG },
 	{ "annotate", no_argument, NULL, DS_OPT_ANNOTATE },
 	{ NULL, 0, NULL, 0 },
@@ -33,8 +33,9 @@ const char ds_output_help[] =
 	"                             thread;\n"
 	"                           perf-script: perf script's text, sample by\n"
 	"                             sample\n"
-	"      --tid                folded, svg: a root per thread (comm-PID/TID)\n"
-	"                           instead of per process name\n"
+	"      --thread-roots       folded, svg: a root per thread (comm-PID/TID)\n"
+	"                           instead of per process name (--tid was this\n"
+	"                           once; it is now perf's -t)\n"
 	"      --annotate           folded, svg: mark kernel frames _[k], inlined\n"
 	"                           functions _[i], JIT code _[j] and frames\n"
 	"                           joined from an earlier stack _[joined]; and\n"
@@ -52,7 +53,7 @@ int ds_output_option(struct ds_output_opts *o, int opt, const char *arg)
 	case 'f':
 		o->format = arg;
 		return 1;
-	case DS_OPT_TID:
+	case DS_OPT_THREAD_ROOTS:
 		o->po.per_thread = true;
 		return 1;
 	case DS_OPT_ANNOTATE:

@@ -20,14 +20,14 @@ struct ds_output_opts {
 	const char *path;            /* -o; NULL: the caller's default */
 	const char *format;          /* -f; NULL: from the path's extension */
 	const char *tags[DS_MAX_TAGS];  /* --tag KEY=VALUE, po.nr_tags of them */
-	/* The rest of what the output counts and writes: --tid and
+	/* The rest of what the output counts and writes: --thread-roots and
 	 * --annotate, and what the verb sets from what was (or is being)
 	 * captured: the mode, the events, perf script's fields. */
 	struct pr_output_opts po;
 };
 
 /* The output options' getopt entries and help text. */
-enum { DS_OPT_TID = 3000, DS_OPT_TAG, DS_OPT_ANNOTATE };
+enum { DS_OPT_THREAD_ROOTS = 3000, DS_OPT_TAG, DS_OPT_ANNOTATE };
 #define DS_OUTPUT_SHORTOPTS "o:f:"
 extern const struct option ds_output_longopts[];
 extern const char ds_output_help[];

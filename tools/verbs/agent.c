@@ -161,8 +161,10 @@ static int started(void *arg)
 	ag->started = true;
 	/* Said once the events are on: a script may start its workload then. */
 	ds_logf(PR_LOG_INFO, "sampling %s%s at %" PRIu64 " Hz, a window every %" PRIu64 " s",
-		c->cgroup ? "the processes of cgroup " : c->system_wide ? "every CPU"
-								 : "the processes given",
+		c->cgroup	 ? "the processes of cgroup "
+		: c->system_wide ? "every CPU"
+		: c->nr_tids	 ? "the threads given"
+				 : "the processes given",
 		c->cgroup ? c->cgroup : "", c->freq, ag->a->win.interval_ns / 1000000000u);
 	return ds_synthesize(ag->c, ag->r, ag->id, pr_session_add, ag->ses);
 }
@@ -429,8 +431,8 @@ static void capture_help(FILE *out)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dwarfsample agent [options] [-a | -p PID[,PID...] | --exe NAME... |\n"
-		"                         --cgroup PATH]\n"
+		"usage: dwarfsample agent [options] [-a | -p PID[,PID...] | -t TID[,TID...] |\n"
+		"                         --exe NAME... | --cgroup PATH]\n"
 		"\n"
 		"Profile continuously: sample at a low rate, unwind and name every stack\n"
 		"on this host, cut the profile into windows and ship each window, one\n"
@@ -709,8 +711,8 @@ static int settle(struct ds_capture *c, struct agent_args *a, int argc)
 		       "--exe NAME, not a command");
 		return -1;
 	}
-	if (a->nr_exes && c->nr_pids) {
-		ds_err("--exe picks processes among all of them: give it without -p");
+	if (a->nr_exes && (c->nr_pids || c->nr_tids)) {
+		ds_err("--exe picks processes among all of them: give it without -p or -t");
 		return -1;
 	}
 	/* It runs for days over processes that come and go: one activation
@@ -727,13 +729,13 @@ static int settle(struct ds_capture *c, struct agent_args *a, int argc)
 		ds_err("the agent unwinds on one worker: leave out --jobs");
 		return -1;
 	}
-	if (a->cgroup[0] && c->nr_pids) {
-		ds_err("--cgroup samples every process of a cgroup: give it without -p");
+	if (a->cgroup[0] && (c->nr_pids || c->nr_tids)) {
+		ds_err("--cgroup samples every process of a cgroup: give it without -p or -t");
 		return -1;
 	}
 	if (a->cgroup[0])
 		c->cgroup = a->cgroup;
-	if (!c->nr_pids)
+	if (!c->nr_pids && !c->nr_tids)
 		c->system_wide = true;
 	if (!c->freq && !c->events.nr && !c->off_cpu)
 		c->freq = AGENT_FREQ;

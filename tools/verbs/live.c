@@ -172,9 +172,11 @@ static void target_name(const struct ds_capture *c, char *buf, size_t len)
 		const char *slash = strrchr(c->argv[0], '/');
 
 		snprintf(buf, len, "%s", slash ? slash + 1 : c->argv[0]);
-	} else if (c->nr_pids) {
-		snprintf(buf, len, "pid%d", c->pids[0]);
-		snprintf(path, sizeof(path), "/proc/%d/comm", c->pids[0]);
+	} else if (c->nr_pids || c->nr_tids) {
+		pid_t id = c->nr_pids ? c->pids[0] : c->tids[0];
+
+		snprintf(buf, len, "%s%d", c->nr_pids ? "pid" : "tid", id);
+		snprintf(path, sizeof(path), "/proc/%d/comm", id);
 		if ((f = fopen(path, "re"))) {
 			if (fgets(buf, (int)len, f))
 				buf[strcspn(buf, "\n")] = '\0';

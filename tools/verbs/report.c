@@ -538,7 +538,7 @@ static void usage(FILE *out)
 	      "  -f, --format FORMAT      perf-script: perf script's layout (default);\n"
 	      "                           svg, pprof, folded, speedscope: a profile, as\n"
 	      "                           'dwarfsample --help' describes them\n"
-	      "      --tid, --annotate, --tag KEY=VALUE\n"
+	      "      --thread-roots, --annotate, --tag KEY=VALUE\n"
 	      "                           as for profiles ('dwarfsample --help')\n"
 	      "  -F, --fields LIST        perf-script: which of perf script's fields, as its -F:\n"
 	      "                           comm,pid,tid,cpu,time,period,event,ip,sym,\n"
@@ -564,7 +564,7 @@ static void usage(FILE *out)
 	      "  -h, --help               this help\n", ds_names_help);
 }
 
-enum { OPT_KALLSYMS = 2100, OPT_OFF_CPU_MIN, OPT_EVENT, OPT_QUALITY };
+enum { OPT_KALLSYMS = 2100, OPT_OFF_CPU_MIN, OPT_EVENT, OPT_QUALITY, OPT_TID };
 
 int ds_cmd_report(int argc, char **argv)
 {
@@ -575,6 +575,7 @@ int ds_cmd_report(int argc, char **argv)
 		{ "off-cpu-min", required_argument, NULL, OPT_OFF_CPU_MIN },
 		{ "event", required_argument, NULL, OPT_EVENT },
 		{ "quality", no_argument, NULL, OPT_QUALITY },
+		{ "tid", optional_argument, NULL, OPT_TID },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -620,6 +621,11 @@ int ds_cmd_report(int argc, char **argv)
 		case OPT_QUALITY:
 			a.quality = true;
 			break;
+		case OPT_TID:
+			/* It was the flag for a root per thread. */
+			ds_err("a root per thread is --thread-roots; --tid is perf's, which "
+			       "picks the threads to sample: give it (-t) when recording");
+			return 2;
 		case 'v':
 			ds_verbose(++a.verbose);
 			break;

@@ -4,7 +4,7 @@
  * perf stat does (prstat.h): totals when the target ends or Ctrl-C,
  * or deltas every -I milliseconds.  A command is waited for whatever
  * happens (a Ctrl-C reaches it from the terminal), and its exit status
- * is ours; given with -p or -a, it is run while they count, and its end
+ * is ours; given with -p, -t or -a, it is run while they count, and its end
  * ends the count (perf stat -a -- sleep 1).
  */
 #include <errno.h>
@@ -76,17 +76,20 @@ struct stat_run {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dwarfsample stat [options] (-p PID[,PID...] | -a [-C LIST]) [-- CMD [ARGS...]]\n"
+		"usage: dwarfsample stat [options] (-p PID[,PID...] | -t TID[,TID...] |\n"
+		"                        -a [-C LIST]) [-- CMD [ARGS...]]\n"
 		"       dwarfsample stat [options] -- CMD [ARGS...]\n"
 		"\n"
 		"Count events on the target and print the counts as perf stat does:\n"
 		"when a command exits (its exit status is dwarfsample's), when -d\n"
 		"ends, or at Ctrl-C; or every -I milliseconds.\n"
 		"\n"
-		"Target (one of -p, -a and a command; a command with -p or -a is run\n"
-		"while they count, and counting ends with it):\n"
+		"Target (one of -p, -t, -a and a command; a command with -p, -t or -a is\n"
+		"run while they count, and counting ends with it):\n"
 		"  -p, --pid PID[,PID...]   count these processes, all their threads and\n"
-		"                           the threads and children they create\n"
+		"                           the threads and children they create (a\n"
+		"                           thread's id stands for its process)\n"
+		"  -t, --tid TID[,TID...]   count only these threads, as perf's -t\n"
 		"  -a, --all-cpus           count every task on every online CPU\n"
 		"  -C, --cpu LIST           with -a: only these CPUs (e.g. 0-3,8)\n"
 		"  -- CMD [ARGS...]         run CMD and count it from its exec\n"
@@ -96,9 +99,9 @@ static void usage(FILE *out)
 		"                           context-switches, cpu-migrations, page-faults\n"
 		"                           and, where the CPU has a PMU, cycles,\n"
 		"                           instructions, branches, branch-misses)\n"
-		"      --per-thread         with -p or -a: a line per thread (comm-tid);\n"
-		"                           with -a, each thread living at the start\n"
-		"                           that counted anything\n"
+		"      --per-thread         with -p, -t or -a: a line per thread\n"
+		"                           (comm-tid); with -a, each thread living at\n"
+		"                           the start that counted anything\n"
 		"  -I, --interval-print MS  print the counts of every MS milliseconds (a\n"
 		"                           bare number, as perf's), or 1s, 500ms\n"
 		"  -d, --duration DURATION  stop after this long: seconds (10) or 10s,\n"
@@ -176,9 +179,9 @@ static int check_args(const struct ds_capture *c, const struct stat_args *a)
 		ds_err("give -x SEP (CSV) or -j (JSON), not both");
 		return -1;
 	}
-	if (a->per_thread && !c->nr_pids && !c->system_wide) {
+	if (a->per_thread && !c->nr_pids && !c->nr_tids && !c->system_wide) {
 		ds_err("--per-thread counts the threads of running processes: use it "
-		       "with -p or -a (a command's threads do not exist yet when it starts)");
+		       "with -p, -t or -a (a command's threads do not exist yet when it starts)");
 		return -1;
 	}
 	if (a->per_thread && c->nr_cpus) {
@@ -234,13 +237,20 @@ static int pidfd_open(pid_t pid)
 #endif
 }
 
+/* The -p processes or the -t threads (one or the other is given). */
+static const pid_t *targets(const struct ds_capture *c)
+{
+	return c->nr_tids ? c->tids : c->pids;
+}
+
 /* A pidfd per process whose end ends the count: the command (counted, or
- * run beside -p or -a), or each of -p's.  A process already gone has
- * ended. */
+ * run beside -p, -t or -a), or each of -p's or -t's (a thread other than
+ * a main one has none: it is looked at in turn).  A process already gone
+ * has ended. */
 static void watch_ends(struct stat_run *s)
 {
-	const pid_t *pids = s->child > 0 ? &s->child : s->c->pids;
-	size_t nr = s->child > 0 ? 1 : s->c->nr_pids;
+	const pid_t *pids = s->child > 0 ? &s->child : targets(s->c);
+	size_t nr = s->child > 0 ? 1 : s->c->nr_pids + s->c->nr_tids;
 
 	/* The machine does not end; a command run beside it does. */
 	if (s->c->system_wide && s->child <= 0)
@@ -266,7 +276,7 @@ static void watch_ends(struct stat_run *s)
 
 static bool has_ended(const struct stat_run *s, size_t i)
 {
-	pid_t pid = s->child > 0 ? s->child : s->c->pids[i];
+	pid_t pid = s->child > 0 ? s->child : targets(s->c)[i];
 	siginfo_t info;
 
 	if (s->child > 0) {
@@ -466,6 +476,8 @@ static struct pr_counter *open_counter(struct stat_run *s)
 	if (c->system_wide)
 		return pr_counter_open_cpus(s->evs, s->nr, c->nr_cpus ? c->cpus : NULL,
 					    c->nr_cpus, &opts);
+	if (c->nr_tids)
+		return pr_counter_open_tids(s->evs, s->nr, c->tids, c->nr_tids, &opts);
 	return pr_counter_open_pids(s->evs, s->nr, c->pids, c->nr_pids, &opts);
 }
 
@@ -527,17 +539,18 @@ static int count(struct stat_run *s)
  * wide'". */
 static void describe_target(const struct ds_capture *c, char *buf, size_t len)
 {
+	bool ids = c->nr_pids || c->nr_tids;
 	size_t n = 0;
 
 	if (c->system_wide) {
 		snprintf(buf, len, "'system wide'");
 		return;
 	}
-	n += (size_t)snprintf(buf, len, "%s'", c->nr_pids ? "process id " : "");
-	for (size_t i = 0; !c->nr_pids && c->argv[i] && n < len; i++)
+	n += (size_t)snprintf(buf, len, "%s'", !ids ? "" : c->nr_tids ? "thread id " : "process id ");
+	for (size_t i = 0; !ids && c->argv[i] && n < len; i++)
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? " " : "", c->argv[i]);
-	for (size_t i = 0; i < c->nr_pids && n < len; i++)
-		n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "", (int)c->pids[i]);
+	for (size_t i = 0; ids && i < c->nr_pids + c->nr_tids && n < len; i++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%d", i ? "," : "", (int)targets(c)[i]);
 	if (n < len)
 		snprintf(buf + n, len - n, "'");
 }
