@@ -177,6 +177,7 @@ int ds_capture_finish(struct ds_capture *c, int argc, char **argv);
 
 /* The help text for the capture options. */
 extern const char ds_capture_help[];
+extern const char ds_offcpu_help[]; /* their off-CPU part */
 
 /* A verb's own options, beside the capture options every verb takes. */
 struct ds_verb {

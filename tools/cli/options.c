@@ -107,7 +107,11 @@ const char ds_capture_help[] =
 	"      --python             name CPython 3.12+'s Python functions: with -p,\n"
 	"                           turn its perf trampoline on in the running\n"
 	"                           process (ptrace), left on after; with -- CMD,\n"
-	"                           run CMD with PYTHONPERFSUPPORT=1\n"
+	"                           run CMD with PYTHONPERFSUPPORT=1\n";
+
+/* Apart from ds_capture_help: one string literal of both passes the
+ * length every C compiler must take. */
+const char ds_offcpu_help[] =
 	"Off-CPU time (needs kernel.perf_event_paranoid <= 1, CAP_PERFMON or root):\n"
 	"      --off-cpu            profile time spent off the CPU instead of on it:\n"
 	"                           the stack at every switch out of a sampled\n"

@@ -421,11 +421,13 @@ static void capture_help(FILE *out)
 
 	if (strncmp(h, heading, strlen(heading)) || !cmd || !d) {
 		fputs(ds_capture_help, out);
-		return;
+	} else {
+		h += strlen(heading);
+		fprintf(out, "Target (at most one; default -a):\n%.*s%.*s(default %d)%s",
+			(int)(cmd - h), h, (int)(d - sampling), sampling, AGENT_FREQ,
+			d + strlen(freq));
 	}
-	h += strlen(heading);
-	fprintf(out, "Target (at most one; default -a):\n%.*s%.*s(default %d)%s",
-		(int)(cmd - h), h, (int)(d - sampling), sampling, AGENT_FREQ, d + strlen(freq));
+	fputs(ds_offcpu_help, out);
 }
 
 static void usage(FILE *out)

@@ -253,12 +253,12 @@ static void usage(FILE *out)
 		"line, then a summary: samples per CPU, lost samples, records by type.\n"
 		"With -i, print the records of a perf.data file (dwarfsample record's\n"
 		"or perf record's) in timestamp order the same way.\n"
-		"\n%s"
+		"\n%s%s"
 		"Input and output:\n"
 		"  -i, --input FILE         read a perf.data file instead of sampling\n"
 		"  -q, --quiet              print only the summary\n"
 		"  -h, --help               this help\n",
-		ds_capture_help);
+		ds_capture_help, ds_offcpu_help);
 }
 
 /* 0 when everything printed reached standard output; else says so and

@@ -471,14 +471,14 @@ static void usage(FILE *out)
 		"process and the time, which any web browser opens.  Runs until -d\n"
 		"ends it, Ctrl-C or SIGTERM, or the target exits; the profile is\n"
 		"written in every case.\n"
-		"\n%s%s"
+		"\n%s%s%s"
 		"%s"
 		"  -h, --help               this help\n"
 		"      --version            the version\n"
 		"\n"
 		"Run 'dwarfsample help record' (or report, dump, stat, agent; the same as\n"
 		"'dwarfsample record --help') for those commands.\n",
-		ds_capture_help, ds_output_help, ds_names_help);
+		ds_capture_help, ds_offcpu_help, ds_output_help, ds_names_help);
 }
 
 static int profile_option(int opt, const char *arg, void *ctx)

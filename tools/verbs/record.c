@@ -77,14 +77,15 @@ static void keep_old(const char *path)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: dwarfsample record [options] (-p PID[,PID...] | -a [-C LIST] | -- CMD [ARGS...])\n"
+		"usage: dwarfsample record [options] (-p PID[,PID...] | -t TID[,TID...] |\n"
+		"                                    -a [-C LIST] | -- CMD [ARGS...])\n"
 		"\n"
 		"Sample the target into a perf.data file: user registers and stacks\n"
 		"for DWARF unwinding (or the kernel's call chains: --call-graph), with\n"
 		"the mappings and threads needed to replay it offline, and the perf\n"
 		"maps and jitdump files of processes that run JIT code.  Linux perf\n"
 		"reads it too ('perf script -i FILE').\n"
-		"\n%s"
+		"\n%s%s"
 		"Output:\n"
 		"  -o, --output FILE        where to write (default perf.data; an\n"
 		"                           existing file is kept as FILE.old)\n"
@@ -97,7 +98,7 @@ static void usage(FILE *out)
 		"                           cache ($PERF_BUILDID_DIR or ~/.debug), which\n"
 		"                           perf and report read\n"
 		"  -h, --help               this help\n",
-		ds_capture_help);
+		ds_capture_help, ds_offcpu_help);
 }
 
 /* The file, with every event of the reader and its ids; the first id of
