@@ -210,6 +210,30 @@ int pr__tracepoint_id(const char *sys, const char *name, uint64_t *id,
  * tracefs).  Silent. */
 int pr__tracepoint_name(uint64_t id, char *buf, size_t size);
 
+/* ---- synth.c ---- */
+
+/* Records built in the kernel's layout for `attr`'s events (synth.h),
+ * decoded and handed to `cb`. */
+struct synth;
+struct pr__emitter {
+	const struct perf_event_attr *attr;
+	struct pr_parse_cfg cfg;
+	uint64_t id;                 /* in the sample_id trailer */
+	pr_record_fn cb;
+	void *ctx;
+	struct synth *s;             /* malloc'ed: the caller frees it */
+};
+
+/* 0, -EINVAL or -ENOMEM (e->s is to be freed whatever happens). */
+int pr__emitter_init(struct pr__emitter *e, const struct perf_event_attr *attr, uint64_t id,
+		     pr_record_fn cb, void *ctx);
+/* Close the record begun on e->s (its size), decode it, hand it to the
+ * callback: what that returned. */
+int pr__emit_ended(struct pr__emitter *e);
+/* The same, after the sample_id trailer the attr asks for. */
+int pr__emit_at(struct pr__emitter *e, uint32_t pid, uint32_t tid, uint64_t time,
+		uint32_t cpu);
+
 /* ---- ptrace.c ---- */
 
 /* The field "Name:\t..." of /proc/PID/status into buf: its last word

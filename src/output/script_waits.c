@@ -107,12 +107,22 @@ static int on_wait(const struct pr_wait *wt, void *arg)
 	t->off_cpu_ns[wt->kind] += ns;
 	s->total.waits[wt->kind]++;
 	s->total.off_cpu_ns[wt->kind] += ns;
+	if (wt->before_start) {
+		t->waits_before_start++;
+		t->before_start_ns += ns;
+		s->total.waits_before_start++;
+		s->total.before_start_ns += ns;
+	}
 	/* The header as perf prints an off-CPU sample: when the thread left
 	 * the CPU, and for how long as the period. */
 	rec = (struct pr_record){ .type = PR_RECORD_SAMPLE, .pid = h->pid, .tid = h->tid,
 				  .cpu = h->cpu, .fields = h->fields, .time = wt->start };
 	rec.u.sample.period = ns;
 	pr__script_header(s, &rec, h->comm_len ? h->text : NULL, PR_SCRIPT_OFFCPU_EVENT);
+	/* Its time is when sampling started, not when it began: said as
+	 * the folded and the other formats say it, in a leaf pseudo-frame. */
+	if (wt->before_start)
+		pr__script_pseudo_frame(s, PROF_BEFORE_START_LABEL);
 	fwrite(h->text + h->comm_len, 1, h->len, s->out);
 	free(h);
 	return pr_script_error(s);
