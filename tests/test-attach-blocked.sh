@@ -10,6 +10,8 @@
 #             still sleeps its whole time
 #   server    Python's http.server idle in poll(): its stack, and it still
 #             answers
+#   many      201 threads of a Python process asleep: all of them, each for
+#             the whole run
 #   stopped   a process stopped by SIGSTOP: its stack, and stopped still
 #   traced    a process strace traces: refused in one line, the run goes on
 # gdb's 'thread apply all bt' on the same processes is the oracle of the
@@ -187,6 +189,30 @@ check "server: gdb sees the same stack" same_stacks "$tmp/srv.gdb" "$tmp/srv.our
 check "server: it still answers" /usr/bin/python3.11 -c "
 import urllib.request
 urllib.request.urlopen('http://127.0.0.1:$(cat "$tmp/port")/', timeout=20).read()"
+
+# --- many threads, stopped one at a time, none of the run's time taken ---
+/usr/bin/python3.11 -c '
+import threading, time
+for _ in range(200):
+    threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+print("started", flush=True)
+time.sleep(3600)' >"$tmp/many.out" &
+many=$!
+pids="$pids $many"
+all_asleep() {
+	[ -s "$tmp/many.out" ] &&
+		[ "$(cat /proc/"$many"/task/*/stat 2>/dev/null | sed 's/.*) //' | grep -c '^S')" -eq 201 ]
+}
+wait_for all_asleep
+"$ds" --off-cpu -p "$many" -d 1 -f folded -o "$tmp/many.folded" 2>"$tmp/many.err"
+check "many: the 201 sleeping threads' waits are all there" \
+	grep -q "^dwarfsample: of which 201 under way already when sampling started" "$tmp/many.err" ||
+	cat "$tmp/many.err"
+s=$(secs "$tmp/many.err")
+total=$(sum "$tmp/many.folded")
+check "many: each for the whole run, which stopping them did not shorten: $total ns in all, for $s s" \
+	awk -v t="$total" -v s="$s" 'BEGIN { exit !(s >= 0.95 && t >= 201 * 0.95e9 && t <= 201 * (s + 0.2) * 1e9) }'
+check "many: all still asleep afterwards" all_asleep
 
 # --- a stopped process ---
 sleep 60 &
