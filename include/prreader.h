@@ -527,11 +527,15 @@ PR_API int pr_kernel_synthesize(const struct perf_event_attr *attr, uint64_t id,
  * PTRACE_INTERRUPT, PTRACE_GETREGS, the stack read with
  * process_vm_readv(), PTRACE_DETACH.  A system call the stop interrupts
  * is restarted by the kernel as the thread is let go (what a debugger's
- * attach does too); a stopped process stays stopped.  A thread in
- * uninterruptible sleep (D) would stop only once its wait ends, so it is
- * not stopped: its stack pointer and instruction pointer come from
- * /proc/PID/task/TID/syscall, without the other registers, which the
- * unwinding of some frames needs (a frame whose CFA is kept in rbp).
+ * attach does too); a stopped process stays stopped.  A thread that such
+ * a stop would change is not stopped: one in uninterruptible sleep (D),
+ * which would stop only once its wait ends, and one in a call the stop
+ * would end with EINTR (epoll_wait, semop, rt_sigtimedwait, io_getevents,
+ * io_uring_enter; signal(7)).  Its stack pointer and instruction pointer
+ * come from /proc/PID/task/TID/syscall, without the other registers,
+ * which the unwinding of some frames needs (a frame whose CFA is kept in
+ * rbp).  A socket call with a timeout (SO_RCVTIMEO) still returns EINTR
+ * after the stop; programs retry it.
  *
  * pr_blocked_synthesize(), once sampling started, then describes each
  * thread that has not run since, as the kernel would have: the off-CPU

@@ -5,7 +5,9 @@
  * pipe: its registers and stack are taken and it is let go as it was
  * (the read, restarted, still gets its byte); the records describe it as
  * the kernel would; a thread that ran since, and one of a stopped
- * process, are handled as they must be.  No perf event is opened.  A
+ * process, are handled as they must be; one in epoll_wait(), which a
+ * ptrace stop would end with EINTR, is not stopped.  No perf event is
+ * opened.  A
  * kernel or container that refuses ptrace skips (77).
  */
 #include <check.h>
@@ -15,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -265,6 +268,65 @@ START_TEST(a_stopped_process_stays_stopped)
 }
 END_TEST
 
+START_TEST(a_thread_in_epoll_wait_is_not_stopped)
+{
+	struct perf_event_attr attr = off_cpu_attr();
+	static struct got g;
+	struct pr_blocked *b;
+	struct child c;
+	int p[2], status;
+	long before;
+	uint64_t sp = 0;
+
+	/* epoll_wait(2) ends with EINTR after a ptrace stop: the child
+	 * exits with what its one call returned, or 100 + errno. */
+	ck_assert_int_eq(pipe(p), 0);
+	c.pid = fork();
+	ck_assert_int_ge(c.pid, 0);
+	if (!c.pid) {
+		struct epoll_event ev = { .events = EPOLLIN }, out;
+		int ep = epoll_create1(0), n;
+
+		close(p[1]);
+		if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, p[0], &ev))
+			_exit(255);
+		n = epoll_wait(ep, &out, 1, -1);
+		_exit(n < 0 ? 100 + errno : n);
+	}
+	close(p[0]);
+	c.fd = p[1];
+	for (;;) {
+		char path[64], line[64] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/syscall", (int)c.pid);
+		if ((f = fopen(path, "re"))) {
+			if (!fgets(line, sizeof(line), f))
+				line[0] = 0;
+			fclose(f);
+		}
+		if (!strncmp(line, "232 ", 4) && state_of(c.pid) == 'S')
+			break;
+		usleep(1000);
+	}
+	before = switches(c.pid);
+	b = snapshot(c.pid, &attr);
+	ck_assert_uint_eq(pr_blocked_nr(b), 1);
+	/* Not woken, not stopped. */
+	ck_assert_int_eq(switches(c.pid), before);
+	ck_assert_int_eq(pr_blocked_synthesize(b, &attr, 77, 1000, collect, &g), 1);
+	ck_assert_int_eq(pr_sample_reg(&g.rec[0].u.sample, PR_REG_SP, &sp), 0);
+	ck_assert_uint_ne(sp, 0);
+	ck_assert_uint_eq(g.rec[0].u.sample.stack_addr, sp);
+	ck_assert_uint_gt(g.rec[0].u.sample.stack_dyn_size, 0);
+	pr_blocked_free(b);
+	ck_assert_int_eq(write(c.fd, "x", 1), 1);
+	ck_assert_int_eq(waitpid(c.pid, &status, 0), c.pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 1);
+	close(c.fd);
+}
+END_TEST
+
 START_TEST(bad_arguments_are_refused)
 {
 	struct perf_event_attr attr = off_cpu_attr(), raw = attr;
@@ -315,6 +377,7 @@ int main(void)
 	tcase_add_test(tc, a_blocked_thread_is_described_and_left_as_it_was);
 	tcase_add_test(tc, a_thread_that_ran_since_is_left_out);
 	tcase_add_test(tc, a_stopped_process_stays_stopped);
+	tcase_add_test(tc, a_thread_in_epoll_wait_is_not_stopped);
 	tcase_add_test(tc, bad_arguments_are_refused);
 	suite_add_tcase(s, tc);
 	if (!may_trace())

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -122,37 +123,6 @@ static void take_regs(struct snapshot *t, const struct user_regs_struct *r)
 		t->regs[i] = v[i];
 }
 
-/*
- * A thread in uninterruptible sleep: /proc/PID/task/TID/syscall, "NR
- * ARGS... SP PC" (or "-1 SP PC" outside a system call), read without
- * stopping it.  Only SP and IP are known (the others are left 0).  0, or -EAGAIN when it runs.
- */
-static int regs_from_syscall(struct snapshot *t)
-{
-	char path[64], line[256], *last, *prev;
-	FILE *f;
-	int err = -EAGAIN;
-
-	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", t->pid, t->tid);
-	if (!(f = fopen(path, "re")))
-		return -errno;
-	if (fgets(line, sizeof(line), f) && strncmp(line, "running", 7)) {
-		line[strcspn(line, "\n")] = 0;
-		last = strrchr(line, ' ');
-		if (last) {
-			*last = 0;
-			prev = strrchr(line, ' ');
-			if (prev) {
-				t->regs[REG_SP] = strtoull(prev + 1, NULL, 16);
-				t->regs[REG_IP] = strtoull(last + 1, NULL, 16);
-				err = 0;
-			}
-		}
-	}
-	fclose(f);
-	return err;
-}
-
 /* Stop a thread, take its registers, let it go: 0, -ESRCH (gone), -EPERM
  * and kin (refused: the caller says why), or -EAGAIN (left out). */
 static int regs_by_ptrace(struct snapshot *t, const struct pr_logger *lg)
@@ -224,6 +194,83 @@ static int64_t settled(uint32_t pid, uint32_t tid, int tries)
 	return -1;
 }
 
+#if defined(__x86_64__)
+/*
+ * /proc/PID/task/TID/syscall, "NR ARGS... SP PC" (or "-1 SP PC" outside a
+ * system call), read without stopping the thread: its system call's
+ * number through *nr, SP and IP into its registers (the others are left
+ * 0).  0, -EAGAIN when it runs, or a negative errno (-EACCES: refused).
+ */
+static int regs_from_syscall(struct snapshot *t, long *nr)
+{
+	char path[64], line[256], *last, *prev;
+	FILE *f;
+	int err = -EAGAIN;
+
+	snprintf(path, sizeof(path), "/proc/%u/task/%u/syscall", t->pid, t->tid);
+	if (!(f = fopen(path, "re")))
+		return errno == ENOENT ? -ESRCH : -errno;
+	if (fgets(line, sizeof(line), f) && strncmp(line, "running", 7)) {
+		line[strcspn(line, "\n")] = 0;
+		*nr = strtol(line, NULL, 10);
+		last = strrchr(line, ' ');
+		if (last) {
+			*last = 0;
+			prev = strrchr(line, ' ');
+			if (prev) {
+				t->regs[REG_SP] = strtoull(prev + 1, NULL, 16);
+				t->regs[REG_IP] = strtoull(last + 1, NULL, 16);
+				err = 0;
+			}
+		}
+	}
+	fclose(f);
+	return err;
+}
+
+/*
+ * The system calls a ptrace stop does not restart: they return EINTR to
+ * the program once it is let go (signal(7), "Interruption of system calls
+ * and library functions by stop signals"), which a debugger's attach
+ * shows too.  A thread waiting in one is not stopped: its SP and PC
+ * (/proc) unwind the frames whose CFA is kept relative to the SP, as
+ * -O2 code without frame pointers keeps it.
+ */
+static bool not_restarted(long nr)
+{
+	switch (nr) {
+	case SYS_epoll_wait:
+	case SYS_epoll_pwait:
+	case 441:                /* epoll_pwait2 */
+	case SYS_semop:
+	case SYS_semtimedop:
+	case SYS_rt_sigtimedwait:
+	case SYS_io_getevents:
+	case 333:                /* io_pgetevents */
+	case 426:                /* io_uring_enter */
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * The registers of a thread off the CPU: from /proc where stopping it
+ * would change what it sees (in uninterruptible sleep, D, it would stop
+ * only once its wait ended; a call from not_restarted()), else by
+ * ptrace, which has them all.
+ */
+static int take_thread_regs(struct snapshot *t, char state, const struct pr_logger *lg)
+{
+	long nr = -1;
+	int err = regs_from_syscall(t, &nr);
+
+	if (state == 'D' || (!err && not_restarted(nr)))
+		return err;
+	return regs_by_ptrace(t, lg);
+}
+#endif
+
 struct walk {
 	struct pr_blocked *b;
 	const struct perf_event_attr *attr;
@@ -257,7 +304,7 @@ static int snapshot_thread(pid_t tid, void *arg)
 	t->pid = w->pid;
 	t->tid = (uint32_t)tid;
 #if defined(__x86_64__)
-	err = ts.state == 'D' ? regs_from_syscall(t) : regs_by_ptrace(t, w->lg);
+	err = take_thread_regs(t, ts.state, w->lg);
 #else
 	err = -EOPNOTSUPP;
 #endif
