@@ -6,7 +6,8 @@
  * (the read, restarted, still gets its byte); the records describe it as
  * the kernel would; a thread that ran since, and one of a stopped
  * process, are handled as they must be; one in epoll_wait(), which a
- * ptrace stop would end with EINTR, is not stopped.  No perf event is
+ * ptrace stop would end with EINTR, and one in uninterruptible sleep are
+ * not stopped.  No perf event is
  * opened.  A
  * kernel or container that refuses ptrace skips (77).
  */
@@ -327,6 +328,48 @@ START_TEST(a_thread_in_epoll_wait_is_not_stopped)
 }
 END_TEST
 
+START_TEST(a_thread_in_uninterruptible_sleep_is_not_stopped)
+{
+	struct perf_event_attr attr = off_cpu_attr();
+	static struct got g;
+	struct pr_blocked *b;
+	int go[2], status;
+	long before;
+	pid_t pid;
+	char c = 0;
+
+	/* The parent of a vfork() waits for its child's exec or exit
+	 * killably, in state D: here until the child reads its byte. */
+	ck_assert_int_eq(pipe(go), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (!pid) {
+		close(go[1]);
+		if (!vfork()) {
+			if (read(go[0], &c, 1) != 1)
+				_exit(1);
+			_exit(0);
+		}
+		_exit(3);
+	}
+	close(go[0]);
+	while (state_of(pid) != 'D')
+		usleep(1000);
+	before = switches(pid);
+	b = snapshot(pid, &attr);
+	ck_assert_uint_eq(pr_blocked_nr(b), 1);
+	ck_assert_int_eq(switches(pid), before);
+	ck_assert_int_eq(pr_blocked_synthesize(b, &attr, 77, 1000, collect, &g), 1);
+	ck_assert_uint_eq(g.rec[0].tid, (uint32_t)pid);
+	ck_assert_uint_gt(g.rec[0].u.sample.stack_dyn_size, 0);
+	pr_blocked_free(b);
+	ck_assert_int_eq(write(go[1], &c, 1), 1);
+	close(go[1]);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(WEXITSTATUS(status), 3);
+}
+END_TEST
+
 START_TEST(bad_arguments_are_refused)
 {
 	struct perf_event_attr attr = off_cpu_attr(), raw = attr;
@@ -378,6 +421,7 @@ int main(void)
 	tcase_add_test(tc, a_thread_that_ran_since_is_left_out);
 	tcase_add_test(tc, a_stopped_process_stays_stopped);
 	tcase_add_test(tc, a_thread_in_epoll_wait_is_not_stopped);
+	tcase_add_test(tc, a_thread_in_uninterruptible_sleep_is_not_stopped);
 	tcase_add_test(tc, bad_arguments_are_refused);
 	suite_add_tcase(s, tc);
 	if (!may_trace())

@@ -277,7 +277,7 @@ struct walk {
 	const struct pr_logger *lg;
 	uint32_t pid;
 	uint64_t deadline;
-	bool refused, late;
+	bool late;
 	unsigned int taken, dropped;
 };
 
@@ -311,7 +311,6 @@ static int snapshot_thread(pid_t tid, void *arg)
 	if (err == -EPERM || err == -EBUSY || err == -EACCES) {
 		pr__ptrace_refused(w->pid, err, PR_LOG_WARN,
 				   "the threads already off the CPU are left out", w->lg);
-		w->refused = true;
 		return 1;
 	}
 	if (err || (sw = settled(w->pid, t->tid, 200)) < 0) {
