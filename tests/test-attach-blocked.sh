@@ -140,6 +140,10 @@ check "deadlock: record exits 0" test $? -eq 0 || cat "$tmp/rec.err"
 check "deadlock: report shows both waits from the recording" \
 	test "$(grep -c "take_in_order;.*\\[off-cpu: blocked since before the start\\] " "$tmp/rep.folded")" -eq 2 ||
 	cat "$tmp/rep.err"
+"$ds" report -i "$tmp/dl.data" -f perf-script -o "$tmp/rep.txt" 2>"$tmp/rep.err"
+check "deadlock: report's perf-script text tops each of the two waits with the pseudo-frame" \
+	test "$(grep -c "^	 *0 \[off-cpu: blocked since before the start\] (\[unknown\])\$" "$tmp/rep.txt")" -eq 2 ||
+	cat "$tmp/rep.txt" "$tmp/rep.err"
 if perf --version >/dev/null 2>&1; then
 	perf script -i "$tmp/dl.data" -F tid,ip,sym >"$tmp/perf.txt" 2>"$tmp/perf.err"
 	check "deadlock: perf script unwinds the recorded samples to main and worker" \
