@@ -20,6 +20,7 @@
 # gdb's 'thread apply all bt' on the same processes is the oracle of the
 # stacks: the same frames, named alike where both name them.
 # usage: test-attach-blocked.sh DWARFSAMPLE DEADLOCK-PAIR
+# shellcheck disable=SC2317 # the helpers run through check and wait_for
 set -u
 ds=$(realpath "$1")
 deadlock=$(realpath "$2")
@@ -33,7 +34,8 @@ for tool in gdb strace /usr/bin/python3.11; do
 done
 make_tmp
 pids=
-trap 'rc=$?; for p in $pids; do kill -9 "$p" 2>/dev/null; done; leave_tmp $rc' EXIT
+# shellcheck disable=SC2086 # the pids are words
+trap 'rc=$?; [ -z "$pids" ] || kill -9 $pids 2>/dev/null; leave_tmp $rc' EXIT
 
 label='[off-cpu: blocked since before the start]'
 
