@@ -152,6 +152,10 @@ static int regs_by_ptrace(struct snapshot *t, const struct pr_logger *lg)
 		 * detach needs a stop.  It comes once its wait ends. */
 		if (pr__ptrace_wait_stop((pid_t)t->tid, 2.0) > 0)
 			ptrace(PTRACE_DETACH, (pid_t)t->tid, 0, 0);
+		else
+			pr__log(lg, PR_LOG_WARN, "thread %u of pid %u did not stop for ptrace "
+				"within 2.5 s: it stops once its wait ends, until dwarfsample "
+				"exits", t->tid, t->pid);
 	}
 	return err ? -EAGAIN : 0;
 }
