@@ -217,6 +217,10 @@ struct pr_wait {
 	 * is what it was given.  False when only the switch record was seen
 	 * (the sample was lost): the wait has no stack. */
 	bool has_sample;
+	/* Its thread was off the CPU already when sampling started: the
+	 * switch out (PR_RECORD_MISC_SWITCH_BEFORE_START) is when sampling
+	 * started, not when the wait began. */
+	bool before_start;
 	uint64_t cookie;
 };
 

@@ -165,6 +165,10 @@ struct pr_profile_times {
 	/* Waits not counted: shorter than off_cpu_min_ns, or without a
 	 * stack (their switch-out sample was lost). */
 	uint64_t waits_short, waits_lost;
+	/* Of the blocked waits counted, those under way already when
+	 * sampling started (struct pr_wait's before_start), and their time,
+	 * from the start: part of waits[] and off_cpu_ns[] too. */
+	uint64_t waits_before_start, before_start_ns;
 };
 
 /*

@@ -540,6 +540,81 @@ PR_API int pr_cgroup_synthesize(const char *cgroup, const struct perf_event_attr
 PR_API int pr_kernel_synthesize(const struct perf_event_attr *attr, uint64_t id,
 				pr_record_fn cb, void *ctx);
 
+/* ------------------------------------------------------------------------
+ * Threads already off the CPU when sampling starts.
+ *
+ * A thread that blocked before its events were enabled writes no switch
+ * out: its wait (a deadlock, a sleep, a server waiting for a client)
+ * would not be seen at all.  pr_blocked_snapshot(), called before
+ * pr_reader_enable(), takes the user registers and stack of every thread
+ * of the processes that is not running (state S, T, D in
+ * /proc/PID/task/TID/stat), one thread at a time: PTRACE_SEIZE,
+ * PTRACE_INTERRUPT, PTRACE_GETREGS, the stack read with
+ * process_vm_readv(), PTRACE_DETACH.  A system call the stop interrupts
+ * is restarted by the kernel as the thread is let go (what a debugger's
+ * attach does too); a stopped process stays stopped.  A thread that such
+ * a stop would change is not stopped: one in uninterruptible sleep (D),
+ * which would stop only once its wait ends, and one in a call the stop
+ * would end with EINTR (epoll_wait, semop, rt_sigtimedwait, io_getevents,
+ * io_uring_enter; signal(7)).  Its stack pointer and instruction pointer
+ * come from /proc/PID/task/TID/syscall, without the other registers,
+ * which the unwinding of some frames needs (a frame whose CFA is kept in
+ * rbp).  A socket call with a timeout (SO_RCVTIMEO) still returns EINTR
+ * after the stop; programs retry it.
+ *
+ * pr_blocked_synthesize(), once sampling started, then describes each
+ * thread that has not run since, as the kernel would have: the off-CPU
+ * event's switch-out sample and a PERF_RECORD_SWITCH out, marked
+ * PR_RECORD_MISC_SWITCH_BEFORE_START, both at the start's time.  Its
+ * wait ends at its next switch in, or at the end of the run.
+ */
+
+struct pr_blocked_opts {
+	size_t sz;
+	/* The most time all the stops may take together, in seconds
+	 * (default 2): the threads past it are left out, and said so. */
+	double max_seconds;
+	pr_log_fn log;
+	void *log_ctx;
+};
+
+struct pr_blocked;
+
+/*
+ * Snapshots of the threads of processes `pids` off the CPU now, for the
+ * off-CPU event `attr` (the registers of its sample_regs_user; as much of
+ * the stack as its sample_stack_user).  A process that is gone is
+ * skipped; one ptrace refuses (another tracer such as strace or gdb,
+ * kernel.yama.ptrace_scope, a container without CAP_SYS_PTRACE) gets
+ * one warning naming the reason and no snapshots.  Returns the
+ * snapshots (pr_blocked_free()), perhaps none, or NULL with errno set
+ * (EINVAL, ENOMEM, EOPNOTSUPP off x86-64).  Not thread-safe (it is the
+ * threads' tracer for a while).
+ */
+PR_API struct pr_blocked *pr_blocked_snapshot(const pid_t *pids, size_t nr,
+					      const struct perf_event_attr *attr,
+					      const struct pr_blocked_opts *opts);
+
+/* How many threads it holds (0 for NULL). */
+PR_API size_t pr_blocked_nr(const struct pr_blocked *b);
+
+/*
+ * The records of the snapshots whose threads have not run since they
+ * were taken (their context-switch counts unchanged), at `time` (the
+ * event clock when sampling started): a sample in `attr`'s layout and a
+ * switch out, each with `id` (one of the off-CPU event's ids:
+ * pr_reader_event_ids()).  `attr` must be the one given to
+ * pr_blocked_snapshot().  Records are handed to `cb` as in
+ * pr_process_synthesize().  Returns how many threads were described, or
+ * -EOPNOTSUPP (`attr` asks for a field these records cannot have), or
+ * an error of `cb`.
+ */
+PR_API int pr_blocked_synthesize(const struct pr_blocked *b, const struct perf_event_attr *attr,
+				 uint64_t id, uint64_t time, pr_record_fn cb, void *ctx);
+
+/* Accepts NULL. */
+PR_API void pr_blocked_free(struct pr_blocked *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -201,6 +201,15 @@ struct pr_throttle {
  * records also name the other task: the next one for a switch out, the
  * previous one for a switch in (0 for SWITCH records).
  */
+/*
+ * A switch out that no kernel wrote: pr_blocked_synthesize() found its
+ * thread already off the CPU when sampling started.  Its wait began
+ * before the record's time, which is when sampling started.  Bit 12 of
+ * misc is one the kernel leaves unused on switch records (perf's own
+ * tools use it only on the MMAP records they synthesize).
+ */
+#define PR_RECORD_MISC_SWITCH_BEFORE_START (1u << 12)
+
 struct pr_switch {
 	bool out;
 	bool preempt;

@@ -169,6 +169,27 @@ START_TEST(exit_and_the_end_of_the_run_end_waits_once)
 }
 END_TEST
 
+START_TEST(a_switch_out_before_the_start_says_so)
+{
+	struct pr_record s = SAMPLE(7, 1000), o = OUT(7, 1000), i = IN(7, 3000),
+			 s2 = SAMPLE(7, 4000), o2 = OUT(7, 4000), i2 = IN(7, 5000);
+
+	o.misc |= PR_RECORD_MISC_SWITCH_BEFORE_START;
+	feed(&s, 1);
+	feed(&o, 0);
+	feed(&i, 0);
+	feed(&s2, 2);
+	feed(&o2, 0);
+	feed(&i2, 0);
+	ck_assert_int_eq(nr_got, 2);
+	ck_assert(got[0].before_start && got[0].kind == PR_WAIT_BLOCKED);
+	ck_assert_uint_eq(got[0].start, 1000);
+	ck_assert_uint_eq(got[0].end, 3000);
+	/* The thread's next wait is one the kernel saw begin. */
+	ck_assert(!got[1].before_start);
+}
+END_TEST
+
 START_TEST(records_without_identity_are_refused_or_ignored)
 {
 	struct pr_record s = SAMPLE(7, 1000), o = OUT(7, 1000);
@@ -292,6 +313,54 @@ START_TEST(short_and_stackless_waits_are_counted_apart)
 }
 END_TEST
 
+START_TEST(a_wait_under_way_at_the_start_is_labelled_and_counted_apart)
+{
+	struct pr_profile *p = new_profile(PR_PROFILE_OFF_CPU, 0);
+	/* Thread 7 was found blocked at 1000 (pr_blocked_synthesize()) and
+	 * ran at 4000; thread 8 is still blocked at the end, 9000; thread 9
+	 * blocked while sampling. */
+	struct pr_record s7 = SAMPLE(7, 1000), o7 = OUT(7, 1000), i7 = IN(7, 4000),
+			 s8 = SAMPLE(8, 1000), o8 = OUT(8, 1000), s9 = SAMPLE(9, 2000),
+			 o9 = OUT(9, 2000), i9 = IN(9, 2500);
+	struct pr_profile_times t = { .sz = sizeof(t) };
+
+	o7.misc |= PR_RECORD_MISC_SWITCH_BEFORE_START;
+	o8.misc |= PR_RECORD_MISC_SWITCH_BEFORE_START;
+	ck_assert_int_eq(pr_profile_add_switch(p, NULL, &s7, &two, "a", "app"), 0);
+	ck_assert_int_eq(pr_profile_apply(p, &o7), 0);
+	ck_assert_int_eq(pr_profile_add_switch(p, NULL, &s8, &two, "b", "app"), 0);
+	ck_assert_int_eq(pr_profile_apply(p, &o8), 0);
+	ck_assert_int_eq(pr_profile_add_switch(p, NULL, &s9, &two, "c", "app"), 0);
+	ck_assert_int_eq(pr_profile_apply(p, &o9), 0);
+	ck_assert_int_eq(pr_profile_apply(p, &i9), 0);
+	ck_assert_int_eq(pr_profile_apply(p, &i7), 0);
+	ck_assert_int_eq(pr_profile_end(p, 9000), 0);
+
+	ck_assert_uint_eq(p->nr_stacks, 3);
+	/* Never shown as a wait that began at the start. */
+	ck_assert_str_eq(leaf_name(p, &p->stacks[0]), "[off-cpu: blocked]");
+	ck_assert_uint_eq(p->stacks[0].ns, 500);
+	ck_assert_str_eq(leaf_name(p, &p->stacks[1]),
+			 "[off-cpu: blocked since before the start]");
+	ck_assert_uint_eq(p->stacks[1].ns, 3000);
+	ck_assert_str_eq(leaf_name(p, &p->stacks[2]),
+			 "[off-cpu: blocked since before the start]");
+	ck_assert_uint_eq(p->stacks[2].ns, 8000);
+	ck_assert_int_eq(pr_profile_times(p, 0, &t), 0);
+	ck_assert_uint_eq(t.waits[PR_WAIT_BLOCKED], 3);
+	ck_assert_uint_eq(t.off_cpu_ns[PR_WAIT_BLOCKED], 11500);
+	ck_assert_uint_eq(t.waits_before_start, 2);
+	ck_assert_uint_eq(t.before_start_ns, 11000);
+	/* Per process, from the stacks, the same. */
+	memset(&t, 0, sizeof(t));
+	t.sz = sizeof(t);
+	ck_assert_int_eq(pr_profile_times(p, 100, &t), 0);
+	ck_assert_uint_eq(t.waits_before_start, 2);
+	ck_assert_uint_eq(t.before_start_ns, 11000);
+	pr_profile_free(p);
+}
+END_TEST
+
 START_TEST(a_cpu_profile_takes_no_switches)
 {
 	struct pr_profile *p = new_profile(PR_PROFILE_CPU, 0);
@@ -318,11 +387,13 @@ int main(void)
 	tcase_add_test(tc, a_lost_switch_in_ends_the_wait_at_the_next_switch_out);
 	tcase_add_test(tc, a_lost_sample_leaves_a_wait_without_a_stack);
 	tcase_add_test(tc, exit_and_the_end_of_the_run_end_waits_once);
+	tcase_add_test(tc, a_switch_out_before_the_start_says_so);
 	tcase_add_test(tc, records_without_identity_are_refused_or_ignored);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("profile");
 	tcase_add_test(tc, wall_time_adds_cpu_samples_and_waits_in_nanoseconds);
 	tcase_add_test(tc, short_and_stackless_waits_are_counted_apart);
+	tcase_add_test(tc, a_wait_under_way_at_the_start_is_labelled_and_counted_apart);
 	tcase_add_test(tc, a_cpu_profile_takes_no_switches);
 	suite_add_tcase(s, tc);
 	return run_suite(s);

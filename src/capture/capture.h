@@ -210,4 +210,50 @@ int pr__tracepoint_id(const char *sys, const char *name, uint64_t *id,
  * tracefs).  Silent. */
 int pr__tracepoint_name(uint64_t id, char *buf, size_t size);
 
+/* ---- synth.c ---- */
+
+/* Records built in the kernel's layout for `attr`'s events (synth.h),
+ * decoded and handed to `cb`. */
+struct synth;
+struct pr__emitter {
+	const struct perf_event_attr *attr;
+	struct pr_parse_cfg cfg;
+	uint64_t id;                 /* in the sample_id trailer */
+	pr_record_fn cb;
+	void *ctx;
+	struct synth *s;             /* malloc'ed: the caller frees it */
+};
+
+/* 0, -EINVAL or -ENOMEM (e->s is to be freed whatever happens). */
+int pr__emitter_init(struct pr__emitter *e, const struct perf_event_attr *attr, uint64_t id,
+		     pr_record_fn cb, void *ctx);
+/* Close the record begun on e->s (its size), decode it, hand it to the
+ * callback: what that returned. */
+int pr__emit_ended(struct pr__emitter *e);
+/* The same, after the sample_id trailer the attr asks for. */
+int pr__emit_at(struct pr__emitter *e, uint32_t pid, uint32_t tid, uint64_t time,
+		uint32_t cpu);
+
+/* ---- ptrace.c ---- */
+
+/* The field "Name:\t..." of /proc/PID/status into buf: its last word
+ * (NSpid's last is the pid in the process's own namespace). */
+bool pr__status_field(uint32_t pid, const char *name, char *buf, size_t len);
+/* The next stop of a seized thread, `timeout` seconds at most: its
+ * waitpid status, 0 on timeout, or -ESRCH when it ended. */
+int pr__ptrace_wait_stop(pid_t tid, double timeout);
+/* A stop status that is a group stop (SIGSTOP and its kin). */
+bool pr__ptrace_is_group_stop(int st);
+/* Stop seized thread `tid` (PTRACE_INTERRUPT), delivering the signals
+ * that come first: 0 once stopped by it, -EAGAIN when it is in a group
+ * stop (stopped by a signal, as it stays once let go), -ETIMEDOUT after
+ * `timeout` seconds, -ESRCH when it ended, or another negative errno. */
+int pr__ptrace_interrupt(pid_t tid, double timeout);
+/* Say at `level` why PTRACE_SEIZE of a thread of `pid` failed with `err`
+ * (a tracer already there, kernel.yama.ptrace_scope, privileges),
+ * followed by `then` (what happens now; NULL: "detach it first" for a
+ * tracer).  Returns -EBUSY (traced), -ESRCH, or -EPERM. */
+int pr__ptrace_refused(uint32_t pid, int err, enum pr_log_level level, const char *then,
+		       const struct pr_logger *lg);
+
 #endif /* PR_CAPTURE_H */

@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "capture/capture.h"
 #include "model/model.h"
 #include "model/pyruntime.h"
 
@@ -60,41 +61,13 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The field "Name:\t..." of /proc/PID/status into buf: its last word
- * (NSpid's last is the pid in the process's own namespace). */
-static bool status_field(uint32_t pid, const char *name, char *buf, size_t len)
-{
-	char path[64], line[256];
-	size_t n = strlen(name);
-	bool found = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/status", pid);
-	if (!(f = fopen(path, "re")))
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *last;
-
-		if (strncmp(line, name, n) || line[n] != ':')
-			continue;
-		line[strcspn(line, "\n")] = 0;
-		last = strrchr(line, '\t') ? strrchr(line, '\t') + 1 : line + n + 1;
-		if (strrchr(last, ' '))
-			last = strrchr(last, ' ') + 1;
-		snprintf(buf, len, "%s", last);
-		found = true;
-	}
-	fclose(f);
-	return found;
-}
-
 /* The perf map's name as the process has it: /tmp/perf-N.map, N its
  * pid in its own pid namespace. */
 static void map_name(uint32_t pid, char *buf, size_t len)
 {
 	char ns[32];
 
-	if (!status_field(pid, "NSpid", ns, sizeof(ns)))
+	if (!pr__status_field(pid, "NSpid", ns, sizeof(ns)))
 		snprintf(ns, sizeof(ns), "%u", pid);
 	snprintf(buf, len, "/tmp/perf-%s.map", ns);
 }
@@ -168,62 +141,11 @@ static void hold(struct held *h, int sig)
 		h->sig[h->nr++] = sig;
 }
 
-/*
- * Wait for the tracee's next stop, `timeout` seconds at most: its
- * status, 0 on timeout, or -ESRCH when it ended.
- */
-static int wait_stop(pid_t tid, double timeout)
-{
-	double until = now() + timeout;
-	useconds_t nap = 10;
-	int st;
-
-	for (;;) {
-		pid_t r = waitpid(tid, &st, __WALL | WNOHANG);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -ESRCH;
-		if (r == tid && (WIFEXITED(st) || WIFSIGNALED(st)))
-			return -ESRCH;
-		if (r == tid)
-			return st;
-		if (now() > until)
-			return 0;
-		/* Stops come within microseconds; a wait for a stuck call
-		 * need not spin. */
-		usleep(nap);
-		nap = nap < 1000 ? nap * 2 : nap;
-	}
-}
-
-static bool is_group_stop(int st)
-{
-	int sig = WSTOPSIG(st);
-
-	return st >> 16 == PTRACE_EVENT_STOP &&
-	       (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU);
-}
-
 /* Stopped by PTRACE_INTERRUPT: signals that came first are delivered
  * (nothing has been changed yet).  0, or a negative errno. */
 static int interrupt(struct victim *v)
 {
-	if (ptrace(PTRACE_INTERRUPT, v->tid, 0, 0))
-		return -errno;
-	for (;;) {
-		int st = wait_stop((pid_t)v->tid, 2.0);
-
-		if (st <= 0)
-			return st ? st : -ETIMEDOUT;
-		if (st >> 16 == PTRACE_EVENT_STOP && !is_group_stop(st))
-			return 0;
-		if (is_group_stop(st))
-			return -EAGAIN;
-		if (ptrace(PTRACE_CONT, v->tid, 0, (void *)(long)WSTOPSIG(st)))
-			return -errno;
-	}
+	return pr__ptrace_interrupt((pid_t)v->tid, 2.0);
 }
 
 static int write_mem(struct victim *v, uint64_t addr, const void *buf, size_t len)
@@ -245,13 +167,13 @@ static int run_until(struct victim *v, int req, double timeout,
 
 		if (ptrace((enum __ptrace_request)req, v->tid, 0, 0))
 			return -errno;
-		st = wait_stop((pid_t)v->tid, until - now());
+		st = pr__ptrace_wait_stop((pid_t)v->tid, until - now());
 		if (st < 0)
 			return st;
 		if (!st) {
 			/* Stuck (a lock?): stop it wherever it is. */
 			if (ptrace(PTRACE_INTERRUPT, v->tid, 0, 0) ||
-			    wait_stop((pid_t)v->tid, 1.0) <= 0)
+			    pr__ptrace_wait_stop((pid_t)v->tid, 1.0) <= 0)
 				return -ESRCH;
 			return -ETIMEDOUT;
 		}
@@ -396,30 +318,7 @@ static int put_back(struct victim *v)
 /* Why ptrace refused, in the log. */
 static int refused(const struct victim *v, int err)
 {
-	char tracer[32] = "0", scope[8] = "";
-	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, scope, sizeof(scope) - 1) : -1;
-
-	if (fd >= 0)
-		close(fd);
-	scope[n > 0 ? n : 0] = 0;
-	scope[strcspn(scope, "\n")] = 0;
-	status_field(v->pid, "TracerPid", tracer, sizeof(tracer));
-	if (strcmp(tracer, "0")) {
-		pr__log(v->lg, PR_LOG_ERROR, "pid %u is traced already, by pid %s (a debugger?): "
-			"detach it first", v->pid, tracer);
-		return -EBUSY;
-	}
-	if (err == -ESRCH)
-		return err;
-	pr__log(v->lg, PR_LOG_ERROR, "ptrace of pid %u refused: %s%s%s", v->pid, strerror(-err),
-		*scope && strcmp(scope, "0") ? "; kernel.yama.ptrace_scope is " : "",
-		*scope && strcmp(scope, "0") ?
-			(!strcmp(scope, "1") ? "1 (only a parent may trace: run as root, or with "
-					       "CAP_SYS_PTRACE)"
-					     : "2 or 3 (root with CAP_SYS_PTRACE only, or none)") :
-			"; run as the process's user or as root (CAP_SYS_PTRACE)");
-	return -EPERM;
+	return pr__ptrace_refused(v->pid, err, PR_LOG_ERROR, NULL, v->lg);
 }
 
 /* Everything done in the stopped thread: 0, or a negative errno. */
@@ -508,7 +407,7 @@ static uint32_t pick_thread(uint32_t pid)
 	DIR *d;
 
 	snprintf(path, sizeof(path), "/proc/%u/task", pid);
-	if (status_field(pid, "State", state, sizeof(state)) && state[0] != 'Z')
+	if (pr__status_field(pid, "State", state, sizeof(state)) && state[0] != 'Z')
 		return pid;
 	if (!(d = opendir(path)))
 		return pid;
@@ -531,7 +430,7 @@ static int check_target(uint32_t pid, const struct pr__python *py, int found,
 	char state[32] = "";
 
 	/* A process that exited and is not reaped yet maps nothing. */
-	if (!found && (!status_field(pid, "State", state, sizeof(state)) || state[0] == 'Z' ||
+	if (!found && (!pr__status_field(pid, "State", state, sizeof(state)) || state[0] == 'Z' ||
 		       state[0] == 'X'))
 		found = -ESRCH;
 	if (found < 0) {
@@ -552,7 +451,7 @@ static int check_target(uint32_t pid, const struct pr__python *py, int found,
 			"trampoline (3.12 and later have one)", pid, p->major, p->minor, p->micro);
 		return -EPROTONOSUPPORT;
 	}
-	if (status_field(pid, "State", state, sizeof(state)) &&
+	if (pr__status_field(pid, "State", state, sizeof(state)) &&
 	    (state[0] == 'T' || state[0] == 't')) {
 		pr__log(lg, PR_LOG_ERROR, "pid %u is stopped: continue it first (kill -CONT %u)",
 			pid, pid);

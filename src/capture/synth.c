@@ -17,30 +17,31 @@
 #include "capture/capture.h"
 #include "capture/synth.h"
 
-struct emitter {
-	const struct perf_event_attr *attr;
-	struct pr_parse_cfg cfg;
-	uint64_t id;
-	pr_record_fn cb;
-	void *ctx;
-	struct synth *s;
-};
-
-/* Close the record begun on e->s: trailer, size, decode, hand out. */
-static int emit(struct emitter *e, uint32_t pid, uint32_t tid)
+int pr__emit_ended(struct pr__emitter *e)
 {
 	struct pr_record rec;
 	const char *why;
 
-	if (e->attr->sample_id_all)
-		synth_trailer(e->s, e->attr->sample_type, pid, tid, 0, 0, e->id);
 	synth_end(e->s);
 	if (pr__record_parse(&e->cfg, e->s->buf, e->s->len, &rec, &why))
 		return -EINVAL;    /* cannot happen: we wrote it */
 	return e->cb(&rec, e->ctx);
 }
 
-static int emit_comm(struct emitter *e, uint32_t pid, uint32_t tid,
+int pr__emit_at(struct pr__emitter *e, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	if (e->attr->sample_id_all)
+		synth_trailer(e->s, e->attr->sample_type, pid, tid, time, cpu, e->id);
+	return pr__emit_ended(e);
+}
+
+/* Close the record begun on e->s: trailer, size, decode, hand out. */
+static int emit(struct pr__emitter *e, uint32_t pid, uint32_t tid)
+{
+	return pr__emit_at(e, pid, tid, 0, 0);
+}
+
+static int emit_comm(struct pr__emitter *e, uint32_t pid, uint32_t tid,
 		     const char *comm)
 {
 	e->s->len = 0;
@@ -50,7 +51,7 @@ static int emit_comm(struct emitter *e, uint32_t pid, uint32_t tid,
 	return emit(e, pid, tid);
 }
 
-static int emit_fork(struct emitter *e, uint32_t pid, uint32_t tid)
+static int emit_fork(struct pr__emitter *e, uint32_t pid, uint32_t tid)
 {
 	e->s->len = 0;
 	synth_begin(e->s, PERF_RECORD_FORK, 0);
@@ -73,7 +74,7 @@ static void read_comm(const char *path, char *comm, size_t len)
 }
 
 struct thread_walk {
-	struct emitter *e;
+	struct pr__emitter *e;
 	pid_t pid;
 };
 
@@ -94,7 +95,7 @@ static int synth_thread(pid_t tid, void *arg)
 /* One line of /proc/PID/maps into an MMAP2: executable mappings, and the
  * other file-backed ones (the read-only segment with .eh_frame_hdr is one),
  * as the kernel reports them with mmap_data. */
-static int synth_map_line(struct emitter *e, pid_t pid, const char *line)
+static int synth_map_line(struct pr__emitter *e, pid_t pid, const char *line)
 {
 	unsigned long long start, end, pgoff, ino;
 	unsigned int maj, min;
@@ -139,7 +140,7 @@ static int synth_map_line(struct emitter *e, pid_t pid, const char *line)
 	return emit(e, (uint32_t)pid, (uint32_t)pid);
 }
 
-static int synth_maps(struct emitter *e, pid_t pid)
+static int synth_maps(struct pr__emitter *e, pid_t pid)
 {
 	char path[64];
 	char *line = NULL;
@@ -158,8 +159,8 @@ static int synth_maps(struct emitter *e, pid_t pid)
 	return err;
 }
 
-static int emitter_init(struct emitter *e, const struct perf_event_attr *attr,
-			uint64_t id, pr_record_fn cb, void *ctx)
+int pr__emitter_init(struct pr__emitter *e, const struct perf_event_attr *attr, uint64_t id,
+		     pr_record_fn cb, void *ctx)
 {
 	e->s = NULL;       /* freed by the caller whatever happens */
 	if (!attr || !cb)
@@ -173,7 +174,7 @@ static int emitter_init(struct emitter *e, const struct perf_event_attr *attr,
 	return e->s ? 0 : -ENOMEM;
 }
 
-static int synth_one(struct emitter *e, pid_t pid)
+static int synth_one(struct pr__emitter *e, pid_t pid)
 {
 	struct thread_walk w = { e, pid };
 	int err = pr__proc_for_each(pid, synth_thread, &w);
@@ -192,8 +193,8 @@ static int synth_any(pid_t pid, void *arg)
 int pr_process_synthesize(pid_t pid, const struct perf_event_attr *attr,
 			  uint64_t id, pr_record_fn cb, void *ctx)
 {
-	struct emitter e;
-	int err = emitter_init(&e, attr, id, cb, ctx);
+	struct pr__emitter e;
+	int err = pr__emitter_init(&e, attr, id, cb, ctx);
 
 	/* A thread's id reaches its process's /proc files too, but the
 	 * records must name the process, as the samples do. */
@@ -208,12 +209,12 @@ int pr_process_synthesize(pid_t pid, const struct perf_event_attr *attr,
 int pr_cgroup_synthesize(const char *cgroup, const struct perf_event_attr *attr, uint64_t id,
 			 pr_record_fn cb, void *ctx)
 {
-	struct emitter e;
+	struct pr__emitter e;
 	int err;
 
 	if (!cgroup)
 		return -EINVAL;
-	err = emitter_init(&e, attr, id, cb, ctx);
+	err = pr__emitter_init(&e, attr, id, cb, ctx);
 	if (!err)
 		err = pr__cgroup_for_each(cgroup, synth_any, &e, NULL);
 	free(e.s);
@@ -223,8 +224,8 @@ int pr_cgroup_synthesize(const char *cgroup, const struct perf_event_attr *attr,
 int pr_system_synthesize(const struct perf_event_attr *attr, uint64_t id,
 			 pr_record_fn cb, void *ctx)
 {
-	struct emitter e;
-	int err = emitter_init(&e, attr, id, cb, ctx);
+	struct pr__emitter e;
+	int err = pr__emitter_init(&e, attr, id, cb, ctx);
 
 	if (!err)
 		err = pr__proc_for_each(0, synth_any, &e);
@@ -258,13 +259,13 @@ static uint64_t kernel_text_start(void)
 int pr_kernel_synthesize(const struct perf_event_attr *attr, uint64_t id,
 			 pr_record_fn cb, void *ctx)
 {
-	struct emitter e;
+	struct pr__emitter e;
 	uint64_t start = kernel_text_start();
 	int err;
 
 	if (!start)
 		return 0;
-	err = emitter_init(&e, attr, id, cb, ctx);
+	err = pr__emitter_init(&e, attr, id, cb, ctx);
 	if (err)
 		return err;
 	e.s->len = 0;

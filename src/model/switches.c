@@ -173,6 +173,7 @@ static int switch_out(struct pr_switches *sw, const struct pr_record *rec,
 	w->w.start = rec->time;
 	w->w.kind = rec->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ? PR_WAIT_PREEMPTED
 								    : PR_WAIT_BLOCKED;
+	w->w.before_start = !!(rec->misc & PR_RECORD_MISC_SWITCH_BEFORE_START);
 	return 0;
 }
 

@@ -114,6 +114,8 @@ void pr__script_header(struct pr_script *s, const struct pr_record *rec, const c
 		       const char *event);
 void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 		       const struct pr_stack *st, struct pr_symbolizer *sym);
+/* A frame line of a pseudo-frame `name` (no address, no module), to s->out. */
+void pr__script_pseudo_frame(struct pr_script *s, const char *name);
 
 /* script_waits.c: the off-CPU half set up and torn down (0 or -ENOMEM);
  * a CPU sample of process `pid` (called `process`, or NULL) standing for

@@ -259,6 +259,7 @@ static void line(struct pr_script *s, uint64_t addr, const char *name, uint64_t 
 		 const char *module, size_t module_len, const char *file, uint32_t lineno)
 {
 	char num[24], *end = num + sizeof(num), *p;
+	bool pseudo = !addr && name && name[0] == '[';
 
 	flush(s, false);
 	/* "\t%16lx": an address has at most 16 digits. */
@@ -274,8 +275,9 @@ static void line(struct pr_script *s, uint64_t addr, const char *name, uint64_t 
 	if (s->fields & PR_SCRIPT_SYM) {
 		s->buf[s->len++] = ' ';
 		put(s, name ? name : "[unknown]", name ? strlen(name) : 9);
-		/* The pseudo-frame of a cut stack is at no offset of anything. */
-		if (name && name != truncated && (s->fields & PR_SCRIPT_SYMOFF)) {
+		/* The pseudo-frames (a cut stack's, a wait's) are at no
+		 * offset of anything. */
+		if (name && !pseudo && (s->fields & PR_SCRIPT_SYMOFF)) {
 			memcpy(s->buf + s->len, "+0x", 3);
 			s->len += 3;
 			s->len += hex(s->buf + s->len, offset);
@@ -361,6 +363,12 @@ void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 	if (prof__end_cut(st->end))
 		line(s, 0, truncated, 0, "[unknown]", 9, NULL, 0);
 	s->buf[s->len++] = '\n';
+	flush(s, true);
+}
+
+void pr__script_pseudo_frame(struct pr_script *s, const char *name)
+{
+	line(s, 0, name, 0, "[unknown]", 9, NULL, 0);
 	flush(s, true);
 }
 

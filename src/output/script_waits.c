@@ -113,12 +113,22 @@ static int on_wait(const struct pr_wait *wt, void *arg)
 	t->off_cpu_ns[wt->kind] += ns;
 	s->total.waits[wt->kind]++;
 	s->total.off_cpu_ns[wt->kind] += ns;
+	if (wt->before_start) {
+		t->waits_before_start++;
+		t->before_start_ns += ns;
+		s->total.waits_before_start++;
+		s->total.before_start_ns += ns;
+	}
 	/* When the thread ran again, and for how long it had not as the
 	 * period. */
 	rec = (struct pr_record){ .type = PR_RECORD_SAMPLE, .pid = h->pid, .tid = h->tid,
 				  .cpu = h->cpu, .fields = h->fields, .time = wt->end };
 	rec.u.sample.period = ns;
 	pr__script_header(s, &rec, h->comm_len ? h->text : NULL, PR_SCRIPT_OFFCPU_EVENT);
+	/* Its time is when sampling started, not when it began: said as
+	 * the folded and the other formats say it, in a leaf pseudo-frame. */
+	if (wt->before_start)
+		pr__script_pseudo_frame(s, PROF_BEFORE_START_LABEL);
 	fwrite(h->text + h->comm_len, 1, h->len, s->out);
 	free(h);
 	return pr_script_error(s);

@@ -73,7 +73,7 @@ static int count_wait(struct pr_profile *p, struct prof_pending *s, const struct
 {
 	uint32_t idx;
 
-	s->locs[0] = prof__wait_location(p, (enum pr_wait_kind)w->kind);
+	s->locs[0] = prof__wait_location(p, w->before_start ? PROF_WAIT_BEFORE_START : w->kind);
 	idx = s->locs[0] == PROF_NONE ? PROF_NONE
 		: prof__stack_of(p, s->thread, 0, s->locs, s->nr + 1,
 				 w->kind == PR_WAIT_PREEMPTED ? PROF_PREEMPTED : PROF_BLOCKED,
@@ -106,6 +106,7 @@ static int on_wait(const struct pr_wait *w, void *arg)
 		if (err)
 			return err;
 		p->total.off_cpu_ns[w->kind] += ns;
+		p->total.before_start_ns += w->before_start ? ns : 0;
 		return 0;
 	}
 	if (!w->has_sample) {
@@ -125,6 +126,8 @@ static int on_wait(const struct pr_wait *w, void *arg)
 		return err;
 	p->total.waits[w->kind]++;
 	p->total.off_cpu_ns[w->kind] += ns;
+	p->total.waits_before_start += w->before_start;
+	p->total.before_start_ns += w->before_start ? ns : 0;
 	return 0;
 }
 
@@ -245,8 +248,11 @@ int pr_profile_end(struct pr_profile *p, uint64_t time)
 	return p->off ? pr_switches_end(p->off->sw, time, on_wait, p) : 0;
 }
 
-void prof__add_stack_times(const struct prof_stack *st, struct prof_times *t)
+void prof__add_stack_times(const struct pr_profile *p, const struct prof_stack *st,
+			   struct prof_times *t)
 {
+	uint32_t before = p->wait_locs[PROF_WAIT_BEFORE_START];
+
 	if (st->kind == PROF_ON_CPU) {
 		t->samples += st->count;
 		t->cpu_ns += st->ns;
@@ -256,6 +262,10 @@ void prof__add_stack_times(const struct prof_stack *st, struct prof_times *t)
 
 		t->waits[k] += st->count;
 		t->off_cpu_ns[k] += st->ns;
+		if (before && p->frames[st->frame] == before - 1) {
+			t->waits_before_start += st->count;
+			t->before_start_ns += st->ns;
+		}
 	}
 }
 
@@ -271,12 +281,14 @@ int pr_profile_times(const struct pr_profile *p, uint32_t pid, struct pr_profile
 	} else {
 		for (uint32_t i = 0; i < p->nr_stacks; i++)
 			if (p->threads[p->stacks[i].thread].pid == pid)
-				prof__add_stack_times(&p->stacks[i], &sum);
+				prof__add_stack_times(p, &p->stacks[i], &sum);
 	}
 	out.samples = sum.samples;
 	out.cpu_ns = sum.cpu_ns;
 	out.waits_short = sum.waits_short;
 	out.waits_lost = sum.waits_lost;
+	out.waits_before_start = sum.waits_before_start;
+	out.before_start_ns = sum.before_start_ns;
 	memcpy(out.waits, sum.waits, sizeof(out.waits));
 	memcpy(out.off_cpu_ns, sum.off_cpu_ns, sizeof(out.off_cpu_ns));
 	return pr__stats_copy(t, &out, sizeof(out));

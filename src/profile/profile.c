@@ -500,7 +500,7 @@ uint32_t prof__location_add(struct pr_profile *p, const struct prof_location *tm
 	return location_put(p, &loc);
 }
 
-uint32_t prof__wait_location(struct pr_profile *p, enum pr_wait_kind kind)
+uint32_t prof__wait_location(struct pr_profile *p, int kind)
 {
 	char name[64];
 	uint32_t idx;
@@ -509,7 +509,12 @@ uint32_t prof__wait_location(struct pr_profile *p, enum pr_wait_kind kind)
 		return p->wait_locs[kind] - 1;
 	if (PR_ARRAY_RESERVE(p->locations, p->cap_locations, p->nr_locations + 1))
 		return PROF_NONE;
-	snprintf(name, sizeof(name), "[off-cpu: %s]", pr_wait_kind_name(kind));
+	/* Never shown as a wait that began here: it began before. */
+	if (kind == PROF_WAIT_BEFORE_START)
+		snprintf(name, sizeof(name), PROF_BEFORE_START_LABEL);
+	else
+		snprintf(name, sizeof(name), "[off-cpu: %s]",
+			 pr_wait_kind_name((enum pr_wait_kind)kind));
 	idx = p->nr_locations;
 	p->locations[idx] = (struct prof_location){ .mapping = PROF_NONE, .line = p->nr_lines,
 						    .nr_lines = 1, .kind = PROF_WAIT };

@@ -125,6 +125,7 @@ struct prof_times {
 	uint64_t samples, cpu_ns;
 	uint64_t waits[PR_WAIT_KIND_MAX], off_cpu_ns[PR_WAIT_KIND_MAX];
 	uint64_t waits_short, waits_lost;
+	uint64_t waits_before_start, before_start_ns;
 };
 
 struct pr_profile {
@@ -167,7 +168,8 @@ struct pr_profile {
 	bool period_is_ns, timeline;
 	uint64_t off_cpu_min_ns;
 	struct prof_offcpu *off;     /* offcpu.c's, NULL until a switch */
-	uint32_t wait_locs[PR_WAIT_KIND_MAX];  /* index + 1; 0: not yet */
+	/* index + 1; 0: not yet.  By kind, then [PROF_WAIT_BEFORE_START]. */
+	uint32_t wait_locs[PR_WAIT_KIND_MAX + 1];
 	struct prof_times total;
 	/* pr_profile_opts.events and .counters; NULL and 0 without. */
 	struct prof_event *events;
@@ -273,10 +275,13 @@ int prof__count(struct pr_profile *p, uint32_t idx, uint64_t time, uint64_t coun
 		uint64_t ns, uint64_t period);
 /* The location of the pseudo-frame that names a wait of `kind`, or
  * PROF_NONE out of memory. */
-uint32_t prof__wait_location(struct pr_profile *p, enum pr_wait_kind kind);
+/* The pseudo-frame of a wait under way when sampling started. */
+#define PROF_WAIT_BEFORE_START PR_WAIT_KIND_MAX
+uint32_t prof__wait_location(struct pr_profile *p, int kind);
 void prof__offcpu_free(struct prof_offcpu *off);
 /* Add what stack `st` counted to `t`: samples and CPU time, or waits. */
-void prof__add_stack_times(const struct prof_stack *st, struct prof_times *t);
+void prof__add_stack_times(const struct pr_profile *p, const struct prof_stack *st,
+			   struct prof_times *t);
 /* Count in `p` the part before `time` of every wait open then that
  * reached off_cpu_min_ns, which goes on from `time`.  0 or -ENOMEM. */
 int prof__offcpu_split(struct pr_profile *p, uint64_t time);
@@ -334,6 +339,8 @@ const char *prof__frame_label(const struct pr_profile *p, const struct prof_loca
  * that a flame graph groups cut stacks under it rather than showing
  * their outermost frame as a root of its own. */
 #define PROF_TRUNCATED_LABEL "[truncated]"
+/* The leaf pseudo-frame of a wait under way when sampling started. */
+#define PROF_BEFORE_START_LABEL "[off-cpu: blocked since before the start]"
 
 static inline bool prof__end_cut(unsigned end)
 {

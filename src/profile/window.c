@@ -102,9 +102,9 @@ static uint32_t import_location(void *ctx, uint32_t l)
 	if (loc->kind == PROF_WAIT) {
 		/* The pseudo-frame of a kind of wait: the other's own. */
 		idx = PROF_NONE;
-		for (int k = 0; k < PR_WAIT_KIND_MAX; k++)
+		for (int k = 0; k <= PROF_WAIT_BEFORE_START; k++)
 			if (im->src->wait_locs[k] == l + 1)
-				idx = prof__wait_location(im->dst, (enum pr_wait_kind)k);
+				idx = prof__wait_location(im->dst, k);
 	} else {
 		if (loc->mapping != PROF_NONE &&
 		    (tmpl.mapping = import_mapping(im, loc->mapping)) == PROF_NONE)
@@ -366,7 +366,7 @@ struct pr_profile *pr_profile_select(const struct pr_profile *p, const uint32_t 
 	}
 	/* Their times, as their stacks count them. */
 	for (uint32_t i = 0; i < out->nr_stacks; i++)
-		prof__add_stack_times(&out->stacks[i], &out->total);
+		prof__add_stack_times(out, &out->stacks[i], &out->total);
 	out->samples = out->total.samples;
 	out->start_ns = p->start_ns;
 	out->duration_ns = p->duration_ns;
@@ -392,6 +392,8 @@ int pr_profile_merge(struct pr_profile *dst, const struct pr_profile *src)
 	dst->total.cpu_ns += src->total.cpu_ns;
 	dst->total.waits_short += src->total.waits_short;
 	dst->total.waits_lost += src->total.waits_lost;
+	dst->total.waits_before_start += src->total.waits_before_start;
+	dst->total.before_start_ns += src->total.before_start_ns;
 	for (int k = 0; k < PR_WAIT_KIND_MAX; k++) {
 		dst->total.waits[k] += src->total.waits[k];
 		dst->total.off_cpu_ns[k] += src->total.off_cpu_ns[k];

@@ -98,6 +98,54 @@ struct synth {
 	void *ctx;
 };
 
+/* The -p targets' threads already off the CPU (--off-cpu, --wall),
+ * taken by ds_capture_run() before it enables the events, and when it
+ * did: ds_synthesize() describes them, on the capture thread. */
+static struct pr_blocked *blocked;
+static uint64_t blocked_at;
+
+/* The off-CPU event of `r`: its index, or -1. */
+static int off_cpu_event(const struct pr_reader *r)
+{
+	for (size_t i = 0; i < pr_reader_nr_events(r); i++)
+		if (pr_event_source_of(pr_reader_event_attr(r, i)) == PR_SOURCE_CONTEXT_SWITCH)
+			return (int)i;
+	return -1;
+}
+
+static void take_blocked(const struct ds_capture *c, const struct pr_reader *r)
+{
+	PR_OPTS(pr_blocked_opts, opts, .log = ds_log);
+	int ev = off_cpu_event(r);
+
+	/* A launched command has none yet; the whole system's or a
+	 * cgroup's would stop every sleeping thread there. */
+	if (ev < 0 || c->argv || c->system_wide || c->cgroup || !c->nr_pids)
+		return;
+	blocked = pr_blocked_snapshot(c->pids, c->nr_pids, pr_reader_event_attr(r, (size_t)ev),
+				      &opts);
+	if (!blocked)
+		ds_logf(PR_LOG_WARN, "the threads already off the CPU are left out: %s",
+			strerror(errno));
+}
+
+/* Their waits, from when sampling started. */
+static int synthesize_blocked(const struct pr_reader *r, struct synth *sy)
+{
+	int ev = off_cpu_event(r), n;
+	uint64_t id = 0;
+
+	if (!blocked || ev < 0)
+		return 0;
+	pr_reader_event_ids(r, (size_t)ev, &id, 1);
+	n = pr_blocked_synthesize(blocked, pr_reader_event_attr(r, (size_t)ev), id, blocked_at,
+				  sy->cb, sy->ctx);
+	ds_logf(PR_LOG_DEBUG, "%d threads were off the CPU when sampling started", n);
+	pr_blocked_free(blocked);
+	blocked = NULL;
+	return n < 0 ? n : 0;
+}
+
 /* Synthesis of a whole system takes a while: let Ctrl-C cut it short. */
 static int synthesized(const struct pr_record *rec, void *arg)
 {
@@ -134,6 +182,9 @@ int ds_synthesize(const struct ds_capture *c, struct pr_reader *r, uint64_t id,
 		if (err == -ESRCH)
 			err = 0;
 	}
+	/* After the maps their stacks' addresses are in. */
+	if (!err)
+		err = synthesize_blocked(r, &sy);
 	return err == -EINTR ? 0 : err;
 }
 
@@ -355,7 +406,7 @@ static int drain_once(struct pr_reader *r, int timeout,
 int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 		   struct ds_capture_hooks *h)
 {
-	double start = ds_now(), deadline = c->duration > 0 ? start + c->duration : 0;
+	double start, deadline;
 	struct target_names names;
 	bool done = false;
 	int err;
@@ -363,7 +414,14 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 	h->cmd_status = -1;
 	h->cmd_cpu = -1;
 	h->cmd_start_err = 0;
+	/* Stopping the threads one by one takes a while (0.8 ms each): not
+	 * out of the run's duration. */
+	if (h->started)
+		take_blocked(c, r);
+	start = ds_now();
+	deadline = c->duration > 0 ? start + c->duration : 0;
 	read_names(c, &names);
+	blocked_at = ds_now_ns();
 	err = pr_reader_enable(r);
 	if (c->argv && err && err != -ESRCH)
 		h->cmd_start_err = err;
@@ -392,6 +450,9 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 		if ((done = pr_reader_done(r)))
 			break;
 	}
+	/* Not described when sampling failed to start. */
+	pr_blocked_free(blocked);
+	blocked = NULL;
 	/* Before disabling: a switch-in after this instant may still be
 	 * recorded, one after disabling cannot. */
 	h->end_ns = ds_now_ns();

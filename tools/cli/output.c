@@ -233,6 +233,14 @@ void ds_output_print_times(const struct pr_output *out)
 		fprintf(stderr, ", %" PRIu64 " without a stack (their sample was lost)",
 			t.waits_lost);
 	fputc('\n', stderr);
+	if (t.waits_before_start) {
+		char a[32];
+
+		fprintf(stderr, "dwarfsample: of which %" PRIu64 " under way already when sampling "
+			"started (%s of it since then; '[off-cpu: blocked since before the "
+			"start]')\n", t.waits_before_start,
+			ds_duration(t.before_start_ns, a, sizeof(a)));
+	}
 	n = pr_output_pids(out, pids, 10);
 	for (size_t i = 0; i < n && i < 10; i++) {
 		const char *name = pr_output_process(out, pids[i]);
