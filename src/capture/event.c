@@ -105,11 +105,8 @@ static void set_event(struct perf_event_attr *attr, const struct pr_event_opts *
 		desc = opts->desc;
 		attr->type = desc->type;
 		attr->config = desc->config;
-		/* perf samples every hit of a tracepoint unless told
-		 * otherwise: they are rare, and each is the point. */
-		if (desc->type == PERF_TYPE_TRACEPOINT && !period &&
-		    !PR_OPTS_GET(opts, freq, 0))
-			period = 1;
+		if (!period && !PR_OPTS_GET(opts, freq, 0))
+			period = pr_event_default_period(desc);
 		break;
 	case PR_SOURCE_HW_CYCLES:
 		attr->type = PERF_TYPE_HARDWARE;

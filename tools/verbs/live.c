@@ -147,6 +147,7 @@ static void summary(struct live *l, int fmt, size_t stacks)
 		ds_quality_report(l->quality, stderr, "dwarfsample: ", 3, 10);
 	}
 	ds_chain_limit_note(stderr, "dwarfsample: ", l->r);
+	ds_events_sampling_note(&l->c->events, l->c->freq, stderr, "dwarfsample: ");
 	ds_python_summary(stderr, "dwarfsample: ");
 	if (lost)
 		fprintf(stderr, "dwarfsample: to lose fewer samples, %s\n",
