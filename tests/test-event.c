@@ -459,6 +459,8 @@ START_TEST(tracepoints_sample_every_hit_unless_told_otherwise)
 	ck_assert_uint_eq(a.config, 321);
 	ck_assert_uint_eq(a.freq, 0);
 	ck_assert_uint_eq(a.sample_period, 1);
+	/* Its fields, as perf record asks for them. */
+	ck_assert(a.sample_type & PERF_SAMPLE_RAW);
 	o.freq = 50;
 	a = build(&o, PR_SOURCE_EVENT, 0);
 	ck_assert_uint_eq(a.freq, 1);

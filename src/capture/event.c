@@ -250,6 +250,12 @@ int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source
 			    PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
 	if (!counts_each_hit(attr))
 		attr->sample_type |= PERF_SAMPLE_PERIOD;
+	/* A tracepoint's fields (fd, count, the task switched to...) are
+	 * the point of sampling it: perf record asks for them too.  Past
+	 * the identifier's place, so events that share a ring still agree
+	 * on where it is. */
+	if (attr->type == PERF_TYPE_TRACEPOINT)
+		attr->sample_type |= PERF_SAMPLE_RAW;
 	/* With one event per ring the ring says which event wrote a record;
 	 * once several share it, only the identifier (at a fixed place in
 	 * every record type) does. */

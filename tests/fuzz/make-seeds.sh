@@ -16,6 +16,10 @@ perf record -q -F 999 --call-graph dwarf,64 -o "$out/perf.data" -- \
 # PERF_FORMAT_GROUP), of two events sharing the rings.
 perf record -q -e '{page-faults,context-switches}:S' -c 1 --call-graph dwarf,64 \
 	-o "$out/perf-read-group.data" -- "$build/tests/workload" spin 0.05 >/dev/null 2>&1
+# A tracepoint's samples with their payloads (PERF_SAMPLE_RAW) and the
+# formats that decode them (TRACING_DATA).
+"$build/tools/dwarfsample" record -e syscalls:sys_enter_write --stack-size 64 \
+	-o "$out/dwarfsample-tracepoint.data" -- "$build/tests/stat-workload" write 3 2>/dev/null
 ls -l "$out"
 
 # The unwinder's ELF seeds: a few small functions with the shapes of CFI

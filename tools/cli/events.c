@@ -138,6 +138,26 @@ int ds_events_width(const struct ds_events *e, const char *fallback)
 	return (int)width;
 }
 
+struct pr_tp_formats *ds_events_tp_formats(const struct ds_events *e)
+{
+	PR_OPTS(pr_event_lookup_opts, say, .log = ds_log);
+	struct pr_tp_formats *t = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->nr; i++) {
+		if (e->ev[i].type != PERF_TYPE_TRACEPOINT)
+			continue;
+		if (!t && !(t = pr_tp_formats_new()))
+			return NULL;
+		n += !pr_tp_formats_load(t, e->ev[i].name, &say);
+	}
+	if (!n) {
+		pr_tp_formats_free(t);
+		return NULL;
+	}
+	return t;
+}
+
 bool ds_events_by_period(const struct ds_events *e, uint64_t freq)
 {
 	if (e->period)

@@ -49,6 +49,12 @@ bool ds_events_in_ns(const struct ds_events *e);
  * when `system_wide`). */
 void ds_events_output(const struct ds_events *e, bool system_wide, struct pr_output_opts *o);
 
+/* The formats of the tracepoints among the events, which print their
+ * samples' fields in perf script's text (the caller frees them); NULL
+ * when there is none, or none could be read (said: the samples are
+ * printed without their fields). */
+struct pr_tp_formats *ds_events_tp_formats(const struct ds_events *e);
+
 /* Whether some event is sampled at a period (-c, or its default:
  * pr_event_default_period()), and whether some is sampled by frequency
  * (the CPU event without -e), given -F's `freq` (0: none). */

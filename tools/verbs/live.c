@@ -40,6 +40,7 @@ struct live {
 	struct pr_session *ses;
 	struct pr_output *out;
 	struct pr_quality *quality;  /* the summary's short form of it */
+	struct pr_tp_formats *tp;    /* perf script's tracepoint fields */
 	uint64_t id;
 	bool waits;                  /* off-CPU or wall time */
 	double start, end, last_status;
@@ -272,6 +273,7 @@ static void close_live(struct live *l)
 	pr_quality_free(l->quality);
 	pr_session_free(l->ses);
 	pr_reader_close(l->r);
+	pr_tp_formats_free(l->tp);
 }
 
 /* "NAME (dwarfsample, page-faults, context-switches, every 10)". */
@@ -336,9 +338,13 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	o->event_width = ds_events_width(&c->events, event);
 	/* The status line shows where time went while sampling. */
 	o->publish_times = true;
+	if (fmt == PR_OUTPUT_PERF_SCRIPT)
+		o->tp_formats = l.tp = ds_events_tp_formats(&c->events);
 	l.out = ds_output_open(&a->out, fmt);
-	if (!l.out)
+	if (!l.out) {
+		pr_tp_formats_free(l.tp);
 		return 1;
+	}
 	l.r = ds_capture_open(c);
 	if (!l.r || open_live(&l, a, fmt)) {
 		pr_output_discard(l.out);
