@@ -287,6 +287,28 @@ START_TEST(broken_print_fmt_lists_fields)
 }
 END_TEST
 
+/* A divisor that is a field: zero in no real payload, so the print fmt
+ * is kept; a payload where it is zero prints the fields. */
+START_TEST(a_field_as_divisor)
+{
+	static const char text[] =
+		"name: e\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n"
+		"\tfield:int b;\toffset:4;\tsize:4;\tsigned:1;\n\n"
+		"print fmt: \"q=%d r=%d\", REC->a / REC->b, REC->a % REC->b\n";
+	struct pr_tp_formats *t = pr_tp_formats_new();
+	unsigned char raw[8] = { 0 };
+	int ret;
+
+	ck_assert_int_eq(pr_tp_formats_add(t, "s", text, strlen(text)), 0);
+	put(raw, 0, (uint64_t)-7, 4);
+	put(raw, 4, 2, 4);
+	ck_assert_str_eq(printed(t, "s:e", raw, sizeof(raw), &ret), "q=-3 r=-1");
+	put(raw, 4, 0, 4);
+	ck_assert_str_eq(printed(t, "s:e", raw, sizeof(raw), &ret), "a=-7 b=0");
+	pr_tp_formats_free(t);
+}
+END_TEST
+
 static Suite *tracepoint_suite(void)
 {
 	Suite *s = suite_create("tracepoint");
@@ -299,6 +321,7 @@ static Suite *tracepoint_suite(void)
 	tcase_add_test(tc, unevaluated_print_fmt_lists_fields);
 	tcase_add_test(tc, bad_formats_are_refused);
 	tcase_add_test(tc, broken_print_fmt_lists_fields);
+	tcase_add_test(tc, a_field_as_divisor);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -258,18 +258,12 @@ static int add_field(struct tp_format *f, const char *line)
  * argument one this decoder understands. */
 static void check_print_fmt(struct tp_format *f)
 {
-	struct tp_payload p = { .f = f };
-	FILE *out;
+	struct tp_payload p = { .f = f, .dry = true };
 
-	if (!f->fmt)
-		return;
-	out = fopen("/dev/null", "we");
-	if (!out || pr__tp_print_fmt(&p, out)) {
+	if (f->fmt && pr__tp_print_fmt(&p, NULL)) {
 		free(f->fmt);
 		f->fmt = NULL;
 	}
-	if (out)
-		fclose(out);
 }
 
 static int parse_format(struct tp_format *f, const char *system, const char *text,

@@ -380,7 +380,7 @@ static struct tp_value binary(struct eval *e, size_t level)
 		if (a.is_str || b.is_str)
 			return fail(e);
 		a = number(apply(op, a, b, &bad), a.is_signed && b.is_signed);
-		if (bad)
+		if (bad && !e->pl->dry)
 			return fail(e);
 	}
 }
@@ -532,7 +532,7 @@ int pr__tp_print_fmt(struct tp_payload *p, FILE *out)
 	err = render(p, mem);
 	if (fclose(mem) && !err)
 		err = -ENOMEM;
-	if (!err)
+	if (!err && out)
 		fwrite(buf, 1, len, out);
 	free(buf);
 	return err;

@@ -55,6 +55,7 @@ struct tp_payload {
 	const uint8_t *raw;
 	size_t size;
 	bool short_read;    /* a field past the payload's end was read */
+	bool dry;           /* zeros, not a sample's: any divisor is fine */
 };
 
 /* Field `name` of the payload's format (NULL: none). */
@@ -63,9 +64,9 @@ const struct tp_field *pr__tp_field(const struct tp_format *f, const char *name,
  * noted in p->short_read).  0, or -EINVAL for an array of numbers. */
 int pr__tp_field_value(struct tp_payload *p, const struct tp_field *fl, struct tp_value *v);
 
-/* Print `p` through its format's print fmt to `out`: 0, or -EINVAL when
- * an argument does not evaluate (nothing printed then: the caller falls
- * back to the fields). */
+/* Print `p` through its format's print fmt to `out` (NULL: only see
+ * that it evaluates): 0, or -EINVAL when an argument does not evaluate
+ * (nothing printed then: the caller falls back to the fields). */
 int pr__tp_print_fmt(struct tp_payload *p, FILE *out);
 
 #endif /* PR_TRACEPOINT_H */
