@@ -246,12 +246,16 @@ START_TEST(bad_formats_are_refused)
 		"name: x\n\tfield:;\toffset:0;\tsize:4;\n",
 		"name: x\n\tfield:int a;\toffset:4294967295;\tsize:4;\n",
 	};
+	/* A second print fmt is ignored (the fuzzer's: it leaked). */
+	static const char twice[] = "name: x\n\tfield:int a;\toffset:0;\tsize:4;\tsigned:1;\n"
+				    "print fmt: \"a=%d\", REC->a\nprint fmt: \"b=%d\", REC->a\n";
 	struct pr_tp_formats *t = pr_tp_formats_new();
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ck_assert_msg(pr_tp_formats_add(t, "s", bad[i], strlen(bad[i])) == -EBADMSG,
 			      "format %zu", i);
 	ck_assert_int_eq(pr_tp_formats_add(NULL, "s", "", 0), -EINVAL);
+	ck_assert_int_eq(pr_tp_formats_add(t, "s", twice, strlen(twice)), 0);
 	pr_tp_formats_free(t);
 }
 END_TEST

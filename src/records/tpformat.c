@@ -220,7 +220,8 @@ static int parse_print_fmt(struct tp_format *f, const char *line)
 	const char *p = strchr(line, '"');
 	int err;
 
-	if (!p)
+	/* One print fmt: a second line is not tracefs's. */
+	if (!p || f->fmt || f->nr_args)
 		return 0;
 	p++;
 	f->fmt = string_literal(&p);
