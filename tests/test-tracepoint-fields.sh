@@ -73,7 +73,7 @@ check "live text: the five writes with their fields ($n)" test "$n" -eq 5 ||
 # The payloads start with their size (u32) and the tracepoint's id
 # (common_type, u16): the first made larger than the record, the second
 # smaller than the fields.
-python3 - "$tmp/tp.data" "$tmp/bad-size.data" "$tmp/bad-format.data" <<'EOF'
+/usr/bin/python3 - "$tmp/tp.data" "$tmp/bad-size.data" "$tmp/bad-format.data" <<'EOF'
 import struct, sys
 b = bytearray(open(sys.argv[1], 'rb').read())
 # The id from the file's own format of sys_enter_write.
