@@ -32,6 +32,7 @@
  *                shipped to a directory, Pyroscope or an OTLP endpoint
  *   prpython.h   CPython in a running process, and its perf trampoline
  *                turned on from outside
+ *   prtrace.h    a tracepoint sample's fields, decoded with its format
  *
  * Conventions, kept by every function of every header:
  *
@@ -107,5 +108,6 @@
 #include "prarchive.h"
 #include "prupload.h"
 #include "prpython.h"
+#include "prtrace.h"
 
 #endif /* PERFREADER_H */

@@ -118,6 +118,16 @@ PR_API int pr_tracefs_path(char *buf, size_t size, const struct pr_event_lookup_
 PR_API bool pr_event_counts_ns(const struct pr_event_desc *ev);
 
 /*
+ * The period `ev` is sampled at when neither a period nor a frequency is
+ * asked for (pr_event_opts): 1, every hit, for tracepoints and the
+ * sparse software events (page faults of any kind, context switches,
+ * CPU migrations, alignment and emulation faults), whose bursts the
+ * kernel's frequency mode misjudges; 0 for the others, sampled by
+ * frequency.  0 for NULL.  Thread-safe.
+ */
+PR_API uint64_t pr_event_default_period(const struct pr_event_desc *ev);
+
+/*
  * The canonical names of the hardware and software events
  * pr_event_parse() knows, software first, for help texts: the i-th, or
  * NULL past the last.  Aliases are accepted but not listed.  Static

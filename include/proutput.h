@@ -127,6 +127,9 @@ struct pr_output_opts {
 	 * end, for pr_output_published() on another thread (a status
 	 * line). */
 	bool publish_times;
+	/* perf script's text: the tracepoints' formats, which print their
+	 * samples' fields (pr_script_opts.tp_formats; may be NULL). */
+	const struct pr_tp_formats *tp_formats;
 };
 
 /*

@@ -45,8 +45,9 @@ enum pr_event_source {
 	 * CAP_PERFMON.  The frequency and period options are ignored. */
 	PR_SOURCE_CONTEXT_SWITCH = 2,
 	/* The event pr_event_opts.desc describes: any software or hardware
-	 * event or tracepoint (prevent.h).  A tracepoint with neither a
-	 * period nor a frequency samples every hit, as perf's does. */
+	 * event or tracepoint (prevent.h).  Without a period or a
+	 * frequency, a tracepoint or a sparse software event samples at
+	 * pr_event_default_period(): every hit. */
 	PR_SOURCE_EVENT = 3,
 };
 

@@ -21,6 +21,7 @@
 #include "prrecord.h"
 #include "prsym.h"
 #include "prunwind.h"
+#include "prtrace.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -91,6 +92,11 @@ struct pr_script_opts {
 	 * are named with "_[joined]" after it always: perf shows no such
 	 * frames. */
 	bool annotate;
+	/* The formats of the tracepoints sampled (prtrace.h; may be NULL):
+	 * a tracepoint sample's fields follow its event, as perf script
+	 * prints them, and with the default fields its period does not
+	 * show, as in perf's.  Must outlive the writer. */
+	const struct pr_tp_formats *tp_formats;
 };
 
 /*

@@ -365,11 +365,52 @@ START_TEST(any_described_event_is_sampled_with_the_same_fields)
 	assert_sideband(&a, 1);
 	ck_assert_uint_eq(a.disabled, 1);
 
-	/* Without a period: the default frequency. */
+	/* Without a period or a frequency: every switch (a sparse event,
+	 * issue 31); with a frequency, that. */
 	PR_OPTS(pr_event_opts, f, .desc = &cs);
+	a = build(&f, PR_SOURCE_EVENT, 0);
+	ck_assert_uint_eq(a.freq, 0);
+	ck_assert_uint_eq(a.sample_period, 1);
+	f.freq = PR_DEFAULT_FREQ;
 	a = build(&f, PR_SOURCE_EVENT, 0);
 	ck_assert_uint_eq(a.freq, 1);
 	ck_assert_uint_eq(a.sample_freq, PR_DEFAULT_FREQ);
+}
+END_TEST
+
+/* Faults, switches, migrations and tracepoints at every hit unless told
+ * otherwise; the clocks and hardware counters by frequency. */
+START_TEST(sparse_events_default_to_every_hit)
+{
+	static const struct {
+		uint32_t type;
+		uint64_t config;
+		uint64_t period;
+	} cases[] = {
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, 1 },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MIN, 1 },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS_MAJ, 1 },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, 1 },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_MIGRATIONS, 1 },
+		{ PERF_TYPE_TRACEPOINT, 321, 1 },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, 0 },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, 0 },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pr_event_desc d = { .type = cases[i].type, .config = cases[i].config };
+		PR_OPTS(pr_event_opts, o, .desc = &d);
+		struct perf_event_attr a = build(&o, PR_SOURCE_EVENT, 0);
+
+		ck_assert_uint_eq(pr_event_default_period(&d), cases[i].period);
+		ck_assert_uint_eq(a.freq, !cases[i].period);
+		if (cases[i].period)
+			ck_assert_uint_eq(a.sample_period, 1);
+		else
+			ck_assert_uint_eq(a.sample_freq, PR_DEFAULT_FREQ);
+	}
+	ck_assert_uint_eq(pr_event_default_period(NULL), 0);
 }
 END_TEST
 
@@ -418,6 +459,8 @@ START_TEST(tracepoints_sample_every_hit_unless_told_otherwise)
 	ck_assert_uint_eq(a.config, 321);
 	ck_assert_uint_eq(a.freq, 0);
 	ck_assert_uint_eq(a.sample_period, 1);
+	/* Its fields, as perf record asks for them. */
+	ck_assert(a.sample_type & PERF_SAMPLE_RAW);
 	o.freq = 50;
 	a = build(&o, PR_SOURCE_EVENT, 0);
 	ck_assert_uint_eq(a.freq, 1);
@@ -559,6 +602,7 @@ int main(void)
 	tcase_add_test(tc, every_event_uses_the_monotonic_clock_and_says_its_source);
 	tcase_add_test(tc, any_described_event_is_sampled_with_the_same_fields);
 	tcase_add_test(tc, tracepoints_sample_every_hit_unless_told_otherwise);
+	tcase_add_test(tc, sparse_events_default_to_every_hit);
 	tcase_add_test(tc, a_fixed_period_of_a_software_event_is_kept_by_the_attr_not_the_sample);
 	tcase_add_test(tc, modifiers_exclude_user_or_kernel_mode);
 	tcase_add_test(tc, a_counter_reads_its_count_with_times_and_samples_nothing);

@@ -105,11 +105,8 @@ static void set_event(struct perf_event_attr *attr, const struct pr_event_opts *
 		desc = opts->desc;
 		attr->type = desc->type;
 		attr->config = desc->config;
-		/* perf samples every hit of a tracepoint unless told
-		 * otherwise: they are rare, and each is the point. */
-		if (desc->type == PERF_TYPE_TRACEPOINT && !period &&
-		    !PR_OPTS_GET(opts, freq, 0))
-			period = 1;
+		if (!period && !PR_OPTS_GET(opts, freq, 0))
+			period = pr_event_default_period(desc);
 		break;
 	case PR_SOURCE_HW_CYCLES:
 		attr->type = PERF_TYPE_HARDWARE;
@@ -253,6 +250,12 @@ int pr__event_attr(const struct pr_event_opts *opts, enum pr_event_source source
 			    PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
 	if (!counts_each_hit(attr))
 		attr->sample_type |= PERF_SAMPLE_PERIOD;
+	/* A tracepoint's fields (fd, count, the task switched to...) are
+	 * the point of sampling it: perf record asks for them too.  Past
+	 * the identifier's place, so events that share a ring still agree
+	 * on where it is. */
+	if (attr->type == PERF_TYPE_TRACEPOINT)
+		attr->sample_type |= PERF_SAMPLE_RAW;
 	/* With one event per ring the ring says which event wrote a record;
 	 * once several share it, only the identifier (at a fixed place in
 	 * every record type) does. */

@@ -481,6 +481,32 @@ bool pr_event_counts_ns(const struct pr_event_desc *ev)
 	       (ev->config == PERF_COUNT_SW_CPU_CLOCK || ev->config == PERF_COUNT_SW_TASK_CLOCK);
 }
 
+uint64_t pr_event_default_period(const struct pr_event_desc *ev)
+{
+	/* Faults, switches and migrations come in bursts and pauses: the
+	 * kernel's frequency mode sets each period from the rate just
+	 * before, so a burst after a pause is sampled at a stale period
+	 * and counts go wrong.  Each hit is the point of a tracepoint. */
+	if (!ev)
+		return 0;
+	if (ev->type == PERF_TYPE_TRACEPOINT)
+		return 1;
+	if (ev->type != PERF_TYPE_SOFTWARE)
+		return 0;
+	switch (ev->config) {
+	case PERF_COUNT_SW_PAGE_FAULTS:
+	case PERF_COUNT_SW_PAGE_FAULTS_MIN:
+	case PERF_COUNT_SW_PAGE_FAULTS_MAJ:
+	case PERF_COUNT_SW_CONTEXT_SWITCHES:
+	case PERF_COUNT_SW_CPU_MIGRATIONS:
+	case PERF_COUNT_SW_ALIGNMENT_FAULTS:
+	case PERF_COUNT_SW_EMULATION_FAULTS:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
 const char *pr_event_known_name(size_t i)
 {
 	return i < PR_ARRAY_SIZE(known) ? known[i].name : NULL;

@@ -15,6 +15,7 @@
 #include <sys/vfs.h>
 
 #include "capture/capture.h"
+#include "prtrace.h"
 
 #define DEFAULT_MOUNT_POINT "/sys/kernel/tracing"
 
@@ -351,4 +352,61 @@ int pr__tracepoint_name(uint64_t id, char *buf, size_t size)
 	}
 	closedir(d);
 	return found ? 0 : -ENOENT;
+}
+
+/* ---- formats ---- */
+
+int pr_tp_formats_load(struct pr_tp_formats *t, const char *event,
+		       const struct pr_event_lookup_opts *opts)
+{
+	char sys[PR_EVENT_NAME_MAX], name[PR_EVENT_NAME_MAX], tracefs[PATH_MAX], path[PATH_MAX];
+	char *text = NULL, *colon, *mod;
+	size_t len = 0, n;
+	struct pr_logger lg;
+	uint64_t id;
+	FILE *f, *m;
+	int err;
+
+	if (!t || !event || pr__lookup_logger(opts, &lg))
+		return -EINVAL;
+	colon = strchr(event, ':');
+	if (!colon || snprintf(sys, sizeof(sys), "%.*s", (int)(colon - event), event) >=
+			      (int)sizeof(sys))
+		return -EINVAL;
+	mod = strchr(colon + 1, ':');
+	n = mod ? (size_t)(mod - colon - 1) : strlen(colon + 1);
+	if (snprintf(name, sizeof(name), "%.*s", (int)n, colon + 1) >= (int)sizeof(name))
+		return -EINVAL;
+	/* Said: a name that is no tracepoint, or none tracefs has. */
+	err = pr__tracepoint_id(sys, name, &id, &lg);
+	if (!err)
+		err = pr__tracefs_path(tracefs, sizeof(tracefs), &lg);
+	if (err)
+		return err;
+	if (!pr__path_fmt(path, sizeof(path), "%s/events/%s/%s/format", tracefs, sys, name))
+		return -EINVAL;
+	f = fopen(path, "re");
+	if (!f) {
+		err = -errno;
+		pr__log(&lg, PR_LOG_WARN, "cannot read %s: %s", path, strerror(-err));
+		return err;
+	}
+	m = open_memstream(&text, &len);
+	if (m) {
+		char chunk[4096];
+
+		while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+			fwrite(chunk, 1, n, m);
+		err = fclose(m) ? -ENOMEM : 0;
+	} else {
+		err = -ENOMEM;
+	}
+	fclose(f);
+	if (!err)
+		err = pr_tp_formats_add(t, sys, text, len);
+	if (err == -EBADMSG)
+		pr__log(&lg, PR_LOG_WARN, "%s does not read as a tracepoint's format: its "
+			"samples' fields will not be shown", path);
+	free(text);
+	return err;
 }

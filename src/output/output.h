@@ -84,6 +84,8 @@ struct pr_script {
 	int event_width;             /* the longest event name's length */
 	uint64_t freq;               /* what a CPU sample stands for */
 	bool period_is_ns;
+	const struct pr_tp_formats *tp;
+	bool default_fields;         /* not asked for: perf's defaults */
 	char anon[64];
 	char marked[1024];           /* a joined or chain frame's marked name */
 	/* The errno of the first write that failed (EPIPE: the reader went

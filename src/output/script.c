@@ -90,6 +90,8 @@ struct pr_script *pr_script_new(FILE *out, const struct pr_script_opts *opts)
 	s->freq = PR_OPTS_GET(opts, freq, 0);
 	s->period_is_ns = PR_OPTS_GET(opts, period_is_ns, false);
 	s->min_ns = PR_OPTS_GET(opts, off_cpu_min_ns, 0);
+	s->tp = PR_OPTS_GET(opts, tp_formats, NULL);
+	s->default_fields = fields == (uint32_t)PR_SCRIPT_DEFAULT;
 	if (pr__script_waits_init(s)) {
 		pr_script_free(s);
 		errno = ENOMEM;
@@ -151,6 +153,9 @@ void pr__script_header(struct pr_script *s, const struct pr_record *rec, const c
 {
 	unsigned f = s->fields;
 	char buf[64], *end = buf + sizeof(buf), *p;
+	/* A sample of a tracepoint whose format is known. */
+	bool tracepoint = s->tp && event && rec->type == PR_RECORD_SAMPLE &&
+			  pr_tp_formats_has(s->tp, event);
 
 	if (f & PR_SCRIPT_COMM) {
 		if (comm)
@@ -195,6 +200,9 @@ void pr__script_header(struct pr_script *s, const struct pr_record *rec, const c
 		fwrite_unlocked(p, 1, (size_t)(end - p), s->out);
 		fputs(": ", s->out);
 	}
+	/* perf script shows a tracepoint's fields, not its period. */
+	if (tracepoint && s->default_fields)
+		f &= ~(unsigned)PR_SCRIPT_PERIOD;
 	if (f & PR_SCRIPT_PERIOD) {
 		*--end = ' ';
 		p = decimal(end, rec->u.sample.period, 10);
@@ -209,6 +217,9 @@ void pr__script_header(struct pr_script *s, const struct pr_record *rec, const c
 		fwrite_unlocked(event ? event : "", 1, len, s->out);
 		fwrite_unlocked(": ", 1, 2, s->out);
 	}
+	if (tracepoint && (f & PR_SCRIPT_EVENT))
+		pr_tp_formats_print(s->tp, event, rec->u.sample.raw, rec->u.sample.raw_size,
+				    s->out);
 	putc_unlocked('\n', s->out);
 	note_error(s);
 }

@@ -220,7 +220,7 @@ struct pr_output *pr_output_open(const char *path, int fmt, const struct pr_outp
 		PR_OPTS(pr_script_opts, so, .fields = o->o.fields, .no_inline = o->o.no_inline,
 			.event_width = width, .freq = o->o.freq,
 			.period_is_ns = o->o.period_is_ns, .off_cpu_min_ns = o->o.off_cpu_min_ns,
-			.annotate = o->o.annotate);
+			.annotate = o->o.annotate, .tp_formats = o->o.tp_formats);
 
 		if (!(o->script = pr_script_new(o->out, &so))) {
 			err = errno;

@@ -111,6 +111,15 @@ struct pr_logger;
 int pr__perfdata_tracing_data(const struct perf_event_attr *const *attrs, size_t nr,
 			      char **buf, size_t *len, const struct pr_logger *lg);
 
+/*
+ * The tracepoint formats a TRACING_DATA feature of `len` bytes at `p`
+ * holds, by "system:name" (prtrace.h), into *out (NULL when it holds
+ * none).  0, -EBADMSG (it does not parse: nothing kept), -ENOMEM.
+ * perfdata_tracing.c.
+ */
+struct pr_tp_formats;
+int pr__perfdata_read_tracing(const unsigned char *p, size_t len, struct pr_tp_formats **out);
+
 /* dwarfsample's own feature: the JIT files of a capture's processes
  * (perfdata_jit.c), far above perf's numbers (31 in perf 6.1), which
  * perf's tools skip. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "perfdata/perfdata_read.h"
+#include "prtrace.h"
 
 struct feat_cursor {
 	const unsigned char *p;
@@ -199,6 +200,12 @@ static int read_feature(struct pr_file *f, int feat, struct feat_cursor *c)
 	case FEAT_EVENT_DESC:
 		read_event_desc(f, c);
 		return 0;
+	case FEAT_TRACING_DATA:
+		/* Only the tracepoints' fields depend on it. */
+		if (pr__perfdata_read_tracing(c->p, (size_t)c->left, &f->tp_formats) == -EBADMSG)
+			pr__log(&f->lg, PR_LOG_WARN, "%s: the tracepoints' formats (TRACING_DATA) "
+				"are malformed; their samples' fields are not shown", f->name);
+		return 0;
 	case FEAT_DS_JIT_FILES:
 		f->jit_files = c->p;
 		f->jit_files_len = (size_t)c->left;
@@ -284,12 +291,18 @@ void pr__file_free_features(struct pr_file *f)
 	for (size_t i = 0; i < f->nr_build_ids; i++)
 		free((char *)f->build_ids[i].filename);
 	free(f->build_ids);
+	pr_tp_formats_free(f->tp_formats);
 }
 
 size_t pr__file_jit_files(const struct pr_file *f, const unsigned char **sec)
 {
 	*sec = f->jit_files;
 	return f->jit_files_len;
+}
+
+const struct pr_tp_formats *pr_file_tp_formats(const struct pr_file *f)
+{
+	return f ? f->tp_formats : NULL;
 }
 
 const char *pr_file_string(const struct pr_file *f, enum pr_file_string which)

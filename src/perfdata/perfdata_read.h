@@ -79,6 +79,7 @@ struct pr_file {
 	/* FEAT_DS_JIT_FILES's payload, in place (perfdata_jit.c). */
 	const unsigned char *jit_files;
 	size_t jit_files_len;
+	struct pr_tp_formats *tp_formats;   /* TRACING_DATA's; NULL: none */
 };
 
 /* perfdata_feat.c: parse the feature sections after the data; a malformed

@@ -15,7 +15,9 @@
  *   size (0) | u64 saved cmdlines size (0)
  *
  * Only the systems and formats of the file's tracepoints are copied, from
- * wherever pr_tracefs_path() finds tracefs.
+ * wherever pr_tracefs_path() finds tracefs.  Read back (a file of ours or
+ * of perf record), the systems' formats decode the samples' payloads
+ * (prtrace.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -26,6 +28,7 @@
 
 #include "base/base.h"
 #include "perfdata/perfdata.h"
+#include "prtrace.h"
 
 /* A whole tracefs file (their sizes are not known before reading). */
 static int slurp(const char *path, char **buf, size_t *len)
@@ -226,4 +229,111 @@ int pr__perfdata_tracing_data(const struct perf_event_attr *const *attrs, size_t
 		*len = 0;
 	}
 	return err;
+}
+
+/* ---- reading ---- */
+
+struct trace_cursor {
+	const unsigned char *p, *end;
+	bool bad;
+};
+
+static const unsigned char *take(struct trace_cursor *c, uint64_t n)
+{
+	const unsigned char *at = c->p;
+
+	if (c->bad || n > (uint64_t)(c->end - c->p)) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p += n;
+	return at;
+}
+
+static uint64_t take_int(struct trace_cursor *c, size_t size)
+{
+	const unsigned char *at = take(c, size);
+	uint64_t v = 0;
+
+	if (at)
+		memcpy(&v, at, size);         /* little-endian, as checked */
+	return v;
+}
+
+static const char *take_string(struct trace_cursor *c)
+{
+	const unsigned char *nul;
+	const char *s = (const char *)c->p;
+
+	if (c->bad || !(nul = memchr(c->p, '\0', (size_t)(c->end - c->p)))) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p = nul + 1;
+	return s;
+}
+
+/* "NAME\0" then a u64 size and that many bytes: skipped. */
+static void skip_named(struct trace_cursor *c, const char *name)
+{
+	const char *got = take_string(c);
+
+	if (got && strcmp(got, name))
+		c->bad = true;
+	take(c, take_int(c, 8));
+}
+
+int pr__perfdata_read_tracing(const unsigned char *p, size_t len, struct pr_tp_formats **out)
+{
+	static const unsigned char magic[] = { 23, 8, 68, 't', 'r', 'a', 'c', 'i', 'n', 'g' };
+	struct trace_cursor c = { p, p + len, false };
+	struct pr_tp_formats *t;
+	const unsigned char *m;
+	uint32_t n;
+	int err = 0;
+
+	*out = NULL;
+	m = take(&c, sizeof(magic));
+	if (!m || memcmp(m, magic, sizeof(magic)) || !take_string(&c))
+		return -EBADMSG;
+	/* Big-endian, or a long that is not 8 bytes: not an x86-64 file. */
+	if (take_int(&c, 1) != 0 || take_int(&c, 1) != 8)
+		return -EBADMSG;
+	take(&c, 4);                                  /* page size */
+	skip_named(&c, "header_page");
+	skip_named(&c, "header_event");
+	n = (uint32_t)take_int(&c, 4);                /* ftrace's own formats */
+	for (uint32_t i = 0; i < n && !c.bad; i++)
+		take(&c, take_int(&c, 8));
+	n = (uint32_t)take_int(&c, 4);
+	if (c.bad)
+		return -EBADMSG;
+	t = pr_tp_formats_new();
+	if (!t)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < n && !c.bad && !err; i++) {
+		const char *sys = take_string(&c);
+		uint32_t k = (uint32_t)take_int(&c, 4);
+
+		for (uint32_t j = 0; j < k && !c.bad && !err; j++) {
+			uint64_t size = take_int(&c, 8);
+			const unsigned char *text = take(&c, size);
+
+			/* A format that does not parse leaves its tracepoint's
+			 * fields unprinted, the others' not. */
+			if (text && pr_tp_formats_add(t, sys, (const char *)text, (size_t)size) ==
+					    -ENOMEM)
+				err = -ENOMEM;
+		}
+	}
+	/* What follows (kallsyms, printk formats, saved command lines) is
+	 * not needed to print fields. */
+	if (c.bad && !err)
+		err = -EBADMSG;
+	if (err) {
+		pr_tp_formats_free(t);
+		return err;
+	}
+	*out = t;
+	return 0;
 }

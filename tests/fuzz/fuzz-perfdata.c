@@ -58,6 +58,23 @@ static void touch_record(const struct pr_record *rec)
 	}
 }
 
+/* A tracepoint sample's fields, printed through the file's formats
+ * (TRACING_DATA): the payload and the formats are both the input's. */
+static void touch_fields(struct pr_file *f, const struct pr_record *rec)
+{
+	static FILE *null;
+	int idx;
+
+	if (rec->type != PR_RECORD_SAMPLE || !pr_file_tp_formats(f))
+		return;
+	if (!null)
+		null = fopen("/dev/null", "we");
+	idx = pr_file_event_of(f, rec);
+	if (null && idx >= 0 && pr_file_event_name(f, (size_t)idx))
+		pr_tp_formats_print(pr_file_tp_formats(f), pr_file_event_name(f, (size_t)idx),
+				    rec->u.sample.raw, rec->u.sample.raw_size, null);
+}
+
 static void touch_file(struct pr_file *f)
 {
 	struct pr_file_stats st = { .sz = sizeof(st) };
@@ -66,8 +83,10 @@ static void touch_file(struct pr_file *f)
 	int n;
 
 	while ((n = pr_file_read(f, &rec)) != 0)
-		if (n == 1)
+		if (n == 1) {
 			touch_record(&rec);
+			touch_fields(f, &rec);
+		}
 	for (int i = PR_FILE_HOSTNAME; i <= PR_FILE_CPUDESC; i++) {
 		const char *s = pr_file_string(f, (enum pr_file_string)i);
 

@@ -46,6 +46,10 @@ bad = bytearray(out)
 bad[second + 8] ^= 0x5a
 open(sys.argv[3], 'wb').write(bad)
 PY
+# A tracepoint's samples with their payloads (PERF_SAMPLE_RAW) and the
+# formats that decode them (TRACING_DATA).
+"$build/tools/dwarfsample" record -e syscalls:sys_enter_write --stack-size 64 \
+	-o "$out/dwarfsample-tracepoint.data" -- "$build/tests/stat-workload" write 3 2>/dev/null
 ls -l "$out"
 
 # The unwinder's ELF seeds: a few small functions with the shapes of CFI

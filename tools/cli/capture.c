@@ -190,16 +190,26 @@ int ds_synthesize(const struct ds_capture *c, struct pr_reader *r, uint64_t id,
 
 const char *ds_lost_hint(const struct ds_capture *c)
 {
+	static char hint[256];
+	const char *rate, *copy = "";
+
 	if (c->off_cpu)
 		return "raise --ring-pages or copy less of each stack (a smaller "
 		       "--off-cpu-stack-size)";
+	/* A period (-c, or a sparse event's every hit) is raised to take
+	 * fewer samples; a frequency lowered. */
+	if (ds_events_by_period(&c->events, c->freq))
+		rate = ds_events_by_freq(&c->events, c->freq) ? "lower -F or raise -c"
+							      : "raise -c (sample every Nth event)";
+	else
+		rate = "lower -F";
 	if (c->wall)
-		return "lower -F or raise --ring-pages, or copy less of each stack "
-		       "(a smaller --off-cpu-stack-size or --stack-size)";
-	if (c->stack_size > 16384)
-		return "lower -F or raise --ring-pages, or copy less of each stack "
-		       "(--stack-size 16384)";
-	return "lower -F or raise --ring-pages";
+		copy = ", or copy less of each stack (a smaller --off-cpu-stack-size or "
+		       "--stack-size)";
+	else if (c->stack_size > 16384)
+		copy = ", or copy less of each stack (--stack-size 16384)";
+	snprintf(hint, sizeof(hint), "%s or raise --ring-pages%s", rate, copy);
+	return hint;
 }
 
 void ds_chain_limit_note(FILE *out, const char *prefix, const struct pr_reader *r)

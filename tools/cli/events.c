@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* -e, -c and --read-group: the events a capture samples. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -235,4 +236,70 @@ int ds_events_width(const struct ds_events *e, const char *fallback)
 		if (strlen(e->names[i]) > width)
 			width = strlen(e->names[i]);
 	return (int)width;
+}
+
+struct pr_tp_formats *ds_events_tp_formats(const struct ds_events *e)
+{
+	PR_OPTS(pr_event_lookup_opts, say, .log = ds_log);
+	struct pr_tp_formats *t = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < e->nr; i++) {
+		if (e->ev[i].type != PERF_TYPE_TRACEPOINT)
+			continue;
+		if (!t && !(t = pr_tp_formats_new()))
+			return NULL;
+		n += !pr_tp_formats_load(t, e->ev[i].name, &say);
+	}
+	if (!n) {
+		pr_tp_formats_free(t);
+		return NULL;
+	}
+	return t;
+}
+
+bool ds_events_by_period(const struct ds_events *e, uint64_t freq)
+{
+	if (e->period)
+		return e->nr > 0;
+	for (size_t i = 0; !freq && i < e->nr; i++)
+		if (pr_event_default_period(&e->ev[i]))
+			return true;
+	return false;
+}
+
+bool ds_events_by_freq(const struct ds_events *e, uint64_t freq)
+{
+	if (e->period)
+		return false;
+	if (freq || !e->nr)
+		return true;
+	for (size_t i = 0; i < e->nr; i++)
+		if (!pr_event_default_period(&e->ev[i]))
+			return true;
+	return false;
+}
+
+void ds_events_sampling_note(const struct ds_events *e, uint64_t freq, FILE *out,
+			     const char *prefix)
+{
+	char names[256] = "";
+	size_t len = 0;
+
+	if (e->period)
+		return;
+	for (size_t i = 0; i < e->nr && len < sizeof(names); i++)
+		if (pr_event_default_period(&e->ev[i]))
+			len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+						len ? ", " : "", e->names[i]);
+	if (!len)
+		return;
+	if (freq)
+		fprintf(out, "%s%s sampled at -F %" PRIu64 " Hz: the kernel sets the period "
+			"from the rate just before, which misjudges bursts; counts are "
+			"estimates (-c 1 counts every event)\n", prefix, names, freq);
+	else
+		fprintf(out, "%s%s sampled at every event (-c 1, the default for "
+			"tracepoints and sparse software events; -c N samples every Nth, "
+			"-F HZ by frequency)\n", prefix, names);
 }

@@ -58,6 +58,24 @@ bool ds_events_in_ns(const struct ds_events *e);
  * when `system_wide`). */
 void ds_events_output(const struct ds_events *e, bool system_wide, struct pr_output_opts *o);
 
+/* The formats of the tracepoints among the events, which print their
+ * samples' fields in perf script's text (the caller frees them); NULL
+ * when there is none, or none could be read (said: the samples are
+ * printed without their fields). */
+struct pr_tp_formats *ds_events_tp_formats(const struct ds_events *e);
+
+/* Whether some event is sampled at a period (-c, or its default:
+ * pr_event_default_period()), and whether some is sampled by frequency
+ * (the CPU event without -e), given -F's `freq` (0: none). */
+bool ds_events_by_period(const struct ds_events *e, uint64_t freq);
+bool ds_events_by_freq(const struct ds_events *e, uint64_t freq);
+
+/* For the summary, a line each, `prefix` first: the events sampled at
+ * their default period, and the sparse ones -F samples by frequency,
+ * whose counts are the kernel's estimates. */
+void ds_events_sampling_note(const struct ds_events *e, uint64_t freq, FILE *out,
+			     const char *prefix);
+
 /* The longest event name, `fallback` without -e: perf script aligns
  * the names to it. */
 int ds_events_width(const struct ds_events *e, const char *fallback);

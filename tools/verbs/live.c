@@ -40,6 +40,7 @@ struct live {
 	struct pr_session *ses;
 	struct pr_output *out;
 	struct pr_quality *quality;  /* the summary's short form of it */
+	struct pr_tp_formats *tp;    /* perf script's tracepoint fields */
 	uint64_t id;
 	bool waits;                  /* off-CPU or wall time */
 	double start, end, last_status;
@@ -153,6 +154,7 @@ static void summary(struct live *l, const struct ds_capture_hooks *h, int fmt, s
 		ds_quality_report(l->quality, stderr, "dwarfsample: ", 3, 10);
 	}
 	ds_chain_limit_note(stderr, "dwarfsample: ", l->r);
+	ds_events_sampling_note(&l->c->events, l->c->freq, stderr, "dwarfsample: ");
 	ds_python_summary(stderr, "dwarfsample: ");
 	if (lost)
 		fprintf(stderr, "dwarfsample: to lose fewer samples, %s\n",
@@ -280,6 +282,7 @@ static void close_live(struct live *l)
 	pr_quality_free(l->quality);
 	pr_session_free(l->ses);
 	pr_reader_close(l->r);
+	pr_tp_formats_free(l->tp);
 }
 
 /* What was sampled, for the title: "99 Hz", "wall-clock time, 99 Hz",
@@ -402,9 +405,13 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 	o->event_width = ds_events_width(&c->events, event);
 	/* The status line shows where time went while sampling. */
 	o->publish_times = true;
+	if (fmt == PR_OUTPUT_PERF_SCRIPT)
+		o->tp_formats = l.tp = ds_events_tp_formats(&c->events);
 	l.out = ds_output_open(&a->out, fmt);
-	if (!l.out)
+	if (!l.out) {
+		pr_tp_formats_free(l.tp);
 		return 1;
+	}
 	l.r = ds_capture_open(c);
 	if (!l.r || open_live(&l, a, fmt)) {
 		pr_output_discard(l.out);

@@ -218,6 +218,7 @@ static int run(struct ds_capture *c, const struct record_args *a, int argc, char
 		if (!rc.samples && !lost && !err)
 			ds_no_samples(c, &hooks, ds_now() - start, "dwarfsample: ");
 		ds_chain_limit_note(stderr, "dwarfsample: ", rc.r);
+		ds_events_sampling_note(&c->events, c->freq, stderr, "dwarfsample: ");
 		ds_python_summary(stderr, "dwarfsample: ");
 	}
 	if (!err && rc.keep && keep_files(&rc, a))

@@ -442,6 +442,7 @@ static int run(struct report_args *a, int fmt)
 	}
 	o->event_name = pr_file_nr_attrs(r.file) ? pr_file_event_name(r.file, 0) : NULL;
 	o->freq = file_freq(r.file);
+	o->tp_formats = pr_file_tp_formats(r.file);
 	r.input = a->input;
 	o->mode = file_mode(&r);
 	if (file_events(&r, o) || (a->event && (r.only_event = only_event(&r, a->event)) < 0)) {
