@@ -193,7 +193,8 @@ class Checker:
     def subst(self, words, pid=None):
         out = []
         for w in words:
-            if w == 'PID':
+            if w in ('PID', 'TID'):
+                # A process's first thread's id is its pid.
                 w = str(pid or self.target.pid)
             elif w in ('./myprog', 'CMD'):
                 w = self.myprog
@@ -331,7 +332,7 @@ class Checker:
             return
         self.ran.add(tuple(words))
         target = subprocess.Popen([self.demo, '60', '1'], stdout=subprocess.DEVNULL) \
-            if 'PID' in words else None
+            if 'PID' in words or 'TID' in words else None
         argv = self.subst(words, target and target.pid)
         argv[0] = self.ds
         for i, w in enumerate(argv[:-1]):
