@@ -191,6 +191,7 @@ static int run(struct ds_capture *c, const struct record_args *a, int argc, char
 	}
 	rc.w = open_writer(&rc, out, &wo);
 	if (!rc.w) {
+		pr_keeper_free(rc.keep);
 		pr_reader_close(rc.r);
 		return 1;
 	}
