@@ -49,6 +49,39 @@ int pr__perf_map_open(uint32_t pid, bool live, const struct pr_logger *lg)
 	return pr__jit_file_checked(fd, path, pid, live, owner.st_uid, PR_PERF_MAP_MAX, lg);
 }
 
+/* A live process's map opened: through what the capture thread kept of
+ * it while it lived, if anything (it may be gone by now), else by its
+ * path.  `*exited`: the process had exited then. */
+static int open_live_map(struct pr_symbolizer *s, struct sym_perf_map *pm, bool *exited)
+{
+	struct pr__root_info ri;
+	int fd;
+
+	*exited = false;
+	if (pr__roots_get(s->roots, pm->pid, s->now, &ri))
+		return pr__perf_map_open(pm->pid, true, &s->lg);
+	*exited = ri.exited;
+	fd = pr__root_open(&ri, PR_JIT_PERF_MAP, pm->pid, PR_PERF_MAP_MAX, &s->lg);
+	if (ri.root >= 0)
+		close(ri.root);
+	return fd;
+}
+
+/* Whether a live process's map has grown (or shrunk) since it was read:
+ * a JIT writes it as it compiles, so a miss may be code named since. */
+static bool map_changed(struct pr_symbolizer *s, struct sym_perf_map *pm)
+{
+	struct stat st;
+	bool exited, changed;
+	int fd = open_live_map(s, pm, &exited);
+
+	if (fd < 0)
+		return false;
+	changed = !fstat(fd, &st) && (uint64_t)st.st_size != pm->size;
+	close(fd);
+	return changed;
+}
+
 /* Read (again) a process's perf map: "START SIZE name" per line, in hex;
  * lines that do not parse are skipped. */
 static void read_perf_map(struct pr_symbolizer *s, struct sym_perf_map *pm)
@@ -56,21 +89,18 @@ static void read_perf_map(struct pr_symbolizer *s, struct sym_perf_map *pm)
 	char path[128], line[4096];
 	FILE *f = NULL;
 	size_t bad = 0, n;
-	struct pr__root_info ri;
 	const unsigned char *carried;
+	struct stat st;
 	int fd;
 
-	pm->read_at = now_ns();
+	pm->read_at = pm->checked_at = now_ns();
 	pm->reads++;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pm->pid);
-	/* Through what the capture thread kept of it while it lived, if
-	 * anything: it may be gone by now. */
-	if (s->live && !pr__roots_get(s->roots, pm->pid, s->now, &ri)) {
-		pm->read_exited = ri.exited;
-		fd = pr__root_open(&ri, PR_JIT_PERF_MAP, pm->pid, PR_PERF_MAP_MAX, &s->lg);
-		if (ri.root >= 0)
-			close(ri.root);
-	} else if (!s->live && !pr__perfdata_jit_find(s->carried, s->carried_len, pm->pid,
+	if (s->live) {
+		fd = open_live_map(s, pm, &pm->read_exited);
+		if (fd >= 0 && !fstat(fd, &st))
+			pm->size = (uint64_t)st.st_size;
+	} else if (!pr__perfdata_jit_find(s->carried, s->carried_len, pm->pid,
 						       PR_JIT_PERF_MAP, s->now, &carried, &n)) {
 		/* The capture's copy, made as the recording ended (an empty
 		 * one names nothing). */
@@ -214,12 +244,22 @@ int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_f
 	if (!pm)
 		return -ENOMEM;
 	sym = pr__symtab_find(&pm->syms, ip);
-	/* A JIT writes its map as it compiles: a miss may be new code; and
-	 * once the process has exited, its map is whole. */
-	if (!sym && s->live && (now_ns() - pm->read_at >= s->perf_map_reread_ns ||
-				(!pm->read_exited && pr__roots_exited(s->roots, pm->pid, s->now)))) {
-		read_perf_map(s, pm);
-		sym = pr__symtab_find(&pm->syms, ip);
+	/* A JIT writes its map as it compiles: a miss may be new code, read
+	 * at once when the map has changed (looked at every
+	 * PERF_MAP_CHECK_NS), else every perf_map_reread_ns; and once the
+	 * process has exited, its map is whole. */
+	if (!sym && s->live) {
+		uint64_t now = now_ns();
+		bool check = now - pm->checked_at >= PERF_MAP_CHECK_NS;
+
+		if (check)
+			pm->checked_at = now;
+		if (now - pm->read_at >= s->perf_map_reread_ns ||
+		    (!pm->read_exited && pr__roots_exited(s->roots, pm->pid, s->now)) ||
+		    (check && map_changed(s, pm))) {
+			read_perf_map(s, pm);
+			sym = pr__symtab_find(&pm->syms, ip);
+		}
 	}
 	memset(out, 0, sizeof(*out));
 	out->module = pm->module;

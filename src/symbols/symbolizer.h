@@ -85,8 +85,11 @@ struct sym_slot {
 	struct pr_symbol sym;
 };
 
-/* A live process's perf map is read again on a miss at most this often. */
+/* A live process's perf map is read again on a miss at most this often,
+ * and sooner when it has changed: whether it has is looked at, on a miss,
+ * at most every PERF_MAP_CHECK_NS. */
 #define PERF_MAP_REREAD_NS 1000000000ull
+#define PERF_MAP_CHECK_NS 10000000ull
 
 /* A process's perf map. */
 struct sym_perf_map {
@@ -96,6 +99,8 @@ struct sym_perf_map {
 	struct pr_symtab syms;
 	struct pr_arena names;
 	uint64_t read_at;            /* CLOCK_MONOTONIC ns; 0: never */
+	uint64_t checked_at;         /* its size last looked at (map_changed) */
+	uint64_t size;               /* bytes, as last read (live) */
 	uint64_t reads;
 	bool found;
 	bool read_exited;            /* the last read was after the process exited */
