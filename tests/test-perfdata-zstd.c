@@ -154,10 +154,13 @@ START_TEST(compressed_records_read_as_the_records_they_hold)
 	unsigned char *buf;
 
 	/* Frame 1: up to the middle of the second record; frame 2: the
-	 * rest, split over two compressed records. */
+	 * rest, split over two compressed records.  Empty compressed
+	 * records (no zstd bytes at all) first and between hold nothing. */
 	za = frame(z, sizeof(z), data, cut);
 	zb = frame(z + za, sizeof(z) - za, data + cut, dlen - cut);
+	o += put_z(out + o, type, z, 0);
 	o += put_z(out + o, type, z, za);
+	o += put_z(out + o, type, z, 0);
 	o += put_z(out + o, type, z + za, zb / 2);
 	o += put_z(out + o, type, z + za + zb / 2, zb - zb / 2);
 	buf = with_data(out, o, &len);

@@ -94,9 +94,12 @@ int pr__file_inflate(struct pr_file *f, uint64_t off, uint64_t size, uint32_t ty
 		return err;
 	if (!f->zds && !(f->zds = ZSTD_createDStream()))
 		return -ENOMEM;
-	while (cap < f->zrest_len + 2 * len)
+	/* One block at least: an empty compressed record inflates to none
+	 * of its own, but may still hand out a record the last one cut. */
+	do
 		if ((err = grow(&b, &cap, limit)))
 			goto fail;
+	while (cap < f->zrest_len + 2 * len);
 	if (f->zrest_len)
 		memcpy(b->data, f->zrest, f->zrest_len);
 	have = f->zrest_len;
