@@ -8,6 +8,10 @@
  *                 libdwfl, their ELF symbols read with perf's rules
  *   debugfile.c   libdwfl's hook for their separate debug files
  *   symdwarf.c    DWARF: the functions inlined at an address, and lines
+ *                 (its walks shared with symindex.c in symdwarf.h)
+ *   symindex.c    an address index of a file's functions and inlined
+ *                 calls, built from those walks (symindex.h; not used
+ *                 by the symbolizer yet)
  *   kallsyms.c    the kernel's symbols, and their cache
  *   perfmap.c     JIT code: /tmp/perf-PID.map
  *   jitnames.c    JIT code: the process's jitdump (model/jitdump.c reads it)

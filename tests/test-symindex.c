@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The address index (src/symbols/symindex.c) against libdw's path
+ * (pr__sym_dwarf_chain()), address by address: for every address of the
+ * executable code of each file named (every byte, or every STEP-th), both
+ * give the same functions, innermost first, inlined or not, and the same
+ * lines of the calls inlined.  The innermost line is the line table's,
+ * which the index does not hold yet.
+ *
+ * usage: test-symindex FILE[:STEP]...  (meson passes gcc and clang -O2 -g
+ * builds of C and C++ with inlining, and libperfreader.so itself)
+ */
+#include <check.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checkmain.h"
+#include "mkrecord.h"
+#include "model/model.h"
+#include "symbols/symdwarf.h"
+#include "symbols/symindex.h"
+
+#define PID 4242
+#define MAP_AT 0x10000000ull
+
+static char **files;
+static int nr_files;
+
+struct tally {
+	size_t addrs, covered, inlined, differ, renamed;
+};
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static void say_chain(const char *what, const struct pr_sym_func *f, size_t nr)
+{
+	fprintf(stderr, "  %s:", what);
+	for (size_t i = 0; i < nr; i++)
+		fprintf(stderr, " %s%s (%s:%u)", f[i].name ? f[i].name : "(null)",
+			f[i].inlined ? " [inl]" : "", f[i].file ? f[i].file : "-", f[i].line);
+	fprintf(stderr, "\n");
+}
+
+/* Whether the two chains agree: all but the innermost entry's line,
+ * which is the line table's. */
+static bool same_chain(const struct pr_sym_func *a, size_t na, const struct pr_sym_func *b,
+		       size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (!same_str(a[i].name, b[i].name) || a[i].inlined != b[i].inlined ||
+		    (i && (!same_str(a[i].file, b[i].file) || a[i].line != b[i].line)))
+			return false;
+	return true;
+}
+
+/* Every STEP-th address of `path`'s executable segments, both ways; in
+ * symbols named `fake` (NULL: their own names). */
+static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
+				 const char *fake)
+{
+	struct pr_model *model = pr_model_new(NULL);
+	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
+	struct pr_symbolizer_opts opts = { .sz = sizeof(opts), .no_lines = no_lines };
+	struct pr_symbolizer *s;
+	const struct pr_map *map;
+	struct pr_frame f;
+	struct sym_module *m;
+	struct pr__symindex *ix;
+	struct tally t = { 0 };
+
+	ck_assert_ptr_nonnull(model);
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	ck_assert_ptr_nonnull(s = pr_symbolizer_new(model, &opts));
+	ck_assert_ptr_nonnull(map = pr__model_find(model, PID, MAP_AT));
+	f = (struct pr_frame){ .ip = MAP_AT, .dso = map->dso, .map_start = map->start,
+			       .map_end = map->end };
+	ck_assert_ptr_nonnull(m = pr__sym_module_of(s, PID, &f));
+	ck_assert_msg(m->mod && m->elf, "%s: not opened", path);
+	ix = pr__symindex_build(s, m);
+	ck_assert_msg(ix, "%s: no index: %s", path, strerror(errno));
+	for (size_t i = 0; i < m->elf->nr_seg; i++) {
+		const struct pr_elf_segment *seg = &m->elf->seg[i];
+
+		if (!(seg->flags & PF_X))
+			continue;
+		for (uint64_t a = seg->vaddr; a < seg->vaddr + seg->filesz; a += step) {
+			struct pr_sym_func want[MAX_INLINE], got[MAX_INLINE];
+			const struct pr_sym *sym = pr__symtab_find(&m->syms, a);
+			const char *sym_name = !sym ? NULL : fake ? fake :
+					       pr__sym_demangle(s, &m->arena, sym->name);
+			/* In the fake symbols, every other address is in one
+			 * starting elsewhere. */
+			uint64_t start = !sym ? 0 : sym->start + (fake && (a & 1));
+			size_t nw = pr__sym_dwarf_chain(s, m, a, sym_name, start, want);
+			size_t ng = pr__symindex_chain(ix, a - m->dwarf_bias, no_lines, sym_name,
+						       start - m->dwarf_bias, got);
+
+			t.addrs++;
+			t.covered += nw > 0;
+			t.inlined += nw > 1;
+			t.renamed += nw && fake && want[nw - 1].name == fake;
+			if (same_chain(want, nw, got, ng))
+				continue;
+			if (t.differ++ < 10) {
+				fprintf(stderr, "%s: 0x%llx differs\n", path, (unsigned long long)a);
+				say_chain("libdw", want, nw);
+				say_chain("index", got, ng);
+			}
+		}
+	}
+	fprintf(stderr, "%s: %zu addresses, %zu in functions, %zu in inlined calls, %zu differ; "
+		"index %zu bytes\n", path, t.addrs, t.covered, t.inlined, t.differ,
+		pr__symindex_bytes(ix));
+	pr__symindex_free(ix);
+	pr_symbolizer_free(s);
+	pr_model_free(model);
+	return t;
+}
+
+static void compare_all(bool no_lines, const char *fake)
+{
+	size_t renamed = 0, inlined = 0;
+
+	for (int i = 0; i < nr_files; i++) {
+		char path[4096];
+		char *colon;
+		uint64_t step = 1;
+		struct tally t;
+
+		snprintf(path, sizeof(path), "%s", files[i]);
+		if ((colon = strrchr(path, ':'))) {
+			*colon = 0;
+			step = strtoull(colon + 1, NULL, 0);
+		}
+		t = compare_file(path, step ? step : 1, no_lines, fake);
+		renamed += t.renamed;
+		inlined += t.inlined;
+		/* The files hold functions (and but for the assembly,
+		 * inlined calls): empty chains compared would prove nothing. */
+		ck_assert_msg(t.covered > t.addrs / 4, "%s: %zu of %zu addresses in functions",
+			      path, t.covered, t.addrs);
+		ck_assert_msg(!t.differ, "%s: %zu of %zu addresses named differently", path,
+			      t.differ, t.addrs);
+	}
+	ck_assert_msg(inlined, "no address in an inlined call");
+	ck_assert_msg(!fake || renamed, "no function took the symbol's name");
+}
+
+START_TEST(the_index_names_every_address_as_libdw_does)
+{
+	compare_all(false, NULL);
+}
+END_TEST
+
+/* A symbol that starts where a qualified function does names it (gcc
+ * writes no linkage name for what involves an anonymous namespace); one
+ * that starts elsewhere does not. */
+START_TEST(a_symbol_starting_where_a_qualified_function_does_names_it_in_both)
+{
+	compare_all(false, "ds::from_the_symbol_table");
+}
+END_TEST
+
+START_TEST(without_lines_the_index_gives_no_call_sites_as_libdw_gives_none)
+{
+	compare_all(true, NULL);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+	Suite *s = suite_create("symindex");
+	TCase *tc = tcase_create("differential");
+
+	files = argv + 1;
+	nr_files = argc - 1;
+	if (!nr_files) {
+		fprintf(stderr, "usage: %s FILE[:STEP]...\n", argv[0]);
+		return EXIT_FAILURE;
+	}
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, the_index_names_every_address_as_libdw_does);
+	tcase_add_test(tc, a_symbol_starting_where_a_qualified_function_does_names_it_in_both);
+	tcase_add_test(tc, without_lines_the_index_gives_no_call_sites_as_libdw_gives_none);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
