@@ -134,13 +134,19 @@ static void compare_all(bool no_lines, const char *fake)
 		char *colon;
 		uint64_t step = 1;
 		struct tally t;
+		char *real;
 
 		snprintf(path, sizeof(path), "%s", files[i]);
 		if ((colon = strrchr(path, ':'))) {
 			*colon = 0;
 			step = strtoull(colon + 1, NULL, 0);
 		}
-		t = compare_file(path, step ? step : 1, no_lines, fake);
+		/* By its own name: the ELF cache takes absolute paths and does
+		 * not follow a symlink's. */
+		real = realpath(path, NULL);
+		ck_assert_msg(real, "%s: %s", path, strerror(errno));
+		t = compare_file(real, step ? step : 1, no_lines, fake);
+		free(real);
 		renamed += t.renamed;
 		inlined += t.inlined;
 		/* The files hold functions (and but for the assembly,
