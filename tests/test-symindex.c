@@ -8,7 +8,8 @@
  * which the index does not hold yet.
  *
  * usage: test-symindex FILE[:STEP]...  (meson passes gcc and clang -O2 -g
- * builds of C and C++ with inlining, and libperfreader.so itself)
+ * builds of C and C++ with inlining, and libperfreader.so itself every
+ * third byte); a FILE without STEP is also compared in damaged copies.
  */
 #include <check.h>
 #include <elf.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "checkmain.h"
 #include "mkrecord.h"
@@ -31,6 +33,7 @@ static int nr_files;
 
 struct tally {
 	size_t addrs, covered, inlined, differ, renamed;
+	size_t only_index;           /* named by the index alone (damaged files) */
 };
 
 static bool same_str(const char *a, const char *b)
@@ -62,9 +65,11 @@ static bool same_chain(const struct pr_sym_func *a, size_t na, const struct pr_s
 }
 
 /* Every STEP-th address of `path`'s executable segments, both ways; in
- * symbols named `fake` (NULL: their own names). */
+ * symbols named `fake` (NULL: their own names).  `damaged`: an address
+ * libdw's path names nothing at may have the index's name (counted in
+ * only_index, not in differ). */
 static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
-				 const char *fake)
+				 const char *fake, bool damaged)
 {
 	struct pr_model *model = pr_model_new(NULL);
 	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
@@ -85,8 +90,10 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 	ck_assert_ptr_nonnull(m = pr__sym_module_of(s, PID, &f));
 	ck_assert_msg(m->mod && m->elf, "%s: not opened", path);
 	ix = pr__symindex_build(s, m);
-	ck_assert_msg(ix, "%s: no index: %s", path, strerror(errno));
-	for (size_t i = 0; i < m->elf->nr_seg; i++) {
+	/* None only for a file libdw finds no DWARF in. */
+	ck_assert_msg(ix || (errno == ENOENT && !m->has_dwarf), "%s: no index: %s", path,
+		      strerror(errno));
+	for (size_t i = 0; ix && i < m->elf->nr_seg; i++) {
 		const struct pr_elf_segment *seg = &m->elf->seg[i];
 
 		if (!(seg->flags & PF_X))
@@ -109,6 +116,10 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 			t.renamed += nw && fake && want[nw - 1].name == fake;
 			if (same_chain(want, nw, got, ng))
 				continue;
+			if (damaged && !nw) {
+				t.only_index++;
+				continue;
+			}
 			if (t.differ++ < 10) {
 				fprintf(stderr, "%s: 0x%llx differs\n", path, (unsigned long long)a);
 				say_chain("libdw", want, nw);
@@ -118,7 +129,7 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 	}
 	fprintf(stderr, "%s: %zu addresses, %zu in functions, %zu in inlined calls, %zu differ; "
 		"index %zu bytes\n", path, t.addrs, t.covered, t.inlined, t.differ,
-		pr__symindex_bytes(ix));
+		ix ? pr__symindex_bytes(ix) : 0);
 	pr__symindex_free(ix);
 	pr_symbolizer_free(s);
 	pr_model_free(model);
@@ -145,7 +156,7 @@ static void compare_all(bool no_lines, const char *fake)
 		 * not follow a symlink's. */
 		real = realpath(path, NULL);
 		ck_assert_msg(real, "%s: %s", path, strerror(errno));
-		t = compare_file(real, step ? step : 1, no_lines, fake);
+		t = compare_file(real, step ? step : 1, no_lines, fake, false);
 		free(real);
 		renamed += t.renamed;
 		inlined += t.inlined;
@@ -159,6 +170,104 @@ static void compare_all(bool no_lines, const char *fake)
 	ck_assert_msg(inlined, "no address in an inlined call");
 	ck_assert_msg(!fake || renamed, "no function took the symbol's name");
 }
+
+/* Where section `want` of ELF image `buf` is; false when absent. */
+static bool section_at(const unsigned char *buf, size_t len, const char *want, size_t *off,
+		       size_t *size)
+{
+	const Elf64_Ehdr *eh = (const void *)buf;
+	const Elf64_Shdr *sh;
+	const char *names;
+
+	if (len < sizeof(*eh) || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) > len ||
+	    eh->e_shstrndx >= eh->e_shnum)
+		return false;
+	sh = (const void *)(buf + eh->e_shoff);
+	names = (const char *)buf + sh[eh->e_shstrndx].sh_offset;
+	for (size_t i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(names + sh[i].sh_name, want) && sh[i].sh_offset + sh[i].sh_size <= len) {
+			*off = sh[i].sh_offset;
+			*size = sh[i].sh_size;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * The DWARF sections damaged, each its own way, in copies of the small
+ * files (those named without a STEP): the index is built (or refused,
+ * when libdw finds no DWARF left) without a fault -- the sanitizer build
+ * runs this -- and names every address libdw's path names as it does.
+ * Where libdw's path finds no unit (clang writes no .debug_aranges, and
+ * the unit's own ranges are what is damaged), the index may still name
+ * the address from its function's ranges: it reads every unit's
+ * functions without asking which unit holds the address.
+ */
+START_TEST(a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw)
+{
+	static const char *const sections[] = {
+		".debug_info", ".debug_abbrev", ".debug_rnglists", ".debug_aranges",
+		".debug_str", ".debug_line", ".debug_addr", ".debug_str_offsets",
+	};
+	char dir[] = "/tmp/test-symindex-XXXXXX", copy[64];
+	size_t damaged = 0, differ = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(copy, sizeof(copy), "%s/damaged.so", dir);
+	for (int i = 0; i < nr_files; i++) {
+		FILE *in = strchr(files[i], ':') ? NULL : fopen(files[i], "rb");
+		unsigned char *buf, *work;
+		size_t len;
+
+		if (!in)
+			continue;
+		ck_assert_int_eq(fseek(in, 0, SEEK_END), 0);
+		len = (size_t)ftell(in);
+		rewind(in);
+		ck_assert_ptr_nonnull(buf = malloc(len));
+		ck_assert_ptr_nonnull(work = malloc(len));
+		ck_assert_uint_eq(fread(buf, 1, len, in), len);
+		fclose(in);
+		for (size_t k = 0; k < PR_ARRAY_SIZE(sections) * 3; k++) {
+			uint64_t x = 0x9e3779b97f4a7c15ull * (k + 1);
+			size_t off, size;
+			FILE *out;
+			struct tally t;
+
+			if (!section_at(buf, len, sections[k / 3], &off, &size) || size < 8)
+				continue;
+			memcpy(work, buf, len);
+			/* Garbage over its middle half; zeros over its second
+			 * half; a byte in every 61 flipped. */
+			for (size_t j = 0; j < size; j++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				if (k % 3 == 0 && j >= size / 4 && j < size * 3 / 4)
+					work[off + j] = (unsigned char)x;
+				else if (k % 3 == 1 && j >= size / 2)
+					work[off + j] = 0;
+				else if (k % 3 == 2 && j % 61 == 0)
+					work[off + j] ^= (unsigned char)(x | 1);
+			}
+			ck_assert_ptr_nonnull(out = fopen(copy, "wb"));
+			ck_assert_uint_eq(fwrite(work, 1, len, out), len);
+			ck_assert_int_eq(fclose(out), 0);
+			t = compare_file(copy, 1, false, NULL, true);
+			damaged++;
+			differ += t.differ;
+			if (t.differ || t.only_index)
+				fprintf(stderr, "%s: %s damaged (way %zu): %zu addresses named "
+					"by the index alone\n", files[i], sections[k / 3], k % 3,
+					t.only_index);
+		}
+		free(buf);
+		free(work);
+	}
+	unlink(copy);
+	rmdir(dir);
+	ck_assert_msg(damaged >= 20, "only %zu damaged copies made", damaged);
+	ck_assert_msg(!differ, "%zu addresses of damaged copies named differently", differ);
+}
+END_TEST
 
 START_TEST(the_index_names_every_address_as_libdw_does)
 {
@@ -195,6 +304,7 @@ int main(int argc, char **argv)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, the_index_names_every_address_as_libdw_does);
 	tcase_add_test(tc, a_symbol_starting_where_a_qualified_function_does_names_it_in_both);
+	tcase_add_test(tc, a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw);
 	tcase_add_test(tc, without_lines_the_index_gives_no_call_sites_as_libdw_gives_none);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
