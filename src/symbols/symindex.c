@@ -524,7 +524,7 @@ size_t pr__symindex_chain(const struct pr__symindex *ix, uint64_t pc, bool no_li
 		const struct ix_node *n = &ix->nodes[node];
 		const char *name = str_at(ix, n->name);
 
-		if (n->parent == IX_NONE && (n->flags & IX_RENAMABLE) && sym_name &&
+		if (n->parent == IX_NONE && (n->flags & IX_RENAMABLE) && name && sym_name &&
 		    strcmp(name, sym_name) && n->entry == sym_start)
 			name = sym_name;
 		funcs[nr++] = (struct pr_sym_func){ .name = name, .file = file, .line = line,
