@@ -136,28 +136,108 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 	return t;
 }
 
+/* File argument `i`: its real path (malloc'd: the ELF cache takes
+ * absolute paths and does not follow a symlink's) and *step (1 unless
+ * ":STEP" follows). */
+static char *file_arg(int i, uint64_t *step)
+{
+	char path[4096], *colon, *real;
+
+	snprintf(path, sizeof(path), "%s", files[i]);
+	*step = 1;
+	if ((colon = strrchr(path, ':'))) {
+		*colon = 0;
+		*step = strtoull(colon + 1, NULL, 0);
+		if (!*step)
+			*step = 1;
+	}
+	real = realpath(path, NULL);
+	ck_assert_msg(real, "%s: %s", path, strerror(errno));
+	return real;
+}
+
+/* Whether two frames are named alike, field by field, lines and all. */
+static bool same_symbol(const struct pr_symbol *a, const struct pr_symbol *b)
+{
+	if (!same_str(a->name, b->name) || !same_str(a->module, b->module) ||
+	    a->offset != b->offset || a->source != b->source || a->nr != b->nr)
+		return false;
+	for (size_t i = 0; i < a->nr; i++)
+		if (!same_str(a->funcs[i].name, b->funcs[i].name) ||
+		    !same_str(a->funcs[i].file, b->funcs[i].file) ||
+		    a->funcs[i].line != b->funcs[i].line || a->funcs[i].inlined != b->funcs[i].inlined)
+			return false;
+	return true;
+}
+
+/* Every STEP-th address of `path`'s code named by a symbolizer on libdw's
+ * lookups and one on the index (pr__symbolizer_use_index()), through the
+ * API, as a report names frames. */
+static struct tally compare_symbolizers(const char *path, uint64_t step, bool no_lines)
+{
+	struct pr_model *model = pr_model_new(NULL);
+	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
+	struct pr_symbolizer_opts opts = { .sz = sizeof(opts), .no_lines = no_lines };
+	struct pr_symbolizer *dw, *ix;
+	const struct pr_map *map;
+	struct sym_module *m;
+	struct pr_frame f;
+	struct tally t = { 0 };
+
+	ck_assert_ptr_nonnull(model);
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	ck_assert_ptr_nonnull(dw = pr_symbolizer_new(model, &opts));
+	ck_assert_ptr_nonnull(ix = pr_symbolizer_new(model, &opts));
+	pr__symbolizer_use_index(ix, true);
+	ck_assert_ptr_nonnull(map = pr__model_find(model, PID, MAP_AT));
+	f = (struct pr_frame){ .dso = map->dso, .map_start = map->start, .map_end = map->end };
+	ck_assert_ptr_nonnull(m = pr__sym_module_of(dw, PID, &f));
+	ck_assert_msg(m->mod && m->elf, "%s: not opened", path);
+	for (size_t i = 0; i < m->elf->nr_seg; i++) {
+		const struct pr_elf_segment *seg = &m->elf->seg[i];
+
+		if (!(seg->flags & PF_X))
+			continue;
+		for (uint64_t off = seg->offset; off < seg->offset + seg->filesz; off += step) {
+			struct pr_symbol want, got;
+
+			f.dso_ip = off;
+			f.ip = MAP_AT + off;
+			ck_assert_int_eq(pr_symbolizer_symbolize(dw, PID, &f, &want), 0);
+			ck_assert_int_eq(pr_symbolizer_symbolize(ix, PID, &f, &got), 0);
+			t.addrs++;
+			t.covered += want.nr > 0 && want.funcs[0].line;
+			t.inlined += want.nr > 1;
+			if (same_symbol(&want, &got))
+				continue;
+			if (t.differ++ < 10) {
+				fprintf(stderr, "%s: offset 0x%llx named differently\n", path,
+					(unsigned long long)off);
+				say_chain("libdw", want.funcs, want.nr);
+				say_chain("index", got.funcs, got.nr);
+			}
+		}
+	}
+	/* Named from the index, not from libdw behind its back. */
+	ck_assert_ptr_nonnull(m = pr__sym_module_of(ix, PID, &f));
+	ck_assert_msg(m->index, "%s: the symbolizer built no index", path);
+	fprintf(stderr, "%s, symbolizers: %zu addresses, %zu with a line, %zu in inlined calls, "
+		"%zu differ\n", path, t.addrs, t.covered, t.inlined, t.differ);
+	pr_symbolizer_free(ix);
+	pr_symbolizer_free(dw);
+	pr_model_free(model);
+	return t;
+}
+
 static void compare_all(bool no_lines, const char *fake)
 {
 	size_t renamed = 0, inlined = 0;
 
 	for (int i = 0; i < nr_files; i++) {
-		char path[4096];
-		char *colon;
-		uint64_t step = 1;
-		struct tally t;
-		char *real;
+		uint64_t step;
+		char *path = file_arg(i, &step);
+		struct tally t = compare_file(path, step, no_lines, fake, false);
 
-		snprintf(path, sizeof(path), "%s", files[i]);
-		if ((colon = strrchr(path, ':'))) {
-			*colon = 0;
-			step = strtoull(colon + 1, NULL, 0);
-		}
-		/* By its own name: the ELF cache takes absolute paths and does
-		 * not follow a symlink's. */
-		real = realpath(path, NULL);
-		ck_assert_msg(real, "%s: %s", path, strerror(errno));
-		t = compare_file(real, step ? step : 1, no_lines, fake, false);
-		free(real);
 		renamed += t.renamed;
 		inlined += t.inlined;
 		/* The files hold functions (and but for the assembly,
@@ -166,6 +246,7 @@ static void compare_all(bool no_lines, const char *fake)
 			      path, t.covered, t.addrs);
 		ck_assert_msg(!t.differ, "%s: %zu of %zu addresses named differently", path,
 			      t.differ, t.addrs);
+		free(path);
 	}
 	ck_assert_msg(inlined, "no address in an inlined call");
 	ck_assert_msg(!fake || renamed, "no function took the symbol's name");
@@ -269,6 +350,30 @@ START_TEST(a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw)
 }
 END_TEST
 
+/* The symbolizer switched to the index names every frame as before:
+ * functions, inlined calls, their lines and the innermost line (still
+ * libdw's), symbols' names and offsets. */
+START_TEST(a_symbolizer_on_the_index_names_every_frame_as_on_libdw)
+{
+	size_t lines = 0, inlined = 0;
+
+	for (int i = 0; i < nr_files; i++) {
+		uint64_t step;
+		char *path = file_arg(i, &step);
+		struct tally t = compare_symbolizers(path, step, _i == 1);
+
+		lines += t.covered;
+		inlined += t.inlined;
+		ck_assert_msg(!t.differ, "%s: %zu of %zu frames named differently", path, t.differ,
+			      t.addrs);
+		free(path);
+	}
+	ck_assert_msg(inlined, "no frame in an inlined call");
+	/* Without lines (the loop's second pass), none has any. */
+	ck_assert_msg(_i == 1 ? !lines : lines > 0, "%zu frames with a line", lines);
+}
+END_TEST
+
 START_TEST(the_index_names_every_address_as_libdw_does)
 {
 	compare_all(false, NULL);
@@ -305,6 +410,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, the_index_names_every_address_as_libdw_does);
 	tcase_add_test(tc, a_symbol_starting_where_a_qualified_function_does_names_it_in_both);
 	tcase_add_test(tc, a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw);
+	tcase_add_loop_test(tc, a_symbolizer_on_the_index_names_every_frame_as_on_libdw, 0, 2);
 	tcase_add_test(tc, without_lines_the_index_gives_no_call_sites_as_libdw_gives_none);
 	suite_add_tcase(s, tc);
 	return run_suite(s);

@@ -394,6 +394,11 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 	return keep(s, owner, addr, &sym, out);
 }
 
+void pr__symbolizer_use_index(struct pr_symbolizer *s, bool on)
+{
+	s->use_index = on;
+}
+
 int pr_symbolizer_stats(const struct pr_symbolizer *s, struct pr_symbolizer_stats *st)
 {
 	return s ? pr__stats_copy(st, &s->stats, sizeof(*st)) : -EINVAL;

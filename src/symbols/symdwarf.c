@@ -7,6 +7,7 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 
 #include "symbols/symbolizer.h"
 #include "symbols/symdwarf.h"
+#include "symbols/symindex.h"
 #include "model/zsection.h"
 
 /* The call site of an inlined scope: DW_AT_call_file and _line. */
@@ -429,12 +431,20 @@ const char *pr__sym_func_name(struct pr_symbolizer *s, struct sym_module *m, Dwa
 	return out;
 }
 
-void pr__sym_dwarf_free(struct sym_module *m)
+/* The units' indexes, once the module's address index has what they
+ * gave (names stay, in the arena). */
+static void drop_units(struct sym_module *m)
 {
 	for (size_t i = 0; i < m->cus.cap; i++)
 		cu_index_free(m->cus.slots[i].value);
 	pr__hashmap_free(&m->cus);
 	pr__hashmap_free(&m->func_names);
+}
+
+void pr__sym_dwarf_free(struct sym_module *m)
+{
+	drop_units(m);
+	pr__symindex_free(m->index);
 	free(m->spans);
 }
 
@@ -594,6 +604,31 @@ bool pr__sym_dwarf_open(struct pr_symbolizer *s, struct sym_module *m)
 	return m->has_dwarf;
 }
 
+/* The unit holding link-time address `vaddr` (libdw's own, or *own_cu),
+ * its bias, and the address's line (*file interned, or NULL). */
+static Dwarf_Die *unit_and_line(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
+				Dwarf_Die *own_cu, Dwarf_Addr *bias, const char **file,
+				int *lineno)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, vaddr, bias);
+	Dwfl_Line *line = cu && !s->no_lines ? dwfl_module_getsrc(m->mod, vaddr) : NULL;
+	Dwarf_Line *dline;
+
+	*lineno = 0;
+	*file = line ? dwfl_lineinfo(line, NULL, lineno, NULL, NULL, NULL) : NULL;
+	if (!cu && cu_by_ranges(m, vaddr - m->dwarf_bias, own_cu)) {
+		cu = own_cu;
+		*bias = m->dwarf_bias;
+		dline = s->no_lines ? NULL : dwarf_getsrc_die(cu, vaddr - *bias);
+		*file = dline ? dwarf_linesrc(dline, NULL, NULL) : NULL;
+		if (*file)
+			dwarf_lineno(dline, lineno);
+	}
+	if (*file)
+		*file = pr__sym_intern_file(m, *file);
+	return cu;
+}
+
 /* When it finds no function (0), funcs[0].file and .line still hold the
  * address's line, for the symbol that names it instead. */
 size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
@@ -601,8 +636,6 @@ size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64
 {
 	Dwarf_Addr bias = 0, entry;
 	Dwarf_Die *cu, path[MAX_INLINE], own_cu, split;
-	Dwfl_Line *line;
-	Dwarf_Line *dline;
 	const char *file;
 	int lineno = 0, n;
 	size_t nr = 0;
@@ -610,19 +643,7 @@ size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64
 	funcs[0] = (struct pr_sym_func){ 0 };
 	if (!pr__sym_dwarf_open(s, m))
 		return 0;
-	cu = dwfl_module_addrdie(m->mod, vaddr, &bias);
-	line = cu && !s->no_lines ? dwfl_module_getsrc(m->mod, vaddr) : NULL;
-	file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-	if (!cu && cu_by_ranges(m, vaddr - m->dwarf_bias, &own_cu)) {
-		cu = &own_cu;
-		bias = m->dwarf_bias;
-		dline = s->no_lines ? NULL : dwarf_getsrc_die(cu, vaddr - bias);
-		file = dline ? dwarf_linesrc(dline, NULL, NULL) : NULL;
-		if (file)
-			dwarf_lineno(dline, &lineno);
-	}
-	if (file)
-		file = pr__sym_intern_file(m, file);
+	cu = unit_and_line(s, m, vaddr, &own_cu, &bias, &file, &lineno);
 	if (cu)
 		cu = pr__sym_unit_with_functions(cu, &split);
 	/* The functions around the address, as they nest where they were
@@ -680,10 +701,54 @@ size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64
 	return nr;
 }
 
+/* The module's address index, built the first time (symindex.c); the
+ * units' indexes it was built from are dropped then.  NULL: none. */
+static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct sym_module *m)
+{
+	if (m->index_tried)
+		return m->index;
+	m->index_tried = true;
+	m->index = pr__symindex_build(s, m);
+	if (!m->index) {
+		if (errno != ENOENT)
+			pr__log(&s->lg, PR_LOG_DEBUG, "%s: no address index: %s", m->origin,
+				strerror(errno));
+		return NULL;
+	}
+	drop_units(m);
+	m->index_bytes = pr__symindex_bytes(m->index);
+	return m->index;
+}
+
+/* The chain from the module's index, and the innermost line from libdw
+ * (the index has no line table yet). */
+static size_t index_chain(struct pr_symbolizer *s, struct sym_module *m,
+			  const struct pr__symindex *ix, uint64_t vaddr, const char *sym_name,
+			  uint64_t sym_start, struct pr_sym_func *funcs)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die own_cu;
+	const char *file;
+	int lineno;
+	size_t nr;
+
+	unit_and_line(s, m, vaddr, &own_cu, &bias, &file, &lineno);
+	nr = pr__symindex_chain(ix, vaddr - m->dwarf_bias, s->no_lines, sym_name,
+				sym_start - m->dwarf_bias, funcs);
+	if (!nr)
+		funcs[0] = (struct pr_sym_func){ 0 };
+	funcs[0].file = file;
+	funcs[0].line = (uint32_t)lineno;
+	return nr;
+}
+
 size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
 			    const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs)
 {
-	size_t nr = pr__sym_dwarf_chain(s, m, vaddr, sym_name, sym_start, funcs);
+	const struct pr__symindex *ix = s->use_index && pr__sym_dwarf_open(s, m) ?
+					module_index(s, m) : NULL;
+	size_t nr = ix ? index_chain(s, m, ix, vaddr, sym_name, sym_start, funcs) :
+			 pr__sym_dwarf_chain(s, m, vaddr, sym_name, sym_start, funcs);
 	uint64_t start;
 	const char *at;
 
