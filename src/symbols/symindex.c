@@ -42,14 +42,18 @@
  * found by their ranges) if measurements say so.  Cached on disk by
  * build-id, the whole file is built once per binary, not once per run.
  *
- * How the symbolizer switches to it (not yet): symfile.c builds a
- * module's index when its DWARF is first needed (or maps it from the
- * cache by the ELF's build-id), then pr__sym_inline_chain() asks
- * pr__symindex_chain() and libdw only for the innermost line until the
- * line table is in the index; with lines in it, the module's Dwfl is
- * closed after the build (symfile.c keeps the ELF symbols, symtab.c).
- * tests/test-symindex.c holds the index to libdw's answers at every
- * address of the files it builds.
+ * How the symbolizer switches to it.  Done, on request only
+ * (pr__symbolizer_use_index(); meson -Dsymindex=true makes it the default
+ * for running the suite on it): symdwarf.c builds a module's index when
+ * its DWARF is first needed, drops the units' indexes it was built from,
+ * and pr__sym_inline_chain() asks pr__symindex_chain(), and libdw only
+ * for the innermost line until the line table is in the index.  Next:
+ * map it from the cache by the ELF's build-id instead of building it;
+ * with lines in it, close the module's Dwfl after the build (symfile.c
+ * keeps the ELF symbols, symtab.c; a file without DWARF gets an index of
+ * its symbols).  tests/test-symindex.c holds the index to libdw's
+ * answers at every address of the files it builds, directly and
+ * through the symbolizer.
  */
 #include <dwarf.h>
 #include <errno.h>
