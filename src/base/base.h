@@ -87,7 +87,8 @@ void pr__log(const struct pr_logger *lg, enum pr_log_level level,
  * as one.  pr__hash_mix() folds a number into a hash (the boost
  * hash_combine step with a 64-bit multiply after it), for keys made of
  * several numbers.  Nothing persists a hash but the kernel-symbol cache's
- * key, which only has to change when the kernel does; the flame graph's
+ * key, which only has to change when the kernel does, and the address
+ * index's checksum (symbols/symindex.c: its version goes up); the flame graph's
  * colours come from these too, so changing either changes them.
  */
 #define PR_HASH_INIT UINT64_C(0xcbf29ce484222325)

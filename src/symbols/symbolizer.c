@@ -266,6 +266,8 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->no_inline = PR_OPTS_HAS(opts, no_inline) && opts->no_inline;
 	s->no_lines = PR_OPTS_HAS(opts, no_lines) && opts->no_lines;
 	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
+	/* meson -Dsymindex=true: the whole suite on the index's path. */
+	s->use_index = PR_SYMINDEX_DEFAULT;
 	s->stats.sz = sizeof(s->stats);
 	s->perf_map_reread_ns = PERF_MAP_REREAD_NS;
 	s->pool = PR_OPTS_HAS(opts, pool) ? opts->pool : NULL;
@@ -392,6 +394,11 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 		return err;
 	s->stats.resolved++;
 	return keep(s, owner, addr, &sym, out);
+}
+
+void pr__symbolizer_use_index(struct pr_symbolizer *s, bool on)
+{
+	s->use_index = on;
 }
 
 int pr_symbolizer_stats(const struct pr_symbolizer *s, struct pr_symbolizer_stats *st)

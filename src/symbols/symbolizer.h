@@ -8,6 +8,10 @@
  *                 libdwfl, their ELF symbols read with perf's rules
  *   debugfile.c   libdwfl's hook for their separate debug files
  *   symdwarf.c    DWARF: the functions inlined at an address, and lines
+ *                 (its walks shared with symindex.c in symdwarf.h)
+ *   symindex.c    an address index of a file's functions and inlined
+ *                 calls, built from those walks (symindex.h; used by
+ *                 the symbolizer only when asked: pr__symbolizer_use_index())
  *   kallsyms.c    the kernel's symbols, and their cache
  *   perfmap.c     JIT code: /tmp/perf-PID.map
  *   jitnames.c    JIT code: the process's jitdump (model/jitdump.c reads it)
@@ -55,6 +59,9 @@ struct sym_module {
 	struct cu_span *spans;
 	size_t nr_spans;
 	bool spans_read;
+	/* Its address index (symindex.c), when the symbolizer uses them. */
+	struct pr__symindex *index;
+	bool index_tried;
 	/* Per unit (by DIE offset + 1, shifted left, | 1 for a type unit):
 	 * its functions' address ranges, sorted, and its scopes (symdwarf.c). */
 	struct pr_hashmap cus;
@@ -114,6 +121,9 @@ struct pr_symbolizer {
 	struct pr_model *model;
 	struct pr_logger lg;
 	bool live, no_inline, no_demangle, no_lines;
+	/* Functions and inlined calls from each file's address index
+	 * (symindex.c) rather than libdw's lookups: not yet by default. */
+	bool use_index;
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
 
@@ -219,6 +229,10 @@ void pr__symbolizer_at(struct pr_symbolizer *s, uint64_t time);
  * its FEAT_DS_JIT_FILES, `len` bytes, valid as long as `s`), read in place
  * of the host's. */
 void pr__symbolizer_use_carried(struct pr_symbolizer *s, const void *sec, size_t len);
+/* Name files' functions and inlined calls from their address indexes
+ * (symindex.c), built as a file is first asked about; the innermost line
+ * still through libdw.  Before the first frame is named. */
+void pr__symbolizer_use_index(struct pr_symbolizer *s, bool on);
 
 /* Name JIT frame `f` of `pid` from its perf map into *out. */
 int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,

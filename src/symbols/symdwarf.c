@@ -7,6 +7,7 @@
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdint.h>
@@ -15,10 +16,12 @@
 #include <unistd.h>
 
 #include "symbols/symbolizer.h"
+#include "symbols/symdwarf.h"
+#include "symbols/symindex.h"
 #include "model/zsection.h"
 
 /* The call site of an inlined scope: DW_AT_call_file and _line. */
-static void call_site(struct sym_module *m, Dwarf_Die *cu, Dwarf_Die *die,
+void pr__sym_call_site(struct sym_module *m, Dwarf_Die *cu, Dwarf_Die *die,
 		      const char **file, uint32_t *line)
 {
 	Dwarf_Attribute attr;
@@ -112,40 +115,8 @@ static int scope_path(Dwarf_Die parent, Dwarf_Addr pc, Dwarf_Die *path, int n, i
 	return n;
 }
 
-/*
- * The function an address is in, and the names of the scopes around a
- * function's declaration, from one walk of each CU (the first time an
- * address falls in it).  Functions with code sit at the top of a C CU,
- * but clang puts a C++ function template's instances in their namespace,
- * and rustc every function in its module's (DW_TAG_namespace); methods
- * may sit in their class.  So the walk descends into namespaces and types,
- * not into functions (what nests there is found from the function, by
- * scope_path()).  A C++ CU has thousands of DIEs (types, declarations,
- * templates): walking them for every new address was most of a live
- * profile's CPU; read once, sorted and searched, they are not.
- */
-struct cu_range {
-	Dwarf_Addr lo, hi;
-	Dwarf_Off die;
-};
 
-/* A namespace, class, structure or union: the DIEs from `start` to `end`
- * (its children, theirs, ...) are in it.  In the order of the CU. */
-struct cu_scope {
-	Dwarf_Off start, end;
-	const char *name;            /* NULL: anonymous */
-	int32_t parent;              /* index, -1: the CU */
-	int tag;
-};
 
-struct cu_index {
-	struct cu_range *r;
-	struct cu_scope *scopes;
-	size_t nr, cap, nr_scopes, cap_scopes;
-	/* Its functions' scopes, by the function's DIE offset + 1, made as
-	 * addresses fall in them (fn_scopes_of()). */
-	struct pr_hashmap fns;
-};
 
 /* Nested deeper than this, scopes are not walked (no compiler does). */
 #define MAX_SCOPE_DEPTH 32
@@ -204,32 +175,8 @@ static int index_children(struct cu_index *x, Dwarf_Die *parent, int32_t scope, 
 	return 0;
 }
 
-/*
- * The scopes inside one function (inlined calls, nested functions,
- * lexical blocks), from one walk of its DIEs the first time an address
- * falls in it.  scope_path() walks them with libdw for every address,
- * skipping over every DIE between the ones it wants: a C++ function built
- * with -O2 holds hundreds of inlined calls, and a profile finds a dozen
- * addresses or more in each of its hot functions.  In DIE order, each
- * with the end of its subtree, so that the scopes around an address are
- * found visiting only the scopes at each level on the way down.
- */
-struct fn_scope {
-	Dwarf_Off die;
-	uint32_t end;                /* index past its subtree */
-	uint32_t range, nr_ranges;   /* into fn_scopes.r */
-	bool lexical;
-};
 
-struct fn_range {
-	Dwarf_Addr lo, hi;
-};
 
-struct fn_scopes {
-	struct fn_scope *s;
-	struct fn_range *r;
-	size_t nr, cap, nr_r, cap_r;
-};
 
 /* Scopes nested deeper than this in one function are not indexed. */
 #define MAX_SCOPE_NEST 256
@@ -280,14 +227,6 @@ static int fn_walk(struct fn_scopes *f, Dwarf_Die *parent, int depth)
 	return 0;
 }
 
-static bool fn_scope_has(const struct fn_scopes *f, const struct fn_scope *sc, Dwarf_Addr pc)
-{
-	for (uint32_t i = 0; i < sc->nr_ranges; i++)
-		if (pc >= f->r[sc->range + i].lo && pc < f->r[sc->range + i].hi)
-			return true;
-	return false;
-}
-
 /* scope_path() from a function, through its index: at each level the
  * first scope (in DIE order) holding `pc`, lexical blocks looked
  * through. */
@@ -299,7 +238,7 @@ static int fn_scope_path(const struct fn_scopes *f, Dwarf *dbg, Dwarf_Addr pc, D
 	while (n < max && j < end) {
 		const struct fn_scope *sc = &f->s[j];
 
-		if (!fn_scope_has(f, sc, pc)) {
+		if (!pr__sym_fn_scope_has(f, sc, pc)) {
 			j = sc->end;
 			continue;
 		}
@@ -326,7 +265,7 @@ static void cu_index_free(struct cu_index *x)
 	free(x);
 }
 
-static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
+struct cu_index *pr__sym_cu_index(struct sym_module *m, Dwarf_Die *cu)
 {
 	/* By the unit itself: offsets are not unique (DWARF 4's type units
 	 * have a section of their own, split units a file), and libdw keeps
@@ -361,8 +300,8 @@ static struct cu_index *cu_index(struct sym_module *m, Dwarf_Die *cu)
 
 /* The scopes inside function `fn` of the unit indexed in `x`, indexed
  * the first time; NULL when out of memory. */
-static const struct fn_scopes *fn_scopes_of(struct sym_module *m, struct cu_index *x,
-					     Dwarf_Die *fn)
+const struct fn_scopes *pr__sym_fn_scopes(struct sym_module *m, struct cu_index *x,
+					  Dwarf_Die *fn)
 {
 	uint64_t key = dwarf_dieoffset(fn) + 1;
 	struct fn_scopes *f;
@@ -459,7 +398,7 @@ static bool name_die(Dwarf_Die *die, Dwarf_Die *out)
  * addr2line name an inlined function by DW_AT_name alone ("run").  Each
  * function's once: inlined calls of it share its abstract origin.
  */
-static const char *func_name(struct pr_symbolizer *s, struct sym_module *m, Dwarf_Die *die)
+const char *pr__sym_func_name(struct pr_symbolizer *s, struct sym_module *m, Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Die origin = *die, named, cu;
@@ -482,7 +421,7 @@ static const char *func_name(struct pr_symbolizer *s, struct sym_module *m, Dwar
 	else if (!name_die(&origin, &named) || !(name = dwarf_diename(&named)))
 		return NULL;
 	else if (!s->no_demangle && dwarf_diecu(&named, &cu, NULL, NULL) &&
-		 (x = cu_index(m, &cu)))
+		 (x = pr__sym_cu_index(m, &cu)))
 		out = qualify(m, x, dwarf_dieoffset(&named), name);
 	else
 		out = pr__arena_strdup(&m->arena, name);
@@ -492,12 +431,20 @@ static const char *func_name(struct pr_symbolizer *s, struct sym_module *m, Dwar
 	return out;
 }
 
-void pr__sym_dwarf_free(struct sym_module *m)
+/* The units' indexes, once the module's address index has what they
+ * gave (names stay, in the arena). */
+static void drop_units(struct sym_module *m)
 {
 	for (size_t i = 0; i < m->cus.cap; i++)
 		cu_index_free(m->cus.slots[i].value);
 	pr__hashmap_free(&m->cus);
 	pr__hashmap_free(&m->func_names);
+}
+
+void pr__sym_dwarf_free(struct sym_module *m)
+{
+	drop_units(m);
+	pr__symindex_free(m->index);
 	free(m->spans);
 }
 
@@ -628,7 +575,7 @@ static void say_if_zstd(struct pr_symbolizer *s, struct sym_module *m)
  * its functions are in the split unit, in a .dwo file that libdw finds
  * (by DW_AT_dwo_name, in DW_AT_comp_dir) and reads with it.  `cu`, or
  * that split unit's DIE in *split. */
-static Dwarf_Die *unit_with_functions(Dwarf_Die *cu, Dwarf_Die *split)
+Dwarf_Die *pr__sym_unit_with_functions(Dwarf_Die *cu, Dwarf_Die *split)
 {
 	uint8_t type;
 
@@ -642,17 +589,8 @@ static Dwarf_Die *unit_with_functions(Dwarf_Die *cu, Dwarf_Die *split)
  * `vaddr`: the functions inlined there and the one it is in, with their
  * lines, for a file with DWARF.  Code no DWARF function covers (assembly)
  * is one entry, named as addr2line names it.  Returns how many. */
-size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
-			    const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs)
+bool pr__sym_dwarf_open(struct pr_symbolizer *s, struct sym_module *m)
 {
-	Dwarf_Addr bias = 0, entry;
-	Dwarf_Die *cu, path[MAX_INLINE], own_cu, split;
-	Dwfl_Line *line;
-	Dwarf_Line *dline;
-	const char *file;
-	int lineno = 0, n;
-	size_t nr = 0;
-
 	if (!m->dwarf_checked) {
 		m->dwarf_checked = true;
 		inflate_zstd(s, m);
@@ -663,23 +601,51 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		else
 			say_if_zstd(s, m);
 	}
-	if (!m->has_dwarf)
-		return 0;
-	cu = dwfl_module_addrdie(m->mod, vaddr, &bias);
-	line = cu && !s->no_lines ? dwfl_module_getsrc(m->mod, vaddr) : NULL;
-	file = line ? dwfl_lineinfo(line, NULL, &lineno, NULL, NULL, NULL) : NULL;
-	if (!cu && cu_by_ranges(m, vaddr - m->dwarf_bias, &own_cu)) {
-		cu = &own_cu;
-		bias = m->dwarf_bias;
-		dline = s->no_lines ? NULL : dwarf_getsrc_die(cu, vaddr - bias);
-		file = dline ? dwarf_linesrc(dline, NULL, NULL) : NULL;
-		if (file)
-			dwarf_lineno(dline, &lineno);
+	return m->has_dwarf;
+}
+
+/* The unit holding link-time address `vaddr` (libdw's own, or *own_cu),
+ * its bias, and the address's line (*file interned, or NULL). */
+static Dwarf_Die *unit_and_line(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
+				Dwarf_Die *own_cu, Dwarf_Addr *bias, const char **file,
+				int *lineno)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, vaddr, bias);
+	Dwfl_Line *line = cu && !s->no_lines ? dwfl_module_getsrc(m->mod, vaddr) : NULL;
+	Dwarf_Line *dline;
+
+	*lineno = 0;
+	*file = line ? dwfl_lineinfo(line, NULL, lineno, NULL, NULL, NULL) : NULL;
+	if (!cu && cu_by_ranges(m, vaddr - m->dwarf_bias, own_cu)) {
+		cu = own_cu;
+		*bias = m->dwarf_bias;
+		dline = s->no_lines ? NULL : dwarf_getsrc_die(cu, vaddr - *bias);
+		*file = dline ? dwarf_linesrc(dline, NULL, NULL) : NULL;
+		if (*file)
+			dwarf_lineno(dline, lineno);
 	}
-	if (file)
-		file = pr__sym_intern_file(m, file);
+	if (*file)
+		*file = pr__sym_intern_file(m, *file);
+	return cu;
+}
+
+/* When it finds no function (0), funcs[0].file and .line still hold the
+ * address's line, for the symbol that names it instead. */
+size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			   const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs)
+{
+	Dwarf_Addr bias = 0, entry;
+	Dwarf_Die *cu, path[MAX_INLINE], own_cu, split;
+	const char *file;
+	int lineno = 0, n;
+	size_t nr = 0;
+
+	funcs[0] = (struct pr_sym_func){ 0 };
+	if (!pr__sym_dwarf_open(s, m))
+		return 0;
+	cu = unit_and_line(s, m, vaddr, &own_cu, &bias, &file, &lineno);
 	if (cu)
-		cu = unit_with_functions(cu, &split);
+		cu = pr__sym_unit_with_functions(cu, &split);
 	/* The functions around the address, as they nest where they were
 	 * inlined; innermost first from here. */
 	if (!cu) {
@@ -689,13 +655,13 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		if (n > 0)
 			last_alias(cu, vaddr - bias, &path[0]);
 	} else {
-		struct cu_index *x = cu_index(m, cu);
+		struct cu_index *x = pr__sym_cu_index(m, cu);
 		const struct fn_scopes *f;
 
 		n = x ? top_function(x, cu, vaddr - bias, &path[0]) : -1;
 		if (n < 0)
 			n = scope_path(*cu, vaddr - bias, path, 0, MAX_INLINE);
-		else if (n && (f = fn_scopes_of(m, x, &path[0])))
+		else if (n && (f = pr__sym_fn_scopes(m, x, &path[0])))
 			n = fn_scope_path(f, dwarf_cu_getdwarf(path[0].cu), vaddr - bias, path, 1,
 					  MAX_INLINE);
 		else if (n)
@@ -703,7 +669,7 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 	}
 	for (int k = n - 1; k >= 0 && nr < MAX_INLINE; k--) {
 		int t = dwarf_tag(&path[k]);
-		const char *name = func_name(s, m, &path[k]);
+		const char *name = pr__sym_func_name(s, m, &path[k]);
 
 		/* The function the address is in, named with scopes by DWARF
 		 * and otherwise by the symbol starting where it does, takes the
@@ -728,18 +694,71 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 		/* The caller's line is where it inlined this one (reading
 		 * the unit's file names reads its whole line table). */
 		if (t == DW_TAG_inlined_subroutine && !s->no_lines)
-			call_site(m, cu, &path[k], &file, (uint32_t *)&lineno);
+			pr__sym_call_site(m, cu, &path[k], &file, (uint32_t *)&lineno);
 	}
-	/* Code no DWARF function covers: addr2line names it by its symbol. */
-	if (!nr) {
-		uint64_t start;
-		const char *at = addr2line_symbol(m, vaddr, &start);
-
-		if (at)
-			sym_name = pr__sym_demangle(s, &m->arena, at);
-		if (sym_name)
-			funcs[nr++] = (struct pr_sym_func){ .name = sym_name, .file = file,
-							    .line = (uint32_t)lineno };
-	}
+	if (!nr)
+		funcs[0] = (struct pr_sym_func){ .file = file, .line = (uint32_t)lineno };
 	return nr;
+}
+
+/* The module's address index, built the first time (symindex.c); the
+ * units' indexes it was built from are dropped then.  NULL: none. */
+static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct sym_module *m)
+{
+	if (m->index_tried)
+		return m->index;
+	m->index_tried = true;
+	m->index = pr__symindex_build(s, m);
+	if (!m->index) {
+		if (errno != ENOENT)
+			pr__log(&s->lg, PR_LOG_DEBUG, "%s: no address index: %s", m->origin,
+				strerror(errno));
+		return NULL;
+	}
+	drop_units(m);
+	m->index_bytes = pr__symindex_bytes(m->index);
+	return m->index;
+}
+
+/* The chain from the module's index, and the innermost line from libdw
+ * (the index has no line table yet). */
+static size_t index_chain(struct pr_symbolizer *s, struct sym_module *m,
+			  const struct pr__symindex *ix, uint64_t vaddr, const char *sym_name,
+			  uint64_t sym_start, struct pr_sym_func *funcs)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die own_cu;
+	const char *file;
+	int lineno;
+	size_t nr;
+
+	unit_and_line(s, m, vaddr, &own_cu, &bias, &file, &lineno);
+	nr = pr__symindex_chain(ix, vaddr - m->dwarf_bias, s->no_lines, sym_name,
+				sym_start - m->dwarf_bias, funcs);
+	if (!nr)
+		funcs[0] = (struct pr_sym_func){ 0 };
+	funcs[0].file = file;
+	funcs[0].line = (uint32_t)lineno;
+	return nr;
+}
+
+size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
+			    const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs)
+{
+	const struct pr__symindex *ix = s->use_index && pr__sym_dwarf_open(s, m) ?
+					module_index(s, m) : NULL;
+	size_t nr = ix ? index_chain(s, m, ix, vaddr, sym_name, sym_start, funcs) :
+			 pr__sym_dwarf_chain(s, m, vaddr, sym_name, sym_start, funcs);
+	uint64_t start;
+	const char *at;
+
+	if (nr || !m->has_dwarf)
+		return nr;
+	/* Code no DWARF function covers: addr2line names it by its symbol. */
+	if ((at = addr2line_symbol(m, vaddr, &start)))
+		sym_name = pr__sym_demangle(s, &m->arena, at);
+	if (!sym_name)
+		return 0;
+	funcs[0].name = sym_name;
+	return 1;
 }

@@ -1,0 +1,549 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * A file's address index: the functions and inlined calls at every
+ * address of its code, built once from its DWARF with libdw and then
+ * searched without it (issue 32).
+ *
+ * Why.  libdw's per-address path costs a walk of unit headers
+ * (dwarf_getaranges), DIE reads per scope, and allocations behind every
+ * unit looked up, which grow with the addresses a long-running agent
+ * names.  Read-only flat tables are a binary search per address, shared
+ * by workers without a lock, and can be mapped from a file.
+ *
+ * Layout (in memory now; the same tables, little-endian, on disk later):
+ *
+ *   header    magic "DSIX", version, the file's build-id, a checksum
+ *             (pr__hash_bytes() of the tables below), the tables' counts
+ *   strings   NUL-terminated names and source file names; an entry
+ *             refers to one by its offset (IX_NONE: none)
+ *   nodes     the flattened inline tree: a function, or an inlined call
+ *             (or nested function) with the index of the node it is in
+ *             (IX_NONE at the top), its name, and for an inlined call the
+ *             file and line it was called from.  A top node keeps its
+ *             entry pc and whether its DWARF name is qualified ("::", or
+ *             Go), for the symbol's name to take its place as
+ *             pr__sym_dwarf_chain() does.
+ *   segments  disjoint address ranges sorted by start, each with the
+ *             innermost node covering it: the chain is that node and its
+ *             parents.  What libdw's path decides per address (which of
+ *             overlapping functions wins, the first scope at each level in
+ *             DIE order, lexical blocks looked through) is decided once
+ *             per range, by cutting the code at every scope boundary and
+ *             walking down once per piece with the walks symdwarf.c uses.
+ *
+ *   Later: the line table (address -> file, line, sorted by address),
+ *   loaded only by formats that print lines; the ELF symbol table for
+ *   files without DWARF.
+ *
+ * Whole-file or lazy.  This builds a file whole: every unit, every
+ * function.  Measured (bench/bench-symindex, and `report -F
+ * comm,tid,time,ip,sym,dso` built with -Dsymindex=true, 2026-11-27): a
+ * whole build costs about twice libdw's lazy path over 2 000 random
+ * addresses of the same file (libasan.so, 3.1 MB of .debug_info: 0.14-0.17
+ * s against 0.06-0.09 s; lookups then cost 0.5 ms against those 60-90 ms),
+ * and a one-shot report over a capture of dwarfsample itself went from
+ * 0.05 to 0.17 s and 31 to 62 MB (78 % of its instructions in the build:
+ * walking every function's scopes, and every unit's line-table header
+ * read for call sites).  So, uncached, whole-file loses; what to do next
+ * is the cache (built once per build-id, then mapped) and, for a first
+ * run, a lazy grain: the unit (a segment table per unit, units found by
+ * their ranges, built as an address first falls in one).
+ *
+ * How the symbolizer switches to it.  Done, on request only
+ * (pr__symbolizer_use_index(); meson -Dsymindex=true makes it the default
+ * for running the suite on it): symdwarf.c builds a module's index when
+ * its DWARF is first needed, drops the units' indexes it was built from,
+ * and pr__sym_inline_chain() asks pr__symindex_chain(), and libdw only
+ * for the innermost line until the line table is in the index.  Next:
+ * map it from the cache by the ELF's build-id instead of building it;
+ * with lines in it, close the module's Dwfl after the build (symfile.c
+ * keeps the ELF symbols, symtab.c; a file without DWARF gets an index of
+ * its symbols).  tests/test-symindex.c holds the index to libdw's
+ * answers at every address of the files it builds, directly and
+ * through the symbolizer.
+ */
+#include <dwarf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/symdwarf.h"
+#include "symbols/symindex.h"
+
+#define IX_MAGIC "DSIX"
+#define IX_VERSION 1
+#define IX_NONE UINT32_MAX
+
+enum {
+	IX_INLINED = 1,              /* an inlined call */
+	IX_RENAMABLE = 2,            /* a top whose name the symbol's may replace */
+};
+
+struct ix_header {
+	char magic[4];
+	uint32_t version;
+	uint8_t build_id[PR_BUILD_ID_MAX];
+	uint32_t build_id_size;
+	uint32_t nr_nodes;
+	uint64_t nr_segs, strs_len;
+	uint64_t checksum;
+};
+
+struct ix_node {
+	uint32_t name, parent;
+	uint32_t call_file, call_line;
+	uint64_t entry;
+	uint32_t flags, pad;
+};
+
+/* An address range and its innermost node; `lo` first (pr__upper_bound). */
+struct ix_seg {
+	uint64_t lo;
+	uint32_t len, node;
+};
+
+struct pr__symindex {
+	struct ix_header h;
+	char *strs;
+	struct ix_node *nodes;
+	struct ix_seg *segs;
+};
+
+/* ---- building ---- */
+
+/* A range of a function a unit's walk found (symdwarf.c's cu_index). */
+struct top {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off die;
+	uint32_t unit;
+	bool assembler;
+	Dwarf_Die cu;                /* the unit with the functions */
+	struct cu_index *x;
+};
+
+/* A piece of code and the top range that has it. */
+struct owned {
+	Dwarf_Addr lo, hi;
+	size_t top;
+};
+
+struct build {
+	struct pr_symbolizer *s;
+	struct sym_module *m;
+	struct top *tops;
+	size_t nr_tops, cap_tops;
+	struct ix_node *nodes;
+	size_t nr_nodes, cap_nodes;
+	/* A node's DIE, while building: (unit, offset) is unique. */
+	struct { Dwarf_Off die; uint32_t unit; } *ids;
+	size_t cap_ids;
+	struct pr_hashmap by_die;    /* DIE offset -> node + 1 (several units share offsets) */
+	struct ix_seg *segs;
+	size_t nr_segs, cap_segs;
+	char *strs;
+	size_t strs_len, cap_strs;
+	struct pr_hashmap by_str;    /* an arena string's address -> offset + 1 */
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Names and file names come interned from the module (one pointer each). */
+static uint32_t str_of(struct build *b, const char *str)
+{
+	uintptr_t at = (uintptr_t)pr__hashmap_get(&b->by_str, (uintptr_t)str);
+	size_t len;
+
+	if (!str)
+		return IX_NONE;
+	if (at)
+		return (uint32_t)(at - 1);
+	len = strlen(str) + 1;
+	if (b->strs_len + len >= IX_NONE || PR_ARRAY_RESERVE(b->strs, b->cap_strs, b->strs_len + len))
+		return IX_NONE - 1;
+	memcpy(b->strs + b->strs_len, str, len);
+	at = b->strs_len;
+	b->strs_len += len;
+	if (pr__hashmap_put(&b->by_str, (uintptr_t)str, (void *)(at + 1)))
+		return IX_NONE - 1;
+	return (uint32_t)at;
+}
+
+/* The node of DIE `off` of top `t`'s unit, under `parent`, made the first
+ * time: IX_NONE - 1 when out of memory. */
+static uint32_t node_of(struct build *b, const struct top *t, Dwarf_Off off, uint32_t parent)
+{
+	size_t it = 0;
+	void *v;
+	Dwarf_Die die, cu = t->cu;
+	struct ix_node n = { .parent = parent, .call_file = IX_NONE };
+	const char *name, *file = NULL;
+	uint32_t at;
+
+	while ((v = pr__hashmap_next(&b->by_die, off, &it)))
+		if (b->ids[(uintptr_t)v - 1].unit == t->unit)
+			return (uint32_t)((uintptr_t)v - 1);
+	if (b->nr_nodes >= IX_NONE - 1 || PR_ARRAY_RESERVE(b->nodes, b->cap_nodes, b->nr_nodes + 1) ||
+	    PR_ARRAY_RESERVE(b->ids, b->cap_ids, b->nr_nodes + 1))
+		return IX_NONE - 1;
+	if (!dwarf_offdie(dwarf_cu_getdwarf(t->cu.cu), off, &die)) {
+		n.name = IX_NONE;
+	} else {
+		name = pr__sym_func_name(b->s, b->m, &die);
+		n.name = str_of(b, name);
+		if (dwarf_tag(&die) == DW_TAG_inlined_subroutine) {
+			n.flags |= IX_INLINED;
+			pr__sym_call_site(b->m, &cu, &die, &file, &n.call_line);
+			n.call_file = str_of(b, file);
+		}
+		if (parent == IX_NONE && name &&
+		    (strstr(name, "::") || dwarf_srclang(&cu) == DW_LANG_Go) &&
+		    dwarf_entrypc(&die, &n.entry) == 0)
+			n.flags |= IX_RENAMABLE;
+	}
+	if (n.name == IX_NONE - 1 || n.call_file == IX_NONE - 1)
+		return IX_NONE - 1;
+	at = (uint32_t)b->nr_nodes++;
+	b->nodes[at] = n;
+	b->ids[at].die = off;
+	b->ids[at].unit = t->unit;
+	if (pr__hashmap_add(&b->by_die, off, (void *)((uintptr_t)at + 1)))
+		return IX_NONE - 1;
+	return at;
+}
+
+static int add_seg(struct build *b, uint64_t lo, uint64_t hi, uint32_t node)
+{
+	while (lo < hi) {
+		uint64_t len = hi - lo < UINT32_MAX ? hi - lo : UINT32_MAX;
+
+		if (PR_ARRAY_RESERVE(b->segs, b->cap_segs, b->nr_segs + 1))
+			return -ENOMEM;
+		b->segs[b->nr_segs++] = (struct ix_seg){ lo, (uint32_t)len, node };
+		lo += len;
+	}
+	return 0;
+}
+
+/* Every unit's functions' ranges, as pr__sym_cu_index() reads them. */
+static int read_units(struct build *b)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Die cudie, split;
+	Dwarf_Half version;
+	uint8_t type;
+	uint32_t unit = 0;
+
+	while (dwarf_get_units(b->m->dwarf, cu, &next, &version, &type, &cudie, NULL) == 0) {
+		Dwarf_Die *u;
+		struct cu_index *x;
+
+		cu = next;
+		if (type != DW_UT_compile && type != DW_UT_skeleton && type != DW_UT_partial)
+			continue;
+		u = pr__sym_unit_with_functions(&cudie, &split);
+		if (!(x = pr__sym_cu_index(b->m, u)))
+			return -ENOMEM;
+		unit++;
+		for (size_t i = 0; i < x->nr; i++) {
+			if (x->r[i].lo >= x->r[i].hi)
+				continue;
+			if (PR_ARRAY_RESERVE(b->tops, b->cap_tops, b->nr_tops + 1))
+				return -ENOMEM;
+			b->tops[b->nr_tops++] = (struct top){
+				.lo = x->r[i].lo, .hi = x->r[i].hi, .die = x->r[i].die,
+				.unit = unit, .cu = *u, .x = x,
+				.assembler = dwarf_srclang(u) == DW_LANG_Mips_Assembler };
+		}
+	}
+	return 0;
+}
+
+/* Of the top ranges in `active`, the one libdw's path picks: the last
+ * to start (then the last in DIE order); in an assembler unit the
+ * smallest of its unit's (then the last), as last_alias() picks. */
+static size_t pick_top(const struct build *b, const size_t *active, size_t nr)
+{
+	size_t best = active[0];
+
+	for (size_t i = 1; i < nr; i++) {
+		const struct top *t = &b->tops[active[i]], *o = &b->tops[best];
+
+		if (t->lo > o->lo || (t->lo == o->lo && (t->unit > o->unit ||
+		    (t->unit == o->unit && t->die > o->die))))
+			best = active[i];
+	}
+	if (!b->tops[best].assembler)
+		return best;
+	for (size_t i = 0; i < nr; i++) {
+		const struct top *t = &b->tops[active[i]], *o = &b->tops[best];
+
+		if (t->unit == o->unit && (t->hi - t->lo < o->hi - o->lo ||
+		    (t->hi - t->lo == o->hi - o->lo && t->die > o->die)))
+			best = active[i];
+	}
+	return best;
+}
+
+static int by_top_lo(const void *a, const void *b, void *arg)
+{
+	const struct top *t = arg;
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (t[x].lo > t[y].lo) - (t[x].lo < t[y].lo);
+}
+
+/* The code cut where any top range starts or ends, each piece given to
+ * the range picked for it, into *out (pieces of one range merged). */
+static int own_code(struct build *b, struct owned **out, size_t *nr_out)
+{
+	size_t nr_bounds = 2 * b->nr_tops, nr_active = 0, next = 0, cap = 0, nr = 0;
+	uint64_t *bounds = malloc((nr_bounds + 1) * sizeof(*bounds));
+	size_t *order = malloc((b->nr_tops + 1) * sizeof(*order));
+	size_t *active = malloc((b->nr_tops + 1) * sizeof(*active));
+	struct owned *own = NULL;
+	int err = -ENOMEM;
+
+	if (!bounds || !order || !active)
+		goto out;
+	for (size_t i = 0; i < b->nr_tops; i++) {
+		bounds[2 * i] = b->tops[i].lo;
+		bounds[2 * i + 1] = b->tops[i].hi;
+		order[i] = i;
+	}
+	qsort(bounds, nr_bounds, sizeof(*bounds), cmp_u64);
+	qsort_r(order, b->nr_tops, sizeof(*order), by_top_lo, b->tops);
+	for (size_t i = 0; i + 1 < nr_bounds; i++) {
+		uint64_t lo = bounds[i], hi = bounds[i + 1];
+		size_t k = 0, pick;
+
+		if (lo == hi)
+			continue;
+		while (next < b->nr_tops && b->tops[order[next]].lo <= lo)
+			active[nr_active++] = order[next++];
+		for (size_t j = 0; j < nr_active; j++)
+			if (b->tops[active[j]].hi > lo)
+				active[k++] = active[j];
+		nr_active = k;
+		if (!nr_active)
+			continue;
+		pick = pick_top(b, active, nr_active);
+		if (nr && own[nr - 1].top == pick && own[nr - 1].hi == lo) {
+			own[nr - 1].hi = hi;
+			continue;
+		}
+		if (PR_ARRAY_RESERVE(own, cap, nr + 1))
+			goto out;
+		own[nr++] = (struct owned){ lo, hi, pick };
+	}
+	*out = own;
+	*nr_out = nr;
+	own = NULL;
+	err = 0;
+out:
+	free(own);
+	free(bounds);
+	free(order);
+	free(active);
+	return err;
+}
+
+/* The innermost node at `pc` in function `f` of top `t` (node `top`): at
+ * each level the first scope holding it in DIE order, lexical blocks
+ * looked through, as symdwarf.c's fn_scope_path() walks. */
+static uint32_t innermost(struct build *b, const struct top *t, const struct fn_scopes *f,
+			  uint32_t top, uint64_t pc)
+{
+	size_t j = 0, end = f->nr;
+	uint32_t node = top;
+
+	for (int depth = 1; depth < MAX_INLINE && j < end;) {
+		const struct fn_scope *sc = &f->s[j];
+
+		if (!pr__sym_fn_scope_has(f, sc, pc)) {
+			j = sc->end;
+			continue;
+		}
+		if (!sc->lexical) {
+			node = node_of(b, t, sc->die, node);
+			if (node == IX_NONE - 1)
+				return node;
+			depth++;
+		}
+		end = sc->end;
+		j++;
+	}
+	return node;
+}
+
+/* Piece `o` of the code cut where its function's scopes start and end,
+ * each piece into a segment with its innermost node. */
+static int index_piece(struct build *b, const struct owned *o)
+{
+	const struct top *t = &b->tops[o->top];
+	const struct fn_scopes *f;
+	Dwarf_Die fn;
+	uint64_t *cuts;
+	size_t nr = 0;
+	uint32_t top = node_of(b, t, t->die, IX_NONE);
+	int err = 0;
+
+	if (top == IX_NONE - 1)
+		return -ENOMEM;
+	if (!dwarf_offdie(dwarf_cu_getdwarf(t->cu.cu), t->die, &fn) ||
+	    !(f = pr__sym_fn_scopes(b->m, t->x, &fn)))
+		return add_seg(b, o->lo, o->hi, top);
+	if (!(cuts = malloc((2 * f->nr_r + 2) * sizeof(*cuts))))
+		return -ENOMEM;
+	cuts[nr++] = o->lo;
+	cuts[nr++] = o->hi;
+	for (size_t i = 0; i < f->nr_r; i++) {
+		if (f->r[i].lo > o->lo && f->r[i].lo < o->hi)
+			cuts[nr++] = f->r[i].lo;
+		if (f->r[i].hi > o->lo && f->r[i].hi < o->hi)
+			cuts[nr++] = f->r[i].hi;
+	}
+	qsort(cuts, nr, sizeof(*cuts), cmp_u64);
+	for (size_t i = 0; !err && i + 1 < nr; i++) {
+		uint32_t node;
+
+		if (cuts[i] == cuts[i + 1])
+			continue;
+		node = innermost(b, t, f, top, cuts[i]);
+		err = node == IX_NONE - 1 ? -ENOMEM : add_seg(b, cuts[i], cuts[i + 1], node);
+	}
+	free(cuts);
+	return err;
+}
+
+static int by_seg_lo(const void *a, const void *b)
+{
+	const struct ix_seg *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+static void build_free(struct build *b)
+{
+	free(b->tops);
+	free(b->nodes);
+	free(b->ids);
+	free(b->segs);
+	free(b->strs);
+	pr__hashmap_free(&b->by_die);
+	pr__hashmap_free(&b->by_str);
+}
+
+struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_module *m)
+{
+	struct build b = { .s = s, .m = m };
+	struct pr__symindex *ix = NULL;
+	struct owned *own = NULL;
+	size_t nr_own = 0, k = 0;
+	int err;
+
+	if (!m->mod || !pr__sym_dwarf_open(s, m)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	err = read_units(&b);
+	if (!err)
+		err = own_code(&b, &own, &nr_own);
+	for (size_t i = 0; !err && i < nr_own; i++)
+		err = index_piece(&b, &own[i]);
+	free(own);
+	if (err || !(ix = calloc(1, sizeof(*ix))))
+		goto fail;
+	/* Sorted, and neighbours with the same node made one. */
+	if (b.nr_segs)
+		qsort(b.segs, b.nr_segs, sizeof(*b.segs), by_seg_lo);
+	for (size_t i = 0; i < b.nr_segs; i++) {
+		struct ix_seg *p = k ? &b.segs[k - 1] : NULL;
+
+		if (p && p->node == b.segs[i].node && p->lo + p->len == b.segs[i].lo &&
+		    (uint64_t)p->len + b.segs[i].len < UINT32_MAX)
+			p->len += b.segs[i].len;
+		else
+			b.segs[k++] = b.segs[i];
+	}
+	memcpy(ix->h.magic, IX_MAGIC, 4);
+	ix->h.version = IX_VERSION;
+	if (m->elf && m->elf->build_id_size <= PR_BUILD_ID_MAX) {
+		memcpy(ix->h.build_id, m->elf->build_id, m->elf->build_id_size);
+		ix->h.build_id_size = (uint32_t)m->elf->build_id_size;
+	}
+	ix->h.nr_nodes = (uint32_t)b.nr_nodes;
+	ix->h.nr_segs = k;
+	ix->h.strs_len = b.strs_len;
+	ix->strs = b.strs;
+	ix->nodes = b.nodes;
+	ix->segs = b.segs;
+	ix->h.checksum = pr__hash_bytes(pr__hash_bytes(pr__hash_bytes(PR_HASH_INIT, ix->strs,
+									b.strs_len),
+						       ix->nodes, b.nr_nodes * sizeof(*ix->nodes)),
+					ix->segs, k * sizeof(*ix->segs));
+	b.strs = NULL;
+	b.nodes = NULL;
+	b.segs = NULL;
+	build_free(&b);
+	return ix;
+fail:
+	build_free(&b);
+	free(ix);
+	errno = ENOMEM;
+	return NULL;
+}
+
+void pr__symindex_free(struct pr__symindex *ix)
+{
+	if (!ix)
+		return;
+	free(ix->strs);
+	free(ix->nodes);
+	free(ix->segs);
+	free(ix);
+}
+
+size_t pr__symindex_bytes(const struct pr__symindex *ix)
+{
+	return sizeof(*ix) + ix->h.strs_len + ix->h.nr_nodes * sizeof(*ix->nodes) +
+	       ix->h.nr_segs * sizeof(*ix->segs);
+}
+
+/* ---- looking up ---- */
+
+static const char *str_at(const struct pr__symindex *ix, uint32_t off)
+{
+	return off < ix->h.strs_len ? ix->strs + off : NULL;
+}
+
+size_t pr__symindex_chain(const struct pr__symindex *ix, uint64_t pc, bool no_lines,
+			  const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs)
+{
+	size_t i = pr__upper_bound(ix->segs, ix->h.nr_segs, sizeof(*ix->segs), pc), nr = 0;
+	const char *file = NULL;
+	uint32_t line = 0, node;
+
+	if (!i || pc - ix->segs[i - 1].lo >= ix->segs[i - 1].len)
+		return 0;
+	for (node = ix->segs[i - 1].node; node < ix->h.nr_nodes && nr < MAX_INLINE;
+	     node = ix->nodes[node].parent) {
+		const struct ix_node *n = &ix->nodes[node];
+		const char *name = str_at(ix, n->name);
+
+		if (n->parent == IX_NONE && (n->flags & IX_RENAMABLE) && name && sym_name &&
+		    strcmp(name, sym_name) && n->entry == sym_start)
+			name = sym_name;
+		funcs[nr++] = (struct pr_sym_func){ .name = name, .file = file, .line = line,
+						    .inlined = n->flags & IX_INLINED };
+		if ((n->flags & IX_INLINED) && !no_lines) {
+			file = str_at(ix, n->call_file);
+			line = n->call_line;
+		}
+	}
+	return nr;
+}

@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The address index (src/symbols/symindex.c) against libdw's path
+ * (pr__sym_dwarf_chain()), address by address: for every address of the
+ * executable code of each file named (every byte, or every STEP-th), both
+ * give the same functions, innermost first, inlined or not, and the same
+ * lines of the calls inlined.  The innermost line is the line table's,
+ * which the index does not hold yet.
+ *
+ * usage: test-symindex FILE[:STEP]...  (meson passes gcc and clang -O2 -g
+ * builds of C and C++ with inlining, and libperfreader.so itself every
+ * third byte); a FILE without STEP is also compared in damaged copies.
+ */
+#include <check.h>
+#include <elf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkmain.h"
+#include "mkrecord.h"
+#include "model/model.h"
+#include "symbols/symdwarf.h"
+#include "symbols/symindex.h"
+
+#define PID 4242
+#define MAP_AT 0x10000000ull
+
+static char **files;
+static int nr_files;
+
+struct tally {
+	size_t addrs, covered, inlined, differ, renamed;
+	size_t only_index;           /* named by the index alone (damaged files) */
+};
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static void say_chain(const char *what, const struct pr_sym_func *f, size_t nr)
+{
+	fprintf(stderr, "  %s:", what);
+	for (size_t i = 0; i < nr; i++)
+		fprintf(stderr, " %s%s (%s:%u)", f[i].name ? f[i].name : "(null)",
+			f[i].inlined ? " [inl]" : "", f[i].file ? f[i].file : "-", f[i].line);
+	fprintf(stderr, "\n");
+}
+
+/* Whether the two chains agree: all but the innermost entry's line,
+ * which is the line table's. */
+static bool same_chain(const struct pr_sym_func *a, size_t na, const struct pr_sym_func *b,
+		       size_t nb)
+{
+	if (na != nb)
+		return false;
+	for (size_t i = 0; i < na; i++)
+		if (!same_str(a[i].name, b[i].name) || a[i].inlined != b[i].inlined ||
+		    (i && (!same_str(a[i].file, b[i].file) || a[i].line != b[i].line)))
+			return false;
+	return true;
+}
+
+/* Every STEP-th address of `path`'s executable segments, both ways; in
+ * symbols named `fake` (NULL: their own names).  `damaged`: an address
+ * libdw's path names nothing at may have the index's name (counted in
+ * only_index, not in differ). */
+static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
+				 const char *fake, bool damaged)
+{
+	struct pr_model *model = pr_model_new(NULL);
+	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
+	struct pr_symbolizer_opts opts = { .sz = sizeof(opts), .no_lines = no_lines };
+	struct pr_symbolizer *s;
+	const struct pr_map *map;
+	struct pr_frame f;
+	struct sym_module *m;
+	struct pr__symindex *ix;
+	struct tally t = { 0 };
+
+	ck_assert_ptr_nonnull(model);
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	ck_assert_ptr_nonnull(s = pr_symbolizer_new(model, &opts));
+	ck_assert_ptr_nonnull(map = pr__model_find(model, PID, MAP_AT));
+	f = (struct pr_frame){ .ip = MAP_AT, .dso = map->dso, .map_start = map->start,
+			       .map_end = map->end };
+	ck_assert_ptr_nonnull(m = pr__sym_module_of(s, PID, &f));
+	ck_assert_msg(m->mod && m->elf, "%s: not opened", path);
+	ix = pr__symindex_build(s, m);
+	/* None only for a file libdw finds no DWARF in. */
+	ck_assert_msg(ix || (errno == ENOENT && !m->has_dwarf), "%s: no index: %s", path,
+		      strerror(errno));
+	for (size_t i = 0; ix && i < m->elf->nr_seg; i++) {
+		const struct pr_elf_segment *seg = &m->elf->seg[i];
+
+		if (!(seg->flags & PF_X))
+			continue;
+		for (uint64_t a = seg->vaddr; a < seg->vaddr + seg->filesz; a += step) {
+			struct pr_sym_func want[MAX_INLINE], got[MAX_INLINE];
+			const struct pr_sym *sym = pr__symtab_find(&m->syms, a);
+			const char *sym_name = !sym ? NULL : fake ? fake :
+					       pr__sym_demangle(s, &m->arena, sym->name);
+			/* In the fake symbols, every other address is in one
+			 * starting elsewhere. */
+			uint64_t start = !sym ? 0 : sym->start + (fake && (a & 1));
+			size_t nw = pr__sym_dwarf_chain(s, m, a, sym_name, start, want);
+			size_t ng = pr__symindex_chain(ix, a - m->dwarf_bias, no_lines, sym_name,
+						       start - m->dwarf_bias, got);
+
+			t.addrs++;
+			t.covered += nw > 0;
+			t.inlined += nw > 1;
+			t.renamed += nw && fake && want[nw - 1].name == fake;
+			if (same_chain(want, nw, got, ng))
+				continue;
+			if (damaged && !nw) {
+				t.only_index++;
+				continue;
+			}
+			if (t.differ++ < 10) {
+				fprintf(stderr, "%s: 0x%llx differs\n", path, (unsigned long long)a);
+				say_chain("libdw", want, nw);
+				say_chain("index", got, ng);
+			}
+		}
+	}
+	fprintf(stderr, "%s: %zu addresses, %zu in functions, %zu in inlined calls, %zu differ; "
+		"index %zu bytes\n", path, t.addrs, t.covered, t.inlined, t.differ,
+		ix ? pr__symindex_bytes(ix) : 0);
+	pr__symindex_free(ix);
+	pr_symbolizer_free(s);
+	pr_model_free(model);
+	return t;
+}
+
+/* File argument `i`: its real path (malloc'd: the ELF cache takes
+ * absolute paths and does not follow a symlink's) and *step (1 unless
+ * ":STEP" follows). */
+static char *file_arg(int i, uint64_t *step)
+{
+	char path[4096], *colon, *real;
+
+	snprintf(path, sizeof(path), "%s", files[i]);
+	*step = 1;
+	if ((colon = strrchr(path, ':'))) {
+		*colon = 0;
+		*step = strtoull(colon + 1, NULL, 0);
+		if (!*step)
+			*step = 1;
+	}
+	real = realpath(path, NULL);
+	ck_assert_msg(real, "%s: %s", path, strerror(errno));
+	return real;
+}
+
+/* Whether two frames are named alike, field by field, lines and all. */
+static bool same_symbol(const struct pr_symbol *a, const struct pr_symbol *b)
+{
+	if (!same_str(a->name, b->name) || !same_str(a->module, b->module) ||
+	    a->offset != b->offset || a->source != b->source || a->nr != b->nr)
+		return false;
+	for (size_t i = 0; i < a->nr; i++)
+		if (!same_str(a->funcs[i].name, b->funcs[i].name) ||
+		    !same_str(a->funcs[i].file, b->funcs[i].file) ||
+		    a->funcs[i].line != b->funcs[i].line || a->funcs[i].inlined != b->funcs[i].inlined)
+			return false;
+	return true;
+}
+
+/* Every STEP-th address of `path`'s code named by a symbolizer on libdw's
+ * lookups and one on the index (pr__symbolizer_use_index()), through the
+ * API, as a report names frames. */
+static struct tally compare_symbolizers(const char *path, uint64_t step, bool no_lines)
+{
+	struct pr_model *model = pr_model_new(NULL);
+	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
+	struct pr_symbolizer_opts opts = { .sz = sizeof(opts), .no_lines = no_lines };
+	struct pr_symbolizer *dw, *ix;
+	const struct pr_map *map;
+	struct sym_module *m;
+	struct pr_frame f;
+	struct tally t = { 0 };
+
+	ck_assert_ptr_nonnull(model);
+	ck_assert_int_eq(pr_model_apply(model, &r), 0);
+	ck_assert_ptr_nonnull(dw = pr_symbolizer_new(model, &opts));
+	ck_assert_ptr_nonnull(ix = pr_symbolizer_new(model, &opts));
+	/* Whatever the build's default (meson -Dsymindex). */
+	pr__symbolizer_use_index(dw, false);
+	pr__symbolizer_use_index(ix, true);
+	ck_assert_ptr_nonnull(map = pr__model_find(model, PID, MAP_AT));
+	f = (struct pr_frame){ .dso = map->dso, .map_start = map->start, .map_end = map->end };
+	ck_assert_ptr_nonnull(m = pr__sym_module_of(dw, PID, &f));
+	ck_assert_msg(m->mod && m->elf, "%s: not opened", path);
+	for (size_t i = 0; i < m->elf->nr_seg; i++) {
+		const struct pr_elf_segment *seg = &m->elf->seg[i];
+
+		if (!(seg->flags & PF_X))
+			continue;
+		for (uint64_t off = seg->offset; off < seg->offset + seg->filesz; off += step) {
+			struct pr_symbol want, got;
+
+			f.dso_ip = off;
+			f.ip = MAP_AT + off;
+			ck_assert_int_eq(pr_symbolizer_symbolize(dw, PID, &f, &want), 0);
+			ck_assert_int_eq(pr_symbolizer_symbolize(ix, PID, &f, &got), 0);
+			t.addrs++;
+			t.covered += want.nr > 0 && want.funcs[0].line;
+			t.inlined += want.nr > 1;
+			if (same_symbol(&want, &got))
+				continue;
+			if (t.differ++ < 10) {
+				fprintf(stderr, "%s: offset 0x%llx named differently\n", path,
+					(unsigned long long)off);
+				say_chain("libdw", want.funcs, want.nr);
+				say_chain("index", got.funcs, got.nr);
+			}
+		}
+	}
+	/* Named from the index, not from libdw behind its back. */
+	ck_assert_ptr_nonnull(m = pr__sym_module_of(ix, PID, &f));
+	ck_assert_msg(m->index, "%s: the symbolizer built no index", path);
+	fprintf(stderr, "%s, symbolizers: %zu addresses, %zu with a line, %zu in inlined calls, "
+		"%zu differ\n", path, t.addrs, t.covered, t.inlined, t.differ);
+	pr_symbolizer_free(ix);
+	pr_symbolizer_free(dw);
+	pr_model_free(model);
+	return t;
+}
+
+static void compare_all(bool no_lines, const char *fake)
+{
+	size_t renamed = 0, inlined = 0;
+
+	for (int i = 0; i < nr_files; i++) {
+		uint64_t step;
+		char *path = file_arg(i, &step);
+		struct tally t = compare_file(path, step, no_lines, fake, false);
+
+		renamed += t.renamed;
+		inlined += t.inlined;
+		/* The files hold functions (and but for the assembly,
+		 * inlined calls): empty chains compared would prove nothing. */
+		ck_assert_msg(t.covered > t.addrs / 4, "%s: %zu of %zu addresses in functions",
+			      path, t.covered, t.addrs);
+		ck_assert_msg(!t.differ, "%s: %zu of %zu addresses named differently", path,
+			      t.differ, t.addrs);
+		free(path);
+	}
+	ck_assert_msg(inlined, "no address in an inlined call");
+	ck_assert_msg(!fake || renamed, "no function took the symbol's name");
+}
+
+/* Where section `want` of ELF image `buf` is; false when absent. */
+static bool section_at(const unsigned char *buf, size_t len, const char *want, size_t *off,
+		       size_t *size)
+{
+	const Elf64_Ehdr *eh = (const void *)buf;
+	const Elf64_Shdr *sh;
+	const char *names;
+
+	if (len < sizeof(*eh) || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) > len ||
+	    eh->e_shstrndx >= eh->e_shnum)
+		return false;
+	sh = (const void *)(buf + eh->e_shoff);
+	names = (const char *)buf + sh[eh->e_shstrndx].sh_offset;
+	for (size_t i = 0; i < eh->e_shnum; i++)
+		if (!strcmp(names + sh[i].sh_name, want) && sh[i].sh_offset + sh[i].sh_size <= len) {
+			*off = sh[i].sh_offset;
+			*size = sh[i].sh_size;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * The DWARF sections damaged, each its own way, in copies of the small
+ * files (those named without a STEP): the index is built (or refused,
+ * when libdw finds no DWARF left) without a fault -- the sanitizer build
+ * runs this -- and names every address libdw's path names as it does.
+ * Where libdw's path finds no unit (clang writes no .debug_aranges, and
+ * the unit's own ranges are what is damaged), the index may still name
+ * the address from its function's ranges: it reads every unit's
+ * functions without asking which unit holds the address.
+ */
+START_TEST(a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw)
+{
+	static const char *const sections[] = {
+		".debug_info", ".debug_abbrev", ".debug_rnglists", ".debug_aranges",
+		".debug_str", ".debug_line", ".debug_addr", ".debug_str_offsets",
+	};
+	char dir[] = "/tmp/test-symindex-XXXXXX", copy[64];
+	size_t damaged = 0, differ = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(copy, sizeof(copy), "%s/damaged.so", dir);
+	for (int i = 0; i < nr_files; i++) {
+		FILE *in = strchr(files[i], ':') ? NULL : fopen(files[i], "rb");
+		unsigned char *buf, *work;
+		size_t len;
+
+		if (!in)
+			continue;
+		ck_assert_int_eq(fseek(in, 0, SEEK_END), 0);
+		len = (size_t)ftell(in);
+		rewind(in);
+		ck_assert_ptr_nonnull(buf = malloc(len));
+		ck_assert_ptr_nonnull(work = malloc(len));
+		ck_assert_uint_eq(fread(buf, 1, len, in), len);
+		fclose(in);
+		for (size_t k = 0; k < PR_ARRAY_SIZE(sections) * 3; k++) {
+			uint64_t x = 0x9e3779b97f4a7c15ull * (k + 1);
+			size_t off, size;
+			FILE *out;
+			struct tally t;
+
+			if (!section_at(buf, len, sections[k / 3], &off, &size) || size < 8)
+				continue;
+			memcpy(work, buf, len);
+			/* Garbage over its middle half; zeros over its second
+			 * half; a byte in every 61 flipped. */
+			for (size_t j = 0; j < size; j++) {
+				x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+				if (k % 3 == 0 && j >= size / 4 && j < size * 3 / 4)
+					work[off + j] = (unsigned char)x;
+				else if (k % 3 == 1 && j >= size / 2)
+					work[off + j] = 0;
+				else if (k % 3 == 2 && j % 61 == 0)
+					work[off + j] ^= (unsigned char)(x | 1);
+			}
+			ck_assert_ptr_nonnull(out = fopen(copy, "wb"));
+			ck_assert_uint_eq(fwrite(work, 1, len, out), len);
+			ck_assert_int_eq(fclose(out), 0);
+			t = compare_file(copy, 1, false, NULL, true);
+			damaged++;
+			differ += t.differ;
+			if (t.differ || t.only_index)
+				fprintf(stderr, "%s: %s damaged (way %zu): %zu addresses named "
+					"by the index alone\n", files[i], sections[k / 3], k % 3,
+					t.only_index);
+		}
+		free(buf);
+		free(work);
+	}
+	unlink(copy);
+	rmdir(dir);
+	ck_assert_msg(damaged >= 20, "only %zu damaged copies made", damaged);
+	ck_assert_msg(!differ, "%zu addresses of damaged copies named differently", differ);
+}
+END_TEST
+
+/* The symbolizer switched to the index names every frame as before:
+ * functions, inlined calls, their lines and the innermost line (still
+ * libdw's), symbols' names and offsets. */
+START_TEST(a_symbolizer_on_the_index_names_every_frame_as_on_libdw)
+{
+	size_t lines = 0, inlined = 0;
+
+	for (int i = 0; i < nr_files; i++) {
+		uint64_t step;
+		char *path = file_arg(i, &step);
+		struct tally t = compare_symbolizers(path, step, _i == 1);
+
+		lines += t.covered;
+		inlined += t.inlined;
+		ck_assert_msg(!t.differ, "%s: %zu of %zu frames named differently", path, t.differ,
+			      t.addrs);
+		free(path);
+	}
+	ck_assert_msg(inlined, "no frame in an inlined call");
+	/* Without lines (the loop's second pass), none has any. */
+	ck_assert_msg(_i == 1 ? !lines : lines > 0, "%zu frames with a line", lines);
+}
+END_TEST
+
+START_TEST(the_index_names_every_address_as_libdw_does)
+{
+	compare_all(false, NULL);
+}
+END_TEST
+
+/* A symbol that starts where a qualified function does names it (gcc
+ * writes no linkage name for what involves an anonymous namespace); one
+ * that starts elsewhere does not. */
+START_TEST(a_symbol_starting_where_a_qualified_function_does_names_it_in_both)
+{
+	compare_all(false, "ds::from_the_symbol_table");
+}
+END_TEST
+
+START_TEST(without_lines_the_index_gives_no_call_sites_as_libdw_gives_none)
+{
+	compare_all(true, NULL);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+	Suite *s = suite_create("symindex");
+	TCase *tc = tcase_create("differential");
+
+	files = argv + 1;
+	nr_files = argc - 1;
+	if (!nr_files) {
+		fprintf(stderr, "usage: %s FILE[:STEP]...\n", argv[0]);
+		return EXIT_FAILURE;
+	}
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, the_index_names_every_address_as_libdw_does);
+	tcase_add_test(tc, a_symbol_starting_where_a_qualified_function_does_names_it_in_both);
+	tcase_add_test(tc, a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw);
+	tcase_add_loop_test(tc, a_symbolizer_on_the_index_names_every_frame_as_on_libdw, 0, 2);
+	tcase_add_test(tc, without_lines_the_index_gives_no_call_sites_as_libdw_gives_none);
+	suite_add_tcase(s, tc);
+	return run_suite(s);
+}
