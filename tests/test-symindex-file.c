@@ -105,6 +105,7 @@ START_TEST(an_index_read_from_its_file_answers_as_the_index_built)
 	ck_assert_msg(total > 10000, "only %zu addresses compared", total);
 	pr__ixcache_free(c);
 	remove_dir(dir);
+	free(dir);
 }
 END_TEST
 
