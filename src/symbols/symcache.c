@@ -17,6 +17,16 @@
  * is left alone (and replaced by the next store); the directory must be
  * ours.  Each index is opened without following links and without
  * waiting, and checked whole before use (pr__symindex_read()).
+ *
+ * Measured (2026-11-27, a -Dsymindex=true build, `report -o /dev/null`,
+ * 5 runs each on this 2-core machine while other jobs ran; user CPU is
+ * the steadier figure): on a capture of dwarfsample itself (2 332
+ * samples, 4 files with DWARF, indexes 23-607 KB), libdw's path 0.19-0.31
+ * s (0.06-0.09 s user) and 40 MB; the index built and stored 0.19-0.25 s
+ * (0.10-0.12 user) and 63 MB; mapped from the cache 0.06-0.12 s
+ * (0.01-0.04 user) and 31 MB.  On the cc1 capture (27 230 samples, 2
+ * files with DWARF): 0.29-0.50 s and 64 MB; 0.25-0.39 s and 92 MB; 0.16-
+ * 0.21 s and 62 MB.  The output is the same byte for byte each way.
  */
 #include <dirent.h>
 #include <errno.h>
