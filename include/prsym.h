@@ -117,6 +117,21 @@ struct pr_symbolizer_opts {
 	 * C++ address seen for the first time.  For output that shows no
 	 * lines (folded, SVG). */
 	bool no_lines;
+	/* Since 2.1.  Where files' address indexes are kept, when the
+	 * symbolizer names functions from them rather than through libdw's
+	 * lookups (not yet its default): the index a file's DWARF is walked
+	 * for once is written here by build-id and mapped, read-only and
+	 * checked, by the next symbolizer of this program or another that
+	 * names the same file.  Made if missing (mode 0700); it must belong
+	 * to the user running.  NULL: cache_dir's "index" directory, none
+	 * without cache_dir. */
+	const char *index_cache_dir;
+	/* Since 2.1.  The most the index cache holds, in bytes: past it the
+	 * least recently used indexes go.  0: 256 MiB. */
+	uint64_t index_cache_max;
+	/* Since 2.1.  No index cache: indexes are built for this symbolizer
+	 * alone, and nothing is read or written. */
+	bool no_index_cache;
 };
 
 /*

@@ -188,6 +188,9 @@ size_t pr__utf8_decode(const unsigned char *s, uint32_t *cp);
 char *pr__utf8_clean(char *out, size_t size, const char *s);
 /* `len` bytes as lowercase hex, NUL-terminated (2 * len + 1 bytes). */
 void pr__hex(char *out, const uint8_t *id, size_t len);
+/* All `len` bytes written to `fd` (again after a signal): 0 or a
+ * negative errno. */
+int pr__write_all(int fd, const void *buf, size_t len);
 /* mkdir -p: `dir` and its missing parents, made with `mode`.  0 (also
  * when it exists) or a negative errno. */
 int pr__mkdirs(const char *dir, mode_t mode);

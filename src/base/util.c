@@ -23,6 +23,23 @@ bool pr__path_fmt(char *out, size_t size, const char *fmt, ...)
 	return n >= 0 && (size_t)n < size;
 }
 
+int pr__write_all(int fd, const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int pr__mkdirs(const char *dir, mode_t mode)
 {
 	char parent[4096];

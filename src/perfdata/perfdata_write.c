@@ -67,31 +67,13 @@ static int fail(struct pr_writer *w, int err, const char *what)
 	return w->err;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 static int flush(struct pr_writer *w)
 {
 	int err;
 
 	if (w->err || !w->fill)
 		return w->err;
-	err = write_all(w->fd, w->buf, w->fill);
+	err = pr__write_all(w->fd, w->buf, w->fill);
 	if (err)
 		return fail(w, err, "data");
 	w->data_size += w->fill;
@@ -106,7 +88,7 @@ static int append(struct pr_writer *w, const void *p, size_t len)
 	if (w->fill + len > WRITE_BUFFER && flush(w))
 		return w->err;
 	if (len > WRITE_BUFFER) {
-		int err = write_all(w->fd, p, len);
+		int err = pr__write_all(w->fd, p, len);
 
 		if (err)
 			return fail(w, err, "data");
@@ -144,17 +126,17 @@ static int write_preamble(struct pr_writer *w)
 	w->data_offset = sizeof(h) + w->nr_ids * sizeof(uint64_t) +
 			 w->nr_events * (PERFDATA_ATTR_SIZE + sizeof(struct perfdata_section));
 	header_fill(w, &h, NULL);
-	err = write_all(w->fd, &h, sizeof(h));
+	err = pr__write_all(w->fd, &h, sizeof(h));
 	for (size_t i = 0; !err && i < w->nr_events; i++)
-		err = write_all(w->fd, w->events[i].ids,
+		err = pr__write_all(w->fd, w->events[i].ids,
 				w->events[i].nr_ids * sizeof(uint64_t));
 	for (size_t i = 0; !err && i < w->nr_events; i++) {
 		struct perfdata_section ids = {
 			at, w->events[i].nr_ids * sizeof(uint64_t) };
 
-		err = write_all(w->fd, &w->events[i].attr, PERFDATA_ATTR_SIZE);
+		err = pr__write_all(w->fd, &w->events[i].attr, PERFDATA_ATTR_SIZE);
 		if (!err)
-			err = write_all(w->fd, &ids, sizeof(ids));
+			err = pr__write_all(w->fd, &ids, sizeof(ids));
 		at += ids.size;
 	}
 	return err;
@@ -635,10 +617,10 @@ static int write_features(struct pr_writer *w, uint64_t bits[4])
 		at += payload[i].len;
 	}
 	if (!err)
-		err = write_all(w->fd, table, n * sizeof(table[0]));
+		err = pr__write_all(w->fd, table, n * sizeof(table[0]));
 	for (size_t i = 0; i < n; i++) {
 		if (!err)
-			err = write_all(w->fd, payload[i].p, payload[i].len);
+			err = pr__write_all(w->fd, payload[i].p, payload[i].len);
 		free(payload[i].p);
 	}
 	return err;

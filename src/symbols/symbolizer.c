@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "symbols/symbolizer.h"
+#include "symbols/symcache.h"
 
 #include <libiberty/demangle.h>
 
@@ -244,6 +245,22 @@ static void trim_files(void *arg)
 
 /* ---- the API ---- */
 
+/* The address index cache the options ask for, if any: -ENOMEM. */
+static int index_cache(struct pr_symbolizer *s, const struct pr_symbolizer_opts *opts)
+{
+	const char *dir = PR_OPTS_HAS(opts, index_cache_dir) ? opts->index_cache_dir : NULL;
+	uint64_t max = PR_OPTS_HAS(opts, index_cache_max) ? opts->index_cache_max : 0;
+	char path[4096];
+
+	if (PR_OPTS_HAS(opts, no_index_cache) && opts->no_index_cache)
+		return 0;
+	if (!dir && s->cache_dir && pr__path_fmt(path, sizeof(path), "%s/index", s->cache_dir))
+		dir = path;
+	if (dir && !(s->ixcache = pr__ixcache_new(dir, max, dir != path, &s->lg)))
+		return -ENOMEM;
+	return 0;
+}
+
 struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 					const struct pr_symbolizer_opts *opts)
 {
@@ -273,6 +290,8 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->pool = PR_OPTS_HAS(opts, pool) ? opts->pool : NULL;
 	if (PR_OPTS_HAS(opts, cache_dir) && opts->cache_dir &&
 	    !(s->cache_dir = strdup(opts->cache_dir)))
+		goto fail;
+	if (index_cache(s, opts))
 		goto fail;
 	if (PR_OPTS_HAS(opts, kallsyms) && opts->kallsyms &&
 	    !(s->kallsyms_path = strdup(opts->kallsyms)))
@@ -311,6 +330,7 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
 	free(s->slots);
 	pr__sym_kernel_free(s);
 	free((char *)s->cache_dir);
+	pr__ixcache_free(s->ixcache);
 	free(s->kallsyms_path);
 	free(s);
 }

@@ -124,6 +124,7 @@ struct pr_symbolizer {
 	/* Functions and inlined calls from each file's address index
 	 * (symindex.c) rather than libdw's lookups: not yet by default. */
 	bool use_index;
+	struct pr__ixcache *ixcache; /* where indexes are kept (symcache.c), or NULL */
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
 

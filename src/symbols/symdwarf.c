@@ -17,6 +17,7 @@
 
 #include "symbols/symbolizer.h"
 #include "symbols/symdwarf.h"
+#include "symbols/symcache.h"
 #include "symbols/symindex.h"
 #include "model/zsection.h"
 
@@ -701,14 +702,15 @@ size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64
 	return nr;
 }
 
-/* The module's address index, built the first time (symindex.c); the
- * units' indexes it was built from are dropped then.  NULL: none. */
+/* The module's address index, mapped from the cache or built the first
+ * time (symcache.c); the units' indexes it was built from are dropped
+ * then.  NULL: none. */
 static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct sym_module *m)
 {
 	if (m->index_tried)
 		return m->index;
 	m->index_tried = true;
-	m->index = pr__symindex_build(s, m);
+	m->index = pr__sym_index_of(s, m);
 	if (!m->index) {
 		if (errno != ENOENT)
 			pr__log(&s->lg, PR_LOG_DEBUG, "%s: no address index: %s", m->origin,

@@ -10,7 +10,8 @@
  * names.  Read-only flat tables are a binary search per address, shared
  * by workers without a lock, and can be mapped from a file.
  *
- * Layout (in memory now; the same tables, little-endian, on disk later):
+ * Layout (in memory; on disk the same tables, little-endian, in
+ * symindex_file.c's file, which the cache maps: symcache.c):
  *
  *   header    magic "DSIX", version, the file's build-id, a checksum
  *             (pr__hash_bytes() of the tables below), the tables' counts
@@ -54,11 +55,11 @@
  * for running the suite on it): symdwarf.c builds a module's index when
  * its DWARF is first needed, drops the units' indexes it was built from,
  * and pr__sym_inline_chain() asks pr__symindex_chain(), and libdw only
- * for the innermost line until the line table is in the index.  Next:
- * map it from the cache by the ELF's build-id instead of building it;
- * with lines in it, close the module's Dwfl after the build (symfile.c
- * keeps the ELF symbols, symtab.c; a file without DWARF gets an index of
- * its symbols).  tests/test-symindex.c holds the index to libdw's
+ * for the innermost line until the line table is in the index.  Built
+ * once per build-id and settings, then mapped from the cache (symcache.c)
+ * instead.  Next: with lines in it, close the module's Dwfl after the
+ * build (symfile.c keeps the ELF symbols, symtab.c; a file without DWARF
+ * gets an index of its symbols).  tests/test-symindex.c holds the index to libdw's
  * answers at every address of the files it builds, directly and
  * through the symbolizer.
  */
@@ -66,6 +67,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "symbols/symdwarf.h"
 #include "symbols/symindex.h"
@@ -107,6 +109,11 @@ struct pr__symindex {
 	char *strs;
 	struct ix_node *nodes;
 	struct ix_seg *segs;
+	/* Read from a file (symindex_file.c): the tables point into its
+	 * bytes, `map` (NULL: the caller's) unmapped with the index. */
+	bool read;
+	void *map;
+	size_t map_len;
 };
 
 /* ---- building ---- */
@@ -502,6 +509,12 @@ void pr__symindex_free(struct pr__symindex *ix)
 {
 	if (!ix)
 		return;
+	if (ix->read) {
+		if (ix->map)
+			munmap(ix->map, ix->map_len);
+		free(ix);
+		return;
+	}
 	free(ix->strs);
 	free(ix->nodes);
 	free(ix->segs);
@@ -512,6 +525,110 @@ size_t pr__symindex_bytes(const struct pr__symindex *ix)
 {
 	return sizeof(*ix) + ix->h.strs_len + ix->h.nr_nodes * sizeof(*ix->nodes) +
 	       ix->h.nr_segs * sizeof(*ix->segs);
+}
+
+/* ---- as a file's tables (symindex_file.c) ---- */
+
+uint32_t pr__symindex_layout(void)
+{
+	return IX_VERSION;
+}
+
+size_t pr__symindex_tables(const struct pr__symindex *ix, struct pr__ix_table *t)
+{
+	t[0] = (struct pr__ix_table){ PR_IX_STRINGS, 1, ix->h.strs_len, ix->strs };
+	t[1] = (struct pr__ix_table){ PR_IX_NODES, sizeof(*ix->nodes), ix->h.nr_nodes, ix->nodes };
+	t[2] = (struct pr__ix_table){ PR_IX_SEGMENTS, sizeof(*ix->segs), ix->h.nr_segs, ix->segs };
+	return 3;
+}
+
+/* A string offset of an entry: none, or inside the table (whose last
+ * byte is a NUL, so that the string ends there at the latest). */
+static bool str_ok(const struct pr__symindex *ix, uint32_t off)
+{
+	return off == IX_NONE || off < ix->h.strs_len;
+}
+
+/* Whether the tables are what a build makes: every reference inside its
+ * table, parents before their children (no cycle), segments sorted and
+ * disjoint; *why says what is not. */
+static bool tables_sound(const struct pr__symindex *ix, const char **why)
+{
+	const uint32_t known = IX_INLINED | IX_RENAMABLE;
+
+	if (ix->h.strs_len && ix->strs[ix->h.strs_len - 1]) {
+		*why = "its last string is not terminated";
+		return false;
+	}
+	for (uint32_t i = 0; i < ix->h.nr_nodes; i++) {
+		const struct ix_node *n = &ix->nodes[i];
+
+		if (!str_ok(ix, n->name) || !str_ok(ix, n->call_file) || (n->flags & ~known) ||
+		    (n->parent != IX_NONE && n->parent >= i)) {
+			*why = "a node refers outside its tables";
+			return false;
+		}
+	}
+	for (uint64_t i = 0; i < ix->h.nr_segs; i++) {
+		const struct ix_seg *g = &ix->segs[i];
+
+		if (!g->len || g->node >= ix->h.nr_nodes || g->lo + g->len < g->lo ||
+		    (i && g->lo < ix->segs[i - 1].lo + ix->segs[i - 1].len)) {
+			*why = "its segments are not sorted, disjoint ranges of its nodes";
+			return false;
+		}
+	}
+	return true;
+}
+
+struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr, void *map,
+					size_t map_len, const char **why)
+{
+	struct pr__symindex *ix = calloc(1, sizeof(*ix));
+	bool seen[PR_IX_SEGMENTS + 1] = { false };
+
+	if (!ix)
+		return NULL;
+	ix->read = true;
+	for (size_t i = 0; i < nr; i++) {
+		size_t want = t[i].kind == PR_IX_STRINGS ? 1 : t[i].kind == PR_IX_NODES ?
+			      sizeof(*ix->nodes) : t[i].kind == PR_IX_SEGMENTS ? sizeof(*ix->segs) : 0;
+
+		if (!want || seen[t[i].kind] || t[i].entry_size != want) {
+			*why = "a table of a kind or size this version does not read";
+			goto bad;
+		}
+		seen[t[i].kind] = true;
+		if (t[i].kind == PR_IX_STRINGS) {
+			ix->strs = (char *)t[i].base;
+			ix->h.strs_len = t[i].count;
+		} else if (t[i].kind == PR_IX_NODES) {
+			if (t[i].count >= IX_NONE - 1) {
+				*why = "too many nodes";
+				goto bad;
+			}
+			ix->nodes = (struct ix_node *)t[i].base;
+			ix->h.nr_nodes = (uint32_t)t[i].count;
+		} else {
+			ix->segs = (struct ix_seg *)t[i].base;
+			ix->h.nr_segs = t[i].count;
+		}
+	}
+	if (!seen[PR_IX_STRINGS] || !seen[PR_IX_NODES] || !seen[PR_IX_SEGMENTS]) {
+		*why = "a table is missing";
+		goto bad;
+	}
+	if (!tables_sound(ix, why))
+		goto bad;
+	memcpy(ix->h.magic, IX_MAGIC, 4);
+	ix->h.version = IX_VERSION;
+	ix->map = map;
+	ix->map_len = map_len;
+	return ix;
+bad:
+	free(ix);
+	errno = EINVAL;
+	return NULL;
 }
 
 /* ---- looking up ---- */

@@ -41,4 +41,40 @@ size_t pr__symindex_bytes(const struct pr__symindex *ix);
 size_t pr__symindex_chain(const struct pr__symindex *ix, uint64_t pc, bool no_lines,
 			  const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs);
 
+/*
+ * The index as tables, for its file (symindex_file.c): each kind at most
+ * once, `count` entries of `entry_size` bytes at `base` (the strings: one
+ * byte each).  A kind added later is one more here and in
+ * pr__symindex_tables() and pr__symindex_adopt().
+ */
+enum {
+	PR_IX_STRINGS = 1,
+	PR_IX_NODES = 2,
+	PR_IX_SEGMENTS = 3,
+	PR_IX_MAX_TABLES = 8,
+};
+
+struct pr__ix_table {
+	uint32_t kind, entry_size;
+	uint64_t count;
+	const void *base;
+};
+
+/* The version of the tables' entries: it goes up whenever they, or what
+ * a build puts in them, change; a file of another is not read. */
+uint32_t pr__symindex_layout(void);
+/* `ix`'s tables into `t` (room for PR_IX_MAX_TABLES): how many.  They
+ * point into `ix`. */
+size_t pr__symindex_tables(const struct pr__symindex *ix, struct pr__ix_table *t);
+/*
+ * An index over tables read from a file, pointing into them, once every
+ * entry is checked: each reference inside its table, each string ending
+ * inside the strings, each node's parent before it, the segments sorted
+ * and disjoint.  pr__symindex_free() unmaps `map` (`map_len` bytes; NULL:
+ * the tables are the caller's, and must outlive the index).  NULL with
+ * errno set: EINVAL (*why says what is wrong), ENOMEM.
+ */
+struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr, void *map,
+					size_t map_len, const char **why);
+
 #endif /* PR_SYMINDEX_H */

@@ -176,23 +176,6 @@ uint64_t pr__spool_head(const struct pr__spool *s)
 	return s->nr ? s->v[s->head].seq : UINT64_MAX;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 int pr__spool_push(struct pr__spool *s, const struct pr__request *r, uint64_t *dropped)
 {
 	char path[4096], tmp[4200], *head = NULL;
@@ -212,9 +195,9 @@ int pr__spool_push(struct pr__spool *s, const struct pr__request *r, uint64_t *d
 	entry_path(s, s->next_seq, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	err = fd < 0 ? -errno : write_all(fd, head, (size_t)len);
+	err = fd < 0 ? -errno : pr__write_all(fd, head, (size_t)len);
 	if (!err)
-		err = write_all(fd, r->body, r->len);
+		err = pr__write_all(fd, r->body, r->len);
 	if (fd >= 0 && close(fd) && !err)
 		err = -errno;
 	free(head);

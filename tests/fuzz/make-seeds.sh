@@ -138,3 +138,11 @@ mkdir -p "$out"
 cc -O1 -o "$tmp/jitdump-seeds" "$src/tests/fuzz/jitdump-seeds.c"
 "$tmp/jitdump-seeds" "$out"
 ls -l "$out"
+
+# The index cache's reader: the index files of test-symindex's small
+# builds (C and C++ by gcc and clang, and the assembly's aliases), as
+# test-symindex-file writes them.
+out=$src/tests/fuzz/seeds-symindex
+mkdir -p "$out"
+"$build/tests/test-symindex-file" --seeds "$out" "$build"/tests/symindex-*.so
+ls -l "$out"

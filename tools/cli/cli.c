@@ -34,6 +34,34 @@ void ds_debuginfod_env(bool off, const char *timeout, const char *cache)
 		setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
 }
 
+int ds_parse_size(const char *arg, const char *what, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+	int shift = 0;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg || arg[0] == '-')
+		goto bad;
+	switch (*end) {
+	case 'K': case 'k': shift = 10; end++; break;
+	case 'M': case 'm': shift = 20; end++; break;
+	case 'G': case 'g': shift = 30; end++; break;
+	default: break;
+	}
+	if (v > UINT64_MAX >> shift)
+		goto bad;
+	v <<= shift;
+	if (*end || !v)
+		goto bad;
+	*out = v;
+	return 0;
+bad:
+	ds_err("invalid %s '%s': expected a size in bytes, with K, M or G", what, arg);
+	return -1;
+}
+
 const char *ds_cache_dir(void)
 {
 	static char path[4096];

@@ -95,6 +95,10 @@ void ds_debuginfod_env(bool off, const char *timeout, const char *cache);
  * saying "invalid WHAT 'ARG': expected LO to HI". */
 int ds_parse_u64(const char *arg, const char *what, uint64_t lo, uint64_t hi, uint64_t *out);
 
+/* A size in bytes, "4096", "256M", "1G" (K, M, G: binary), into *out: 0,
+ * or -1 after saying "invalid WHAT 'ARG'" and what one looks like. */
+int ds_parse_size(const char *arg, const char *what, uint64_t *out);
+
 /* A duration, in the one syntax of every option that takes one
  * (duration.c): "10" (seconds), "10s", "500ms", "50us", "2m", "1.5h",
  * "7d" into *ns; 0, or -1 after saying "WHAT: 'ARG' is not a duration"

@@ -20,6 +20,9 @@ const struct option ds_names_longopts[] = {
 	{ "debuginfod-cache", required_argument, NULL, DS_OPT_DEBUGINFOD_CACHE },
 	{ "no-debuginfod", no_argument, NULL, DS_OPT_NO_DEBUGINFOD },
 	{ "jobs", required_argument, NULL, DS_OPT_JOBS },
+	{ "index-cache", required_argument, NULL, DS_OPT_INDEX_CACHE },
+	{ "index-cache-size", required_argument, NULL, DS_OPT_INDEX_CACHE_SIZE },
+	{ "no-index-cache", no_argument, NULL, DS_OPT_NO_INDEX_CACHE },
 	{ NULL, 0, NULL, 0 },
 };
 
@@ -37,6 +40,15 @@ const char ds_names_help[] =
 	"      --debuginfod-cache DIR\n"
 	"                           where debuginfod's fetches are kept\n"
 	"      --no-debuginfod      do not ask debuginfod\n"
+	"      --index-cache DIR    keep files' address indexes, when names come\n"
+	"                           from them, in DIR (default\n"
+	"                           $XDG_CACHE_HOME/dwarfsample/index; the agent:\n"
+	"                           $STATE_DIRECTORY/index or\n"
+	"                           /var/lib/dwarfsample/index)\n"
+	"      --index-cache-size BYTES\n"
+	"                           keep at most this much there; the least\n"
+	"                           recently used go first (default 256M)\n"
+	"      --no-index-cache     neither read nor write the index cache\n"
 	"      --max-depth N        user frames at most (default and most 1024)\n"
 	"      --no-frame-pointers  stop where unwind information ends instead\n"
 	"                           of following frame pointers\n"
@@ -103,6 +115,14 @@ int ds_names_option(struct ds_names *n, int opt, const char *arg)
 	case DS_OPT_NO_DEBUGINFOD:
 		n->no_debuginfod = true;
 		return 1;
+	case DS_OPT_INDEX_CACHE:
+		n->index_cache = arg;
+		return 1;
+	case DS_OPT_INDEX_CACHE_SIZE:
+		return ds_parse_size(arg, "--index-cache-size", &n->index_cache_bytes) ? -1 : 1;
+	case DS_OPT_NO_INDEX_CACHE:
+		n->no_index_cache = true;
+		return 1;
 	case DS_OPT_JOBS:
 		if (ds_parse_u64(arg, "--jobs", 1, DS_MAX_JOBS, &v))
 			return -1;
@@ -135,6 +155,9 @@ struct pr_session *ds_names_session(const struct ds_names *n, struct pr_reader *
 	own.no_inline = n->no_inline;
 	own.no_lines = n->no_lines;
 	own.no_demangle = n->no_demangle;
+	own.index_cache_dir = n->index_cache;
+	own.index_cache_max = n->index_cache_bytes;
+	own.no_index_cache = n->no_index_cache;
 	so->unwind = &uo;
 	so->names = names ? &own : NULL;
 	return r ? pr_session_new_reader(r, so) : pr_session_new_file(f, so);

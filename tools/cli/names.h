@@ -29,6 +29,11 @@ struct ds_names {
 	char timeout_s[24];             /* --debuginfod-timeout, in seconds */
 	bool no_debuginfod;
 	uint32_t jobs;               /* --jobs: workers; 0: chosen */
+	/* --index-cache (NULL: the cache directory's index/; the agent sets
+	 * its own), --index-cache-size (0: the library's), --no-index-cache. */
+	const char *index_cache;
+	uint64_t index_cache_bytes;
+	bool no_index_cache;
 };
 
 enum {
@@ -36,6 +41,7 @@ enum {
 	DS_OPT_NO_JOIN,
 	DS_OPT_NO_INLINE, DS_OPT_NO_DEMANGLE, DS_OPT_DEBUGINFOD_TIMEOUT,
 	DS_OPT_DEBUGINFOD_CACHE, DS_OPT_NO_DEBUGINFOD, DS_OPT_JOBS,
+	DS_OPT_INDEX_CACHE, DS_OPT_INDEX_CACHE_SIZE, DS_OPT_NO_INDEX_CACHE,
 };
 
 /* The most workers --jobs gives. */

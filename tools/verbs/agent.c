@@ -86,7 +86,7 @@ struct agent_args {
 	const char *exes[AGENT_MAX_EXES];
 	size_t nr_exes;
 	char host[256];
-	char out_dir[4096], spool_dir[4096], cgroup[4096];
+	char out_dir[4096], spool_dir[4096], cgroup[4096], index_dir[4096];
 	uint64_t health_ns, flush_ns, cache_bytes;
 	int log_level;
 	const char *log_file;
@@ -554,31 +554,6 @@ static int parse_tag(struct agent_args *a, char *arg)
 	return 0;
 }
 
-/* "1G", "256M", "4096": bytes. */
-static int parse_size(const char *arg, const char *what, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || end == arg || arg[0] == '-')
-		goto bad;
-	switch (*end) {
-	case 'K': case 'k': v <<= 10; end++; break;
-	case 'M': case 'm': v <<= 20; end++; break;
-	case 'G': case 'g': v <<= 30; end++; break;
-	default: break;
-	}
-	if (*end || !v)
-		goto bad;
-	*out = v;
-	return 0;
-bad:
-	ds_err("invalid %s '%s': expected a size in bytes, with K, M or G", what, arg);
-	return -1;
-}
-
 /* A duration, where "d" means days too. */
 static int agent_option(int opt, const char *arg, void *ctx)
 {
@@ -629,7 +604,7 @@ static int agent_option(int opt, const char *arg, void *ctx)
 		a->up.out_dir = arg;
 		return 0;
 	case OPT_OUT_DIR_SIZE:
-		return parse_size(arg, "--out-dir-size", &a->up.out_dir_max_bytes);
+		return ds_parse_size(arg, "--out-dir-size", &a->up.out_dir_max_bytes);
 	case OPT_OUT_DIR_AGE:
 		if (ds_parse_duration(arg, "--out-dir-age", &v))
 			return -1;
@@ -645,7 +620,7 @@ static int agent_option(int opt, const char *arg, void *ctx)
 		a->up.spool_dir = arg;
 		return 0;
 	case OPT_SPOOL_SIZE:
-		return parse_size(arg, "--spool-size", &a->up.spool_max_bytes);
+		return ds_parse_size(arg, "--spool-size", &a->up.spool_max_bytes);
 	case OPT_CREDENTIALS:
 		a->credentials_file = arg;
 		return 0;
@@ -665,7 +640,7 @@ static int agent_option(int opt, const char *arg, void *ctx)
 		}
 		return 0;
 	case OPT_CACHE_SIZE:
-		return parse_size(arg, "--cache-size", &a->cache_bytes);
+		return ds_parse_size(arg, "--cache-size", &a->cache_bytes);
 	case OPT_FLUSH_TIMEOUT:
 		return ds_parse_duration(arg, "--flush-timeout", &a->flush_ns);
 	case OPT_LOG_LEVEL: {
@@ -752,6 +727,10 @@ static int settle(struct ds_capture *c, struct agent_args *a, int argc)
 	if (!a->up.spool_dir) {
 		state_path(a->spool_dir, sizeof(a->spool_dir), "spool");
 		a->up.spool_dir = a->spool_dir;
+	}
+	if (!a->names.index_cache) {
+		state_path(a->index_dir, sizeof(a->index_dir), "index");
+		a->names.index_cache = a->index_dir;
 	}
 	return ds_capture_finish(c, 0, NULL);
 }

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The address index cache (symcache.c): files' indexes (symindex.h) kept
+ * by build-id in a directory, mapped by the next symbolizer that names
+ * the same file, bounded in total size with the least recently used going
+ * first.
+ */
+#ifndef PR_SYMCACHE_H
+#define PR_SYMCACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "symbols/symindex_file.h"
+
+struct pr_symbolizer;
+struct sym_module;
+struct pr__symindex;
+struct pr__ixcache;
+
+/* The bound unless told (pr_symbolizer_opts.index_cache_max). */
+#define PR_IXCACHE_MAX ((uint64_t)256 << 20)
+
+struct pr__ixcache_stats {
+	uint64_t mapped;             /* indexes read from the directory */
+	uint64_t stored;             /* indexes written there */
+	uint64_t refused;            /* files there not trusted */
+	uint64_t evicted;            /* files removed to stay under the bound */
+};
+
+/*
+ * A cache in `dir` (made, with its parents, if missing) holding at most
+ * `max_bytes` (0: PR_IXCACHE_MAX); nothing is read or made before it is
+ * first used.  Its problems are said once through `lg` (which must
+ * outlive it), as a warning when `said` (the directory was given) and at
+ * debug level otherwise.  NULL when out of memory.
+ */
+struct pr__ixcache *pr__ixcache_new(const char *dir, uint64_t max_bytes, bool said,
+				    const struct pr_logger *lg);
+void pr__ixcache_free(struct pr__ixcache *c);
+
+/* The index made for `key`, mapped from the directory; NULL when it is
+ * not there, or not trusted (one debug note: `what` names the file). */
+struct pr__symindex *pr__ixcache_get(struct pr__ixcache *c, const struct pr__ix_key *key,
+				     const char *what);
+/* Keep `ix`, made for `key`, in the directory (written whole under
+ * another name, then renamed), then keep the directory under its bound. */
+void pr__ixcache_put(struct pr__ixcache *c, const struct pr__ix_key *key,
+		     const struct pr__symindex *ix, const char *what);
+/* The directory kept under its bound: the files least recently used go. */
+void pr__ixcache_evict(struct pr__ixcache *c);
+void pr__ixcache_stats(const struct pr__ixcache *c, struct pr__ixcache_stats *st);
+
+/*
+ * Module `m`'s index (symdwarf.c asks, the first time its DWARF is
+ * needed): from the symbolizer's cache by the file's build-id, else
+ * built and stored there.  NULL with errno set, as pr__symindex_build().
+ */
+struct pr__symindex *pr__sym_index_of(struct pr_symbolizer *s, struct sym_module *m);
+
+#endif /* PR_SYMCACHE_H */

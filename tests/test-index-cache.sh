@@ -1,0 +1,85 @@
+#!/bin/sh
+# The address index cache through `report` on the offline fixture
+# (tests/fixtures/demo-static, a static binary with DWARF): the first run
+# stores the binary's index by build-id, the second maps it (the file is
+# not written again, and its mtime says it was used), a damaged file is
+# refused and replaced, and --no-index-cache, --index-cache and
+# --index-cache-size do what they say; a directory that cannot be used
+# costs one warning and nothing else.  Names come from the index only in
+# a build with -Dsymindex=true (INDEX is "true"); otherwise the options
+# are parsed and nothing is made.  No privileges and no perf needed.
+# usage: test-index-cache.sh DWARFSAMPLE FIXTURES INDEX
+# shellcheck disable=SC2317 # the helpers run through check
+set -u
+ds=$1
+fx=$2/demo-static
+on=$3
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+make_tmp
+export XDG_CACHE_HOME="$tmp/cache"
+ix=$XDG_CACHE_HOME/dwarfsample/index
+
+report() {
+	"$ds" report -i "$fx/perf.data" --debug-dir "$fx" "$@"
+}
+
+rc=0
+"$ds" report -i "$fx/perf.data" --index-cache-size 12X >/dev/null 2>"$tmp/err" || rc=$?
+check "a size that is not one is a usage error (2: $rc)" test "$rc" -eq 2
+check "... that says what a size looks like" \
+	grep -q "invalid --index-cache-size '12X': expected a size in bytes, with K, M or G" \
+	"$tmp/err"
+
+if [ "$on" != true ]; then
+	report >"$tmp/out" 2>"$tmp/err"
+	check "report reads the fixture ($?)" test -s "$tmp/out"
+	check "with names from libdw, no index cache is made" test ! -e "$ix"
+	exit "$fail"
+fi
+
+# The one binary with DWARF, by its build-id.
+id=$(basename "$(dirname "$(find "$fx/.build-id" -type f | head -n1)")")
+id=$id$(basename "$(find "$fx/.build-id" -type f | head -n1)")
+file=$ix/$id-s1.dsix
+
+report >"$tmp/first" 2>"$tmp/err"
+check "the first report stores the binary's index by build-id" test -f "$file"
+check "... alone" test "$(find "$ix" -type f | wc -l)" -eq 1
+inode=$(stat -c %i "$file")
+touch -d 2001-01-01 "$file"
+report -vv >"$tmp/second" 2>"$tmp/err"
+check "the second names the same" cmp -s "$tmp/first" "$tmp/second"
+check "... from the index it maps, not written again" test "$(stat -c %i "$file")" = "$inode"
+check "... whose mtime says it was used" test "$(stat -c %Y "$file")" -gt 1000000000
+check "... as -vv says" grep -q "its address index mapped from $file" "$tmp/err"
+
+# Cut short: refused, one note, rebuilt and replaced.
+size=$(stat -c %s "$file")
+head -c $((size / 2)) "$file" >"$tmp/half" && cp "$tmp/half" "$file"
+report -vv >"$tmp/third" 2>"$tmp/err"
+check "a damaged index file changes no name" cmp -s "$tmp/first" "$tmp/third"
+check "... is said once, at debug level" \
+	test "$(grep -c "its cached address index $file is not used (its size is not the one written): built again" "$tmp/err")" -eq 1
+check "... and replaced by a whole one" test "$(stat -c %s "$file")" -eq "$size"
+
+# Off: nothing read, nothing written.
+rm -rf "$XDG_CACHE_HOME"
+report --no-index-cache >"$tmp/out" 2>"$tmp/err"
+check "--no-index-cache names the same" cmp -s "$tmp/first" "$tmp/out"
+check "... and makes no index cache" test ! -e "$ix"
+
+report --index-cache "$tmp/given" >"$tmp/out" 2>"$tmp/err"
+check "--index-cache DIR keeps the index in DIR" test -f "$tmp/given/$id-s1.dsix"
+check "... and not in the default one" test ! -e "$ix"
+report --index-cache "$tmp/small" --index-cache-size 64 >"$tmp/out" 2>"$tmp/err"
+check "an index larger than --index-cache-size is not kept" \
+	test -z "$(find "$tmp/small" -type f)"
+
+# A directory that cannot be made: the names, and one warning.
+: >"$tmp/plain"
+report --index-cache "$tmp/plain/index" >"$tmp/out" 2>"$tmp/err"
+check "an index cache that cannot be made changes no name" cmp -s "$tmp/first" "$tmp/out"
+check "... and is said once" \
+	test "$(grep -c "the address index cache $tmp/plain/index cannot be made" "$tmp/err")" -eq 1
+exit "$fail"
