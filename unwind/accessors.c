@@ -215,8 +215,8 @@ int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 
 	if (uw_read_copy(c, addr, val))
 		return 0;
-	if (addr >= UW_PY_CFI_ADDR)
-		return uw_py_cfi_read(c->u, addr, val);
+	if (addr >= UW_ONE_FDE_ADDR)
+		return uw_one_fde_read(c->u, addr, val);
 	if (addr >= UW_SYNTHETIC_BASE)
 		return uw_synthetic_read(c->u, addr, val);
 	if (!uw_read_file(c, addr, val))
