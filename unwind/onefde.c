@@ -2,7 +2,8 @@
 /*
  * Unwind information for one address, made for libunwind where the files
  * have none it can use: a step the unwinder worked out itself (a CPython
- * trampoline's row, pytramp.c), written as a CIE whose initial instructions are the
+ * trampoline's row, pytramp.c; the frame-pointer step out of code without
+ * CFI, accessors.c), written as a CIE whose initial instructions are the
  * step and an FDE of [addr, addr + 1), at UW_ONE_FDE_ADDR, where no
  * process has anything.  libunwind then steps the frame as any other
  * described one.  One image at a time: it is built for the step being

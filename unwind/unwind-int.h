@@ -204,9 +204,11 @@ struct uw_ctx {
 	/* Last file region read: most reads hit the same one. */
 	uint64_t hit_lo, hit_hi;
 	const unsigned char *hit_data;
-	/* The frame unw_step() is stepping from: its address and stack
-	 * pointer (uw_py_proc_info()). */
-	uint64_t frame_ip, frame_sp;
+	/* The frame unw_step() is stepping from: its address, stack
+	 * pointer and rbp, if libunwind knows it (uw_py_proc_info(), the
+	 * frame-pointer step of find_proc_info). */
+	uint64_t frame_ip, frame_sp, frame_bp;
+	bool frame_bp_known;
 };
 
 extern unw_accessors_t uw_accessors;
