@@ -173,7 +173,8 @@ check "--no-rule-cache (libunwind through the trampolines) gives the same stacks
 # "agreeing samples-perf-unwound py-after-perf's-end".  The exit path
 # too: a library's .fini (no CFI) sampled at its first instruction, under
 # _dl_fini (which keeps rbp) under __run_exit_handlers, is stepped by the
-# frame pointer to exit and _start, as perf does.
+# frame pointer, as perf steps it: to __run_exit_handlers (_dl_fini, whose
+# frame rbp is, skipped by both), exit and _start.
 agree() {
 	awk -v other="$tmp/disagree.txt" '
 	function flush() {
