@@ -170,6 +170,46 @@ cfi_rbpundef_at:
 	.cfi_endproc
 	.size cfi_rbpundef, .-cfi_rbpundef
 
+/* Code without CFI (as a library's .fini: sub $8,%rsp; add $8,%rsp;
+ * ret), called by cfi_fp, which keeps rbp as its frame pointer under 32
+ * bytes of its own, called by cfi_framed, whose CFA counts from rsp. */
+	.globl cfi_nocfi, cfi_fp, cfi_fp_ret, cfi_framed, cfi_framed_ret
+	.p2align 4
+	.type cfi_nocfi, @function
+cfi_nocfi:
+	sub $8, %rsp
+	add $8, %rsp
+	ret
+	.size cfi_nocfi, .-cfi_nocfi
+	.type cfi_fp, @function
+cfi_fp:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset rbp, -16
+	mov %rsp, %rbp
+	.cfi_def_cfa_register rbp
+	sub $32, %rsp
+	call cfi_nocfi
+cfi_fp_ret:
+	leave
+	.cfi_def_cfa rsp, 8
+	ret
+	.cfi_endproc
+	.size cfi_fp, .-cfi_fp
+	.type cfi_framed, @function
+cfi_framed:
+	.cfi_startproc
+	sub $24, %rsp
+	.cfi_def_cfa_offset 32
+	call cfi_fp
+cfi_framed_ret:
+	add $24, %rsp
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size cfi_framed, .-cfi_framed
+
 /* Functions whose FDEs are written out below, by hand. */
 	.p2align 4
 	.globl cfi_past, cfi_past_at, cfi_after

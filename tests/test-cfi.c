@@ -28,6 +28,7 @@ extern char cfi_restore_at[], cfi_valoff_at[], cfi_expr_at[], cfi_noreturn[];
 extern char cfi_entry[], cfi_rbpundef_at[], cfi_past_at[], cfi_after[];
 extern char cfi_augb_at[], cfi_auglong_at[];
 extern char cfi_plt[], cfi_plt_early[], cfi_plt_late[], cfi_pltoff_at[];
+extern char cfi_nocfi[], cfi_fp_ret[], cfi_framed_ret[];
 
 #define A(sym) ((uint64_t)(uintptr_t)(sym))
 
@@ -36,6 +37,7 @@ struct both {
 	struct pr_unwinder *fast, *slow;
 	uint64_t stack[STACK_WORDS];
 	uint64_t regs[PR_REG_MAX];   /* dense, PR_REGS_DWARF order */
+	uint64_t bp;                 /* the sample's rbp; 0: 0x1234 */
 	struct pr_record rec;
 	struct pr_stack a, b;        /* compiled rules, libunwind */
 	uint32_t pid;
@@ -79,7 +81,7 @@ static void unwind(struct both *t, const char *what, uint64_t ip)
 
 	regs[PR_REG_IP] = ip;
 	regs[PR_REG_SP] = (uintptr_t)t->stack;
-	regs[PR_REG_BP] = 0x1234;
+	regs[PR_REG_BP] = t->bp ? t->bp : 0x1234;
 	for (int r = 0; r < PR_REG_MAX; r++)
 		if (PR_REGS_DWARF >> r & 1)
 			t->regs[n++] = regs[r];
@@ -264,6 +266,62 @@ START_TEST(a_row_ends_with_its_fde)
 }
 END_TEST
 
+/*
+ * Code without CFI, sampled where rbp is not its stack pointer (at its
+ * first instruction, its frame pointer its caller's), is stepped by the
+ * frame pointer: the frame whose frame pointer rbp is (cfi_fp) is
+ * skipped, as every frame-pointer walk skips it, and its caller (which
+ * counts its CFA from rsp) is unwound from rbp + 16, its stack pointer,
+ * to the outermost frame.  From the sample's rsp + 16 (libunwind 1.6's
+ * guess), that caller read its return address from cfi_fp's saved rbp.
+ * In a file, and copied to anonymous executable memory (JIT code).
+ */
+static void nocfi_under_fp(struct both *t, const char *what, uint64_t code)
+{
+	memset(t->stack, 0, sizeof(t->stack));
+	t->stack[0] = A(cfi_fp_ret);
+	/* cfi_fp's 32 bytes, its caller's rbp saved (a stack address, as
+	 * a frame pointer is), its return address */
+	for (int w = 1; w <= 4; w++)
+		t->stack[w] = A(&t->stack[w + 20]);
+	t->stack[5] = A(&t->stack[40]);
+	t->stack[6] = A(cfi_framed_ret);
+	t->stack[10] = A(cfi_top_ret);
+	t->bp = A(&t->stack[5]);
+	unwind(t, what, code);
+	expect(t, what, PR_END_OUTERMOST, 3,
+	       (uint64_t[]){ code, A(cfi_framed_ret) - 1, A(cfi_top_ret) - 1 });
+	ck_assert(t->a.frames[1].flags & PR_FRAME_FP);
+	ck_assert_uint_eq(t->a.frames[2].flags & PR_FRAME_FP, 0);
+	/* And after its sub $8,%rsp: one word down. */
+	memmove(t->stack + 1, t->stack, sizeof(t->stack) - sizeof(t->stack[0]));
+	t->stack[0] = 0;
+	t->bp = A(&t->stack[6]);
+	unwind(t, what, code + 4);
+	expect(t, what, PR_END_OUTERMOST, 3,
+	       (uint64_t[]){ code + 4, A(cfi_framed_ret) - 1, A(cfi_top_ret) - 1 });
+}
+
+START_TEST(code_without_cfi_steps_to_the_stack_pointer_its_frame_pointer_gives)
+{
+	unsigned char *jit = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+	struct both t;
+
+	ck_assert_ptr_ne(jit, MAP_FAILED);
+	memcpy(jit, cfi_nocfi, 16);
+	ck_assert_int_eq(mprotect(jit, 4096, PROT_READ | PROT_EXEC), 0);
+	setup(&t);
+	for (int round = 0; round < 2; round++) {
+		nocfi_under_fp(&t, "code without CFI", A(cfi_nocfi));
+		nocfi_under_fp(&t, "JIT code", A(jit));
+	}
+	ck_assert_uint_eq(fast_samples(&t), 0);
+	teardown(&t);
+	munmap(jit, 4096);
+}
+END_TEST
+
 /* The same address with bit 63 set is another address: no mapping. */
 START_TEST(frames_are_cached_by_their_whole_address)
 {
@@ -364,6 +422,7 @@ int main(void)
 	tcase_add_test(tc, what_libunwind_reads_its_own_way_is_left_to_it);
 	tcase_add_test(tc, a_plt_entry_is_unwound_from_the_compiled_rules);
 	tcase_add_test(tc, a_row_ends_with_its_fde);
+	tcase_add_test(tc, code_without_cfi_steps_to_the_stack_pointer_its_frame_pointer_gives);
 	tcase_add_test(tc, frames_are_cached_by_their_whole_address);
 	tcase_add_test(tc, unwind_information_need_not_be_mapped);
 	tcase_add_test(tc, absurd_mapping_offsets_are_harmless);

@@ -55,6 +55,45 @@ static int search_built(unw_addr_space_t as, struct uw_ctx *c, const struct uw_e
 	return ret;
 }
 
+/* How far above a frame's stack pointer its frame pointer may be, as
+ * libunwind 1.6 takes one (farther, it ends the stack). */
+#define FP_REACH 0x4000
+
+/*
+ * Code without unwind information (a file's, JIT code's) is stepped by
+ * its frame pointer, as the x86-64 frame keeps it: the return address at
+ * rbp + 8, the caller's rbp at rbp, and the caller's stack pointer at
+ * rbp + 16.  libunwind 1.6 makes that guess itself, but takes the
+ * caller's stack pointer as the frame's own + 16, which is right only
+ * where rbp is the stack pointer (right after push %rbp; mov %rsp,%rbp):
+ * elsewhere, a caller whose CFI counts from rsp then reads its return
+ * address from the wrong word.  (In a process's exit: a library's .fini,
+ * which has no CFI, sampled at its first instruction, called from
+ * _dl_fini, which keeps rbp as its frame pointer, called from libc's
+ * __run_exit_handlers, which does not: its CFA came out 168 bytes too
+ * low, and the stack ended in a "return address" on the stack.)  So the
+ * guess is given to libunwind as an FDE; what else libunwind does
+ * without unwind information is left to it: a PLT stub it recognizes by
+ * its code, a frame pointer it does not follow (0, below the stack
+ * pointer or more than FP_REACH above it), code it cannot read.
+ */
+static int fp_proc_info(unw_addr_space_t as, struct uw_ctx *c, uint64_t ip,
+			unw_proc_info_t *pi, int need_unwind_info)
+{
+	struct uw_rule r = { .usable = 1, .cfa_rbp = 1, .cfa_off = 16, .rbp = UW_LOC_AT_CFA,
+			     .rbp_off = -16, .ra = UW_LOC_AT_CFA, .ra_off = -8 };
+	uint64_t w0, w1;
+
+	if ((ip != c->frame_ip && ip + 1 != c->frame_ip) || !c->frame_bp_known ||
+	    c->frame_bp < c->frame_sp || c->frame_bp - c->frame_sp > FP_REACH)
+		return -UNW_ENOINFO;
+	/* jmp *x(%rip); push $n; jmp: a lazy-binding PLT entry. */
+	if (uw_read_mem(c, c->frame_ip, &w0) || uw_read_mem(c, c->frame_ip + 8, &w1) ||
+	    ((w0 & 0xffff) == 0x25ff && (w0 >> 48 & 0xff) == 0x68 && (w1 >> 24 & 0xff) == 0xe9))
+		return -UNW_ENOINFO;
+	return uw_one_fde_proc_info(as, c, &r, true, ip, pi, need_unwind_info);
+}
+
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			  int need_unwind_info, void *arg)
 {
@@ -79,7 +118,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		c->no_info = true;
 		c->no_info_unmapped = true;
 		c->not_code = !m || !(m->prot & PROT_EXEC);
-		return -UNW_ENOINFO;
+		return c->not_code ? -UNW_ENOINFO : fp_proc_info(as, c, ip, pi, need_unwind_info);
 	}
 	e = uw_resolve(c->u, c->pid, m);
 	bias = e ? pr__elf_bias(e->img, m) : 0;
@@ -87,7 +126,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 		c->no_info = true;
 		c->file_missing = !e;
 		c->not_code = !(m->prot & PROT_EXEC);
-		return -UNW_ENOINFO;
+		return !e || c->not_code ? -UNW_ENOINFO :
+					   fp_proc_info(as, c, ip, pi, need_unwind_info);
 	}
 	c->cfi_elf = e;
 	c->cfi_bias = bias;
@@ -111,8 +151,10 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	 * built without unwind tables) may be in .debug_frame. */
 	if (ret == -UNW_ENOINFO && (dbg = uw_debug_frame(c->u, e)))
 		ret = search_built(as, c, e, dbg, bias, ip, pi, need_unwind_info);
-	if (ret == -UNW_ENOINFO)
+	if (ret == -UNW_ENOINFO) {
 		c->no_info = true;
+		ret = fp_proc_info(as, c, ip, pi, need_unwind_info);
+	}
 	return ret;
 }
 
@@ -215,8 +257,8 @@ int uw_read_mem(struct uw_ctx *c, uint64_t addr, uint64_t *val)
 
 	if (uw_read_copy(c, addr, val))
 		return 0;
-	if (addr >= UW_PY_CFI_ADDR)
-		return uw_py_cfi_read(c->u, addr, val);
+	if (addr >= UW_ONE_FDE_ADDR)
+		return uw_one_fde_read(c->u, addr, val);
 	if (addr >= UW_SYNTHETIC_BASE)
 		return uw_synthetic_read(c->u, addr, val);
 	if (!uw_read_file(c, addr, val))

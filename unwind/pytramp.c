@@ -35,13 +35,6 @@
 
 #include "unwind-int.h"
 
-/* x86-64 DWARF registers, and the CFA instructions written here. */
-#define DW_RBP 6
-#define DW_RSP 7
-#define DW_RA 16
-#define DW_CFA_def_cfa 0x0c
-#define DW_CFA_offset 0x80
-
 /* The instructions templates are made of: how each moves the CFA's
  * distance above rsp, and what it does with rbp. */
 static const struct tramp_insn {
@@ -287,101 +280,17 @@ bool uw_py_trampoline(struct pr_unwinder *u, struct uw_ctx *c, const struct pr_m
 	return false;
 }
 
-/* ---- for libunwind: an FDE for the one address ---- */
-
-static size_t put_uleb(unsigned char *p, uint64_t v)
-{
-	size_t n = 0;
-
-	do {
-		p[n] = (unsigned char)(v & 0x7f);
-		v >>= 7;
-		p[n] |= v ? 0x80 : 0;
-		n++;
-	} while (v);
-	return n;
-}
-
-static void put32(unsigned char *p, uint32_t v)
-{
-	memcpy(p, &v, 4);
-}
-
-/*
- * The image libunwind reads at UW_PY_CFI_ADDR: one index entry (as
- * .eh_frame_hdr's table lays them out), a CIE whose initial instructions
- * are the rule's row, and an FDE of [addr, addr + 1) with absolute
- * addresses (no augmentation), then the terminator.
- */
-static size_t build_cfi(unsigned char *img, const struct uw_rule *r, uint64_t addr)
-{
-	unsigned char *cie = img + 8, *fde;
-	size_t n = 8;                     /* the CIE's instructions from here */
-	uint32_t cie_len, fde_len = 4 + 8 + 8;
-	uint64_t one = 1;
-
-	memset(img, 0, UW_PY_CFI_SIZE);
-	/* length (later), id 0, version 1, augmentation "", code align 1,
-	 * data align -8, return address column */
-	cie[8] = 1;
-	cie[9] = 0;
-	cie[10] = 1;
-	cie[11] = 0x78;
-	cie[12] = DW_RA;
-	n = 13;
-	cie[n++] = DW_CFA_def_cfa;
-	cie[n++] = DW_RSP;
-	n += put_uleb(cie + n, (uint64_t)r->cfa_off);
-	cie[n++] = DW_CFA_offset | DW_RA;
-	n += put_uleb(cie + n, (uint64_t)(-r->ra_off / 8));
-	if (r->rbp == UW_LOC_AT_CFA) {
-		cie[n++] = DW_CFA_offset | DW_RBP;
-		n += put_uleb(cie + n, (uint64_t)(-r->rbp_off / 8));
-	}
-	n = (n + 3) & ~(size_t)3;         /* DW_CFA_nop to a word */
-	cie_len = (uint32_t)(n - 4);
-	put32(cie, cie_len);
-	put32(cie + 4, 0);
-	fde = cie + n;
-	put32(fde, fde_len);
-	put32(fde + 4, (uint32_t)(fde + 4 - cie));
-	memcpy(fde + 8, &addr, 8);
-	memcpy(fde + 16, &one, 8);
-	/* The index entry: the FDE's offset from the section (segbase). */
-	put32(img, 0);
-	put32(img + 4, (uint32_t)(fde - cie));
-	/* and the terminator, and zeros for a word read at its end */
-	return (size_t)(fde + 4 + fde_len - img) + 4 + 8;
-}
+/* ---- for libunwind ---- */
 
 int uw_py_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct pr_map *m,
 		    uint64_t ip, unw_proc_info_t *pi, int need_unwind_info)
 {
 	struct uw_rule r;
-	unw_dyn_info_t di;
 	bool leaf = ip == c->frame_ip;
 
 	/* Only the frame being stepped: its stack pointer is known. */
 	if ((!leaf && ip + 1 != c->frame_ip) ||
 	    !uw_py_trampoline(c->u, c, m, c->frame_ip, c->frame_sp, leaf, &r))
 		return -UNW_ENOINFO;
-	c->u->py_cfi_size = build_cfi(c->u->py_cfi, &r, ip);
-	memset(&di, 0, sizeof(di));
-	di.start_ip = ip;
-	di.end_ip = ip + 1;
-	di.format = UNW_INFO_FORMAT_IP_OFFSET;
-	di.u.rti.table_data = UW_PY_CFI_ADDR;
-	di.u.rti.table_len = sizeof(struct uw_fde) / sizeof(unw_word_t);
-	di.u.rti.segbase = UW_PY_CFI_ADDR + 8;
-	return dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, c);
-}
-
-int uw_py_cfi_read(struct pr_unwinder *u, uint64_t addr, uint64_t *val)
-{
-	uint64_t off = addr - UW_PY_CFI_ADDR;
-
-	if (addr < UW_PY_CFI_ADDR || off > u->py_cfi_size || u->py_cfi_size - off < 8)
-		return -1;
-	memcpy(val, u->py_cfi + off, 8);
-	return 0;
+	return uw_one_fde_proc_info(as, c, &r, false, ip, pi, need_unwind_info);
 }

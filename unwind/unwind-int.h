@@ -204,9 +204,11 @@ struct uw_ctx {
 	/* Last file region read: most reads hit the same one. */
 	uint64_t hit_lo, hit_hi;
 	const unsigned char *hit_data;
-	/* The frame unw_step() is stepping from: its address and stack
-	 * pointer (uw_py_proc_info()). */
-	uint64_t frame_ip, frame_sp;
+	/* The frame unw_step() is stepping from: its address, stack
+	 * pointer and rbp, if libunwind knows it (uw_py_proc_info(), the
+	 * frame-pointer step of find_proc_info). */
+	uint64_t frame_ip, frame_sp, frame_bp;
+	bool frame_bp_known;
 };
 
 extern unw_accessors_t uw_accessors;
@@ -339,15 +341,28 @@ int uw_py_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct pr_map *
  */
 int uw_py_keeps_fp(struct pr_unwinder *u, const struct pr_proc *proc, const struct pr_map *m,
 		   uint64_t ra);
+
+/* ---- onefde.c ---- */
+
+/*
+ * find_proc_info's answer for lookup address `ip` from a step the
+ * unwinder worked out (rule `r`: usable, its CFA from rsp or rbp, the
+ * return address at the CFA, rbp at the CFA or unchanged): an FDE of its
+ * own for the address.  `guessed`: a guess that knows nothing of the
+ * other callee-saved registers, left undefined.
+ */
+int uw_one_fde_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct uw_rule *r,
+			 bool guessed, uint64_t ip, unw_proc_info_t *pi, int need_unwind_info);
 /* Read from that FDE's image: 0, or -1 when `addr` is not in it. */
-int uw_py_cfi_read(struct pr_unwinder *u, uint64_t addr, uint64_t *val);
+int uw_one_fde_read(struct pr_unwinder *u, uint64_t addr, uint64_t *val);
 
 /* ---- unwinder.c ---- */
 
-/* Where libunwind reads the FDE built for a CPython trampoline: past the
- * built tables' range (UW_SYNTHETIC_BASE), at no address a process has. */
-#define UW_PY_CFI_ADDR UINT64_C(0x5000000000000000)
-#define UW_PY_CFI_SIZE 96
+/* Where libunwind reads the FDE built for one address (onefde.c): past
+ * the built tables' range (UW_SYNTHETIC_BASE), at no address a process
+ * has. */
+#define UW_ONE_FDE_ADDR UINT64_C(0x5000000000000000)
+#define UW_ONE_FDE_SIZE 96
 
 /* The kernel's part of a call chain is capped at perf_event_max_stack. */
 #define UW_MAX_KERNEL_FRAMES 512
@@ -396,10 +411,9 @@ struct pr_unwinder {
 	uint64_t sps[UW_MAX_KERNEL_FRAMES + PR_UNWIND_MAX_DEPTH];
 	struct pr_unwind_stats stats;
 	uint64_t stack_used;       /* of the last sample's copy */
-	/* The FDE built for a CPython trampoline (pytramp.c), at
-	 * UW_PY_CFI_ADDR. */
-	unsigned char py_cfi[UW_PY_CFI_SIZE];
-	size_t py_cfi_size;
+	/* The FDE built for one address (onefde.c), at UW_ONE_FDE_ADDR. */
+	unsigned char one_fde[UW_ONE_FDE_SIZE];
+	size_t one_fde_size;
 };
 
 /* Mappings perf shows addresses in as they are, not as file offsets:

@@ -561,7 +561,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	}
 	for (;;) {
 		struct pr_frame *f = &u->frames[out->nr];
-		unw_word_t ip = 0, sp = 0;
+		unw_word_t ip = 0, sp = 0, bp = 0;
 		bool interrupted = false;
 
 		unw_get_reg(&cur, UNW_REG_IP, &ip);
@@ -627,6 +627,8 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		c.jit_code = NULL;
 		c.frame_ip = ip;
 		c.frame_sp = sp;
+		c.frame_bp_known = !unw_get_reg(&cur, UNW_X86_64_RBP, &bp);
+		c.frame_bp = bp;
 		ret = unw_step(&cur);
 		if (ret <= 0) {
 			out->end = classify(&c, ret, &out->error);
