@@ -63,7 +63,7 @@
 # Run it under the live tests' lock (flock /tmp/ds-live.lock ...): it
 # samples the machine.
 set -u
-usage() { sed -n '2,62p' "$0" >&2; exit 2; }
+usage() { sed -n '2,64p' "$0" >&2; exit 2; }
 quick= slow=1 reps= secs=10 funcs=1500
 while getopts qsr:d:n: o; do
 	case $o in
