@@ -54,47 +54,7 @@ trap 'kill $wpid 2>/dev/null; rm -rf "$tmp"' EXIT
 # Names from the files on this machine only, for both tools alike.
 unset DEBUGINFOD_URLS
 
-# timed FILE command...: run the command; its CPU milliseconds (user and
-# system, its children included) into FILE.
-timed() {
-	out=$1
-	shift
-	python3 -c 'import resource, subprocess, sys
-subprocess.run(sys.argv[2:])
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(sys.argv[1], "w").write("%.3f\n" % ((r.ru_utime + r.ru_stime) * 1000))' "$out" "$@"
-}
-
-# perfdata FILE: "SAMPLES LOST BYTES_PER_SAMPLE WHAT" from a perf.data
-# file's header and records (perf_file_header, perf_event_attr at its ABI
-# offsets; PERF_RECORD_SAMPLE 9, LOST 2, LOST_SAMPLES 13), WHAT being what
-# its first event asked of each sample.
-perfdata() {
-	python3 -c 'import struct, sys
-d = open(sys.argv[1], "rb").read()
-attrs, _, data, size = struct.unpack_from("<4Q", d, 24)
-freq, stype = struct.unpack_from("<2Q", d, attrs + 16)
-flags, = struct.unpack_from("<Q", d, attrs + 40)
-stack, = struct.unpack_from("<I", d, attrs + 88)
-n = nbytes = lost = 0
-p, end = data, data + size
-while p + 8 <= end:
-    t, _, sz = struct.unpack_from("<IHH", d, p)
-    if not sz:
-        break
-    if t == 9:
-        n, nbytes = n + 1, nbytes + sz
-    elif t == 2:
-        lost += struct.unpack_from("<Q", d, p + 16)[0]
-    elif t == 13:
-        lost += struct.unpack_from("<Q", d, p + 8)[0]
-    p += sz
-what = ["chain" if stype & (1 << 5) else "no chain"]
-if stype & (1 << 13):
-    what.append("stack %d" % stack)
-what.append("%d Hz" % freq if flags & (1 << 10) else "period %d" % freq)
-print(n, lost, round(nbytes / n) if n else 0, ", ".join(what))' "$1"
-}
+. "$(dirname "$0")/perf-lib.sh"
 
 # start KIND: a workload in the background, its pid in wpid; it runs
 # longer than the rows it is measured by.
@@ -134,13 +94,13 @@ capture_ours() { # workload mode
 	# shellcheck disable=SC2086 # samples and lost, two words
 	set -- "$1" "$2" ${3:-0 0} \
 		"$(sed -n 's/^#   ring: [0-9]* bytes of samples, \([0-9]*\) bytes per sample$/\1/p' "$tmp/out")"
-	echo "| $1 | dwarfsample $2 | $3 | $4 | ${5:-0} | $(per_k "$(cat "$tmp/rec")" "$3") | |"
+	echo "| $1 | dwarfsample $2 | $3 | $4 | ${5:-0} | $(per_k "$(cpu_of "$tmp/rec")" "$3") | |"
 }
 
 capture_perf() { # workload perf-name perf mode
 	perf_record "$3" "$4"
 	read -r n lost bytes what <<<"$(perfdata "$tmp/perf.data")"
-	echo "| $1 | $2 record $4 | $n | $lost | $bytes | $(per_k "$(cat "$tmp/rec")" "$n") | $what |"
+	echo "| $1 | $2 record $4 | $n | $lost | $bytes | $(per_k "$(cpu_of "$tmp/rec")" "$n") | $what |"
 	rm -f "$tmp/perf.data"
 }
 
@@ -158,7 +118,7 @@ live_ours() { # workload mode
 	ends=$(sed -n 's/^dwarfsample: stacks ended: //p' "$tmp/err")
 	# Only when not every frame came from the copy.
 	src=$(sed -n 's/^dwarfsample: user frames by source: /; user frames: /p' "$tmp/err")
-	ms=$(per_k "$(cat "$tmp/rec")" "${n:-0}")
+	ms=$(per_k "$(cpu_of "$tmp/rec")" "${n:-0}")
 	echo "| $1 | dwarfsample $2 | ${n:-0} | ${lost:-?} | $ms | $(awk -v a="$ms" -v b="$base" \
 		'BEGIN { printf "%.3f×", b ? a / b : 0 }') | stacks ended: $ends$src |"
 }
@@ -168,8 +128,8 @@ live_perf() { # workload mode: perf 7.3 record + script
 	read -r n lost _ what <<<"$(perfdata "$tmp/perf.data")"
 	timed "$tmp/script" "$perf7" script -i "$tmp/perf.data" >"$tmp/script.txt" 2>/dev/null
 	read -r frames unknown inlined <<<"$(script_check)"
-	rec=$(per_k "$(cat "$tmp/rec")" "$n")
-	scr=$(per_k "$(cat "$tmp/script")" "$n")
+	rec=$(per_k "$(cpu_of "$tmp/rec")" "$n")
+	scr=$(per_k "$(cpu_of "$tmp/script")" "$n")
 	ms=$(awk -v a="$rec" -v b="$scr" 'BEGIN { printf "%.2f", a + b }')
 	[ "$2" = dwarf ] && base=$ms
 	echo "| $1 | perf 7.3 record $2 + script | $n | $lost | $rec + $scr = $ms |" \

@@ -58,6 +58,20 @@ check "pprof: go tool pprof reads it and lists the demo's functions" \
 check "svg: well-formed XML" xmllint --noout "$tmp/demo.svg"
 check "svg: with the demo's frames" grep -q "<title>worker (" "$tmp/demo.svg"
 check "svg: and its script" grep -q "<script" "$tmp/demo.svg"
+
+# bench/vs-perf.sh's start-up hook: when the first sample with every user
+# frame named was named, on CLOCK_MONOTONIC, inside the run.
+mono() { /usr/bin/python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
+t0=$(mono)
+DWARFSAMPLE_BENCH_FIRST_NAMED=1 "$ds" -F 299 -o "$tmp/first.folded" -- "$demo" 1 \
+	>/dev/null 2>"$tmp/err.first"
+t1=$(mono)
+first=$(sed -n 's/^dwarfsample: DWARFSAMPLE_BENCH_FIRST_NAMED: first named sample at \([0-9]*\) ns (CLOCK_MONOTONIC), after [0-9]* ns of the process.s CPU$/\1/p' \
+	"$tmp/err.first")
+check "DWARFSAMPLE_BENCH_FIRST_NAMED: says when the first sample was named" test -n "$first"
+check "DWARFSAMPLE_BENCH_FIRST_NAMED: a time within the run ($t0 < ${first:-0} < $t1)" \
+	test "${first:-0}" -gt "$t0" -a "${first:-0}" -lt "$t1"
+check "without it, no such line" sh -c "! grep -q BENCH_FIRST_NAMED '$tmp/err'"
 cat >"$tmp/ss.js" <<'EOF'
 const d = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
 const ok = d.$schema === 'https://www.speedscope.app/file-format-schema.json' &&

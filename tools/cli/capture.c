@@ -419,7 +419,7 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 	double start, deadline;
 	struct target_names names;
 	bool done = false;
-	int err;
+	int err, wait_ms = 5;
 
 	h->cmd_status = -1;
 	h->cmd_cpu = -1;
@@ -444,7 +444,15 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 	if (!err && h->started)
 		err = h->started(h->ctx);
 	while (!err && !ds_stop) {
-		int timeout = 200;
+		/* The rings wake the reader only half full, and a drain's
+		 * records reach the workers once the next drain has come (time
+		 * order), so with 200 ms waits from the start the first sample
+		 * was named ~450 ms in (BENCHMARKS.md, "Start-up to the first
+		 * named sample").  The first waits are short and double up to
+		 * 200 ms: a dozen more wakeups in the first half second. */
+		int timeout = wait_ms;
+
+		wait_ms = wait_ms < 100 ? wait_ms * 2 : 200;
 
 		if (deadline) {
 			double left = deadline - ds_now();

@@ -289,4 +289,12 @@ int ds_command_exit(const struct ds_capture_hooks *h, int own);
 void ds_no_samples(const struct ds_capture *c, const struct ds_capture_hooks *h, double secs,
 		   const char *prefix);
 
+/* A benchmark hook (firstnamed.c): with DWARFSAMPLE_BENCH_FIRST_NAMED in
+ * the environment, a sink noting when the first sample whose every user
+ * frame is named was named (true: *out filled, attach it), and the line
+ * saying when, printed at the end. */
+struct pr_sink;
+bool ds_first_named_sink(struct pr_sink *out);
+void ds_first_named_print(void);
+
 #endif

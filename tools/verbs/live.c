@@ -241,7 +241,7 @@ static size_t nr_workers(const struct ds_capture *c, const struct profile_args *
 static int open_live(struct live *l, struct profile_args *a, int fmt)
 {
 	size_t n = nr_workers(l->c, a, fmt);
-	struct pr_sink sink, quality;
+	struct pr_sink sink, quality, first;
 	PR_OPTS(pr_quality_opts, qo, .max_depth = a->names.max_depth);
 	PR_OPTS(pr_session_opts, so, .log = ds_log, .workers = n, .max_bytes = MAX_QUEUED,
 		.hurry = &ds_stop, .stop = &ds_stop, .cut_stacks = true);
@@ -265,7 +265,8 @@ static int open_live(struct live *l, struct profile_args *a, int fmt)
 	}
 	pr_output_sink(l->out, &sink);
 	pr_quality_sink(l->quality, &quality);
-	if (pr_session_add_sink(l->ses, &sink) || pr_session_add_sink(l->ses, &quality)) {
+	if (pr_session_add_sink(l->ses, &sink) || pr_session_add_sink(l->ses, &quality) ||
+	    (ds_first_named_sink(&first) && pr_session_add_sink(l->ses, &first))) {
 		ds_err("cannot start: out of memory");
 		return -1;
 	}
@@ -443,6 +444,7 @@ static int run(const struct ds_capture *c, struct profile_args *a)
 		summary(&l, &hooks, fmt, pr_output_nr_stacks(l.out));
 	if (l.started && c->verbose)
 		ds_session_print_cpu(l.ses, "capture", true);
+	ds_first_named_print();
 	/* Nothing sampled (the run failed before it began): no file. */
 	ok = !(l.started ? pr_output_close(l.out, (uint64_t)wall.tv_sec * 1000000000u +
 							  (uint64_t)wall.tv_nsec,
