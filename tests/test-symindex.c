@@ -3,9 +3,9 @@
  * The address index (src/symbols/symindex.c) against libdw's path
  * (pr__sym_dwarf_chain()), address by address: for every address of the
  * executable code of each file named (every byte, or every STEP-th), both
- * give the same functions, innermost first, inlined or not, and the same
- * lines of the calls inlined.  The innermost line is the line table's,
- * which the index does not hold yet.
+ * give the same functions, innermost first, inlined or not, the same
+ * lines of the calls inlined, and the same innermost line (the index's
+ * line table against libdw's, found as its path finds it).
  *
  * usage: test-symindex FILE[:STEP]...  (meson passes gcc and clang -O2 -g
  * builds of C and C++ with inlining, and libperfreader.so itself every
@@ -34,6 +34,7 @@ static int nr_files;
 struct tally {
 	size_t addrs, covered, inlined, differ, renamed;
 	size_t only_index;           /* named by the index alone (damaged files) */
+	size_t lines, lines_differ;  /* addresses with a line; with another one */
 };
 
 static bool same_str(const char *a, const char *b)
@@ -109,6 +110,18 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 			size_t nw = pr__sym_dwarf_chain(s, m, a, sym_name, start, want);
 			size_t ng = pr__symindex_chain(ix, a - m->dwarf_bias, no_lines, sym_name,
 						       start - m->dwarf_bias, got);
+			const char *file;
+			uint32_t line;
+			bool has = pr__symindex_line(ix, a - m->dwarf_bias, &file, &line);
+
+			/* Built without lines, the index has no line table. */
+			ck_assert(has == !no_lines);
+			t.lines += want[0].line != 0;
+			if (has && (!same_str(file, want[0].file) || line != want[0].line) &&
+			    t.lines_differ++ < 10)
+				fprintf(stderr, "%s: 0x%llx: line %s:%u, libdw's %s:%u\n", path,
+					(unsigned long long)a, file ? file : "-", line,
+					want[0].file ? want[0].file : "-", want[0].line);
 
 			t.addrs++;
 			t.covered += nw > 0;
@@ -128,8 +141,8 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 		}
 	}
 	fprintf(stderr, "%s: %zu addresses, %zu in functions, %zu in inlined calls, %zu differ; "
-		"index %zu bytes\n", path, t.addrs, t.covered, t.inlined, t.differ,
-		ix ? pr__symindex_bytes(ix) : 0);
+		"%zu with a line, %zu differ; index %zu bytes\n", path, t.addrs, t.covered,
+		t.inlined, t.differ, t.lines, t.lines_differ, ix ? pr__symindex_bytes(ix) : 0);
 	pr__symindex_free(ix);
 	pr_symbolizer_free(s);
 	pr_model_free(model);
@@ -248,6 +261,11 @@ static void compare_all(bool no_lines, const char *fake)
 			      path, t.covered, t.addrs);
 		ck_assert_msg(!t.differ, "%s: %zu of %zu addresses named differently", path,
 			      t.differ, t.addrs);
+		ck_assert_msg(!t.lines_differ, "%s: %zu of %zu addresses with another line", path,
+			      t.lines_differ, t.addrs);
+		/* Lines compared, not absences of them. */
+		ck_assert_msg(no_lines || t.lines > t.addrs / 4, "%s: %zu of %zu addresses with a "
+			      "line", path, t.lines, t.addrs);
 		free(path);
 	}
 	ck_assert_msg(inlined, "no address in an inlined call");
@@ -336,7 +354,7 @@ START_TEST(a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw)
 			ck_assert_int_eq(fclose(out), 0);
 			t = compare_file(copy, 1, false, NULL, true);
 			damaged++;
-			differ += t.differ;
+			differ += t.differ + t.lines_differ;
 			if (t.differ || t.only_index)
 				fprintf(stderr, "%s: %s damaged (way %zu): %zu addresses named "
 					"by the index alone\n", files[i], sections[k / 3], k % 3,

@@ -9,8 +9,8 @@
  *   debugfile.c   libdwfl's hook for their separate debug files
  *   symdwarf.c    DWARF: the functions inlined at an address, and lines
  *                 (its walks shared with symindex.c in symdwarf.h)
- *   symindex.c    an address index of a file's functions and inlined
- *                 calls, built from those walks (symindex.h; used by
+ *   symindex.c    an address index of a file's functions, inlined calls
+ *                 and lines (symlines.c), built from those walks (symindex.h; used by
  *                 the symbolizer only when asked: pr__symbolizer_use_index())
  *   kallsyms.c    the kernel's symbols, and their cache
  *   perfmap.c     JIT code: /tmp/perf-PID.map

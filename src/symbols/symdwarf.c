@@ -475,15 +475,8 @@ static void last_alias(Dwarf_Die *cu, uint64_t pc, Dwarf_Die *fn)
  * does), so no address of a clang-built file had a function, an inlined
  * call or a line.  The units' own ranges, read once and sorted.
  */
-struct cu_span {
-	Dwarf_Addr lo, hi;
-	Dwarf_Off die;
-};
-
-static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
+const struct cu_span *pr__sym_cu_spans(struct sym_module *m, size_t *nr)
 {
-	size_t i;
-
 	if (!m->spans_read) {
 		Dwarf_CU *cu = NULL, *next;
 		Dwarf_Die cudie;
@@ -500,16 +493,26 @@ static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
 			while ((type == DW_UT_compile || type == DW_UT_skeleton) &&
 			       (off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 				if (PR_ARRAY_RESERVE(m->spans, cap, m->nr_spans + 1))
-					return false;
+					goto out;
 				m->spans[m->nr_spans++] = (struct cu_span){ lo, hi,
 									    dwarf_dieoffset(&cudie) };
 			}
 		}
+out:
 		if (m->nr_spans)
 			qsort(m->spans, m->nr_spans, sizeof(m->spans[0]), by_lo);
 	}
-	i = pr__upper_bound(m->spans, m->nr_spans, sizeof(m->spans[0]), pc);
-	return i && pc < m->spans[i - 1].hi && dwarf_offdie(m->dwarf, m->spans[i - 1].die, out);
+	*nr = m->nr_spans;
+	return m->spans;
+}
+
+static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	size_t nr;
+	const struct cu_span *spans = pr__sym_cu_spans(m, &nr);
+	size_t i = pr__upper_bound(spans, nr, sizeof(spans[0]), pc);
+
+	return i && pc < spans[i - 1].hi && dwarf_offdie(m->dwarf, m->spans[i - 1].die, out);
 }
 
 /*
@@ -720,8 +723,8 @@ static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct s
 	return m->index;
 }
 
-/* The chain from the module's index, and the innermost line from libdw
- * (the index has no line table yet). */
+/* The chain from the module's index, and the innermost line from its
+ * line table (from libdw when it was built without). */
 static size_t index_chain(struct pr_symbolizer *s, struct sym_module *m,
 			  const struct pr__symindex *ix, uint64_t vaddr, const char *sym_name,
 			  uint64_t sym_start, struct pr_sym_func *funcs)
@@ -729,16 +732,23 @@ static size_t index_chain(struct pr_symbolizer *s, struct sym_module *m,
 	Dwarf_Addr bias = 0;
 	Dwarf_Die own_cu;
 	const char *file;
-	int lineno;
+	uint32_t line;
+	int lineno = 0;
 	size_t nr;
 
-	unit_and_line(s, m, vaddr, &own_cu, &bias, &file, &lineno);
+	if (s->no_lines) {
+		file = NULL;
+		line = 0;
+	} else if (!pr__symindex_line(ix, vaddr - m->dwarf_bias, &file, &line)) {
+		unit_and_line(s, m, vaddr, &own_cu, &bias, &file, &lineno);
+		line = (uint32_t)lineno;
+	}
 	nr = pr__symindex_chain(ix, vaddr - m->dwarf_bias, s->no_lines, sym_name,
 				sym_start - m->dwarf_bias, funcs);
 	if (!nr)
 		funcs[0] = (struct pr_sym_func){ 0 };
 	funcs[0].file = file;
-	funcs[0].line = (uint32_t)lineno;
+	funcs[0].line = line;
 	return nr;
 }
 

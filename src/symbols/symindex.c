@@ -30,10 +30,14 @@
  *             DIE order, lexical blocks looked through) is decided once
  *             per range, by cutting the code at every scope boundary and
  *             walking down once per piece with the walks symdwarf.c uses.
+ *   lines     the innermost line: sorted addresses, each with a file (a
+ *             string) and line that hold up to the next (file IX_NONE:
+ *             none), as libdw's path answers (symlines.c says how).
+ *             Built only when the symbolizer shows lines (a run that
+ *             names alone does not read the units' line tables for it);
+ *             the header's IX_HAS_LINES says whether it was.
  *
- *   Later: the line table (address -> file, line, sorted by address),
- *   loaded only by formats that print lines; the ELF symbol table for
- *   files without DWARF.
+ *   Later: the ELF symbol table for files without DWARF.
  *
  * Whole-file or lazy.  This builds a file whole: every unit, every
  * function.  Measured (bench/bench-symindex, and `report -F
@@ -53,8 +57,8 @@
  * (pr__symbolizer_use_index(); meson -Dsymindex=true makes it the default
  * for running the suite on it): symdwarf.c builds a module's index when
  * its DWARF is first needed, drops the units' indexes it was built from,
- * and pr__sym_inline_chain() asks pr__symindex_chain(), and libdw only
- * for the innermost line until the line table is in the index.  Next:
+ * and pr__sym_inline_chain() asks pr__symindex_chain() and
+ * pr__symindex_line().  Next:
  * map it from the cache by the ELF's build-id instead of building it;
  * with lines in it, close the module's Dwfl after the build (symfile.c
  * keeps the ELF symbols, symtab.c; a file without DWARF gets an index of
@@ -79,6 +83,11 @@ enum {
 	IX_RENAMABLE = 2,            /* a top whose name the symbol's may replace */
 };
 
+/* ix_header.flags */
+enum {
+	IX_HAS_LINES = 1,            /* the line table was built (it may be empty) */
+};
+
 struct ix_header {
 	char magic[4];
 	uint32_t version;
@@ -87,6 +96,8 @@ struct ix_header {
 	uint32_t nr_nodes;
 	uint64_t nr_segs, strs_len;
 	uint64_t checksum;
+	uint64_t nr_lines;
+	uint32_t flags, pad;
 };
 
 struct ix_node {
@@ -102,11 +113,19 @@ struct ix_seg {
 	uint32_t len, node;
 };
 
+/* From `lo` up to the next entry's, the innermost line (file IX_NONE:
+ * none). */
+struct ix_line {
+	uint64_t lo;
+	uint32_t file, line;
+};
+
 struct pr__symindex {
 	struct ix_header h;
 	char *strs;
 	struct ix_node *nodes;
 	struct ix_seg *segs;
+	struct ix_line *lines;
 };
 
 /* ---- building ---- */
@@ -143,6 +162,8 @@ struct build {
 	char *strs;
 	size_t strs_len, cap_strs;
 	struct pr_hashmap by_str;    /* an arena string's address -> offset + 1 */
+	struct ix_line *lines;
+	size_t nr_lines;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -420,6 +441,33 @@ static int index_piece(struct build *b, const struct owned *o)
 	return err;
 }
 
+/* The line table, its file names among the strings: sym_line, the
+ * larger, is converted in place (entry i read before it is written,
+ * which touches no later one), then the array shrunk. */
+static int read_lines(struct build *b)
+{
+	struct sym_line *v;
+	size_t nr;
+	int err = pr__sym_lines_read(b->m, &v, &nr);
+
+	_Static_assert(sizeof(struct sym_line) >= sizeof(struct ix_line), "converted in place");
+	if (err)
+		return err;
+	b->lines = (struct ix_line *)v;
+	b->nr_lines = nr;
+	for (size_t i = 0; i < nr; i++) {
+		struct sym_line l = v[i];
+		uint32_t file = str_of(b, l.file);
+
+		if (file == IX_NONE - 1)
+			return -ENOMEM;
+		b->lines[i] = (struct ix_line){ l.lo, file, l.line };
+	}
+	if (nr && (v = realloc(b->lines, nr * sizeof(*b->lines))))
+		b->lines = (struct ix_line *)v;
+	return 0;
+}
+
 static int by_seg_lo(const void *a, const void *b)
 {
 	const struct ix_seg *x = a, *y = b;
@@ -434,6 +482,7 @@ static void build_free(struct build *b)
 	free(b->ids);
 	free(b->segs);
 	free(b->strs);
+	free(b->lines);
 	pr__hashmap_free(&b->by_die);
 	pr__hashmap_free(&b->by_str);
 }
@@ -456,6 +505,8 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 	for (size_t i = 0; !err && i < nr_own; i++)
 		err = index_piece(&b, &own[i]);
 	free(own);
+	if (!err && !s->no_lines)
+		err = read_lines(&b);
 	if (err || !(ix = calloc(1, sizeof(*ix))))
 		goto fail;
 	/* Sorted, and neighbours with the same node made one. */
@@ -479,16 +530,22 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 	ix->h.nr_nodes = (uint32_t)b.nr_nodes;
 	ix->h.nr_segs = k;
 	ix->h.strs_len = b.strs_len;
+	ix->h.nr_lines = b.nr_lines;
+	ix->h.flags = s->no_lines ? 0 : IX_HAS_LINES;
 	ix->strs = b.strs;
 	ix->nodes = b.nodes;
 	ix->segs = b.segs;
+	ix->lines = b.lines;
 	ix->h.checksum = pr__hash_bytes(pr__hash_bytes(pr__hash_bytes(PR_HASH_INIT, ix->strs,
 									b.strs_len),
 						       ix->nodes, b.nr_nodes * sizeof(*ix->nodes)),
 					ix->segs, k * sizeof(*ix->segs));
+	ix->h.checksum = pr__hash_bytes(ix->h.checksum, ix->lines,
+					b.nr_lines * sizeof(*ix->lines));
 	b.strs = NULL;
 	b.nodes = NULL;
 	b.segs = NULL;
+	b.lines = NULL;
 	build_free(&b);
 	return ix;
 fail:
@@ -505,13 +562,14 @@ void pr__symindex_free(struct pr__symindex *ix)
 	free(ix->strs);
 	free(ix->nodes);
 	free(ix->segs);
+	free(ix->lines);
 	free(ix);
 }
 
 size_t pr__symindex_bytes(const struct pr__symindex *ix)
 {
 	return sizeof(*ix) + ix->h.strs_len + ix->h.nr_nodes * sizeof(*ix->nodes) +
-	       ix->h.nr_segs * sizeof(*ix->segs);
+	       ix->h.nr_segs * sizeof(*ix->segs) + ix->h.nr_lines * sizeof(*ix->lines);
 }
 
 /* ---- looking up ---- */
@@ -546,4 +604,18 @@ size_t pr__symindex_chain(const struct pr__symindex *ix, uint64_t pc, bool no_li
 		}
 	}
 	return nr;
+}
+
+bool pr__symindex_line(const struct pr__symindex *ix, uint64_t pc, const char **file,
+		       uint32_t *line)
+{
+	size_t i = pr__upper_bound(ix->lines, ix->h.nr_lines, sizeof(*ix->lines), pc);
+
+	*file = NULL;
+	*line = 0;
+	if (!(ix->h.flags & IX_HAS_LINES))
+		return false;
+	if (i && (*file = str_at(ix, ix->lines[i - 1].file)))
+		*line = ix->lines[i - 1].line;
+	return true;
 }

@@ -41,4 +41,13 @@ size_t pr__symindex_bytes(const struct pr__symindex *ix);
 size_t pr__symindex_chain(const struct pr__symindex *ix, uint64_t pc, bool no_lines,
 			  const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs);
 
+/*
+ * The innermost line at DWARF address `pc`, as libdw's path finds it, in
+ * *file (pointing into the index; NULL: none) and *line (0: none).  false
+ * when the index was built without its line table (the symbolizer that
+ * built it was told no lines were shown).  Lock-free.
+ */
+bool pr__symindex_line(const struct pr__symindex *ix, uint64_t pc, const char **file,
+		       uint32_t *line);
+
 #endif /* PR_SYMINDEX_H */
