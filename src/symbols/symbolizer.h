@@ -27,6 +27,7 @@
 #include "prsym.h"
 
 struct cu_span;
+struct a2l_sym;
 
 /* Functions inlined into each other at one address, at most. */
 #define MAX_INLINE 64
@@ -45,6 +46,18 @@ struct sym_module {
 	char *path;                  /* what was opened */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	bool opened;                 /* its symbols read (mod may be closed since) */
+	/* The ELF files its symbols' names are in, held (a reference each)
+	 * so the names outlive the libdwfl session: pages of their string
+	 * tables, mapped, not copied. */
+	Elf *elves[4];
+	size_t nr_elves;
+	bool hold_failed;            /* one could not be: the session stays */
+	/* Its function and untyped symbols as addr2line picks among them,
+	 * in the table's order, read once (symdwarf.c). */
+	struct a2l_sym *a2l;
+	size_t nr_a2l;
+	bool a2l_read;
 	struct pr_symtab syms;
 	const char **names;          /* syms' names demangled, as asked for */
 	bool dwarf_checked, has_dwarf;
@@ -198,6 +211,16 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 void pr__sym_module_free(struct sym_module *m);
 /* The DWARF indexes of a module (symdwarf.c). */
 void pr__sym_dwarf_free(struct sym_module *m);
+/* The symbols addr2line picks among, read from the session once. */
+void pr__sym_addr2line_read(struct sym_module *m);
+/* What libdw's path keeps per unit, and the units' ranges. */
+void pr__sym_dwarf_free_units(struct sym_module *m);
+/* Hold ELF file `elf` (one a symbol name of `m` is in) as long as `m`. */
+void pr__sym_module_hold_elf(struct sym_module *m, Elf *elf);
+/* End `m`'s libdwfl session (and libdw's state behind it), once what
+ * names its frames no longer needs it: its symbols, and its address
+ * index with what the symbolizer shows (symdwarf.c). */
+void pr__sym_module_close(struct sym_module *m);
 /* Resolve file offset `off` of `m` into `sym`: 0 or -ENOMEM. */
 int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t off,
 			 struct pr_symbol *sym);
@@ -230,8 +253,8 @@ void pr__symbolizer_at(struct pr_symbolizer *s, uint64_t time);
  * of the host's. */
 void pr__symbolizer_use_carried(struct pr_symbolizer *s, const void *sec, size_t len);
 /* Name files' functions and inlined calls from their address indexes
- * (symindex.c), built as a file is first asked about; the innermost line
- * still through libdw.  Before the first frame is named. */
+ * (symindex.c), built as a file is first asked about, and close the
+ * file's libdwfl session then.  Before the first frame is named. */
 void pr__symbolizer_use_index(struct pr_symbolizer *s, bool on);
 
 /* Name JIT frame `f` of `pid` from its perf map into *out. */

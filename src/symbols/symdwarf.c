@@ -40,21 +40,22 @@ void pr__sym_call_site(struct sym_module *m, Dwarf_Die *cu, Dwarf_Die *die,
 		*file = pr__sym_intern_file(m, name);
 }
 
-/*
- * The ELF symbol addr2line (binutils) takes an address to be in: of the
- * function and untyped symbols in the section holding it, starting at or
- * below it, one that contains it, then the nearest, then the later in the
- * table.  It differs from perf's pick among aliases (__memcpy_* and
- * __memmove_* share their code).  Few addresses need it: a walk over the
- * table is fine.
- */
-static const char *addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64_t *start)
-{
-	int n = dwfl_module_getsymtab(m->mod);
-	const char *best = NULL;
-	bool best_contains = false;
+/* A function or untyped symbol in a section, in the table's order. */
+struct a2l_sym {
+	uint64_t addr, size;
+	uint64_t sec_lo, sec_hi;     /* its section's addresses */
+	const char *name;            /* in an ELF file the module holds */
+};
 
-	*start = 0;
+void pr__sym_addr2line_read(struct sym_module *m)
+{
+	int n;
+	size_t cap = 0;
+
+	if (m->a2l_read || !m->mod)
+		return;
+	m->a2l_read = true;
+	n = dwfl_module_getsymtab(m->mod);
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
 		GElf_Addr addr;
@@ -66,19 +67,49 @@ static const char *addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64
 		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf,
 							   &bias);
 		uint8_t type = GELF_ST_TYPE(sym.st_info);
-		bool contains;
 
-		if (!name || !name[0] || !elf || addr > vaddr || sym.st_shndx == SHN_UNDEF ||
+		if (!name || !name[0] || !elf || sym.st_shndx == SHN_UNDEF ||
 		    sym.st_shndx >= SHN_LORESERVE ||
 		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
-		    !(scn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(scn, &shdr) ||
-		    vaddr < shdr.sh_addr + bias || vaddr - shdr.sh_addr - bias >= shdr.sh_size)
+		    !(scn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(scn, &shdr))
 			continue;
-		contains = vaddr - addr < sym.st_size;
+		if (PR_ARRAY_RESERVE(m->a2l, cap, m->nr_a2l + 1)) {
+			/* Not all of them: the session stays for the walk. */
+			m->hold_failed = true;
+			return;
+		}
+		pr__sym_module_hold_elf(m, elf);
+		m->a2l[m->nr_a2l++] = (struct a2l_sym){ addr, sym.st_size, shdr.sh_addr + bias,
+							shdr.sh_addr + bias + shdr.sh_size, name };
+	}
+}
+
+/*
+ * The ELF symbol addr2line (binutils) takes an address to be in: of the
+ * function and untyped symbols in the section holding it, starting at or
+ * below it, one that contains it, then the nearest, then the later in the
+ * table.  It differs from perf's pick among aliases (__memcpy_* and
+ * __memmove_* share their code).  Few addresses need it: a walk over the
+ * table is fine.
+ */
+static const char *addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64_t *start)
+{
+	const char *best = NULL;
+	bool best_contains = false;
+
+	*start = 0;
+	pr__sym_addr2line_read(m);
+	for (size_t i = 0; i < m->nr_a2l; i++) {
+		const struct a2l_sym *a = &m->a2l[i];
+		bool contains;
+
+		if (a->addr > vaddr || vaddr < a->sec_lo || vaddr >= a->sec_hi)
+			continue;
+		contains = vaddr - a->addr < a->size;
 		if (!best || (contains && !best_contains) ||
-		    (contains == best_contains && addr >= *start)) {
-			best = name;
-			*start = addr;
+		    (contains == best_contains && a->addr >= *start)) {
+			best = a->name;
+			*start = a->addr;
 			best_contains = contains;
 		}
 	}
@@ -441,13 +472,21 @@ static void drop_units(struct sym_module *m)
 	pr__hashmap_free(&m->func_names);
 }
 
-void pr__sym_dwarf_free(struct sym_module *m)
+void pr__sym_dwarf_free_units(struct sym_module *m)
 {
 	drop_units(m);
-	pr__symindex_free(m->index);
 	free(m->spans);
+	m->spans = NULL;
+	m->nr_spans = 0;
+	m->spans_read = false;
 }
 
+void pr__sym_dwarf_free(struct sym_module *m)
+{
+	pr__sym_dwarf_free_units(m);
+	pr__symindex_free(m->index);
+	free(m->a2l);
+}
 /*
  * The assembler describes a function once per name it has: aliases are
  * DW_TAG_subprograms with the same range.  addr2line takes the last of
@@ -757,8 +796,15 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 {
 	const struct pr__symindex *ix = s->use_index && pr__sym_dwarf_open(s, m) ?
 					module_index(s, m) : NULL;
-	size_t nr = ix ? index_chain(s, m, ix, vaddr, sym_name, sym_start, funcs) :
-			 pr__sym_dwarf_chain(s, m, vaddr, sym_name, sym_start, funcs);
+	size_t nr;
+
+	/* libdw only to build: once the index has what this symbolizer
+	 * shows (or the file has no DWARF), its session goes. */
+	if (s->use_index && m->dwfl &&
+	    (ix ? s->no_lines || pr__symindex_has_lines(ix) : !m->has_dwarf))
+		pr__sym_module_close(m);
+	nr = ix ? index_chain(s, m, ix, vaddr, sym_name, sym_start, funcs) :
+	     pr__sym_dwarf_chain(s, m, vaddr, sym_name, sym_start, funcs);
 	uint64_t start;
 	const char *at;
 

@@ -96,8 +96,10 @@ static void plt_symbols(struct sym_module *m)
 		if (pr__symtab_add(&m->syms, at, plt.sh_entsize, callee ? callee : "", PR_SYM_PLT))
 			break;
 	}
-	if (m->syms.nr > before)
+	if (m->syms.nr > before) {
+		pr__sym_module_hold_elf(m, elf);
 		pr__symtab_sort(&m->syms);
+	}
 }
 
 /* The file's symbols: its .symtab (or its debug file's), else its
@@ -121,6 +123,7 @@ static void read_symbols(struct sym_module *m)
 		 * lands in the symbol. */
 		if (!name || !sym.st_name || sym.st_shndx == SHN_UNDEF || !elf || !kept(elf, &sym))
 			continue;
+		pr__sym_module_hold_elf(m, elf);
 		bind = GELF_ST_BIND(sym.st_info);
 		/* The name stays in the file's string table, demangled only
 		 * when a frame lands in it. */
@@ -195,7 +198,53 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 	}
 	s->stats.files++;
 	read_symbols(m);
+	m->opened = true;
+	/* Without inlined calls, DWARF is never read: nothing more is. */
+	if (s->use_index && s->no_inline)
+		pr__sym_module_close(m);
 	return m;
+}
+
+void pr__sym_module_hold_elf(struct sym_module *m, Elf *elf)
+{
+	Elf *held;
+
+	for (size_t i = 0; i < m->nr_elves; i++)
+		if (m->elves[i] == elf)
+			return;
+	/* A reference to the same descriptor (libelf counts them). */
+	if (m->nr_elves < PR_ARRAY_SIZE(m->elves) && (held = elf_begin(-1, ELF_C_READ_MMAP, elf)))
+		m->elves[m->nr_elves++] = held;
+	else
+		m->hold_failed = true;
+}
+
+/*
+ * libdwfl's session, libdw's DWARF state behind it (its units, abbrevs,
+ * line tables: what grows with the addresses looked up) and the sections
+ * inflated for it.  What stays: the symbol table, whose names are in the
+ * ELF files held (pr__sym_module_hold_elf()); the address index; and the
+ * symbols addr2line would pick, read before.
+ */
+void pr__sym_module_close(struct sym_module *m)
+{
+	if (!m->dwfl)
+		return;
+	if (m->has_dwarf)
+		pr__sym_addr2line_read(m);
+	/* Names in a file that could not be held would go with it. */
+	if (m->hold_failed)
+		return;
+	dwfl_end(m->dwfl);
+	m->dwfl = NULL;
+	m->mod = NULL;
+	m->dwarf = NULL;
+	for (size_t i = 0; i < m->nr_zbufs; i++)
+		free(m->zbufs[i]);
+	free(m->zbufs);
+	m->zbufs = NULL;
+	m->nr_zbufs = m->zbytes = 0;
+	pr__sym_dwarf_free_units(m);
 }
 
 void pr__sym_module_free(struct sym_module *m)
@@ -205,6 +254,8 @@ void pr__sym_module_free(struct sym_module *m)
 	pr__sym_dwarf_free(m);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
+	for (size_t i = 0; i < m->nr_elves; i++)
+		elf_end(m->elves[i]);
 	for (size_t i = 0; i < m->nr_zbufs; i++)
 		free(m->zbufs[i]);
 	free(m->zbufs);
@@ -266,7 +317,7 @@ int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t
 	size_t nr = 0;
 
 	out->module = m->origin;
-	if (!m->mod || !offset_to_vaddr(m, off, &vaddr))
+	if (!m->opened || !offset_to_vaddr(m, off, &vaddr))
 		return 0;
 	sym = pr__symtab_find(&m->syms, vaddr);
 	if (sym && (out->name = symbol_name(s, m, sym)) && out->name[0]) {

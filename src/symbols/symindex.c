@@ -613,9 +613,14 @@ bool pr__symindex_line(const struct pr__symindex *ix, uint64_t pc, const char **
 
 	*file = NULL;
 	*line = 0;
-	if (!(ix->h.flags & IX_HAS_LINES))
+	if (!pr__symindex_has_lines(ix))
 		return false;
 	if (i && (*file = str_at(ix, ix->lines[i - 1].file)))
 		*line = ix->lines[i - 1].line;
 	return true;
+}
+
+bool pr__symindex_has_lines(const struct pr__symindex *ix)
+{
+	return ix->h.flags & IX_HAS_LINES;
 }

@@ -47,6 +47,8 @@ size_t pr__symindex_chain(const struct pr__symindex *ix, uint64_t pc, bool no_li
  * when the index was built without its line table (the symbolizer that
  * built it was told no lines were shown).  Lock-free.
  */
+/* Whether it holds the line table (pr__symindex_line() answers). */
+bool pr__symindex_has_lines(const struct pr__symindex *ix);
 bool pr__symindex_line(const struct pr__symindex *ix, uint64_t pc, const char **file,
 		       uint32_t *line);
 
