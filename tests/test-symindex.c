@@ -446,6 +446,34 @@ START_TEST(a_file_without_dwarf_is_named_from_its_symbols_with_libdwfl_closed)
 }
 END_TEST
 
+/* DS_SYMINDEX=0 or 1 picks libdw's path or the index's, whatever the
+ * build's default; anything else leaves the default. */
+START_TEST(ds_symindex_in_the_environment_picks_the_path)
+{
+	static const struct { const char *env; int want; } cases[] = {
+		{ "0", 0 }, { "1", 1 }, { "yes", -1 }, { "", -1 },
+	};
+	struct pr_model *model = pr_model_new(NULL);
+	struct pr_symbolizer_opts opts = { .sz = sizeof(opts) };
+	struct pr_symbolizer *s;
+	bool fallback;
+
+	ck_assert_ptr_nonnull(model);
+	unsetenv("DS_SYMINDEX");
+	ck_assert_ptr_nonnull(s = pr_symbolizer_new(model, &opts));
+	fallback = s->use_index;
+	pr_symbolizer_free(s);
+	for (size_t i = 0; i < PR_ARRAY_SIZE(cases); i++) {
+		ck_assert_int_eq(setenv("DS_SYMINDEX", cases[i].env, 1), 0);
+		ck_assert_ptr_nonnull(s = pr_symbolizer_new(model, &opts));
+		ck_assert_int_eq(s->use_index, cases[i].want < 0 ? fallback : cases[i].want);
+		pr_symbolizer_free(s);
+	}
+	unsetenv("DS_SYMINDEX");
+	pr_model_free(model);
+}
+END_TEST
+
 START_TEST(the_index_names_every_address_as_libdw_does)
 {
 	compare_all(false, NULL);
@@ -485,6 +513,7 @@ int main(int argc, char **argv)
 	tcase_add_loop_test(tc, a_symbolizer_on_the_index_names_every_frame_as_on_libdw, 0, 2);
 	tcase_add_test(tc, without_lines_the_index_gives_no_call_sites_as_libdw_gives_none);
 	tcase_add_test(tc, a_file_without_dwarf_is_named_from_its_symbols_with_libdwfl_closed);
+	tcase_add_test(tc, ds_symindex_in_the_environment_picks_the_path);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
