@@ -54,7 +54,7 @@ struct sym_module {
 	size_t nr_elves;
 	bool hold_failed;            /* one could not be: the session stays */
 	/* Its function and untyped symbols as addr2line picks among them,
-	 * in the table's order, read once (symdwarf.c). */
+	 * in the table's order, read once (symfile.c). */
 	struct a2l_sym *a2l;
 	size_t nr_a2l;
 	bool a2l_read;
@@ -213,6 +213,9 @@ void pr__sym_module_free(struct sym_module *m);
 void pr__sym_dwarf_free(struct sym_module *m);
 /* The symbols addr2line picks among, read from the session once. */
 void pr__sym_addr2line_read(struct sym_module *m);
+/* The ELF symbol addr2line takes link-time `vaddr` to be in (its start
+ * in *start), or NULL (symfile.c). */
+const char *pr__sym_addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64_t *start);
 /* What libdw's path keeps per unit, and the units' ranges. */
 void pr__sym_dwarf_free_units(struct sym_module *m);
 /* Hold ELF file `elf` (one a symbol name of `m` is in) as long as `m`. */

@@ -136,6 +136,82 @@ static void read_symbols(struct sym_module *m)
 	plt_symbols(m);
 }
 
+/* A function or untyped symbol in a section, in the table's order. */
+struct a2l_sym {
+	uint64_t addr, size;
+	uint64_t sec_lo, sec_hi;     /* its section's addresses */
+	const char *name;            /* in an ELF file the module holds */
+};
+
+void pr__sym_addr2line_read(struct sym_module *m)
+{
+	int n;
+	size_t cap = 0;
+
+	if (m->a2l_read || !m->mod)
+		return;
+	m->a2l_read = true;
+	n = dwfl_module_getsymtab(m->mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		GElf_Shdr shdr;
+		Elf_Scn *scn;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf,
+							   &bias);
+		uint8_t type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !name[0] || !elf || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_shndx >= SHN_LORESERVE ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+		    !(scn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(scn, &shdr))
+			continue;
+		if (PR_ARRAY_RESERVE(m->a2l, cap, m->nr_a2l + 1)) {
+			/* Not all of them: the session stays for the walk. */
+			m->hold_failed = true;
+			return;
+		}
+		pr__sym_module_hold_elf(m, elf);
+		m->a2l[m->nr_a2l++] = (struct a2l_sym){ addr, sym.st_size, shdr.sh_addr + bias,
+							shdr.sh_addr + bias + shdr.sh_size, name };
+	}
+}
+
+/*
+ * The ELF symbol addr2line (binutils) takes an address to be in: of the
+ * function and untyped symbols in the section holding it, starting at or
+ * below it, one that contains it, then the nearest, then the later in the
+ * table.  It differs from perf's pick among aliases (__memcpy_* and
+ * __memmove_* share their code).  Few addresses need it: a walk over the
+ * table is fine.
+ */
+const char *pr__sym_addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64_t *start)
+{
+	const char *best = NULL;
+	bool best_contains = false;
+
+	*start = 0;
+	pr__sym_addr2line_read(m);
+	for (size_t i = 0; i < m->nr_a2l; i++) {
+		const struct a2l_sym *a = &m->a2l[i];
+		bool contains;
+
+		if (a->addr > vaddr || vaddr < a->sec_lo || vaddr >= a->sec_hi)
+			continue;
+		contains = vaddr - a->addr < a->size;
+		if (!best || (contains && !best_contains) ||
+		    (contains == best_contains && a->addr >= *start)) {
+			best = a->name;
+			*start = a->addr;
+			best_contains = contains;
+		}
+	}
+	return best;
+}
+
 struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 				     const struct pr_frame *f)
 {

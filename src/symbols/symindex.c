@@ -37,7 +37,14 @@
  *             names alone does not read the units' line tables for it);
  *             the header's IX_HAS_LINES says whether it was.
  *
- *   Later: the ELF symbol table for files without DWARF.
+ *
+ *   Not here: the ELF symbol table.  symtab.c's tables are already sorted
+ *   ranges -> name, read-only once built, searched without libdw, for
+ *   files with and without DWARF; their names stay in the files' string
+ *   tables, which the module holds (a libelf reference to each ELF file
+ *   they are in: mapped pages, not copies), so the libdwfl session can go
+ *   (pr__sym_module_close()).  A cache on disk would need them in this
+ *   form (a table of starts, ends and string offsets); not done yet.
  *
  * Whole-file or lazy.  This builds a file whole: every unit, every
  * function.  Measured (bench/bench-symindex, and `report -F
@@ -53,18 +60,20 @@
  * run, a lazy grain: the unit (a segment table per unit, units found by
  * their ranges, built as an address first falls in one).
  *
- * How the symbolizer switches to it.  Done, on request only
- * (pr__symbolizer_use_index(); meson -Dsymindex=true makes it the default
- * for running the suite on it): symdwarf.c builds a module's index when
- * its DWARF is first needed, drops the units' indexes it was built from,
- * and pr__sym_inline_chain() asks pr__symindex_chain() and
- * pr__symindex_line().  Next:
- * map it from the cache by the ELF's build-id instead of building it;
- * with lines in it, close the module's Dwfl after the build (symfile.c
- * keeps the ELF symbols, symtab.c; a file without DWARF gets an index of
- * its symbols).  tests/test-symindex.c holds the index to libdw's
- * answers at every address of the files it builds, directly and
- * through the symbolizer.
+ * How the symbolizer switches to it.  On request only
+ * (pr__symbolizer_use_index(); meson -Dsymindex=true makes it the
+ * default, DS_SYMINDEX=0/1 overrides either): symdwarf.c builds a
+ * module's index when its DWARF is first needed, with the line table when
+ * the symbolizer shows lines, drops the units' indexes it was built from,
+ * and then closes the module's libdwfl session (libdw only to build):
+ * pr__sym_inline_chain() asks pr__symindex_chain() and
+ * pr__symindex_line(); code no DWARF function covers is named from
+ * addr2line's pick among the ELF symbols, read into a table before the
+ * session goes.  A file without DWARF has its session closed as soon as
+ * that is known; one named without inlined calls, once its symbols are
+ * read.  tests/test-symindex.c holds the index to libdw's answers at
+ * every address of the files it builds, lines included, directly and
+ * through the symbolizer, and checks the session closed.
  */
 #include <dwarf.h>
 #include <errno.h>
