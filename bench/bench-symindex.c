@@ -11,7 +11,13 @@
  * function's scopes, names and call sites, the unit's line table), and
  * how many units that is of the file's.
  *
+ * With -r STEP, instead: what naming every STEP-th address of each file's
+ * code through a symbolizer leaves resident (VmRSS before and after, and
+ * the peak), on the path DS_SYMINDEX picks (run once with 0 and once
+ * with 1: a process's freed memory is not all given back).
+ *
  * usage: bench-symindex [-n ADDRESSES] FILE...
+ *        DS_SYMINDEX=0|1 bench-symindex -r STEP FILE...
  */
 #include <dwarf.h>
 #include <elf.h>
@@ -161,18 +167,77 @@ static double unit_walks(struct opened *o, const uint64_t *addrs, size_t n, size
 	return t0;
 }
 
+/* A line of /proc/self/status ("VmRSS:", "VmHWM:", "RssAnon:"), in MB. */
+static double resident(const char *what)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	double kb = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, what, strlen(what)))
+			kb = strtod(line + strlen(what), NULL);
+	if (f)
+		fclose(f);
+	return kb / 1024;
+}
+
+/* Every `step`-th address of each file's code named through the API. */
+static int resident_after_naming(char **paths, int nr, uint64_t step)
+{
+	printf("| file | path | addresses | VmRSS before MB | after MB | of which anonymous MB | "
+	       "peak MB | libdwfl open |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
+	for (int i = 0; i < nr; i++) {
+		struct opened o = { 0 };
+		double before;
+		size_t addrs = 0;
+		struct pr_frame f;
+
+		if (open_file(paths[i], &o))
+			return 1;
+		before = resident("VmRSS:");
+		f = (struct pr_frame){ .dso = o.m->dso, .map_start = MAP_AT,
+				       .map_end = MAP_AT + (1ull << 34) };
+		for (size_t k = 0; k < o.m->elf->nr_seg; k++) {
+			const struct pr_elf_segment *seg = &o.m->elf->seg[k];
+
+			if (!(seg->flags & PF_X))
+				continue;
+			for (uint64_t off = seg->offset; off < seg->offset + seg->filesz; off += step) {
+				struct pr_symbol sym;
+
+				f.dso_ip = off;
+				f.ip = MAP_AT + off;
+				pr_symbolizer_symbolize(o.s, PID, &f, &sym);
+				addrs++;
+			}
+		}
+		printf("| %s | %s | %zu | %.1f | %.1f | %.1f | %.1f | %s |\n", paths[i],
+		       o.s->use_index ? "index" : "libdw", addrs, before, resident("VmRSS:"),
+		       resident("RssAnon:"), resident("VmHWM:"), o.m->dwfl ? "yes" : "no");
+		close_file(&o);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	size_t n = 2000;
+	uint64_t step = 0;
 	int opt;
 
-	while ((opt = getopt(argc, argv, "n:")) != -1)
+	while ((opt = getopt(argc, argv, "n:r:")) != -1)
 		if (opt == 'n')
 			n = strtoul(optarg, NULL, 0);
+		else if (opt == 'r')
+			step = strtoull(optarg, NULL, 0);
 	if (optind >= argc || !n) {
-		fprintf(stderr, "usage: %s [-n ADDRESSES] FILE...\n", argv[0]);
+		fprintf(stderr, "usage: %s [-n ADDRESSES] FILE...\n"
+			"       DS_SYMINDEX=0|1 %s -r STEP FILE...\n", argv[0], argv[0]);
 		return 2;
 	}
+	if (step)
+		return resident_after_naming(argv + optind, argc - optind, step);
 	printf("| file | whole build s | index MB | libdw, %zu addresses, s | index, same, s | "
 	       "covered | per-unit walks s (estimate) | units walked |\n"
 	       "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n", n);
