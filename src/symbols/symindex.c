@@ -46,19 +46,44 @@
  *   (pr__sym_module_close()).  A cache on disk would need them in this
  *   form (a table of starts, ends and string offsets); not done yet.
  *
- * Whole-file or lazy.  This builds a file whole: every unit, every
- * function.  Measured (bench/bench-symindex, and `report -F
- * comm,tid,time,ip,sym,dso` built with -Dsymindex=true, 2026-11-27): a
- * whole build costs about twice libdw's lazy path over 2 000 random
- * addresses of the same file (libasan.so, 3.1 MB of .debug_info: 0.14-0.17
- * s against 0.06-0.09 s; lookups then cost 0.5 ms against those 60-90 ms),
- * and a one-shot report over a capture of dwarfsample itself went from
- * 0.05 to 0.17 s and 31 to 62 MB (78 % of its instructions in the build:
- * walking every function's scopes, and every unit's line-table header
- * read for call sites).  So, uncached, whole-file loses; what to do next
- * is the cache (built once per build-id, then mapped) and, for a first
- * run, a lazy grain: the unit (a segment table per unit, units found by
- * their ranges, built as an address first falls in one).
+ * Whole-file or lazy: whole, and not the default path yet.  Measured
+ * 2026-11-27 on the 2-core machine, busy (load 5-9: best of runs;
+ * bench/bench-symindex, and `DS_SYMINDEX=0|1 dwarfsample report -F ...`,
+ * user CPU and max RSS by /usr/bin/time):
+ *
+ *   build and naming, per file        whole  libdw lazy  per-unit walks
+ *   libperfreader.so, 200 addresses   0.09 s   0.03 s      0.03-0.05 s
+ *     (74 of 112 units)   2 000       0.07-0.13 0.05-0.07  0.04-0.06
+ *   libasan.so (3.1 MB .debug_info)   0.25-0.28 0.09 s     0.12-0.13 s
+ *     (38 of 84 units)    2 000       0.21-0.23 0.11-0.13  0.13 s
+ *   report over a capture of dwarfsample (2 332 samples): names 0.01-0.03
+ *   s / 31.5 MB on libdw's path, 0.10-0.13 s / 60 MB on the index's;
+ *   with srcline 0.02-0.03 s / 35.5 MB against 0.14 s / 67.4 MB.  Over
+ *   the cc1 capture (27 230 samples; cc1 itself has no DWARF here, libc
+ *   and ld.so do): names 0.09-0.16 s / 61.5 MB against 0.17-0.21 s / 78-82
+ *   MB; with srcline 0.14-0.16 s / 64 MB against 0.24-0.28 s / 86-90 MB.
+ *   Both paths' output identical, byte for byte, in all four.
+ *
+ * "Per-unit walks" is the lazy grain estimated, not built: the walks a
+ * build per compilation unit would make for the units the addresses fall
+ * in (every function's scopes, names and call sites, the unit's line
+ * table; bench-symindex's last columns).  It costs about what libdw's lazy
+ * path does and half the whole build, because the addresses of even a
+ * short profile fall in most units (74 of 112, 38 of 84 at 200).  So a
+ * lazy index would at best tie libdw's path in an uncached one-shot run,
+ * and it would keep libdw open until every unit is built, which is what
+ * an agent cannot afford, and it could not be written whole to the cache.
+ * Chosen: the whole-file build, paid once per build-id when the cache
+ * (symcache.c, another branch) keeps it; until then a one-shot run is
+ * cheaper on libdw's path, which therefore stays the default
+ * (-Dsymindex=false).
+ *
+ * Memory.  Closing the session (below) frees libdw's per-unit state: in
+ * bench-symindex -r 7 (every 7th byte of the code named), 1-2 MB of
+ * anonymous memory per file (libperfreader.so: 17.2 -> 14.9 MB resident
+ * anonymous after 62 294 addresses).  Most of what naming many addresses
+ * keeps is the symbolizer's own (each resolved frame, its chain and
+ * names), not libdw's; the peak of a one-shot run is the build's.
  *
  * How the symbolizer switches to it.  On request only
  * (pr__symbolizer_use_index(); meson -Dsymindex=true makes it the
