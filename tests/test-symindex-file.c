@@ -48,7 +48,12 @@ static size_t compare_indexes(const struct sym_module *m, uint64_t step,
 			uint64_t start = pc - (pc & 4) - m->dwarf_bias;
 			size_t na = pr__symindex_chain(a, pc - m->dwarf_bias, no_lines, sym, start, fa);
 			size_t nb = pr__symindex_chain(b, pc - m->dwarf_bias, no_lines, sym, start, fb);
-			bool same = na == nb;
+			const char *la, *lb;
+			uint32_t na_line, nb_line;
+			bool same = na == nb &&
+				    pr__symindex_line(a, pc - m->dwarf_bias, &la, &na_line) ==
+				    pr__symindex_line(b, pc - m->dwarf_bias, &lb, &nb_line) &&
+				    same_str(la, lb) && na_line == nb_line;
 
 			*covered += na > 0;
 			for (size_t k = 0; same && k < na; k++)
@@ -86,6 +91,8 @@ START_TEST(an_index_read_from_its_file_answers_as_the_index_built)
 		ck_assert_ptr_null(pr__ixcache_get(c, &k, path));
 		pr__ixcache_put(c, &k, built, path);
 		ck_assert_ptr_nonnull(mapped = pr__ixcache_get(c, &k, path));
+		/* Its line table too, read back and compared below. */
+		ck_assert(pr__symindex_has_lines(built) && pr__symindex_has_lines(mapped));
 		differ = compare_indexes(o.m, step, built, mapped, &covered);
 		fprintf(stderr, "%s: %zu addresses in functions, %zu answered differently; "
 			"%zu bytes\n", path, covered, differ, pr__symindex_bytes(built));

@@ -3,13 +3,14 @@
  * The address index (src/symbols/symindex.c) against libdw's path
  * (pr__sym_dwarf_chain()), address by address: for every address of the
  * executable code of each file named (every byte, or every STEP-th), both
- * give the same functions, innermost first, inlined or not, and the same
- * lines of the calls inlined.  The innermost line is the line table's,
- * which the index does not hold yet.
+ * give the same functions, innermost first, inlined or not, the same
+ * lines of the calls inlined, and the same innermost line (the index's
+ * line table against libdw's, found as its path finds it).
  *
- * usage: test-symindex FILE[:STEP]...  (meson passes gcc and clang -O2 -g
- * builds of C and C++ with inlining, and libperfreader.so itself every
- * third byte); a FILE without STEP is also compared in damaged copies.
+ * usage: test-symindex FILE[:STEP]... @FILE...  (meson passes gcc and
+ * clang -O2 -g builds of C and C++ with inlining, and libperfreader.so
+ * itself every third byte); a FILE without STEP is also compared in
+ * damaged copies.  @FILE: a file without DWARF, named from its symbols.
  */
 #include <check.h>
 #include <elf.h>
@@ -34,6 +35,8 @@ static int nr_files;
 struct tally {
 	size_t addrs, covered, inlined, differ, renamed;
 	size_t only_index;           /* named by the index alone (damaged files) */
+	size_t lines, lines_differ;  /* addresses with a line; with another one */
+	size_t named;                /* frames with a symbol's name */
 };
 
 static bool same_str(const char *a, const char *b)
@@ -109,6 +112,18 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 			size_t nw = pr__sym_dwarf_chain(s, m, a, sym_name, start, want);
 			size_t ng = pr__symindex_chain(ix, a - m->dwarf_bias, no_lines, sym_name,
 						       start - m->dwarf_bias, got);
+			const char *file;
+			uint32_t line;
+			bool has = pr__symindex_line(ix, a - m->dwarf_bias, &file, &line);
+
+			/* Built without lines, the index has no line table. */
+			ck_assert(has == !no_lines);
+			t.lines += want[0].line != 0;
+			if (has && (!same_str(file, want[0].file) || line != want[0].line) &&
+			    t.lines_differ++ < 10)
+				fprintf(stderr, "%s: 0x%llx: line %s:%u, libdw's %s:%u\n", path,
+					(unsigned long long)a, file ? file : "-", line,
+					want[0].file ? want[0].file : "-", want[0].line);
 
 			t.addrs++;
 			t.covered += nw > 0;
@@ -128,12 +143,18 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 		}
 	}
 	fprintf(stderr, "%s: %zu addresses, %zu in functions, %zu in inlined calls, %zu differ; "
-		"index %zu bytes\n", path, t.addrs, t.covered, t.inlined, t.differ,
-		ix ? pr__symindex_bytes(ix) : 0);
+		"%zu with a line, %zu differ; index %zu bytes\n", path, t.addrs, t.covered,
+		t.inlined, t.differ, t.lines, t.lines_differ, ix ? pr__symindex_bytes(ix) : 0);
 	pr__symindex_free(ix);
 	pr_symbolizer_free(s);
 	pr_model_free(model);
 	return t;
+}
+
+/* Whether file argument `i` is one without DWARF (@FILE). */
+static bool symbols_only(int i)
+{
+	return files[i][0] == '@';
 }
 
 /* File argument `i`: its real path (malloc'd: the ELF cache takes
@@ -143,7 +164,7 @@ static char *file_arg(int i, uint64_t *step)
 {
 	char path[4096], *colon, *real;
 
-	snprintf(path, sizeof(path), "%s", files[i]);
+	snprintf(path, sizeof(path), "%s", files[i] + symbols_only(i));
 	*step = 1;
 	if ((colon = strrchr(path, ':'))) {
 		*colon = 0;
@@ -173,7 +194,8 @@ static bool same_symbol(const struct pr_symbol *a, const struct pr_symbol *b)
 /* Every STEP-th address of `path`'s code named by a symbolizer on libdw's
  * lookups and one on the index (pr__symbolizer_use_index()), through the
  * API, as a report names frames. */
-static struct tally compare_symbolizers(const char *path, uint64_t step, bool no_lines)
+static struct tally compare_symbolizers(const char *path, uint64_t step, bool no_lines,
+					bool dwarf)
 {
 	struct pr_model *model = pr_model_new(NULL);
 	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
@@ -208,6 +230,7 @@ static struct tally compare_symbolizers(const char *path, uint64_t step, bool no
 			ck_assert_int_eq(pr_symbolizer_symbolize(dw, PID, &f, &want), 0);
 			ck_assert_int_eq(pr_symbolizer_symbolize(ix, PID, &f, &got), 0);
 			t.addrs++;
+			t.named += want.name != NULL;
 			t.covered += want.nr > 0 && want.funcs[0].line;
 			t.inlined += want.nr > 1;
 			if (same_symbol(&want, &got))
@@ -222,7 +245,9 @@ static struct tally compare_symbolizers(const char *path, uint64_t step, bool no
 	}
 	/* Named from the index, not from libdw behind its back. */
 	ck_assert_ptr_nonnull(m = pr__sym_module_of(ix, PID, &f));
-	ck_assert_msg(m->index, "%s: the symbolizer built no index", path);
+	ck_assert_msg(!dwarf || m->index, "%s: the symbolizer built no index", path);
+	/* libdw only to build: the file's session is closed. */
+	ck_assert_msg(!m->dwfl && !m->mod && !m->dwarf, "%s: libdwfl's session still open", path);
 	fprintf(stderr, "%s, symbolizers: %zu addresses, %zu with a line, %zu in inlined calls, "
 		"%zu differ\n", path, t.addrs, t.covered, t.inlined, t.differ);
 	pr_symbolizer_free(ix);
@@ -237,8 +262,13 @@ static void compare_all(bool no_lines, const char *fake)
 
 	for (int i = 0; i < nr_files; i++) {
 		uint64_t step;
-		char *path = file_arg(i, &step);
-		struct tally t = compare_file(path, step, no_lines, fake, false);
+		char *path;
+		struct tally t;
+
+		if (symbols_only(i))
+			continue;
+		path = file_arg(i, &step);
+		t = compare_file(path, step, no_lines, fake, false);
 
 		renamed += t.renamed;
 		inlined += t.inlined;
@@ -248,6 +278,11 @@ static void compare_all(bool no_lines, const char *fake)
 			      path, t.covered, t.addrs);
 		ck_assert_msg(!t.differ, "%s: %zu of %zu addresses named differently", path,
 			      t.differ, t.addrs);
+		ck_assert_msg(!t.lines_differ, "%s: %zu of %zu addresses with another line", path,
+			      t.lines_differ, t.addrs);
+		/* Lines compared, not absences of them. */
+		ck_assert_msg(no_lines || t.lines > t.addrs / 4, "%s: %zu of %zu addresses with a "
+			      "line", path, t.lines, t.addrs);
 		free(path);
 	}
 	ck_assert_msg(inlined, "no address in an inlined call");
@@ -298,7 +333,7 @@ START_TEST(a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw)
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	snprintf(copy, sizeof(copy), "%s/damaged.so", dir);
 	for (int i = 0; i < nr_files; i++) {
-		FILE *in = strchr(files[i], ':') ? NULL : fopen(files[i], "rb");
+		FILE *in = strchr(files[i], ':') || symbols_only(i) ? NULL : fopen(files[i], "rb");
 		unsigned char *buf, *work;
 		size_t len;
 
@@ -336,7 +371,7 @@ START_TEST(a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw)
 			ck_assert_int_eq(fclose(out), 0);
 			t = compare_file(copy, 1, false, NULL, true);
 			damaged++;
-			differ += t.differ;
+			differ += t.differ + t.lines_differ;
 			if (t.differ || t.only_index)
 				fprintf(stderr, "%s: %s damaged (way %zu): %zu addresses named "
 					"by the index alone\n", files[i], sections[k / 3], k % 3,
@@ -362,7 +397,13 @@ START_TEST(a_symbolizer_on_the_index_names_every_frame_as_on_libdw)
 	for (int i = 0; i < nr_files; i++) {
 		uint64_t step;
 		char *path = file_arg(i, &step);
-		struct tally t = compare_symbolizers(path, step, _i == 1);
+		struct tally t;
+
+		if (symbols_only(i)) {
+			free(path);
+			continue;
+		}
+		t = compare_symbolizers(path, step, _i == 1, true);
 
 		lines += t.covered;
 		inlined += t.inlined;
@@ -373,6 +414,63 @@ START_TEST(a_symbolizer_on_the_index_names_every_frame_as_on_libdw)
 	ck_assert_msg(inlined, "no frame in an inlined call");
 	/* Without lines (the loop's second pass), none has any. */
 	ck_assert_msg(_i == 1 ? !lines : lines > 0, "%zu frames with a line", lines);
+}
+END_TEST
+
+/* A file without DWARF is named from its symbol table (symtab.c's,
+ * sorted, its names in the ELF file held), and its libdwfl session is
+ * closed once that is known, on either path's answers. */
+START_TEST(a_file_without_dwarf_is_named_from_its_symbols_with_libdwfl_closed)
+{
+	size_t seen = 0;
+
+	for (int i = 0; i < nr_files; i++) {
+		uint64_t step;
+		char *path;
+		struct tally t;
+
+		if (!symbols_only(i))
+			continue;
+		path = file_arg(i, &step);
+		t = compare_symbolizers(path, step, false, false);
+		ck_assert_msg(!t.differ, "%s: %zu of %zu frames named differently", path, t.differ,
+			      t.addrs);
+		ck_assert_msg(t.named > t.addrs / 2, "%s: %zu of %zu frames named", path, t.named,
+			      t.addrs);
+		ck_assert_msg(!t.covered && !t.inlined, "%s: lines or inlined calls without DWARF",
+			      path);
+		seen++;
+		free(path);
+	}
+	ck_assert_msg(seen, "no file without DWARF given");
+}
+END_TEST
+
+/* DS_SYMINDEX=0 or 1 picks libdw's path or the index's, whatever the
+ * build's default; anything else leaves the default. */
+START_TEST(ds_symindex_in_the_environment_picks_the_path)
+{
+	static const struct { const char *env; int want; } cases[] = {
+		{ "0", 0 }, { "1", 1 }, { "yes", -1 }, { "", -1 },
+	};
+	struct pr_model *model = pr_model_new(NULL);
+	struct pr_symbolizer_opts opts = { .sz = sizeof(opts) };
+	struct pr_symbolizer *s;
+	bool fallback;
+
+	ck_assert_ptr_nonnull(model);
+	unsetenv("DS_SYMINDEX");
+	ck_assert_ptr_nonnull(s = pr_symbolizer_new(model, &opts));
+	fallback = s->use_index;
+	pr_symbolizer_free(s);
+	for (size_t i = 0; i < PR_ARRAY_SIZE(cases); i++) {
+		ck_assert_int_eq(setenv("DS_SYMINDEX", cases[i].env, 1), 0);
+		ck_assert_ptr_nonnull(s = pr_symbolizer_new(model, &opts));
+		ck_assert_int_eq(s->use_index, cases[i].want < 0 ? fallback : cases[i].want);
+		pr_symbolizer_free(s);
+	}
+	unsetenv("DS_SYMINDEX");
+	pr_model_free(model);
 }
 END_TEST
 
@@ -414,6 +512,8 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw);
 	tcase_add_loop_test(tc, a_symbolizer_on_the_index_names_every_frame_as_on_libdw, 0, 2);
 	tcase_add_test(tc, without_lines_the_index_gives_no_call_sites_as_libdw_gives_none);
+	tcase_add_test(tc, a_file_without_dwarf_is_named_from_its_symbols_with_libdwfl_closed);
+	tcase_add_test(tc, ds_symindex_in_the_environment_picks_the_path);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -9,8 +9,8 @@
  *   debugfile.c   libdwfl's hook for their separate debug files
  *   symdwarf.c    DWARF: the functions inlined at an address, and lines
  *                 (its walks shared with symindex.c in symdwarf.h)
- *   symindex.c    an address index of a file's functions and inlined
- *                 calls, built from those walks (symindex.h; used by
+ *   symindex.c    an address index of a file's functions, inlined calls
+ *                 and lines (symlines.c), built from those walks (symindex.h; used by
  *                 the symbolizer only when asked: pr__symbolizer_use_index())
  *   kallsyms.c    the kernel's symbols, and their cache
  *   perfmap.c     JIT code: /tmp/perf-PID.map
@@ -27,6 +27,7 @@
 #include "prsym.h"
 
 struct cu_span;
+struct a2l_sym;
 
 /* Functions inlined into each other at one address, at most. */
 #define MAX_INLINE 64
@@ -45,6 +46,18 @@ struct sym_module {
 	char *path;                  /* what was opened */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	bool opened;                 /* its symbols read (mod may be closed since) */
+	/* The ELF files its symbols' names are in, held (a reference each)
+	 * so the names outlive the libdwfl session: pages of their string
+	 * tables, mapped, not copied. */
+	Elf *elves[4];
+	size_t nr_elves;
+	bool hold_failed;            /* one could not be: the session stays */
+	/* Its function and untyped symbols as addr2line picks among them,
+	 * in the table's order, read once (symfile.c). */
+	struct a2l_sym *a2l;
+	size_t nr_a2l;
+	bool a2l_read;
 	struct pr_symtab syms;
 	const char **names;          /* syms' names demangled, as asked for */
 	bool dwarf_checked, has_dwarf;
@@ -199,6 +212,19 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 void pr__sym_module_free(struct sym_module *m);
 /* The DWARF indexes of a module (symdwarf.c). */
 void pr__sym_dwarf_free(struct sym_module *m);
+/* The symbols addr2line picks among, read from the session once. */
+void pr__sym_addr2line_read(struct sym_module *m);
+/* The ELF symbol addr2line takes link-time `vaddr` to be in (its start
+ * in *start), or NULL (symfile.c). */
+const char *pr__sym_addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64_t *start);
+/* What libdw's path keeps per unit, and the units' ranges. */
+void pr__sym_dwarf_free_units(struct sym_module *m);
+/* Hold ELF file `elf` (one a symbol name of `m` is in) as long as `m`. */
+void pr__sym_module_hold_elf(struct sym_module *m, Elf *elf);
+/* End `m`'s libdwfl session (and libdw's state behind it), once what
+ * names its frames no longer needs it: its symbols, and its address
+ * index with what the symbolizer shows (symdwarf.c). */
+void pr__sym_module_close(struct sym_module *m);
 /* Resolve file offset `off` of `m` into `sym`: 0 or -ENOMEM. */
 int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t off,
 			 struct pr_symbol *sym);
@@ -231,8 +257,8 @@ void pr__symbolizer_at(struct pr_symbolizer *s, uint64_t time);
  * of the host's. */
 void pr__symbolizer_use_carried(struct pr_symbolizer *s, const void *sec, size_t len);
 /* Name files' functions and inlined calls from their address indexes
- * (symindex.c), built as a file is first asked about; the innermost line
- * still through libdw.  Before the first frame is named. */
+ * (symindex.c), built as a file is first asked about, and close the
+ * file's libdwfl session then.  Before the first frame is named. */
 void pr__symbolizer_use_index(struct pr_symbolizer *s, bool on);
 
 /* Name JIT frame `f` of `pid` from its perf map into *out. */

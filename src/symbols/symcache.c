@@ -315,6 +315,12 @@ struct pr__symindex *pr__sym_index_of(struct pr_symbolizer *s, struct sym_module
 	bool cached = s->ixcache && key_of(s, m, &key);
 	struct pr__symindex *ix = cached ? pr__ixcache_get(s->ixcache, &key, m->origin) : NULL;
 
+	/* One without lines does not serve a run that shows them: built
+	 * again with them, it takes the file's place. */
+	if (ix && !s->no_lines && !pr__symindex_has_lines(ix)) {
+		pr__symindex_free(ix);
+		ix = NULL;
+	}
 	if (ix)
 		return ix;
 	ix = pr__symindex_build(s, m);

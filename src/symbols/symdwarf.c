@@ -42,51 +42,6 @@ void pr__sym_call_site(struct sym_module *m, Dwarf_Die *cu, Dwarf_Die *die,
 }
 
 /*
- * The ELF symbol addr2line (binutils) takes an address to be in: of the
- * function and untyped symbols in the section holding it, starting at or
- * below it, one that contains it, then the nearest, then the later in the
- * table.  It differs from perf's pick among aliases (__memcpy_* and
- * __memmove_* share their code).  Few addresses need it: a walk over the
- * table is fine.
- */
-static const char *addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64_t *start)
-{
-	int n = dwfl_module_getsymtab(m->mod);
-	const char *best = NULL;
-	bool best_contains = false;
-
-	*start = 0;
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		GElf_Addr addr;
-		GElf_Word shndx;
-		GElf_Shdr shdr;
-		Elf_Scn *scn;
-		Elf *elf;
-		Dwarf_Addr bias;
-		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf,
-							   &bias);
-		uint8_t type = GELF_ST_TYPE(sym.st_info);
-		bool contains;
-
-		if (!name || !name[0] || !elf || addr > vaddr || sym.st_shndx == SHN_UNDEF ||
-		    sym.st_shndx >= SHN_LORESERVE ||
-		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
-		    !(scn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(scn, &shdr) ||
-		    vaddr < shdr.sh_addr + bias || vaddr - shdr.sh_addr - bias >= shdr.sh_size)
-			continue;
-		contains = vaddr - addr < sym.st_size;
-		if (!best || (contains && !best_contains) ||
-		    (contains == best_contains && addr >= *start)) {
-			best = name;
-			*start = addr;
-			best_contains = contains;
-		}
-	}
-	return best;
-}
-
-/*
  * The scopes around `pc` under `parent` (a CU, or a function found
  * already, then path[0..n) holds it): the functions and inlined calls,
  * outermost first, looking through lexical blocks.  Returns how many in
@@ -442,13 +397,21 @@ static void drop_units(struct sym_module *m)
 	pr__hashmap_free(&m->func_names);
 }
 
-void pr__sym_dwarf_free(struct sym_module *m)
+void pr__sym_dwarf_free_units(struct sym_module *m)
 {
 	drop_units(m);
-	pr__symindex_free(m->index);
 	free(m->spans);
+	m->spans = NULL;
+	m->nr_spans = 0;
+	m->spans_read = false;
 }
 
+void pr__sym_dwarf_free(struct sym_module *m)
+{
+	pr__sym_dwarf_free_units(m);
+	pr__symindex_free(m->index);
+	free(m->a2l);
+}
 /*
  * The assembler describes a function once per name it has: aliases are
  * DW_TAG_subprograms with the same range.  addr2line takes the last of
@@ -476,15 +439,8 @@ static void last_alias(Dwarf_Die *cu, uint64_t pc, Dwarf_Die *fn)
  * does), so no address of a clang-built file had a function, an inlined
  * call or a line.  The units' own ranges, read once and sorted.
  */
-struct cu_span {
-	Dwarf_Addr lo, hi;
-	Dwarf_Off die;
-};
-
-static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
+const struct cu_span *pr__sym_cu_spans(struct sym_module *m, size_t *nr)
 {
-	size_t i;
-
 	if (!m->spans_read) {
 		Dwarf_CU *cu = NULL, *next;
 		Dwarf_Die cudie;
@@ -501,16 +457,26 @@ static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
 			while ((type == DW_UT_compile || type == DW_UT_skeleton) &&
 			       (off = dwarf_ranges(&cudie, off, &base, &lo, &hi)) > 0) {
 				if (PR_ARRAY_RESERVE(m->spans, cap, m->nr_spans + 1))
-					return false;
+					goto out;
 				m->spans[m->nr_spans++] = (struct cu_span){ lo, hi,
 									    dwarf_dieoffset(&cudie) };
 			}
 		}
+out:
 		if (m->nr_spans)
 			qsort(m->spans, m->nr_spans, sizeof(m->spans[0]), by_lo);
 	}
-	i = pr__upper_bound(m->spans, m->nr_spans, sizeof(m->spans[0]), pc);
-	return i && pc < m->spans[i - 1].hi && dwarf_offdie(m->dwarf, m->spans[i - 1].die, out);
+	*nr = m->nr_spans;
+	return m->spans;
+}
+
+static bool cu_by_ranges(struct sym_module *m, Dwarf_Addr pc, Dwarf_Die *out)
+{
+	size_t nr;
+	const struct cu_span *spans = pr__sym_cu_spans(m, &nr);
+	size_t i = pr__upper_bound(spans, nr, sizeof(spans[0]), pc);
+
+	return i && pc < spans[i - 1].hi && dwarf_offdie(m->dwarf, m->spans[i - 1].die, out);
 }
 
 /*
@@ -722,8 +688,8 @@ static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct s
 	return m->index;
 }
 
-/* The chain from the module's index, and the innermost line from libdw
- * (the index has no line table yet). */
+/* The chain from the module's index, and the innermost line from its
+ * line table (from libdw when it was built without). */
 static size_t index_chain(struct pr_symbolizer *s, struct sym_module *m,
 			  const struct pr__symindex *ix, uint64_t vaddr, const char *sym_name,
 			  uint64_t sym_start, struct pr_sym_func *funcs)
@@ -731,16 +697,23 @@ static size_t index_chain(struct pr_symbolizer *s, struct sym_module *m,
 	Dwarf_Addr bias = 0;
 	Dwarf_Die own_cu;
 	const char *file;
-	int lineno;
+	uint32_t line;
+	int lineno = 0;
 	size_t nr;
 
-	unit_and_line(s, m, vaddr, &own_cu, &bias, &file, &lineno);
+	if (s->no_lines) {
+		file = NULL;
+		line = 0;
+	} else if (!pr__symindex_line(ix, vaddr - m->dwarf_bias, &file, &line)) {
+		unit_and_line(s, m, vaddr, &own_cu, &bias, &file, &lineno);
+		line = (uint32_t)lineno;
+	}
 	nr = pr__symindex_chain(ix, vaddr - m->dwarf_bias, s->no_lines, sym_name,
 				sym_start - m->dwarf_bias, funcs);
 	if (!nr)
 		funcs[0] = (struct pr_sym_func){ 0 };
 	funcs[0].file = file;
-	funcs[0].line = (uint32_t)lineno;
+	funcs[0].line = line;
 	return nr;
 }
 
@@ -749,15 +722,21 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 {
 	const struct pr__symindex *ix = s->use_index && pr__sym_dwarf_open(s, m) ?
 					module_index(s, m) : NULL;
-	size_t nr = ix ? index_chain(s, m, ix, vaddr, sym_name, sym_start, funcs) :
-			 pr__sym_dwarf_chain(s, m, vaddr, sym_name, sym_start, funcs);
 	uint64_t start;
 	const char *at;
+	size_t nr;
 
+	/* libdw only to build: once the index has what this symbolizer
+	 * shows (or the file has no DWARF), its session goes. */
+	if (s->use_index && m->dwfl &&
+	    (ix ? s->no_lines || pr__symindex_has_lines(ix) : !m->has_dwarf))
+		pr__sym_module_close(m);
+	nr = ix ? index_chain(s, m, ix, vaddr, sym_name, sym_start, funcs) :
+	     pr__sym_dwarf_chain(s, m, vaddr, sym_name, sym_start, funcs);
 	if (nr || !m->has_dwarf)
 		return nr;
 	/* Code no DWARF function covers: addr2line names it by its symbol. */
-	if ((at = addr2line_symbol(m, vaddr, &start)))
+	if ((at = pr__sym_addr2line_symbol(m, vaddr, &start)))
 		sym_name = pr__sym_demangle(s, &m->arena, at);
 	if (!sym_name)
 		return 0;

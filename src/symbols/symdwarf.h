@@ -84,6 +84,27 @@ static inline bool pr__sym_fn_scope_has(const struct fn_scopes *f, const struct 
 	return false;
 }
 
+/* The units' own address ranges, sorted by start (read once): where
+ * symdwarf.c looks for the unit of an address libdwfl finds none for. */
+struct cu_span {
+	Dwarf_Addr lo, hi;
+	Dwarf_Off die;
+};
+
+const struct cu_span *pr__sym_cu_spans(struct sym_module *m, size_t *nr);
+
+/* The innermost line from `lo` up to the next row's start (symlines.c). */
+struct sym_line {
+	uint64_t lo;
+	const char *file;            /* interned in the module; NULL: no line */
+	uint32_t line;
+};
+
+/* The innermost line at every DWARF address of `m`, as libdw's path
+ * finds it (unit_and_line()), sorted by address, in *out (malloc'd): 0
+ * or -ENOMEM. */
+int pr__sym_lines_read(struct sym_module *m, struct sym_line **out, size_t *nr);
+
 /* Whether the module has DWARF, read (and inflated) the first time. */
 bool pr__sym_dwarf_open(struct pr_symbolizer *s, struct sym_module *m);
 /* Unit `cu`'s index, made the first time; NULL when out of memory. */

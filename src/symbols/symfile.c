@@ -96,8 +96,10 @@ static void plt_symbols(struct sym_module *m)
 		if (pr__symtab_add(&m->syms, at, plt.sh_entsize, callee ? callee : "", PR_SYM_PLT))
 			break;
 	}
-	if (m->syms.nr > before)
+	if (m->syms.nr > before) {
+		pr__sym_module_hold_elf(m, elf);
 		pr__symtab_sort(&m->syms);
+	}
 }
 
 /* The file's symbols: its .symtab (or its debug file's), else its
@@ -121,6 +123,7 @@ static void read_symbols(struct sym_module *m)
 		 * lands in the symbol. */
 		if (!name || !sym.st_name || sym.st_shndx == SHN_UNDEF || !elf || !kept(elf, &sym))
 			continue;
+		pr__sym_module_hold_elf(m, elf);
 		bind = GELF_ST_BIND(sym.st_info);
 		/* The name stays in the file's string table, demangled only
 		 * when a frame lands in it. */
@@ -131,6 +134,82 @@ static void read_symbols(struct sym_module *m)
 	}
 	pr__symtab_finish(&m->syms);
 	plt_symbols(m);
+}
+
+/* A function or untyped symbol in a section, in the table's order. */
+struct a2l_sym {
+	uint64_t addr, size;
+	uint64_t sec_lo, sec_hi;     /* its section's addresses */
+	const char *name;            /* in an ELF file the module holds */
+};
+
+void pr__sym_addr2line_read(struct sym_module *m)
+{
+	int n;
+	size_t cap = 0;
+
+	if (m->a2l_read || !m->mod)
+		return;
+	m->a2l_read = true;
+	n = dwfl_module_getsymtab(m->mod);
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		GElf_Word shndx;
+		GElf_Shdr shdr;
+		Elf_Scn *scn;
+		Elf *elf;
+		Dwarf_Addr bias;
+		const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, &elf,
+							   &bias);
+		uint8_t type = GELF_ST_TYPE(sym.st_info);
+
+		if (!name || !name[0] || !elf || sym.st_shndx == SHN_UNDEF ||
+		    sym.st_shndx >= SHN_LORESERVE ||
+		    (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+		    !(scn = elf_getscn(elf, sym.st_shndx)) || !gelf_getshdr(scn, &shdr))
+			continue;
+		if (PR_ARRAY_RESERVE(m->a2l, cap, m->nr_a2l + 1)) {
+			/* Not all of them: the session stays for the walk. */
+			m->hold_failed = true;
+			return;
+		}
+		pr__sym_module_hold_elf(m, elf);
+		m->a2l[m->nr_a2l++] = (struct a2l_sym){ addr, sym.st_size, shdr.sh_addr + bias,
+							shdr.sh_addr + bias + shdr.sh_size, name };
+	}
+}
+
+/*
+ * The ELF symbol addr2line (binutils) takes an address to be in: of the
+ * function and untyped symbols in the section holding it, starting at or
+ * below it, one that contains it, then the nearest, then the later in the
+ * table.  It differs from perf's pick among aliases (__memcpy_* and
+ * __memmove_* share their code).  Few addresses need it: a walk over the
+ * table is fine.
+ */
+const char *pr__sym_addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64_t *start)
+{
+	const char *best = NULL;
+	bool best_contains = false;
+
+	*start = 0;
+	pr__sym_addr2line_read(m);
+	for (size_t i = 0; i < m->nr_a2l; i++) {
+		const struct a2l_sym *a = &m->a2l[i];
+		bool contains;
+
+		if (a->addr > vaddr || vaddr < a->sec_lo || vaddr >= a->sec_hi)
+			continue;
+		contains = vaddr - a->addr < a->size;
+		if (!best || (contains && !best_contains) ||
+		    (contains == best_contains && a->addr >= *start)) {
+			best = a->name;
+			*start = a->addr;
+			best_contains = contains;
+		}
+	}
+	return best;
 }
 
 struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
@@ -195,7 +274,53 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 	}
 	s->stats.files++;
 	read_symbols(m);
+	m->opened = true;
+	/* Without inlined calls, DWARF is never read: nothing more is. */
+	if (s->use_index && s->no_inline)
+		pr__sym_module_close(m);
 	return m;
+}
+
+void pr__sym_module_hold_elf(struct sym_module *m, Elf *elf)
+{
+	Elf *held;
+
+	for (size_t i = 0; i < m->nr_elves; i++)
+		if (m->elves[i] == elf)
+			return;
+	/* A reference to the same descriptor (libelf counts them). */
+	if (m->nr_elves < PR_ARRAY_SIZE(m->elves) && (held = elf_begin(-1, ELF_C_READ_MMAP, elf)))
+		m->elves[m->nr_elves++] = held;
+	else
+		m->hold_failed = true;
+}
+
+/*
+ * libdwfl's session, libdw's DWARF state behind it (its units, abbrevs,
+ * line tables: what grows with the addresses looked up) and the sections
+ * inflated for it.  What stays: the symbol table, whose names are in the
+ * ELF files held (pr__sym_module_hold_elf()); the address index; and the
+ * symbols addr2line would pick, read before.
+ */
+void pr__sym_module_close(struct sym_module *m)
+{
+	if (!m->dwfl)
+		return;
+	if (m->has_dwarf)
+		pr__sym_addr2line_read(m);
+	/* Names in a file that could not be held would go with it. */
+	if (m->hold_failed)
+		return;
+	dwfl_end(m->dwfl);
+	m->dwfl = NULL;
+	m->mod = NULL;
+	m->dwarf = NULL;
+	for (size_t i = 0; i < m->nr_zbufs; i++)
+		free(m->zbufs[i]);
+	free(m->zbufs);
+	m->zbufs = NULL;
+	m->nr_zbufs = m->zbytes = 0;
+	pr__sym_dwarf_free_units(m);
 }
 
 void pr__sym_module_free(struct sym_module *m)
@@ -205,6 +330,8 @@ void pr__sym_module_free(struct sym_module *m)
 	pr__sym_dwarf_free(m);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
+	for (size_t i = 0; i < m->nr_elves; i++)
+		elf_end(m->elves[i]);
 	for (size_t i = 0; i < m->nr_zbufs; i++)
 		free(m->zbufs[i]);
 	free(m->zbufs);
@@ -266,7 +393,7 @@ int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t
 	size_t nr = 0;
 
 	out->module = m->origin;
-	if (!m->mod || !offset_to_vaddr(m, off, &vaddr))
+	if (!m->opened || !offset_to_vaddr(m, off, &vaddr))
 		return 0;
 	sym = pr__symtab_find(&m->syms, vaddr);
 	if (sym && (out->name = symbol_name(s, m, sym)) && out->name[0]) {

@@ -31,37 +31,82 @@
  *             DIE order, lexical blocks looked through) is decided once
  *             per range, by cutting the code at every scope boundary and
  *             walking down once per piece with the walks symdwarf.c uses.
+ *   lines     the innermost line: sorted addresses, each with a file (a
+ *             string) and line that hold up to the next (file IX_NONE:
+ *             none), as libdw's path answers (symlines.c says how).
+ *             Built only when the symbolizer shows lines (a run that
+ *             names alone does not read the units' line tables for it);
+ *             the header's IX_HAS_LINES says whether it was.
  *
- *   Later: the line table (address -> file, line, sorted by address),
- *   loaded only by formats that print lines; the ELF symbol table for
- *   files without DWARF.
  *
- * Whole-file or lazy.  This builds a file whole: every unit, every
- * function.  Measured (bench/bench-symindex, and `report -F
- * comm,tid,time,ip,sym,dso` built with -Dsymindex=true, 2026-11-27): a
- * whole build costs about twice libdw's lazy path over 2 000 random
- * addresses of the same file (libasan.so, 3.1 MB of .debug_info: 0.14-0.17
- * s against 0.06-0.09 s; lookups then cost 0.5 ms against those 60-90 ms),
- * and a one-shot report over a capture of dwarfsample itself went from
- * 0.05 to 0.17 s and 31 to 62 MB (78 % of its instructions in the build:
- * walking every function's scopes, and every unit's line-table header
- * read for call sites).  So, uncached, whole-file loses; what to do next
- * is the cache (built once per build-id, then mapped) and, for a first
- * run, a lazy grain: the unit (a segment table per unit, units found by
- * their ranges, built as an address first falls in one).
+ *   Not here: the ELF symbol table.  symtab.c's tables are already sorted
+ *   ranges -> name, read-only once built, searched without libdw, for
+ *   files with and without DWARF; their names stay in the files' string
+ *   tables, which the module holds (a libelf reference to each ELF file
+ *   they are in: mapped pages, not copies), so the libdwfl session can go
+ *   (pr__sym_module_close()).  A cache on disk would need them in this
+ *   form (a table of starts, ends and string offsets); not done yet.
  *
- * How the symbolizer switches to it.  Done, on request only
- * (pr__symbolizer_use_index(); meson -Dsymindex=true makes it the default
- * for running the suite on it): symdwarf.c builds a module's index when
- * its DWARF is first needed, drops the units' indexes it was built from,
- * and pr__sym_inline_chain() asks pr__symindex_chain(), and libdw only
- * for the innermost line until the line table is in the index.  Built
- * once per build-id and settings, then mapped from the cache (symcache.c)
- * instead.  Next: with lines in it, close the module's Dwfl after the
- * build (symfile.c keeps the ELF symbols, symtab.c; a file without DWARF
- * gets an index of its symbols).  tests/test-symindex.c holds the index to libdw's
- * answers at every address of the files it builds, directly and
- * through the symbolizer.
+ * Whole-file or lazy: whole, and not the default path yet.  Measured
+ * 2026-11-27 on the 2-core machine, busy (load 5-9: best of runs;
+ * bench/bench-symindex, and `DS_SYMINDEX=0|1 dwarfsample report -F ...`,
+ * user CPU and max RSS by /usr/bin/time):
+ *
+ *   build and naming, per file        whole  libdw lazy  per-unit walks
+ *   libperfreader.so, 200 addresses   0.09 s   0.03 s      0.03-0.05 s
+ *     (74 of 112 units)   2 000       0.07-0.13 0.05-0.07  0.04-0.06
+ *   libasan.so (3.1 MB .debug_info)   0.25-0.28 0.09 s     0.12-0.13 s
+ *     (38 of 84 units)    2 000       0.21-0.23 0.11-0.13  0.13 s
+ *   report over a capture of dwarfsample (2 332 samples): names 0.01-0.03
+ *   s / 31.5 MB on libdw's path, 0.10-0.13 s / 60 MB on the index's;
+ *   with srcline 0.02-0.03 s / 35.5 MB against 0.14 s / 67.4 MB.  Over
+ *   the cc1 capture (27 230 samples; cc1 itself has no DWARF here, libc
+ *   and ld.so do): names 0.09-0.16 s / 61.5 MB against 0.17-0.21 s / 78-82
+ *   MB; with srcline 0.14-0.16 s / 64 MB against 0.24-0.28 s / 86-90 MB.
+ *   Both paths' output identical, byte for byte, in all four.
+ *
+ * "Per-unit walks" is the lazy grain estimated, not built: the walks a
+ * build per compilation unit would make for the units the addresses fall
+ * in (every function's scopes, names and call sites, the unit's line
+ * table; bench-symindex's last columns).  It costs about what libdw's lazy
+ * path does and half the whole build, because the addresses of even a
+ * short profile fall in most units (74 of 112, 38 of 84 at 200).  So a
+ * lazy index would at best tie libdw's path in an uncached one-shot run,
+ * and it would keep libdw open until every unit is built, which is what
+ * an agent cannot afford, and it could not be written whole to the cache.
+ * Chosen: the whole-file build, paid once per build-id when the cache
+ * (symcache.c, another branch) keeps it; until then a one-shot run is
+ * cheaper on libdw's path, which therefore stays the default
+ * (-Dsymindex=false).
+ *
+ * Memory.  Closing the session (below) frees libdw's per-unit state: in
+ * bench-symindex -r 7 (every 7th byte of the code named), 1-2 MB of
+ * anonymous memory per file (libperfreader.so: 17.2 -> 14.9 MB resident
+ * anonymous after 62 294 addresses).  Most of what naming many addresses
+ * keeps is the symbolizer's own (each resolved frame, its chain and
+ * names), not libdw's; the peak of a one-shot run is the build's.
+ *
+ * How the symbolizer switches to it.  On request only
+ * (pr__symbolizer_use_index(); meson -Dsymindex=true makes it the
+ * default, DS_SYMINDEX=0/1 overrides either): symdwarf.c builds a
+ * module's index when its DWARF is first needed, with the line table when
+ * the symbolizer shows lines, drops the units' indexes it was built from,
+ * and then closes the module's libdwfl session (libdw only to build):
+ * pr__sym_inline_chain() asks pr__symindex_chain() and
+ * pr__symindex_line(); code no DWARF function covers is named from
+ * addr2line's pick among the ELF symbols, read into a table before the
+ * session goes.  A file without DWARF has its session closed as soon as
+ * that is known; one named without inlined calls, once its symbols are
+ * read.  tests/test-symindex.c holds the index to libdw's answers at
+ * every address of the files it builds, lines included, directly and
+ * through the symbolizer, and checks the session closed.
+ *
+ * On disk.  Built once per build-id and settings, then mapped from the
+ * cache (symcache.c; the file's format, symindex_file.c) instead: the
+ * tables below are written as they are, the line table only when it was
+ * built, and every entry is checked when the file is read back
+ * (pr__symindex_adopt()).  An index without lines does not serve a run
+ * that shows them: it is built again, with them, and replaces the file.
  */
 #include <dwarf.h>
 #include <errno.h>
@@ -73,12 +118,17 @@
 #include "symbols/symindex.h"
 
 #define IX_MAGIC "DSIX"
-#define IX_VERSION 1
+#define IX_VERSION 2
 #define IX_NONE UINT32_MAX
 
 enum {
 	IX_INLINED = 1,              /* an inlined call */
 	IX_RENAMABLE = 2,            /* a top whose name the symbol's may replace */
+};
+
+/* ix_header.flags */
+enum {
+	IX_HAS_LINES = 1,            /* the line table was built (it may be empty) */
 };
 
 struct ix_header {
@@ -89,6 +139,8 @@ struct ix_header {
 	uint32_t nr_nodes;
 	uint64_t nr_segs, strs_len;
 	uint64_t checksum;
+	uint64_t nr_lines;
+	uint32_t flags, pad;
 };
 
 struct ix_node {
@@ -104,6 +156,13 @@ struct ix_seg {
 	uint32_t len, node;
 };
 
+/* From `lo` up to the next entry's, the innermost line (file IX_NONE:
+ * none). */
+struct ix_line {
+	uint64_t lo;
+	uint32_t file, line;
+};
+
 struct pr__symindex {
 	struct ix_header h;
 	char *strs;
@@ -114,6 +173,7 @@ struct pr__symindex {
 	bool read;
 	void *map;
 	size_t map_len;
+	struct ix_line *lines;
 };
 
 /* ---- building ---- */
@@ -150,6 +210,8 @@ struct build {
 	char *strs;
 	size_t strs_len, cap_strs;
 	struct pr_hashmap by_str;    /* an arena string's address -> offset + 1 */
+	struct ix_line *lines;
+	size_t nr_lines;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -427,6 +489,33 @@ static int index_piece(struct build *b, const struct owned *o)
 	return err;
 }
 
+/* The line table, its file names among the strings: sym_line, the
+ * larger, is converted in place (entry i read before it is written,
+ * which touches no later one), then the array shrunk. */
+static int read_lines(struct build *b)
+{
+	struct sym_line *v;
+	size_t nr;
+	int err = pr__sym_lines_read(b->m, &v, &nr);
+
+	_Static_assert(sizeof(struct sym_line) >= sizeof(struct ix_line), "converted in place");
+	if (err)
+		return err;
+	b->lines = (struct ix_line *)v;
+	b->nr_lines = nr;
+	for (size_t i = 0; i < nr; i++) {
+		struct sym_line l = v[i];
+		uint32_t file = str_of(b, l.file);
+
+		if (file == IX_NONE - 1)
+			return -ENOMEM;
+		b->lines[i] = (struct ix_line){ l.lo, file, l.line };
+	}
+	if (nr && (v = realloc(b->lines, nr * sizeof(*b->lines))))
+		b->lines = (struct ix_line *)v;
+	return 0;
+}
+
 static int by_seg_lo(const void *a, const void *b)
 {
 	const struct ix_seg *x = a, *y = b;
@@ -441,6 +530,7 @@ static void build_free(struct build *b)
 	free(b->ids);
 	free(b->segs);
 	free(b->strs);
+	free(b->lines);
 	pr__hashmap_free(&b->by_die);
 	pr__hashmap_free(&b->by_str);
 }
@@ -463,6 +553,8 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 	for (size_t i = 0; !err && i < nr_own; i++)
 		err = index_piece(&b, &own[i]);
 	free(own);
+	if (!err && !s->no_lines)
+		err = read_lines(&b);
 	if (err || !(ix = calloc(1, sizeof(*ix))))
 		goto fail;
 	/* Sorted, and neighbours with the same node made one. */
@@ -486,16 +578,22 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 	ix->h.nr_nodes = (uint32_t)b.nr_nodes;
 	ix->h.nr_segs = k;
 	ix->h.strs_len = b.strs_len;
+	ix->h.nr_lines = b.nr_lines;
+	ix->h.flags = s->no_lines ? 0 : IX_HAS_LINES;
 	ix->strs = b.strs;
 	ix->nodes = b.nodes;
 	ix->segs = b.segs;
+	ix->lines = b.lines;
 	ix->h.checksum = pr__hash_bytes(pr__hash_bytes(pr__hash_bytes(PR_HASH_INIT, ix->strs,
 									b.strs_len),
 						       ix->nodes, b.nr_nodes * sizeof(*ix->nodes)),
 					ix->segs, k * sizeof(*ix->segs));
+	ix->h.checksum = pr__hash_bytes(ix->h.checksum, ix->lines,
+					b.nr_lines * sizeof(*ix->lines));
 	b.strs = NULL;
 	b.nodes = NULL;
 	b.segs = NULL;
+	b.lines = NULL;
 	build_free(&b);
 	return ix;
 fail:
@@ -518,13 +616,14 @@ void pr__symindex_free(struct pr__symindex *ix)
 	free(ix->strs);
 	free(ix->nodes);
 	free(ix->segs);
+	free(ix->lines);
 	free(ix);
 }
 
 size_t pr__symindex_bytes(const struct pr__symindex *ix)
 {
 	return sizeof(*ix) + ix->h.strs_len + ix->h.nr_nodes * sizeof(*ix->nodes) +
-	       ix->h.nr_segs * sizeof(*ix->segs);
+	       ix->h.nr_segs * sizeof(*ix->segs) + ix->h.nr_lines * sizeof(*ix->lines);
 }
 
 /* ---- as a file's tables (symindex_file.c) ---- */
@@ -539,7 +638,10 @@ size_t pr__symindex_tables(const struct pr__symindex *ix, struct pr__ix_table *t
 	t[0] = (struct pr__ix_table){ PR_IX_STRINGS, 1, ix->h.strs_len, ix->strs };
 	t[1] = (struct pr__ix_table){ PR_IX_NODES, sizeof(*ix->nodes), ix->h.nr_nodes, ix->nodes };
 	t[2] = (struct pr__ix_table){ PR_IX_SEGMENTS, sizeof(*ix->segs), ix->h.nr_segs, ix->segs };
-	return 3;
+	if (!pr__symindex_has_lines(ix))
+		return 3;
+	t[3] = (struct pr__ix_table){ PR_IX_LINES, sizeof(*ix->lines), ix->h.nr_lines, ix->lines };
+	return 4;
 }
 
 /* A string offset of an entry: none, or inside the table (whose last
@@ -578,6 +680,14 @@ static bool tables_sound(const struct pr__symindex *ix, const char **why)
 			return false;
 		}
 	}
+	for (uint64_t i = 0; i < ix->h.nr_lines; i++) {
+		const struct ix_line *l = &ix->lines[i];
+
+		if (!str_ok(ix, l->file) || (i && l->lo < ix->lines[i - 1].lo)) {
+			*why = "its lines are not in address order, or name no file of its strings";
+			return false;
+		}
+	}
 	return true;
 }
 
@@ -585,14 +695,15 @@ struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr,
 					size_t map_len, const char **why)
 {
 	struct pr__symindex *ix = calloc(1, sizeof(*ix));
-	bool seen[PR_IX_SEGMENTS + 1] = { false };
+	bool seen[PR_IX_LINES + 1] = { false };
 
 	if (!ix)
 		return NULL;
 	ix->read = true;
 	for (size_t i = 0; i < nr; i++) {
 		size_t want = t[i].kind == PR_IX_STRINGS ? 1 : t[i].kind == PR_IX_NODES ?
-			      sizeof(*ix->nodes) : t[i].kind == PR_IX_SEGMENTS ? sizeof(*ix->segs) : 0;
+			      sizeof(*ix->nodes) : t[i].kind == PR_IX_SEGMENTS ? sizeof(*ix->segs) :
+			      t[i].kind == PR_IX_LINES ? sizeof(*ix->lines) : 0;
 
 		if (!want || seen[t[i].kind] || t[i].entry_size != want) {
 			*why = "a table of a kind or size this version does not read";
@@ -609,9 +720,13 @@ struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr,
 			}
 			ix->nodes = (struct ix_node *)t[i].base;
 			ix->h.nr_nodes = (uint32_t)t[i].count;
-		} else {
+		} else if (t[i].kind == PR_IX_SEGMENTS) {
 			ix->segs = (struct ix_seg *)t[i].base;
 			ix->h.nr_segs = t[i].count;
+		} else {
+			ix->lines = (struct ix_line *)t[i].base;
+			ix->h.nr_lines = t[i].count;
+			ix->h.flags |= IX_HAS_LINES;
 		}
 	}
 	if (!seen[PR_IX_STRINGS] || !seen[PR_IX_NODES] || !seen[PR_IX_SEGMENTS]) {
@@ -663,4 +778,23 @@ size_t pr__symindex_chain(const struct pr__symindex *ix, uint64_t pc, bool no_li
 		}
 	}
 	return nr;
+}
+
+bool pr__symindex_line(const struct pr__symindex *ix, uint64_t pc, const char **file,
+		       uint32_t *line)
+{
+	size_t i = pr__upper_bound(ix->lines, ix->h.nr_lines, sizeof(*ix->lines), pc);
+
+	*file = NULL;
+	*line = 0;
+	if (!pr__symindex_has_lines(ix))
+		return false;
+	if (i && (*file = str_at(ix, ix->lines[i - 1].file)))
+		*line = ix->lines[i - 1].line;
+	return true;
+}
+
+bool pr__symindex_has_lines(const struct pr__symindex *ix)
+{
+	return ix->h.flags & IX_HAS_LINES;
 }

@@ -41,6 +41,17 @@ size_t pr__symindex_bytes(const struct pr__symindex *ix);
 size_t pr__symindex_chain(const struct pr__symindex *ix, uint64_t pc, bool no_lines,
 			  const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs);
 
+/* Whether it holds the line table (pr__symindex_line() answers). */
+bool pr__symindex_has_lines(const struct pr__symindex *ix);
+/*
+ * The innermost line at DWARF address `pc`, as libdw's path finds it, in
+ * *file (pointing into the index; NULL: none) and *line (0: none).  false
+ * when the index was built without its line table (the symbolizer that
+ * built it was told no lines were shown).  Lock-free.
+ */
+bool pr__symindex_line(const struct pr__symindex *ix, uint64_t pc, const char **file,
+		       uint32_t *line);
+
 /*
  * The index as tables, for its file (symindex_file.c): each kind at most
  * once, `count` entries of `entry_size` bytes at `base` (the strings: one
@@ -51,6 +62,7 @@ enum {
 	PR_IX_STRINGS = 1,
 	PR_IX_NODES = 2,
 	PR_IX_SEGMENTS = 3,
+	PR_IX_LINES = 4,            /* only when the line table was built */
 	PR_IX_MAX_TABLES = 8,
 };
 

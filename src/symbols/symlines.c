@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The address index's line table (symindex.c): the innermost source line
+ * at every address of a file's code, as libdw's path answers it, read
+ * from the units' line tables once.
+ *
+ * libdw's path asks libdwfl for the unit holding an address, then that
+ * unit's line table for the last row at or below it (none when that row
+ * ends a sequence).  libdwfl's unit is the .debug_aranges entry starting
+ * last at or below the address, whose unit it keeps up to the next entry's
+ * start (the gaps between entries belong to the one before) and, for the
+ * last entry, up to and including its end.  Where that finds none, or
+ * its unit cannot be read, symdwarf.c looks at the units' own ranges
+ * (cu_by_ranges(): clang writes no .debug_aranges).  So the answer
+ * changes only where an entry, a range or a row starts: the table holds
+ * one row per change, each until the next.
+ */
+#include <dwarf.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "symbols/symdwarf.h"
+
+struct lines {
+	struct sym_line *v;
+	size_t nr, cap;
+};
+
+/* From `lo` on, `file` at `line` (file NULL: no line). */
+static int add(struct lines *t, uint64_t lo, const char *file, uint32_t line)
+{
+	struct sym_line *p = t->nr ? &t->v[t->nr - 1] : NULL;
+
+	/* Pieces come in address order: a later one at the same address
+	 * replaces the end an earlier one left there. */
+	if (p && p->lo == lo) {
+		t->nr--;
+		p = t->nr ? &t->v[t->nr - 1] : NULL;
+	}
+	if (p && p->file == file && p->line == line)
+		return 0;
+	if (PR_ARRAY_RESERVE(t->v, t->cap, t->nr + 1))
+		return -ENOMEM;
+	t->v[t->nr++] = (struct sym_line){ lo, file, line };
+	return 0;
+}
+
+/* The answer at row `r` of `lines`: its line, none at the end of a
+ * sequence. */
+static int add_row(struct sym_module *m, struct lines *t, uint64_t lo, Dwarf_Line *row)
+{
+	bool end = false;
+	int lineno = 0;
+	const char *file;
+
+	if (!row || dwarf_lineendsequence(row, &end) || end ||
+	    !(file = dwarf_linesrc(row, NULL, NULL)))
+		return add(t, lo, NULL, 0);
+	dwarf_lineno(row, &lineno);
+	if (!(file = pr__sym_intern_file(m, file)))
+		return -ENOMEM;
+	return add(t, lo, file, (uint32_t)lineno);
+}
+
+/* Addresses [lo, hi) in unit `cu` (NULL: none), then no line from hi. */
+static int add_piece(struct sym_module *m, struct lines *t, uint64_t lo, uint64_t hi,
+		     Dwarf_Die *cu)
+{
+	Dwarf_Lines *lines;
+	size_t nr = 0, i;
+	Dwarf_Addr at;
+	int err;
+
+	if (lo >= hi)
+		return 0;
+	if (cu && dwarf_getsrclines(cu, &lines, &nr))
+		nr = 0;
+	/* The last row at or below lo (rows at one address: the last). */
+	for (i = 0; i < nr; i++) {
+		Dwarf_Line *row = dwarf_onesrcline(lines, i);
+
+		if (!row || dwarf_lineaddr(row, &at) || at > lo)
+			break;
+	}
+	err = add_row(m, t, lo, i ? dwarf_onesrcline(lines, i - 1) : NULL);
+	for (; !err && i < nr; i++) {
+		Dwarf_Line *row = dwarf_onesrcline(lines, i);
+
+		if (!row || dwarf_lineaddr(row, &at) || at >= hi)
+			break;
+		/* Only the last row at an address counts. */
+		if (i + 1 < nr) {
+			Dwarf_Addr next;
+			Dwarf_Line *n = dwarf_onesrcline(lines, i + 1);
+
+			if (n && !dwarf_lineaddr(n, &next) && next == at)
+				continue;
+		}
+		err = add_row(m, t, at, row);
+	}
+	return err ? err : add(t, hi, NULL, 0);
+}
+
+/* The units' own ranges (cu_by_ranges()) over [lo, hi): each range
+ * holds from its start up to the next one's (they are sorted). */
+static int add_by_ranges(struct sym_module *m, struct lines *t, uint64_t lo, uint64_t hi)
+{
+	size_t nr;
+	const struct cu_span *sp = pr__sym_cu_spans(m, &nr);
+	int err = 0;
+
+	for (size_t i = 0; !err && i < nr; i++) {
+		uint64_t a = sp[i].lo, b = sp[i].hi;
+		Dwarf_Die cu;
+
+		if (i + 1 < nr && sp[i + 1].lo < b)
+			b = sp[i + 1].lo;
+		a = a > lo ? a : lo;
+		b = b < hi ? b : hi;
+		if (a < b && dwarf_offdie(m->dwarf, sp[i].die, &cu))
+			err = add_piece(m, t, a, b, &cu);
+	}
+	return err;
+}
+
+int pr__sym_lines_read(struct sym_module *m, struct sym_line **out, size_t *nr_out)
+{
+	struct lines t = { 0 };
+	Dwarf_Aranges *ar;
+	size_t nr = 0;
+	uint64_t from = 0;           /* what the aranges left to the units' ranges */
+	int err = 0;
+
+	if (dwarf_getaranges(m->dwarf, &ar, &nr))
+		nr = 0;
+	for (size_t i = 0; !err && i < nr; i++) {
+		Dwarf_Addr lo, hi, next;
+		Dwarf_Word len;
+		Dwarf_Off off;
+		Dwarf_Die cu;
+
+		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &lo, &len, &off))
+			continue;
+		if (i + 1 < nr && !dwarf_getarangeinfo(dwarf_onearange(ar, i + 1), &next, NULL,
+							NULL))
+			hi = next;
+		else
+			hi = lo + len + 1 > lo ? lo + len + 1 : UINT64_MAX;
+		if (!dwarf_offdie(m->dwarf, off, &cu))
+			continue;
+		if (lo > from)
+			err = add_by_ranges(m, &t, from, lo);
+		if (!err)
+			err = add_piece(m, &t, lo, hi, &cu);
+		from = hi > from ? hi : from;
+	}
+	if (!err)
+		err = add_by_ranges(m, &t, from, UINT64_MAX);
+	if (err) {
+		free(t.v);
+		return err;
+	}
+	*out = t.v;
+	*nr_out = t.nr;
+	return 0;
+}
