@@ -140,7 +140,7 @@ if command -v rustc >/dev/null; then
 		kinds="$kinds rust"
 fi
 if command -v go >/dev/null; then
-	(cd "$tmp/src" && GOFLAGS= GOCACHE="$tmp/gocache" go build -ldflags=-B=gobuildid \
+	(cd "$tmp/src" && GOFLAGS= GOCACHE="$tmp/gocache" go build -ldflags=-B=0x5eed0000000000000000000000000000000000 \
 		-o "$tmp/bin/go" w.go 2>/dev/null) && kinds="$kinds go"
 fi
 
