@@ -118,6 +118,14 @@ struct pr_cache_opts {
 	 * a trim also forgets the processes that no longer exist, whose EXIT
 	 * record never reached the model (lost when a ring overflowed). */
 	bool check_processes;
+	/* A file held this long (event clock, ns, from the trim that first
+	 * counted it) is let go at a trim, with all that was built from it,
+	 * and read again when next sampled: libdw's state behind a file's
+	 * DWARF grows with the addresses looked up in it and is given back
+	 * only when the file is closed, so the files a host keeps sampling
+	 * (its libc, its interpreters) would grow for as long as it runs.
+	 * 0: never. */
+	uint64_t max_age_ns;
 };
 
 /* Set (or change) the bounds, as pr_model_opts.cache sets them first; NULL
@@ -162,6 +170,9 @@ struct pr_cache_stats {
 	 * regular file) inside their roots: their frames stay unnamed, since
 	 * the host's file at the same path is another file. */
 	uint64_t files_foreign_missing;
+	/* Let go for their age (pr_cache_opts.max_age_ns), to be read anew. */
+	uint64_t files_renewed;
+	uint64_t procs;            /* processes the model holds */
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL. */

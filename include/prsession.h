@@ -242,6 +242,9 @@ struct pr_session_stats {
 	 * frame-pointer walk (PR_FRAME_CHAIN); joined from an earlier stack
 	 * of the thread (PR_FRAME_JOINED). */
 	uint64_t frames_dwarf, frames_chain, frames_joined;
+	/* As last trimmed: DSOs and processes the models hold, and the files
+	 * let go for their age (pr_cache_stats). */
+	uint64_t cache_dsos, cache_procs, cache_renewed;
 };
 PR_API int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st);
 

@@ -156,6 +156,59 @@ START_TEST(many_files_cycle_through_a_small_budget_and_stay_named)
 }
 END_TEST
 
+/*
+ * A file sampled all the time is still let go once it has been held for
+ * max_age_ns, with what was built from it (libdw's state with it), and is
+ * read anew at its next sample, named as before; the processes the model
+ * holds are counted.
+ */
+START_TEST(a_file_held_past_its_age_is_read_anew_and_named_the_same)
+{
+	struct pr_model *self = self_model(), *m = pr_model_new(NULL);
+	struct pr_frame f = outer_frame(self);
+	const struct pr_map *map = pr__model_find(self, (uint32_t)getpid(), f.ip);
+	struct pr_record r = mmap2(4200000, map->start, map->end - map->start, map->pgoff,
+				   "/proc/self/exe");
+	PR_OPTS(pr_cache_opts, co, .max_age_ns = 5 * SECOND, .grace_ns = 60 * SECOND);
+	PR_OPTS(pr_symbolizer_stats, ss);
+	PR_OPTS(pr_cache_stats, cs);
+	struct pr_symbolizer *s;
+	/* A trim after each: the file is first counted at 1 s, and again
+	 * at 9 s, the trim after it was read anew. */
+	static const uint64_t at[] = { 1, 3, 5, 7, 9, 14 };
+	static const uint64_t renewed[] = { 0, 0, 0, 1, 1, 2 };
+
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pr_model_set_cache(m, &co), 0);
+	ck_assert_int_eq(pr_model_apply(m, &r), 0);
+	s = offline_symbolizer(m);
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		struct pr_frame g = f;
+		struct pr_symbol sym;
+
+		g.dso = pr__model_find(m, 4200000, g.ip)->dso;
+		((struct pr_dso *)g.dso)->sampled = true;
+		ck_assert_int_eq(pr_symbolizer_symbolize(s, 4200000, &g, &sym), 0);
+		ck_assert_msg(sym.name && !strcmp(sym.name, "ds_sym_outer"), "trim %zu: %s", i,
+			      sym.name ? sym.name : "(none)");
+		ck_assert_int_eq(pr_model_trim(m, at[i] * SECOND), 0);
+		ck_assert_int_eq(pr_model_cache_stats(m, &cs), 0);
+		ck_assert_msg(cs.files_renewed == renewed[i], "trim %zu at %llu s: %llu renewed", i,
+			      (unsigned long long)at[i], (unsigned long long)cs.files_renewed);
+		ck_assert_uint_eq(cs.files, renewed[i] == (i ? renewed[i - 1] : 0));
+		ck_assert_uint_eq(cs.files_evicted, 0);
+		ck_assert_uint_eq(cs.procs, 1);
+	}
+	/* Read twice: at first and after the trim of 7 s (the one of 14 s
+	 * let it go again). */
+	ck_assert_int_eq(pr_symbolizer_stats(s, &ss), 0);
+	ck_assert_uint_eq(ss.files, 2);
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+	pr_model_free(self);
+}
+END_TEST
+
 /* A process's perf map is read while it runs, and dropped with its
  * results at the first trim after it exits. */
 START_TEST(the_perf_map_of_a_process_that_exited_is_dropped)
@@ -227,6 +280,7 @@ TCase *symbolize_trim_tests(void)
 
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, many_files_cycle_through_a_small_budget_and_stay_named);
+	tcase_add_test(tc, a_file_held_past_its_age_is_read_anew_and_named_the_same);
 	tcase_add_test(tc, the_perf_map_of_a_process_that_exited_is_dropped);
 	tcase_add_test(tc, a_process_whose_exit_was_lost_is_forgotten);
 	return tc;

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -403,6 +404,16 @@ static bool file_stays(uint64_t key, void *value, void *arg)
 {
 	(void)key, (void)arg;
 	return !((struct pr_elf *)value)->going;
+}
+
+void pr__elfcache_release_pages(struct pr_elfcache *c)
+{
+	for (size_t i = 0; i < c->nr_elves; i++) {
+		const struct pr_elf *e = c->elves[i];
+
+		if (e->owns_mapping && e->size)
+			madvise((void *)e->data, e->size, MADV_DONTNEED);
+	}
 }
 
 void pr__elfcache_drop(struct pr_elfcache *c)

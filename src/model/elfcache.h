@@ -59,6 +59,7 @@ struct pr_elf {
 
 	bool is_debug;               /* a debug file, kept with the file it serves */
 	bool going;                  /* evicted by the trim under way (trim.c) */
+	uint64_t held_since;         /* the time of the trim that first counted it */
 	bool debug_tried;            /* pr__elfcache_debug() looked already */
 	struct pr_elf *debug;        /* ... and found this */
 };
@@ -148,6 +149,11 @@ void pr__elfcache_each(struct pr_elfcache *c,
  * marked `going` with their debug files: a DSO that had one of them looks
  * again when next asked. */
 void pr__elfcache_drop(struct pr_elfcache *c);
+/* Unmap the pages of the files mapped (read-only, never written) from
+ * this process: they stay in the page cache, and a later read faults them
+ * back in without I/O.  So the files count in the resident size for what
+ * was read since, not for all that was ever read. */
+void pr__elfcache_release_pages(struct pr_elfcache *c);
 
 /* ---- debuginfod.c ---- */
 

@@ -130,7 +130,7 @@ struct pr_model {
 
 	/* Bounds (trim.c). */
 	struct pr_model_user *users;
-	uint64_t max_bytes, grace_ns;
+	uint64_t max_bytes, grace_ns, max_age_ns;
 	bool check_processes;
 	uint64_t epoch;               /* trims so far */
 	struct pr_cache_stats cache;

@@ -7,14 +7,20 @@
  *   1. DSOs that no process has mapped for the grace period are forgotten
  *      (a process that exited leaves its files unmapped);
  *   2. files that no remaining DSO reaches go with them;
- *   3. while the rest weigh more than the limit, the files sampled least
+ *   3. files held longer than the maximum age go, to be read anew (libdw
+ *      gives back what it allocated behind a file only when the file is
+ *      closed, and that grows with every new address looked up);
+ *   4. while the rest weigh more than the limit, the files sampled least
  *      recently go: recency is counted in trims, from the flag the
  *      unwinder sets on a DSO when a frame lands in it (one store per
  *      frame, no clock).
  *
  * The users (unwinders, symbolizers) are told once, with everything that
  * goes marked, and then it is freed: a file evicted but still mapped is
- * found again at its next sample.
+ * found again at its next sample.  The pages of the files kept are then
+ * unmapped (they stay in the page cache): a file read once in full (its
+ * symbol table, a DWARF index built) would otherwise stay in the resident
+ * size for as long as it is held.
  */
 #include <errno.h>
 #include <signal.h>
@@ -45,6 +51,7 @@ int pr_model_set_cache(struct pr_model *m, const struct pr_cache_opts *opts)
 	m->max_bytes = PR_OPTS_GET(opts, max_bytes, 0);
 	m->grace_ns = PR_OPTS_GET(opts, grace_ns, 0);
 	m->check_processes = PR_OPTS_GET(opts, check_processes, false);
+	m->max_age_ns = PR_OPTS_GET(opts, max_age_ns, 0);
 	return 0;
 }
 
@@ -56,6 +63,7 @@ int pr_model_cache_stats(const struct pr_model *m, struct pr_cache_stats *st)
 		return -EINVAL;
 	now = m->cache;
 	now.files_foreign_missing = pr__elfcache_foreign_missing(m->elves);
+	now.procs = m->procs.n;
 	return pr__stats_copy(st, &now, sizeof(*st));
 }
 
@@ -257,13 +265,22 @@ int pr_model_trim(struct pr_model *m, uint64_t time)
 		pr__hashmap_free(&c.index);
 		return -ENOMEM;
 	}
-	/* Steps 2 and 3. */
+	/* Steps 2 to 4. */
 	for (i = 0; i < c.nr; i++) {
-		c.v[i].bytes = weigh(m, c.v[i].e);
+		struct pr_elf *e = c.v[i].e;
+
+		if (!e->held_since)
+			e->held_since = time ? time : 1;
+		if (c.v[i].reached && m->max_age_ns && time > e->held_since &&
+		    time - e->held_since >= m->max_age_ns) {
+			c.v[i].reached = false;
+			m->cache.files_renewed++;
+		}
+		c.v[i].bytes = weigh(m, e);
 		if (c.v[i].reached)
 			total += c.v[i].bytes;
 		else
-			c.v[i].e->going = true;
+			e->going = true;
 	}
 	if (m->max_bytes && total > m->max_bytes) {
 		qsort(c.v, c.nr, sizeof(*c.v), by_age);
@@ -284,8 +301,10 @@ int pr_model_trim(struct pr_model *m, uint64_t time)
 		m->cache.files += c.v[i].reached && !c.v[i].e->going;
 	for (struct pr_model_user *u = m->users; u; u = u->next)
 		u->trim(u->arg);
-	if (m->elves)
+	if (m->elves) {
 		pr__elfcache_drop(m->elves);
+		pr__elfcache_release_pages(m->elves);
+	}
 	free_dsos(m);
 
 	m->cache.trims++;

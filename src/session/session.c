@@ -37,7 +37,7 @@ struct shard {
 	_Atomic uint64_t frames_dwarf, frames_chain, frames_joined;
 	_Atomic uint64_t first_time, last_time, end_time;
 	_Atomic uint64_t cache_files, cache_bytes, cache_evicted, cache_evicted_hot;
-	_Atomic uint64_t cache_foreign_missing;
+	_Atomic uint64_t cache_foreign_missing, cache_dsos, cache_procs, cache_renewed;
 };
 
 struct pr_session {
@@ -143,6 +143,9 @@ static void trim(struct shard *sh, uint64_t time)
 	atomic_store(&sh->cache_evicted, cs.files_evicted);
 	atomic_store(&sh->cache_evicted_hot, cs.files_evicted_hot);
 	atomic_store(&sh->cache_foreign_missing, cs.files_foreign_missing);
+	atomic_store(&sh->cache_dsos, cs.dsos);
+	atomic_store(&sh->cache_procs, cs.procs);
+	atomic_store(&sh->cache_renewed, cs.files_renewed);
 }
 
 
@@ -675,6 +678,9 @@ int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st)
 	c.cache_evicted = SUM(s, cache_evicted);
 	c.cache_evicted_hot = SUM(s, cache_evicted_hot);
 	c.cache_foreign_missing = SUM(s, cache_foreign_missing);
+	c.cache_dsos = SUM(s, cache_dsos);
+	c.cache_procs = SUM(s, cache_procs);
+	c.cache_renewed = SUM(s, cache_renewed);
 	c.frames_dwarf = SUM(s, frames_dwarf);
 	c.frames_chain = SUM(s, frames_chain);
 	c.frames_joined = SUM(s, frames_joined);
