@@ -208,21 +208,41 @@ jobs_agree_all() {
 # to the plain build's check is the sanitizers' eye on the workers and the
 # merge, on every kind of capture (the plain build compared the profiles).
 # The replay must write its profile (exit 0, or 3 for a damaged file that
-# a test made on purpose) and the sanitizers must say nothing.
+# a test made on purpose) and the sanitizers must say nothing.  Three
+# captures at a time: a replay under the sanitizers leaves much of the
+# two CPUs idle (they read files and sample nothing).
 jobs_clean_all() {
-	jc_n=0 jc_bad=0
+	jc_n=0 jc_bad=0 jc_pids=
 	for jc_f in $(jobs_captures); do
 		jc_n=$((jc_n + 1))
-		"$jobs_ds" report --jobs 3 --thread-roots --annotate -f folded -i "$jc_f" -o /dev/null \
-			2>"$tmp/.jobs-err"
-		jc_rc=$?
-		if [ $jc_rc -ne 0 ] && [ $jc_rc -ne 3 ] ||
-			grep -q "Sanitizer\|runtime error:" "$tmp/.jobs-err"; then
-			echo "not ok - $jc_f: report --jobs 3 failed under the sanitizers (exit $jc_rc)"
-			tail -20 "$tmp/.jobs-err"
+		echo "$jc_f" >"$tmp/.jobs-file-$jc_n"
+		{
+			"$jobs_ds" report --jobs 3 --thread-roots --annotate -f folded -i "$jc_f" \
+				-o /dev/null 2>"$tmp/.jobs-err-$jc_n"
+			echo $? >"$tmp/.jobs-rc-$jc_n"
+		} &
+		jc_pids="$jc_pids $!"
+		if [ $((jc_n % 3)) -eq 0 ]; then
+			# shellcheck disable=SC2086 # one pid a word
+			wait $jc_pids
+			jc_pids=
+		fi
+	done
+	# shellcheck disable=SC2086 # one pid a word (the test's own are not waited for)
+	[ -z "$jc_pids" ] || wait $jc_pids
+	jc_i=0
+	while [ $jc_i -lt $jc_n ]; do
+		jc_i=$((jc_i + 1))
+		jc_rc=$(cat "$tmp/.jobs-rc-$jc_i")
+		if [ "$jc_rc" -ne 0 ] && [ "$jc_rc" -ne 3 ] ||
+			grep -q "Sanitizer\|runtime error:" "$tmp/.jobs-err-$jc_i"; then
+			echo "not ok - $(cat "$tmp/.jobs-file-$jc_i"): report --jobs 3 failed under the" \
+				"sanitizers (exit $jc_rc)"
+			tail -20 "$tmp/.jobs-err-$jc_i"
 			jc_bad=1
 		fi
 	done
+	rm -f "$tmp"/.jobs-*
 	[ $jc_n -gt 0 ] && [ $jc_bad -eq 0 ] &&
 		echo "ok - the $jc_n captures made here: 3 workers replay them cleanly under the sanitizers"
 	return $jc_bad
