@@ -143,17 +143,19 @@ build_fp_workload() {
 
 # The profile of capture FILE in FORMAT (with FLAGS) as report writes it
 # with `--jobs N` (0: without), its lines sorted, and report's exit
-# status last: the workers' shares merge in their own order.
-jobs_profile() { # file, n, format, flags...
-	jp_file=$1 jp_n=$2 jp_fmt=$3
-	shift 3
-	set -- "$@" -f "$jp_fmt" -i "$jp_file" -o "$tmp/.jobs-out"
+# status last, into OUT: the workers' shares merge in their own order.
+jobs_profile() { # out, file, n, format, flags...
+	jp_out=$1 jp_file=$2 jp_n=$3 jp_fmt=$4
+	shift 4
+	set -- "$@" -f "$jp_fmt" -i "$jp_file" -o "$jp_out.raw"
 	[ "$jp_n" -gt 0 ] && set -- --jobs "$jp_n" "$@"
 	"$jobs_ds" report "$@" 2>/dev/null
 	jp_rc=$?
-	sort "$tmp/.jobs-out" 2>/dev/null
-	rm -f "$tmp/.jobs-out"
-	echo "exit $jp_rc"
+	{
+		sort "$jp_out.raw" 2>/dev/null
+		echo "exit $jp_rc"
+	} >"$jp_out"
+	rm -f "$jp_out.raw"
 }
 
 # The captures the test made: perf.data files, ours or perf's, under $tmp.
@@ -166,26 +168,36 @@ jobs_captures() {
 # Every capture the test made, replayed by 2 and 3 workers (samples
 # shared out by thread, the profiles merged), must give, after sorting,
 # the very profile one worker gives: folded per thread with annotations,
-# and the flame graph.  The plain build checks it (leave_tmp).
+# and the flame graph.  The plain build checks it (leave_tmp).  A
+# capture's six replays run at once: they read files and sample nothing,
+# and one worker's replay alone leaves a CPU idle.
 jobs_agree_all() {
 	ja_n=0 ja_bad=0
 	for ja_f in $(jobs_captures); do
 		ja_n=$((ja_n + 1))
+		ja_pids=
 		for ja_fmt in folded svg; do
 			ja_flags=
 			[ $ja_fmt = folded ] && ja_flags="--thread-roots --annotate"
-			# shellcheck disable=SC2086 # flags are words
-			jobs_profile "$ja_f" 0 $ja_fmt $ja_flags >"$tmp/.jobs-1"
+			for ja_w in 0 2 3; do
+				# shellcheck disable=SC2086 # flags are words
+				jobs_profile "$tmp/.jobs-$ja_fmt-$ja_w" "$ja_f" $ja_w $ja_fmt $ja_flags &
+				ja_pids="$ja_pids $!"
+			done
+		done
+		# (These six only: the test may have left processes of its own.)
+		# shellcheck disable=SC2086 # one pid a word
+		wait $ja_pids
+		for ja_fmt in folded svg; do
 			for ja_w in 2 3; do
-				# shellcheck disable=SC2086
-				jobs_profile "$ja_f" $ja_w $ja_fmt $ja_flags >"$tmp/.jobs-n"
-				if ! cmp -s "$tmp/.jobs-1" "$tmp/.jobs-n"; then
+				if ! cmp -s "$tmp/.jobs-$ja_fmt-0" "$tmp/.jobs-$ja_fmt-$ja_w"; then
 					echo "not ok - $ja_f: report --jobs $ja_w -f $ja_fmt differs from one worker's"
-					diff "$tmp/.jobs-1" "$tmp/.jobs-n" | head -5
+					diff "$tmp/.jobs-$ja_fmt-0" "$tmp/.jobs-$ja_fmt-$ja_w" | head -5
 					ja_bad=1
 				fi
 			done
 		done
+		rm -f "$tmp"/.jobs-*
 	done
 	[ $ja_n -gt 0 ] && [ $ja_bad -eq 0 ] &&
 		echo "ok - the $ja_n captures made here: 2 and 3 workers give one worker's profile"
@@ -196,21 +208,41 @@ jobs_agree_all() {
 # to the plain build's check is the sanitizers' eye on the workers and the
 # merge, on every kind of capture (the plain build compared the profiles).
 # The replay must write its profile (exit 0, or 3 for a damaged file that
-# a test made on purpose) and the sanitizers must say nothing.
+# a test made on purpose) and the sanitizers must say nothing.  Three
+# captures at a time: a replay under the sanitizers leaves much of the
+# two CPUs idle (they read files and sample nothing).
 jobs_clean_all() {
-	jc_n=0 jc_bad=0
+	jc_n=0 jc_bad=0 jc_pids=
 	for jc_f in $(jobs_captures); do
 		jc_n=$((jc_n + 1))
-		"$jobs_ds" report --jobs 3 --thread-roots --annotate -f folded -i "$jc_f" -o /dev/null \
-			2>"$tmp/.jobs-err"
-		jc_rc=$?
-		if [ $jc_rc -ne 0 ] && [ $jc_rc -ne 3 ] ||
-			grep -q "Sanitizer\|runtime error:" "$tmp/.jobs-err"; then
-			echo "not ok - $jc_f: report --jobs 3 failed under the sanitizers (exit $jc_rc)"
-			tail -20 "$tmp/.jobs-err"
+		echo "$jc_f" >"$tmp/.jobs-file-$jc_n"
+		{
+			"$jobs_ds" report --jobs 3 --thread-roots --annotate -f folded -i "$jc_f" \
+				-o /dev/null 2>"$tmp/.jobs-err-$jc_n"
+			echo $? >"$tmp/.jobs-rc-$jc_n"
+		} &
+		jc_pids="$jc_pids $!"
+		if [ $((jc_n % 3)) -eq 0 ]; then
+			# shellcheck disable=SC2086 # one pid a word
+			wait $jc_pids
+			jc_pids=
+		fi
+	done
+	# shellcheck disable=SC2086 # one pid a word (the test's own are not waited for)
+	[ -z "$jc_pids" ] || wait $jc_pids
+	jc_i=0
+	while [ $jc_i -lt $jc_n ]; do
+		jc_i=$((jc_i + 1))
+		jc_rc=$(cat "$tmp/.jobs-rc-$jc_i")
+		if [ "$jc_rc" -ne 0 ] && [ "$jc_rc" -ne 3 ] ||
+			grep -q "Sanitizer\|runtime error:" "$tmp/.jobs-err-$jc_i"; then
+			echo "not ok - $(cat "$tmp/.jobs-file-$jc_i"): report --jobs 3 failed under the" \
+				"sanitizers (exit $jc_rc)"
+			tail -20 "$tmp/.jobs-err-$jc_i"
 			jc_bad=1
 		fi
 	done
+	rm -f "$tmp"/.jobs-*
 	[ $jc_n -gt 0 ] && [ $jc_bad -eq 0 ] &&
 		echo "ok - the $jc_n captures made here: 3 workers replay them cleanly under the sanitizers"
 	return $jc_bad
