@@ -251,6 +251,10 @@ struct pr_unwind_stats {
 	uint64_t tail_frames;
 	uint64_t tail_unmatched;
 	uint64_t tail_no_fp;
+	/* Frames the compiled rules stepped through that the frame cache
+	 * (per return address and the process's code mappings) did not
+	 * hold: mappings of data do not empty it. */
+	uint64_t frame_cache_misses;
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL.  A caller

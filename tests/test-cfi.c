@@ -339,6 +339,73 @@ START_TEST(frames_are_cached_by_their_whole_address)
 }
 END_TEST
 
+static uint64_t cache_misses(const struct both *t)
+{
+	struct pr_unwind_stats st = { .sz = sizeof(st) };
+
+	ck_assert_int_eq(pr_unwinder_stats(t->fast, &st), 0);
+	return st.frame_cache_misses;
+}
+
+/* An anonymous mapping of `prot` at `addr` in t's process, applied. */
+static void map_anon(struct both *t, uint64_t addr, uint64_t len, uint32_t prot)
+{
+	struct pr_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PR_RECORD_MMAP2;
+	r.pid = r.tid = t->pid;
+	r.u.mmap = (struct pr_mmap){ .addr = addr, .len = len, .filename = "//anon",
+				     .is_mmap2 = true, .prot = prot };
+	ck_assert_int_eq(pr_model_apply(t->model, &r), 0);
+}
+
+/* A process that maps data all the time (a compiler's arenas, a JIT's
+ * heap: perf records those mappings too) keeps its frames cached, and
+ * they stay placed where they are; code mapped over a frame's mapping
+ * is seen at once. */
+START_TEST(mappings_of_data_leave_the_frame_cache_as_it_was)
+{
+	uint64_t ips[] = { A(cfi_leaf), A(cfi_top_ret) - 1 }, misses, low = 0x10000;
+	struct pr_frame before[2];
+	struct both t;
+
+	setup(&t);
+	t.stack[0] = A(cfi_top_ret);
+	unwind(&t, "first", A(cfi_leaf));
+	expect(&t, "first", PR_END_OUTERMOST, 2, ips);
+	memcpy(before, t.a.frames, sizeof(before));
+	misses = cache_misses(&t);
+	ck_assert_uint_eq(misses, 2);
+	/* Below every mapping, so that the process's array of mappings
+	 * moves: the cache holds copies of the frames' mappings. */
+	for (int i = 0; i < 64; i++) {
+		map_anon(&t, low + (uint64_t)i * 0x2000, 0x1000, PROT_READ | PROT_WRITE);
+		unwind(&t, "after a data mapping", A(cfi_leaf));
+		expect(&t, "after a data mapping", PR_END_OUTERMOST, 2, ips);
+		for (int f = 0; f < 2; f++) {
+			ck_assert_ptr_eq(t.a.frames[f].dso, before[f].dso);
+			ck_assert_uint_eq(t.a.frames[f].dso_ip, before[f].dso_ip);
+			ck_assert_uint_eq(t.a.frames[f].map_start, before[f].map_start);
+			ck_assert_uint_eq(t.a.frames[f].map_pgoff, before[f].map_pgoff);
+		}
+	}
+	ck_assert_uint_eq(cache_misses(&t), misses);
+	/* Code mapped anywhere is looked up anew. */
+	map_anon(&t, low + 0x100000, 0x1000, PROT_READ | PROT_EXEC);
+	unwind(&t, "after a code mapping", A(cfi_leaf));
+	expect(&t, "after a code mapping", PR_END_OUTERMOST, 2, ips);
+	ck_assert_uint_eq(cache_misses(&t), misses + 2);
+	/* Data mapped over the leaf's code: the leaf is in no file now. */
+	misses = cache_misses(&t);
+	map_anon(&t, A(cfi_leaf) & ~UINT64_C(0xfff), 0x1000, PROT_READ | PROT_WRITE);
+	unwind(&t, "data over the code", A(cfi_leaf));
+	ck_assert_uint_gt(cache_misses(&t), misses);
+	ck_assert_ptr_ne(t.a.frames[0].dso, before[0].dso);
+	teardown(&t);
+}
+END_TEST
+
 /* A model of executable mappings only (as from PERF_RECORD_MMAP, or a
  * capture without data mappings): .eh_frame_hdr is in none of them, and
  * both ways still read the file's unwind information. */
@@ -424,6 +491,7 @@ int main(void)
 	tcase_add_test(tc, a_row_ends_with_its_fde);
 	tcase_add_test(tc, code_without_cfi_steps_to_the_stack_pointer_its_frame_pointer_gives);
 	tcase_add_test(tc, frames_are_cached_by_their_whole_address);
+	tcase_add_test(tc, mappings_of_data_leave_the_frame_cache_as_it_was);
 	tcase_add_test(tc, unwind_information_need_not_be_mapped);
 	tcase_add_test(tc, absurd_mapping_offsets_are_harmless);
 	suite_add_tcase(s, tc);

@@ -15,20 +15,29 @@
 #define PREFETCH_MAX 16384
 
 /* What the fast path knows of a frame at `ip` (a return address, or the
- * sampled address of a leaf) in a process's mappings of `generation`:
- * the mapping it is attributed to and the compiled rule that unwinds it. */
+ * sampled address of a leaf) in a process's mappings of code generation
+ * `generation` (struct pr_proc): the mapping it is attributed to and the
+ * compiled rule that unwinds it.  The mapping is a copy, not a pointer:
+ * the process's array of mappings moves as data mappings come and go,
+ * which leave the code generation, and so this entry, as they were. */
 struct uw_frame_info {
 	uint64_t generation;       /* 0: empty (model generations start at 1) */
 	uint64_t ip;
-	const struct pr_map *map;
-	uint64_t dso_delta;        /* dso_ip - ip for frames here (see uw_place_in()) */
-	/* The compiled rule's steps (struct uw_rule without its range);
-	 * usable false: leave the sample to libunwind. */
-	int32_t cfa_off, rbp_off, ra_off;
+	struct pr_dso *dso;        /* the mapping's file; NULL: no mapping */
+	uint64_t map_start, map_end, map_pgoff;
+	/* The compiled rule's steps (struct uw_rule without its range, rbp's
+	 * and the return address's offsets narrowed: a rule whose offsets do
+	 * not fit is libunwind's); usable false: leave the sample to
+	 * libunwind. */
+	int32_t cfa_off;
+	int16_t rbp_off, ra_off;
 	uint8_t usable, cfa_rbp, rbp, ra;
 	bool leaf;
 	bool top;                  /* the stack ends here (uw_elf_is_top()) */
+	bool jit;                  /* executable memory no file backs */
+	bool at_address;           /* uw_dso_delta() is 0 */
 } __attribute__((aligned(64)));
+_Static_assert(sizeof(struct uw_frame_info) == 64, "a frame cache entry is one cache line");
 
 struct uw_frame_info *uw_frame_cache_new(unsigned bits)
 {
@@ -48,28 +57,43 @@ struct uw_frame_info *uw_frame_cache_new(unsigned bits)
 static void set_rule(struct uw_frame_info *fi, const struct uw_rule *r)
 {
 	fi->cfa_off = r->cfa_off;
-	fi->rbp_off = r->rbp_off;
-	fi->ra_off = r->ra_off;
-	fi->usable = r->usable;
+	fi->rbp_off = (int16_t)r->rbp_off;
+	fi->ra_off = (int16_t)r->ra_off;
+	fi->usable = r->usable && fi->rbp_off == r->rbp_off && fi->ra_off == r->ra_off;
 	fi->cfa_rbp = r->cfa_rbp;
 	fi->rbp = r->rbp;
 	fi->ra = r->ra;
+}
+
+/* Mapping `m` (or none), into `fi`. */
+static void set_map(struct uw_frame_info *fi, const struct pr_map *m)
+{
+	if (!m)
+		return;
+	fi->dso = m->dso;
+	fi->map_start = m->start;
+	fi->map_end = m->end;
+	fi->map_pgoff = m->pgoff;
+	fi->jit = (m->prot & PROT_EXEC) && !uw_has_image(m);
+	fi->at_address = !uw_dso_delta(m);
 }
 
 /* What the frame at `ip` needs, from the cache or found once. */
 static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_ctx *c,
 					      uint64_t ip, bool leaf)
 {
-	uint64_t gen = c->proc->generation;
+	uint64_t gen = c->proc->code_generation;
 	uint64_t h = pr__hash_mix(gen, ip + leaf);
 	struct uw_frame_info *fi = &u->frame_cache[h >> (64 - u->frame_cache_bits)], *bigger;
 	uint64_t addr = leaf ? ip : ip - 1, w0;
+	const struct pr_map *m;
 	struct uw_rule rule;
 	struct uw_elf *e;
 	uint64_t bias;
 
 	if (fi->generation == gen && fi->ip == ip && fi->leaf == leaf)
 		return fi;
+	u->stats.frame_cache_misses++;
 	/* Missing more often than it has entries: twice as many, if
 	 * memory allows. */
 	if (++u->frame_fills > ((uint64_t)2 << u->frame_cache_bits) &&
@@ -82,11 +106,11 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 		fi = &u->frame_cache[h >> (64 - u->frame_cache_bits)];
 	}
 	memset(fi, 0, sizeof(*fi));
-	fi->map = pr__proc_find(c->proc, addr);
-	fi->dso_delta = uw_dso_delta(fi->map);
-	if (!fi->map || !uw_has_image(fi->map) || !(e = uw_resolve(u, c->pid, fi->map)))
+	m = pr__proc_find(c->proc, addr);
+	set_map(fi, m);
+	if (!m || !uw_has_image(m) || !(e = uw_resolve(u, c->pid, m)))
 		goto done;
-	bias = pr__elf_bias(e->img, fi->map);
+	bias = pr__elf_bias(e->img, m);
 	if (addr < e->img->text_lo + bias || addr >= e->img->text_hi + bias)
 		goto done;
 	fi->top = uw_elf_is_top(e, addr - bias);
@@ -103,6 +127,17 @@ done:
 	return fi;
 }
 
+/* Frame `f` placed in the mapping `fi` holds a copy of. */
+static inline void place(struct pr_frame *f, const struct pr_proc *proc,
+			 const struct uw_frame_info *fi)
+{
+	struct pr_map m = { .start = fi->map_start, .end = fi->map_end, .pgoff = fi->map_pgoff,
+			    .dso = fi->dso };
+
+	uw_place_in(f, proc, fi->dso ? &m : NULL,
+		    fi->dso && !fi->at_address ? fi->map_pgoff - fi->map_start : 0);
+}
+
 enum { BP_VALUE, BP_SAVED, BP_UNDEF };
 
 /* *out: the frame `fi` (in anonymous executable memory) stepped as a copy
@@ -112,9 +147,10 @@ static bool trampoline_info(struct pr_unwinder *u, struct uw_ctx *c,
 			    const struct uw_frame_info *fi, uint64_t ip, uint64_t sp, bool leaf,
 			    struct uw_frame_info *out)
 {
+	const struct pr_map *m = pr__proc_find(c->proc, leaf ? ip : ip - 1);
 	struct uw_rule r;
 
-	if (!uw_py_trampoline(u, c, fi->map, ip, sp, leaf, &r))
+	if (!m || !uw_py_trampoline(u, c, m, ip, sp, leaf, &r))
 		return false;
 	*out = *fi;
 	set_rule(out, &r);
@@ -146,8 +182,7 @@ bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *ou
 		if (ip - c->sp < c->stack_size + 16)
 			return false;
 		fi = frame_info(u, c, ip, leaf);
-		if (fi && !fi->usable && fi->map && (fi->map->prot & PROT_EXEC) &&
-		    !uw_has_image(fi->map)) {
+		if (fi && !fi->usable && fi->jit) {
 			/* JIT code: a CPython trampoline is stepped by its
 			 * template's row, checked against this stack (not
 			 * cached: the check is the stack's). */
@@ -159,7 +194,7 @@ bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *ou
 			return false;
 		f->ip = leaf ? ip : ip - 1;
 		f->flags = 0;
-		uw_place_in(f, c->proc, fi->map, fi->dso_delta);
+		place(f, c->proc, fi);
 		u->pcs[out->nr] = ip;
 		u->sps[out->nr] = sp;
 		out->nr++;

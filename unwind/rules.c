@@ -15,6 +15,7 @@
  *
  * Also where a stack ends beyond what the CFI says: Go's runtime.
  */
+#include <errno.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,23 +368,76 @@ static void compute(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, stru
 	r->hi = eh.found == 0 ? eh.gap_hi : addr + 1;
 }
 
-bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, struct uw_rule *out)
+/* The row of `v` (nr rows, sorted) holding addr, into *out. */
+static bool row_in(const struct uw_rule *v, size_t nr, uint64_t addr, struct uw_rule *out)
 {
-	size_t lo = pr__upper_bound(e->rules, e->nr_rules, sizeof(*e->rules), addr);
-	struct uw_rule r;
+	size_t lo = pr__upper_bound(v, nr, sizeof(*v), addr);
 
-	/* rules[lo - 1] is the last row starting at or before addr. */
-	if (lo && addr < e->rules[lo - 1].hi) {
-		*out = e->rules[lo - 1];
+	/* v[lo - 1] is the last row starting at or before addr. */
+	if (lo && addr < v[lo - 1].hi) {
+		*out = v[lo - 1];
 		return true;
 	}
-	compute(u, e, addr, &r);
+	return false;
+}
+
+/* `r`, a row found for addr, cut so that it overlaps none of `v`'s. */
+static void cut_to(const struct uw_rule *v, size_t nr, uint64_t addr, struct uw_rule *r)
+{
+	size_t lo = pr__upper_bound(v, nr, sizeof(*v), addr);
+
 	/* Rows are disjoint by construction; this only guards against a
 	 * table that contradicts itself. */
-	if (lo && r.lo < e->rules[lo - 1].hi)
-		r.lo = e->rules[lo - 1].hi;
-	if (lo < e->nr_rules && r.hi > e->rules[lo].lo)
-		r.hi = e->rules[lo].lo;
+	if (lo && r->lo < v[lo - 1].hi)
+		r->lo = v[lo - 1].hi;
+	if (lo < nr && r->hi > v[lo].lo)
+		r->hi = v[lo].lo;
+}
+
+/* Keep row `r`: among the newest, merged into the table when there are
+ * UW_NEW_RULES of them.  -ENOMEM. */
+static int keep(struct uw_elf *e, const struct uw_rule *r)
+{
+	size_t lo, i, j, k;
+
+	if (!e->new_rules && !(e->new_rules = malloc(UW_NEW_RULES * sizeof(*r))))
+		return -ENOMEM;
+	lo = pr__upper_bound(e->new_rules, e->nr_new_rules, sizeof(*r), r->lo);
+	memmove(e->new_rules + lo + 1, e->new_rules + lo,
+		(e->nr_new_rules - lo) * sizeof(*r));
+	e->new_rules[lo] = *r;
+	if (++e->nr_new_rules < UW_NEW_RULES)
+		return 0;
+	if (PR_ARRAY_RESERVE(e->rules, e->cap_rules, e->nr_rules + e->nr_new_rules)) {
+		e->nr_new_rules--;
+		memmove(e->new_rules + lo, e->new_rules + lo + 1,
+			(e->nr_new_rules - lo) * sizeof(*r));
+		return -ENOMEM;
+	}
+	/* Merge from the back, in place. */
+	i = e->nr_rules;
+	j = e->nr_new_rules;
+	for (k = i + j; j; k--) {
+		if (i && e->rules[i - 1].lo > e->new_rules[j - 1].lo)
+			e->rules[k - 1] = e->rules[--i];
+		else
+			e->rules[k - 1] = e->new_rules[--j];
+	}
+	e->nr_rules += e->nr_new_rules;
+	e->nr_new_rules = 0;
+	return 0;
+}
+
+bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, struct uw_rule *out)
+{
+	struct uw_rule r;
+
+	if (row_in(e->rules, e->nr_rules, addr, out) ||
+	    row_in(e->new_rules, e->nr_new_rules, addr, out))
+		return true;
+	compute(u, e, addr, &r);
+	cut_to(e->rules, e->nr_rules, addr, &r);
+	cut_to(e->new_rules, e->nr_new_rules, addr, &r);
 	if (r.lo > addr || r.hi <= addr) {
 		r.lo = addr;
 		r.hi = addr + 1;
@@ -391,12 +445,7 @@ bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, struct
 	*out = r;
 	/* The last address has no one-past-the-end to keep a row by; and a
 	 * file whose table leaves a row per address is kept in bounds. */
-	if (r.hi <= r.lo || e->nr_rules >= MAX_RULES)
+	if (r.hi <= r.lo || e->nr_rules + e->nr_new_rules >= MAX_RULES)
 		return true;
-	if (PR_ARRAY_RESERVE(e->rules, e->cap_rules, e->nr_rules + 1))
-		return false;
-	memmove(e->rules + lo + 1, e->rules + lo, (e->nr_rules - lo) * sizeof(r));
-	e->rules[lo] = r;
-	e->nr_rules++;
-	return true;
+	return !keep(e, &r);
 }

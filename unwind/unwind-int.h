@@ -113,11 +113,20 @@ struct uw_elf {
 	 * a separate debug file: loaded on the first miss. */
 	bool dbg_tried;
 	struct uw_cfi_table dbg;
-	/* Rows compiled so far, sorted by lo, not overlapping. */
+	/* Rows compiled so far, sorted by lo, not overlapping: the table,
+	 * and the newest rows (sorted too, disjoint from the table's) until
+	 * there are UW_NEW_RULES of them and they are merged into it, so a
+	 * file that compiles thousands of rows (cc1) does not move the whole
+	 * table for every one. */
 	struct uw_rule *rules;
 	size_t nr_rules, cap_rules;
+	struct uw_rule *new_rules;
+	size_t nr_new_rules;
 	struct uw_pytemplate py;
 };
+
+/* Rows compiled and not yet merged into a file's table, at most. */
+#define UW_NEW_RULES 256
 
 /* ---- cfi.c ---- */
 

@@ -18,6 +18,7 @@
 static void touched(struct pr_model *m, struct pr_proc *p)
 {
 	p->generation = ++m->generation;
+	p->code_generation = p->generation;
 }
 
 /* `p` is a new process (a new pid, or an exec): a serial number of its
@@ -404,6 +405,15 @@ const struct pr_map *pr__model_find(struct pr_model *m, uint32_t pid, uint64_t a
 	return pr__proc_find(pr__model_proc(m, pid, false), addr);
 }
 
+/* Whether mappings of `p` that hold code overlap [start, end). */
+static bool cuts_code(const struct pr_proc *p, uint64_t start, uint64_t end)
+{
+	for (size_t i = first_ending_after(p, start); i < p->nr && p->maps[i].start < end; i++)
+		if (p->maps[i].prot & PROT_EXEC)
+			return true;
+	return false;
+}
+
 static int apply_mmap(struct pr_model *m, const struct pr_record *rec)
 {
 	const struct pr_mmap *mm = &rec->u.mmap;
@@ -445,7 +455,10 @@ static int apply_mmap(struct pr_model *m, const struct pr_record *rec)
 		memcpy(nm.dso->build_id, mm->build_id, mm->build_id_size);
 		nm.dso->build_id_size = mm->build_id_size;
 	}
-	touched(m, p);
+	if ((nm.prot & PROT_EXEC) || cuts_code(p, nm.start, nm.end))
+		touched(m, p);
+	else
+		p->generation = ++m->generation;
 	return pr__proc_insert(p, &nm);
 }
 

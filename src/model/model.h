@@ -72,6 +72,14 @@ struct pr_proc {
 	/* Changes whenever the mappings do; unique across processes, so a
 	 * consumer caching per process notices a reused pid too. */
 	uint64_t generation;
+	/* Changes when a mapping that holds code (PROT_EXEC) comes, goes or
+	 * is cut, and with every change of `generation` that is not a
+	 * mapping's (fork, exec, the old image let go): what the unwinder's
+	 * frame cache is keyed by.  A process that maps data all the time (a
+	 * JIT's heap, a compiler's arenas: perf records those mappings too)
+	 * keeps the frames it unwound.  From the same counter as
+	 * `generation`, so unique across processes too. */
+	uint64_t code_generation;
 	/* Which process this is (pr_frame's proc_serial): set when the pid
 	 * appears and at each exec, never 0. */
 	uint32_t serial;
