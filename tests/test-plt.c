@@ -10,9 +10,9 @@
  * The oracle is objdump -d's labels: "callee@plt" (less the "+0x..."
  * objdump appends for an addend), and for an IRELATIVE stub
  * "*ABS*+0xADDR@plt": the name of a symbol at ADDR, where an IFUNC symbol
- * is, read here from the file's .dynsym and .symtab and its debug file's.  Where objdump has no label,
- * no stub name is made up: the lazy binding's code is ".plt" (perf 7.3's
- * name for it), anything else has none.
+ * is, read here from the file's .dynsym and .symtab and its debug file's.
+ * Where objdump has no label, no stub name is made up: the lazy binding's
+ * code is ".plt" (perf 7.3's name for it), anything else has none.
  */
 #include <check.h>
 #include <elf.h>

@@ -113,7 +113,8 @@ static int by_addr(const void *a, const void *b)
 static void name_irelative(struct sym_module *m, struct slots *sl, uint64_t *ifuncs,
 			   size_t nr_ifuncs)
 {
-	qsort(ifuncs, nr_ifuncs, sizeof(*ifuncs), by_addr);
+	if (nr_ifuncs)
+		qsort(ifuncs, nr_ifuncs, sizeof(*ifuncs), by_addr);
 	for (size_t i = 0; i < sl->nr; i++) {
 		struct slot *s = &sl->v[i];
 		const struct pr_sym *sym;
@@ -121,7 +122,7 @@ static void name_irelative(struct sym_module *m, struct slots *sl, uint64_t *ifu
 		if (!s->irelative || (s->callee && s->callee[0]))
 			continue;
 		sym = pr__symtab_find(&m->syms, s->resolver);
-		if (sym && sym->start == s->resolver && sym->binding != PR_SYM_PLT &&
+		if (sym && sym->start == s->resolver && sym->binding != PR_SYM_PLT && nr_ifuncs &&
 		    bsearch(&s->resolver, ifuncs, nr_ifuncs, sizeof(*ifuncs), by_addr))
 			s->callee = sym->name;
 	}
@@ -166,8 +167,12 @@ static int add_stubs(struct sym_module *m, Elf_Scn *scn, const GElf_Shdr *sh, bo
 		uint64_t at = sh->sh_addr + off;
 		uint64_t got = lazy_only ? 0 : stub_slot((const unsigned char *)d->d_buf + off, ent, at);
 		struct slot key = { .got = got };
-		const struct slot *s = got ? bsearch(&key, sl->v, sl->nr, sizeof(*sl->v), by_got) : NULL;
-		const char *callee = s && s->callee ? s->callee : "";
+		const struct slot *s = NULL;
+		const char *callee;
+
+		if (got && sl->nr)
+			s = bsearch(&key, sl->v, sl->nr, sizeof(*sl->v), by_got);
+		callee = s && s->callee ? s->callee : "";
 
 		if (!got && !stubs && is_plt) {
 			lead = off + ent;
@@ -258,7 +263,8 @@ void pr__sym_plt_symbols(struct sym_module *m, uint64_t *ifuncs, size_t nr_ifunc
 		if (plt[PLT] && rela_plt)
 			stubs_in_order(m, elf, &plt_sh[PLT], rela_plt, &rela_plt_sh);
 	} else if (sl.nr || plt[PLT]) {
-		qsort(sl.v, sl.nr, sizeof(*sl.v), by_got);
+		if (sl.nr)
+			qsort(sl.v, sl.nr, sizeof(*sl.v), by_got);
 		name_irelative(m, &sl, ifuncs, nr_ifuncs);
 		for (int k = 0; k < NR_PLT && !err; k++)
 			if (plt[k])
