@@ -234,26 +234,32 @@ void pr__sym_plt_symbols(struct sym_module *m, uint64_t *ifuncs, size_t nr_ifunc
 	/* Debug files have no .plt (SHT_NOBITS): the loaded file's. */
 	if (!elf || !gelf_getehdr(elf, &eh) || elf_getshdrstrndx(elf, &shstrndx))
 		return;
-	while ((scn = elf_nextscn(elf, scn)) && !err) {
+	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		const char *name;
 
 		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstrndx, sh.sh_name)))
 			continue;
-		if (sh.sh_type == SHT_RELA && (sh.sh_flags & SHF_ALLOC)) {
-			if (!strcmp(name, ".rela.plt")) {
-				rela_plt = scn;
-				rela_plt_sh = sh;
-			}
-			if (eh.e_machine == EM_X86_64)
-				err = add_slots(elf, scn, &sh, &sl);
-			continue;
+		if (sh.sh_type == SHT_RELA && (sh.sh_flags & SHF_ALLOC) && !strcmp(name, ".rela.plt")) {
+			rela_plt = scn;
+			rela_plt_sh = sh;
 		}
 		for (int k = 0; k < NR_PLT; k++)
 			if (sh.sh_type == SHT_PROGBITS && !plt[k] && !strcmp(name, names[k])) {
 				plt[k] = scn;
 				plt_sh[k] = sh;
 			}
+	}
+	/* .rela.plt names the stubs of .plt and .plt.sec; the other dynamic
+	 * relocations (libLLVM's .rela.dyn is 9 MB) are read only for
+	 * .plt.got's. */
+	scn = NULL;
+	while (eh.e_machine == EM_X86_64 && !err && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_RELA && (sh.sh_flags & SHF_ALLOC) &&
+		    (scn == rela_plt || plt[PLT_GOT]))
+			err = add_slots(elf, scn, &sh, &sl);
 	}
 	if (err) {
 		free(sl.v);
