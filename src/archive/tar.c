@@ -95,15 +95,17 @@ static int by_offset(const void *a, const void *b)
 }
 
 /* Whether the bytes of a loaded section are code or data no unwinding or
- * naming reads: .text, .rodata, .data, .plt and the like.  What is kept:
- * every section that is not loaded (symbols, DWARF, notes), and of the
- * loaded ones the unwind tables and what names symbols (.dynsym and its
- * strings, versions, relocations for @plt names) -- none of them
- * SHT_PROGBITS but the unwind tables and Go's tables. */
+ * naming reads: .text, .rodata, .data and the like.  What is kept: every
+ * section that is not loaded (symbols, DWARF, notes), and of the loaded
+ * ones the unwind tables and what names symbols (.dynsym and its
+ * strings, versions, relocations for @plt names, and the PLT stubs,
+ * whose jumps say which relocation names each: symbols/plt.c) -- none of
+ * them SHT_PROGBITS but the unwind tables, the stubs and Go's tables. */
 static bool droppable(const char *name, const GElf_Shdr *sh)
 {
 	static const char *const keep[] = {
 		".eh_frame", ".eh_frame_hdr", ".gcc_except_table", ".interp",
+		".plt", ".plt.sec", ".plt.got",
 		".gopclntab", ".go.buildinfo", ".gosymtab", ".note.go.buildid",
 	};
 

@@ -6,6 +6,7 @@
  *                 names demangled and file names interned
  *   symfile.c     mapped files (from the model's ELF cache), opened with
  *                 libdwfl, their ELF symbols read with perf's rules
+ *   plt.c         their PLT stubs' names ("callee@plt")
  *   debugfile.c   libdwfl's hook for their separate debug files
  *   symdwarf.c    DWARF: the functions inlined at an address, and lines
  *                 (its walks shared with symindex.c in symdwarf.h)
@@ -228,6 +229,13 @@ void pr__sym_module_close(struct sym_module *m);
 /* Resolve file offset `off` of `m` into `sym`: 0 or -ENOMEM. */
 int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t off,
 			 struct pr_symbol *sym);
+
+/* plt.c */
+
+/* Add `m`'s PLT stubs to its finished symbol table, named "callee@plt"
+ * (PR_SYM_PLT; unnamed: ""), and ".plt" for the lazy binding's code;
+ * `ifuncs`: the addresses of its IFUNC symbols (sorted here). */
+void pr__sym_plt_symbols(struct sym_module *m, uint64_t *ifuncs, size_t nr_ifuncs);
 
 /* symdwarf.c */
 

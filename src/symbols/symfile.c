@@ -3,8 +3,9 @@
  * The symbolizer's files: a mapped file from the model's ELF cache (found
  * and checked against the build-id the capture saw), reported to its own
  * libdwfl session at its link-time addresses, its ELF symbols read with
- * perf's rules (symtab.c).  libdwfl finds its DWARF, in the file or in the
- * separate debug file the cache found (debugfile.c).
+ * perf's rules (symtab.c) and its PLT stubs named (plt.c).  libdwfl finds
+ * its DWARF, in the file or in the separate debug file the cache found
+ * (debugfile.c).
  */
 #include <errno.h>
 #include <gelf.h>
@@ -41,72 +42,14 @@ static bool kept(Elf *elf, const GElf_Sym *sym)
 	return strstr(secname, "text") || strstr(secname, "data");
 }
 
-static Elf_Scn *section_named(Elf *elf, const char *want, GElf_Shdr *shdr)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (gelf_getshdr(scn, shdr) && (name = elf_strptr(elf, shstrndx, shdr->sh_name)) &&
-		    !strcmp(name, want))
-			return scn;
-	}
-	return NULL;
-}
-
-/*
- * Stubs in .plt get names as perf 6.1 gives them: "callee@plt" for each
- * .rela.plt entry in order, an entry's size apart after the first (the
- * resolver's), from the loaded file (debug files have no .plt).  They
- * take precedence over a symbol whose room runs into .plt.
- */
-static void plt_symbols(struct sym_module *m)
-{
-	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(m->mod, &bias);
-	GElf_Shdr plt, rela, dynsym;
-	Elf_Scn *scn_rela, *scn_dynsym;
-	Elf_Data *relas, *syms;
-	uint64_t at;
-	size_t before = m->syms.nr;
-
-	if (!elf || !section_named(elf, ".plt", &plt) || !plt.sh_entsize ||
-	    plt.sh_type == SHT_NOBITS || !(scn_rela = section_named(elf, ".rela.plt", &rela)) ||
-	    rela.sh_type != SHT_RELA || !rela.sh_entsize ||
-	    !(scn_dynsym = elf_getscn(elf, rela.sh_link)) || !gelf_getshdr(scn_dynsym, &dynsym) ||
-	    !(relas = elf_getdata(scn_rela, NULL)) || !(syms = elf_getdata(scn_dynsym, NULL)))
-		return;
-	at = plt.sh_addr + plt.sh_entsize;
-	/* The callee's name stays in the file's string table (as other
-	 * symbols' do) until a frame lands in its stub: demangling every
-	 * stub of a C++ library was most of the first look at it. */
-	for (size_t i = 0; i < rela.sh_size / rela.sh_entsize; i++, at += plt.sh_entsize) {
-		GElf_Rela r;
-		GElf_Sym sym;
-		const char *callee = "";
-
-		if (!gelf_getrela(relas, (int)i, &r))
-			break;
-		if (gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
-			callee = elf_strptr(elf, dynsym.sh_link, sym.st_name);
-		if (pr__symtab_add(&m->syms, at, plt.sh_entsize, callee ? callee : "", PR_SYM_PLT))
-			break;
-	}
-	if (m->syms.nr > before) {
-		pr__sym_module_hold_elf(m, elf);
-		pr__symtab_sort(&m->syms);
-	}
-}
-
 /* The file's symbols: its .symtab (or its debug file's), else its
  * .dynsym, the way libdwfl picks them, with perf's choice of which. */
 static void read_symbols(struct sym_module *m)
 {
 	int n = dwfl_module_getsymtab(m->mod);
+	/* The IFUNC symbols' addresses, for the PLT stubs' names. */
+	uint64_t *ifuncs = NULL;
+	size_t nr_ifuncs = 0, cap = 0;
 
 	for (int i = 1; i < n; i++) {
 		GElf_Sym sym;
@@ -124,6 +67,9 @@ static void read_symbols(struct sym_module *m)
 		if (!name || !sym.st_name || sym.st_shndx == SHN_UNDEF || !elf || !kept(elf, &sym))
 			continue;
 		pr__sym_module_hold_elf(m, elf);
+		if (GELF_ST_TYPE(sym.st_info) == STT_GNU_IFUNC &&
+		    !PR_ARRAY_RESERVE(ifuncs, cap, nr_ifuncs + 1))
+			ifuncs[nr_ifuncs++] = addr;
 		bind = GELF_ST_BIND(sym.st_info);
 		/* The name stays in the file's string table, demangled only
 		 * when a frame lands in it. */
@@ -133,7 +79,8 @@ static void read_symbols(struct sym_module *m)
 			break;
 	}
 	pr__symtab_finish(&m->syms);
-	plt_symbols(m);
+	pr__sym_plt_symbols(m, ifuncs, nr_ifuncs);
+	free(ifuncs);
 }
 
 /* A function or untyped symbol in a section, in the table's order. */
@@ -356,10 +303,14 @@ static bool offset_to_vaddr(const struct sym_module *m, uint64_t off, uint64_t *
 	return false;
 }
 
-/* A .plt stub's name: "callee@plt", the callee demangled. */
+/* A .plt stub's name: "callee@plt", the callee demangled; "" (no name)
+ * for a stub nothing names. */
 static const char *plt_name(struct pr_symbolizer *s, struct pr_arena *a, const char *callee)
 {
-	const char *d = pr__sym_demangle(s, a, callee);
+	const char *d = callee[0] ? pr__sym_demangle(s, a, callee) : NULL;
+
+	if (!callee[0])
+		return "";
 	char *out = d ? pr__arena_alloc(a, strlen(d) + sizeof("@plt")) : NULL;
 
 	if (out)

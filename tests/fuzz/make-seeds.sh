@@ -129,6 +129,10 @@ C
 cc -O2 -g -Wl,--build-id "$tmp/s.c" -o "$out/inline.elf"
 c++ -O2 -g -Wl,--build-id "$tmp/s.cc" -o "$out/cxx.elf"
 objcopy --only-keep-debug --compress-debug-sections=zlib "$out/inline.elf" "$out/debug-only.elf"
+# PLT stubs of every kind (symbols/plt.c): .plt beside IBT's .plt.sec,
+# .plt.got, an IFUNC's IRELATIVE stub (test-plt's fixture).
+cc -O0 -fno-builtin -fcf-protection=full -Wl,-z,ibtplt -Wl,--build-id -s \
+	"$src/tests/plt-calls.c" -o "$out/plt.elf"
 ls -l "$out"
 
 # The jitdump reader's seeds: made-up files with every record kind, in
