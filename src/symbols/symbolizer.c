@@ -296,6 +296,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->no_lines = PR_OPTS_HAS(opts, no_lines) && opts->no_lines;
 	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
 	s->use_index = index_wanted();
+	s->index_fill_max = PR_IX_FILL_MAX;
 	s->stats.sz = sizeof(s->stats);
 	s->perf_map_reread_ns = PERF_MAP_REREAD_NS;
 	s->pool = PR_OPTS_HAS(opts, pool) ? opts->pool : NULL;
