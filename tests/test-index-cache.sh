@@ -66,6 +66,11 @@ report -v >"$tmp/summary-warm" 2>&1 >/dev/null
 report -v --no-index-cache >"$tmp/summary-libdw" 2>&1 >/dev/null
 check "... counting the file among those with DWARF all the same" \
 	cmp -s "$tmp/summary-libdw" "$tmp/summary-warm"
+env DS_SYMINDEX=0 "$ds" report -i "$fx/perf.data" --debug-dir "$fx" -vv >"$tmp/libdw" 2>"$tmp/err"
+check "DS_SYMINDEX=0 names through libdw alone, the cached index unused" \
+	grep -q ": its DWARF opened" "$tmp/err"
+check "... (not mapped)" lacks "its address index mapped from" "$tmp/err"
+check "... to the same bytes" cmp -s "$tmp/first" "$tmp/libdw"
 
 # Cut short: refused, one note, rebuilt and replaced.
 size=$(stat -c %s "$file")

@@ -152,6 +152,7 @@ struct pr_symbolizer {
 	 * first needed, rather than libdw's lookups: not yet by default (an
 	 * index in the cache is used either way). */
 	bool use_index;
+	bool libdw_only;             /* DS_SYMINDEX=0: no index, even a cached one */
 	struct pr__ixcache *ixcache; /* where indexes are kept (symcache.c), or NULL */
 	/* On libdw's path, a file's index is built to be kept when its
 	 * .debug_info is at most this (symdwarf.c's build_now()). */

@@ -702,7 +702,8 @@ static uint64_t debug_info_size(struct sym_module *m)
  * slower by it. */
 static bool build_now(struct pr_symbolizer *s, struct sym_module *m)
 {
-	return s->use_index || (s->ixcache && debug_info_size(m) <= s->index_fill_max);
+	return s->use_index ||
+	       (s->ixcache && !s->libdw_only && debug_info_size(m) <= s->index_fill_max);
 }
 
 /* The module's address index, NULL for none: mapped from the cache when
@@ -715,7 +716,7 @@ static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct s
 	if (m->index_tried)
 		return m->index;
 	m->index_tried = true;
-	if (!m->dwarf_checked && (m->index = pr__sym_index_cached(s, m))) {
+	if (!m->dwarf_checked && !s->libdw_only && (m->index = pr__sym_index_cached(s, m))) {
 		/* An index is made only of a file with DWARF. */
 		m->dwarf_checked = m->has_dwarf = true;
 		s->stats.debug_files++;
