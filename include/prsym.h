@@ -117,14 +117,16 @@ struct pr_symbolizer_opts {
 	 * C++ address seen for the first time.  For output that shows no
 	 * lines (folded, SVG). */
 	bool no_lines;
-	/* Since 2.1.  Where files' address indexes are kept, when the
-	 * symbolizer names functions from them rather than through libdw's
-	 * lookups (not yet its default): the index a file's DWARF is walked
-	 * for once is written here by build-id and mapped, read-only and
-	 * checked, by the next symbolizer of this program or another that
-	 * names the same file.  Made if missing (mode 0700); it must belong
-	 * to the user running.  NULL: cache_dir's "index" directory, none
-	 * without cache_dir. */
+	/* Since 2.1.  Where files' address indexes are kept: the index a
+	 * file's DWARF is walked for once is written here by build-id and
+	 * mapped, read-only and checked, by the next symbolizer of this
+	 * program or another that names the same file, which then does not
+	 * open the file's DWARF.  Written for every file when the
+	 * symbolizer names from indexes rather than through libdw's lookups
+	 * (not yet its default), otherwise for files whose .debug_info is
+	 * at most 512 KiB.  Made when first written (mode 0700); it must
+	 * belong to the user running.  NULL: cache_dir's "index" directory,
+	 * none without cache_dir. */
 	const char *index_cache_dir;
 	/* Since 2.1.  The most the index cache holds, in bytes: past it the
 	 * least recently used indexes go.  0: 256 MiB. */

@@ -100,12 +100,29 @@ static void copy_run_free(struct copy_run *run)
 	pr_model_free(run->m);
 }
 
+/* Whether a line of the log but the note that a file's DWARF was opened
+ * (whose name may hold the word) mentions zstd. */
+static bool says_zstd(const char *log)
+{
+	for (const char *line = log; *line;) {
+		const char *end = strchrnul(line, '\n');
+		const char *z = memmem(line, (size_t)(end - line), "zstd", 4);
+		static const char opened[] = ": its DWARF opened";
+
+		if (z && !((size_t)(end - line) >= sizeof(opened) - 1 &&
+			   !memcmp(end - (sizeof(opened) - 1), opened, sizeof(opened) - 1)))
+			return true;
+		line = *end ? end + 1 : end;
+	}
+	return false;
+}
+
 /* The frame in ds_sym_outer named with its inlined functions and lines,
  * and nothing said about zstd. */
 static void check_outer_chain(const struct pr_symbol *sym)
 {
 	check_outer_funcs(sym);
-	ck_assert_msg(!strstr(logtext, "zstd"), "%s", logtext);
+	ck_assert_msg(!says_zstd(logtext), "%s", logtext);
 }
 
 /*

@@ -11,8 +11,9 @@
  *   symdwarf.c    DWARF: the functions inlined at an address, and lines
  *                 (its walks shared with symindex.c in symdwarf.h)
  *   symindex.c    an address index of a file's functions, inlined calls
- *                 and lines (symlines.c), built from those walks (symindex.h; used by
- *                 the symbolizer only when asked: pr__symbolizer_use_index())
+ *                 and lines (symlines.c), built from those walks (symindex.h): a
+ *                 cached one is used on every path; built on the index's
+ *                 (pr__symbolizer_use_index()), and on libdw's for small files
  *   kallsyms.c    the kernel's symbols, and their cache
  *   perfmap.c     JIT code: /tmp/perf-PID.map
  *   jitnames.c    JIT code: the process's jitdump (model/jitdump.c reads it)
@@ -37,6 +38,19 @@ struct a2l_sym;
  * program's .debug_info is hundreds of megabytes): a header saying more
  * is lying, and the section is not read. */
 #define MAX_DWARF_SECTION ((size_t)1 << 32)
+
+/*
+ * On libdw's path, a file's address index is built whole (and kept in the
+ * cache) when its .debug_info, inflated, is at most this: then the build
+ * costs about what libdw's first lookups in it would, and the next run
+ * names the file without opening its DWARF.  Measured 2026-11-27
+ * (bench-symindex, 20 and 200 addresses; whole build against libdw's
+ * lazy path): bench-live-churn (290 KB of C++) 21-23 ms against 10-27
+ * ms; dwarfsample (150 KB) 2-6 ms against 1-2 ms; libperfreader.so (1
+ * MB) 37-45 ms against 2-24 ms; libc's debug file (5.8 MB) 290-320 ms
+ * against 12-56 ms, which an uncached one-shot run cannot afford.
+ */
+#define PR_IX_FILL_MAX ((uint64_t)512 << 10)
 
 /* A mapped file, found and read once. */
 struct sym_module {
@@ -135,10 +149,15 @@ struct pr_symbolizer {
 	struct pr_model *model;
 	struct pr_logger lg;
 	bool live, no_inline, no_demangle, no_lines;
-	/* Functions and inlined calls from each file's address index
-	 * (symindex.c) rather than libdw's lookups: not yet by default. */
+	/* Each file's address index (symindex.c) built when its DWARF is
+	 * first needed, rather than libdw's lookups: not yet by default (an
+	 * index in the cache is used either way). */
 	bool use_index;
+	bool libdw_only;             /* DS_SYMINDEX=0: no index, even a cached one */
 	struct pr__ixcache *ixcache; /* where indexes are kept (symcache.c), or NULL */
+	/* On libdw's path, a file's index is built to be kept when its
+	 * .debug_info is at most this (symdwarf.c's build_now()). */
+	uint64_t index_fill_max;
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
 

@@ -102,14 +102,18 @@ static void dir_note(struct pr__ixcache *c, const char *what, int err)
 		c->dir, what, err ? ": " : "", err ? strerror(err) : "");
 }
 
-/* The directory, opened the first time: false when it cannot be used. */
-static bool dir_ready(struct pr__ixcache *c)
+/* The directory, opened the first time: false when it cannot be used.
+ * Made only to store (`make`): a lookup in a directory not there yet is a
+ * miss, and leaves nothing behind (names from libdw make no index). */
+static bool dir_ready(struct pr__ixcache *c, bool make)
 {
 	struct stat st;
 	int err;
 
 	if (c->tried)
 		return c->fd >= 0;
+	if (!make && access(c->dir, F_OK) && errno == ENOENT)
+		return false;
 	c->tried = true;
 	if ((err = pr__mkdirs(c->dir, 0700))) {
 		dir_note(c, "cannot be made", -err);
@@ -150,7 +154,7 @@ struct pr__symindex *pr__ixcache_get(struct pr__ixcache *c, const struct pr__ix_
 	void *map;
 	int fd;
 
-	if (!dir_ready(c))
+	if (!dir_ready(c, false))
 		return NULL;
 	file_name(key, name, sizeof(name));
 	fd = openat(c->fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -194,7 +198,7 @@ void pr__ixcache_put(struct pr__ixcache *c, const struct pr__ix_key *key,
 	char name[128], tmp[192];
 	int fd, err;
 
-	if (c->no_writes || pr__symindex_bytes(ix) > c->max_bytes || !dir_ready(c))
+	if (c->no_writes || pr__symindex_bytes(ix) > c->max_bytes || !dir_ready(c, true))
 		return;
 	file_name(key, name, sizeof(name));
 	snprintf(tmp, sizeof(tmp), "%s" IXC_TMP "%d.%u", name, (int)getpid(),
@@ -260,7 +264,7 @@ void pr__ixcache_evict(struct pr__ixcache *c)
 	int fd;
 	DIR *d;
 
-	if (!dir_ready(c) || (fd = openat(c->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+	if (!dir_ready(c, false) || (fd = openat(c->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
 		return;
 	if (!(d = fdopendir(fd))) {
 		close(fd);
@@ -309,11 +313,11 @@ static bool key_of(const struct pr_symbolizer *s, const struct sym_module *m,
 	return true;
 }
 
-struct pr__symindex *pr__sym_index_of(struct pr_symbolizer *s, struct sym_module *m)
+struct pr__symindex *pr__sym_index_cached(struct pr_symbolizer *s, struct sym_module *m)
 {
 	struct pr__ix_key key;
-	bool cached = s->ixcache && key_of(s, m, &key);
-	struct pr__symindex *ix = cached ? pr__ixcache_get(s->ixcache, &key, m->origin) : NULL;
+	struct pr__symindex *ix = s->ixcache && key_of(s, m, &key) ?
+				  pr__ixcache_get(s->ixcache, &key, m->origin) : NULL;
 
 	/* One without lines does not serve a run that shows them: built
 	 * again with them, it takes the file's place. */
@@ -321,10 +325,17 @@ struct pr__symindex *pr__sym_index_of(struct pr_symbolizer *s, struct sym_module
 		pr__symindex_free(ix);
 		ix = NULL;
 	}
-	if (ix)
-		return ix;
-	ix = pr__symindex_build(s, m);
-	if (ix && cached)
+	return ix;
+}
+
+struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_module *m)
+{
+	struct pr__ix_key key;
+	struct pr__symindex *ix = pr__symindex_build(s, m);
+
+	/* Kept only at the file's own addresses: a cached index is used
+	 * without opening the DWARF, so without the bias it would give. */
+	if (ix && s->ixcache && !m->dwarf_bias && key_of(s, m, &key))
 		pr__ixcache_put(s->ixcache, &key, ix, m->origin);
 	return ix;
 }

@@ -53,10 +53,15 @@ void pr__ixcache_evict(struct pr__ixcache *c);
 void pr__ixcache_stats(const struct pr__ixcache *c, struct pr__ixcache_stats *st);
 
 /*
- * Module `m`'s index (symdwarf.c asks, the first time its DWARF is
- * needed): from the symbolizer's cache by the file's build-id, else
- * built and stored there.  NULL with errno set, as pr__symindex_build().
+ * Module `m`'s index from the symbolizer's cache, by the file's build-id,
+ * without opening its DWARF (or its debug file): NULL when there is none
+ * for these settings, or none with the lines the symbolizer shows.
  */
-struct pr__symindex *pr__sym_index_of(struct pr_symbolizer *s, struct sym_module *m);
+struct pr__symindex *pr__sym_index_cached(struct pr_symbolizer *s, struct sym_module *m);
+/*
+ * Module `m`'s index built from its DWARF (symindex.c), and stored in the
+ * cache when there is one.  NULL with errno set, as pr__symindex_build().
+ */
+struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_module *m);
 
 #endif /* PR_SYMCACHE_H */

@@ -563,10 +563,12 @@ bool pr__sym_dwarf_open(struct pr_symbolizer *s, struct sym_module *m)
 		inflate_zstd(s, m);
 		m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
 		m->has_dwarf = m->dwarf != NULL;
-		if (m->has_dwarf)
+		if (m->has_dwarf) {
 			s->stats.debug_files++;
-		else
+			pr__log(&s->lg, PR_LOG_DEBUG, "%s: its DWARF opened", m->origin);
+		} else {
 			say_if_zstd(s, m);
+		}
 	}
 	return m->has_dwarf;
 }
@@ -668,16 +670,59 @@ size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64
 	return nr;
 }
 
-/* The module's address index, mapped from the cache or built the first
- * time (symcache.c); the units' indexes it was built from are dropped
- * then.  NULL: none. */
+/* Bytes of the module's .debug_info (its DWARF open): what building its
+ * index whole costs grows with. */
+static uint64_t debug_info_size(struct sym_module *m)
+{
+	Elf *elf = m->dwarf ? dwarf_getelf(m->dwarf) : NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+	const char *name;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return UINT64_MAX;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Chdr chdr;
+
+		if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
+		    strcmp(name, ".debug_info"))
+			continue;
+		if (!(shdr.sh_flags & SHF_COMPRESSED))
+			return shdr.sh_size;
+		return gelf_getchdr(scn, &chdr) ? chdr.ch_size : UINT64_MAX;
+	}
+	return UINT64_MAX;
+}
+
+/* Whether to build the module's index now, its DWARF open: always on the
+ * index's path; on libdw's, to fill the cache, when the build costs about
+ * what libdw's own first lookups would (a small .debug_info; symindex.c
+ * has the figures), so that a run without the index cached is not made
+ * slower by it. */
+static bool build_now(struct pr_symbolizer *s, struct sym_module *m)
+{
+	return s->use_index ||
+	       (s->ixcache && !s->libdw_only && debug_info_size(m) <= s->index_fill_max);
+}
+
+/* The module's address index, NULL for none: mapped from the cache when
+ * it holds one, without opening the file's DWARF or its debug file at all,
+ * on either path; else built (and stored) the first time its DWARF is
+ * needed when build_now() says so.  The units' indexes it was built from
+ * are dropped then. */
 static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct sym_module *m)
 {
 	if (m->index_tried)
 		return m->index;
 	m->index_tried = true;
-	m->index = pr__sym_index_of(s, m);
-	if (!m->index) {
+	if (!m->dwarf_checked && !s->libdw_only && (m->index = pr__sym_index_cached(s, m))) {
+		/* An index is made only of a file with DWARF. */
+		m->dwarf_checked = m->has_dwarf = true;
+		s->stats.debug_files++;
+	} else if (!pr__sym_dwarf_open(s, m) || !build_now(s, m)) {
+		return NULL;
+	} else if (!(m->index = pr__sym_index_build(s, m))) {
 		if (errno != ENOENT)
 			pr__log(&s->lg, PR_LOG_DEBUG, "%s: no address index: %s", m->origin,
 				strerror(errno));
@@ -720,14 +765,17 @@ static size_t index_chain(struct pr_symbolizer *s, struct sym_module *m,
 size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
 			    const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs)
 {
-	const struct pr__symindex *ix = s->use_index && pr__sym_dwarf_open(s, m) ?
-					module_index(s, m) : NULL;
+	const struct pr__symindex *ix = module_index(s, m);
 	uint64_t start;
 	const char *at;
 	size_t nr;
 
-	/* libdw only to build: once the index has what this symbolizer
-	 * shows (or the file has no DWARF), its session goes. */
+	/* libdw only to build: on the index's path, once the index has what
+	 * this symbolizer shows (or the file has no DWARF), its session goes.
+	 * On libdw's, a session whose DWARF the cache spared stays: closing
+	 * it reads the symbols addr2line would pick, which few addresses
+	 * need (9 % of a warm report's instructions over a capture of
+	 * dwarfsample), and it holds only the ELF files then. */
 	if (s->use_index && m->dwfl &&
 	    (ix ? s->no_lines || pr__symindex_has_lines(ix) : !m->has_dwarf))
 		pr__sym_module_close(m);

@@ -75,9 +75,10 @@
  * and it would keep libdw open until every unit is built, which is what
  * an agent cannot afford, and it could not be written whole to the cache.
  * Chosen: the whole-file build, paid once per build-id when the cache
- * (symcache.c, another branch) keeps it; until then a one-shot run is
- * cheaper on libdw's path, which therefore stays the default
- * (-Dsymindex=false).
+ * (symcache.c) keeps it.  It costs a one-shot run more than libdw's lazy
+ * path for any but a small file: libdw's path stays the default
+ * (-Dsymindex=false) and builds only the indexes of files whose
+ * .debug_info is small (PR_IX_FILL_MAX, symbolizer.h).
  *
  * Memory.  Closing the session (below) frees libdw's per-unit state: in
  * bench-symindex -r 7 (every 7th byte of the code named), 1-2 MB of
@@ -86,12 +87,16 @@
  * keeps is the symbolizer's own (each resolved frame, its chain and
  * names), not libdw's; the peak of a one-shot run is the build's.
  *
- * How the symbolizer switches to it.  On request only
+ * How the symbolizer switches to it.  On every path, a file's index in
+ * the cache (for its build-id and settings, with lines when they are
+ * shown) is mapped when the file's DWARF is first needed, which is then
+ * never opened, nor its debug file (libdw's first lookups in libc's cost
+ * 12-56 ms).  Otherwise symdwarf.c builds the index then, with the line
+ * table when lines are shown, and stores it: always on the index's path
  * (pr__symbolizer_use_index(); meson -Dsymindex=true makes it the
- * default, DS_SYMINDEX=0/1 overrides either): symdwarf.c builds a
- * module's index when its DWARF is first needed, with the line table when
- * the symbolizer shows lines, drops the units' indexes it was built from,
- * and then closes the module's libdwfl session (libdw only to build):
+ * default, DS_SYMINDEX=0/1 overrides either), on libdw's for small files.
+ * The units' indexes it was built from are dropped; on the index's path
+ * the module's libdwfl session is closed (libdw only to build):
  * pr__sym_inline_chain() asks pr__symindex_chain() and
  * pr__symindex_line(); code no DWARF function covers is named from
  * addr2line's pick among the ELF symbols, read into a table before the

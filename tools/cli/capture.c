@@ -419,7 +419,7 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 	double start, deadline;
 	struct target_names names;
 	bool done = false;
-	int err, wait_ms = 5;
+	int err, wait_ms = 1;
 
 	h->cmd_status = -1;
 	h->cmd_cpu = -1;
@@ -449,7 +449,10 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 		 * order), so with 200 ms waits from the start the first sample
 		 * was named ~450 ms in (BENCHMARKS.md, "Start-up to the first
 		 * named sample").  The first waits are short and double up to
-		 * 200 ms: a dozen more wakeups in the first half second. */
+		 * 200 ms, from 1 ms (a sample period at 999 Hz): a sample
+		 * taken 1 ms in reaches a worker with the drain at 7 ms, not
+		 * 15 (from 5 ms), for two more wakeups than that and a dozen
+		 * more than 200 ms waits in the first half second. */
 		int timeout = wait_ms;
 
 		wait_ms = wait_ms < 100 ? wait_ms * 2 : 200;
