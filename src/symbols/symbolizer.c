@@ -262,15 +262,16 @@ static int index_cache(struct pr_symbolizer *s, const struct pr_symbolizer_opts 
 }
 
 /* The address index's path or libdw's: meson -Dsymindex sets the
- * default; DS_SYMINDEX=0 (or 1) in the environment overrides it, to tell
- * one path's answer from the other's when a name looks wrong. */
-static bool index_wanted(void)
+ * default, opts->index_always asks for the index; DS_SYMINDEX=0 (or 1)
+ * in the environment overrides either, to tell one path's answer from
+ * the other's when a name looks wrong. */
+static bool index_wanted(const struct pr_symbolizer_opts *opts)
 {
 	const char *env = getenv("DS_SYMINDEX");
 
 	if (env && (!strcmp(env, "0") || !strcmp(env, "1")))
 		return env[0] == '1';
-	return PR_SYMINDEX_DEFAULT;
+	return PR_SYMINDEX_DEFAULT || (PR_OPTS_HAS(opts, index_always) && opts->index_always);
 }
 
 struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
@@ -295,7 +296,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->no_inline = PR_OPTS_HAS(opts, no_inline) && opts->no_inline;
 	s->no_lines = PR_OPTS_HAS(opts, no_lines) && opts->no_lines;
 	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
-	s->use_index = index_wanted();
+	s->use_index = index_wanted(opts);
 	s->stats.sz = sizeof(s->stats);
 	s->perf_map_reread_ns = PERF_MAP_REREAD_NS;
 	s->pool = PR_OPTS_HAS(opts, pool) ? opts->pool : NULL;
