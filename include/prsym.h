@@ -134,6 +134,13 @@ struct pr_symbolizer_opts {
 	/* Since 2.1.  No index cache: indexes are built for this symbolizer
 	 * alone, and nothing is read or written. */
 	bool no_index_cache;
+	/* Since 2.1.  Name every file with DWARF from its address index
+	 * (built whole from the DWARF once, or read from the index cache)
+	 * and then close the file's libdw state, instead of libdw's lookups
+	 * file by file: for a consumer that runs for days (an agent), whose
+	 * memory then holds indexes, not the state libdw builds behind each
+	 * address named.  DS_SYMINDEX=0 in the environment overrides it. */
+	bool index_always;
 };
 
 /*

@@ -92,7 +92,8 @@ def main():
     agent = subprocess.Popen([DS, "agent", "-a", "-F", "99", "--interval", "1s", "--out-dir", out,
                               "--spool-dir", os.path.join(TMP, "spool"),
                               "--cache-size", "%dM" % CACHE_MIB, "--health-interval", "1s"],
-                             stdout=subprocess.DEVNULL, stderr=open(log, "w"))
+                             stdout=subprocess.DEVNULL, stderr=open(log, "w"),
+                             env=dict(os.environ, STATE_DIRECTORY=os.path.join(TMP, "state")))
     try:
         # Sampling has started once the first health line is out.
         deadline = time.monotonic() + 15
@@ -133,6 +134,19 @@ def main():
     # around the last trim is well within the margin.
     check("the processes it holds (%d) are those alive (%d), not the %d that exited"
           % (procs, alive, COPIES), procs <= alive + COPIES // 2, health[-1])
+
+    # The agent names files from their address indexes, kept in its state
+    # directory by build-id: one for each copy it sampled (each has a
+    # build-id of its own), so an evicted copy is named again without its
+    # DWARF walked again.
+    ids = set()
+    for i in range(COPIES):
+        ids.add(subprocess.run(["readelf", "-n", os.path.join(TMP, "churn-%03d" % i)],
+                               capture_output=True, text=True).stdout.split("Build ID: ")[1].split()[0])
+    index_dir = os.path.join(TMP, "state", "index")
+    kept = {f.split("-")[0] for f in os.listdir(index_dir)} if os.path.isdir(index_dir) else set()
+    check("the agent kept an address index for the copies it named (%d of %d)"
+          % (len(ids & kept), COPIES), len(ids & kept) >= COPIES // 2, sorted(kept)[:5])
 
     # Windows are named SERVICE-STAMP-SEQ.pb.gz, the service the program's
     # name; the two runs of copy 0 are 40 x 0.6 s apart.

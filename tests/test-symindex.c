@@ -469,6 +469,17 @@ START_TEST(ds_symindex_in_the_environment_picks_the_path)
 		ck_assert_int_eq(s->use_index, cases[i].want < 0 ? fallback : cases[i].want);
 		pr_symbolizer_free(s);
 	}
+	/* index_always (the agent's) takes the index's path; DS_SYMINDEX=0
+	 * still picks libdw's. */
+	opts.index_always = true;
+	unsetenv("DS_SYMINDEX");
+	ck_assert_ptr_nonnull(s = pr_symbolizer_new(model, &opts));
+	ck_assert(s->use_index);
+	pr_symbolizer_free(s);
+	ck_assert_int_eq(setenv("DS_SYMINDEX", "0", 1), 0);
+	ck_assert_ptr_nonnull(s = pr_symbolizer_new(model, &opts));
+	ck_assert(!s->use_index);
+	pr_symbolizer_free(s);
 	unsetenv("DS_SYMINDEX");
 	pr_model_free(model);
 }

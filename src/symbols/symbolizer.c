@@ -262,17 +262,18 @@ static int index_cache(struct pr_symbolizer *s, const struct pr_symbolizer_opts 
 }
 
 /* The address index's path or libdw's: meson -Dsymindex sets the
- * default; DS_SYMINDEX=0 (or 1) in the environment overrides it, to tell
- * one path's answer from the other's when a name looks wrong, and with 0
- * libdw's alone: no index is used, even one in the cache (*libdw_only). */
-static bool index_wanted(bool *libdw_only)
+ * default, opts->index_always asks for the index; DS_SYMINDEX=0 (or 1)
+ * in the environment overrides either, to tell one path's answer from
+ * the other's when a name looks wrong, and with 0 libdw's alone: no
+ * index is used, even one in the cache (*libdw_only). */
+static bool index_wanted(const struct pr_symbolizer_opts *opts, bool *libdw_only)
 {
 	const char *env = getenv("DS_SYMINDEX");
 
 	*libdw_only = env && !strcmp(env, "0");
 	if (env && (!strcmp(env, "0") || !strcmp(env, "1")))
 		return env[0] == '1';
-	return PR_SYMINDEX_DEFAULT;
+	return PR_SYMINDEX_DEFAULT || (PR_OPTS_HAS(opts, index_always) && opts->index_always);
 }
 
 struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
@@ -297,7 +298,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->no_inline = PR_OPTS_HAS(opts, no_inline) && opts->no_inline;
 	s->no_lines = PR_OPTS_HAS(opts, no_lines) && opts->no_lines;
 	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
-	s->use_index = index_wanted(&s->libdw_only);
+	s->use_index = index_wanted(opts, &s->libdw_only);
 	s->index_fill_max = PR_IX_FILL_MAX;
 	s->stats.sz = sizeof(s->stats);
 	s->perf_map_reread_ns = PERF_MAP_REREAD_NS;

@@ -158,6 +158,7 @@ struct pr_session *ds_names_session(const struct ds_names *n, struct pr_reader *
 	own.index_cache_dir = n->index_cache;
 	own.index_cache_max = n->index_cache_bytes;
 	own.no_index_cache = n->no_index_cache;
+	own.index_always = n->index_always;
 	so->unwind = &uo;
 	so->names = names ? &own : NULL;
 	return r ? pr_session_new_reader(r, so) : pr_session_new_file(f, so);

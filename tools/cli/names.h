@@ -34,6 +34,8 @@ struct ds_names {
 	const char *index_cache;
 	uint64_t index_cache_bytes;
 	bool no_index_cache;
+	/* Set by the agent: every file named from its address index. */
+	bool index_always;
 };
 
 enum {
