@@ -19,6 +19,7 @@
  * as long as the symbolizer.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -131,6 +132,15 @@ static int slots_reserve(struct pr_symbolizer *s)
 	return 0;
 }
 
+/* A number no symbolizer of this process has had (pr__symbolizer_epoch()):
+ * one freed and another made at its address are told apart too. */
+static void new_epoch(struct pr_symbolizer *s)
+{
+	static _Atomic uint64_t epochs;
+
+	s->epoch = atomic_fetch_add(&epochs, 1) + 1;
+}
+
 /* ---- what a trim takes (model/trim.c) ---- */
 
 static size_t module_bytes(const struct sym_module *m)
@@ -236,7 +246,7 @@ static void trim_files(void *arg)
 {
 	struct pr_symbolizer *s = arg;
 
-
+	new_epoch(s);
 	trim_slots(s);
 	pr__hashmap_filter(&s->modules, module_stays, s);
 	pr__hashmap_filter(&s->perf_maps, perf_map_stays, s);
@@ -296,6 +306,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->no_lines = PR_OPTS_HAS(opts, no_lines) && opts->no_lines;
 	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
 	s->use_index = index_wanted();
+	new_epoch(s);
 	s->stats.sz = sizeof(s->stats);
 	s->perf_map_reread_ns = PERF_MAP_REREAD_NS;
 	s->pool = PR_OPTS_HAS(opts, pool) ? opts->pool : NULL;
@@ -430,6 +441,12 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 void pr__symbolizer_use_index(struct pr_symbolizer *s, bool on)
 {
 	s->use_index = on;
+	new_epoch(s);
+}
+
+uint64_t pr__symbolizer_epoch(const struct pr_symbolizer *s)
+{
+	return s->epoch;
 }
 
 int pr_symbolizer_stats(const struct pr_symbolizer *s, struct pr_symbolizer_stats *st)
