@@ -99,10 +99,15 @@ void pr__sym_named(struct pr_symbolizer *s, struct pr_symbol *sym, const char *n
  * would cost a second cache miss on every frame, and entries are only
  * deleted all at once, by a trim (which builds the table anew).
  */
+static size_t slot_home(const struct pr_symbolizer *s, const void *owner, uint64_t addr)
+{
+	return (size_t)(pr__hash_mix((uintptr_t)owner, addr) >> 32) & (s->nr_slots - 1);
+}
+
 static struct sym_slot *slot_probe(const struct pr_symbolizer *s, const void *owner,
 				   uint64_t addr)
 {
-	size_t mask = s->nr_slots - 1, i = (size_t)(pr__hash_mix((uintptr_t)owner, addr) >> 32) & mask;
+	size_t mask = s->nr_slots - 1, i = slot_home(s, owner, addr);
 
 	while (s->slots[i].owner && (s->slots[i].owner != owner || s->slots[i].addr != addr))
 		i = (i + 1) & mask;
@@ -375,6 +380,25 @@ static int keep(struct pr_symbolizer *s, const void *owner, uint64_t addr,
 	return 0;
 }
 
+/* What the frame's resolved slot is keyed by. */
+static const void *frame_owner(const struct pr_symbolizer *s, const struct pr_frame *f,
+			       uint64_t *addr)
+{
+	bool kernel = f->flags & PR_FRAME_KERNEL;
+
+	*addr = kernel ? f->ip : f->dso_ip;
+	return kernel ? (const void *)&s->ksyms : (const void *)f->dso;
+}
+
+void pr__symbolizer_prefetch(const struct pr_symbolizer *s, const struct pr_frame *f)
+{
+	uint64_t addr;
+	const void *owner = frame_owner(s, f, &addr);
+
+	if (s->slots && owner)
+		__builtin_prefetch(&s->slots[slot_home(s, owner, addr)]);
+}
+
 int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
 			struct pr_symbol *out)
 {
@@ -389,8 +413,7 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 		return -EINVAL;
 	s->stats.lookups++;
 	d = f->dso;
-	owner = (f->flags & PR_FRAME_KERNEL) ? (const void *)&s->ksyms : (const void *)d;
-	addr = (f->flags & PR_FRAME_KERNEL) ? f->ip : f->dso_ip;
+	owner = frame_owner(s, f, &addr);
 	if (!owner) {
 		memset(out, 0, sizeof(*out));
 		return 0;

@@ -268,6 +268,10 @@ void pr__symbolizer_use_index(struct pr_symbolizer *s, bool on);
  * (output/script.c) keeps them while it stands.  JIT code is named anew
  * at every frame and never stands. */
 uint64_t pr__symbolizer_epoch(const struct pr_symbolizer *s);
+/* Have the place where frame `f`'s name is kept read into the cache:
+ * called for each frame of a stack before naming the first, the misses
+ * (most of a frame's lookup) overlap. */
+void pr__symbolizer_prefetch(const struct pr_symbolizer *s, const struct pr_frame *f);
 
 /* Name JIT frame `f` of `pid` from its perf map into *out. */
 int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
