@@ -116,9 +116,10 @@ static FILE *open_file(struct pr_output *o)
 /*
  * perf script's text comes a sample at a time.  To a file (or /dev/null)
  * it is written in blocks of SCRIPT_IOBUF, not of stdio's st_blksize (4
- * KiB: 8 572 write(2) calls for the cc1 capture's 35 MB, 5 % of the CPU
- * the report takes); to a pipe or a terminal as stdio writes it, for the
- * reader to see samples as they come.  glibc takes setvbuf()'s size only
+ * KiB: 8 572 write(2) calls for the cc1 capture's 35 MB); to a pipe or a
+ * terminal as stdio writes it, for the reader to see samples as they
+ * come.  64 KiB, not more: a buffer larger than the L2 cache had every
+ * line written miss it (callgrind).  glibc takes setvbuf()'s size only
  * with a buffer given.  Standard output's is static: the stream outlives
  * the output.
  */
