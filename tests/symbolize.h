@@ -61,5 +61,6 @@ TCase *symbolize_jitdump_tests(void);
 TCase *symbolize_elf_tests(void);
 TCase *symbolize_trim_tests(void);
 TCase *symbolize_debug_tests(void);
+TCase *symbolize_script_tests(void);
 
 #endif

@@ -554,6 +554,7 @@ int main(void)
 	suite_add_tcase(s, symbolize_elf_tests());
 	suite_add_tcase(s, symbolize_trim_tests());
 	suite_add_tcase(s, symbolize_debug_tests());
+	suite_add_tcase(s, symbolize_script_tests());
 	ret = run_suite(s);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
 	if (system(cmd))

@@ -76,6 +76,23 @@ struct script_pid {
 	struct pr_profile_times t;
 };
 
+/* A frame printed, for the next stack to copy when it has it too: what
+ * its text depends on, and where that text starts in its buffer. */
+struct script_memo_frame {
+	uint64_t ip, dso_ip;
+	const struct pr_dso *dso;
+	uint32_t flags;
+	uint32_t at;
+	bool kept;                   /* its lines may be copied */
+};
+
+struct script_memo {
+	struct script_memo_frame *v;
+	size_t nr, cap;
+};
+
+#define SCRIPT_BUF (1 << 15)
+
 struct pr_script {
 	FILE *out;
 	uint32_t fields;
@@ -87,6 +104,8 @@ struct pr_script {
 	const struct pr_tp_formats *tp;
 	bool default_fields;         /* not asked for: perf's defaults */
 	char anon[64];
+	const char *last_module;     /* a module of this stack, and its length */
+	size_t last_module_len;
 	char marked[1024];           /* a joined or chain frame's marked name */
 	/* The errno of the first write that failed (EPIPE: the reader went
 	 * away), 0 while none has. */
@@ -104,13 +123,24 @@ struct pr_script {
 	struct pr_profile_times total;
 	bool closing;                /* pr_script_free(): release, print nothing */
 
-	/* A sample's frames, built here and written at once. */
+	/* A sample's text, built in one buffer and written at once; the
+	 * next is built in the other, so that the frames of the one before
+	 * stay there for it to copy (script.c: the memo). */
+	char *buf;                   /* bufs[cur] */
 	size_t len;
-	char buf[1 << 15];
+	unsigned cur;
+	uint64_t flushes;            /* writes of buf so far */
+	struct script_memo memo[2];  /* memo[cur ^ 1]: the frames before */
+	const struct pr_symbolizer *memo_sym;
+	uint64_t memo_epoch;         /* pr__symbolizer_epoch(memo_sym) then */
+	size_t memo_len;             /* where the frames before end in their buffer */
+	bool memo_valid;
+	char bufs[2][SCRIPT_BUF];
 };
 
-/* A sample's header line, from rec's pid, tid, cpu, time and period; and
- * its frames with the blank line after them, to s->out.  The write's
+/* A sample's header line, from rec's pid, tid, cpu, time and period,
+ * built in s->buf (a tracepoint's fields written through); and its frames
+ * with the blank line after them, to s->out with the header.  The write's
  * failure is noted in s->err. */
 void pr__script_header(struct pr_script *s, const struct pr_record *rec, const char *comm,
 		       const char *event);
@@ -118,6 +148,8 @@ void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 		       const struct pr_stack *st, struct pr_symbolizer *sym);
 /* A frame line of a pseudo-frame `name` (no address, no module), to s->out. */
 void pr__script_pseudo_frame(struct pr_script *s, const char *name);
+/* What the calls above built, to s->out. */
+void pr__script_flush(struct pr_script *s);
 
 /* script_waits.c: the off-CPU half set up and torn down (0 or -ENOMEM);
  * a CPU sample of process `pid` (called `process`, or NULL) standing for

@@ -22,6 +22,7 @@
 
 #include "base/base.h"
 #include "output/output.h"
+#include "symbols/symbolizer.h"
 
 static const struct {
 	const char *name;
@@ -92,6 +93,7 @@ struct pr_script *pr_script_new(FILE *out, const struct pr_script_opts *opts)
 	s->min_ns = PR_OPTS_GET(opts, off_cpu_min_ns, 0);
 	s->tp = PR_OPTS_GET(opts, tp_formats, NULL);
 	s->default_fields = fields == (uint32_t)PR_SCRIPT_DEFAULT;
+	s->buf = s->bufs[0];
 	if (pr__script_waits_init(s)) {
 		pr_script_free(s);
 		errno = ENOMEM;
@@ -105,6 +107,8 @@ void pr_script_free(struct pr_script *s)
 	if (!s)
 		return;
 	pr__script_waits_fini(s);
+	free(s->memo[0].v);
+	free(s->memo[1].v);
 	free(s);
 }
 
@@ -148,80 +152,145 @@ int pr_script_error(struct pr_script *s)
 	return ferror(s->out) ? -s->err : 0;
 }
 
+/* Append `str` of `len` bytes (at most 4096 of them) at s->buf. */
+static void put(struct pr_script *s, const char *str, size_t len)
+{
+	if (len > 4096)
+		len = 4096;
+	/* Knowing the bound, GCC copies with `rep movsq`, slow to start
+	 * for strings this short (43 % of line()'s time on AMD EPYC, the
+	 * cc1 capture's addresses): the bound forgotten, it calls libc's. */
+	__asm__("" : "+r"(len));
+	memcpy(s->buf + s->len, str, len);
+	s->len += len;
+}
+
+/* Write out what is built. */
+static void flush(struct pr_script *s)
+{
+	if (s->len) {
+		fwrite_unlocked(s->buf, 1, s->len, s->out);
+		note_error(s);
+		s->len = 0;
+		s->flushes++;
+	}
+}
+
+/* Room for the longest line (or header) after what is built. */
+static inline void make_room(struct pr_script *s)
+{
+	if (s->len > SCRIPT_BUF - 4 * 4096)
+		flush(s);
+}
+
+void pr__script_flush(struct pr_script *s)
+{
+	flush(s);
+}
+
+/* A header's text of any length: built in s->buf, or written through
+ * when longer than a line may be. */
+static void put_any(struct pr_script *s, const char *str, size_t len)
+{
+	make_room(s);
+	if (len <= 4096) {
+		put(s, str, len);
+		return;
+	}
+	flush(s);
+	fwrite_unlocked(str, 1, len, s->out);
+	note_error(s);
+}
+
+/* `v` in decimal, right-aligned in `width` columns, with `pad` before. */
+static void put_decimal(struct pr_script *s, uint64_t v, int width, char pad)
+{
+	char num[24], *end = num + sizeof(num), *p = decimal(end, v, width);
+
+	for (char *z = p; *z == ' '; z++)
+		*z = pad;
+	put(s, p, (size_t)(end - p));
+}
+
 void pr__script_header(struct pr_script *s, const struct pr_record *rec, const char *comm,
 		       const char *event)
 {
 	unsigned f = s->fields;
-	char buf[64], *end = buf + sizeof(buf), *p;
 	/* A sample of a tracepoint whose format is known. */
 	bool tracepoint = s->tp && event && rec->type == PR_RECORD_SAMPLE &&
 			  pr_tp_formats_has(s->tp, event);
 
+	make_room(s);
 	if (f & PR_SCRIPT_COMM) {
-		if (comm)
-			fputs(comm, s->out);
-		else
-			fprintf(s->out, ":%u", rec->tid);
-		putc_unlocked(' ', s->out);
+		if (comm) {
+			put_any(s, comm, strlen(comm));
+		} else {
+			s->buf[s->len++] = ':';
+			put_decimal(s, rec->tid, 0, ' ');
+		}
+		s->buf[s->len++] = ' ';
 	}
-	if ((f & PR_SCRIPT_PID) && (f & PR_SCRIPT_TID))
-		fprintf(s->out, "%5u/%-5u ", rec->pid, rec->tid);
-	else if (f & (PR_SCRIPT_PID | PR_SCRIPT_TID)) {
-		p = decimal(end, (f & PR_SCRIPT_TID) ? rec->tid : rec->pid, 5);
-		fwrite_unlocked(p, 1, (size_t)(end - p), s->out);
-		putc_unlocked(' ', s->out);
+	if ((f & PR_SCRIPT_PID) && (f & PR_SCRIPT_TID)) {
+		/* "%5u/%-5u " */
+		size_t at;
+
+		put_decimal(s, rec->pid, 5, ' ');
+		s->buf[s->len++] = '/';
+		at = s->len;
+		put_decimal(s, rec->tid, 0, ' ');
+		while (s->len - at < 5)
+			s->buf[s->len++] = ' ';
+		s->buf[s->len++] = ' ';
+	} else if (f & (PR_SCRIPT_PID | PR_SCRIPT_TID)) {
+		put_decimal(s, (f & PR_SCRIPT_TID) ? rec->tid : rec->pid, 5, ' ');
+		s->buf[s->len++] = ' ';
 	}
 	if ((f & PR_SCRIPT_CPU) && (rec->fields & PR_ID_CPU)) {
 		/* "[%03u] " */
-		*--end = ' ';
-		*--end = ']';
-		p = decimal(end, rec->cpu, 3);
-		for (char *z = p; *z == ' '; z++)
-			*z = '0';
-		*--p = '[';
-		fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), s->out);
-		end = buf + sizeof(buf);
+		s->buf[s->len++] = '[';
+		put_decimal(s, rec->cpu, 3, '0');
+		put(s, "] ", 2);
 	}
 	if (f & PR_SCRIPT_TIME) {
 		/* "secs.usecs" right-aligned in 12 columns: perf truncates. */
 		uint64_t usecs = rec->time / 1000;
-		char *secs;
-		int len;
+		char num[32], *end = num + sizeof(num), *p, *secs;
 
 		p = decimal(end, usecs % 1000000, 6);
 		for (char *z = p; *z == ' '; z++)
 			*z = '0';
 		*--p = '.';
 		secs = decimal(p, usecs / 1000000, 0);
-		len = (int)(end - secs);
 		p = secs;
-		while (len++ < 12)
+		for (int len = (int)(end - secs); len < 12; len++)
 			*--p = ' ';
-		fwrite_unlocked(p, 1, (size_t)(end - p), s->out);
-		fputs(": ", s->out);
+		put(s, p, (size_t)(end - p));
+		put(s, ": ", 2);
 	}
 	/* perf script shows a tracepoint's fields, not its period. */
 	if (tracepoint && s->default_fields)
 		f &= ~(unsigned)PR_SCRIPT_PERIOD;
 	if (f & PR_SCRIPT_PERIOD) {
-		*--end = ' ';
-		p = decimal(end, rec->u.sample.period, 10);
-		fwrite_unlocked(p, 1, (size_t)(buf + sizeof(buf) - p), s->out);
-		end = buf + sizeof(buf);
+		put_decimal(s, rec->u.sample.period, 10, ' ');
+		s->buf[s->len++] = ' ';
 	}
 	if (f & PR_SCRIPT_EVENT) {
 		size_t len = event ? strlen(event) : 0;
 
-		for (int pad = (int)len; pad < s->event_width; pad++)
-			putc_unlocked(' ', s->out);
-		fwrite_unlocked(event ? event : "", 1, len, s->out);
-		fwrite_unlocked(": ", 1, 2, s->out);
+		for (int pad = (int)len; pad < s->event_width; pad++) {
+			make_room(s);
+			s->buf[s->len++] = ' ';
+		}
+		put_any(s, event ? event : "", len);
+		put(s, ": ", 2);
 	}
-	if (tracepoint && (f & PR_SCRIPT_EVENT))
+	if (tracepoint && (f & PR_SCRIPT_EVENT)) {
+		flush(s);
 		pr_tp_formats_print(s->tp, event, rec->u.sample.raw, rec->u.sample.raw_size,
 				    s->out);
-	putc_unlocked('\n', s->out);
-	note_error(s);
+		note_error(s);
+	}
+	s->buf[s->len++] = '\n';
 }
 
 /* The name perf gives a frame's mapping when no symbolizer says. */
@@ -243,25 +312,6 @@ static const char *frame_module(struct pr_script *s, const struct pr_frame *f, u
 	return path;
 }
 
-/* Append `str` of `len` bytes (at most 4096 of them) at s->buf. */
-static void put(struct pr_script *s, const char *str, size_t len)
-{
-	if (len > 4096)
-		len = 4096;
-	memcpy(s->buf + s->len, str, len);
-	s->len += len;
-}
-
-/* Write out what the frames built; room for the longest line after. */
-static void flush(struct pr_script *s, bool always)
-{
-	if (always || s->len > sizeof(s->buf) - 4 * 4096) {
-		fwrite_unlocked(s->buf, 1, s->len, s->out);
-		note_error(s);
-		s->len = 0;
-	}
-}
-
 static const char truncated[] = PROF_TRUNCATED_LABEL;
 
 /* One printed line, "\t<addr>[ name[+0xoff]][ (module)]" and the source
@@ -272,7 +322,7 @@ static void line(struct pr_script *s, uint64_t addr, const char *name, uint64_t 
 	char num[24], *end = num + sizeof(num), *p;
 	bool pseudo = !addr && name && name[0] == '[';
 
-	flush(s, false);
+	make_room(s);
 	/* "\t%16lx": an address has at most 16 digits. */
 	p = s->buf + s->len;
 	p[0] = '\t';
@@ -330,57 +380,152 @@ static const char *marked_name(struct pr_script *s, const struct pr_frame *f, co
 	return s->marked;
 }
 
+/* Frame `f`'s lines, appended to s->buf; whether the next sample may
+ * copy them for a frame with the same key (same_frame()): whether they
+ * are what the symbolizer keeps, not JIT code's (named anew every time,
+ * and after its process) nor a failed lookup's. */
+static bool frame_lines(struct pr_script *s, const struct pr_record *rec,
+			const struct pr_frame *f, struct pr_symbolizer *sym)
+{
+	struct pr_symbol sy = { 0 };
+	const char *module;
+	size_t module_len;
+	bool expand, kept = sym && !(f->dso && f->dso->anon);
+
+	if (!sym || pr_symbolizer_symbolize(sym, rec->pid, f, &sy)) {
+		sy = (struct pr_symbol){ 0 };
+		module = frame_module(s, f, rec->pid);
+		kept = false;
+	} else {
+		module = sy.module ? sy.module : "[unknown]";
+	}
+	/* Frames in a row are mostly of one file. */
+	if (module != s->last_module || module == s->anon) {
+		s->last_module = module;
+		s->last_module_len = strlen(module);
+	}
+	module_len = s->last_module_len;
+	/* perf expands a frame into the functions inlined there when it has
+	 * a symbol, in a file (not the kernel, the vDSO or a perf map) with
+	 * debug information. */
+	expand = s->inline_frames && sy.name && sy.nr && module[0] != '[' &&
+		 strncmp(module, "/tmp/perf-", 10);
+	if (!expand) {
+		const struct pr_sym_func *fn = sy.nr ? &sy.funcs[0] : NULL;
+
+		line(s, f->dso_ip, marked_name(s, f, sy.name), sy.offset, module, module_len,
+		     fn ? fn->file : NULL, fn ? fn->line : 0);
+		return kept;
+	}
+	for (size_t k = 0; k < sy.nr; k++) {
+		const struct pr_sym_func *fn = &sy.funcs[k];
+		const char *name = fn->name ? fn->name : "??";
+		bool inlined = strcmp(name, sy.name);
+
+		line(s, f->dso_ip, marked_name(s, f, name), sy.offset,
+		     inlined ? "inlined" : module, inlined ? 7 : module_len, fn->file, fn->line);
+	}
+	return kept;
+}
+
+/*
+ * The memo.  A stack mostly shares its outer frames with the stack
+ * before it (57 % of the frames of the cc1 capture, BENCHMARKS.md): those
+ * frames' lines are copied from the buffer the sample before was built in
+ * rather than named and formatted again.  A frame's lines depend on
+ * nothing but its key below, the writer's options and what the
+ * symbolizer keeps for (file or kernel, address), which stands while its
+ * epoch does.
+ */
+static bool same_frame(const struct pr_frame *f, const struct script_memo_frame *m)
+{
+	return m->kept && f->dso == m->dso && f->dso_ip == m->dso_ip && f->ip == m->ip &&
+	       f->flags == m->flags;
+}
+
+/* How many outermost frames of `st` the frames before have. */
+static size_t memo_shared(const struct pr_script *s, const struct pr_stack *st,
+			  const struct pr_symbolizer *sym, uint64_t epoch)
+{
+	const struct script_memo *m = &s->memo[s->cur ^ 1];
+	size_t k = 0;
+
+	if (!s->memo_valid || !sym || sym != s->memo_sym || epoch != s->memo_epoch)
+		return 0;
+	while (k < st->nr && k < m->nr &&
+	       same_frame(&st->frames[st->nr - 1 - k], &m->v[m->nr - 1 - k]))
+		k++;
+	return k;
+}
+
 void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 		       const struct pr_stack *st, struct pr_symbolizer *sym)
 {
-	for (size_t i = 0; i < st->nr; i++) {
+	struct script_memo *m = &s->memo[s->cur], *prev = &s->memo[s->cur ^ 1];
+	uint64_t flushes, epoch = sym ? pr__symbolizer_epoch(sym) : 0;
+	size_t shared = memo_shared(s, st, sym, epoch), from = 0, i;
+	bool keep = sym && !PR_ARRAY_RESERVE(m->v, m->cap, st->nr);
+
+	make_room(s);
+	flushes = s->flushes;
+	/* What a module's name points at may be freed between samples. */
+	s->last_module = NULL;
+	for (i = 0; sym && i < st->nr - shared; i++)
+		pr__symbolizer_prefetch(sym, &st->frames[i]);
+	for (i = 0; i < st->nr; i++) {
 		const struct pr_frame *f = &st->frames[i];
-		struct pr_symbol sy = { 0 };
-		const char *module;
-		size_t module_len;
-		bool expand;
+		uint32_t at;
+		bool kept;
 
-		if (!sym || pr_symbolizer_symbolize(sym, rec->pid, f, &sy)) {
-			sy = (struct pr_symbol){ 0 };
-			module = frame_module(s, f, rec->pid);
-		} else {
-			module = sy.module ? sy.module : "[unknown]";
+		if (i == st->nr - shared) {
+			from = prev->v[prev->nr - shared].at;
+			/* Copied whole, or not at all; and not once the
+			 * names kept may have changed (naming the frames
+			 * above trimmed). */
+			if (s->len + (s->memo_len - from) <= SCRIPT_BUF - 4 * 4096 &&
+			    pr__symbolizer_epoch(sym) == epoch)
+				break;
+			shared = 0;
 		}
-		module_len = strlen(module);
-		/* perf expands a frame into the functions inlined there when
-		 * it has a symbol, in a file (not the kernel, the vDSO or a
-		 * perf map) with debug information. */
-		expand = s->inline_frames && sy.name && sy.nr && module[0] != '[' &&
-			 strncmp(module, "/tmp/perf-", 10);
-		if (!expand) {
-			const struct pr_sym_func *fn = sy.nr ? &sy.funcs[0] : NULL;
+		make_room(s);
+		at = (uint32_t)s->len;
+		kept = frame_lines(s, rec, f, sym);
+		if (keep)
+			m->v[i] = (struct script_memo_frame){ .ip = f->ip, .dso_ip = f->dso_ip,
+							      .dso = f->dso, .flags = f->flags,
+							      .at = at, .kept = kept };
+	}
+	if (shared) {
+		uint32_t at = (uint32_t)s->len;
 
-			line(s, f->dso_ip, marked_name(s, f, sy.name), sy.offset, module,
-			     module_len, fn ? fn->file : NULL, fn ? fn->line : 0);
-			continue;
-		}
-		for (size_t k = 0; k < sy.nr; k++) {
-			const struct pr_sym_func *fn = &sy.funcs[k];
-			const char *name = fn->name ? fn->name : "??";
-			bool inlined = strcmp(name, sy.name);
-
-			line(s, f->dso_ip, marked_name(s, f, name), sy.offset,
-			     inlined ? "inlined" : module, inlined ? 7 : module_len, fn->file,
-			     fn->line);
+		memcpy(s->buf + s->len, s->bufs[s->cur ^ 1] + from, s->memo_len - from);
+		s->len += s->memo_len - from;
+		for (size_t k = 0; keep && k < shared; k++) {
+			m->v[i + k] = prev->v[prev->nr - shared + k];
+			m->v[i + k].at = m->v[i + k].at - (uint32_t)from + at;
 		}
 	}
+	m->nr = keep ? st->nr : 0;
+	s->memo_len = s->len;
 	/* Where the callers of a cut stack would be, a pseudo-frame that
 	 * stackcollapse-perf.pl and the like take as any other. */
 	if (prof__end_cut(st->end))
 		line(s, 0, truncated, 0, "[unknown]", 9, NULL, 0);
 	s->buf[s->len++] = '\n';
-	flush(s, true);
+	/* Lines written out before the end (a stack too long for the
+	 * buffer) are not there to copy. */
+	s->memo_valid = keep && s->flushes == flushes && pr__symbolizer_epoch(sym) == epoch;
+	s->memo_sym = sym;
+	s->memo_epoch = epoch;
+	flush(s);
+	s->cur ^= 1;
+	s->buf = s->bufs[s->cur];
 }
 
 void pr__script_pseudo_frame(struct pr_script *s, const char *name)
 {
 	line(s, 0, name, 0, "[unknown]", 9, NULL, 0);
-	flush(s, true);
+	flush(s);
 }
 
 int pr_script_sample(struct pr_script *s, struct pr_symbolizer *sym,

@@ -129,6 +129,7 @@ static int on_wait(const struct pr_wait *wt, void *arg)
 	 * the folded and the other formats say it, in a leaf pseudo-frame. */
 	if (wt->before_start)
 		pr__script_pseudo_frame(s, PROF_BEFORE_START_LABEL);
+	pr__script_flush(s);
 	fwrite(h->text + h->comm_len, 1, h->len, s->out);
 	free(h);
 	return pr_script_error(s);

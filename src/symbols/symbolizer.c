@@ -19,6 +19,7 @@
  * as long as the symbolizer.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -98,10 +99,15 @@ void pr__sym_named(struct pr_symbolizer *s, struct pr_symbol *sym, const char *n
  * would cost a second cache miss on every frame, and entries are only
  * deleted all at once, by a trim (which builds the table anew).
  */
+static size_t slot_home(const struct pr_symbolizer *s, const void *owner, uint64_t addr)
+{
+	return (size_t)(pr__hash_mix((uintptr_t)owner, addr) >> 32) & (s->nr_slots - 1);
+}
+
 static struct sym_slot *slot_probe(const struct pr_symbolizer *s, const void *owner,
 				   uint64_t addr)
 {
-	size_t mask = s->nr_slots - 1, i = (size_t)(pr__hash_mix((uintptr_t)owner, addr) >> 32) & mask;
+	size_t mask = s->nr_slots - 1, i = slot_home(s, owner, addr);
 
 	while (s->slots[i].owner && (s->slots[i].owner != owner || s->slots[i].addr != addr))
 		i = (i + 1) & mask;
@@ -129,6 +135,15 @@ static int slots_reserve(struct pr_symbolizer *s)
 			*slot_probe(s, old[i].owner, old[i].addr) = old[i];
 	free(old);
 	return 0;
+}
+
+/* A number no symbolizer of this process has had (pr__symbolizer_epoch()):
+ * one freed and another made at its address are told apart too. */
+static void new_epoch(struct pr_symbolizer *s)
+{
+	static _Atomic uint64_t epochs;
+
+	s->epoch = atomic_fetch_add(&epochs, 1) + 1;
 }
 
 /* ---- what a trim takes (model/trim.c) ---- */
@@ -236,7 +251,7 @@ static void trim_files(void *arg)
 {
 	struct pr_symbolizer *s = arg;
 
-
+	new_epoch(s);
 	trim_slots(s);
 	pr__hashmap_filter(&s->modules, module_stays, s);
 	pr__hashmap_filter(&s->perf_maps, perf_map_stays, s);
@@ -300,6 +315,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
 	s->use_index = index_wanted(opts, &s->libdw_only);
 	s->index_fill_max = PR_IX_FILL_MAX;
+	new_epoch(s);
 	s->stats.sz = sizeof(s->stats);
 	s->perf_map_reread_ns = PERF_MAP_REREAD_NS;
 	s->pool = PR_OPTS_HAS(opts, pool) ? opts->pool : NULL;
@@ -368,6 +384,25 @@ static int keep(struct pr_symbolizer *s, const void *owner, uint64_t addr,
 	return 0;
 }
 
+/* What the frame's resolved slot is keyed by. */
+static const void *frame_owner(const struct pr_symbolizer *s, const struct pr_frame *f,
+			       uint64_t *addr)
+{
+	bool kernel = f->flags & PR_FRAME_KERNEL;
+
+	*addr = kernel ? f->ip : f->dso_ip;
+	return kernel ? (const void *)&s->ksyms : (const void *)f->dso;
+}
+
+void pr__symbolizer_prefetch(const struct pr_symbolizer *s, const struct pr_frame *f)
+{
+	uint64_t addr;
+	const void *owner = frame_owner(s, f, &addr);
+
+	if (s->slots && owner)
+		__builtin_prefetch(&s->slots[slot_home(s, owner, addr)]);
+}
+
 int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
 			struct pr_symbol *out)
 {
@@ -382,8 +417,7 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 		return -EINVAL;
 	s->stats.lookups++;
 	d = f->dso;
-	owner = (f->flags & PR_FRAME_KERNEL) ? (const void *)&s->ksyms : (const void *)d;
-	addr = (f->flags & PR_FRAME_KERNEL) ? f->ip : f->dso_ip;
+	owner = frame_owner(s, f, &addr);
 	if (!owner) {
 		memset(out, 0, sizeof(*out));
 		return 0;
@@ -434,6 +468,12 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 void pr__symbolizer_use_index(struct pr_symbolizer *s, bool on)
 {
 	s->use_index = on;
+	new_epoch(s);
+}
+
+uint64_t pr__symbolizer_epoch(const struct pr_symbolizer *s)
+{
+	return s->epoch;
 }
 
 int pr_symbolizer_stats(const struct pr_symbolizer *s, struct pr_symbolizer_stats *st)

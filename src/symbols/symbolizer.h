@@ -194,6 +194,7 @@ struct pr_symbolizer {
 
 	struct pr_symbolizer_stats stats;
 	struct pr_sym_pool *pool;    /* shared resolved frames (pool.c), or NULL */
+	uint64_t epoch;              /* pr__symbolizer_epoch() */
 };
 
 /* pool.c: may a file's frames be shared, and sharing them. */
@@ -287,6 +288,17 @@ void pr__symbolizer_use_carried(struct pr_symbolizer *s, const void *sec, size_t
  * (symindex.c), built as a file is first asked about, and close the
  * file's libdwfl session then.  Before the first frame is named. */
 void pr__symbolizer_use_index(struct pr_symbolizer *s, bool on);
+/* Changes when what a frame of a file or the kernel was named may no
+ * longer be what it is named now: a trim (a pr_dso may be freed and its
+ * address reused), another path; and no two symbolizers of a process
+ * have had the same.  A caller keeping names across calls
+ * (output/script.c) keeps them while it stands.  JIT code is named anew
+ * at every frame and never stands. */
+uint64_t pr__symbolizer_epoch(const struct pr_symbolizer *s);
+/* Have the place where frame `f`'s name is kept read into the cache:
+ * called for each frame of a stack before naming the first, the misses
+ * (most of a frame's lookup) overlap. */
+void pr__symbolizer_prefetch(const struct pr_symbolizer *s, const struct pr_frame *f);
 
 /* Name JIT frame `f` of `pid` from its perf map into *out. */
 int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
