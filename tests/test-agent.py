@@ -258,22 +258,25 @@ def main():
                "--timeout", "2s", "--flush-timeout", "30s", "--spool-dir", spool,
                "--health-interval", "5s", "--log-level", "debug"], log,
               dict(env, DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE=str(CLOCK_RATE)))
-    # The other runs go on beside this one: each samples a workload of
-    # its own (-p) and talks to a receiver of its own, and what they
-    # check is counted in windows of the wall clock, as this one's is.
-    # Most of their time and this one's is waiting for windows, stalls and
-    # outages.
+    # The other runs go on beside this one once it samples: each samples
+    # a workload of its own (-p) and talks to a receiver of its own, and
+    # what they check is counted in windows of the wall clock, as this
+    # one's is.  Most of their time and this one's is waiting for windows,
+    # stalls and outages.
     rest = threading.Thread(target=other_runs, args=(wl, env))
-    rest.start()
     try:
-        run_faults(rdir, a, log, spool)
+        run_faults(rdir, a, log, spool, rest.start)
     finally:
         for p in (a, work, recv):
             if p.poll() is None:
                 p.kill()
                 p.wait()
-        rest.join()
+        if rest.ident is not None:
+            rest.join()
     check_windows(rdir, log, wl)
+    if rest.ident is None:
+        # This run failed before it sampled: the others after it.
+        other_runs(wl, env)
     for line in OTHER_LINES:
         print(line)
 
@@ -293,13 +296,15 @@ def other_runs(wl, env):
         check("the runs beside the first ended without an error", False, traceback.format_exc())
 
 
-def run_faults(rdir, a, log, spool):
+def run_faults(rdir, a, log, spool, sampling):
+    """sampling() is called once the agent delivers windows."""
     wait(lambda: len(accepted(rdir)) >= 2 or a.poll() is not None, "two windows delivered")
     if a.poll() is not None and "perf_event_paranoid" in open(log).read():
         print("SKIP: the kernel refuses perf_event_open:\n" + open(log).read())
         sys.exit(77)
     if not check("two windows delivered", len(accepted(rdir)) >= 2, open(log).read()[-2000:]):
         return
+    sampling()
     check("the test hook on the uploader's clock is said in the log",
           "DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE=%d: a test hook" % CLOCK_RATE in open(log).read())
     # Each fault hits the request the agent sends after the control file
