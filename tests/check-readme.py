@@ -18,12 +18,13 @@ usage: check-readme.py [--parse-only] [--readme FILE] SOURCE_DIR BUILD_DIR DWARF
   options dwarfsample's --help texts list, unless it is listed below as
   another program's.
 - dwarfsample commands, in sh blocks and in inline code, run, bounded
-  (timeout, -d 1, ./myprog or CMD a short run of the demo, PID a running
-  demo, FILE the run.data the five commands' record wrote), and must exit 0 and write
-  their -o file; options alone (`dwarfsample --wall`) are only parsed;
-  those that cannot run here (the package install, systemd, the agent's
-  backends, runtimes the machine lacks, the whole CI) are checked as the
-  table RULES says, each for a stated reason.
+  (timeout, -d 1 and `-- sleep 1` for any longer sleep, ./myprog or CMD a
+  short run of the demo, PID a running demo, FILE the run.data the five
+  commands' record wrote), and must exit 0 and write their -o file;
+  options alone (`dwarfsample --wall`) are only parsed; those that cannot
+  run here (the package install, systemd, the agent's backends, runtimes
+  the machine lacks, the whole CI) are checked as the table RULES says,
+  each for a stated reason.
 - The demo's summary quoted in the README matches the lines the quick
   start's command prints (numbers aside).
 - Every relative link of the README and of docs/*.md reaches a file, and
@@ -338,6 +339,10 @@ class Checker:
         for i, w in enumerate(argv[:-1]):
             if w == '-d' and (('--' not in argv) or i < argv.index('--')):
                 argv[i + 1] = '1'
+        # A command that only sleeps is a duration too (stat -p PID -- sleep 5).
+        if '--' in argv and argv[argv.index('--') + 1:-1] == ['sleep'] \
+                and re.fullmatch(r'[0-9.]+', argv[-1]):
+            argv[-1] = '1'
         began = time.monotonic()
         try:
             r = run(argv, cwd=self.tmp, env=self.env)

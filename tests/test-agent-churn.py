@@ -4,9 +4,9 @@
 forgets the processes that exit, and names a file it evicted correctly
 when a process maps it again.
 
-`dwarfsample agent -a --cache-size 6M` (health and windows every second)
-while 40 distinct programs run one after the other, each 0.6 s of work in
-its own function: copies of one C program built with DWARF, each with a
+`dwarfsample agent -a --cache-size 6M` (windows every second, health
+every half second) while 40 distinct programs run one after the other,
+each 0.3 s of work in its own function (about 30 samples at 99 Hz): copies of one C program built with DWARF, each with a
 build-id of its own (tests/buildid-copies.py) and 1 MiB of data, so that
 each weighs over 1 MiB to the cache and 40 of them cannot fit in 6.  The
 first copy runs again at the end, when 39 files sampled after it have
@@ -38,6 +38,8 @@ TMP = tempfile.mkdtemp()
 FAIL = [0]
 COPIES = 40
 CACHE_MIB = 6
+# Each program's run, in seconds of the wall clock.
+RUN_S = "0.3"
 
 SOURCE = r"""
 #include <stdlib.h>
@@ -91,7 +93,7 @@ def main():
     log = os.path.join(TMP, "agent.log")
     agent = subprocess.Popen([DS, "agent", "-a", "-F", "99", "--interval", "1s", "--out-dir", out,
                               "--spool-dir", os.path.join(TMP, "spool"),
-                              "--cache-size", "%dM" % CACHE_MIB, "--health-interval", "1s"],
+                              "--cache-size", "%dM" % CACHE_MIB, "--health-interval", "500ms"],
                              stdout=subprocess.DEVNULL, stderr=open(log, "w"),
                              env=dict(os.environ, STATE_DIRECTORY=os.path.join(TMP, "state")))
     try:
@@ -102,7 +104,7 @@ def main():
         first = second = None
         for i in list(range(COPIES)) + [0]:
             t = time.time()
-            subprocess.run([os.path.join(TMP, "churn-%03d" % i), "0.6"], check=True, timeout=30)
+            subprocess.run([os.path.join(TMP, "churn-%03d" % i), RUN_S], check=True, timeout=30)
             if i == 0:
                 if first is None:
                     first = t
@@ -149,7 +151,7 @@ def main():
           % (len(ids & kept), COPIES), len(ids & kept) >= COPIES // 2, sorted(kept)[:5])
 
     # Windows are named SERVICE-STAMP-SEQ.pb.gz, the service the program's
-    # name; the two runs of copy 0 are 40 x 0.6 s apart.
+    # name; the two runs of copy 0 are 40 x RUN_S apart.
     wins = sorted(glob.glob(os.path.join(out, "churn-000-*.pb.gz")))
     check("windows of the first copy's runs were written (%d)" % len(wins), len(wins) >= 2,
           os.listdir(out) if os.path.isdir(out) else "no --out-dir")

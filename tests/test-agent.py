@@ -44,7 +44,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import traceback
 
 import agent_push
 
@@ -82,12 +84,26 @@ int main(int argc, char **argv)
 """
 
 
+# The lines of the runs after the first, which go on beside it (main()):
+# kept and printed after the first run's, so that each run's lines stay
+# together.
+OUT = threading.local()
+
+
+def say(line):
+    kept = getattr(OUT, "lines", None)
+    if kept is None:
+        print(line, flush=True)
+    else:
+        kept.append(line)
+
+
 def check(what, ok, detail=""):
-    print(("ok - " if ok else "not ok - ") + what)
+    say(("ok - " if ok else "not ok - ") + what)
     if not ok:
         FAIL[0] = 1
         if detail:
-            print("  " + str(detail).replace("\n", "\n  "))
+            say("  " + str(detail).replace("\n", "\n  "))
     return ok
 
 
@@ -242,28 +258,53 @@ def main():
                "--timeout", "2s", "--flush-timeout", "30s", "--spool-dir", spool,
                "--health-interval", "5s", "--log-level", "debug"], log,
               dict(env, DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE=str(CLOCK_RATE)))
+    # The other runs go on beside this one once it samples: each samples
+    # a workload of its own (-p) and talks to a receiver of its own, and
+    # what they check is counted in windows of the wall clock, as this
+    # one's is.  Most of their time and this one's is waiting for windows,
+    # stalls and outages.
+    rest = threading.Thread(target=other_runs, args=(wl, env))
     try:
-        run_faults(rdir, a, log, spool)
+        run_faults(rdir, a, log, spool, rest.start)
     finally:
         for p in (a, work, recv):
             if p.poll() is None:
                 p.kill()
                 p.wait()
+        if rest.ident is not None:
+            rest.join()
     check_windows(rdir, log, wl)
-    full_disk(wl, env)
-    restart(wl, env)
-    out_dir(wl, env)
-    names(env)
-    otlp(wl, env)
+    if rest.ident is None:
+        # This run failed before it sampled: the others after it.
+        other_runs(wl, env)
+    for line in OTHER_LINES:
+        print(line)
 
 
-def run_faults(rdir, a, log, spool):
+OTHER_LINES = []
+
+
+def other_runs(wl, env):
+    OUT.lines = OTHER_LINES
+    try:
+        full_disk(wl, env)
+        restart(wl, env)
+        out_dir(wl, env)
+        names(env)
+        otlp(wl, env)
+    except Exception:  # said, not lost with the thread
+        check("the runs beside the first ended without an error", False, traceback.format_exc())
+
+
+def run_faults(rdir, a, log, spool, sampling):
+    """sampling() is called once the agent delivers windows."""
     wait(lambda: len(accepted(rdir)) >= 2 or a.poll() is not None, "two windows delivered")
     if a.poll() is not None and "perf_event_paranoid" in open(log).read():
         print("SKIP: the kernel refuses perf_event_open:\n" + open(log).read())
         sys.exit(77)
     if not check("two windows delivered", len(accepted(rdir)) >= 2, open(log).read()[-2000:]):
         return
+    sampling()
     check("the test hook on the uploader's clock is said in the log",
           "DWARFSAMPLE_TEST_UPLOAD_CLOCK_RATE=%d: a test hook" % CLOCK_RATE in open(log).read())
     # Each fault hits the request the agent sends after the control file
@@ -366,7 +407,7 @@ def run_faults(rdir, a, log, spool):
     check("the windows of the outage arrive after it (%d)" % len(late),
           len(late) >= DOWN_S * 5 // 6)
     tries = re.findall(r"Pyroscope: try (\d+) failed", open(log).read())
-    print("# the uploader tried %s times while the backend was down" % (tries[-1] if tries else 1))
+    say("# the uploader tried %s times while the backend was down" % (tries[-1] if tries else 1))
     # SIGTERM flushes the window being filled.  The 400 above was a window
     # refused: the exit status says so, and the last line counts it.
     before = len(accepted(rdir))
@@ -480,7 +521,7 @@ def full_disk(wl, env):
         p.kill()
         p.wait()
     if rc == 77:
-        print("# full disk: no tmpfs could be mounted here (not root?); skipped")
+        say("# full disk: no tmpfs could be mounted here (not root?); skipped")
         return
     st = stopped_line(log)
     got = accepted(rdir)
@@ -782,7 +823,7 @@ def names(env):
     for name, (a, log) in agents.items():
         text = open(log).read()
         if name != "process" and rcs[name] and "perf_event_paranoid" in text:
-            print("# names: --%s is not allowed here, skipped:\n%s" % (name, text[-300:]))
+            say("# names: --%s is not allowed here, skipped:\n%s" % (name, text[-300:]))
             continue
         check("names: the %s run exits 0 and every window is taken (%d)"
               % (name, len(got.get(name, []))), rcs[name] == 0 and got.get(name), text[-1000:])
@@ -806,14 +847,19 @@ def names(env):
           {service(e) for e in got.get("host", [])} == {host})
     otlps = [e for e in accepted(rdir) if e["path"] == "/v1development/profiles"]
     if check("names: OTLP requests taken (%d)" % len(otlps), otlps):
-        dec = subprocess.run(["protoc", "-I", PROTOS, "--decode",
-                              "opentelemetry.proto.collector.profiles.v1development."
-                              "ExportProfilesServiceRequest", "otlp_profiles_service.proto"],
-                             stdin=open(os.path.join(rdir, otlps[-1]["body"]), "rb"),
-                             capture_output=True, text=True)
-        check("names: the thread name's bad bytes are U+FFFD in OTLP",
-              re.search(r'string_value: "g\+(\\357\\277\\275|\ufffd){2}', dec.stdout),
-              re.findall(r'string_value: "g.*', dec.stdout)[:3])
+        # Every window's: the last one, cut short by the end of the run,
+        # may hold no sample of that thread.
+        seen = []
+        for e in otlps:
+            dec = subprocess.run(["protoc", "-I", PROTOS, "--decode",
+                                  "opentelemetry.proto.collector.profiles.v1development."
+                                  "ExportProfilesServiceRequest", "otlp_profiles_service.proto"],
+                                 stdin=open(os.path.join(rdir, e["body"]), "rb"),
+                                 capture_output=True, text=True)
+            seen += re.findall(r'string_value: "g.*', dec.stdout)
+        good = [n for n in seen if re.match(r'string_value: "g\+(\\357\\277\\275|\ufffd){2}', n)]
+        check("names: the thread name's bad bytes are U+FFFD in OTLP (%d such names in %d windows)"
+              % (len(good), len(otlps)), good, seen[:3])
 
 
 def locations_lines(text):

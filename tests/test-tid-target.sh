@@ -70,8 +70,31 @@ wait_for grep -qs '^b ' "$tmp/ids"
 a=$(awk '$1 == "a" { print $2 }' "$tmp/ids")
 b=$(awk '$1 == "b" { print $2 }' "$tmp/ids")
 
+# Every run below samples the same two workers at once, for its own
+# fixed time: each perf event counts its thread's CPU time alone, so
+# the runs see what each would alone, on workers the others slow (the
+# 50 samples asked for are a twentieth of what 2 s at 499 Hz give a busy
+# worker).
+"$ds" -p "$a" -d 2 -F 499 -f perf-script -o "$tmp/p.txt" 2>"$tmp/p.err" &
+runs="$!"
+"$ds" -t "$a" -d 2 -F 499 -f perf-script -o "$tmp/t.txt" 2>"$tmp/t.err" &
+runs="$runs $!"
+"$ds" --tid "$a,$b" -d 2 -F 499 -f perf-script -o "$tmp/ab.txt" 2>"$tmp/ab.err" &
+runs="$runs $!"
+"$ds" record -t "$b" -d 2 -F 499 -o "$tmp/b.data" 2>/dev/null &
+runs="$runs $!"
+"$ds" agent -t "$a" -d 3 --interval 1s --out-dir "$tmp/agent" 2>"$tmp/agent.err" &
+runs="$runs $!"
+"$ds" stat -t "$a,$b" --per-thread -e task-clock -d 1 2>"$tmp/stat.err" &
+runs="$runs $!"
+perf stat -t "$a,$b" --per-thread -e task-clock -- sleep 1 2>"$tmp/perfstat.err" &
+runs="$runs $!"
+"$ds" stat -p "$b" -e task-clock -d 1 2>"$tmp/statp.err" &
+runs="$runs $!"
+# shellcheck disable=SC2086 # one pid a word (not the workload's)
+wait $runs
+
 # --- -p with a worker's id: its process, said ---
-"$ds" -p "$a" -d 2 -F 499 -f perf-script -o "$tmp/p.txt" 2>"$tmp/p.err"
 check "-p TID: says it profiles the thread's process and how to profile the thread" \
 	grep -q "^dwarfsample: PID $a is a thread of process $wpid: profiling the process; -t $a profiles that thread only$" \
 	"$tmp/p.err" || cat "$tmp/p.err"
@@ -97,26 +120,22 @@ check "-p TID: llvm-symbolizer names the workload's frames as we do ($(wc -l <"$
 	same_names || paste "$tmp/ours" "$tmp/theirs" | head
 
 # --- -t: those threads only ---
-"$ds" -t "$a" -d 2 -F 499 -f perf-script -o "$tmp/t.txt" 2>"$tmp/t.err"
 check "-t TID: only that thread's samples" [ "$(tids "$tmp/t.txt")" = "$a" ] ||
 	{ tids "$tmp/t.txt"; cat "$tmp/t.err"; }
 set -- $(complete "$tmp/t.txt" "$a")
 check "-t TID: its stacks named and complete to clone3 ($2 of $1)" mostly "$1" "$2" 50
 check "-t TID: no message about a process" eval '! grep -q "thread of process" "$tmp/t.err"'
 
-"$ds" --tid "$a,$b" -d 2 -F 499 -f perf-script -o "$tmp/ab.txt" 2>"$tmp/ab.err"
 check "--tid A,B: both threads' samples, no other" \
 	[ "$(tids "$tmp/ab.txt")" = "$(printf '%s\n' "$a" "$b" | sort -n | tr '\n' ' ' | sed 's/ $//')" ] ||
 	{ tids "$tmp/ab.txt"; cat "$tmp/ab.err"; }
 
-"$ds" record -t "$b" -d 2 -F 499 -o "$tmp/b.data" 2>/dev/null
 "$ds" report -i "$tmp/b.data" -o "$tmp/b.txt" 2>/dev/null
 check "record -t TID: the file holds that thread's samples only" [ "$(tids "$tmp/b.txt")" = "$b" ]
 set -- $(complete "$tmp/b.txt" "$b")
 check "record -t TID: named and complete to clone3 ($2 of $1)" mostly "$1" "$2" 50
 
 # --- the agent: -t too ---
-"$ds" agent -t "$a" -d 3 --interval 1s --out-dir "$tmp/agent" 2>"$tmp/agent.err"
 agent_ran() {
 	grep -q "sampling the threads given" "$tmp/agent.err" && ls "$tmp/agent"/*.pb.gz >/dev/null
 }
@@ -127,8 +146,6 @@ check "agent -t TID: samples the thread and writes its windows" agent_ran || cat
 rows() {
 	awk '$1 ~ /-[0-9]+$/ && $3 == "msec" { print $1 }' "$1" | sort | tr '\n' ' '
 }
-"$ds" stat -t "$a,$b" --per-thread -e task-clock -d 1 2>"$tmp/stat.err"
-perf stat -t "$a,$b" --per-thread -e task-clock -- sleep 1 2>"$tmp/perfstat.err"
 same_rows() {
 	[ "$(rows "$tmp/stat.err")" = "worker-a-$a worker-b-$b " ] &&
 		[ "$(rows "$tmp/perfstat.err")" = "$(rows "$tmp/stat.err")" ]
@@ -137,7 +154,6 @@ check "stat -t A,B --per-thread: a row per thread named, as perf stat's ($(rows 
 	same_rows || cat "$tmp/stat.err" "$tmp/perfstat.err"
 check "stat -t: the header names the threads, as perf's" \
 	grep -q "counter stats for thread id '$a,$b':" "$tmp/stat.err"
-"$ds" stat -p "$b" -e task-clock -d 1 2>"$tmp/statp.err"
 check "stat -p TID: counts the process, and says so" \
 	grep -q "^dwarfsample: PID $b is a thread of process $wpid: counting the process; -t $b counts that thread only$" \
 	"$tmp/statp.err"
