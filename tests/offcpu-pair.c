@@ -34,6 +34,11 @@ struct sample {
 	char *header;     /* "TID TIME:" as perf printed it */
 	char *frames;     /* user frame lines, each ending in '\n' */
 	int paired;
+	/* A wait under way when the capture started ("[off-cpu: blocked
+	 * since before the start]", from the snapshot taken at attach):
+	 * its switch came before either profiler sampled, so perf has no
+	 * sample of it. */
+	int before_start;
 };
 
 struct listing {
@@ -128,6 +133,8 @@ static void read_listing(const char *path, struct listing *l)
 			fprintf(stderr, "%s: a frame outside a sample: %s\n", path, line);
 			exit(2);
 		}
+		if (strstr(line, "blocked since before the start"))
+			cur->before_start = 1;
 		if (strstr(line, "([kernel.kallsyms])") || strstr(line, "off-cpu"))
 			continue;
 		append(&cur->frames, line);
@@ -152,7 +159,7 @@ static void emit(FILE *f, const char *header, const struct sample *s)
 int main(int argc, char **argv)
 {
 	struct listing ours = { 0 }, perf = { 0 };
-	unsigned long permille, pairs = 0;
+	unsigned long permille, pairs = 0, before = 0;
 	size_t i = 0, j = 0;
 	FILE *oo, *po;
 	int ok;
@@ -164,6 +171,18 @@ int main(int argc, char **argv)
 	}
 	read_listing(argv[1], &ours);
 	read_listing(argv[2], &perf);
+	/* Ours of waits begun before the start are not switches perf could
+	 * see: left out, and said. */
+	for (size_t k = 0; k < ours.nr; k++) {
+		if (ours.s[k].before_start) {
+			free(ours.s[k].header);
+			free(ours.s[k].frames);
+			before++;
+		} else {
+			ours.s[k - before] = ours.s[k];
+		}
+	}
+	ours.nr -= before;
 	permille = strtoul(argv[5], NULL, 10);
 	oo = fopen(argv[3], "w");
 	po = fopen(argv[4], "w");
@@ -206,6 +225,9 @@ int main(int argc, char **argv)
 	       "(%.2f%% of ours, %.2f%% of perf's)\n", argv[6], ours.nr, perf.nr, pairs,
 	       ours.nr ? 100.0 * (double)pairs / (double)ours.nr : 0.0,
 	       perf.nr ? 100.0 * (double)pairs / (double)perf.nr : 0.0);
+	if (before)
+		printf("# %s: %lu of ours left out: waits begun before the start, a switch "
+		       "neither saw\n", argv[6], before);
 	if (!ok) {
 		int shown = 0;
 

@@ -320,7 +320,12 @@ check "agree: report reads the off-CPU capture" test $? -eq 0
 # run again: each sample of ours is paired with perf's of the same switch
 # by that order alone, however far apart a loaded or descheduled virtual
 # CPU puts the two (offcpu-pair.c).  While neither side misses a switch
-# (the rings see to it), all must pair.
+# (the rings see to it), all must pair.  The workload's main thread waits
+# on the fifo when record attaches: that wait, begun before either
+# profiler sampled, is ours alone ("blocked since before the start", from
+# the snapshot at attach; counted only when the thread did not run
+# between the snapshot and the enable, which the scheduler decides), and
+# offcpu-pair leaves it out.
 check "agree: the two captures' samples pair up by thread and time" \
 	"$pair" "$tmp/mix.ours" "$answers/mix.perf" "$tmp/mix.ours.paired" "$tmp/mix.perf.paired" \
 	999 agree
