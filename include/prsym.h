@@ -123,8 +123,8 @@ struct pr_symbolizer_opts {
 	 * program or another that names the same file, which then does not
 	 * open the file's DWARF.  Written for every file when the
 	 * symbolizer names from indexes rather than through libdw's lookups
-	 * (not yet its default), otherwise for files whose .debug_info is
-	 * at most 512 KiB.  Made when first written (mode 0700); it must
+	 * (index_always, or a build's default), else for files whose
+	 * .debug_info is at most 512 KiB.  Made when first written (mode 0700); it must
 	 * belong to the user running.  NULL: cache_dir's "index" directory,
 	 * none without cache_dir. */
 	const char *index_cache_dir;
