@@ -133,7 +133,10 @@ static void read_listing(const char *path, struct listing *l)
 			fprintf(stderr, "%s: a frame outside a sample: %s\n", path, line);
 			exit(2);
 		}
-		if (strstr(line, "blocked since before the start"))
+		/* Its frame: the label with sym in the fields, else address 0
+		 * in no file (no frame of code is there). */
+		if (strstr(line, "blocked since before the start") ||
+		    !strcmp(line + strspn(line, "\t "), "0 ([unknown])"))
 			cur->before_start = 1;
 		if (strstr(line, "([kernel.kallsyms])") || strstr(line, "off-cpu"))
 			continue;
