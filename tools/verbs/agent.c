@@ -746,8 +746,9 @@ static int settle(struct ds_capture *c, struct agent_args *a, int argc)
 		a->names.index_cache = a->index_dir;
 	}
 	/* Beside libdw's lookups, under the churn of bench/agent-soak.sh
-	 * on a busy host: anonymous memory 57 MiB (median) against 103,
-	 * a third of the CPU (BENCHMARKS.md, "Agent soak"). */
+	 * on a busy host for 85 minutes: anonymous memory 68 MiB (median)
+	 * against 115, RSS 121 against 176, a third of the CPU (BENCHMARKS.md,
+	 * "Agent soak"). */
 	a->names.index_always = true;
 	return ds_capture_finish(c, 0, NULL);
 }
