@@ -59,7 +59,8 @@ static inline void open_file(struct opened *o, const char *path,
 	o->f = (struct pr_frame){ .ip = MAP_AT, .dso = map->dso, .map_start = map->start,
 				  .map_end = map->end };
 	ck_assert_ptr_nonnull(o->m = pr__sym_module_of(o->s, PID, &o->f));
-	ck_assert_msg(o->m->mod && o->m->elf, "%s: not opened", path);
+	/* From a cached index the file's symbols need no libdwfl session. */
+	ck_assert_msg(o->m->opened && o->m->elf, "%s: not opened", path);
 }
 
 static inline void close_file(struct opened *o)
@@ -100,6 +101,21 @@ static inline unsigned char *file_bytes(const struct pr__symindex *ix,
 static inline bool same_str(const char *a, const char *b)
 {
 	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* The same frame: its symbol, where in it, and each function and line of
+ * its inline chain. */
+static inline bool same_symbol(const struct pr_symbol *a, const struct pr_symbol *b)
+{
+	if (!same_str(a->name, b->name) || a->offset != b->offset || a->source != b->source ||
+	    a->nr != b->nr)
+		return false;
+	for (size_t i = 0; i < a->nr; i++)
+		if (!same_str(a->funcs[i].name, b->funcs[i].name) ||
+		    !same_str(a->funcs[i].file, b->funcs[i].file) ||
+		    a->funcs[i].line != b->funcs[i].line)
+			return false;
+	return true;
 }
 
 /* File argument `i`: its real path (malloc'd) and *step; *small when no
@@ -246,10 +262,7 @@ static inline struct pr__ixcache_stats name_with_cache(struct opened *o, const c
 			ck_assert_int_eq(pr_symbolizer_symbolize(o->s, PID, &o->f, &want), 0);
 			ck_assert_int_eq(pr_symbolizer_symbolize(c.s, PID, &c.f, &got), 0);
 			nr += want.nr > 0;
-			differ += want.nr != got.nr ||
-				  (want.nr && (!same_str(want.funcs[want.nr - 1].name,
-							 got.funcs[got.nr - 1].name) ||
-					       !same_str(want.funcs[0].name, got.funcs[0].name)));
+			differ += !same_symbol(&want, &got);
 		}
 	}
 	ck_assert_msg(nr > 10 && !differ, "%s: %zu of %zu frames named differently", path, differ,
@@ -257,6 +270,10 @@ static inline struct pr__ixcache_stats name_with_cache(struct opened *o, const c
 	ck_assert_ptr_nonnull(c.m = pr__sym_module_of(c.s, PID, &c.f));
 	ck_assert_msg(c.m->index, "%s: named without an index", path);
 	st = stats_of(c.s);
+	/* Mapped: its symbols came with it, and nothing of the file was
+	 * opened with libdwfl, nor held for its names. */
+	ck_assert_msg(!st.mapped || (!c.m->dwfl && !c.m->mod && !c.m->nr_elves),
+		      "%s: a mapped index, and the file opened all the same", path);
 	close_file(&c);
 	return st;
 }

@@ -24,6 +24,9 @@ enum {
 	D_KIND = 0, D_ENTRY_SIZE = 4, D_OFFSET = 8, D_COUNT = 16, D_SIZE = 24,
 	N_NAME = 0, N_PARENT = 4, N_CALL_FILE = 8, N_FLAGS = 24, N_SIZE = 32,
 	S_LO = 0, S_LEN = 8, S_NODE = 12, S_SIZE = 16,
+	/* symindex_syms.c's symbols and addr2line's candidates */
+	Y_START = 0, Y_END = 8, Y_NAME = 16, Y_BINDING = 20, Y_SIZE = 24,
+	A_SEC_LO = 16, A_SEC_HI = 24, A_NAME = 32, A_SIZE = 40,
 };
 
 /* Both indexes' chains at every STEP-th address of `m`'s code, with and
@@ -207,6 +210,8 @@ static size_t entry(const unsigned char *b, uint32_t kind, int64_t i, size_t siz
 #define NODE(b, i) entry(b, PR_IX_NODES, i, N_SIZE)
 #define SEG(b, i) entry(b, PR_IX_SEGMENTS, i, S_SIZE)
 #define DIRENT(b, kind) dirent_of(b, kind)
+#define SYM(b, i) entry(b, PR_IX_SYMBOLS, i, Y_SIZE)
+#define A2L(b, i) entry(b, PR_IX_A2L, i, A_SIZE)
 
 /* A damage that keeps the checksum right: what the checks behind it see.
  * `len` is the file's. */
@@ -273,6 +278,41 @@ static void segment_wrapping(unsigned char *b, size_t len)
 {
 	put64(b, SEG(b, -1) + S_LO, UINT64_MAX - 1);
 	put32(b, SEG(b, -1) + S_LEN, 16);
+}
+
+static void symbol_name_past_names(unsigned char *b, size_t len)
+{
+	put32(b, SYM(b, -1) + Y_NAME, (uint32_t)count_of(b, PR_IX_SYMBOL_NAMES));
+}
+
+static void symbols_unsorted(unsigned char *b, size_t len)
+{
+	put64(b, SYM(b, 0) + Y_START, get64(b, SYM(b, 1) + Y_START) + 1);
+}
+
+static void symbol_ending_before_its_start(unsigned char *b, size_t len)
+{
+	put64(b, SYM(b, 0) + Y_END, get64(b, SYM(b, 0) + Y_START) - 1);
+}
+
+static void symbol_binding_unknown(unsigned char *b, size_t len)
+{
+	b[SYM(b, 0) + Y_BINDING] = 9;
+}
+
+static void symbol_names_unterminated(unsigned char *b, size_t len)
+{
+	b[entry(b, PR_IX_SYMBOL_NAMES, -1, 1)] = 'x';
+}
+
+static void a2l_name_past_names(unsigned char *b, size_t len)
+{
+	put32(b, A2L(b, 0) + A_NAME, 0x7fffffff);
+}
+
+static void a2l_section_inside_out(unsigned char *b, size_t len)
+{
+	put64(b, A2L(b, 0) + A_SEC_LO, get64(b, A2L(b, 0) + A_SEC_HI) + 1);
 }
 
 static void table_misaligned(unsigned char *b, size_t len)
@@ -378,6 +418,13 @@ static const struct forgery forgeries[] = {
 	{ "a segment empty", segment_empty },
 	{ "a segment's node past the nodes", segment_past_the_nodes },
 	{ "a segment wrapping past the top", segment_wrapping },
+	{ "a symbol's name past the names", symbol_name_past_names },
+	{ "symbols unsorted", symbols_unsorted },
+	{ "a symbol ending before its start", symbol_ending_before_its_start },
+	{ "a symbol's binding unknown", symbol_binding_unknown },
+	{ "the symbols' last name unterminated", symbol_names_unterminated },
+	{ "an addr2line symbol's name past the names", a2l_name_past_names },
+	{ "an addr2line symbol's section inside out", a2l_section_inside_out },
 	{ "a table misaligned", table_misaligned },
 	{ "a table past the end", table_past_the_end },
 	{ "a table's count overflowing", table_count_overflowing },

@@ -29,7 +29,14 @@
 #include "prsym.h"
 
 struct cu_span;
-struct a2l_sym;
+
+/* A function or untyped symbol in a section, as addr2line picks among
+ * them (symfile.c), in the table's order. */
+struct a2l_sym {
+	uint64_t addr, size;
+	uint64_t sec_lo, sec_hi;     /* its section's addresses */
+	const char *name;            /* in an ELF file the module holds, or its index */
+};
 
 /* Functions inlined into each other at one address, at most. */
 #define MAX_INLINE 64

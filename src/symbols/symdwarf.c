@@ -706,21 +706,18 @@ static bool build_now(struct pr_symbolizer *s, struct sym_module *m)
 	       (s->ixcache && !s->libdw_only && debug_info_size(m) <= s->index_fill_max);
 }
 
-/* The module's address index, NULL for none: mapped from the cache when
- * it holds one, without opening the file's DWARF or its debug file at all,
- * on either path; else built (and stored) the first time its DWARF is
- * needed when build_now() says so.  The units' indexes it was built from
+/* The module's address index, NULL for none: the one mapped from the
+ * cache when the file was opened (symfile.c), on either path; else built
+ * (and stored) the first time its DWARF is needed when build_now() says
+ * so.  The units' indexes it was built from
  * are dropped then. */
 static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct sym_module *m)
 {
 	if (m->index_tried)
 		return m->index;
 	m->index_tried = true;
-	if (!m->dwarf_checked && !s->libdw_only && (m->index = pr__sym_index_cached(s, m))) {
-		/* An index is made only of a file with DWARF. */
-		m->dwarf_checked = m->has_dwarf = true;
-		s->stats.debug_files++;
-	} else if (!pr__sym_dwarf_open(s, m) || !build_now(s, m)) {
+	/* A cached one was looked for when the file was opened (symfile.c). */
+	if (!pr__sym_dwarf_open(s, m) || !build_now(s, m)) {
 		return NULL;
 	} else if (!(m->index = pr__sym_index_build(s, m))) {
 		if (errno != ENOENT)

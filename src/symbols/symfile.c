@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "symbols/symbolizer.h"
+#include "symbols/symcache.h"
+#include "symbols/symindex.h"
 
 /* Whether perf keeps an ELF symbol: functions; objects in loaded
  * sections; labels in sections whose names say code or data. */
@@ -82,13 +84,6 @@ static void read_symbols(struct sym_module *m)
 	pr__sym_plt_symbols(m, ifuncs, nr_ifuncs);
 	free(ifuncs);
 }
-
-/* A function or untyped symbol in a section, in the table's order. */
-struct a2l_sym {
-	uint64_t addr, size;
-	uint64_t sec_lo, sec_hi;     /* its section's addresses */
-	const char *name;            /* in an ELF file the module holds */
-};
 
 void pr__sym_addr2line_read(struct sym_module *m)
 {
@@ -159,6 +154,30 @@ const char *pr__sym_addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint6
 	return best;
 }
 
+/*
+ * The file's symbols from its index in the cache, which has them, when
+ * there is one for these settings (with lines when they are shown): then
+ * neither the file nor its debug file is opened with libdwfl, and its
+ * DWARF is the index's (symdwarf.c's module_index()).  false: read them.
+ */
+static bool from_index(struct pr_symbolizer *s, struct sym_module *m)
+{
+	struct pr__symindex *ix;
+
+	if (s->libdw_only || !s->ixcache || !(ix = pr__sym_index_cached(s, m)))
+		return false;
+	if (pr__ixsyms_load(pr__symindex_syms(ix), m)) {
+		pr__symindex_free(ix);
+		return false;
+	}
+	/* An index is made only of a file with DWARF. */
+	m->index = ix;
+	m->index_tried = m->dwarf_checked = m->has_dwarf = true;
+	m->index_bytes = pr__symindex_bytes(ix);
+	s->stats.debug_files++;
+	return true;
+}
+
 struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 				     const struct pr_frame *f)
 {
@@ -193,6 +212,12 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 		return m;
 	}
 	m->path = strdup(m->elf->path);
+	if (from_index(s, m)) {
+		close(fd);
+		s->stats.files++;
+		m->opened = true;
+		return m;
+	}
 	m->dwfl = dwfl_begin(&s->callbacks);
 	if (m->dwfl) {
 		/* At its link-time addresses (bias 0), whatever the process:

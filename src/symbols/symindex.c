@@ -37,15 +37,8 @@
  *             Built only when the symbolizer shows lines (a run that
  *             names alone does not read the units' line tables for it);
  *             the header's IX_HAS_LINES says whether it was.
- *
- *
- *   Not here: the ELF symbol table.  symtab.c's tables are already sorted
- *   ranges -> name, read-only once built, searched without libdw, for
- *   files with and without DWARF; their names stay in the files' string
- *   tables, which the module holds (a libelf reference to each ELF file
- *   they are in: mapped pages, not copies), so the libdwfl session can go
- *   (pr__sym_module_close()).  A cache on disk would need them in this
- *   form (a table of starts, ends and string offsets); not done yet.
+ *   symbols   the file's ELF symbols, as symfile.c reads them, and
+ *             addr2line's candidates: symindex_syms.c, which says why
  *
  * Whole-file or lazy: whole, and not the default path yet.  Measured
  * 2026-11-27 on the 2-core machine, busy (load 5-9: best of runs;
@@ -57,13 +50,9 @@
  *     (74 of 112 units)   2 000       0.07-0.13 0.05-0.07  0.04-0.06
  *   libasan.so (3.1 MB .debug_info)   0.25-0.28 0.09 s     0.12-0.13 s
  *     (38 of 84 units)    2 000       0.21-0.23 0.11-0.13  0.13 s
- *   report over a capture of dwarfsample (2 332 samples): names 0.01-0.03
- *   s / 31.5 MB on libdw's path, 0.10-0.13 s / 60 MB on the index's;
- *   with srcline 0.02-0.03 s / 35.5 MB against 0.14 s / 67.4 MB.  Over
- *   the cc1 capture (27 230 samples; cc1 itself has no DWARF here, libc
- *   and ld.so do): names 0.09-0.16 s / 61.5 MB against 0.17-0.21 s / 78-82
- *   MB; with srcline 0.14-0.16 s / 64 MB against 0.24-0.28 s / 86-90 MB.
- *   Both paths' output identical, byte for byte, in all four.
+ *   report, names, libdw's path against the index's (output identical):
+ *   a capture of dwarfsample 0.01-0.03 s / 31.5 MB against 0.10-0.13 s /
+ *   60 MB; the cc1 capture 0.09-0.16 s / 61.5 MB against 0.17-0.21 s / 80.
  *
  * "Per-unit walks" is the lazy grain estimated, not built: the walks a
  * build per compilation unit would make for the units the addresses fall
@@ -80,38 +69,31 @@
  * (-Dsymindex=false) and builds only the indexes of files whose
  * .debug_info is small (PR_IX_FILL_MAX, symbolizer.h).
  *
- * Memory.  Closing the session (below) frees libdw's per-unit state: in
- * bench-symindex -r 7 (every 7th byte of the code named), 1-2 MB of
- * anonymous memory per file (libperfreader.so: 17.2 -> 14.9 MB resident
- * anonymous after 62 294 addresses).  Most of what naming many addresses
- * keeps is the symbolizer's own (each resolved frame, its chain and
- * names), not libdw's; the peak of a one-shot run is the build's.
+ * Memory.  Closing the session (below) frees libdw's per-unit state: 1-2
+ * MB of anonymous memory per file in bench-symindex -r 7 (every 7th byte
+ * of the code named).  Most of what naming many addresses keeps is the
+ * symbolizer's own (each resolved frame, its chain and names); the peak
+ * of a one-shot run is the build's.
  *
  * How the symbolizer switches to it.  On every path, a file's index in
  * the cache (for its build-id and settings, with lines when they are
- * shown) is mapped when the file's DWARF is first needed, which is then
- * never opened, nor its debug file (libdw's first lookups in libc's cost
- * 12-56 ms).  Otherwise symdwarf.c builds the index then, with the line
- * table when lines are shown, and stores it: always on the index's path
- * (pr__symbolizer_use_index(); meson -Dsymindex=true makes it the
- * default, DS_SYMINDEX=0/1 overrides either), on libdw's for small files.
+ * shown) is mapped when the file is first seen (symfile.c): its symbols
+ * are taken from it, and neither the file, its DWARF nor its debug file is
+ * opened with libdwfl.  Otherwise symdwarf.c builds the index when the
+ * DWARF is first needed, with the line table when lines are shown, and
+ * stores it: always on the index's path (pr__symbolizer_use_index();
+ * meson -Dsymindex=true, DS_SYMINDEX=0/1), on libdw's for small files.
  * The units' indexes it was built from are dropped; on the index's path
- * the module's libdwfl session is closed (libdw only to build):
- * pr__sym_inline_chain() asks pr__symindex_chain() and
- * pr__symindex_line(); code no DWARF function covers is named from
- * addr2line's pick among the ELF symbols, read into a table before the
- * session goes.  A file without DWARF has its session closed as soon as
- * that is known; one named without inlined calls, once its symbols are
- * read.  tests/test-symindex.c holds the index to libdw's answers at
- * every address of the files it builds, lines included, directly and
- * through the symbolizer, and checks the session closed.
+ * the libdwfl session is closed (libdw only to build).  A file without
+ * DWARF has its session closed as soon as that is known; one named
+ * without inlined calls, once its symbols are read.  tests/test-symindex.c
+ * holds the index to libdw's answers at every address of the files it
+ * builds, lines included, directly and through the symbolizer.
  *
- * On disk.  Built once per build-id and settings, then mapped from the
- * cache (symcache.c; the file's format, symindex_file.c) instead: the
- * tables below are written as they are, the line table only when it was
- * built, and every entry is checked when the file is read back
- * (pr__symindex_adopt()).  An index without lines does not serve a run
- * that shows them: it is built again, with them, and replaces the file.
+ * On disk.  Mapped from the cache (symcache.c; the format,
+ * symindex_file.c): the tables as they are, every entry checked when read
+ * back (pr__symindex_adopt()).  An index without lines does not serve a
+ * run that shows them: it is built again, with them, and replaces it.
  */
 #include <dwarf.h>
 #include <errno.h>
@@ -123,7 +105,7 @@
 #include "symbols/symindex.h"
 
 #define IX_MAGIC "DSIX"
-#define IX_VERSION 2
+#define IX_VERSION 3
 #define IX_NONE UINT32_MAX
 
 enum {
@@ -179,6 +161,7 @@ struct pr__symindex {
 	void *map;
 	size_t map_len;
 	struct ix_line *lines;
+	struct pr__ixsyms syms;
 };
 
 /* ---- building ---- */
@@ -560,7 +543,7 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 	free(own);
 	if (!err && !s->no_lines)
 		err = read_lines(&b);
-	if (err || !(ix = calloc(1, sizeof(*ix))))
+	if (err || !(ix = calloc(1, sizeof(*ix))) || pr__ixsyms_build(m, &ix->syms))
 		goto fail;
 	/* Sorted, and neighbours with the same node made one. */
 	if (b.nr_segs)
@@ -612,6 +595,7 @@ void pr__symindex_free(struct pr__symindex *ix)
 {
 	if (!ix)
 		return;
+	pr__ixsyms_free(&ix->syms);
 	if (ix->read) {
 		if (ix->map)
 			munmap(ix->map, ix->map_len);
@@ -628,7 +612,13 @@ void pr__symindex_free(struct pr__symindex *ix)
 size_t pr__symindex_bytes(const struct pr__symindex *ix)
 {
 	return sizeof(*ix) + ix->h.strs_len + ix->h.nr_nodes * sizeof(*ix->nodes) +
-	       ix->h.nr_segs * sizeof(*ix->segs) + ix->h.nr_lines * sizeof(*ix->lines);
+	       ix->h.nr_segs * sizeof(*ix->segs) + ix->h.nr_lines * sizeof(*ix->lines) +
+	       pr__ixsyms_bytes(&ix->syms);
+}
+
+const struct pr__ixsyms *pr__symindex_syms(const struct pr__symindex *ix)
+{
+	return &ix->syms;
 }
 
 /* ---- as a file's tables (symindex_file.c) ---- */
@@ -644,9 +634,9 @@ size_t pr__symindex_tables(const struct pr__symindex *ix, struct pr__ix_table *t
 	t[1] = (struct pr__ix_table){ PR_IX_NODES, sizeof(*ix->nodes), ix->h.nr_nodes, ix->nodes };
 	t[2] = (struct pr__ix_table){ PR_IX_SEGMENTS, sizeof(*ix->segs), ix->h.nr_segs, ix->segs };
 	if (!pr__symindex_has_lines(ix))
-		return 3;
+		return 3 + pr__ixsyms_tables(&ix->syms, t + 3);
 	t[3] = (struct pr__ix_table){ PR_IX_LINES, sizeof(*ix->lines), ix->h.nr_lines, ix->lines };
-	return 4;
+	return 4 + pr__ixsyms_tables(&ix->syms, t + 4);
 }
 
 /* A string offset of an entry: none, or inside the table (whose last
@@ -700,7 +690,7 @@ struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr,
 					size_t map_len, const char **why)
 {
 	struct pr__symindex *ix = calloc(1, sizeof(*ix));
-	bool seen[PR_IX_LINES + 1] = { false };
+	bool seen[PR_IX_MAX_TABLES] = { false };
 
 	if (!ix)
 		return NULL;
@@ -710,12 +700,15 @@ struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr,
 			      sizeof(*ix->nodes) : t[i].kind == PR_IX_SEGMENTS ? sizeof(*ix->segs) :
 			      t[i].kind == PR_IX_LINES ? sizeof(*ix->lines) : 0;
 
-		if (!want || seen[t[i].kind] || t[i].entry_size != want) {
+		if (t[i].kind >= PR_IX_MAX_TABLES || seen[t[i].kind] ||
+		    (want ? t[i].entry_size != want : pr__ixsyms_adopt(&ix->syms, &t[i]))) {
 			*why = "a table of a kind or size this version does not read";
 			goto bad;
 		}
 		seen[t[i].kind] = true;
-		if (t[i].kind == PR_IX_STRINGS) {
+		if (!want) {
+			continue;
+		} else if (t[i].kind == PR_IX_STRINGS) {
 			ix->strs = (char *)t[i].base;
 			ix->h.strs_len = t[i].count;
 		} else if (t[i].kind == PR_IX_NODES) {
@@ -734,11 +727,12 @@ struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr,
 			ix->h.flags |= IX_HAS_LINES;
 		}
 	}
-	if (!seen[PR_IX_STRINGS] || !seen[PR_IX_NODES] || !seen[PR_IX_SEGMENTS]) {
+	if (!seen[PR_IX_STRINGS] || !seen[PR_IX_NODES] || !seen[PR_IX_SEGMENTS] ||
+	    !seen[PR_IX_SYMBOLS] || !seen[PR_IX_A2L] || !seen[PR_IX_SYMBOL_NAMES]) {
 		*why = "a table is missing";
 		goto bad;
 	}
-	if (!tables_sound(ix, why))
+	if (!tables_sound(ix, why) || !pr__ixsyms_sound(&ix->syms, why))
 		goto bad;
 	memcpy(ix->h.magic, IX_MAGIC, 4);
 	ix->h.version = IX_VERSION;

@@ -7,6 +7,7 @@
 #ifndef PR_SYMINDEX_H
 #define PR_SYMINDEX_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +16,8 @@
 struct pr_symbolizer;
 struct sym_module;
 struct pr__symindex;
+struct ixs_sym;
+struct ixs_a2l;
 
 /*
  * The index of module `m`'s DWARF, built with libdw as the symbolizer
@@ -63,6 +66,9 @@ enum {
 	PR_IX_NODES = 2,
 	PR_IX_SEGMENTS = 3,
 	PR_IX_LINES = 4,            /* only when the line table was built */
+	PR_IX_SYMBOLS = 5,          /* the ELF symbols (symindex_syms.c) */
+	PR_IX_A2L = 6,
+	PR_IX_SYMBOL_NAMES = 7,
 	PR_IX_MAX_TABLES = 8,
 };
 
@@ -88,5 +94,43 @@ size_t pr__symindex_tables(const struct pr__symindex *ix, struct pr__ix_table *t
  */
 struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr, void *map,
 					size_t map_len, const char **why);
+
+/*
+ * The file's ELF symbols an index holds (symindex_syms.c): the module's
+ * table as symfile.c read it (struct pr_symtab, finished, its PLT stubs
+ * in), addr2line's candidates (struct a2l_sym), and their names.  Built
+ * with the index; mapped with it when read from a file (`owned` false).
+ */
+struct pr__ixsyms {
+	const struct ixs_sym *syms;
+	size_t nr_syms;
+	const struct ixs_a2l *a2l;
+	size_t nr_a2l;
+	const char *names;
+	size_t names_len;
+	bool owned;
+};
+
+/* Module `m`'s symbols into `out`, its session open (addr2line's are read
+ * first): 0 or -ENOMEM. */
+int pr__ixsyms_build(struct sym_module *m, struct pr__ixsyms *out);
+void pr__ixsyms_free(struct pr__ixsyms *x);
+size_t pr__ixsyms_bytes(const struct pr__ixsyms *x);
+/* Its three tables into `t`: how many. */
+size_t pr__ixsyms_tables(const struct pr__ixsyms *x, struct pr__ix_table *t);
+/* A table of a file of one of its kinds taken in: 0, or -EINVAL for
+ * another kind or entry size. */
+int pr__ixsyms_adopt(struct pr__ixsyms *x, const struct pr__ix_table *t);
+/* Whether tables read from a file are what a build makes (*why: what is
+ * not). */
+bool pr__ixsyms_sound(const struct pr__ixsyms *x, const char **why);
+/* The index's symbols, every index has them. */
+const struct pr__ixsyms *pr__symindex_syms(const struct pr__symindex *ix);
+/*
+ * Module `m`'s symbol table and addr2line's candidates made from `x`, in
+ * place of reading its ELF files: names point into `x`'s, which must
+ * outlive the module's tables.  0 or -ENOMEM (`m` as it was).
+ */
+int pr__ixsyms_load(const struct pr__ixsyms *x, struct sym_module *m);
 
 #endif /* PR_SYMINDEX_H */

@@ -6,9 +6,11 @@
  * header names (a foreign one is refused before anything else is read).
  * Its checksum is set right first (unless the settings' top bit, which no
  * setting uses, is set), so that mutations reach the table directory and
- * the entries' checks behind it rather than stop at the CRC.  An index accepted is then looked up at every segment's
- * ends and between, and every name and file it gives is read, so
- * AddressSanitizer sees a read outside what was checked.
+ * the entries' checks behind it rather than stop at the CRC.  An index
+ * accepted is then looked up at every segment's ends and between, every
+ * name and file it gives is read, and so is every name of its ELF symbols
+ * as a module takes them, so AddressSanitizer sees a read outside what
+ * was checked.
  * See tests/fuzz/README.md.
  */
 #include <stdint.h>
@@ -39,6 +41,25 @@ static void look_up(const struct pr__symindex *ix, uint64_t pc)
 	for (size_t i = 0; i < nr; i++)
 		sink += (f[i].name ? strlen(f[i].name) : 0) + (f[i].file ? strlen(f[i].file) : 0) +
 			f[i].line + f[i].inlined;
+}
+
+/* Every name of the file's symbols, as a module takes them. */
+static void names(const struct pr__symindex *ix)
+{
+	struct sym_module *m = calloc(1, sizeof(*m));
+
+	if (!m || pr__ixsyms_load(pr__symindex_syms(ix), m)) {
+		free(m);
+		return;
+	}
+	for (size_t i = 0; i < m->syms.nr; i++)
+		sink += strlen(m->syms.v[i].name) + m->syms.v[i].binding;
+	for (size_t i = 0; i < m->nr_a2l; i++)
+		sink += strlen(m->a2l[i].name);
+	sink += pr__symtab_find(&m->syms, sink) != NULL;
+	pr__symtab_free(&m->syms);
+	free(m->a2l);
+	free(m);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -94,6 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		look_up(ix, 0);
 		look_up(ix, UINT64_MAX);
+		names(ix);
 		sink += pr__symindex_bytes(ix);
 		pr__symindex_free(ix);
 	}
