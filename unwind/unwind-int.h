@@ -450,8 +450,10 @@ void uw_place(struct pr_frame *f, const struct pr_proc *proc);
 /* ---- fastpath.c ---- */
 
 /* A frame cache of 2^bits empty entries, each on a cache line; NULL when
- * out of memory.  Freed with free(). */
+ * out of memory.  Freed with uw_frame_cache_free() and the same bits
+ * (NULL: nothing). */
 struct uw_frame_info *uw_frame_cache_new(unsigned bits);
+void uw_frame_cache_free(struct uw_frame_info *fc, unsigned bits);
 /*
  * Unwind the user stack from compiled rules, exactly as libunwind would
  * (the same tables, the same reads, the same ends).  true when done;

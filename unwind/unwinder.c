@@ -385,13 +385,13 @@ struct pr_unwinder *pr_unwinder_new(struct pr_model *model,
 	u->files = pr__model_files(model, extra ? opts->debug_dirs : NULL, extra, "unwinder",
 				   &u->lg);
 	if (!u->files) {
-		free(u->frame_cache);
+		uw_frame_cache_free(u->frame_cache, u->frame_cache_bits);
 		free(u);
 		errno = ENOMEM;
 		return NULL;
 	}
 	if (!(PR_OPTS_HAS(opts, no_join) && opts->no_join) && !(u->joiner = uw_joiner_new(model))) {
-		free(u->frame_cache);
+		uw_frame_cache_free(u->frame_cache, u->frame_cache_bits);
 		free(u);
 		errno = ENOMEM;
 		return NULL;
@@ -425,7 +425,7 @@ void pr_unwinder_free(struct pr_unwinder *u)
 	for (size_t i = 0; i < u->nr_synth; i++)
 		free(u->synth[i].image);
 	free(u->synth);
-	free(u->frame_cache);
+	uw_frame_cache_free(u->frame_cache, u->frame_cache_bits);
 	free(u);
 }
 
