@@ -6,7 +6,8 @@
  * stays under its bound, the least recently used going first; what a
  * link, a FIFO or another user left under an index's name is not read;
  * a directory that cannot be made, is another user's or cannot be
- * written leaves naming as it is, with one note.
+ * written leaves naming as it is, with one note; a file without DWARF has
+ * its symbols kept, until its debug file appears.
  *
  * usage: test-symcache FILE[:STEP]...   (test-symindex's files: the first
  * without STEP is the one indexed)
@@ -304,6 +305,100 @@ START_TEST(an_unusable_cache_directory_leaves_naming_as_it_is)
 }
 END_TEST
 
+/* Every 7th address of `c`'s file named as `o`'s: how many had a symbol,
+ * and in *chains how many a DWARF chain. */
+static size_t name_alike(struct opened *o, struct opened *c, size_t *chains)
+{
+	size_t named = 0;
+
+	*chains = 0;
+	for (size_t i = 0; i < o->m->elf->nr_seg; i++) {
+		const struct pr_elf_segment *seg = &o->m->elf->seg[i];
+
+		if (!(seg->flags & PF_X))
+			continue;
+		for (uint64_t off = seg->offset; off < seg->offset + seg->filesz; off += 7) {
+			struct pr_symbol want, got;
+
+			o->f.dso_ip = c->f.dso_ip = off;
+			o->f.ip = c->f.ip = MAP_AT + off;
+			ck_assert_int_eq(pr_symbolizer_symbolize(o->s, PID, &o->f, &want), 0);
+			ck_assert_int_eq(pr_symbolizer_symbolize(c->s, PID, &c->f, &got), 0);
+			ck_assert_msg(same_symbol(&want, &got), "at %#llx: %s against %s",
+				      (unsigned long long)off, got.name ? got.name : "(none)",
+				      want.name ? want.name : "(none)");
+			named += want.name != NULL;
+			*chains += want.nr > 0;
+		}
+	}
+	return named;
+}
+
+/*
+ * A file without DWARF: its symbols kept in the cache once that is known,
+ * and taken from there by the next symbolizer, which opens nothing of the
+ * file with libdwfl; on both paths.  Its debug file found since (a debug
+ * directory given), the index of its symbols alone is not what the file
+ * gives: it is named with DWARF again.
+ */
+START_TEST(a_file_without_dwarf_has_its_symbols_kept_until_its_debug_file_appears)
+{
+	char stripped[4300], debug[4300], ix[4300], cmd[13000];
+	const char *fixtures = getenv("DS_FIXTURES");
+	const char *dirs[1] = { debug };
+	PR_OPTS(pr_symbolizer_opts, opts, .index_cache_dir = ix);
+	struct opened o, c;
+	size_t chains;
+
+	ck_assert_ptr_nonnull(fixtures);
+	snprintf(stripped, sizeof(stripped), "%s/stripped.so", sm.dir);
+	snprintf(debug, sizeof(debug), "%s/debug", sm.dir);
+	snprintf(ix, sizeof(ix), "%s/ix", sm.dir);
+	snprintf(cmd, sizeof(cmd), "sh '%s/../make-stripped.sh' '%s' '%s' '%s'", fixtures, sm.path,
+		 stripped, debug);
+	ck_assert_int_eq(system(cmd), 0);
+	open_file(&o, stripped, NULL);
+	for (int use_index = 0; use_index < 2; use_index++) {
+		uint64_t bytes;
+
+		remove_dir(ix);
+		pr__symbolizer_use_index(o.s, use_index);
+		/* First: read from the file, found to have no DWARF, kept. */
+		open_file(&c, stripped, &opts);
+		pr__symbolizer_use_index(c.s, use_index);
+		ck_assert_uint_gt(name_alike(&o, &c, &chains), 10);
+		ck_assert_uint_eq(chains, 0);
+		ck_assert_uint_eq(stats_of(c.s).stored, 1);
+		close_file(&c);
+		ck_assert_uint_eq(dir_files(ix, &bytes), 1);
+		/* Second: from the cache, nothing of the file opened. */
+		open_file(&c, stripped, &opts);
+		pr__symbolizer_use_index(c.s, use_index);
+		ck_assert_msg(c.m->names_index && !c.m->index && !c.m->has_dwarf && !c.m->dwfl &&
+			      !c.m->mod && !c.m->nr_elves, "path %d: not taken from the cache",
+			      use_index);
+		ck_assert_uint_gt(name_alike(&o, &c, &chains), 10);
+		ck_assert_uint_eq(stats_of(c.s).mapped, 1);
+		ck_assert_uint_eq(stats_of(c.s).stored, 0);
+		close_file(&c);
+	}
+	close_file(&o);
+	/* Its debug file found: named with its DWARF, as a symbolizer without
+	 * a cache names it. */
+	opts.debug_dirs = dirs;
+	opts.nr_debug_dirs = 1;
+	open_file(&o, stripped, &(struct pr_symbolizer_opts){ .sz = sizeof(opts),
+				     .no_index_cache = true, .debug_dirs = dirs,
+				     .nr_debug_dirs = 1 });
+	open_file(&c, stripped, &opts);
+	ck_assert_ptr_null(c.m->names_index);
+	ck_assert_uint_gt(name_alike(&o, &c, &chains), 10);
+	ck_assert_uint_gt(chains, 10);
+	close_file(&c);
+	close_file(&o);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("symcache");
@@ -318,6 +413,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, the_cache_stays_under_its_bound_least_recently_used_going_first);
 	tcase_add_test(tc, a_link_fifo_or_other_users_file_in_the_cache_is_not_read);
 	tcase_add_test(tc, an_unusable_cache_directory_leaves_naming_as_it_is);
+	tcase_add_test(tc, a_file_without_dwarf_has_its_symbols_kept_until_its_debug_file_appears);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -94,8 +94,10 @@ struct sym_module {
 	struct cu_span *spans;
 	size_t nr_spans;
 	bool spans_read;
-	/* Its address index (symindex.c), when the symbolizer uses them. */
-	struct pr__symindex *index;
+	/* Its address index (symindex.c), when the symbolizer uses them; of
+	 * a file without DWARF, the cached one its symbols came from, which
+	 * holds their names. */
+	struct pr__symindex *index, *names_index;
 	bool index_tried;
 	/* Per unit (by DIE offset + 1, shifted left, | 1 for a type unit):
 	 * its functions' address ranges, sorted, and its scopes (symdwarf.c). */

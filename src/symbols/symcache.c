@@ -321,21 +321,38 @@ struct pr__symindex *pr__sym_index_cached(struct pr_symbolizer *s, struct sym_mo
 
 	/* One without lines does not serve a run that shows them: built
 	 * again with them, it takes the file's place. */
-	if (ix && !s->no_lines && !pr__symindex_has_lines(ix)) {
+	if (ix && !s->no_lines && !pr__symindex_has_lines(ix) && pr__symindex_has_dwarf(ix)) {
 		pr__symindex_free(ix);
 		ix = NULL;
 	}
 	return ix;
 }
 
-struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_module *m)
+/* Kept only at the file's own addresses: a cached index is used without
+ * opening the DWARF, so without the bias it would give. */
+static void keep(struct pr_symbolizer *s, struct sym_module *m, const struct pr__symindex *ix)
 {
 	struct pr__ix_key key;
-	struct pr__symindex *ix = pr__symindex_build(s, m);
 
-	/* Kept only at the file's own addresses: a cached index is used
-	 * without opening the DWARF, so without the bias it would give. */
 	if (ix && s->ixcache && !m->dwarf_bias && key_of(s, m, &key))
 		pr__ixcache_put(s->ixcache, &key, ix, m->origin);
+}
+
+struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_module *m)
+{
+	struct pr__symindex *ix = pr__symindex_build(s, m);
+
+	keep(s, m, ix);
 	return ix;
+}
+
+void pr__sym_index_keep_symbols(struct pr_symbolizer *s, struct sym_module *m)
+{
+	struct pr__symindex *ix;
+
+	if (!s->ixcache || s->libdw_only || !key_of(s, m, &(struct pr__ix_key){ 0 }) ||
+	    !(ix = pr__symindex_build_symbols(m)))
+		return;
+	keep(s, m, ix);
+	pr__symindex_free(ix);
 }

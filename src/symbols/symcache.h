@@ -64,4 +64,11 @@ struct pr__symindex *pr__sym_index_cached(struct pr_symbolizer *s, struct sym_mo
  */
 struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_module *m);
 
+/*
+ * Module `m`, found to have no DWARF, its symbols read: an index of them
+ * alone stored in the symbolizer's cache (when it has one, and `m` a
+ * build-id), so that the next run takes them from there.
+ */
+void pr__sym_index_keep_symbols(struct pr_symbolizer *s, struct sym_module *m);
+
 #endif /* PR_SYMCACHE_H */

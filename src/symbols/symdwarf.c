@@ -410,6 +410,7 @@ void pr__sym_dwarf_free(struct sym_module *m)
 {
 	pr__sym_dwarf_free_units(m);
 	pr__symindex_free(m->index);
+	pr__symindex_free(m->names_index);
 	free(m->a2l);
 }
 /*
@@ -716,8 +717,14 @@ static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct s
 	if (m->index_tried)
 		return m->index;
 	m->index_tried = true;
-	/* A cached one was looked for when the file was opened (symfile.c). */
-	if (!pr__sym_dwarf_open(s, m) || !build_now(s, m)) {
+	/* A cached one was looked for when the file was opened (symfile.c).
+	 * A file found to have no DWARF has its symbols kept, for the next
+	 * run to take from the cache: they cost nothing more to store. */
+	if (!pr__sym_dwarf_open(s, m)) {
+		if (m->opened && m->mod)
+			pr__sym_index_keep_symbols(s, m);
+		return NULL;
+	} else if (!build_now(s, m)) {
 		return NULL;
 	} else if (!(m->index = pr__sym_index_build(s, m))) {
 		if (errno != ENOENT)

@@ -158,7 +158,8 @@ const char *pr__sym_addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint6
  * The file's symbols from its index in the cache, which has them, when
  * there is one for these settings (with lines when they are shown): then
  * neither the file nor its debug file is opened with libdwfl, and its
- * DWARF is the index's (symdwarf.c's module_index()).  false: read them.
+ * DWARF is the index's (symdwarf.c's module_index()), or, of a file
+ * without, none.  false: read them.
  */
 static bool from_index(struct pr_symbolizer *s, struct sym_module *m)
 {
@@ -166,14 +167,22 @@ static bool from_index(struct pr_symbolizer *s, struct sym_module *m)
 
 	if (s->libdw_only || !s->ixcache || !(ix = pr__sym_index_cached(s, m)))
 		return false;
-	if (pr__ixsyms_load(pr__symindex_syms(ix), m)) {
+	/* One of a file that had no DWARF, while it has some now (its debug
+	 * file installed since, or fetched): not what the file gives. */
+	if ((!pr__symindex_has_dwarf(ix) &&
+	     (m->elf->has_debug_info || pr__elfcache_debug(s->elves, m->elf, &s->lg))) ||
+	    pr__ixsyms_load(pr__symindex_syms(ix), m)) {
 		pr__symindex_free(ix);
 		return false;
 	}
-	/* An index is made only of a file with DWARF. */
-	m->index = ix;
-	m->index_tried = m->dwarf_checked = m->has_dwarf = true;
+	m->index_tried = m->dwarf_checked = true;
 	m->index_bytes = pr__symindex_bytes(ix);
+	/* Of a file without DWARF, it holds the symbols' names alone. */
+	if (!(m->has_dwarf = pr__symindex_has_dwarf(ix))) {
+		m->names_index = ix;
+		return true;
+	}
+	m->index = ix;
 	s->stats.debug_files++;
 	return true;
 }

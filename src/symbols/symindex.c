@@ -13,8 +13,8 @@
  * Layout (in memory; on disk the same tables, little-endian, in
  * symindex_file.c's file, which the cache maps: symcache.c):
  *
- *   header    magic "DSIX", version, the file's build-id, a checksum
- *             (pr__hash_bytes() of the tables below), the tables' counts
+ *   header    magic "DSIX", version, the file's build-id, the tables'
+ *             counts (the file has its own header and checksum)
  *   strings   NUL-terminated names and source file names; an entry
  *             refers to one by its offset (IX_NONE: none)
  *   nodes     the flattened inline tree: a function, or an inlined call
@@ -40,34 +40,18 @@
  *   symbols   the file's ELF symbols, as symfile.c reads them, and
  *             addr2line's candidates: symindex_syms.c, which says why
  *
- * Whole-file or lazy: whole, and not the default path yet.  Measured
- * 2026-11-27 on the 2-core machine, busy (load 5-9: best of runs;
- * bench/bench-symindex, and `DS_SYMINDEX=0|1 dwarfsample report -F ...`,
- * user CPU and max RSS by /usr/bin/time):
- *
- *   build and naming, per file        whole  libdw lazy  per-unit walks
- *   libperfreader.so, 200 addresses   0.09 s   0.03 s      0.03-0.05 s
- *     (74 of 112 units)   2 000       0.07-0.13 0.05-0.07  0.04-0.06
- *   libasan.so (3.1 MB .debug_info)   0.25-0.28 0.09 s     0.12-0.13 s
- *     (38 of 84 units)    2 000       0.21-0.23 0.11-0.13  0.13 s
- *   report, names, libdw's path against the index's (output identical):
- *   a capture of dwarfsample 0.01-0.03 s / 31.5 MB against 0.10-0.13 s /
- *   60 MB; the cc1 capture 0.09-0.16 s / 61.5 MB against 0.17-0.21 s / 80.
- *
- * "Per-unit walks" is the lazy grain estimated, not built: the walks a
- * build per compilation unit would make for the units the addresses fall
- * in (every function's scopes, names and call sites, the unit's line
- * table; bench-symindex's last columns).  It costs about what libdw's lazy
- * path does and half the whole build, because the addresses of even a
- * short profile fall in most units (74 of 112, 38 of 84 at 200).  So a
- * lazy index would at best tie libdw's path in an uncached one-shot run,
- * and it would keep libdw open until every unit is built, which is what
- * an agent cannot afford, and it could not be written whole to the cache.
- * Chosen: the whole-file build, paid once per build-id when the cache
- * (symcache.c) keeps it.  It costs a one-shot run more than libdw's lazy
- * path for any but a small file: libdw's path stays the default
- * (-Dsymindex=false) and builds only the indexes of files whose
- * .debug_info is small (PR_IX_FILL_MAX, symbolizer.h).
+ * Whole-file or lazy: whole.  Measured 2026-11-27 (bench/bench-symindex,
+ * BENCHMARKS.md, issue 32): a build per compilation unit would walk most
+ * units for even a short profile's addresses (74 of libperfreader.so's
+ * 112, 38 of libasan's 84, at 200 addresses), costing about what libdw's
+ * lazy path does and half the whole build; it would tie libdw's path in
+ * an uncached one-shot run at best, keep libdw open until every unit is
+ * built (what an agent cannot afford), and could not be cached whole.
+ * The whole-file build is paid once per build-id when the cache
+ * (symcache.c) keeps it; for any but a small file it costs a one-shot run
+ * more than libdw's lazy path (libasan: 0.25 s against 0.09 s), so
+ * libdw's path stays the default (-Dsymindex=false) and builds only the
+ * indexes of files whose .debug_info is small (PR_IX_FILL_MAX).
  *
  * Memory.  Closing the session (below) frees libdw's per-unit state: 1-2
  * MB of anonymous memory per file in bench-symindex -r 7 (every 7th byte
@@ -83,12 +67,10 @@
  * DWARF is first needed, with the line table when lines are shown, and
  * stores it: always on the index's path (pr__symbolizer_use_index();
  * meson -Dsymindex=true, DS_SYMINDEX=0/1), on libdw's for small files.
- * The units' indexes it was built from are dropped; on the index's path
- * the libdwfl session is closed (libdw only to build).  A file without
- * DWARF has its session closed as soon as that is known; one named
- * without inlined calls, once its symbols are read.  tests/test-symindex.c
- * holds the index to libdw's answers at every address of the files it
- * builds, lines included, directly and through the symbolizer.
+ * On the index's path the libdwfl session is then closed (libdw only to
+ * build); a file without DWARF has its symbols stored alone.
+ * tests/test-symindex.c holds the index to libdw's answers at every
+ * address of the files it builds, lines included.
  *
  * On disk.  Mapped from the cache (symcache.c; the format,
  * symindex_file.c): the tables as they are, every entry checked when read
@@ -125,7 +107,6 @@ struct ix_header {
 	uint32_t build_id_size;
 	uint32_t nr_nodes;
 	uint64_t nr_segs, strs_len;
-	uint64_t checksum;
 	uint64_t nr_lines;
 	uint32_t flags, pad;
 };
@@ -523,6 +504,35 @@ static void build_free(struct build *b)
 	pr__hashmap_free(&b->by_str);
 }
 
+/* The header of module `m`'s index. */
+static void stamp(struct pr__symindex *ix, const struct sym_module *m)
+{
+	memcpy(ix->h.magic, IX_MAGIC, 4);
+	ix->h.version = IX_VERSION;
+	if (m->elf && m->elf->build_id_size <= PR_BUILD_ID_MAX) {
+		memcpy(ix->h.build_id, m->elf->build_id, m->elf->build_id_size);
+		ix->h.build_id_size = (uint32_t)m->elf->build_id_size;
+	}
+}
+
+struct pr__symindex *pr__symindex_build_symbols(struct sym_module *m)
+{
+	struct pr__symindex *ix = calloc(1, sizeof(*ix));
+
+	if (!ix || pr__ixsyms_build(m, false, &ix->syms)) {
+		free(ix);
+		errno = ENOMEM;
+		return NULL;
+	}
+	stamp(ix, m);
+	return ix;
+}
+
+bool pr__symindex_has_dwarf(const struct pr__symindex *ix)
+{
+	return ix->syms.dwarf;
+}
+
 struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_module *m)
 {
 	struct build b = { .s = s, .m = m };
@@ -543,7 +553,7 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 	free(own);
 	if (!err && !s->no_lines)
 		err = read_lines(&b);
-	if (err || !(ix = calloc(1, sizeof(*ix))) || pr__ixsyms_build(m, &ix->syms))
+	if (err || !(ix = calloc(1, sizeof(*ix))) || pr__ixsyms_build(m, true, &ix->syms))
 		goto fail;
 	/* Sorted, and neighbours with the same node made one. */
 	if (b.nr_segs)
@@ -557,12 +567,7 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 		else
 			b.segs[k++] = b.segs[i];
 	}
-	memcpy(ix->h.magic, IX_MAGIC, 4);
-	ix->h.version = IX_VERSION;
-	if (m->elf && m->elf->build_id_size <= PR_BUILD_ID_MAX) {
-		memcpy(ix->h.build_id, m->elf->build_id, m->elf->build_id_size);
-		ix->h.build_id_size = (uint32_t)m->elf->build_id_size;
-	}
+	stamp(ix, m);
 	ix->h.nr_nodes = (uint32_t)b.nr_nodes;
 	ix->h.nr_segs = k;
 	ix->h.strs_len = b.strs_len;
@@ -572,12 +577,6 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 	ix->nodes = b.nodes;
 	ix->segs = b.segs;
 	ix->lines = b.lines;
-	ix->h.checksum = pr__hash_bytes(pr__hash_bytes(pr__hash_bytes(PR_HASH_INIT, ix->strs,
-									b.strs_len),
-						       ix->nodes, b.nr_nodes * sizeof(*ix->nodes)),
-					ix->segs, k * sizeof(*ix->segs));
-	ix->h.checksum = pr__hash_bytes(ix->h.checksum, ix->lines,
-					b.nr_lines * sizeof(*ix->lines));
 	b.strs = NULL;
 	b.nodes = NULL;
 	b.segs = NULL;
@@ -727,8 +726,10 @@ struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr,
 			ix->h.flags |= IX_HAS_LINES;
 		}
 	}
+	/* Without addr2line's table, of a file without DWARF: no functions. */
 	if (!seen[PR_IX_STRINGS] || !seen[PR_IX_NODES] || !seen[PR_IX_SEGMENTS] ||
-	    !seen[PR_IX_SYMBOLS] || !seen[PR_IX_A2L] || !seen[PR_IX_SYMBOL_NAMES]) {
+	    !seen[PR_IX_SYMBOLS] || !seen[PR_IX_SYMBOL_NAMES] ||
+	    (!seen[PR_IX_A2L] && (ix->h.nr_nodes || ix->h.nr_segs || ix->h.nr_lines))) {
 		*why = "a table is missing";
 		goto bad;
 	}

@@ -26,6 +26,14 @@ struct ixs_a2l;
  * its memory and does not point into `m`: it outlives it.
  */
 struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_module *m);
+/*
+ * The index of module `m`, a file without DWARF, its symbols read: those
+ * alone, so that the next run names it without reading them again.  NULL
+ * with errno ENOMEM.
+ */
+struct pr__symindex *pr__symindex_build_symbols(struct sym_module *m);
+/* Whether the file it is of has DWARF (else it holds only symbols). */
+bool pr__symindex_has_dwarf(const struct pr__symindex *ix);
 void pr__symindex_free(struct pr__symindex *ix);
 /* Its size in bytes, all tables together. */
 size_t pr__symindex_bytes(const struct pr__symindex *ix);
@@ -108,12 +116,13 @@ struct pr__ixsyms {
 	size_t nr_a2l;
 	const char *names;
 	size_t names_len;
+	bool dwarf;                  /* the file has DWARF (and a2l its table) */
 	bool owned;
 };
 
-/* Module `m`'s symbols into `out`, its session open (addr2line's are read
- * first): 0 or -ENOMEM. */
-int pr__ixsyms_build(struct sym_module *m, struct pr__ixsyms *out);
+/* Module `m`'s symbols into `out`, its session open; with `dwarf` (the
+ * file has DWARF) addr2line's, read first: 0 or -ENOMEM. */
+int pr__ixsyms_build(struct sym_module *m, bool dwarf, struct pr__ixsyms *out);
 void pr__ixsyms_free(struct pr__ixsyms *x);
 size_t pr__ixsyms_bytes(const struct pr__ixsyms *x);
 /* Its three tables into `t`: how many. */

@@ -61,9 +61,11 @@ static uint64_t align8(uint64_t n)
 	return (n + 7) & ~(uint64_t)7;
 }
 
+/* An empty table may have no bytes at all (NULL), which to zlib would
+ * mean starting again. */
 static uint32_t crc(uint32_t c, const void *p, size_t len)
 {
-	return (uint32_t)crc32_z(c, p, len);
+	return len ? (uint32_t)crc32_z(c, p, len) : c;
 }
 
 int pr__symindex_write(const struct pr__symindex *ix, const struct pr__ix_key *key, int fd)

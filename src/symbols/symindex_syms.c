@@ -68,7 +68,7 @@ static uint32_t name_of(struct names *n, const char *name)
 	return (uint32_t)at;
 }
 
-int pr__ixsyms_build(struct sym_module *m, struct pr__ixsyms *out)
+int pr__ixsyms_build(struct sym_module *m, bool dwarf, struct pr__ixsyms *out)
 {
 	struct names n = { 0 };
 	struct ixs_sym *syms;
@@ -77,7 +77,8 @@ int pr__ixsyms_build(struct sym_module *m, struct pr__ixsyms *out)
 
 	/* A file with DWARF: read while its session is open.  A table
 	 * short of what the file has (memory ran out) is not kept. */
-	pr__sym_addr2line_read(m);
+	if (dwarf)
+		pr__sym_addr2line_read(m);
 	if (m->hold_failed)
 		return -ENOMEM;
 	syms = calloc(m->syms.nr ? m->syms.nr : 1, sizeof(*syms));
@@ -93,7 +94,7 @@ int pr__ixsyms_build(struct sym_module *m, struct pr__ixsyms *out)
 		if (syms[i].name == NO_NAME)
 			err = -ENOMEM;
 	}
-	for (size_t i = 0; !err && i < m->nr_a2l; i++) {
+	for (size_t i = 0; !err && dwarf && i < m->nr_a2l; i++) {
 		const struct a2l_sym *a = &m->a2l[i];
 
 		a2l[i] = (struct ixs_a2l){ .addr = a->addr, .size = a->size, .sec_lo = a->sec_lo,
@@ -112,8 +113,8 @@ int pr__ixsyms_build(struct sym_module *m, struct pr__ixsyms *out)
 		return err;
 	}
 	*out = (struct pr__ixsyms){ .syms = syms, .nr_syms = m->syms.nr, .a2l = a2l,
-				    .nr_a2l = m->nr_a2l, .names = n.v, .names_len = n.len,
-				    .owned = true };
+				    .nr_a2l = dwarf ? m->nr_a2l : 0, .names = n.v,
+				    .names_len = n.len, .dwarf = dwarf, .owned = true };
 	return 0;
 }
 
@@ -135,11 +136,16 @@ size_t pr__ixsyms_bytes(const struct pr__ixsyms *x)
 
 /* ---- as the file's tables ---- */
 
+/* addr2line's candidates are a file with DWARF's (where no DWARF
+ * function covers an address): their table, even empty, says the file has
+ * DWARF, and its absence that it has none. */
 size_t pr__ixsyms_tables(const struct pr__ixsyms *x, struct pr__ix_table *t)
 {
 	t[0] = (struct pr__ix_table){ PR_IX_SYMBOLS, sizeof(struct ixs_sym), x->nr_syms, x->syms };
-	t[1] = (struct pr__ix_table){ PR_IX_A2L, sizeof(struct ixs_a2l), x->nr_a2l, x->a2l };
-	t[2] = (struct pr__ix_table){ PR_IX_SYMBOL_NAMES, 1, x->names_len, x->names };
+	t[1] = (struct pr__ix_table){ PR_IX_SYMBOL_NAMES, 1, x->names_len, x->names };
+	if (!x->dwarf)
+		return 2;
+	t[2] = (struct pr__ix_table){ PR_IX_A2L, sizeof(struct ixs_a2l), x->nr_a2l, x->a2l };
 	return 3;
 }
 
@@ -156,6 +162,7 @@ int pr__ixsyms_adopt(struct pr__ixsyms *x, const struct pr__ix_table *t)
 	} else if (t->kind == PR_IX_A2L) {
 		x->a2l = t->base;
 		x->nr_a2l = t->count;
+		x->dwarf = true;
 	} else if (t->kind == PR_IX_SYMBOL_NAMES) {
 		x->names = t->base;
 		x->names_len = t->count;
