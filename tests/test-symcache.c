@@ -305,35 +305,6 @@ START_TEST(an_unusable_cache_directory_leaves_naming_as_it_is)
 }
 END_TEST
 
-/* Every 7th address of `c`'s file named as `o`'s: how many had a symbol,
- * and in *chains how many a DWARF chain. */
-static size_t name_alike(struct opened *o, struct opened *c, size_t *chains)
-{
-	size_t named = 0;
-
-	*chains = 0;
-	for (size_t i = 0; i < o->m->elf->nr_seg; i++) {
-		const struct pr_elf_segment *seg = &o->m->elf->seg[i];
-
-		if (!(seg->flags & PF_X))
-			continue;
-		for (uint64_t off = seg->offset; off < seg->offset + seg->filesz; off += 7) {
-			struct pr_symbol want, got;
-
-			o->f.dso_ip = c->f.dso_ip = off;
-			o->f.ip = c->f.ip = MAP_AT + off;
-			ck_assert_int_eq(pr_symbolizer_symbolize(o->s, PID, &o->f, &want), 0);
-			ck_assert_int_eq(pr_symbolizer_symbolize(c->s, PID, &c->f, &got), 0);
-			ck_assert_msg(same_symbol(&want, &got), "at %#llx: %s against %s",
-				      (unsigned long long)off, got.name ? got.name : "(none)",
-				      want.name ? want.name : "(none)");
-			named += want.name != NULL;
-			*chains += want.nr > 0;
-		}
-	}
-	return named;
-}
-
 /*
  * A file without DWARF: its symbols kept in the cache once that is known,
  * and taken from there by the next symbolizer, which opens nothing of the
