@@ -130,6 +130,8 @@ PR_API struct pr_uploader *pr_uploader_new(const struct pr_uploader_opts *opts);
 /*
  * Hand over window `w`, taken whatever the return; never waits on a disk
  * or the network.  0, or -ENOMEM: the window is lost, and counted (lost).
+ * When 512 windows already wait in memory for the uploader's thread, the
+ * oldest of them is dropped (counted lost, and said once per burst).
  * Thread-safe.
  */
 PR_API int pr_uploader_submit(struct pr_uploader *u, struct pr_window *w);
@@ -144,7 +146,8 @@ struct pr_uploader_stats {
 	/* Refused by a backend: an answer 4xx, but 408 and 429 (tried again). */
 	uint64_t refused;
 	/* Neither delivered nor kept: not encoded, not spooled, not written
-	 * to the directory, or out of memory. */
+	 * to the directory, dropped from a full queue in memory
+	 * (pr_uploader_submit()), or out of memory. */
 	uint64_t lost;
 	uint64_t retries;
 	uint64_t bytes_sent;

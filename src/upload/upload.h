@@ -15,6 +15,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/base.h"
 #include "prupload.h"
@@ -22,6 +23,10 @@
 
 #define DEFAULT_DIR_BYTES ((uint64_t)1 << 30)
 #define DEFAULT_DIR_AGE_S (7 * 86400)
+/* Windows waiting in memory for the uploader's thread, at most: over it
+ * the oldest go (pr_uploader_submit()).  An agent makes one per group
+ * and interval (tens to hundreds every 15 s), each tens of KiB. */
+#define MAX_QUEUED_WINDOWS 512
 #define DEFAULT_SPOOL_BYTES ((uint64_t)256 << 20)
 /* What may wait in memory per backend while its spool cannot be written
  * (and no more than the spool's size). */
@@ -154,6 +159,12 @@ struct pr_uploader {
 	struct pr_logger lg;
 	char *out_dir, *spool_dir;   /* NULL: none */
 	uint64_t out_dir_max_bytes, out_dir_max_age_s, spool_max_bytes;
+	/* What the directory held of our files when last read, and the
+	 * windows written since (outdir.c): its bytes, its oldest file's
+	 * time (0: none).  The uploader's thread's alone. */
+	bool dir_read;
+	uint64_t dir_bytes;
+	time_t dir_oldest;
 	double timeout_s;
 	struct backend be[NR_BACKENDS];
 	char user[256], password[256];
@@ -165,6 +176,7 @@ struct pr_uploader {
 	pthread_cond_t wake;
 	struct queued *first, *last;
 	size_t nr_queued;
+	bool queue_full;             /* dropping since it was last half empty */
 	bool closing;
 	double clock_rate;           /* pr__now_s() seconds per real second */
 

@@ -414,7 +414,8 @@ fail:
 
 int pr_uploader_submit(struct pr_uploader *u, struct pr_window *w)
 {
-	struct queued *q = malloc(sizeof(*q));
+	struct queued *q = malloc(sizeof(*q)), *old = NULL;
+	bool first_drop = false;
 
 	if (!q) {
 		pr_window_free(w);
@@ -424,7 +425,19 @@ int pr_uploader_submit(struct pr_uploader *u, struct pr_window *w)
 	q->w = w;
 	q->next = NULL;
 	pthread_mutex_lock(&u->lock);
-	if (u->last)
+	/* Windows come faster than the thread takes them (a disk or an
+	 * encoder starved of CPU): the oldest goes, so that what waits in
+	 * memory stays bounded. */
+	if (u->nr_queued >= MAX_QUEUED_WINDOWS) {
+		old = u->first;
+		u->first = old->next;
+		u->nr_queued--;
+		first_drop = !u->queue_full;
+		u->queue_full = true;
+	} else if (u->nr_queued < MAX_QUEUED_WINDOWS / 2) {
+		u->queue_full = false;
+	}
+	if (u->first)
 		u->last->next = q;
 	else
 		u->first = q;
@@ -432,6 +445,15 @@ int pr_uploader_submit(struct pr_uploader *u, struct pr_window *w)
 	u->nr_queued++;
 	pthread_cond_signal(&u->wake);
 	pthread_mutex_unlock(&u->lock);
+	if (old) {
+		if (first_drop)
+			pr__log(&u->lg, PR_LOG_WARN, "windows come faster than they are written or "
+				"handed to a backend (%d waiting): the oldest are dropped, and "
+				"counted lost", MAX_QUEUED_WINDOWS);
+		pr_window_free(old->w);
+		free(old);
+		atomic_fetch_add(&u->lost, 1);
+	}
 	return 0;
 }
 
