@@ -309,8 +309,8 @@ int main(int argc, char **argv)
 	Suite *s = suite_create("symcache");
 	TCase *tc = tcase_create("cache");
 
-	files = argv + 1;
-	nr_files = argc - 1;
+	if (!take_files(argc, argv, "FILE[:STEP]..."))
+		return EXIT_FAILURE;
 	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, small_setup, small_teardown);
 	tcase_add_test(tc, a_second_symbolizer_maps_the_index_the_first_stored);
