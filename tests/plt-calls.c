@@ -5,10 +5,16 @@
  * clang, GNU ld and lld, IBT stubs (.plt.sec) or not, lazy binding or
  * -z now.  The IFUNC's stub is an IRELATIVE relocation, as libc's calls
  * of its own string functions are; free's address is taken too, which
- * gives GNU ld's .plt.got a stub.  Never run: only its file is read.
+ * gives GNU ld's .plt.got a stub.  test-plt reads the file only.
+ *
+ * Run with SECONDS, it calls through its stubs until that much time has
+ * passed, for test-plt-perf.sh's captures: callees that do next to
+ * nothing (abs, free(NULL), the IFUNC), so that a good share of the time
+ * is the stubs' own jumps.
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int twice_plain(int x)
 {
@@ -25,6 +31,28 @@ int twice(int x) __attribute__((ifunc("resolve_twice")));
 
 void (*volatile keep_free)(void *) = free;
 
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static volatile int sink;
+
+static void spin(double seconds)
+{
+	double end = now() + seconds;
+
+	do {
+		for (int i = 0; i < 100000; i++) {
+			sink += abs(i) + twice(i);
+			free(NULL);
+		}
+	} while (now() < end);
+}
+
 int main(int argc, char **argv)
 {
 	char buf[64];
@@ -34,5 +62,7 @@ int main(int argc, char **argv)
 	memcpy(buf, p, n < sizeof(buf) ? n : sizeof(buf) - 1);
 	keep_free(p);
 	free(NULL);
+	if (argc > 1)
+		spin(atof(argv[1]));
 	return twice(argc) + (int)n;
 }

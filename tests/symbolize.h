@@ -41,6 +41,15 @@ const char *debug_dir(void);
 /* self_model(): a model of this process (self-model.h). */
 /* A live symbolizer over `m` that looks in debug_dir() and logs to logtext. */
 struct pr_symbolizer *symbolizer(struct pr_model *m, bool no_demangle);
+/* What most tests here name with: a model of this process and a live
+ * symbolizer over it that demangles (self_model(), symbolizer()); both
+ * freed by self_sym_free(). */
+struct self_sym {
+	struct pr_model *m;
+	struct pr_symbolizer *s;
+};
+struct self_sym self_sym_new(void);
+void self_sym_free(struct self_sym *me);
 /* The frame of a caller whose call returns to `ret`, as the unwinder
  * makes it. */
 struct pr_frame caller_frame(struct pr_model *m, uint32_t pid, uint64_t ret);

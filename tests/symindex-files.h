@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * What test-symindex-file.c and test-symcache.c share: files opened as a
- * symbolizer opens them, an index's file in memory, scratch directories,
- * and a small file's index as a checked fixture.  The tests' arguments
- * are test-symindex's files (FILE[:STEP]; those without STEP are small).
+ * What test-symindex-file.c and test-symcache.c share besides the files
+ * and their opening (opened-files.h): an index's file in memory, scratch
+ * directories, and a small file's index as a checked fixture.  The
+ * tests' arguments are test-symindex's files with DWARF (FILE[:STEP];
+ * those without STEP are small).
  */
 #ifndef DS_TEST_SYMINDEX_FILES_H
 #define DS_TEST_SYMINDEX_FILES_H
@@ -22,52 +23,12 @@
 #include <zlib.h>
 
 #include "checkmain.h"
-#include "mkrecord.h"
-#include "model/model.h"
-#include "symbols/symbolizer.h"
+#include "opened-files.h"
 #include "symbols/symcache.h"
 #include "symbols/symindex.h"
 #include "symbols/symindex_file.h"
 
-#define PID 4242
-#define MAP_AT 0x10000000ull
 #define NOBODY 65534
-
-static char **files;
-static int nr_files;
-
-/* A file opened as a symbolizer opens it. */
-struct opened {
-	struct pr_model *model;
-	struct pr_symbolizer *s;
-	struct sym_module *m;
-	struct pr_frame f;
-};
-
-static inline void open_file(struct opened *o, const char *path,
-			     const struct pr_symbolizer_opts *opts)
-{
-	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
-	struct pr_symbolizer_opts none = { .sz = sizeof(none), .no_index_cache = true };
-	const struct pr_map *map;
-
-	ck_assert_ptr_nonnull(o->model = pr_model_new(NULL));
-	ck_assert_int_eq(pr_model_apply(o->model, &r), 0);
-	ck_assert_ptr_nonnull(o->s = pr_symbolizer_new(o->model, opts ? opts : &none));
-	pr__symbolizer_use_index(o->s, true);
-	ck_assert_ptr_nonnull(map = pr__model_find(o->model, PID, MAP_AT));
-	o->f = (struct pr_frame){ .ip = MAP_AT, .dso = map->dso, .map_start = map->start,
-				  .map_end = map->end };
-	ck_assert_ptr_nonnull(o->m = pr__sym_module_of(o->s, PID, &o->f));
-	/* From a cached index the file's symbols need no libdwfl session. */
-	ck_assert_msg(o->m->opened && o->m->elf, "%s: not opened", path);
-}
-
-static inline void close_file(struct opened *o)
-{
-	pr_symbolizer_free(o->s);
-	pr_model_free(o->model);
-}
 
 static inline struct pr__ix_key key_of(const struct sym_module *m)
 {
@@ -98,11 +59,6 @@ static inline unsigned char *file_bytes(const struct pr__symindex *ix,
 	return b;
 }
 
-static inline bool same_str(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
 /* The same frame: its symbol, where in it, and each function and line of
  * its inline chain. */
 static inline bool same_symbol(const struct pr_symbol *a, const struct pr_symbol *b)
@@ -116,24 +72,6 @@ static inline bool same_symbol(const struct pr_symbol *a, const struct pr_symbol
 		    a->funcs[i].line != b->funcs[i].line)
 			return false;
 	return true;
-}
-
-/* File argument `i`: its real path (malloc'd) and *step; *small when no
- * STEP was given. */
-static inline char *file_arg(int i, uint64_t *step, bool *small)
-{
-	char path[4096], *colon, *real;
-
-	snprintf(path, sizeof(path), "%s", files[i]);
-	*step = 1;
-	*small = !(colon = strrchr(path, ':'));
-	if (colon) {
-		*colon = 0;
-		*step = strtoull(colon + 1, NULL, 0);
-		*step += !*step;
-	}
-	ck_assert_ptr_nonnull(real = realpath(path, NULL));
-	return real;
 }
 
 static inline char *make_dir(void)
@@ -208,7 +146,7 @@ static inline void small_setup(void)
 		}
 	}
 	ck_assert_ptr_nonnull(sm.path);
-	open_file(&sm.o, sm.path, NULL);
+	open_file(&sm.o, sm.path, NULL, true);
 	sm.k = key_of(sm.o.m);
 	ck_assert_ptr_nonnull(sm.ix = pr__symindex_build(sm.o.s, sm.o.m));
 	sm.b = file_bytes(sm.ix, &sm.k, &sm.len);
@@ -277,7 +215,7 @@ static inline struct pr__ixcache_stats name_with_cache(struct opened *o, const c
 	struct pr__ixcache_stats st;
 	size_t chains;
 
-	open_file(&c, path, opts);
+	open_file(&c, path, opts, true);
 	name_alike(o, &c, &chains);
 	ck_assert_msg(chains > 10, "%s: %zu frames with DWARF chains", path, chains);
 	ck_assert_ptr_nonnull(c.m = pr__sym_module_of(c.s, PID, &c.f));

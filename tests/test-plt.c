@@ -25,46 +25,16 @@
 #include <unistd.h>
 
 #include "checkmain.h"
-#include "mkrecord.h"
-#include "model/model.h"
-#include "symbols/symbolizer.h"
+#include "opened-files.h"
 
-#define PID 4343
-#define MAP_AT 0x10000000ull
-
-static char **files;
-static int nr_files;
-
-/* A file opened as a symbolizer opens it, mapped whole at MAP_AT. */
-struct opened {
-	struct pr_model *model;
-	struct pr_symbolizer *s;
-	struct sym_module *m;
-};
-
-static void open_file(struct opened *o, const char *path)
+/* A file opened as a symbolizer opens it, its names as the file has them,
+ * as objdump -d prints them. */
+static void open_plain(struct opened *o, const char *path)
 {
-	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
-	/* Names as the file has them, as objdump -d prints them. */
-	struct pr_symbolizer_opts opts = { .sz = sizeof(opts), .no_inline = true,
-					   .no_demangle = true, .no_index_cache = true };
-	const struct pr_map *map;
-	struct pr_frame f;
+	PR_OPTS(pr_symbolizer_opts, opts, .no_inline = true, .no_demangle = true,
+		.no_index_cache = true);
 
-	ck_assert_ptr_nonnull(o->model = pr_model_new(NULL));
-	ck_assert_int_eq(pr_model_apply(o->model, &r), 0);
-	ck_assert_ptr_nonnull(o->s = pr_symbolizer_new(o->model, &opts));
-	ck_assert_ptr_nonnull(map = pr__model_find(o->model, PID, MAP_AT));
-	f = (struct pr_frame){ .ip = MAP_AT, .dso = map->dso, .map_start = map->start,
-			       .map_end = map->end };
-	ck_assert_ptr_nonnull(o->m = pr__sym_module_of(o->s, PID, &f));
-	ck_assert_msg(o->m->mod && o->m->elf, "%s: not opened", path);
-}
-
-static void close_file(struct opened *o)
-{
-	pr_symbolizer_free(o->s);
-	pr_model_free(o->model);
+	open_file(o, path, &opts, false);
 }
 
 /* Our name at link-time address `vaddr` (NULL: none), and the offset. */
@@ -278,7 +248,7 @@ static struct tally check_file(const char *path)
 
 	for (size_t k = 0; k < nr_sec; k++)
 		has_sec |= !strcmp(sec[k].name, ".plt.sec");
-	open_file(&o, path);
+	open_plain(&o, path);
 	for (size_t k = 0; k < nr_sec; k++) {
 		for (uint64_t a = sec[k].addr; a < sec[k].addr + sec[k].size; a += 2) {
 			uint64_t entry = a - (a - sec[k].addr) % sec[k].ent, off;
@@ -439,7 +409,7 @@ START_TEST(a_damaged_plt_or_rela_plt_names_what_survives)
 	close(fd);
 	free(img);
 	nr_sec = plt_sections(path, sec);
-	open_file(&o, path);
+	open_plain(&o, path);
 	for (size_t k = 0; k < nr_sec; k++)
 		for (uint64_t a = sec[k].addr; a < sec[k].addr + sec[k].size; a++) {
 			uint64_t off;
@@ -506,12 +476,8 @@ int main(int argc, char **argv)
 	Suite *s = suite_create("plt");
 	TCase *tc = tcase_create("names");
 
-	files = argv + 1;
-	nr_files = argc - 1;
-	if (!nr_files) {
-		fprintf(stderr, "usage: %s FILE...\n", argv[0]);
+	if (!take_files(argc, argv, "FILE..."))
 		return EXIT_FAILURE;
-	}
 	tcase_set_timeout(tc, 300);
 	tcase_add_loop_test(tc, every_stub_is_named_as_objdump_names_it, 0, nr_files);
 	tcase_add_test(tc, debian13s_libc_and_python_are_named_as_objdump_names_them);

@@ -87,11 +87,10 @@ static char *render_alone(struct pr_symbolizer *sym, const struct pr_stack *st, 
 
 START_TEST(a_stack_sharing_outer_frames_with_the_one_before_prints_as_it_does_alone)
 {
-	struct pr_model *m = self_model();
-	struct pr_symbolizer *s = symbolizer(m, false);
-	struct pr_frame outer = outer_frame(m), leaf = in(m, (uintptr_t)leaf_fn),
-			cxx = in(m, (uintptr_t)ds_sym_cxx),
-			anon_ns = in(m, (uintptr_t)ds_sym_cxx_anon);
+	struct self_sym me = self_sym_new();
+	struct pr_frame outer = outer_frame(me.m), leaf = in(me.m, (uintptr_t)leaf_fn),
+			cxx = in(me.m, (uintptr_t)ds_sym_cxx),
+			anon_ns = in(me.m, (uintptr_t)ds_sym_cxx_anon);
 	/* Leaf first; the outer three alike in the first two, the last two
 	 * alike in all; then the first again, and a stack of the shared
 	 * frames alone. */
@@ -102,43 +101,39 @@ START_TEST(a_stack_sharing_outer_frames_with_the_one_before_prints_as_it_does_al
 				 { .frames = d, .nr = 2 } };
 	char *together, *alone;
 
-	ck_assert_ptr_nonnull(s);
-	together = render(s, st, 5);
+	together = render(me.s, st, 5);
 	/* Named once each: the first stack's four frames, then only the
 	 * frames not shared with the stack before. */
-	ck_assert_uint_eq(lookups(s), 4 + 1 + 1 + 0 + 0);
-	alone = render_alone(s, st, 5);
+	ck_assert_uint_eq(lookups(me.s), 4 + 1 + 1 + 0 + 0);
+	alone = render_alone(me.s, st, 5);
 	ck_assert_str_eq(together, alone);
 	ck_assert_msg(strstr(together, " ds_sym_outer+0x") && strstr(together, " (inlined)") &&
 			      strstr(together, "/tests/test-symbolize.c:"),
 		      "%s", together);
 	free(together);
 	free(alone);
-	pr_symbolizer_free(s);
-	pr_model_free(m);
+	self_sym_free(&me);
 }
 END_TEST
 
 START_TEST(a_frame_marked_otherwise_is_not_copied_from_the_stack_before)
 {
-	struct pr_model *m = self_model();
-	struct pr_symbolizer *s = symbolizer(m, false);
-	struct pr_frame outer = outer_frame(m), leaf = in(m, (uintptr_t)leaf_fn), joined = outer;
+	struct self_sym me = self_sym_new();
+	struct pr_frame outer = outer_frame(me.m), leaf = in(me.m, (uintptr_t)leaf_fn),
+			joined = outer;
 	struct pr_frame a[] = { leaf, outer }, b[] = { leaf, joined };
 	struct pr_stack st[] = { { .frames = a, .nr = 2 }, { .frames = b, .nr = 2 } };
 	char *together, *alone;
 
-	ck_assert_ptr_nonnull(s);
 	joined.flags |= PR_FRAME_JOINED;
 	b[1] = joined;
-	together = render(s, st, 2);
-	alone = render_alone(s, st, 2);
+	together = render(me.s, st, 2);
+	alone = render_alone(me.s, st, 2);
 	ck_assert_str_eq(together, alone);
 	ck_assert_msg(strstr(together, "ds_sym_outer_[joined]+0x"), "%s", together);
 	free(together);
 	free(alone);
-	pr_symbolizer_free(s);
-	pr_model_free(m);
+	self_sym_free(&me);
 }
 END_TEST
 
@@ -192,9 +187,8 @@ END_TEST
 
 START_TEST(after_a_trim_the_frames_of_a_repeated_stack_are_named_again)
 {
-	struct pr_model *m = self_model();
-	struct pr_symbolizer *s = symbolizer(m, false);
-	struct pr_frame a[] = { in(m, (uintptr_t)leaf_fn), outer_frame(m) };
+	struct self_sym me = self_sym_new();
+	struct pr_frame a[] = { in(me.m, (uintptr_t)leaf_fn), outer_frame(me.m) };
 	struct pr_stack st = { .frames = a, .nr = 2 };
 	PR_OPTS(pr_script_opts, o, .fields = PR_SCRIPT_IP | PR_SCRIPT_SYM | PR_SCRIPT_DSO);
 	struct pr_record smp = { .type = PR_RECORD_SAMPLE, .pid = (uint32_t)getpid(),
@@ -204,14 +198,13 @@ START_TEST(after_a_trim_the_frames_of_a_repeated_stack_are_named_again)
 	FILE *out = open_memstream(&text, &len);
 	struct pr_script *w = pr_script_new(out, &o);
 
-	ck_assert_ptr_nonnull(s);
 	ck_assert_ptr_nonnull(w);
-	ck_assert_int_eq(pr_script_sample(w, s, &smp, &st, "app", "app", NULL), 0);
-	ck_assert_int_eq(pr_script_sample(w, s, &smp, &st, "app", "app", NULL), 0);
-	ck_assert_uint_eq(lookups(s), 2);
-	ck_assert_int_eq(pr_model_trim(m, 1), 0);
-	ck_assert_int_eq(pr_script_sample(w, s, &smp, &st, "app", "app", NULL), 0);
-	ck_assert_uint_eq(lookups(s), 4);
+	ck_assert_int_eq(pr_script_sample(w, me.s, &smp, &st, "app", "app", NULL), 0);
+	ck_assert_int_eq(pr_script_sample(w, me.s, &smp, &st, "app", "app", NULL), 0);
+	ck_assert_uint_eq(lookups(me.s), 2);
+	ck_assert_int_eq(pr_model_trim(me.m, 1), 0);
+	ck_assert_int_eq(pr_script_sample(w, me.s, &smp, &st, "app", "app", NULL), 0);
+	ck_assert_uint_eq(lookups(me.s), 4);
 	pr_script_free(w);
 	ck_assert_int_eq(fclose(out), 0);
 	/* Three samples alike. */
@@ -220,8 +213,7 @@ START_TEST(after_a_trim_the_frames_of_a_repeated_stack_are_named_again)
 	ck_assert(!memcmp(text, text + half, half) && !memcmp(text, text + 2 * half, half));
 	ck_assert_msg(strstr(text, " ds_sym_outer ("), "%s", text);
 	free(text);
-	pr_symbolizer_free(s);
-	pr_model_free(m);
+	self_sym_free(&me);
 }
 END_TEST
 

@@ -141,6 +141,21 @@ struct pr_symbolizer *symbolizer(struct pr_model *m, bool no_demangle)
 	return pooled_symbolizer(m, no_demangle, NULL);
 }
 
+struct self_sym self_sym_new(void)
+{
+	struct self_sym me = { .m = self_model() };
+
+	me.s = symbolizer(me.m, false);
+	ck_assert_ptr_nonnull(me.s);
+	return me;
+}
+
+void self_sym_free(struct self_sym *me)
+{
+	pr_symbolizer_free(me->s);
+	pr_model_free(me->m);
+}
+
 /* The frame of a caller whose call returns to `ret`, as the unwinder
  * makes it: the return address minus one, placed in its mapping. */
 struct pr_frame caller_frame(struct pr_model *m, uint32_t pid, uint64_t ret)
@@ -247,14 +262,13 @@ void check_plain_dwarf(const char *path)
 
 START_TEST(inlined_functions_come_innermost_first_with_their_lines)
 {
-	struct pr_model *m = self_model();
-	struct pr_symbolizer *s = symbolizer(m, false);
+	struct self_sym me = self_sym_new();
 	struct pr_frame f;
 	struct pr_symbol sym, again;
 	struct pr_symbolizer_stats st = { .sz = sizeof(st) };
 
-	f = outer_frame(m);
-	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &sym), 0);
+	f = outer_frame(me.m);
+	ck_assert_int_eq(pr_symbolizer_symbolize(me.s, (uint32_t)getpid(), &f, &sym), 0);
 	/* The ELF symbol, and the offset in it, as perf shows them. */
 	ck_assert_str_eq(sym.name, "ds_sym_outer");
 	ck_assert_uint_eq(sym.offset, f.ip - (uint64_t)(uintptr_t)ds_sym_outer);
@@ -266,16 +280,15 @@ START_TEST(inlined_functions_come_innermost_first_with_their_lines)
 	check_outer_funcs(&sym);
 
 	/* Once resolved, the same answer from the cache. */
-	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &again), 0);
+	ck_assert_int_eq(pr_symbolizer_symbolize(me.s, (uint32_t)getpid(), &f, &again), 0);
 	ck_assert_ptr_eq(again.name, sym.name);
 	ck_assert_ptr_eq(again.funcs, sym.funcs);
-	ck_assert_int_eq(pr_symbolizer_stats(s, &st), 0);
+	ck_assert_int_eq(pr_symbolizer_stats(me.s, &st), 0);
 	ck_assert_uint_eq(st.lookups, 2);
 	ck_assert_uint_eq(st.resolved, 1);
 	ck_assert_uint_eq(st.named, 1);
 	ck_assert_uint_eq(st.debug_files, 1);
-	pr_symbolizer_free(s);
-	pr_model_free(m);
+	self_sym_free(&me);
 }
 END_TEST
 
@@ -286,28 +299,26 @@ END_TEST
  */
 START_TEST(two_addresses_in_one_function_have_their_own_inlined_chains)
 {
-	struct pr_model *m = self_model();
-	struct pr_symbolizer *s = symbolizer(m, false);
+	struct self_sym me = self_sym_new();
 	struct pr_frame deep, shallow;
 	struct pr_symbol sym;
 
 	ds_sym_two(1);
-	deep = caller_frame(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret_deep);
-	shallow = caller_frame(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
+	deep = caller_frame(me.m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret_deep);
+	shallow = caller_frame(me.m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
 	ck_assert_uint_ne(deep.ip, shallow.ip);
 	for (int pass = 0; pass < 2; pass++) {
-		ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &deep, &sym), 0);
+		ck_assert_int_eq(pr_symbolizer_symbolize(me.s, (uint32_t)getpid(), &deep, &sym), 0);
 		ck_assert_msg(sym.nr == 3, "%zu functions; log:\n%s", sym.nr, logtext);
 		check_func(&sym.funcs[0], "ds_sym_inner", INNER_LINE, true);
 		check_func(&sym.funcs[1], "ds_sym_middle", MIDDLE_LINE, true);
 		check_func(&sym.funcs[2], "ds_sym_two", TWO_DEEP_LINE, false);
-		ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &shallow, &sym), 0);
+		ck_assert_int_eq(pr_symbolizer_symbolize(me.s, (uint32_t)getpid(), &shallow, &sym), 0);
 		ck_assert_msg(sym.nr == 2, "%zu functions; log:\n%s", sym.nr, logtext);
 		check_func(&sym.funcs[0], "ds_sym_inner", INNER_LINE, true);
 		check_func(&sym.funcs[1], "ds_sym_two", TWO_LINE, false);
 	}
-	pr_symbolizer_free(s);
-	pr_model_free(m);
+	self_sym_free(&me);
 }
 END_TEST
 
@@ -468,14 +479,14 @@ END_TEST
 
 START_TEST(cxx_names_are_demangled_without_parameters)
 {
-	struct pr_model *m = self_model();
-	struct pr_symbolizer *s = symbolizer(m, false), *raw = symbolizer(m, true);
+	struct self_sym me = self_sym_new();
+	struct pr_symbolizer *raw = symbolizer(me.m, true);
 	struct pr_frame f;
 	struct pr_symbol sym;
 
 	ds_sym_cxx(2);
-	f = caller_frame(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
-	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &sym), 0);
+	f = caller_frame(me.m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
+	ck_assert_int_eq(pr_symbolizer_symbolize(me.s, (uint32_t)getpid(), &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "ds::sym::Box<int>::twice");
 	ck_assert_uint_eq(sym.nr, 2);
 	ck_assert_str_eq(sym.funcs[0].name, "ds::sym::helper");
@@ -488,8 +499,7 @@ START_TEST(cxx_names_are_demangled_without_parameters)
 	ck_assert_str_eq(sym.name, "_ZN2ds3sym3BoxIiE5twiceEi");
 	ck_assert_str_eq(sym.funcs[0].name, "_ZN2ds3sym6helperEi");
 	pr_symbolizer_free(raw);
-	pr_symbolizer_free(s);
-	pr_model_free(m);
+	self_sym_free(&me);
 }
 END_TEST
 
@@ -503,14 +513,13 @@ END_TEST
  */
 START_TEST(cxx_functions_without_linkage_names_are_named_by_their_scopes)
 {
-	struct pr_model *m = self_model();
-	struct pr_symbolizer *s = symbolizer(m, false);
+	struct self_sym me = self_sym_new();
 	struct pr_frame f;
 	struct pr_symbol sym;
 
 	ds_sym_cxx_anon(2);
-	f = caller_frame(m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
-	ck_assert_int_eq(pr_symbolizer_symbolize(s, (uint32_t)getpid(), &f, &sym), 0);
+	f = caller_frame(me.m, (uint32_t)getpid(), (uint64_t)(uintptr_t)ds_sym_ret);
+	ck_assert_int_eq(pr_symbolizer_symbolize(me.s, (uint32_t)getpid(), &f, &sym), 0);
 	ck_assert_str_eq(sym.name, "ds::sym::(anonymous namespace)::level<std::__cxx11::"
 		"basic_string<char, std::char_traits<char>, std::allocator<char> > >");
 	ck_assert_uint_eq(sym.nr, 3);
@@ -523,8 +532,7 @@ START_TEST(cxx_functions_without_linkage_names_are_named_by_their_scopes)
 	for (size_t i = 0; i < sym.nr; i++)
 		ck_assert_msg(ends_with(sym.funcs[i].file, "/tests/sym-cxx.cc"), "%s",
 			      sym.funcs[i].file);
-	pr_symbolizer_free(s);
-	pr_model_free(m);
+	self_sym_free(&me);
 }
 END_TEST
 

@@ -328,14 +328,14 @@ START_TEST(a_file_without_dwarf_has_its_symbols_kept_until_its_debug_file_appear
 	snprintf(cmd, sizeof(cmd), "sh '%s/../make-stripped.sh' '%s' '%s' '%s'", fixtures, sm.path,
 		 stripped, debug);
 	ck_assert_int_eq(system(cmd), 0);
-	open_file(&o, stripped, NULL);
+	open_file(&o, stripped, NULL, true);
 	for (int use_index = 0; use_index < 2; use_index++) {
 		uint64_t bytes;
 
 		remove_dir(ix);
 		pr__symbolizer_use_index(o.s, use_index);
 		/* First: read from the file, found to have no DWARF, kept. */
-		open_file(&c, stripped, &opts);
+		open_file(&c, stripped, &opts, true);
 		pr__symbolizer_use_index(c.s, use_index);
 		ck_assert_uint_gt(name_alike(&o, &c, &chains), 10);
 		ck_assert_uint_eq(chains, 0);
@@ -343,7 +343,7 @@ START_TEST(a_file_without_dwarf_has_its_symbols_kept_until_its_debug_file_appear
 		close_file(&c);
 		ck_assert_uint_eq(dir_files(ix, &bytes), 1);
 		/* Second: from the cache, nothing of the file opened. */
-		open_file(&c, stripped, &opts);
+		open_file(&c, stripped, &opts, true);
 		pr__symbolizer_use_index(c.s, use_index);
 		ck_assert_msg(c.m->names_index && !c.m->index && !c.m->has_dwarf && !c.m->dwfl &&
 			      !c.m->mod && !c.m->nr_elves, "path %d: not taken from the cache",
@@ -360,8 +360,8 @@ START_TEST(a_file_without_dwarf_has_its_symbols_kept_until_its_debug_file_appear
 	opts.nr_debug_dirs = 1;
 	open_file(&o, stripped, &(struct pr_symbolizer_opts){ .sz = sizeof(opts),
 				     .no_index_cache = true, .debug_dirs = dirs,
-				     .nr_debug_dirs = 1 });
-	open_file(&c, stripped, &opts);
+				     .nr_debug_dirs = 1 }, true);
+	open_file(&c, stripped, &opts, true);
 	ck_assert_ptr_null(c.m->names_index);
 	ck_assert_uint_gt(name_alike(&o, &c, &chains), 10);
 	ck_assert_uint_gt(chains, 10);
@@ -375,8 +375,8 @@ int main(int argc, char **argv)
 	Suite *s = suite_create("symcache");
 	TCase *tc = tcase_create("cache");
 
-	files = argv + 1;
-	nr_files = argc - 1;
+	if (!take_files(argc, argv, "FILE[:STEP]..."))
+		return EXIT_FAILURE;
 	tcase_set_timeout(tc, 300);
 	tcase_add_checked_fixture(tc, small_setup, small_teardown);
 	tcase_add_test(tc, a_second_symbolizer_maps_the_index_the_first_stored);

@@ -88,7 +88,7 @@ START_TEST(an_index_read_from_its_file_answers_as_the_index_built)
 		unsigned char *a, *b;
 		size_t la, lb, covered, differ;
 
-		open_file(&o, path, NULL);
+		open_file(&o, path, NULL, true);
 		k = key_of(o.m);
 		ck_assert_ptr_nonnull(built = pr__symindex_build(o.s, o.m));
 		ck_assert_ptr_null(pr__ixcache_get(c, &k, path));
@@ -521,7 +521,7 @@ START_TEST(write_seeds)
 		size_t len;
 		FILE *f;
 
-		open_file(&o, path, NULL);
+		open_file(&o, path, NULL, true);
 		k = key_of(o.m);
 		ck_assert_ptr_nonnull(ix = pr__symindex_build(o.s, o.m));
 		b = file_bytes(ix, &k, &len);
@@ -547,12 +547,8 @@ int main(int argc, char **argv)
 		argv += 2;
 		argc -= 2;
 	}
-	files = argv + 1;
-	nr_files = argc - 1;
-	if (!nr_files) {
-		fprintf(stderr, "usage: %s FILE[:STEP]...\n", argv[0]);
+	if (!take_files(argc, argv, "FILE[:STEP]..."))
 		return EXIT_FAILURE;
-	}
 	tcase_set_timeout(tc, 300);
 	if (seeds_dir) {
 		tcase_add_test(tc, write_seeds);

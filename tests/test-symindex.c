@@ -21,16 +21,9 @@
 #include <unistd.h>
 
 #include "checkmain.h"
-#include "mkrecord.h"
-#include "model/model.h"
+#include "opened-files.h"
 #include "symbols/symdwarf.h"
 #include "symbols/symindex.h"
-
-#define PID 4242
-#define MAP_AT 0x10000000ull
-
-static char **files;
-static int nr_files;
 
 struct tally {
 	size_t addrs, covered, inlined, differ, renamed;
@@ -38,11 +31,6 @@ struct tally {
 	size_t lines, lines_differ;  /* addresses with a line; with another one */
 	size_t named;                /* frames with a symbol's name */
 };
-
-static bool same_str(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
 
 static void say_chain(const char *what, const struct pr_sym_func *f, size_t nr)
 {
@@ -157,26 +145,6 @@ static bool symbols_only(int i)
 	return files[i][0] == '@';
 }
 
-/* File argument `i`: its real path (malloc'd: the ELF cache takes
- * absolute paths and does not follow a symlink's) and *step (1 unless
- * ":STEP" follows). */
-static char *file_arg(int i, uint64_t *step)
-{
-	char path[4096], *colon, *real;
-
-	snprintf(path, sizeof(path), "%s", files[i] + symbols_only(i));
-	*step = 1;
-	if ((colon = strrchr(path, ':'))) {
-		*colon = 0;
-		*step = strtoull(colon + 1, NULL, 0);
-		if (!*step)
-			*step = 1;
-	}
-	real = realpath(path, NULL);
-	ck_assert_msg(real, "%s: %s", path, strerror(errno));
-	return real;
-}
-
 /* Whether two frames are named alike, field by field, lines and all. */
 static bool same_symbol(const struct pr_symbol *a, const struct pr_symbol *b)
 {
@@ -267,7 +235,7 @@ static void compare_all(bool no_lines, const char *fake)
 
 		if (symbols_only(i))
 			continue;
-		path = file_arg(i, &step);
+		path = file_arg(i, &step, NULL);
 		t = compare_file(path, step, no_lines, fake, false);
 
 		renamed += t.renamed;
@@ -396,7 +364,7 @@ START_TEST(a_symbolizer_on_the_index_names_every_frame_as_on_libdw)
 
 	for (int i = 0; i < nr_files; i++) {
 		uint64_t step;
-		char *path = file_arg(i, &step);
+		char *path = file_arg(i, &step, NULL);
 		struct tally t;
 
 		if (symbols_only(i)) {
@@ -431,7 +399,7 @@ START_TEST(a_file_without_dwarf_is_named_from_its_symbols_with_libdwfl_closed)
 
 		if (!symbols_only(i))
 			continue;
-		path = file_arg(i, &step);
+		path = file_arg(i, &step, NULL);
 		t = compare_symbolizers(path, step, false, false);
 		ck_assert_msg(!t.differ, "%s: %zu of %zu frames named differently", path, t.differ,
 			      t.addrs);
@@ -511,12 +479,8 @@ int main(int argc, char **argv)
 	Suite *s = suite_create("symindex");
 	TCase *tc = tcase_create("differential");
 
-	files = argv + 1;
-	nr_files = argc - 1;
-	if (!nr_files) {
-		fprintf(stderr, "usage: %s FILE[:STEP]...\n", argv[0]);
+	if (!take_files(argc, argv, "FILE[:STEP]... @FILE..."))
 		return EXIT_FAILURE;
-	}
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, the_index_names_every_address_as_libdw_does);
 	tcase_add_test(tc, a_symbol_starting_where_a_qualified_function_does_names_it_in_both);
