@@ -28,6 +28,7 @@
 #include "symbols/symcache.h"
 #include "symbols/symindex.h"
 #include "symbols/symindex_file.h"
+#include "symbols/ixshare.h"
 
 #define PID 4242
 #define MAP_AT 0x10000000ull
@@ -44,8 +45,9 @@ struct opened {
 	struct pr_frame f;
 };
 
-static inline void open_file(struct opened *o, const char *path,
-			     const struct pr_symbolizer_opts *opts)
+/* ... sharing indexes in `set` (ixshare.h) when not NULL. */
+static inline void open_file_shared(struct opened *o, const char *path,
+				    const struct pr_symbolizer_opts *opts, struct pr__ixshare *set)
 {
 	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
 	struct pr_symbolizer_opts none = { .sz = sizeof(none), .no_index_cache = true };
@@ -54,12 +56,20 @@ static inline void open_file(struct opened *o, const char *path,
 	ck_assert_ptr_nonnull(o->model = pr_model_new(NULL));
 	ck_assert_int_eq(pr_model_apply(o->model, &r), 0);
 	ck_assert_ptr_nonnull(o->s = pr_symbolizer_new(o->model, opts ? opts : &none));
+	if (set)
+		pr__symbolizer_share_indexes(o->s, set);
 	pr__symbolizer_use_index(o->s, true);
 	ck_assert_ptr_nonnull(map = pr__model_find(o->model, PID, MAP_AT));
 	o->f = (struct pr_frame){ .ip = MAP_AT, .dso = map->dso, .map_start = map->start,
 				  .map_end = map->end };
 	ck_assert_ptr_nonnull(o->m = pr__sym_module_of(o->s, PID, &o->f));
 	ck_assert_msg(o->m->mod && o->m->elf, "%s: not opened", path);
+}
+
+static inline void open_file(struct opened *o, const char *path,
+			     const struct pr_symbolizer_opts *opts)
+{
+	open_file_shared(o, path, opts, NULL);
 }
 
 static inline void close_file(struct opened *o)
@@ -103,12 +113,13 @@ static inline bool same_str(const char *a, const char *b)
 }
 
 /* File argument `i`: its real path (malloc'd) and *step; *small when no
- * STEP was given. */
+ * STEP was given.  A leading '@' (a file without DWARF, to test-symindex
+ * and test-ixshare) is not part of the path. */
 static inline char *file_arg(int i, uint64_t *step, bool *small)
 {
 	char path[4096], *colon, *real;
 
-	snprintf(path, sizeof(path), "%s", files[i]);
+	snprintf(path, sizeof(path), "%s", files[i] + (files[i][0] == '@'));
 	*step = 1;
 	*small = !(colon = strrchr(path, ':'));
 	if (colon) {

@@ -301,9 +301,8 @@ void pr__ixcache_evict(struct pr__ixcache *c)
 	free(v);
 }
 
-/* The key of `m`'s index: false for a file without a build-id. */
-static bool key_of(const struct pr_symbolizer *s, const struct sym_module *m,
-		   struct pr__ix_key *key)
+bool pr__sym_index_key(const struct pr_symbolizer *s, const struct sym_module *m,
+		       struct pr__ix_key *key)
 {
 	if (!m->elf || !m->elf->build_id_size || m->elf->build_id_size > PR_BUILD_ID_MAX)
 		return false;
@@ -316,7 +315,7 @@ static bool key_of(const struct pr_symbolizer *s, const struct sym_module *m,
 struct pr__symindex *pr__sym_index_cached(struct pr_symbolizer *s, struct sym_module *m)
 {
 	struct pr__ix_key key;
-	struct pr__symindex *ix = s->ixcache && key_of(s, m, &key) ?
+	struct pr__symindex *ix = s->ixcache && pr__sym_index_key(s, m, &key) ?
 				  pr__ixcache_get(s->ixcache, &key, m->origin) : NULL;
 
 	/* One without lines does not serve a run that shows them: built
@@ -335,7 +334,7 @@ struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_mod
 
 	/* Kept only at the file's own addresses: a cached index is used
 	 * without opening the DWARF, so without the bias it would give. */
-	if (ix && s->ixcache && !m->dwarf_bias && key_of(s, m, &key))
+	if (ix && s->ixcache && !m->dwarf_bias && pr__sym_index_key(s, m, &key))
 		pr__ixcache_put(s->ixcache, &key, ix, m->origin);
 	return ix;
 }

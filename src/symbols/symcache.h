@@ -52,6 +52,10 @@ void pr__ixcache_put(struct pr__ixcache *c, const struct pr__ix_key *key,
 void pr__ixcache_evict(struct pr__ixcache *c);
 void pr__ixcache_stats(const struct pr__ixcache *c, struct pr__ixcache_stats *st);
 
+/* The key of module `m`'s index, as `s` names: false for a file without
+ * a build-id (its index is not kept). */
+bool pr__sym_index_key(const struct pr_symbolizer *s, const struct sym_module *m,
+		       struct pr__ix_key *key);
 /*
  * Module `m`'s index from the symbolizer's cache, by the file's build-id,
  * without opening its DWARF (or its debug file): NULL when there is none

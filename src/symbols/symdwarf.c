@@ -18,6 +18,7 @@
 #include "symbols/symbolizer.h"
 #include "symbols/symdwarf.h"
 #include "symbols/symcache.h"
+#include "symbols/ixshare.h"
 #include "symbols/symindex.h"
 #include "model/zsection.h"
 
@@ -409,7 +410,10 @@ void pr__sym_dwarf_free_units(struct sym_module *m)
 void pr__sym_dwarf_free(struct sym_module *m)
 {
 	pr__sym_dwarf_free_units(m);
-	pr__symindex_free(m->index);
+	if (m->shared)
+		pr__ixshare_file_put(m->shared);
+	else
+		pr__symindex_free(m->index);
 	free(m->a2l);
 }
 /*
@@ -706,28 +710,83 @@ static bool build_now(struct pr_symbolizer *s, struct sym_module *m)
 	       (s->ixcache && !s->libdw_only && debug_info_size(m) <= s->index_fill_max);
 }
 
-/* The module's address index, NULL for none: mapped from the cache when
- * it holds one, without opening the file's DWARF or its debug file at all,
- * on either path; else built (and stored) the first time its DWARF is
- * needed when build_now() says so.  The units' indexes it was built from
- * are dropped then. */
-static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct sym_module *m)
+/* The module's own index (NULL for none): mapped from the cache when it
+ * holds one, without opening the file's DWARF or its debug file at all
+ * (*mapped), on either path; else built (and stored) the first time its
+ * DWARF is needed when build_now() says so. */
+static struct pr__symindex *own_index(struct pr_symbolizer *s, struct sym_module *m,
+				      bool *mapped)
 {
-	if (m->index_tried)
-		return m->index;
-	m->index_tried = true;
-	if (!m->dwarf_checked && !s->libdw_only && (m->index = pr__sym_index_cached(s, m))) {
+	struct pr__symindex *ix;
+
+	*mapped = false;
+	if (!m->dwarf_checked && !s->libdw_only && (ix = pr__sym_index_cached(s, m))) {
 		/* An index is made only of a file with DWARF. */
 		m->dwarf_checked = m->has_dwarf = true;
 		s->stats.debug_files++;
-	} else if (!pr__sym_dwarf_open(s, m) || !build_now(s, m)) {
-		return NULL;
-	} else if (!(m->index = pr__sym_index_build(s, m))) {
-		if (errno != ENOENT)
-			pr__log(&s->lg, PR_LOG_DEBUG, "%s: no address index: %s", m->origin,
-				strerror(errno));
-		return NULL;
+		*mapped = true;
+		return ix;
 	}
+	if (!pr__sym_dwarf_open(s, m) || !build_now(s, m))
+		return NULL;
+	if (!(ix = pr__sym_index_build(s, m)) && errno != ENOENT)
+		pr__log(&s->lg, PR_LOG_DEBUG, "%s: no address index: %s", m->origin,
+			strerror(errno));
+	return ix;
+}
+
+/* Who `m` is among the symbolizers sharing indexes: its index's key, or
+ * for a file without a build-id (whose index the cache does not keep)
+ * the file itself.  false: not to be shared (an image from memory without
+ * one). */
+static bool share_id(const struct pr_symbolizer *s, const struct sym_module *m,
+		     struct pr__ixshare_id *id)
+{
+	*id = (struct pr__ixshare_id){ 0 };
+	if (!m->elf)
+		return false;
+	if (pr__sym_index_key(s, m, &id->key))
+		return true;
+	id->key.settings = s->no_demangle ? 0 : PR_IX_DEMANGLED;
+	id->dev = m->elf->dev;
+	id->ino = m->elf->ino;
+	id->size = m->elf->size;
+	return id->dev || id->ino;
+}
+
+/* The module's address index, NULL for none: its own (own_index()), or
+ * with other workers' symbolizers the one of them that asked first made,
+ * which then comes with the bias its DWARF had (a file a bias is not
+ * cached: symcache.c).  The units' indexes it was built from are dropped
+ * then. */
+static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct sym_module *m)
+{
+	struct pr__ixshare_id id;
+	bool make = true, mapped;
+	uint64_t bias;
+
+	if (m->index_tried)
+		return m->index;
+	m->index_tried = true;
+	if (s->ixshare && !s->libdw_only && share_id(s, m, &id))
+		m->shared = pr__ixshare_find(s->ixshare, &id, !s->no_lines, &make);
+	if (!make) {
+		/* The set's, read-only: never freed through m->index. */
+		m->index = (struct pr__symindex *)pr__ixshare_index(m->shared, &bias);
+		if (!m->dwarf_checked) {
+			m->dwarf_checked = m->has_dwarf = true;
+			m->dwarf_bias = bias;
+			s->stats.debug_files++;
+		}
+	} else {
+		m->index = own_index(s, m, &mapped);
+		if (m->shared)
+			pr__ixshare_publish(m->shared, m->index, m->dwarf_bias, mapped);
+		if (!m->index)
+			m->shared = NULL;
+	}
+	if (!m->index)
+		return NULL;
 	drop_units(m);
 	m->index_bytes = pr__symindex_bytes(m->index);
 	return m->index;
