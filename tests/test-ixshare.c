@@ -165,6 +165,57 @@ START_TEST(with_the_index_cache_each_index_is_stored_then_mapped_once)
 }
 END_TEST
 
+/*
+ * An index made without lines (its symbolizer shows none) does not serve
+ * one that shows them, which makes its own, as the cache's rule is; one
+ * with lines serves both.  Each names as a lone symbolizer of its kind.
+ */
+START_TEST(an_index_without_lines_serves_only_symbolizers_without)
+{
+	PR_OPTS(pr_symbolizer_opts, bare, .no_index_cache = true, .no_lines = true);
+	struct pr__ixshare *set = pr__ixshare_new();
+	struct pr__ixshare_stats st;
+	struct opened lone, lone_bare, a, b;
+	uint64_t step;
+	bool small;
+	char *path = file_arg(0, &step, &small);
+	size_t nr, differ;
+
+	ck_assert_ptr_nonnull(set);
+	open_file(&lone, path, NULL);
+	open_file(&lone_bare, path, &bare);
+	/* Without lines first: the one with lines makes its own. */
+	open_file_shared(&a, path, &bare, set);
+	open_file_shared(&b, path, NULL, set);
+	differ = name_like(&a, &lone_bare, 0, 4 * step, &nr);
+	differ += name_like(&b, &lone, 0, 4 * step, &nr);
+	ck_assert_msg(!differ, "%zu named otherwise", differ);
+	ck_assert(a.m->index && b.m->index && a.m->index != b.m->index);
+	ck_assert(!pr__symindex_has_lines(a.m->index) && pr__symindex_has_lines(b.m->index));
+	st = set_stats(set);
+	ck_assert_uint_eq(st.built, 2);
+	ck_assert_uint_eq(st.shared, 0);
+	close_file(&a);
+	close_file(&b);
+	/* With lines first: both take it. */
+	open_file_shared(&b, path, NULL, set);
+	open_file_shared(&a, path, &bare, set);
+	differ = name_like(&b, &lone, 0, 4 * step, &nr);
+	differ += name_like(&a, &lone_bare, 0, 4 * step, &nr);
+	ck_assert_msg(!differ, "%zu named otherwise", differ);
+	ck_assert_ptr_eq(a.m->index, b.m->index);
+	st = set_stats(set);
+	ck_assert_uint_eq(st.built, 3);
+	ck_assert_uint_eq(st.shared, 1);
+	close_file(&a);
+	close_file(&b);
+	close_file(&lone);
+	close_file(&lone_bare);
+	free(path);
+	pr__ixshare_put(set);
+}
+END_TEST
+
 /* libdw's alone (DS_SYMINDEX=0): no index, nothing in the set. */
 START_TEST(with_libdw_alone_nothing_is_shared)
 {
@@ -356,6 +407,82 @@ START_TEST(an_index_outlives_the_holder_that_made_it)
 }
 END_TEST
 
+/* A symbolizer asking for a file another is making, on a thread. */
+struct asker {
+	struct pr__ixshare *set;
+	const struct pr__ixshare_id *id;
+	struct pr__ixshare_file *f;
+	bool make;
+	_Atomic bool done;
+};
+
+static void *ask(void *arg)
+{
+	struct asker *k = arg;
+
+	k->f = pr__ixshare_find(k->set, k->id, true, &k->make);
+	k->done = true;
+	return NULL;
+}
+
+/* The asker on its way, and seen waiting a tenth of a second later. */
+static void start_asking(pthread_t *t, struct asker *k)
+{
+	k->done = false;
+	ck_assert_int_eq(pthread_create(t, NULL, ask, k), 0);
+	usleep(100000);
+	ck_assert_msg(!k->done, "did not wait for the file being made");
+}
+
+/*
+ * One asking for a file another is making waits, and takes what is
+ * published: the index (the same file, not to make); or nothing, and then
+ * makes it itself.
+ */
+START_TEST(one_asking_while_another_makes_waits_for_what_it_publishes)
+{
+	struct pr__ixshare *set = pr__ixshare_new();
+	struct pr__ixshare_id id = { 0 };
+	struct pr__ixshare_file *f;
+	struct pr__symindex *ix;
+	struct asker k = { .set = set, .id = &id };
+	struct opened o;
+	uint64_t step, bias;
+	bool small, make;
+	char *path = file_arg(0, &step, &small);
+	pthread_t t;
+
+	ck_assert_ptr_nonnull(set);
+	open_file(&o, path, NULL);
+	ck_assert(pr__sym_index_key(o.s, o.m, &id.key));
+	ck_assert_ptr_nonnull(f = pr__ixshare_find(set, &id, true, &make));
+	ck_assert(make);
+	start_asking(&t, &k);
+	ck_assert_ptr_nonnull(ix = pr__symindex_build(o.s, o.m));
+	pr__ixshare_publish(f, ix, 0x1000, false);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert(!k.make && k.f == f && pr__ixshare_index(k.f, &bias) == ix && bias == 0x1000);
+	ck_assert_uint_eq(set_stats(set).waited, 1);
+	pr__ixshare_file_put(k.f);
+	ck_assert_uint_eq(set_stats(set).files, 1);
+	pr__ixshare_file_put(f);
+	ck_assert_uint_eq(set_stats(set).files, 0);
+
+	/* Nothing published: the one waiting makes it. */
+	ck_assert_ptr_nonnull(f = pr__ixshare_find(set, &id, true, &make));
+	ck_assert(make);
+	start_asking(&t, &k);
+	pr__ixshare_publish(f, NULL, 0, false);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert(k.make && k.f);
+	pr__ixshare_publish(k.f, NULL, 0, false);
+	ck_assert_uint_eq(set_stats(set).built + set_stats(set).files, 1);
+	close_file(&o);
+	free(path);
+	pr__ixshare_put(set);
+}
+END_TEST
+
 static struct pr_record exit_of(uint32_t pid)
 {
 	struct pr_record r = { .type = PR_RECORD_EXIT, .pid = pid, .tid = pid };
@@ -422,8 +549,10 @@ int main(int argc, char **argv)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, two_symbolizers_sharing_indexes_name_as_one_alone_each_file_made_once);
 	tcase_add_test(tc, with_the_index_cache_each_index_is_stored_then_mapped_once);
+	tcase_add_test(tc, an_index_without_lines_serves_only_symbolizers_without);
 	tcase_add_test(tc, with_libdw_alone_nothing_is_shared);
 	tcase_add_test(tc, two_threads_sharing_indexes_name_as_one_alone_each_file_made_once);
+	tcase_add_test(tc, one_asking_while_another_makes_waits_for_what_it_publishes);
 	tcase_add_test(tc, an_index_outlives_the_holder_that_made_it);
 	tcase_add_test(tc, a_trim_puts_the_files_it_drops);
 	suite_add_tcase(s, tc);
