@@ -112,6 +112,57 @@ static size_t name_all_shared(const struct pr_symbolizer_opts *opts, struct pr__
 	return with_dwarf;
 }
 
+/* The first file: a lone symbolizer over it, and two sharing a set (a
+ * and b, with options `ao` and `bo`; NULL: none). */
+struct trio {
+	struct pr__ixshare *set;
+	struct opened lone, a, b;
+	char *path;
+	uint64_t step;
+};
+
+static void trio_open(struct trio *t, const struct pr_symbolizer_opts *ao,
+		      const struct pr_symbolizer_opts *bo)
+{
+	bool small;
+
+	ck_assert_ptr_nonnull(t->set = pr__ixshare_new());
+	t->path = file_arg(0, &t->step, &small);
+	open_file(&t->lone, t->path, NULL);
+	open_file_shared(&t->a, t->path, ao, t->set);
+	open_file_shared(&t->b, t->path, bo, t->set);
+}
+
+/* Close `o` unless closed already. */
+static void close_once(struct opened *o)
+{
+	if (o->s)
+		close_file(o);
+	o->s = NULL;
+}
+
+/* trio_open(), with a and then b naming every fourth address (of STEP)
+ * as the lone one: none named otherwise. */
+static void trio_open_named(struct trio *t)
+{
+	size_t nr, differ;
+
+	trio_open(t, NULL, NULL);
+	differ = name_like(&t->a, &t->lone, 0, 4 * t->step, &nr);
+	differ += name_like(&t->b, &t->lone, 0, 4 * t->step, &nr);
+	ck_assert_msg(nr > 10 && !differ, "%zu of %zu named otherwise", differ, nr);
+}
+
+/* What trio_open() opened and is still open, the set's reference last. */
+static void trio_close(struct trio *t)
+{
+	close_once(&t->a);
+	close_once(&t->b);
+	close_once(&t->lone);
+	free(t->path);
+	pr__ixshare_put(t->set);
+}
+
 START_TEST(two_symbolizers_sharing_indexes_name_as_one_alone_each_file_made_once)
 {
 	struct pr__ixshare *set = pr__ixshare_new();
@@ -173,81 +224,60 @@ END_TEST
 START_TEST(an_index_without_lines_serves_only_symbolizers_without)
 {
 	PR_OPTS(pr_symbolizer_opts, bare, .no_index_cache = true, .no_lines = true);
-	struct pr__ixshare *set = pr__ixshare_new();
 	struct pr__ixshare_stats st;
-	struct opened lone, lone_bare, a, b;
-	uint64_t step;
-	bool small;
-	char *path = file_arg(0, &step, &small);
+	struct opened lone_bare;
+	struct trio t;
 	size_t nr, differ;
 
-	ck_assert_ptr_nonnull(set);
-	open_file(&lone, path, NULL);
-	open_file(&lone_bare, path, &bare);
 	/* Without lines first: the one with lines makes its own. */
-	open_file_shared(&a, path, &bare, set);
-	open_file_shared(&b, path, NULL, set);
-	differ = name_like(&a, &lone_bare, 0, 4 * step, &nr);
-	differ += name_like(&b, &lone, 0, 4 * step, &nr);
+	trio_open(&t, &bare, NULL);
+	open_file(&lone_bare, t.path, &bare);
+	differ = name_like(&t.a, &lone_bare, 0, 4 * t.step, &nr);
+	differ += name_like(&t.b, &t.lone, 0, 4 * t.step, &nr);
 	ck_assert_msg(!differ, "%zu named otherwise", differ);
-	ck_assert(a.m->index && b.m->index && a.m->index != b.m->index);
-	ck_assert(!pr__symindex_has_lines(a.m->index) && pr__symindex_has_lines(b.m->index));
-	st = set_stats(set);
+	ck_assert(t.a.m->index && t.b.m->index && t.a.m->index != t.b.m->index);
+	ck_assert(!pr__symindex_has_lines(t.a.m->index) && pr__symindex_has_lines(t.b.m->index));
+	st = set_stats(t.set);
 	ck_assert_uint_eq(st.built, 2);
 	ck_assert_uint_eq(st.shared, 0);
-	close_file(&a);
-	close_file(&b);
+	close_once(&t.a);
+	close_once(&t.b);
 	/* With lines first: both take it. */
-	open_file_shared(&b, path, NULL, set);
-	open_file_shared(&a, path, &bare, set);
-	differ = name_like(&b, &lone, 0, 4 * step, &nr);
-	differ += name_like(&a, &lone_bare, 0, 4 * step, &nr);
+	open_file_shared(&t.b, t.path, NULL, t.set);
+	open_file_shared(&t.a, t.path, &bare, t.set);
+	differ = name_like(&t.b, &t.lone, 0, 4 * t.step, &nr);
+	differ += name_like(&t.a, &lone_bare, 0, 4 * t.step, &nr);
 	ck_assert_msg(!differ, "%zu named otherwise", differ);
-	ck_assert_ptr_eq(a.m->index, b.m->index);
-	st = set_stats(set);
+	ck_assert_ptr_eq(t.a.m->index, t.b.m->index);
+	st = set_stats(t.set);
 	ck_assert_uint_eq(st.built, 3);
 	ck_assert_uint_eq(st.shared, 1);
-	close_file(&a);
-	close_file(&b);
-	close_file(&lone);
 	close_file(&lone_bare);
-	free(path);
-	pr__ixshare_put(set);
+	trio_close(&t);
 }
 END_TEST
 
 /* libdw's alone (DS_SYMINDEX=0): no index, nothing in the set. */
 START_TEST(with_libdw_alone_nothing_is_shared)
 {
-	struct pr__ixshare *set = pr__ixshare_new();
 	struct pr__ixshare_stats st;
-	struct opened lone, a, b;
-	uint64_t step;
-	bool small;
-	char *path = file_arg(0, &step, &small);
+	struct trio t;
 	size_t nr, differ;
 
-	ck_assert_ptr_nonnull(set);
 	setenv("DS_SYMINDEX", "0", 1);
-	open_file(&lone, path, NULL);
-	open_file_shared(&a, path, NULL, set);
-	open_file_shared(&b, path, NULL, set);
+	trio_open(&t, NULL, NULL);
 	unsetenv("DS_SYMINDEX");
 	/* open_file() asks for the index's path, which DS_SYMINDEX=0 turns
 	 * off. */
-	pr__symbolizer_use_index(a.s, false);
-	pr__symbolizer_use_index(b.s, false);
-	differ = name_like(&a, &lone, 0, 4 * step, &nr);
-	differ += name_like(&b, &lone, 0, 4 * step, &nr);
+	pr__symbolizer_use_index(t.a.s, false);
+	pr__symbolizer_use_index(t.b.s, false);
+	differ = name_like(&t.a, &t.lone, 0, 4 * t.step, &nr);
+	differ += name_like(&t.b, &t.lone, 0, 4 * t.step, &nr);
 	ck_assert_msg(nr > 10 && !differ, "%zu of %zu named otherwise", differ, nr);
-	ck_assert(!a.m->index && !b.m->index && !a.m->shared && !b.m->shared);
-	st = set_stats(set);
+	ck_assert(!t.a.m->index && !t.b.m->index && !t.a.m->shared && !t.b.m->shared);
+	st = set_stats(t.set);
 	ck_assert_uint_eq(st.built + st.mapped + st.shared + st.files, 0);
-	close_file(&a);
-	close_file(&b);
-	close_file(&lone);
-	free(path);
-	pr__ixshare_put(set);
+	trio_close(&t);
 }
 END_TEST
 
@@ -379,31 +409,21 @@ END_TEST
  */
 START_TEST(an_index_outlives_the_holder_that_made_it)
 {
-	struct pr__ixshare *set = pr__ixshare_new();
 	struct pr__ixshare_stats st;
-	struct opened lone, a, b;
-	uint64_t step;
-	bool small;
-	char *path = file_arg(0, &step, &small);
+	struct trio t;
 	size_t nr, differ;
 
-	ck_assert_ptr_nonnull(set);
-	open_file(&lone, path, NULL);
-	open_file_shared(&a, path, NULL, set);
-	open_file_shared(&b, path, NULL, set);
-	differ = name_like(&a, &lone, 0, 2 * step, &nr);
-	differ += name_like(&b, &lone, 0, 4 * step, &nr);
-	ck_assert_ptr_eq(a.m->index, b.m->index);
-	close_file(&a);
-	st = set_stats(set);
+	trio_open_named(&t);
+	ck_assert_ptr_eq(t.a.m->index, t.b.m->index);
+	close_once(&t.a);
+	st = set_stats(t.set);
 	ck_assert_uint_eq(st.files, 1);
 	ck_assert_uint_gt(st.bytes, 0);
-	differ += name_like(&b, &lone, step, 2 * step, &nr);
+	differ = name_like(&t.b, &t.lone, t.step, 2 * t.step, &nr);
 	ck_assert_msg(!differ, "%zu named otherwise", differ);
-	pr__ixshare_put(set);
-	close_file(&b);
-	close_file(&lone);
-	free(path);
+	pr__ixshare_put(t.set);
+	t.set = NULL;
+	trio_close(&t);
 }
 END_TEST
 
@@ -508,34 +528,19 @@ static void exit_and_trim(struct opened *o)
  * stays while the other holds it, and goes with the other's trim. */
 START_TEST(a_trim_puts_the_files_it_drops)
 {
-	struct pr__ixshare *set = pr__ixshare_new();
 	struct pr__ixshare_stats st;
-	struct opened lone, a, b;
-	uint64_t step;
-	bool small;
-	char *path = file_arg(0, &step, &small);
-	size_t nr, differ;
+	struct trio t;
 
-	ck_assert_ptr_nonnull(set);
-	open_file(&lone, path, NULL);
-	open_file_shared(&a, path, NULL, set);
-	open_file_shared(&b, path, NULL, set);
-	differ = name_like(&a, &lone, 0, 4 * step, &nr);
-	differ += name_like(&b, &lone, 0, 4 * step, &nr);
-	ck_assert_msg(!differ, "%zu named otherwise", differ);
-	ck_assert_uint_eq(set_stats(set).files, 1);
-	exit_and_trim(&a);
-	st = set_stats(set);
+	trio_open_named(&t);
+	ck_assert_uint_eq(set_stats(t.set).files, 1);
+	exit_and_trim(&t.a);
+	st = set_stats(t.set);
 	ck_assert_uint_eq(st.files, 1);
-	exit_and_trim(&b);
-	st = set_stats(set);
+	exit_and_trim(&t.b);
+	st = set_stats(t.set);
 	ck_assert_msg(st.files == 0 && st.bytes == 0, "after both trims: %llu held, %llu bytes",
 		      (unsigned long long)st.files, (unsigned long long)st.bytes);
-	close_file(&a);
-	close_file(&b);
-	close_file(&lone);
-	free(path);
-	pr__ixshare_put(set);
+	trio_close(&t);
 }
 END_TEST
 
