@@ -31,6 +31,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,6 +45,8 @@
 #include "symbols/symbolizer.h"
 #include "symbols/symcache.h"
 #include "symbols/symindex.h"
+#include "symbols/symdwarf.h"
+#include "symbols/ixshare.h"
 
 #define IXC_SUFFIX ".dsix"
 #define IXC_TMP ".tmp."
@@ -337,4 +340,76 @@ struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_mod
 	if (ix && s->ixcache && !m->dwarf_bias && pr__sym_index_key(s, m, &key))
 		pr__ixcache_put(s->ixcache, &key, ix, m->origin);
 	return ix;
+}
+
+/* Bytes of the module's .debug_info (its DWARF open): what building its
+ * index whole costs grows with. */
+static uint64_t debug_info_size(struct sym_module *m)
+{
+	Elf *elf = m->dwarf ? dwarf_getelf(m->dwarf) : NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+	const char *name;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return UINT64_MAX;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Chdr chdr;
+
+		if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
+		    strcmp(name, ".debug_info"))
+			continue;
+		if (!(shdr.sh_flags & SHF_COMPRESSED))
+			return shdr.sh_size;
+		return gelf_getchdr(scn, &chdr) ? chdr.ch_size : UINT64_MAX;
+	}
+	return UINT64_MAX;
+}
+
+/* Whether to build the module's index now, its DWARF open: always on the
+ * index's path; on libdw's, to fill the cache, when the build costs about
+ * what libdw's own first lookups would (a small .debug_info; symindex.c
+ * has the figures), so that a run without the index cached is not made
+ * slower by it. */
+static bool build_now(struct pr_symbolizer *s, struct sym_module *m)
+{
+	return s->use_index ||
+	       (s->ixcache && !s->libdw_only && debug_info_size(m) <= s->index_fill_max);
+}
+
+struct pr__symindex *pr__sym_index_own(struct pr_symbolizer *s, struct sym_module *m,
+				       bool *mapped)
+{
+	struct pr__symindex *ix;
+
+	*mapped = false;
+	if (!m->dwarf_checked && !s->libdw_only && (ix = pr__sym_index_cached(s, m))) {
+		/* An index is made only of a file with DWARF. */
+		m->dwarf_checked = m->has_dwarf = true;
+		s->stats.debug_files++;
+		*mapped = true;
+		return ix;
+	}
+	if (!pr__sym_dwarf_open(s, m) || !build_now(s, m))
+		return NULL;
+	if (!(ix = pr__sym_index_build(s, m)) && errno != ENOENT)
+		pr__log(&s->lg, PR_LOG_DEBUG, "%s: no address index: %s", m->origin,
+			strerror(errno));
+	return ix;
+}
+
+bool pr__sym_index_share_id(const struct pr_symbolizer *s, const struct sym_module *m,
+			    struct pr__ixshare_id *id)
+{
+	*id = (struct pr__ixshare_id){ 0 };
+	if (!m->elf)
+		return false;
+	if (pr__sym_index_key(s, m, &id->key))
+		return true;
+	id->key.settings = s->no_demangle ? 0 : PR_IX_DEMANGLED;
+	id->dev = m->elf->dev;
+	id->ino = m->elf->ino;
+	id->size = m->elf->size;
+	return id->dev || id->ino;
 }

@@ -674,91 +674,12 @@ size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64
 	return nr;
 }
 
-/* Bytes of the module's .debug_info (its DWARF open): what building its
- * index whole costs grows with. */
-static uint64_t debug_info_size(struct sym_module *m)
-{
-	Elf *elf = m->dwarf ? dwarf_getelf(m->dwarf) : NULL;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	size_t shstrndx;
-	const char *name;
-
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return UINT64_MAX;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Chdr chdr;
-
-		if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
-		    strcmp(name, ".debug_info"))
-			continue;
-		if (!(shdr.sh_flags & SHF_COMPRESSED))
-			return shdr.sh_size;
-		return gelf_getchdr(scn, &chdr) ? chdr.ch_size : UINT64_MAX;
-	}
-	return UINT64_MAX;
-}
-
-/* Whether to build the module's index now, its DWARF open: always on the
- * index's path; on libdw's, to fill the cache, when the build costs about
- * what libdw's own first lookups would (a small .debug_info; symindex.c
- * has the figures), so that a run without the index cached is not made
- * slower by it. */
-static bool build_now(struct pr_symbolizer *s, struct sym_module *m)
-{
-	return s->use_index ||
-	       (s->ixcache && !s->libdw_only && debug_info_size(m) <= s->index_fill_max);
-}
-
-/* The module's own index (NULL for none): mapped from the cache when it
- * holds one, without opening the file's DWARF or its debug file at all
- * (*mapped), on either path; else built (and stored) the first time its
- * DWARF is needed when build_now() says so. */
-static struct pr__symindex *own_index(struct pr_symbolizer *s, struct sym_module *m,
-				      bool *mapped)
-{
-	struct pr__symindex *ix;
-
-	*mapped = false;
-	if (!m->dwarf_checked && !s->libdw_only && (ix = pr__sym_index_cached(s, m))) {
-		/* An index is made only of a file with DWARF. */
-		m->dwarf_checked = m->has_dwarf = true;
-		s->stats.debug_files++;
-		*mapped = true;
-		return ix;
-	}
-	if (!pr__sym_dwarf_open(s, m) || !build_now(s, m))
-		return NULL;
-	if (!(ix = pr__sym_index_build(s, m)) && errno != ENOENT)
-		pr__log(&s->lg, PR_LOG_DEBUG, "%s: no address index: %s", m->origin,
-			strerror(errno));
-	return ix;
-}
-
-/* Who `m` is among the symbolizers sharing indexes: its index's key, or
- * for a file without a build-id (whose index the cache does not keep)
- * the file itself.  false: not to be shared (an image from memory without
- * one). */
-static bool share_id(const struct pr_symbolizer *s, const struct sym_module *m,
-		     struct pr__ixshare_id *id)
-{
-	*id = (struct pr__ixshare_id){ 0 };
-	if (!m->elf)
-		return false;
-	if (pr__sym_index_key(s, m, &id->key))
-		return true;
-	id->key.settings = s->no_demangle ? 0 : PR_IX_DEMANGLED;
-	id->dev = m->elf->dev;
-	id->ino = m->elf->ino;
-	id->size = m->elf->size;
-	return id->dev || id->ino;
-}
-
-/* The module's address index, NULL for none: its own (own_index()), or
- * with other workers' symbolizers the one of them that asked first made,
- * which then comes with the bias its DWARF had (a file a bias is not
- * cached: symcache.c).  The units' indexes it was built from are dropped
- * then. */
+/* The module's address index, NULL for none: its own
+ * (pr__sym_index_own()), or, shared with other workers' symbolizers, the
+ * one the first of them to ask made, with the bias its DWARF had (the
+ * cache keeps no index of a file with one, so the taker, which opens no
+ * DWARF, learns it here).  The units' indexes it was built from are
+ * dropped then. */
 static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct sym_module *m)
 {
 	struct pr__ixshare_id id;
@@ -768,7 +689,7 @@ static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct s
 	if (m->index_tried)
 		return m->index;
 	m->index_tried = true;
-	if (s->ixshare && !s->libdw_only && share_id(s, m, &id))
+	if (s->ixshare && !s->libdw_only && pr__sym_index_share_id(s, m, &id))
 		m->shared = pr__ixshare_find(s->ixshare, &id, !s->no_lines, &make);
 	if (!make) {
 		/* The set's, read-only: never freed through m->index. */
@@ -779,7 +700,7 @@ static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct s
 			s->stats.debug_files++;
 		}
 	} else {
-		m->index = own_index(s, m, &mapped);
+		m->index = pr__sym_index_own(s, m, &mapped);
 		if (m->shared)
 			pr__ixshare_publish(m->shared, m->index, m->dwarf_bias, mapped);
 		if (!m->index)
