@@ -247,8 +247,8 @@ struct pr_session_stats {
 	uint64_t cache_dsos, cache_procs, cache_renewed;
 	/* Since 2.1.  With workers, whose symbolizers share files' address
 	 * indexes: the indexes built, and mapped from the index cache, each
-	 * once among them; and the times a worker took one another had made
-	 * rather than making its own. */
+	 * once among them; and the times one was taken as made already (by
+	 * another worker, mostly) rather than made again. */
 	uint64_t index_built, index_mapped, index_shared;
 };
 PR_API int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st);

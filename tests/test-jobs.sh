@@ -75,7 +75,7 @@ check "report --jobs 2 -v: no stack cut, the replay copies them whole" \
 # index cache stored once and then mapped once; each time the profile is
 # one worker's.
 made() { # stderr of -v: "BUILT MAPPED"
-	sed -n 's/^dwarfsample: address indexes made once for all workers: \([0-9]*\) built, \([0-9]*\) mapped from the cache; taken by another worker \([0-9]*\) time.*/\1 \2/p' "$1"
+	sed -n 's/^dwarfsample: address indexes made once for all workers: \([0-9]*\) built, \([0-9]*\) mapped from the cache; taken as made \([0-9]*\) time.*/\1 \2/p' "$1"
 }
 DS_SYMINDEX=1 "$ds" report --debug-dir "$fx" -f folded -i "$fx/perf.data" --no-index-cache \
 	-o "$tmp/ix.folded" 2>/dev/null

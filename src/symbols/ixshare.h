@@ -30,7 +30,7 @@ struct pr__ixshare_id {
 struct pr__ixshare_stats {
 	uint64_t built;              /* indexes made by a symbolizer, then shared */
 	uint64_t mapped;             /* ... mapped from the cache by one */
-	uint64_t shared;             /* times a symbolizer took one another made */
+	uint64_t shared;             /* times one was taken as made already */
 	uint64_t waited;             /* ... of them, waiting while it was made */
 	uint64_t files, bytes;       /* held now: indexes, and their bytes */
 };

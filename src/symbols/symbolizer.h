@@ -164,7 +164,7 @@ struct pr_symbolizer {
 	 * reference held), or NULL. */
 	struct pr__ixshare *ixshare;
 	/* On libdw's path, a file's index is built to be kept when its
-	 * .debug_info is at most this (symdwarf.c's build_now()). */
+	 * .debug_info is at most this (symcache.c's build_now()). */
 	uint64_t index_fill_max;
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
