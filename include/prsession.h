@@ -245,6 +245,11 @@ struct pr_session_stats {
 	/* As last trimmed: DSOs and processes the models hold, and the files
 	 * let go for their age (pr_cache_stats). */
 	uint64_t cache_dsos, cache_procs, cache_renewed;
+	/* Since 2.1.  With workers, whose symbolizers share files' address
+	 * indexes: the indexes built, and mapped from the index cache, each
+	 * once among them; and the times one was taken as made already (by
+	 * another worker, mostly) rather than made again. */
+	uint64_t index_built, index_mapped, index_shared;
 };
 PR_API int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st);
 

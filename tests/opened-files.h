@@ -77,9 +77,11 @@ struct opened {
 /* Open `path` with `opts` (NULL: defaults but no index cache, which would
  * write to the user's cache).  `index`: named from the file's address
  * index whatever the build's default (meson -Dsymindex); false: by the
- * build's default, as a report names. */
-static inline void open_file(struct opened *o, const char *path,
-			     const struct pr_symbolizer_opts *opts, bool index)
+ * build's default, as a report names.  `share` (may be NULL) is called
+ * with the symbolizer before the file is opened (to share indexes). */
+static inline void open_file_with(struct opened *o, const char *path,
+				  const struct pr_symbolizer_opts *opts, bool index,
+				  void (*share)(struct pr_symbolizer *, void *), void *arg)
 {
 	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
 	struct pr_symbolizer_opts none = { .sz = sizeof(none), .no_index_cache = true };
@@ -88,6 +90,8 @@ static inline void open_file(struct opened *o, const char *path,
 	ck_assert_ptr_nonnull(o->model = pr_model_new(NULL));
 	ck_assert_int_eq(pr_model_apply(o->model, &r), 0);
 	ck_assert_ptr_nonnull(o->s = pr_symbolizer_new(o->model, opts ? opts : &none));
+	if (share)
+		share(o->s, arg);
 	if (index)
 		pr__symbolizer_use_index(o->s, true);
 	ck_assert_ptr_nonnull(map = pr__model_find(o->model, PID, MAP_AT));
@@ -96,6 +100,12 @@ static inline void open_file(struct opened *o, const char *path,
 	ck_assert_ptr_nonnull(o->m = pr__sym_module_of(o->s, PID, &o->f));
 	/* From a cached index the file's symbols need no libdwfl session. */
 	ck_assert_msg(o->m->opened && o->m->elf, "%s: not opened", path);
+}
+
+static inline void open_file(struct opened *o, const char *path,
+			     const struct pr_symbolizer_opts *opts, bool index)
+{
+	open_file_with(o, path, opts, index, NULL, NULL);
 }
 
 static inline void close_file(struct opened *o)

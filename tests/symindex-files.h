@@ -27,8 +27,22 @@
 #include "symbols/symcache.h"
 #include "symbols/symindex.h"
 #include "symbols/symindex_file.h"
+#include "symbols/ixshare.h"
 
 #define NOBODY 65534
+
+static inline void share_with(struct pr_symbolizer *s, void *set)
+{
+	pr__symbolizer_share_indexes(s, set);
+}
+
+/* open_file() on the index's path, sharing indexes in `set` (ixshare.h)
+ * when not NULL. */
+static inline void open_file_shared(struct opened *o, const char *path,
+				    const struct pr_symbolizer_opts *opts, struct pr__ixshare *set)
+{
+	open_file_with(o, path, opts, true, set ? share_with : NULL, set);
+}
 
 static inline struct pr__ix_key key_of(const struct sym_module *m)
 {

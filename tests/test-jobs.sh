@@ -69,6 +69,27 @@ check "report --jobs 2 -v: the reading thread's and both workers' CPU" \
 check "report --jobs 2 -v: no stack cut, the replay copies them whole" \
 	sh -c "! grep -q 'stacks copied up to' '$tmp/err'"
 
+# The workers share each file's address index (src/symbols/ixshare.c): on
+# the index's path, the fixture's one file with DWARF is built once for
+# both (the other worker, when it needs it, takes that copy), or with the
+# index cache stored once and then mapped once; each time the profile is
+# one worker's.
+made() { # stderr of -v: "BUILT MAPPED"
+	sed -n 's/^dwarfsample: address indexes made once for all workers: \([0-9]*\) built, \([0-9]*\) mapped from the cache; taken as made \([0-9]*\) time.*/\1 \2/p' "$1"
+}
+DS_SYMINDEX=1 "$ds" report --debug-dir "$fx" -f folded -i "$fx/perf.data" --no-index-cache \
+	-o "$tmp/ix.folded" 2>/dev/null
+sort "$tmp/ix.folded" >"$tmp/a"
+for way in "--no-index-cache:1 0" "--index-cache=$tmp/ixc:1 0" "--index-cache=$tmp/ixc:0 1"; do
+	DS_SYMINDEX=1 "$ds" report --debug-dir "$fx" --jobs 2 -v -f folded -i "$fx/perf.data" \
+		"${way%%:*}" -o "$tmp/ix.folded" 2>"$tmp/err"
+	sort "$tmp/ix.folded" >"$tmp/b"
+	check "index's path, ${way%%:*}: --jobs 2 writes one worker's profile" \
+		sh -c "test -s '$tmp/a' && cmp -s '$tmp/a' '$tmp/b'"
+	check "and made the index once for both workers (built, mapped: $(made "$tmp/err"))" \
+		test "$(made "$tmp/err")" = "${way#*:}"
+done
+
 cuts() { # stderr of -v
 	sed -n "s/^dwarfsample: stacks copied up to where their thread's stacks end: \([0-9]*\) of \([0-9]*\) samples, [0-9.]* MB not copied; \([0-9]*\) cut too short.*/\1 \2 \3/p" "$1"
 }

@@ -19,6 +19,7 @@
 #include "perfdata/perfdata_read.h"
 #include "session/session.h"
 #include "symbols/symbolizer.h"
+#include "symbols/ixshare.h"
 
 /* The most workers a session takes. */
 #define MAX_WORKERS 256
@@ -65,6 +66,9 @@ struct pr_session {
 	struct shard *shards;
 	size_t nr_shards;
 	struct pr_sym_pool *pool;    /* ours to free, when we made it */
+	/* With workers: the files' address indexes their symbolizers share
+	 * (ixshare.c), one reference ours. */
+	struct pr__ixshare *ixshare;
 	/* Live and naming: the roots of processes with JIT code, kept by
 	 * the thread that adds records (model/roots.c). */
 	struct pr__roots *roots;
@@ -427,6 +431,11 @@ static struct pr_session *session_new(struct pr_reader *r, struct pr_file *f,
 		 * them (without the memory for it, each names them all). */
 		if (s->nr_shards > 1 && !s->so.pool)
 			s->so.pool = s->pool = pr_sym_pool_new();
+		/* And each file's index made or mapped once among them, one
+		 * copy read by all (without it, each worker builds its own).
+		 * Out of memory: each its own. */
+		if (s->nr_shards > 1)
+			s->ixshare = pr__ixshare_new();
 	}
 	if (copy_model_opts(s, PR_OPTS_GET(opts, model, NULL))) {
 		pr_session_free(s);
@@ -462,6 +471,8 @@ static struct pr_session *session_new(struct pr_reader *r, struct pr_file *f,
 			return NULL;
 		}
 	}
+	for (size_t i = 0; s->ixshare && i < s->nr_shards; i++)
+		pr__symbolizer_share_indexes(s->shards[i].sym, s->ixshare);
 	/* Without it, a JIT's files are read only while the process lives. */
 	if (r && s->names && (s->roots = pr__roots_new(s->nr_shards, &s->lg)))
 		for (size_t i = 0; i < s->nr_shards; i++)
@@ -713,6 +724,14 @@ int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st)
 	c.busiest_ns = s->cpu.busiest_ns;
 	if (s->pool)
 		pr_sym_pool_stats(s->pool, &c.pool_hits, &c.pool_lookups);
+	if (s->ixshare) {
+		struct pr__ixshare_stats xs;
+
+		pr__ixshare_stats(s->ixshare, &xs);
+		c.index_built = xs.built;
+		c.index_mapped = xs.mapped;
+		c.index_shared = xs.shared;
+	}
 	return pr__stats_copy(st, &c, sizeof(c));
 }
 
@@ -801,6 +820,7 @@ void pr_session_free(struct pr_session *s)
 	pr__roots_free(s->roots);
 	/* After every symbolizer that took from it. */
 	pr_sym_pool_free(s->pool);
+	pr__ixshare_put(s->ixshare);
 	free(s->sinks);
 	free(s->debug_dirs);
 	free(s);

@@ -25,6 +25,7 @@
 
 #include "symbols/symbolizer.h"
 #include "symbols/symcache.h"
+#include "symbols/ixshare.h"
 
 #include <libiberty/demangle.h>
 
@@ -362,6 +363,8 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
 	pr__sym_kernel_free(s);
 	free((char *)s->cache_dir);
 	pr__ixcache_free(s->ixcache);
+	/* After the modules: each put its file. */
+	pr__ixshare_put(s->ixshare);
 	free(s->kallsyms_path);
 	free(s);
 }
@@ -463,6 +466,12 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 		return err;
 	s->stats.resolved++;
 	return keep(s, owner, addr, &sym, out);
+}
+
+void pr__symbolizer_share_indexes(struct pr_symbolizer *s, struct pr__ixshare *set)
+{
+	pr__ixshare_put(s->ixshare);
+	s->ixshare = set ? pr__ixshare_get(set) : NULL;
 }
 
 void pr__symbolizer_use_index(struct pr_symbolizer *s, bool on)

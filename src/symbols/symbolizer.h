@@ -18,6 +18,7 @@
  *   perfmap.c     JIT code: /tmp/perf-PID.map
  *   jitnames.c    JIT code: the process's jitdump (model/jitdump.c reads it)
  *   pool.c        resolved frames shared by the symbolizers of workers
+ *   ixshare.c     address indexes shared by them (ixshare.h)
  */
 #ifndef PR_SYMBOLIZER_H
 #define PR_SYMBOLIZER_H
@@ -37,6 +38,8 @@ struct a2l_sym {
 	uint64_t sec_lo, sec_hi;     /* its section's addresses */
 	const char *name;            /* in an ELF file the module holds, or its index */
 };
+struct pr__ixshare;
+struct pr__ixshare_file;
 
 /* Functions inlined into each other at one address, at most. */
 #define MAX_INLINE 64
@@ -94,10 +97,13 @@ struct sym_module {
 	struct cu_span *spans;
 	size_t nr_spans;
 	bool spans_read;
-	/* Its address index (symindex.c), when the symbolizer uses them; of
-	 * a file without DWARF, the cached one its symbols came from, which
+	/* Its address index (symindex.c), when the symbolizer uses them:
+	 * its own, or, when `shared`, the set's (a reference held); of a
+	 * file without DWARF, the cached one its symbols came from, which
 	 * holds their names. */
 	struct pr__symindex *index, *names_index;
+	struct pr__ixshare_file *shared;
+	bool cache_looked;           /* the index cache asked when it was opened */
 	bool index_tried;
 	/* Per unit (by DIE offset + 1, shifted left, | 1 for a type unit):
 	 * its functions' address ranges, sorted, and its scopes (symdwarf.c). */
@@ -164,8 +170,11 @@ struct pr_symbolizer {
 	bool use_index;
 	bool libdw_only;             /* DS_SYMINDEX=0: no index, even a cached one */
 	struct pr__ixcache *ixcache; /* where indexes are kept (symcache.c), or NULL */
+	/* Indexes shared with other workers' symbolizers (ixshare.c; a
+	 * reference held), or NULL. */
+	struct pr__ixshare *ixshare;
 	/* On libdw's path, a file's index is built to be kept when its
-	 * .debug_info is at most this (symdwarf.c's build_now()). */
+	 * .debug_info is at most this (symcache.c's build_now()). */
 	uint64_t index_fill_max;
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
@@ -293,6 +302,10 @@ void pr__symbolizer_at(struct pr_symbolizer *s, uint64_t time);
  * its FEAT_DS_JIT_FILES, `len` bytes, valid as long as `s`), read in place
  * of the host's. */
 void pr__symbolizer_use_carried(struct pr_symbolizer *s, const void *sec, size_t len);
+/* Share files' address indexes with the other symbolizers given `set`
+ * (ixshare.h; a reference is taken): each file's made once among them.
+ * Before the first frame is named. */
+void pr__symbolizer_share_indexes(struct pr_symbolizer *s, struct pr__ixshare *set);
 /* Name files' functions and inlined calls from their address indexes
  * (symindex.c), built as a file is first asked about, and close the
  * file's libdwfl session then.  Before the first frame is named. */

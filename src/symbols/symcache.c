@@ -31,6 +31,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -44,6 +45,8 @@
 #include "symbols/symbolizer.h"
 #include "symbols/symcache.h"
 #include "symbols/symindex.h"
+#include "symbols/symdwarf.h"
+#include "symbols/ixshare.h"
 
 #define IXC_SUFFIX ".dsix"
 #define IXC_TMP ".tmp."
@@ -301,9 +304,8 @@ void pr__ixcache_evict(struct pr__ixcache *c)
 	free(v);
 }
 
-/* The key of `m`'s index: false for a file without a build-id. */
-static bool key_of(const struct pr_symbolizer *s, const struct sym_module *m,
-		   struct pr__ix_key *key)
+bool pr__sym_index_key(const struct pr_symbolizer *s, const struct sym_module *m,
+		       struct pr__ix_key *key)
 {
 	if (!m->elf || !m->elf->build_id_size || m->elf->build_id_size > PR_BUILD_ID_MAX)
 		return false;
@@ -316,7 +318,7 @@ static bool key_of(const struct pr_symbolizer *s, const struct sym_module *m,
 struct pr__symindex *pr__sym_index_cached(struct pr_symbolizer *s, struct sym_module *m)
 {
 	struct pr__ix_key key;
-	struct pr__symindex *ix = s->ixcache && key_of(s, m, &key) ?
+	struct pr__symindex *ix = s->ixcache && pr__sym_index_key(s, m, &key) ?
 				  pr__ixcache_get(s->ixcache, &key, m->origin) : NULL;
 
 	/* One without lines does not serve a run that shows them: built
@@ -334,7 +336,7 @@ static void keep(struct pr_symbolizer *s, struct sym_module *m, const struct pr_
 {
 	struct pr__ix_key key;
 
-	if (ix && s->ixcache && !m->dwarf_bias && key_of(s, m, &key))
+	if (ix && s->ixcache && !m->dwarf_bias && pr__sym_index_key(s, m, &key))
 		pr__ixcache_put(s->ixcache, &key, ix, m->origin);
 }
 
@@ -350,9 +352,95 @@ void pr__sym_index_keep_symbols(struct pr_symbolizer *s, struct sym_module *m)
 {
 	struct pr__symindex *ix;
 
-	if (!s->ixcache || s->libdw_only || !key_of(s, m, &(struct pr__ix_key){ 0 }) ||
+	if (!s->ixcache || s->libdw_only || !pr__sym_index_key(s, m, &(struct pr__ix_key){ 0 }) ||
 	    !(ix = pr__symindex_build_symbols(m)))
 		return;
 	keep(s, m, ix);
 	pr__symindex_free(ix);
+}
+
+/* Bytes of the module's .debug_info (its DWARF open): what building its
+ * index whole costs grows with. */
+static uint64_t debug_info_size(struct sym_module *m)
+{
+	Elf *elf = m->dwarf ? dwarf_getelf(m->dwarf) : NULL;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+	size_t shstrndx;
+	const char *name;
+
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
+		return UINT64_MAX;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Chdr chdr;
+
+		if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
+		    strcmp(name, ".debug_info"))
+			continue;
+		if (!(shdr.sh_flags & SHF_COMPRESSED))
+			return shdr.sh_size;
+		return gelf_getchdr(scn, &chdr) ? chdr.ch_size : UINT64_MAX;
+	}
+	return UINT64_MAX;
+}
+
+/* Whether to build the module's index now, its DWARF open: always on the
+ * index's path; on libdw's, to fill the cache, when the build costs about
+ * what libdw's own first lookups would (a small .debug_info; symindex.c
+ * has the figures), so that a run without the index cached is not made
+ * slower by it. */
+static bool build_now(struct pr_symbolizer *s, struct sym_module *m)
+{
+	return s->use_index ||
+	       (s->ixcache && !s->libdw_only && debug_info_size(m) <= s->index_fill_max);
+}
+
+struct pr__symindex *pr__sym_index_own(struct pr_symbolizer *s, struct sym_module *m,
+				       bool *mapped)
+{
+	struct pr__symindex *ix = NULL;
+
+	*mapped = false;
+	/* Looked for when the file was opened (symfile.c's from_index(),
+	 * unless it was not: a file some test opens by hand).  One of
+	 * symbols alone is not of this file's DWARF. */
+	if (!m->dwarf_checked && !s->libdw_only && !m->cache_looked &&
+	    (ix = pr__sym_index_cached(s, m)) && !pr__symindex_has_dwarf(ix)) {
+		pr__symindex_free(ix);
+		ix = NULL;
+	}
+	if (ix) {
+		m->dwarf_checked = m->has_dwarf = true;
+		s->stats.debug_files++;
+		*mapped = true;
+		return ix;
+	}
+	/* A file found to have no DWARF has its symbols kept, for the next
+	 * run to take from the cache: they cost nothing more to store. */
+	if (!pr__sym_dwarf_open(s, m)) {
+		if (m->opened && m->mod)
+			pr__sym_index_keep_symbols(s, m);
+		return NULL;
+	}
+	if (!build_now(s, m))
+		return NULL;
+	if (!(ix = pr__sym_index_build(s, m)) && errno != ENOENT)
+		pr__log(&s->lg, PR_LOG_DEBUG, "%s: no address index: %s", m->origin,
+			strerror(errno));
+	return ix;
+}
+
+bool pr__sym_index_share_id(const struct pr_symbolizer *s, const struct sym_module *m,
+			    struct pr__ixshare_id *id)
+{
+	*id = (struct pr__ixshare_id){ 0 };
+	if (!m->elf)
+		return false;
+	if (pr__sym_index_key(s, m, &id->key))
+		return true;
+	id->key.settings = s->no_demangle ? 0 : PR_IX_DEMANGLED;
+	id->dev = m->elf->dev;
+	id->ino = m->elf->ino;
+	id->size = m->elf->size;
+	return id->dev || id->ino;
 }

@@ -3,7 +3,7 @@
  * The address index cache (symcache.c): files' indexes (symindex.h) kept
  * by build-id in a directory, mapped by the next symbolizer that names
  * the same file, bounded in total size with the least recently used going
- * first.
+ * first; and where a module's own index comes from (the cache, or a build).
  */
 #ifndef PR_SYMCACHE_H
 #define PR_SYMCACHE_H
@@ -18,6 +18,7 @@ struct pr_symbolizer;
 struct sym_module;
 struct pr__symindex;
 struct pr__ixcache;
+struct pr__ixshare_id;
 
 /* The bound unless told (pr_symbolizer_opts.index_cache_max). */
 #define PR_IXCACHE_MAX ((uint64_t)256 << 20)
@@ -52,6 +53,10 @@ void pr__ixcache_put(struct pr__ixcache *c, const struct pr__ix_key *key,
 void pr__ixcache_evict(struct pr__ixcache *c);
 void pr__ixcache_stats(const struct pr__ixcache *c, struct pr__ixcache_stats *st);
 
+/* The key of module `m`'s index, as `s` names: false for a file without
+ * a build-id (its index is not kept). */
+bool pr__sym_index_key(const struct pr_symbolizer *s, const struct sym_module *m,
+		       struct pr__ix_key *key);
 /*
  * Module `m`'s index from the symbolizer's cache, by the file's build-id,
  * without opening its DWARF (or its debug file): NULL when there is none
@@ -63,6 +68,23 @@ struct pr__symindex *pr__sym_index_cached(struct pr_symbolizer *s, struct sym_mo
  * cache when there is one.  NULL with errno set, as pr__symindex_build().
  */
 struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_module *m);
+/*
+ * Module `m`'s own index (NULL for none): mapped from the cache when it
+ * holds one, without opening the file's DWARF or its debug file at all
+ * (*mapped), on either path; else built (and stored) the first time its
+ * DWARF is needed: always on the index's path, on libdw's when the build
+ * costs about what libdw's own first lookups would (a small .debug_info;
+ * symindex.c has the figures), so that a run without the index cached is
+ * not made slower by it.
+ */
+struct pr__symindex *pr__sym_index_own(struct pr_symbolizer *s, struct sym_module *m,
+				       bool *mapped);
+/* Who `m` is among the symbolizers sharing indexes (ixshare.h): its
+ * index's key, or for a file without a build-id (whose index the cache
+ * does not keep) the file itself.  false: not to be shared (an image from
+ * memory without one). */
+bool pr__sym_index_share_id(const struct pr_symbolizer *s, const struct sym_module *m,
+			    struct pr__ixshare_id *id);
 
 /*
  * Module `m`, found to have no DWARF, its symbols read: an index of them

@@ -18,6 +18,7 @@
 #include "symbols/symbolizer.h"
 #include "symbols/symdwarf.h"
 #include "symbols/symcache.h"
+#include "symbols/ixshare.h"
 #include "symbols/symindex.h"
 #include "model/zsection.h"
 
@@ -409,8 +410,12 @@ void pr__sym_dwarf_free_units(struct sym_module *m)
 void pr__sym_dwarf_free(struct sym_module *m)
 {
 	pr__sym_dwarf_free_units(m);
-	pr__symindex_free(m->index);
-	pr__symindex_free(m->names_index);
+	if (m->shared) {
+		pr__ixshare_file_put(m->shared);
+	} else {
+		pr__symindex_free(m->index);
+		pr__symindex_free(m->names_index);
+	}
 	free(m->a2l);
 }
 /*
@@ -671,67 +676,41 @@ size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64
 	return nr;
 }
 
-/* Bytes of the module's .debug_info (its DWARF open): what building its
- * index whole costs grows with. */
-static uint64_t debug_info_size(struct sym_module *m)
-{
-	Elf *elf = m->dwarf ? dwarf_getelf(m->dwarf) : NULL;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr shdr;
-	size_t shstrndx;
-	const char *name;
-
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx))
-		return UINT64_MAX;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Chdr chdr;
-
-		if (!gelf_getshdr(scn, &shdr) || !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
-		    strcmp(name, ".debug_info"))
-			continue;
-		if (!(shdr.sh_flags & SHF_COMPRESSED))
-			return shdr.sh_size;
-		return gelf_getchdr(scn, &chdr) ? chdr.ch_size : UINT64_MAX;
-	}
-	return UINT64_MAX;
-}
-
-/* Whether to build the module's index now, its DWARF open: always on the
- * index's path; on libdw's, to fill the cache, when the build costs about
- * what libdw's own first lookups would (a small .debug_info; symindex.c
- * has the figures), so that a run without the index cached is not made
- * slower by it. */
-static bool build_now(struct pr_symbolizer *s, struct sym_module *m)
-{
-	return s->use_index ||
-	       (s->ixcache && !s->libdw_only && debug_info_size(m) <= s->index_fill_max);
-}
-
 /* The module's address index, NULL for none: the one mapped from the
- * cache when the file was opened (symfile.c), on either path; else built
- * (and stored) the first time its DWARF is needed when build_now() says
- * so.  The units' indexes it was built from
- * are dropped then. */
+ * cache when the file was opened (symfile.c), its own
+ * (pr__sym_index_own()), or, shared with other workers' symbolizers, the
+ * one the first of them to ask made, with the bias its DWARF had (the
+ * cache keeps no index of a file with one, so the taker, which opens no
+ * DWARF, learns it here).  The units' indexes it was built from are
+ * dropped then. */
 static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct sym_module *m)
 {
+	struct pr__ixshare_id id;
+	bool make = true, mapped;
+	uint64_t bias;
+
 	if (m->index_tried)
 		return m->index;
 	m->index_tried = true;
-	/* A cached one was looked for when the file was opened (symfile.c).
-	 * A file found to have no DWARF has its symbols kept, for the next
-	 * run to take from the cache: they cost nothing more to store. */
-	if (!pr__sym_dwarf_open(s, m)) {
-		if (m->opened && m->mod)
-			pr__sym_index_keep_symbols(s, m);
-		return NULL;
-	} else if (!build_now(s, m)) {
-		return NULL;
-	} else if (!(m->index = pr__sym_index_build(s, m))) {
-		if (errno != ENOENT)
-			pr__log(&s->lg, PR_LOG_DEBUG, "%s: no address index: %s", m->origin,
-				strerror(errno));
-		return NULL;
+	if (s->ixshare && !s->libdw_only && pr__sym_index_share_id(s, m, &id))
+		m->shared = pr__ixshare_find(s->ixshare, &id, !s->no_lines, &make);
+	if (!make) {
+		/* The set's, read-only: never freed through m->index. */
+		m->index = (struct pr__symindex *)pr__ixshare_index(m->shared, &bias);
+		if (!m->dwarf_checked) {
+			m->dwarf_checked = m->has_dwarf = true;
+			m->dwarf_bias = bias;
+			s->stats.debug_files++;
+		}
+	} else {
+		m->index = pr__sym_index_own(s, m, &mapped);
+		if (m->shared)
+			pr__ixshare_publish(m->shared, m->index, m->dwarf_bias, mapped);
+		if (!m->index)
+			m->shared = NULL;
 	}
+	if (!m->index)
+		return NULL;
 	drop_units(m);
 	m->index_bytes = pr__symindex_bytes(m->index);
 	return m->index;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "symbols/symbolizer.h"
+#include "symbols/ixshare.h"
 #include "symbols/symcache.h"
 #include "symbols/symindex.h"
 
@@ -163,18 +164,44 @@ const char *pr__sym_addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint6
  */
 static bool from_index(struct pr_symbolizer *s, struct sym_module *m)
 {
+	struct pr__ixshare_id id;
+	struct pr__ixshare_file *shared = NULL;
 	struct pr__symindex *ix;
+	uint64_t bias = 0;
+	bool make = true;
 
-	if (s->libdw_only || !s->ixcache || !(ix = pr__sym_index_cached(s, m)))
+	if (s->libdw_only || !s->ixcache)
 		return false;
-	/* One of a file that had no DWARF, while it has some now (its debug
-	 * file installed since, or fetched): not what the file gives. */
-	if ((!pr__symindex_has_dwarf(ix) &&
-	     (m->elf->has_debug_info || pr__elfcache_debug(s->elves, m->elf, &s->lg))) ||
-	    pr__ixsyms_load(pr__symindex_syms(ix), m)) {
-		pr__symindex_free(ix);
+	/* Shared among workers: the index another mapped or built. */
+	if (s->ixshare && pr__sym_index_share_id(s, m, &id))
+		shared = pr__ixshare_find(s->ixshare, &id, !s->no_lines, &make);
+	if (!make) {
+		ix = (struct pr__symindex *)pr__ixshare_index(shared, &bias);
+	} else {
+		ix = pr__sym_index_cached(s, m);
+		/* One of a file that had no DWARF, while it has some now (its
+		 * debug file installed since, or fetched): not what the file
+		 * gives. */
+		if (ix && !pr__symindex_has_dwarf(ix) &&
+		    (m->elf->has_debug_info || pr__elfcache_debug(s->elves, m->elf, &s->lg))) {
+			pr__symindex_free(ix);
+			ix = NULL;
+		}
+		m->cache_looked = true;
+		if (shared)
+			pr__ixshare_publish(shared, ix, 0, true);
+		if (!ix)
+			return false;
+	}
+	if (pr__ixsyms_load(pr__symindex_syms(ix), m)) {
+		if (shared)
+			pr__ixshare_file_put(shared);
+		else
+			pr__symindex_free(ix);
 		return false;
 	}
+	m->shared = shared;
+	m->dwarf_bias = bias;
 	m->index_tried = m->dwarf_checked = true;
 	m->index_bytes = pr__symindex_bytes(ix);
 	/* Of a file without DWARF, it holds the symbols' names alone. */

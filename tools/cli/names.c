@@ -184,6 +184,11 @@ void ds_session_print_cpu(const struct pr_session *ses, const char *feeder, bool
 	if (nr > 1)
 		fprintf(stderr, "dwarfsample: of %" PRIu64 " addresses new to a worker, %" PRIu64
 			" were named by another\n", ss.pool_lookups, ss.pool_hits);
+	if (nr > 1)
+		fprintf(stderr, "dwarfsample: address indexes made once for all workers: %" PRIu64
+			" built, %" PRIu64 " mapped from the cache; taken as made %" PRIu64
+			" time%s\n", ss.index_built, ss.index_mapped, ss.index_shared,
+			ss.index_shared == 1 ? "" : "s");
 }
 
 void ds_session_no_memory(const struct pr_session_stats *ss)
