@@ -141,13 +141,14 @@ for cc in gcc clang; do
 		a == "" { a = $1; c = a }
 		$1 == a && c == a || $1 == a && c !~ / work$/ { c = c " " $2 }
 		END { if (c ~ / work$/) print c }' | sort -u >"$tmp/inl"
-	: >"$tmp/llvm"
-	while read -r addr _; do
-		printf '%s' "$addr" >>"$tmp/llvm"
-		llvm-symbolizer --obj="$wl" --inlining --functions=short "0x$addr" |
-			awk 'NR % 2 == 1 && NF { printf " %s", $1 }' >>"$tmp/llvm"
-		echo >>"$tmp/llvm"
-	done <"$tmp/inl"
+	# One llvm-symbolizer for them all (one per address took seconds of a
+	# loaded machine): a block per address, in their order, of two lines
+	# a frame (its name, then file:line:column) and an empty line.
+	awk '{ print "0x" $1 }' "$tmp/inl" |
+		llvm-symbolizer --obj="$wl" --inlining --functions=short |
+		awk 'NR == FNR { addr[++n] = $1; next }
+		     !NF { print addr[++i] names; names = ""; k = 0; next }
+		     k++ % 2 == 0 { names = names " " $1 }' "$tmp/inl" - >"$tmp/llvm"
 	n=$(wc -l <"$tmp/inl")
 	check "$cc: the inline chains of the $n sampled addresses in work() are llvm-symbolizer's" \
 		sh -c "test $n -ge 1 && cmp -s '$tmp/llvm' '$tmp/inl'" ||
