@@ -409,6 +409,18 @@ PR_API size_t pr_reader_event_ids(const struct pr_reader *r, size_t idx,
 				  uint64_t *ids, size_t max);
 
 /*
+ * Since 2.1.  Event `idx`'s count, summed over every thread and CPU it was
+ * opened on, with what the threads it was inherited into counted before
+ * they exited, into `*count`.  For cpu-clock and task-clock it is CPU time
+ * in nanoseconds; for a command it runs from the exec (enable_on_exec), so
+ * the profiler's work between fork and exec is not in it.  It reads the
+ * events, so call it after the command has been reaped for its whole
+ * count.  0, -EINVAL for NULL or past the last event, or the negative
+ * errno of a failed read.
+ */
+PR_API int pr_reader_count(const struct pr_reader *r, size_t idx, uint64_t *count);
+
+/*
  * The index of the event that wrote `rec` (a record of this reader, or
  * parsed by pr_reader_parse()): 0 when the reader has one event; otherwise
  * from rec->id, -ENOENT when the record carries no id or an unknown one.

@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -620,6 +622,49 @@ START_TEST(a_launched_command_is_sampled_from_its_exec)
 }
 END_TEST
 
+/* The profiler's own work in its child before exec is not the command's:
+ * a test process holding 512 MiB makes the child drop that much address
+ * space in exec, CPU time wait4() charges to the command and the count
+ * of its sampling event, enabled at exec, does not. */
+START_TEST(a_launched_commands_count_runs_from_its_exec)
+{
+	char *argv[] = { (char *)workload_path(), "spin", "0.3", NULL };
+	size_t big = 512u << 20;
+	char *mem = mmap(NULL, big, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct pr_reader *r;
+	struct rusage ru;
+	struct seen *s;
+	uint64_t ns, waited_ns;
+	int status;
+
+	ck_assert_ptr_ne(mem, MAP_FAILED);
+	/* Small pages: one huge page is dropped in one step. */
+	madvise(mem, big, MADV_NOHUGEPAGE);
+	memset(mem, 1, big);
+	r = pr_reader_open_command(argv, NULL);
+	ck_assert_ptr_nonnull(r);
+	munmap(mem, big);
+	s = seen_new(pr_reader_child(r));
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	while (!pr_reader_done(r))
+		ck_assert_int_ge(pr_reader_poll(r, 100, on_record, s), 0);
+	drain(r, s);
+	ck_assert_int_eq(wait4(s->pid, &status, 0, &ru), s->pid);
+	ck_assert_int_eq(pr_reader_count(r, 0, &ns), 0);
+	waited_ns = (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000u +
+		    (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000u;
+	/* It holds the spin, never more than the process used, and not the
+	 * 131072 pages the child dropped before exec (measured: 20-35 ms). */
+	ck_assert_msg(ns >= waited_ns / 2 && ns <= waited_ns + 1000000 &&
+		      waited_ns - ns >= 2000000, "count %.3f ms, wait4 %.3f ms",
+		      (double)ns / 1e6, (double)waited_ns / 1e6);
+	ck_assert_int_eq(pr_reader_count(r, 1, &ns), -EINVAL);
+	ck_assert_int_eq(pr_reader_count(NULL, 0, &ns), -EINVAL);
+	pr_reader_close(r);
+	free(s);
+}
+END_TEST
+
 /* Run `workload spin SECONDS` as an ordinary child, not through the
  * reader, on CPU `cpu` (-1: wherever it is scheduled), while `r` samples;
  * collect what arrives. */
@@ -741,6 +786,7 @@ int main(void)
 	tcase_add_test(tc, a_launched_command_resumes_after_disable_and_enable);
 	tcase_add_test(tc, lost_is_counted_when_a_tiny_ring_is_flooded);
 	tcase_add_test(tc, a_launched_command_is_sampled_from_its_exec);
+	tcase_add_test(tc, a_launched_commands_count_runs_from_its_exec);
 	tcase_add_test(tc, system_wide_sampling_sees_a_busy_process);
 	tcase_add_test(tc, a_cpu_list_samples_only_those_cpus);
 	tcase_add_test(tc, the_poll_fd_wakes_when_a_ring_fills_and_pull_reads_drain_it);

@@ -729,6 +729,56 @@ size_t pr_reader_event_ids(const struct pr_reader *r, size_t idx, uint64_t *ids,
 	return n;
 }
 
+/* The count of one opened event from what read() gave (`n` words, laid out
+ * by `rf`): in a group's read its own value, found by its id. */
+static int count_of(const uint64_t *w, size_t n, uint64_t rf, uint64_t id, uint64_t *count)
+{
+	size_t times = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) +
+		       !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+	size_t each = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+
+	if (!(rf & PERF_FORMAT_GROUP)) {
+		if (n < 1)
+			return -EIO;
+		*count = w[0];
+		return 0;
+	}
+	for (size_t i = 0; n >= 1 + times && i < w[0] && 1 + times + (i + 1) * each <= n; i++) {
+		const uint64_t *v = w + 1 + times + i * each;
+
+		if (!(rf & PERF_FORMAT_ID) || v[1] == id) {
+			*count = v[0];
+			return 0;
+		}
+	}
+	return -EIO;
+}
+
+int pr_reader_count(const struct pr_reader *r, size_t idx, uint64_t *count)
+{
+	uint64_t w[3 + 3 * PR_READER_MAX_EVENTS], sum = 0, one;
+
+	if (!r || !count || idx >= r->nr_attrs)
+		return -EINVAL;
+	for (size_t i = 0; i < r->nr_evs; i++) {
+		ssize_t got;
+		int err;
+
+		if ((size_t)r->evs[i].event != idx)
+			continue;
+		got = read(r->evs[i].fd, w, sizeof(w));
+		if (got < 0)
+			return -errno;
+		err = count_of(w, (size_t)got / sizeof(w[0]), r->attrs[idx].read_format,
+			       r->evs[i].id, &one);
+		if (err)
+			return err;
+		sum += one;
+	}
+	*count = sum;
+	return 0;
+}
+
 size_t pr_reader_ids(const struct pr_reader *r, uint64_t *ids, size_t max)
 {
 	if (!r)

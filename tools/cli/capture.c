@@ -247,13 +247,72 @@ double ds_now(void)
 	return (double)ds_now_ns() / 1e9;
 }
 
+/* The CPU time a command that ended used, in seconds: from its exec on
+ * as its sampling event counted it when that event counts CPU time, so
+ * the profiler's own work in the child before exec (copying its pages,
+ * dropping its address space) is not blamed on the command; else what
+ * wait4() said. */
+static double command_cpu(const struct pr_reader *r, const struct rusage *ru)
+{
+	uint64_t ns;
+
+	if (pr_event_source_of(pr_reader_event_attr(r, 0)) == PR_SOURCE_CPU_CLOCK &&
+	    !pr_reader_count(r, 0, &ns))
+		return (double)ns / 1e9;
+	return (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+	       (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6;
+}
+
+/* The launched command's life on the events' clock, from the records
+ * that pass to the verb's: its exec (the first COMM record with the exec
+ * flag of its pid) and its exit. */
+struct command_life {
+	pr_record_fn record;
+	void *ctx;
+	uint32_t pid;
+	uint64_t exec_ns, exit_ns;
+};
+
+static int note_life(const struct pr_record *rec, void *arg)
+{
+	struct command_life *l = arg;
+
+	if (rec->pid == l->pid && rec->tid == l->pid && (rec->fields & PR_ID_TIME)) {
+		if (rec->type == PR_RECORD_COMM && rec->u.comm.exec && !l->exec_ns)
+			l->exec_ns = rec->time;
+		else if (rec->type == PR_RECORD_EXIT)
+			l->exit_ns = rec->time;
+	}
+	return l->record(rec, l->ctx);
+}
+
+/* How long process `pid` (ended, not yet reaped) waited for a CPU while
+ * runnable, in seconds (/proc/PID/schedstat's run_delay), or -1. */
+static double run_delay(pid_t pid)
+{
+	char path[64];
+	unsigned long long on_cpu, delay;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return -1;
+	n = fscanf(f, "%llu %llu", &on_cpu, &delay);
+	fclose(f);
+	return n == 2 ? (double)delay / 1e9 : -1;
+}
+
 /* Wait for a launched command, terminating it first if it is still
  * running when the capture ends; one that ended on its own `secs` into
  * the run, killed or failing, is named.  Its wait status (-1: none, or
  * ended by us) and CPU time go to `h`. */
-static void reap_command(pid_t pid, const char *name, bool terminate, double secs,
+static void reap_command(const struct pr_reader *r, const struct command_life *life,
+			 const char *name, bool terminate, double secs,
 			 struct ds_capture_hooks *h)
 {
+	pid_t pid = pr_reader_child(r);
+	double delay = -1;
 	struct rusage ru;
 	pid_t got = 0;
 	int status = 0;
@@ -265,12 +324,19 @@ static void reap_command(pid_t pid, const char *name, bool terminate, double sec
 		waitpid(pid, &status, 0);
 		return;
 	}
+	/* Read while it is a zombie: reaping it takes its /proc entry. */
+	if (life->exit_ns > life->exec_ns && life->exec_ns)
+		delay = run_delay(pid);
 	while (got != pid && (got = wait4(pid, &status, 0, &ru)) < 0 && errno == EINTR)
 		;
 	if (got != pid)
 		return;
-	h->cmd_cpu = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-		     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	h->cmd_cpu = command_cpu(r, &ru);
+	if (delay >= 0) {
+		double slept = (double)(life->exit_ns - life->exec_ns) / 1e9 - h->cmd_cpu - delay;
+
+		h->cmd_slept = slept > 0 ? slept : 0;
+	}
 	/* A Ctrl-C on the terminal reached it too: not news. */
 	if (ds_stop)
 		return;
@@ -312,7 +378,9 @@ void ds_no_samples(const struct ds_capture *c, const struct ds_capture_hooks *h,
 	else if (c->off_cpu)
 		fprintf(stderr, "%s did not wait during the run (nor longer than --off-cpu-min)\n",
 			who);
-	else if (cpu >= 0 && cpu < period && cpu * 2 >= secs)
+	else if (cpu >= 0 && cpu < period &&
+		 (h->cmd_slept >= 0 ? h->cmd_slept < period || h->cmd_slept < cpu
+				    : cpu * 2 >= secs))
 		fprintf(stderr, "%s exited %.3f s into the run, before the first sample (one "
 			"every %.1f ms of its CPU time at %" PRIu64 " Hz); a higher -F samples a "
 			"short run more often\n", who, secs, period * 1e3,
@@ -396,11 +464,11 @@ static void say_ended(const struct target_names *t, double secs, bool all_done)
 
 /* One drain of every ring; a corrupt record was logged and skipped, which
  * is no reason to stop. */
-static int drain_once(struct pr_reader *r, int timeout,
+static int drain_once(struct pr_reader *r, int timeout, struct command_life *life,
 		      const struct ds_capture_hooks *h)
 {
-	int err = timeout >= 0 ? pr_reader_poll(r, timeout, h->record, h->ctx)
-			       : pr_reader_consume(r, h->record, h->ctx);
+	int err = timeout >= 0 ? pr_reader_poll(r, timeout, note_life, life)
+			       : pr_reader_consume(r, note_life, life);
 
 	if (err == -EBADMSG || err == -EINTR)
 		err = 0;
@@ -418,11 +486,14 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 {
 	double start, deadline;
 	struct target_names names;
+	struct command_life life = { .record = h->record, .ctx = h->ctx,
+				     .pid = (uint32_t)pr_reader_child(r) };
 	bool done = false;
 	int err, wait_ms = 1;
 
 	h->cmd_status = -1;
 	h->cmd_cpu = -1;
+	h->cmd_slept = -1;
 	h->cmd_start_err = 0;
 	/* Stopping the threads one by one takes a while (0.8 ms each): not
 	 * out of the run's duration. */
@@ -465,7 +536,7 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 			if (left * 1000 < timeout)
 				timeout = (int)(left * 1000) + 1;
 		}
-		err = drain_once(r, timeout, h);
+		err = drain_once(r, timeout, &life, h);
 		if (err > 0)
 			err = 0;
 		if ((done = pr_reader_done(r)))
@@ -480,10 +551,10 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 	pr_reader_disable(r);
 	/* What the rings still hold is part of the capture. */
 	if (!err) {
-		while ((err = drain_once(r, -1, h)) > 0)
+		while ((err = drain_once(r, -1, &life, h)) > 0)
 			;
 	}
-	reap_command(pr_reader_child(r), c->argv ? c->argv[0] : "?", ds_stop || deadline,
+	reap_command(r, &life, c->argv ? c->argv[0] : "?", ds_stop || deadline,
 		     ds_now() - start, h);
 	say_ended(&names, ds_now() - start, done);
 	return err < 0 ? err : 0;

@@ -262,9 +262,13 @@ struct ds_capture_hooks {
 	uint64_t end_ns;
 	/* Outputs too: how a launched command ended (its wait status), or
 	 * -1 (none; or it still ran when -d or a signal ended the run, and
-	 * was terminated); the CPU time it used, in seconds, or -1. */
+	 * was terminated); the CPU time it used from its exec, in seconds, or
+	 * -1. */
 	int cmd_status;
 	double cmd_cpu;
+	/* And how long it slept between its exec and its exit, in seconds
+	 * (neither on a CPU nor waiting for one), or -1. */
+	double cmd_slept;
 	/* The negative errno of a command that could not be run. */
 	int cmd_start_err;
 };
