@@ -444,3 +444,29 @@ bool pr__sym_index_share_id(const struct pr_symbolizer *s, const struct sym_modu
 	id->size = m->elf->size;
 	return id->dev || id->ino;
 }
+
+struct pr__symindex *pr__sym_index_shared(struct pr_symbolizer *s, struct sym_module *m,
+					  pr__sym_index_make_fn make,
+					  struct pr__ixshare_file **shared, bool *taken,
+					  uint64_t *bias)
+{
+	struct pr__ixshare_id id;
+	struct pr__symindex *ix;
+	bool make_it = true, mapped = false;
+
+	*shared = NULL;
+	*taken = false;
+	if (s->ixshare && !s->libdw_only && pr__sym_index_share_id(s, m, &id))
+		*shared = pr__ixshare_find(s->ixshare, &id, !s->no_lines, &make_it);
+	if (!make_it) {
+		*taken = true;
+		return (struct pr__symindex *)pr__ixshare_index(*shared, bias);
+	}
+	ix = make(s, m, &mapped);
+	if (*shared)
+		pr__ixshare_publish(*shared, ix, m->dwarf_bias, mapped);
+	/* Published as none, the file left the set with our reference. */
+	if (!ix)
+		*shared = NULL;
+	return ix;
+}

@@ -87,6 +87,23 @@ bool pr__sym_index_share_id(const struct pr_symbolizer *s, const struct sym_modu
 			    struct pr__ixshare_id *id);
 
 /*
+ * Module `m`'s index by `make` (pr__sym_index_own(), or one of the cache
+ * alone), or, when workers share their indexes, the one the first of them
+ * to ask made: then *taken is true and *bias the bias its DWARF had (the
+ * caller, which opened none, learns it here).  What `make` made is
+ * published for the others, with m->dwarf_bias.  *shared is the set's
+ * entry while the caller holds a reference to it (pr__ixshare_file_put()
+ * when done; the index is then the set's, never freed by the caller),
+ * else NULL.  NULL: no index.
+ */
+typedef struct pr__symindex *(*pr__sym_index_make_fn)(struct pr_symbolizer *s,
+							struct sym_module *m, bool *mapped);
+struct pr__symindex *pr__sym_index_shared(struct pr_symbolizer *s, struct sym_module *m,
+					  pr__sym_index_make_fn make,
+					  struct pr__ixshare_file **shared, bool *taken,
+					  uint64_t *bias);
+
+/*
  * Module `m`, found to have no DWARF, its symbols read: an index of them
  * alone stored in the symbolizer's cache (when it has one, and `m` a
  * build-id), so that the next run takes them from there.

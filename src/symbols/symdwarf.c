@@ -685,29 +685,18 @@ size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64
  * dropped then. */
 static const struct pr__symindex *module_index(struct pr_symbolizer *s, struct sym_module *m)
 {
-	struct pr__ixshare_id id;
-	bool make = true, mapped;
-	uint64_t bias;
+	uint64_t bias = 0;
+	bool taken;
 
 	if (m->index_tried)
 		return m->index;
 	m->index_tried = true;
-	if (s->ixshare && !s->libdw_only && pr__sym_index_share_id(s, m, &id))
-		m->shared = pr__ixshare_find(s->ixshare, &id, !s->no_lines, &make);
-	if (!make) {
-		/* The set's, read-only: never freed through m->index. */
-		m->index = (struct pr__symindex *)pr__ixshare_index(m->shared, &bias);
-		if (!m->dwarf_checked) {
-			m->dwarf_checked = m->has_dwarf = true;
-			m->dwarf_bias = bias;
-			s->stats.debug_files++;
-		}
-	} else {
-		m->index = pr__sym_index_own(s, m, &mapped);
-		if (m->shared)
-			pr__ixshare_publish(m->shared, m->index, m->dwarf_bias, mapped);
-		if (!m->index)
-			m->shared = NULL;
+	m->index = pr__sym_index_shared(s, m, pr__sym_index_own, &m->shared, &taken, &bias);
+	/* The set's, read-only: never freed through m->index. */
+	if (taken && !m->dwarf_checked) {
+		m->dwarf_checked = m->has_dwarf = true;
+		m->dwarf_bias = bias;
+		s->stats.debug_files++;
 	}
 	if (!m->index)
 		return NULL;

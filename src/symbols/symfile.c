@@ -155,6 +155,24 @@ const char *pr__sym_addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint6
 	return best;
 }
 
+/* pr__sym_index_make_fn: the cache's index of `m`, unless it has symbols
+ * alone while the file has DWARF now (its debug file installed since, or
+ * fetched): not what the file gives. */
+static struct pr__symindex *cached_index(struct pr_symbolizer *s, struct sym_module *m,
+					 bool *mapped)
+{
+	struct pr__symindex *ix = pr__sym_index_cached(s, m);
+
+	if (ix && !pr__symindex_has_dwarf(ix) &&
+	    (m->elf->has_debug_info || pr__elfcache_debug(s->elves, m->elf, &s->lg))) {
+		pr__symindex_free(ix);
+		ix = NULL;
+	}
+	m->cache_looked = true;
+	*mapped = true;
+	return ix;
+}
+
 /*
  * The file's symbols from its index in the cache, which has them, when
  * there is one for these settings (with lines when they are shown): then
@@ -164,35 +182,15 @@ const char *pr__sym_addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint6
  */
 static bool from_index(struct pr_symbolizer *s, struct sym_module *m)
 {
-	struct pr__ixshare_id id;
-	struct pr__ixshare_file *shared = NULL;
+	struct pr__ixshare_file *shared;
 	struct pr__symindex *ix;
 	uint64_t bias = 0;
-	bool make = true;
+	bool taken;
 
 	if (s->libdw_only || !s->ixcache)
 		return false;
-	/* Shared among workers: the index another mapped or built. */
-	if (s->ixshare && pr__sym_index_share_id(s, m, &id))
-		shared = pr__ixshare_find(s->ixshare, &id, !s->no_lines, &make);
-	if (!make) {
-		ix = (struct pr__symindex *)pr__ixshare_index(shared, &bias);
-	} else {
-		ix = pr__sym_index_cached(s, m);
-		/* One of a file that had no DWARF, while it has some now (its
-		 * debug file installed since, or fetched): not what the file
-		 * gives. */
-		if (ix && !pr__symindex_has_dwarf(ix) &&
-		    (m->elf->has_debug_info || pr__elfcache_debug(s->elves, m->elf, &s->lg))) {
-			pr__symindex_free(ix);
-			ix = NULL;
-		}
-		m->cache_looked = true;
-		if (shared)
-			pr__ixshare_publish(shared, ix, 0, true);
-		if (!ix)
-			return false;
-	}
+	if (!(ix = pr__sym_index_shared(s, m, cached_index, &shared, &taken, &bias)))
+		return false;
 	if (pr__ixsyms_load(pr__symindex_syms(ix), m)) {
 		if (shared)
 			pr__ixshare_file_put(shared);
