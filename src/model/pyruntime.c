@@ -25,6 +25,19 @@
 
 #include "model/pyruntime.h"
 
+/* Whether string table `link` of `elf` holds `name` (as a name, or the
+ * tail of a longer one it shares): a table whose strings do not cannot
+ * define it, and the search is one memmem() against a strcmp() per
+ * symbol (libstdc++'s 6000, for each file the quality report asks
+ * about). */
+static bool strtab_has(Elf *elf, size_t link, const char *name)
+{
+	Elf_Scn *scn = elf_getscn(elf, link);
+	Elf_Data *d = scn ? elf_getdata(scn, NULL) : NULL;
+
+	return d && d->d_buf && memmem(d->d_buf, d->d_size, name, strlen(name) + 1);
+}
+
 /* The value of symbol `name` in `e` (.dynsym first), 0 when undefined. */
 static uint64_t symbol_value(const struct pr_elf *e, const char *name)
 {
@@ -42,7 +55,8 @@ static uint64_t symbol_value(const struct pr_elf *e, const char *name)
 
 			if (!gelf_getshdr(scn, &sh) ||
 			    sh.sh_type != (pass ? SHT_SYMTAB : SHT_DYNSYM) ||
-			    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			    !sh.sh_entsize || !strtab_has(elf, sh.sh_link, name) ||
+			    !(d = elf_getdata(scn, NULL)))
 				continue;
 			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
 				GElf_Sym sym;
