@@ -124,7 +124,12 @@ struct pr_symbolizer_opts {
 	 * open the file's DWARF.  Written for every file when the
 	 * symbolizer names from indexes rather than through libdw's lookups
 	 * (index_always, or a build's default), else for files whose
-	 * .debug_info is at most 512 KiB.  Made when first written (mode 0700); it must
+	 * .debug_info is at most 512 KiB, and, when the symbolizer is freed,
+	 * for larger files whose DWARF named frames as long as their build's
+	 * estimated cost (80 ns per byte of .debug_info) stays within a tenth
+	 * of the symbolizer's life: pr_symbolizer_free() of one that lived
+	 * ten seconds may take half a second to index libc's debug file.
+	 * Made when first written (mode 0700); it must
 	 * belong to the user running.  NULL: cache_dir's "index" directory,
 	 * none without cache_dir. */
 	const char *index_cache_dir;

@@ -15,14 +15,6 @@
 #include "perfdata/perfdata.h"
 #include "symbols/symbolizer.h"
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void perf_map_clear(struct sym_perf_map *pm)
 {
 	pr__symtab_free(&pm->syms);
@@ -93,7 +85,7 @@ static void read_perf_map(struct pr_symbolizer *s, struct sym_perf_map *pm)
 	struct stat st;
 	int fd;
 
-	pm->read_at = pm->checked_at = now_ns();
+	pm->read_at = pm->checked_at = pr__monotonic_ns();
 	pm->reads++;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pm->pid);
 	if (s->live) {
@@ -249,7 +241,7 @@ int pr__sym_resolve_jit(struct pr_symbolizer *s, uint32_t pid, const struct pr_f
 	 * PERF_MAP_CHECK_NS), else every perf_map_reread_ns; and once the
 	 * process has exited, its map is whole. */
 	if (!sym && s->live) {
-		uint64_t now = now_ns();
+		uint64_t now = pr__monotonic_ns();
 		bool check = now - pm->checked_at >= PERF_MAP_CHECK_NS;
 
 		if (check)

@@ -316,6 +316,7 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 	s->no_demangle = PR_OPTS_HAS(opts, no_demangle) && opts->no_demangle;
 	s->use_index = index_wanted(opts, &s->libdw_only);
 	s->index_fill_max = PR_IX_FILL_MAX;
+	s->born_ns = pr__monotonic_ns();
 	new_epoch(s);
 	s->stats.sz = sizeof(s->stats);
 	s->perf_map_reread_ns = PERF_MAP_REREAD_NS;
@@ -350,6 +351,7 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
 		return;
 	if (s->user.arg)
 		pr__model_unlisten(s->model, &s->user);
+	pr__sym_index_fill_late(s);
 	for (size_t i = 0; i < s->modules.cap; i++)
 		pr__sym_module_free(s->modules.slots[i].value);
 	pr__hashmap_free(&s->modules);

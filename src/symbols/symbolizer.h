@@ -176,6 +176,9 @@ struct pr_symbolizer {
 	/* On libdw's path, a file's index is built to be kept when its
 	 * .debug_info is at most this (symcache.c's build_now()). */
 	uint64_t index_fill_max;
+	/* CLOCK_MONOTONIC when it was made: a tenth of its life is what
+	 * pr__sym_index_fill_late() may spend. */
+	uint64_t born_ns;
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
 

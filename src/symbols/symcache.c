@@ -395,6 +395,44 @@ static bool build_now(struct pr_symbolizer *s, struct sym_module *m)
 	       (s->ixcache && !s->libdw_only && debug_info_size(m) <= s->index_fill_max);
 }
 
+/* What building an index whole costs per byte of .debug_info, rounded up
+ * from the figures in symbolizer.h (libc's debug file 55 ns, the churn
+ * workload's C++ 76 ns): an estimate, to decide by, never shown. */
+#define BUILD_NS_PER_BYTE 80
+
+void pr__sym_index_fill_late(struct pr_symbolizer *s)
+{
+	uint64_t now = pr__monotonic_ns(), budget;
+
+	if (!s->ixcache || s->libdw_only || s->use_index)
+		return;
+	budget = now > s->born_ns ? (now - s->born_ns) / 10 : 0;
+	for (size_t i = 0; i < s->modules.cap && budget; i++) {
+		struct sym_module *m = s->modules.slots[i].value;
+		struct pr__symindex *ix;
+		uint64_t size, cost;
+
+		/* Its DWARF named frames through libdw, still open, and left
+		 * out by the fill rule. */
+		if (!m || m->index || !m->has_dwarf || !m->dwarf || !m->index_tried)
+			continue;
+		size = debug_info_size(m);
+		if (size == UINT64_MAX || size > budget / BUILD_NS_PER_BYTE)
+			continue;
+		cost = size * BUILD_NS_PER_BYTE;
+		budget -= cost;
+		/* Another worker's symbolizer, or another run, stored it. */
+		if ((ix = pr__sym_index_cached(s, m))) {
+			pr__symindex_free(ix);
+			continue;
+		}
+		pr__log(&s->lg, PR_LOG_DEBUG, "%s: its address index built at the end, for "
+			"the next run (%.0f ms estimated, a tenth of the run is %.0f ms)",
+			m->origin, (double)cost / 1e6, (double)(now - s->born_ns) / 1e7);
+		pr__symindex_free(pr__sym_index_build(s, m));
+	}
+}
+
 struct pr__symindex *pr__sym_index_own(struct pr_symbolizer *s, struct sym_module *m,
 				       bool *mapped)
 {

@@ -104,6 +104,17 @@ struct pr__symindex *pr__sym_index_shared(struct pr_symbolizer *s, struct sym_mo
 					  uint64_t *bias);
 
 /*
+ * At the end of a symbolizer on libdw's path with a cache: the indexes the
+ * fill rule left out (a .debug_info over index_fill_max, libc's debug file
+ * among them) of the files whose DWARF named its frames, built and stored
+ * now, for the next run to start with them mapped, as far as their
+ * estimated cost stays within a tenth of the symbolizer's life (as perf
+ * record spends its exit on the build-id cache).  A one-shot run of a
+ * second or two builds none of them; a run of ten, libc's.
+ */
+void pr__sym_index_fill_late(struct pr_symbolizer *s);
+
+/*
  * Module `m`, found to have no DWARF, its symbols read: an index of them
  * alone stored in the symbolizer's cache (when it has one, and `m` a
  * build-id), so that the next run takes them from there.

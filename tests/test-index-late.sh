@@ -1,0 +1,62 @@
+#!/bin/sh
+# A file too large for a one-shot run to index (libc's debug file: its
+# 5.8 MB of .debug_info cost ~300 ms to index, libdw's first lookups
+# 12-56) is named through libdw, and its index is built at the end of a
+# run long enough that the build costs at most a tenth of it
+# (symcache.c's pr__sym_index_fill_late()): not by a run of one second,
+# by one of six, and the next run maps it instead of opening libc's
+# DWARF.  Needs perf_event_open and libc's debug file (libc6-dbg,
+# installed by .ci/debian-packages-build).
+# usage: test-index-late.sh DWARFSAMPLE DEMO
+# shellcheck disable=SC2317 # the helpers run through check
+set -u
+ds=$(realpath "$1")
+demo=$(realpath "$2")
+# shellcheck source=tests/lib.sh
+. "$(dirname "$0")/lib.sh"
+make_tmp
+
+libc=$(ldd "$demo" | awk '$1 ~ /^libc\.so/ { print $3 }')
+libc=$(realpath "$libc")
+id=$(readelf -n "$libc" | awk '/Build ID:/ { print $3 }')
+debug=/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug
+if [ ! -r "$debug" ]; then
+	echo "SKIP: libc's debug file $debug is missing: apt-get install libc6-dbg"
+	exit 77
+fi
+
+run() { # cache seconds output
+	XDG_CACHE_HOME="$tmp/$1" "$ds" -vv -d "$2" -o "$tmp/$3.folded" -- "$demo" 30 \
+		2>"$tmp/$3.err"
+}
+
+# Of libc, only the debug-level lines about its DWARF and its index.
+said() { # what err
+	grep -q "$(basename "$libc"): $1" "$tmp/$2.err"
+}
+
+rc=0
+run short 1 short || rc=$?
+skip_if_refused "$rc" "$tmp/short.err"
+check "a one-second run names libc through libdw" said "its DWARF opened" short ||
+	cat "$tmp/short.err"
+check "... and builds no index of it at the end" \
+	test ! -e "$tmp/short/dwarfsample/index/$id-s1.dsix"
+check "... nor says it did" sh -c "! grep -q 'built at the end' '$tmp/short.err'"
+
+run long 6 long
+check "a six-second run names libc through libdw" said "its DWARF opened" long
+check "... and stores its index at the end, by its build-id" \
+	test -s "$tmp/long/dwarfsample/index/$id-s1.dsix"
+check "... saying so, with the estimate it went by" \
+	said "its address index built at the end, for the next run ([0-9]* ms estimated, a tenth of the run is [0-9]* ms)" long ||
+	grep "built at the end" "$tmp/long.err"
+
+run long 1 next
+check "the next run maps libc's index" \
+	said "its address index mapped from .*/$id-s1.dsix" next || cat "$tmp/next.err"
+check "... without opening libc's DWARF" sh -c \
+	"! grep -q '$(basename "$libc"): its DWARF opened' '$tmp/next.err'"
+check "... and names libc's frames from it" grep -q "__libc_start_call_main" "$tmp/next.folded"
+
+exit $fail
