@@ -43,10 +43,12 @@
 #            taken here just before launching it.  It includes opening
 #            the events and reading the target's maps, and at most one
 #            sample period (1 ms) of waiting for the first sample; the
-#            profiler's own CPU by then is printed beside it.  Three
-#            rows: "warm", the cache as one default run leaves it (the
-#            debug files inflated, the address indexes of files with a
-#            small .debug_info); "indexed", every file's address index
+#            profiler's own CPU by then is printed beside it.  Four
+#            rows: "warm", the cache as one default one-second run leaves
+#            it (the debug files inflated, the address indexes of files
+#            with a small .debug_info); "after-10s", as one default run
+#            of ten seconds leaves it (which indexes at its end the larger
+#            files it named, libc's debug file among them); "indexed", every file's address index
 #            cached too (warmed by one run with DS_SYMINDEX=1, as a
 #            -Dsymindex=true build or any run on the index's path leaves
 #            it); "cold", a fresh cache directory each time.
@@ -360,14 +362,15 @@ live() {
 	done
 }
 
-# first_named XDG ROW REP: one start-up, attached to the churn workload.
+# first_named XDG ROW REP [SECONDS]: one start-up, attached to the churn
+# workload, for a run of SECONDS (default 1).
 first_named() {
-	"$py" - "$1" "$ds" "$wpid" "$tmp/out.svg" "$2" "$3" >>"$results" <<'EOF' ||
+	"$py" - "$1" "$ds" "$wpid" "$tmp/out.svg" "$2" "$3" "${4:-1}" >>"$results" <<'EOF' ||
 import os, re, subprocess, sys, time
-xdg, ds, pid, out, row, rep = sys.argv[1:]
+xdg, ds, pid, out, row, rep, secs = sys.argv[1:]
 env = dict(os.environ, XDG_CACHE_HOME=xdg, DWARFSAMPLE_BENCH_FIRST_NAMED="1")
 t0 = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-p = subprocess.run([ds, "--call-graph", "dwarf,8192", "-F", "999", "-p", pid, "-d", "1",
+p = subprocess.run([ds, "--call-graph", "dwarf,8192", "-F", "999", "-p", pid, "-d", secs,
                     "-o", out], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                    text=True)
 m = re.search(r"first named sample at (\d+) ns .*, after (\d+) ns of the process's CPU",
@@ -381,13 +384,15 @@ EOF
 
 startup() {
 	show "start-up" "DWARFSAMPLE_BENCH_FIRST_NAMED=1 XDG_CACHE_HOME=DIR $ds --call-graph dwarf,8192 -F 999 -p PID -d 1 -o out.svg"
-	start_churn $((reps * 6 + 30))
-	mkdir -p "$tmp/xdg-warm" "$tmp/xdg-indexed"
+	start_churn $((reps * 8 + 45))
+	mkdir -p "$tmp/xdg-warm" "$tmp/xdg-long" "$tmp/xdg-indexed"
 	first_named "$tmp/xdg-warm" warmup 0
+	first_named "$tmp/xdg-long" warmup 0 10
 	DS_SYMINDEX=1 first_named "$tmp/xdg-indexed" warmup 0
 	for rep in $(seq "$reps"); do
 		echo "#   start-up, repetition $rep of $reps" >&2
 		first_named "$tmp/xdg-warm" startup-warm "$rep"
+		first_named "$tmp/xdg-long" startup-after-10s "$rep"
 		first_named "$tmp/xdg-indexed" startup-indexed "$rep"
 		mkdir -p "$tmp/xdg-s$rep"
 		first_named "$tmp/xdg-s$rep" startup-cold "$rep"
@@ -406,7 +411,7 @@ def fmt(v):
 print("| start-up to the first named sample | runs | wall ms, median (range) |"
       " the profiler's CPU by then, ms | goal, by wall |")
 print("| --- | ---: | ---: | ---: | --- |")
-for r in ("startup-warm", "startup-indexed", "startup-cold"):
+for r in ("startup-warm", "startup-after-10s", "startup-indexed", "startup-cold"):
     v = rows.get(r, [])
     if not v:
         continue

@@ -17,7 +17,8 @@
  * stack); anything else is a disagreement.  perf's trailing
  * "ffffffffffffffff ([unknown])" frames are dropped first: they are what
  * perf prints when its memory accessor fails (it answers 0 and libunwind
- * takes that as a return address), not frames of the program; and so is
+ * takes that as a return address), not frames of the program, as are
+ * its last callers at addresses in no mapping (unmapped_caller()); and so is
  * dwarfsample's "[truncated]" line after a cut stack.  Exit 0
  * when there is no disagreement and at least MIN_EQUAL_PERMILLE of the
  * samples are equal.
@@ -108,9 +109,26 @@ static void drop_truncated_mark(struct sample *s)
 	}
 }
 
+/* perf's last frame at an address in no mapping ("200000001 ([unknown])"),
+ * when it is not the sampled instruction: a word of the stack its
+ * unwinder took for a return address (seen in a cc1 exit handler, under
+ * libc's exit(), where dwarfsample went on through exit to _start).  Code
+ * runs only where something is mapped. */
+static bool unmapped_caller(const struct sample *s)
+{
+	size_t i = s->nr - 1;
+
+	return i > 0 && strstr(s->frames[i], " ([unknown])") &&
+	       !strstr(s->frames[i - 1], "([kernel.kallsyms])");
+}
+
+static unsigned long dropped_unmapped;
+
 static void drop_perf_failures(struct sample *s)
 {
-	while (s->nr && !strncmp(s->frames[s->nr - 1], "ffffffffffffffff ", 17)) {
+	while (s->nr && (!strncmp(s->frames[s->nr - 1], "ffffffffffffffff ", 17) ||
+			 unmapped_caller(s))) {
+		dropped_unmapped += !!strncmp(s->frames[s->nr - 1], "ffffffffffffffff ", 17);
 		free(s->frames[--s->nr]);
 		s->frames[s->nr] = NULL;
 	}
@@ -239,6 +257,9 @@ int main(int argc, char **argv)
 	printf("# %s: %lu samples: %lu equal (%.2f%%), %lu longer in dwarfsample, "
 	       "%lu disagreeing\n", name, total, equal,
 	       total ? 100.0 * (double)equal / (double)total : 0.0, longer, other);
+	if (dropped_unmapped)
+		printf("# %s: %lu of perf's last frames in no mapping left out\n", name,
+		       dropped_unmapped);
 	clear(&ours);
 	clear(&perf);
 	fclose(fo);
