@@ -132,7 +132,12 @@ done
 mkdir "$tmp/ptmp"
 rc=0
 # (perf puts its own directory, the root's /usr/bin, first in PATH.)
-timeout 120 "$d13/run-perf" record -q -F 199 --call-graph dwarf,32768 -o "$tmp/perf.data" -- \
+# --buildid-all: the header lists every file mapped, not only those a
+# sample's own address hit, so the files linked by build-id below
+# include ld.so when it appears only as a caller (a sample in
+# __libc_early_init, under ld.so's _dl_init: without ld.so, report
+# stopped there and perf, reading the root through --symfs, did not).
+timeout 120 "$d13/run-perf" record -q --buildid-all -F 199 --call-graph dwarf,32768 -o "$tmp/perf.data" -- \
 	/usr/bin/env PATH="$PATH" unshare -m sh -c "$in_root" sh "$d13" "$tmp/app" "$tmp/ptmp" python3.13 -X perf "$app" \
 	"$rounds" >"$tmp/record.log" 2>&1 || rc=$?
 check "perf 7.3 recorded the workload" [ $rc -eq 0 ] || cat "$tmp/record.log"
