@@ -96,6 +96,15 @@ compare() {
 	}' "$1" "$2"
 }
 
+# compare_cases NAME RIGHT WRONG SED DESC WRONG-DESC: compare itself on
+# made-up listings $tmp/NAME.ours and $tmp/NAME.perf, which must give
+# RIGHT, and on ours changed by SED, which must give WRONG.
+compare_cases() {
+	check "$5" test "$(compare "$tmp/$1.ours" "$tmp/$1.perf" 2>&1)" = "$2"
+	sed "$4" "$tmp/$1.ours" >"$tmp/$1.wrong"
+	check "$6" test "$(compare "$tmp/$1.wrong" "$tmp/$1.perf" 2>/dev/null)" = "$3"
+}
+
 # compare itself, on listings as perf and ours print a sample at exec (CI
 # saw one): the user part of its chain starts with an address that looks
 # like the kernel's (perf: [unknown]), then a caller in no mapping above
@@ -110,11 +119,9 @@ printf '%s\n' ' 7 1.000001: ' \
 	'	ffffffff81002000 [unknown] ([unknown])' \
 	'	    7f810dd428a8 [unknown] ([unknown])' \
 	'	           1ab78 _start+0x0 (/lib64/ld.so)' >"$tmp/exec.perf"
-check "the comparison takes a user entry that looks like the kernel's as the first user frame" \
-	test "$(compare "$tmp/exec.ours" "$tmp/exec.perf" 2>&1)" = "1 4 4 4 0"
-sed 's/7f810dd428a7/7f810dd428a8/' "$tmp/exec.ours" >"$tmp/exec.wrong"
-check "and finds a caller not taken at its call" \
-	test "$(compare "$tmp/exec.wrong" "$tmp/exec.perf" 2>/dev/null)" = "1 4 3 4 0"
+compare_cases exec "1 4 4 4 0" "1 4 3 4 0" 's/7f810dd428a7/7f810dd428a8/' \
+	"the comparison takes a user entry that looks like the kernel's as the first user frame" \
+	"and finds a caller not taken at its call"
 
 # And a libc PLT slot perf 6.1 leaves unnamed ("@plt"): ours, as perf
 # 7.3's, names its symbol; any other name differs.
@@ -124,11 +131,9 @@ printf '%s\n' ' 7 1.000002: ' \
 printf '%s\n' ' 7 1.000002: ' \
 	'	           262c0 @plt+0x0 (/usr/lib/libc.so.6)' \
 	'	           27305 __libc_start_main+0x85 (/usr/lib/libc.so.6)' >"$tmp/plt.perf"
-check "the comparison takes perf 6.1's unnamed libc PLT slot for ours" \
-	test "$(compare "$tmp/plt.ours" "$tmp/plt.perf" 2>&1)" = "1 2 2 2 0"
-sed 's/__tunable_get_val@plt/__tunable_get_val/' "$tmp/plt.ours" >"$tmp/plt.wrong"
-check "and no name but a PLT slot's" \
-	test "$(compare "$tmp/plt.wrong" "$tmp/plt.perf" 2>/dev/null)" = "1 2 2 1 0"
+compare_cases plt "1 2 2 2 0" "1 2 2 1 0" 's/__tunable_get_val@plt/__tunable_get_val/' \
+	"the comparison takes perf 6.1's unnamed libc PLT slot for ours" \
+	"and no name but a PLT slot's"
 
 # check_file NAME FILE: dwarfsample report against perf script on FILE.
 check_file() {
