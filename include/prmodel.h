@@ -59,7 +59,9 @@ PR_API int pr_model_apply(struct pr_model *m, const struct pr_record *rec);
 
 /* A thread's name (its COMM, or its creator's), or NULL when the model
  * has not seen the thread; "swapper" for thread 0, the idle task, as perf
- * calls it.  Valid until the next pr_model_apply(). */
+ * calls it.  A thread that exited keeps its name for the samples taken
+ * after its EXIT record, while it finishes exiting in the kernel (the 64
+ * threads that exited last).  Valid until the next pr_model_apply(). */
 PR_API const char *pr_model_comm(const struct pr_model *m, uint32_t tid);
 
 /*
@@ -114,9 +116,13 @@ struct pr_cache_opts {
 	/* A DSO no process maps any more is forgotten, with all state keyed
 	 * by it, once it has been unmapped this long (event clock, ns). */
 	uint64_t grace_ns;
-	/* The records are of this machine's processes, now (a live reader):
-	 * a trim also forgets the processes that no longer exist, whose EXIT
-	 * record never reached the model (lost when a ring overflowed). */
+	/* The records are of this machine's processes, now (a live reader,
+	 * whose events' clock is CLOCK_MONOTONIC): a trim also forgets the
+	 * processes that no longer exist, whose EXIT record never reached
+	 * the model (lost when a ring overflowed).  One is forgotten once the
+	 * trims' time is a second past the moment a trim first found it
+	 * gone: a reader behind on a loaded host still has its samples to
+	 * apply, and they keep their thread names and mappings. */
 	bool check_processes;
 	/* A file held this long (event clock, ns, from the trim that first
 	 * counted it) is let go at a trim, with all that was built from it,

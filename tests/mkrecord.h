@@ -40,4 +40,20 @@ static inline struct pr_record sample_at(uint32_t pid, uint64_t ip)
 	return r;
 }
 
+/* A FORK or EXIT record (`type`) of thread `tid` of `pid`, whose parent
+ * is thread `ptid` of `ppid`. */
+static inline struct pr_record task(uint32_t type, uint32_t pid, uint32_t ppid, uint32_t tid,
+				    uint32_t ptid)
+{
+	return (struct pr_record){ .type = type, .pid = pid, .tid = tid,
+				   .u.task = { .ppid = ppid, .ptid = ptid } };
+}
+
+/* A COMM record naming thread `tid` of `pid`, at an exec or not. */
+static inline struct pr_record comm(uint32_t pid, uint32_t tid, const char *name, bool exec)
+{
+	return (struct pr_record){ .type = PR_RECORD_COMM, .pid = pid, .tid = tid,
+				   .u.comm = { .comm = name, .exec = exec } };
+}
+
 #endif

@@ -17,7 +17,8 @@ resident size: every trim leaves the cache at or under 6 MiB; files were
 evicted; the processes it holds at the end are no more than those alive
 then plus a margin well under the 40 that came and went.  And on its
 windows (--out-dir): the first copy's function and source file are named
-in a window of its first run and in one of its second, after eviction.
+in a window of its first run and in one of its second, after eviction,
+and no copy's frames are in a window of another service's.
 
 usage: test-agent-churn.py DWARFSAMPLE
 """
@@ -155,6 +156,14 @@ def main():
     wins = sorted(glob.glob(os.path.join(out, "churn-000-*.pb.gz")))
     check("windows of the first copy's runs were written (%d)" % len(wins), len(wins) >= 2,
           os.listdir(out) if os.path.isdir(out) else "no --out-dir")
+    # A sample taken after its process's EXIT record (the task finishing
+    # its exit in the kernel) is of that process still: no copy's frames
+    # are filed under another service ("unknown").
+    stray = [os.path.basename(p) for p in glob.glob(os.path.join(out, "*.pb.gz"))
+             if not os.path.basename(p).startswith("churn-")
+             and b"/churn-0" in window_strings(p)]
+    check("every window with a copy's frames is its copy's (%d elsewhere)" % len(stray),
+          not stray, stray[:10])
     stamp = lambda p: calendar.timegm(time.strptime(re.search(r"-(\d{8}T\d{6})Z-", p).group(1),
                                                     "%Y%m%dT%H%M%S"))
     early = [p for p in wins if stamp(p) < first + 5]

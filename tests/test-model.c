@@ -4,6 +4,7 @@
  * and SAMPLE records, as the kernel's address spaces change.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -11,33 +12,6 @@
 #include "checkmain.h"
 #include "model/model.h"
 #include "mkrecord.h"
-
-static struct pr_record task(uint32_t type, uint32_t pid, uint32_t ppid,
-			     uint32_t tid, uint32_t ptid)
-{
-	struct pr_record r;
-
-	memset(&r, 0, sizeof(r));
-	r.type = type;
-	r.pid = pid;
-	r.tid = tid;
-	r.u.task.ppid = ppid;
-	r.u.task.ptid = ptid;
-	return r;
-}
-
-static struct pr_record comm(uint32_t pid, uint32_t tid, const char *name, bool exec)
-{
-	struct pr_record r;
-
-	memset(&r, 0, sizeof(r));
-	r.type = PR_RECORD_COMM;
-	r.pid = pid;
-	r.tid = tid;
-	r.u.comm.comm = name;
-	r.u.comm.exec = exec;
-	return r;
-}
 
 static void apply(struct pr_model *m, struct pr_record r)
 {
@@ -225,7 +199,6 @@ START_TEST(a_process_lives_until_its_last_thread_exits)
 	/* pthread_exit in main: the other thread runs on. */
 	apply(m, task(PR_RECORD_EXIT, 30, 30, 30, 30));
 	ck_assert_str_eq(file_at(m, 30, 0x1000), "/bin");
-	ck_assert_ptr_null(pr__model_comm(m, 30));
 	apply(m, task(PR_RECORD_EXIT, 30, 30, 31, 30));
 	ck_assert_ptr_null(file_at(m, 30, 0x1000));
 	/* A process whose threads were never announced ends with its main
@@ -235,6 +208,42 @@ START_TEST(a_process_lives_until_its_last_thread_exits)
 	ck_assert_str_eq(file_at(m, 40, 0x1000), "/bin");
 	apply(m, task(PR_RECORD_EXIT, 40, 40, 40, 40));
 	ck_assert_ptr_null(file_at(m, 40, 0x1000));
+	pr__model_free(m);
+}
+END_TEST
+
+/* A task runs on after its EXIT record, finishing its exit in the
+ * kernel, and may be sampled there: it keeps its name for that, until
+ * 64 threads exited after it or its tid is taken again. */
+START_TEST(a_thread_that_exited_keeps_its_name_for_its_last_samples)
+{
+	struct pr_model *m = pr__model_new();
+	char name[16];
+
+	apply(m, comm(50, 50, "churn-000", true));
+	apply(m, task(PR_RECORD_FORK, 50, 50, 51, 50));
+	apply(m, comm(50, 51, "worker", false));
+	apply(m, task(PR_RECORD_EXIT, 50, 50, 51, 50));
+	apply(m, task(PR_RECORD_EXIT, 50, 50, 50, 50));
+	ck_assert_ptr_null(pr__model_proc(m, 50, false));
+	ck_assert_str_eq(pr__model_comm(m, 50), "churn-000");
+	ck_assert_str_eq(pr__model_comm(m, 51), "worker");
+	/* Its tid taken again: the new thread's name. */
+	apply(m, task(PR_RECORD_FORK, 51, 1, 51, 1));
+	apply(m, comm(51, 51, "next", true));
+	ck_assert_str_eq(pr__model_comm(m, 51), "next");
+	/* 64 threads later, forgotten. */
+	for (uint32_t i = 0; i < 63; i++) {
+		snprintf(name, sizeof(name), "t%u", i);
+		apply(m, comm(100 + i, 100 + i, name, true));
+		apply(m, task(PR_RECORD_EXIT, 100 + i, 100 + i, 100 + i, 100 + i));
+	}
+	ck_assert_str_eq(pr__model_comm(m, 50), "churn-000");
+	ck_assert_str_eq(pr__model_comm(m, 162), "t62");
+	apply(m, comm(200, 200, "last", true));
+	apply(m, task(PR_RECORD_EXIT, 200, 200, 200, 200));
+	ck_assert_ptr_null(pr__model_comm(m, 50));
+	ck_assert_str_eq(pr__model_comm(m, 200), "last");
 	pr__model_free(m);
 }
 END_TEST
@@ -295,6 +304,7 @@ int main(void)
 	tcase_add_test(tc, a_sample_in_the_new_image_retires_the_one_before_exec);
 	tcase_add_test(tc, a_process_keeps_its_serial_until_it_execs_or_its_pid_is_reused);
 	tcase_add_test(tc, a_process_lives_until_its_last_thread_exits);
+	tcase_add_test(tc, a_thread_that_exited_keeps_its_name_for_its_last_samples);
 	tcase_add_test(tc, the_kernels_own_mapping_is_no_process);
 	tcase_add_test(tc, mmap_records_are_executable_unless_flagged_as_data);
 	tcase_add_test(tc, the_idle_task_is_named_swapper_as_perf_names_it);

@@ -524,6 +524,8 @@ static void apply_exit(struct pr_model *m, const struct pr_record *rec)
 	struct pr_thread *t = pr__hashmap_del(&m->threads, rec->tid);
 	struct pr_proc *p = pr__model_proc(m, rec->pid, false);
 
+	if (t)
+		m->exited[m->next_exited++ % PR_MODEL_EXITED] = *t;
 	if (!p) {
 		free(t);
 		return;
@@ -597,7 +599,15 @@ const char *pr__model_comm(const struct pr_model *m, uint32_t tid)
 	 * output and agrees with perf's. */
 	if (!t && tid == 0)
 		return "swapper";
-	return t ? t->comm : NULL;
+	if (t)
+		return t->comm;
+	/* A thread that exited, sampled on its way out: the newest first. */
+	for (uint32_t i = 1; i <= PR_MODEL_EXITED && i <= m->next_exited; i++) {
+		t = &m->exited[(m->next_exited - i) % PR_MODEL_EXITED];
+		if (t->tid == tid)
+			return t->comm;
+	}
+	return NULL;
 }
 
 /* ---- the public face ---- */

@@ -89,6 +89,9 @@ struct pr_proc {
 	 * running (a SAMPLE record applied). */
 	struct pr_map *old;
 	size_t nr_old;
+	/* check_processes: when a trim first found the pid gone (the
+	 * records' clock, CLOCK_MONOTONIC), 0 while it runs (trim.c). */
+	uint64_t gone_at;
 };
 
 /* A thread: its process and name. */
@@ -96,6 +99,9 @@ struct pr_thread {
 	uint32_t tid, pid;
 	char comm[16];
 };
+
+/* How many threads that exited keep their names (pr_model's `exited`). */
+#define PR_MODEL_EXITED 64
 
 struct pr_elf;
 struct pr_elfcache;
@@ -121,6 +127,11 @@ struct pr_model_user {
 struct pr_model {
 	struct pr_hashmap procs;      /* pid -> struct pr_proc */
 	struct pr_hashmap threads;    /* tid -> struct pr_thread */
+	/* The threads that exited last, newest at next_exited - 1: a task
+	 * still runs after its EXIT record, finishing its exit in the
+	 * kernel, and those samples are named by it. */
+	struct pr_thread exited[PR_MODEL_EXITED];
+	uint32_t next_exited;
 	struct pr_hashmap dso_index;  /* dso_key() -> struct pr_dso (chained) */
 	struct pr_dso **dsos;
 	size_t nr_dsos, cap_dsos;

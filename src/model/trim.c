@@ -133,19 +133,44 @@ static void mark_mapped(struct pr_model *m, const struct pr_map *v, size_t nr)
 			v[i].dso->mapped_epoch = m->epoch;
 }
 
-static bool is_gone(uint64_t pid, void *value, void *arg)
+static bool is_gone(uint64_t pid)
 {
-	(void)value, (void)arg;
 	/* The idle task and the kernel's pseudo-process (pid -1) stay. */
 	return pid && pid < (uint64_t)INT32_MAX && kill((pid_t)pid, 0) && errno == ESRCH;
 }
 
+/* How much later than the moment a process was found gone its EXIT
+ * record may still be applied: records are handed over in time order,
+ * a round late, and one a ring gave up late still lands. */
+#define GONE_SLACK_NS UINT64_C(1000000000)
+
+struct gone_check {
+	uint64_t time, now, gone;
+};
+
+/*
+ * A process that no longer exists stays until the records have been
+ * applied up to a second past the moment a trim first found it gone:
+ * its EXIT, written before that moment, would have come by then, so it
+ * was lost.  Forgotten at once, a process the reader is behind on (a
+ * loaded host) would lose its threads' names and its mappings while
+ * its samples are still to come.  Without a time, at the first trim.
+ */
 static bool proc_stays(uint64_t pid, void *value, void *arg)
 {
-	if (!is_gone(pid, value, arg))
+	struct pr_proc *p = value;
+	struct gone_check *g = arg;
+
+	if (!is_gone(pid)) {
+		p->gone_at = 0;
+		return true;
+	}
+	if (!p->gone_at)
+		p->gone_at = g->now;
+	if (g->time && g->time < p->gone_at + GONE_SLACK_NS)
 		return true;
 	pr__proc_free(value);
-	(*(uint64_t *)arg)++;
+	g->gone++;
 	return false;
 }
 
@@ -154,21 +179,22 @@ static bool thread_stays(uint64_t tid, void *value, void *arg)
 	const struct pr_thread *t = value;
 
 	(void)tid;
-	if (pr__hashmap_get(&((struct pr_model *)arg)->procs, t->pid) || !is_gone(t->pid, NULL, NULL))
+	if (pr__hashmap_get(&((struct pr_model *)arg)->procs, t->pid) || !is_gone(t->pid))
 		return true;
 	free(value);
 	return false;
 }
 
-/* Step 0 (check_processes): processes whose EXIT was lost. */
-static void forget_gone(struct pr_model *m)
+/* Step 0 (check_processes): processes whose EXIT was lost, as the
+ * records stand at `time`. */
+static void forget_gone(struct pr_model *m, uint64_t time)
 {
-	uint64_t gone = 0;
+	struct gone_check g = { .time = time, .now = pr__monotonic_ns() };
 
-	pr__hashmap_filter(&m->procs, proc_stays, &gone);
-	if (gone)
+	pr__hashmap_filter(&m->procs, proc_stays, &g);
+	if (g.gone)
 		pr__hashmap_filter(&m->threads, thread_stays, m);
-	m->cache.procs_gone += gone;
+	m->cache.procs_gone += g.gone;
 }
 
 /* Step 1: mark the DSOs unmapped for the grace period `going`. */
@@ -254,7 +280,7 @@ int pr_model_trim(struct pr_model *m, uint64_t time)
 			return -EBUSY;
 	m->epoch++;
 	if (m->check_processes)
-		forget_gone(m);
+		forget_gone(m, time);
 	forgotten = age_dsos(m, time);
 	if (m->elves)
 		pr__elfcache_each(m->elves, count_file, &c);
