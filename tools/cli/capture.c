@@ -269,7 +269,7 @@ static double command_cpu(const struct pr_reader *r, const struct rusage *ru)
 struct command_life {
 	pr_record_fn record;
 	void *ctx;
-	uint32_t pid;
+	uint32_t pid;                /* 0: no command was launched */
 	uint64_t exec_ns, exit_ns;
 };
 
@@ -467,8 +467,11 @@ static void say_ended(const struct target_names *t, double secs, bool all_done)
 static int drain_once(struct pr_reader *r, int timeout, struct command_life *life,
 		      const struct ds_capture_hooks *h)
 {
-	int err = timeout >= 0 ? pr_reader_poll(r, timeout, note_life, life)
-			       : pr_reader_consume(r, note_life, life);
+	/* Without a launched command, the records go straight to the verb. */
+	pr_record_fn fn = life->pid ? note_life : life->record;
+	void *ctx = life->pid ? (void *)life : life->ctx;
+	int err = timeout >= 0 ? pr_reader_poll(r, timeout, fn, ctx)
+			       : pr_reader_consume(r, fn, ctx);
 
 	if (err == -EBADMSG || err == -EINTR)
 		err = 0;
@@ -486,8 +489,9 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 {
 	double start, deadline;
 	struct target_names names;
+	pid_t child = pr_reader_child(r);
 	struct command_life life = { .record = h->record, .ctx = h->ctx,
-				     .pid = (uint32_t)pr_reader_child(r) };
+				     .pid = child > 0 ? (uint32_t)child : 0 };
 	bool done = false;
 	int err, wait_ms = 1;
 
