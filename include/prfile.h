@@ -26,7 +26,8 @@ struct pr_file_opts {
  * (little-endian, x86-64; other files are refused with a message saying
  * why).  Records are handed out in timestamp order, in one pass over the
  * file, whatever its size.  A file whose recorder did not finish (data size
- * 0, or truncated) is read up to its last complete record, with a warning.
+ * 0, or truncated), or one cut short while it is read, is read up to its
+ * last complete record, with a warning.
  * A malformed header, attr or id section is refused at once: NULL, errno
  * EBADMSG (or the I/O error), and a log message naming the byte offset; a
  * malformed record header is reported the same way when reading reaches it

@@ -194,7 +194,7 @@ const char *write_small_file(void)
 	return path;
 }
 
-static unsigned char *slurp(const char *path, size_t *len)
+unsigned char *file_bytes(const char *path, size_t *len)
 {
 	struct stat st;
 	unsigned char *buf;
@@ -218,7 +218,7 @@ int count_cb(const struct pr_record *rec, void *arg)
 
 unsigned char *small_copy(size_t *len, struct perfdata_header *h)
 {
-	unsigned char *buf = slurp(write_small_file(), len);
+	unsigned char *buf = file_bytes(write_small_file(), len);
 
 	memcpy(h, buf, sizeof(*h));
 	return buf;

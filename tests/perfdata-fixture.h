@@ -41,6 +41,8 @@ struct pr_writer *test_writer(const char *name, const char **path);
 /* `name` in the test's own directory (made on first use). */
 const char *tmp_path(const char *name);
 const char *write_small_file(void);
+/* The bytes of the file at `path`, in a buffer the caller frees. */
+unsigned char *file_bytes(const char *path, size_t *len);
 /* write_small_file()'s bytes, in a buffer the caller frees, and its
  * header in *h. */
 unsigned char *small_copy(size_t *len, struct perfdata_header *h);

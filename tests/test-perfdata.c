@@ -445,6 +445,122 @@ static int walk_fixture(const struct pr_record *rec, void *arg)
 	return 0;
 }
 
+/*
+ * A capture of several 4 MiB chunks, which a file opened by path is read
+ * by (perfdata_walk.c's windows): mappings with paths of 100 to 3 000
+ * bytes among samples, so that records run across every chunk's end;
+ * rounds of 50 records in reverse time order, and one of 5 000 (over two
+ * chunks) held whole before its first record is handed out.
+ */
+static const char *write_windows_file(void)
+{
+	static struct synth s;
+	const char *path;
+	struct pr_writer *w = test_writer("windows.data", &path);
+	char name[3100];
+
+	for (int i = 0; i < 12000; i++) {
+		bool long_round = i >= 4000 && i < 9000;
+		int round = long_round ? 5000 : 50;
+		int base = long_round ? 4000 : i - i % 50;
+		uint64_t t = 1000 + (uint64_t)base * 10 + (uint64_t)(round - 1 - (i - base)) * 10;
+
+		s.len = 0;
+		if (i % 2) {
+			int len = 100 + (i * 37) % 2900;
+
+			memset(name, 'a' + i % 26, (size_t)len);
+			name[0] = '/';
+			name[len] = 0;
+			put_mmap2(&s, GHOST_PID, 0x400000 + (uint64_t)i * 0x1000, 0x1000, name, t);
+		} else {
+			put_sample(&s, GHOST_PID, 0x401000 + (uint64_t)i, t);
+		}
+		write_built(w, &s, 0);
+		if (!long_round && i % 50 == 49)
+			ck_assert_int_eq(pr_writer_finish_round(w), 0);
+	}
+	ck_assert_int_eq(pr_writer_close(w), 0);
+	return path;
+}
+
+/* Read `n` records from both, requiring the same; how many there were. */
+static int read_alike(struct pr_file *a, struct pr_file *b, int n)
+{
+	struct pr_record ra, rb;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		int na = pr_file_read(a, &ra), nb = pr_file_read(b, &rb);
+
+		ck_assert_int_eq(na, nb);
+		if (na <= 0)
+			break;
+		ck_assert_uint_eq(ra.type, rb.type);
+		ck_assert_uint_eq(ra.time, rb.time);
+		ck_assert_uint_eq(ra.size, rb.size);
+		ck_assert_mem_eq(ra.raw, rb.raw, ra.size);
+	}
+	return i;
+}
+
+START_TEST(a_capture_of_many_windows_reads_as_its_bytes_in_memory_do)
+{
+	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	const char *path = write_windows_file();
+	size_t len;
+	unsigned char *bytes = file_bytes(path, &len);
+	struct pr_file *f, *m;
+	struct pr_file_stats st = { .sz = sizeof(st) };
+
+	ck_assert_uint_gt(len, (size_t)8 << 20);
+	logtext[0] = 0;
+	f = pr_file_open(path, &o);
+	m = pr_file_open_mem(bytes, len, &o);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(m);
+	/* Halfway, then again from the start to the end. */
+	ck_assert_int_eq(read_alike(f, m, 6000), 6000);
+	pr_file_rewind(f);
+	pr_file_rewind(m);
+	ck_assert_int_eq(read_alike(f, m, 20000), 12000);
+	ck_assert_int_eq(pr_file_stats(f, &st), 0);
+	ck_assert_uint_eq(st.records, 12000);
+	ck_assert(!st.truncated && !st.damaged);
+	ck_assert_str_eq(logtext, "");
+	pr_file_close(f);
+	pr_file_close(m);
+	free(bytes);
+}
+END_TEST
+
+/* A file cut short after it was opened is read up to its last complete
+ * record, with a warning, as a truncated copy is. */
+START_TEST(a_capture_cut_short_while_read_gives_what_it_still_has)
+{
+	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	const char *path = write_windows_file();
+	struct pr_file *f;
+	struct pr_file_stats st = { .sz = sizeof(st) };
+	struct pr_record rec;
+	int n = 0, r;
+
+	logtext[0] = 0;
+	f = pr_file_open(path, &o);
+	ck_assert_ptr_nonnull(f);
+	ck_assert_int_eq(truncate(path, (off_t)6 << 20), 0);
+	while ((r = pr_file_read(f, &rec)) == 1)
+		n++;
+	ck_assert_int_eq(r, 0);
+	ck_assert_int_gt(n, 1000);
+	ck_assert_int_lt(n, 12000);
+	ck_assert_ptr_nonnull(strstr(logtext, "cut short while being read"));
+	ck_assert_int_eq(pr_file_stats(f, &st), 0);
+	ck_assert(st.truncated);
+	pr_file_close(f);
+}
+END_TEST
+
 /* The fixture's sampled binary is found by build-id in the fixture's own
  * .build-id directory, never by the path it had when it was recorded; and
  * reading the file gives the numbers pinned in tests/fixtures/fixture.h. */
@@ -507,6 +623,8 @@ int main(void)
 	tcase_add_test(tc, the_vdso_has_a_build_id);
 	tcase_add_test(tc, a_missing_or_unwritable_path_is_reported);
 	tcase_add_test(tc, the_fixture_replays_identically_and_finds_its_binary_by_build_id);
+	tcase_add_test(tc, a_capture_of_many_windows_reads_as_its_bytes_in_memory_do);
+	tcase_add_test(tc, a_capture_cut_short_while_read_gives_what_it_still_has);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

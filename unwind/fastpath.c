@@ -39,21 +39,18 @@ struct uw_frame_info {
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct uw_frame_info) == 64, "a frame cache entry is one cache line");
 
-/* Mapped, not allocated and cleared: its pages are zero until an entry
- * is filled, so a short run does not fault in 256 KiB (-4 MiB) it never
- * uses (3 % of a one-second profile's CPU went to clearing it). */
+/* Mapped, not allocated and cleared (pr__table_new()): its pages are
+ * zero until an entry is filled, so a short run does not fault in 256 KiB
+ * (-4 MiB) it never uses (3 % of a one-second profile's CPU went to
+ * clearing it), and a long one faults a big table in by huge pages. */
 struct uw_frame_info *uw_frame_cache_new(unsigned bits)
 {
-	size_t size = ((size_t)1 << bits) * sizeof(struct uw_frame_info);
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return p == MAP_FAILED ? NULL : p;
+	return pr__table_new(((size_t)1 << bits) * sizeof(struct uw_frame_info));
 }
 
 void uw_frame_cache_free(struct uw_frame_info *fc, unsigned bits)
 {
-	if (fc)
-		munmap(fc, ((size_t)1 << bits) * sizeof(*fc));
+	pr__table_free(fc, ((size_t)1 << bits) * sizeof(*fc));
 }
 
 /* The bytes a sigreturn trampoline starts with (mov $0xf, %rax), as

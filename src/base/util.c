@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -226,4 +227,36 @@ int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need)
 	*arr = a;
 	*cap = n;
 	return 0;
+}
+
+#define HUGE_PAGE ((uintptr_t)2 << 20)
+
+void *pr__table_new(size_t size)
+{
+	size_t len = size >= HUGE_PAGE ? size + HUGE_PAGE : size;
+	/* A small one is filled in at once: one call zeroes its pages for
+	 * less than one page fault costs. */
+	unsigned char *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS |
+				(len == size ? MAP_POPULATE : 0), -1, 0);
+	uintptr_t at, end;
+
+	if (m == MAP_FAILED)
+		return NULL;
+	if (len == size)
+		return m;
+	/* Cut the mapping to the aligned part. */
+	at = ((uintptr_t)m + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	end = (at + size + (uintptr_t)getpagesize() - 1) & ~((uintptr_t)getpagesize() - 1);
+	if (at > (uintptr_t)m)
+		munmap(m, at - (uintptr_t)m);
+	if ((uintptr_t)m + len > end)
+		munmap((void *)end, (uintptr_t)m + len - end);
+	madvise((void *)at, size, MADV_HUGEPAGE);
+	return (void *)at;
+}
+
+void pr__table_free(void *table, size_t size)
+{
+	if (table)
+		munmap(table, size);
 }

@@ -28,6 +28,7 @@ struct pr_file {
 	const unsigned char *buf;
 	size_t len;
 	bool mapped;
+	int fd;                      /* a file opened by path; else -1 */
 	struct perfdata_header h;
 
 	struct pr_file_attr *attrs;
@@ -47,9 +48,17 @@ struct pr_file {
 	uint64_t prev_time;          /* for records without a time */
 	/* Records walked but not handed out, by their offsets. */
 	struct pr_timeq order;
-	/* Mapped pages given back behind the walk, per 4 MiB chunk. */
+	/* A file opened by path is read into windows, one per 4 MiB chunk
+	 * of the file (perfdata_walk.c); they are given back behind the
+	 * walk. */
 	uint32_t *chunk_left;        /* records of the chunk still queued */
 	size_t nr_chunks, released;  /* chunks [0, released) given back */
+	unsigned char **win;         /* per chunk, NULL while not read in */
+	size_t nr_win;
+	unsigned char **spare;       /* windows given back, to be reused */
+	size_t nr_spare;
+	bool handed;                 /* the record handed out last is at */
+	uint64_t handed_off;         /* ... this offset, in its window */
 	unsigned char *bounce;       /* for records that are not 8-aligned */
 	/* perf record -z (perfdata_zstd.c): the stream, the head of a record
 	 * cut at a compressed record's end, the block last emptied. */
@@ -89,6 +98,24 @@ void pr__file_free_features(struct pr_file *f);
 /* The JIT files the capture carries (FEAT_DS_JIT_FILES's payload, valid
  * as long as `f`), *sec NULL when none: their size. */
 size_t pr__file_jit_files(const struct pr_file *f, const unsigned char **sec);
+
+/* The chunks the records are read by, and what of the next chunk each
+ * window holds too: a record's size is 16 bits, so every record that
+ * starts in a chunk is whole in its window. */
+#define PR__FILE_CHUNK_SHIFT 22
+#define PR__FILE_WINDOW_TAIL ((uint64_t)1 << 16)
+
+/* The bytes of the data section at `off`, whose chunk the walk has read
+ * in (or the file's own bytes, for one in memory). */
+static inline const unsigned char *pr__file_data(const struct pr_file *f, uint64_t off)
+{
+	if (!f->win)
+		return f->buf + off;
+	return f->win[off >> PR__FILE_CHUNK_SHIFT] +
+	       (off & (((uint64_t)1 << PR__FILE_CHUNK_SHIFT) - 1));
+}
+/* Give back every window (pr_file_rewind(), pr_file_close()). */
+void pr__file_windows_free(struct pr_file *f, bool keep_spares);
 
 const struct pr_file_attr *pr__file_attr_of(const struct pr_file *f,
 					    const unsigned char *p, uint64_t size);

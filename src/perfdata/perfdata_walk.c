@@ -8,10 +8,14 @@
  * holding just those of the last two rounds.  Files without round marks
  * are sorted whole, which is the same rule with one round.
  *
- * The mapped file's pages are handed back (MADV_DONTNEED: still mapped,
- * re-read from the page cache if touched again) once the walk has passed a
- * 4 MiB chunk and every record starting in it has been handed out, so a
- * multi-gigabyte capture stays at a few chunks of resident memory.
+ * A file opened by path has its records read with pread() into windows,
+ * one per 4 MiB chunk of the file (and the most a record starting in it
+ * runs into the next), made of huge pages where the kernel has them: on
+ * a mapping of the file every 4 KiB page cost a page fault and a TLB
+ * miss, a third of a replay's CPU on a virtual machine.  A window is
+ * given back once the walk has passed its chunk and every record
+ * starting in it has been handed out, and reused for the next, so a
+ * multi-gigabyte capture stays at a few windows of resident memory.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -21,21 +25,140 @@
 
 #include "perfdata/perfdata_read.h"
 
-#define CHUNK_SHIFT 22
+#define CHUNK_SHIFT PR__FILE_CHUNK_SHIFT
+#define CHUNK ((uint64_t)1 << CHUNK_SHIFT)
+#define WINDOW_LEN ((size_t)(CHUNK + PR__FILE_WINDOW_TAIL))
+/* Windows kept for reuse: a walk holds two or three at a time. */
+#define MAX_SPARE 4
 
-static void release_chunk(const struct pr_file *f, size_t chunk)
+#if defined(__SANITIZE_ADDRESS__)
+#define WINDOWS_CHECKED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WINDOWS_CHECKED 1
+#endif
+#endif
+#ifdef WINDOWS_CHECKED
+#include <sanitizer/asan_interface.h>
+#endif
+
+static unsigned char *window_new(void)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uint64_t from = (uint64_t)chunk << CHUNK_SHIFT;
-	uint64_t to = from + (UINT64_C(1) << CHUNK_SHIFT);
-	uintptr_t lo, hi;
+	return pr__table_new(WINDOW_LEN);
+}
 
-	if (to > f->len)
-		to = f->len;
-	lo = ((uintptr_t)f->buf + from + page - 1) & ~(page - 1);
-	hi = ((uintptr_t)f->buf + to) & ~(page - 1);
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+/* Keep `w` for the next chunk.  Under AddressSanitizer a window given
+ * back is never reused, and poisoned until the file is closed, so that
+ * a record read after its window went is reported, not read from
+ * another chunk's bytes. */
+static void window_put(struct pr_file *f, unsigned char *w)
+{
+#ifdef WINDOWS_CHECKED
+	madvise(w, WINDOW_LEN, MADV_DONTNEED);
+	ASAN_POISON_MEMORY_REGION(w, WINDOW_LEN);
+	unsigned char **v = realloc(f->spare, (f->nr_spare + 1) * sizeof(*v));
+
+	if (!v) {
+		pr__table_free(w, WINDOW_LEN);
+		return;
+	}
+	f->spare = v;
+	f->spare[f->nr_spare++] = w;
+#else
+	if (f->nr_spare == MAX_SPARE || (!f->spare && !(f->spare = malloc(MAX_SPARE * sizeof(w))))) {
+		pr__table_free(w, WINDOW_LEN);
+		return;
+	}
+	f->spare[f->nr_spare++] = w;
+#endif
+}
+
+static unsigned char *window_get(struct pr_file *f)
+{
+#ifdef WINDOWS_CHECKED
+	return window_new();
+#else
+	return f->nr_spare ? f->spare[--f->nr_spare] : window_new();
+#endif
+}
+
+void pr__file_windows_free(struct pr_file *f, bool keep_spares)
+{
+	for (size_t i = 0; i < f->nr_win; i++) {
+		if (f->win[i])
+			window_put(f, f->win[i]);
+		f->win[i] = NULL;
+	}
+	if (keep_spares)
+		return;
+	for (size_t i = 0; i < f->nr_spare; i++) {
+#ifdef WINDOWS_CHECKED
+		ASAN_UNPOISON_MEMORY_REGION(f->spare[i], WINDOW_LEN);
+#endif
+		pr__table_free(f->spare[i], WINDOW_LEN);
+	}
+	free(f->spare);
+	free(f->win);
+	f->spare = f->win = NULL;
+	f->nr_spare = f->nr_win = 0;
+}
+
+/* The file ends at `at`, before the records it had when opened: read
+ * up to the last complete record, as a truncated copy is. */
+static void cut_short(struct pr_file *f, uint64_t at)
+{
+	pr__log(&f->lg, PR_LOG_WARN, "%s: the file was cut short while being read "
+		"(%llu bytes of records of %llu); reading up to the last complete "
+		"record", f->name, (unsigned long long)(at - f->data_start),
+		(unsigned long long)(f->data_end - f->data_start));
+	f->data_end = at;
+	f->truncated = true;
+	f->stats.truncated = true;
+	f->stats.damaged = true;
+	f->stats.data_size = at - f->data_start;
+}
+
+/* Read in the window of the chunk the record at `off` starts in. */
+static int window_need(struct pr_file *f, uint64_t off)
+{
+	size_t chunk = (size_t)(off >> CHUNK_SHIFT);
+	uint64_t from = (uint64_t)chunk << CHUNK_SHIFT, to = from + WINDOW_LEN;
+	unsigned char *w;
+
+	if (f->fd < 0)
+		return 0;
+	if (!f->win) {
+		f->nr_win = (size_t)(f->data_end >> CHUNK_SHIFT) + 1;
+		f->win = calloc(f->nr_win, sizeof(*f->win));
+		if (!f->win) {
+			f->nr_win = 0;
+			return -ENOMEM;
+		}
+	}
+	if (f->win[chunk])
+		return 0;
+	w = window_get(f);
+	if (!w)
+		return -ENOMEM;
+	if (to > f->data_end)
+		to = f->data_end;
+	for (uint64_t at = from; at < to; ) {
+		ssize_t n = pread(f->fd, w + (at - from), (size_t)(to - at), (off_t)at);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			window_put(f, w);
+			return pr__file_bad(f, at, "cannot read the records: %s", strerror(errno));
+		}
+		if (!n) {
+			cut_short(f, at);
+			break;
+		}
+		at += (uint64_t)n;
+	}
+	f->win[chunk] = w;
+	return 0;
 }
 
 /* Give back every chunk the walk has left behind with nothing queued. */
@@ -43,18 +166,23 @@ static void release_behind(struct pr_file *f)
 {
 	size_t behind = (size_t)(f->cursor >> CHUNK_SHIFT);
 
-	if (!f->mapped)
+	if (!f->win)
 		return;
 	while (f->released < behind &&
-	       (f->released >= f->nr_chunks || !f->chunk_left[f->released]))
-		release_chunk(f, f->released++);
+	       (f->released >= f->nr_chunks || !f->chunk_left[f->released])) {
+		if (f->released < f->nr_win && f->win[f->released]) {
+			window_put(f, f->win[f->released]);
+			f->win[f->released] = NULL;
+		}
+		f->released++;
+	}
 }
 
 static int chunk_hold(struct pr_file *f, uint64_t off)
 {
 	size_t chunk = (size_t)(off >> CHUNK_SHIFT);
 
-	if (!f->mapped)
+	if (!f->win)
 		return 0;
 	if (chunk >= f->nr_chunks) {
 		size_t n = chunk + 1;
@@ -74,7 +202,7 @@ static void chunk_done(struct pr_file *f, uint64_t off)
 {
 	size_t chunk = (size_t)(off >> CHUNK_SHIFT);
 
-	if (f->mapped && chunk < f->nr_chunks && !--f->chunk_left[chunk])
+	if (f->win && chunk < f->nr_chunks && !--f->chunk_left[chunk])
 		release_behind(f);
 }
 
@@ -141,7 +269,7 @@ static int64_t record_extent(struct pr_file *f, uint64_t off,
 		return pr__file_bad(f, off, "truncated record header (%llu bytes left)",
 				    (unsigned long long)(end - off));
 	}
-	memcpy(hd, f->buf + off, sizeof(*hd));
+	memcpy(hd, pr__file_data(f, off), sizeof(*hd));
 	size = hd->size;
 	if (size < sizeof(*hd)) {
 		if (f->truncated)
@@ -159,7 +287,7 @@ static int64_t record_extent(struct pr_file *f, uint64_t off,
 		uint64_t aux;
 
 		/* AUX trace data follows the record, outside its size. */
-		memcpy(&aux, f->buf + off + 8, 8);
+		memcpy(&aux, pr__file_data(f, off) + 8, 8);
 		if (aux > end - off - size) {
 			if (f->truncated)
 				return 0;
@@ -232,7 +360,10 @@ static int walk_one(struct pr_file *f)
 		size = pr__file_inflate_end(f);
 		off = f->zrest_at;
 	} else {
-		size = record_extent(f, off, &hd);
+		size = window_need(f, off);
+		/* (The file may have been found cut short before `off`.) */
+		if (!size && off < f->data_end)
+			size = record_extent(f, off, &hd);
 	}
 	if (size < 0 && size != -ENOMEM) {
 		f->stats.damaged = true;
@@ -244,7 +375,7 @@ static int walk_one(struct pr_file *f)
 	if (hd.type == PERFDATA_RECORD_COMPRESSED || hd.type == PERFDATA_RECORD_COMPRESSED2)
 		err = queue_inflated(f, off, (uint64_t)size, hd.type);
 	else
-		err = queue_record(f, &hd, f->buf + off, (uint64_t)size, off, NULL);
+		err = queue_record(f, &hd, pr__file_data(f, off), (uint64_t)size, off, NULL);
 	if (err) {
 		/* A method other than zstd is not damage: this reader cannot
 		 * read it (the stats say so). */
@@ -265,7 +396,8 @@ static int walk_one(struct pr_file *f)
 /* The next record in time order: 1 with *p its bytes and *off its
  * offset (a compressed record's, for what it held), 0 at the end; -errno
  * when the walk stopped on a corrupt header (reported once). */
-static int next_record(struct pr_file *f, const unsigned char **p, uint64_t *off)
+static int next_record(struct pr_file *f, const unsigned char **p, uint64_t *off,
+		       bool *inflated)
 {
 	for (;;) {
 		struct pr_timed e;
@@ -274,9 +406,12 @@ static int next_record(struct pr_file *f, const unsigned char **p, uint64_t *off
 		if (pr__timeq_pop(&f->order, f->walk_done, &e)) {
 			struct pr_zblock *b = e.owner;
 
+			*inflated = b;
 			if (!b) {
-				chunk_done(f, e.ref);
-				*p = f->buf + e.ref;
+				/* Its chunk's count drops at the next read:
+				 * until then its window holds it. */
+				f->handed = true;
+				*p = pr__file_data(f, e.ref);
 				*off = e.ref;
 			} else {
 				*p = (const unsigned char *)e.ref;
@@ -304,6 +439,7 @@ int pr_file_read(struct pr_file *f, struct pr_record *rec)
 	const char *why = NULL;
 	uint64_t off;
 	uint16_t size;
+	bool inflated = false;
 	int n;
 
 	if (!f || !rec)
@@ -311,7 +447,13 @@ int pr_file_read(struct pr_file *f, struct pr_record *rec)
 	/* The record handed out last is no longer in use. */
 	free(f->zdone);
 	f->zdone = NULL;
-	n = next_record(f, &p, &off);
+	if (f->handed) {
+		f->handed = false;
+		chunk_done(f, f->handed_off);
+	}
+	n = next_record(f, &p, &off, &inflated);
+	if (n > 0 && !inflated)
+		f->handed_off = off;
 	if (n <= 0)
 		return n;
 	memcpy(&size, p + 6, 2);
@@ -331,7 +473,7 @@ int pr_file_read(struct pr_file *f, struct pr_record *rec)
 		pr__log(&f->lg, PR_LOG_ERROR, "%s: corrupt %s record at byte offset "
 			"%llu%s: %s; record skipped", f->name, pr_record_type_name(rec->type),
 			(unsigned long long)off,
-			p == f->buf + off ? "" : " (inflated from it)", why);
+			inflated ? " (inflated from it)" : "", why);
 		f->stats.damaged = true;
 		f->stats.corrupt_records++;
 		return -EBADMSG;
@@ -373,6 +515,8 @@ void pr_file_rewind(struct pr_file *f)
 	if (f->chunk_left)
 		memset(f->chunk_left, 0, f->nr_chunks * sizeof(*f->chunk_left));
 	f->released = 0;
+	f->handed = false;
+	pr__file_windows_free(f, true);
 }
 
 int pr_file_stats(const struct pr_file *f, struct pr_file_stats *st)

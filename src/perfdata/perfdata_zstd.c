@@ -42,19 +42,19 @@ static int zdata(struct pr_file *f, uint64_t off, uint64_t size, uint32_t type,
 	uint64_t n;
 
 	if (type == PERFDATA_RECORD_COMPRESSED) {
-		*data = f->buf + off + 8;
+		*data = pr__file_data(f, off) + 8;
 		*len = (size_t)(size - 8);
 		return 0;
 	}
 	if (size < 16)
 		return pr__file_bad(f, off, "compressed record (perf record -z) too short "
 				    "for its data size (%llu bytes)", (unsigned long long)size);
-	memcpy(&n, f->buf + off + 8, 8);
+	memcpy(&n, pr__file_data(f, off) + 8, 8);
 	if (n > size - 16)
 		return pr__file_bad(f, off, "compressed record (perf record -z) claims "
 				    "%llu bytes of data in %llu", (unsigned long long)n,
 				    (unsigned long long)(size - 16));
-	*data = f->buf + off + 16;
+	*data = pr__file_data(f, off) + 16;
 	*len = (size_t)n;
 	return 0;
 }

@@ -124,17 +124,16 @@ static int slots_reserve(struct pr_symbolizer *s)
 	if (s->used_slots + 1 <= nr / 2)
 		return 0;
 	s->nr_slots = nr ? nr * 2 : 4096;
-	s->slots = aligned_alloc(64, s->nr_slots * sizeof(*s->slots));
+	s->slots = pr__table_new(s->nr_slots * sizeof(*s->slots));
 	if (!s->slots) {
 		s->slots = old;
 		s->nr_slots = nr;
 		return -ENOMEM;
 	}
-	memset(s->slots, 0, s->nr_slots * sizeof(*s->slots));
 	for (size_t i = 0; i < nr; i++)
 		if (old[i].owner)
 			*slot_probe(s, old[i].owner, old[i].addr) = old[i];
-	free(old);
+	pr__table_free(old, nr * sizeof(*old));
 	return 0;
 }
 
@@ -234,9 +233,8 @@ static void trim_slots(struct pr_symbolizer *s)
 	while (s->nr_slots < 2 * used)
 		s->nr_slots *= 2;
 	if (used)
-		s->slots = aligned_alloc(64, s->nr_slots * sizeof(*s->slots));
+		s->slots = pr__table_new(s->nr_slots * sizeof(*s->slots));
 	if (s->slots) {
-		memset(s->slots, 0, s->nr_slots * sizeof(*s->slots));
 		for (size_t i = 0; i < nr_old; i++)
 			if (old[i].owner)
 				*slot_probe(s, old[i].owner, old[i].addr) = old[i];
@@ -245,7 +243,7 @@ static void trim_slots(struct pr_symbolizer *s)
 		used = 0;
 	}
 	s->used_slots = used;
-	free(old);
+	pr__table_free(old, nr_old * sizeof(*old));
 }
 
 static void trim_files(void *arg)
@@ -361,7 +359,7 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
 	for (size_t i = 0; i < s->jitdumps.cap; i++)
 		pr__sym_jitdump_free(s->jitdumps.slots[i].value);
 	pr__hashmap_free(&s->jitdumps);
-	free(s->slots);
+	pr__table_free(s->slots, s->nr_slots * sizeof(*s->slots));
 	pr__sym_kernel_free(s);
 	free((char *)s->cache_dir);
 	pr__ixcache_free(s->ixcache);
