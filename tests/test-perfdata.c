@@ -19,6 +19,7 @@
 #include "fixtures/fixture.h"
 #include "model/model.h"
 #include "perfdata-fixture.h"
+#include "perfdata/perfdata_read.h"
 
 START_TEST(what_the_writer_writes_the_reader_reads_in_time_order)
 {
@@ -527,6 +528,12 @@ START_TEST(a_capture_of_many_windows_reads_as_its_bytes_in_memory_do)
 	ck_assert_int_eq(pr_file_stats(f, &st), 0);
 	ck_assert_uint_eq(st.records, 12000);
 	ck_assert(!st.truncated && !st.damaged);
+	/* With one window to read into, the long round's second chunk is
+	 * read through the file's mapping. */
+	pr_file_rewind(f);
+	pr_file_rewind(m);
+	f->max_read_in = 1;
+	ck_assert_int_eq(read_alike(f, m, 20000), 12000);
 	ck_assert_str_eq(logtext, "");
 	pr_file_close(f);
 	pr_file_close(m);

@@ -342,6 +342,7 @@ struct pr_file *pr_file_open(const char *path, const struct pr_file_opts *opts)
 	 * records with pread() into windows (perfdata_walk.c), which costs a
 	 * copy but neither a page fault nor a TLB entry per 4 KiB page. */
 	f->fd = fd;
+	f->max_read_in = PR__FILE_MAX_READ_IN;
 	return file_load(f);
 }
 
@@ -349,9 +350,9 @@ void pr_file_close(struct pr_file *f)
 {
 	if (!f)
 		return;
+	pr__file_windows_free(f, false);
 	if (f->mapped)
 		munmap((void *)f->buf, f->len);
-	pr__file_windows_free(f, false);
 	if (f->fd >= 0)
 		close(f->fd);
 	pr__file_free_features(f);

@@ -57,6 +57,8 @@ struct pr_file {
 	size_t nr_win;
 	unsigned char **spare;       /* windows given back, to be reused */
 	size_t nr_spare;
+	size_t nr_read_in, max_read_in;  /* windows held; past the most,
+					  * chunks are read through the mapping */
 	bool handed;                 /* the record handed out last is at */
 	uint64_t handed_off;         /* ... this offset, in its window */
 	unsigned char *bounce;       /* for records that are not 8-aligned */
@@ -104,6 +106,9 @@ size_t pr__file_jit_files(const struct pr_file *f, const unsigned char **sec);
  * starts in a chunk is whole in its window. */
 #define PR__FILE_CHUNK_SHIFT 22
 #define PR__FILE_WINDOW_TAIL ((uint64_t)1 << 16)
+/* Windows read in at most (128 MiB): perf record's rounds need two or
+ * three. */
+#define PR__FILE_MAX_READ_IN 32
 
 /* The bytes of the data section at `off`, whose chunk the walk has read
  * in (or the file's own bytes, for one in memory). */

@@ -47,12 +47,37 @@ static unsigned char *window_new(void)
 	return pr__table_new(WINDOW_LEN);
 }
 
+/* Is `w` a chunk of the file's mapping, read through it (past the
+ * windows' budget)? */
+static bool in_mapping(const struct pr_file *f, const unsigned char *w)
+{
+	return f->mapped && w >= f->buf && w < f->buf + f->len;
+}
+
+/* Hand the pages of chunk `w` of the mapping back to the page cache:
+ * still mapped, read again if touched. */
+static void mapping_release(const struct pr_file *f, const unsigned char *w)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = ((uintptr_t)w + page - 1) & ~(page - 1);
+	uintptr_t hi = (uintptr_t)w + CHUNK, end = (uintptr_t)f->buf + f->len;
+
+	hi = (hi < end ? hi : end) & ~(page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 /* Keep `w` for the next chunk.  Under AddressSanitizer a window given
  * back is never reused, and poisoned until the file is closed, so that
  * a record read after its window went is reported, not read from
  * another chunk's bytes. */
 static void window_put(struct pr_file *f, unsigned char *w)
 {
+	if (in_mapping(f, w)) {
+		mapping_release(f, w);
+		return;
+	}
+	f->nr_read_in--;
 #ifdef WINDOWS_CHECKED
 	madvise(w, WINDOW_LEN, MADV_DONTNEED);
 	ASAN_POISON_MEMORY_REGION(w, WINDOW_LEN);
@@ -137,9 +162,17 @@ static int window_need(struct pr_file *f, uint64_t off)
 	}
 	if (f->win[chunk])
 		return 0;
+	/* A walk holding more (a file without rounds, sorted whole) reads
+	 * the rest through the mapping, whose pages the kernel can take
+	 * back, not from memory of its own. */
+	if (f->nr_read_in >= f->max_read_in && f->mapped && from < f->len) {
+		f->win[chunk] = (unsigned char *)f->buf + from;
+		return 0;
+	}
 	w = window_get(f);
 	if (!w)
 		return -ENOMEM;
+	f->nr_read_in++;
 	if (to > f->data_end)
 		to = f->data_end;
 	for (uint64_t at = from; at < to; ) {
