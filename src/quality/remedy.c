@@ -112,17 +112,22 @@ static bool list_has(int dir, const char *name, const char *path, const char *al
  * into pkg; false when none does or there is no dpkg.  The lists named
  * like the file go first ("libstdc++6:amd64.list" for libstdc++.so.6),
  * the rest after: a whole scan reads every list on the system, a few
- * milliseconds that every run's summary would otherwise pay.
+ * milliseconds that every run's summary would otherwise pay.  A file
+ * outside the trees packages install into (a build directory, a home)
+ * is nobody's, and not looked for.
  */
 static bool dpkg_owner(const char *path, char *pkg, size_t len)
 {
+	static const char *const trees[] = { "/usr/", "/lib", "/bin/", "/sbin/", "/opt/" };
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 	size_t stem = strcspn(base, ".-_");
-	DIR *d = opendir("/var/lib/dpkg/info");
 	char alt[4096];
-	bool found = false;
+	bool found = false, packaged = false;
+	DIR *d;
 
-	if (!d)
+	for (size_t i = 0; i < PR_ARRAY_SIZE(trees); i++)
+		packaged = packaged || !strncmp(path, trees[i], strlen(trees[i]));
+	if (!packaged || !(d = opendir("/var/lib/dpkg/info")))
 		return false;
 	if (!strncmp(path, "/usr/", 5))
 		snprintf(alt, sizeof(alt), "%s", path + 4);
