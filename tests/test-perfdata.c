@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "checkmain.h"
@@ -406,6 +407,27 @@ START_TEST(a_missing_or_unwritable_path_is_reported)
 }
 END_TEST
 
+/* A FIFO is refused at once, not waited on for a writer (the test's
+ * timeout would end it); so are a directory and a device. */
+START_TEST(a_path_that_is_not_a_regular_file_is_refused_without_waiting)
+{
+	PR_OPTS(pr_file_opts, o, .log = keep_log);
+	const char *fifo = tmp_path("fifo.data");
+
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_file_open(fifo, &o));
+	ck_assert_int_eq(errno, EINVAL);
+	ck_assert_msg(strstr(logtext, "is not a regular file (a FIFO)"), "%s", logtext);
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_file_open("/", &o));
+	ck_assert_msg(strstr(logtext, "(a directory)"), "%s", logtext);
+	logtext[0] = 0;
+	ck_assert_ptr_null(pr_file_open("/dev/null", &o));
+	ck_assert_msg(strstr(logtext, "(a device)"), "%s", logtext);
+}
+END_TEST
+
 /* ---- the checked-in fixture ---- */
 
 static const char *fixture_dir(void)
@@ -629,6 +651,7 @@ int main(void)
 	tcase_add_test(tc, a_finished_empty_file_reads_as_empty_without_warning);
 	tcase_add_test(tc, the_vdso_has_a_build_id);
 	tcase_add_test(tc, a_missing_or_unwritable_path_is_reported);
+	tcase_add_test(tc, a_path_that_is_not_a_regular_file_is_refused_without_waiting);
 	tcase_add_test(tc, the_fixture_replays_identically_and_finds_its_binary_by_build_id);
 	tcase_add_test(tc, a_capture_of_many_windows_reads_as_its_bytes_in_memory_do);
 	tcase_add_test(tc, a_capture_cut_short_while_read_gives_what_it_still_has);

@@ -313,7 +313,9 @@ struct pr_file *pr_file_open(const char *path, const struct pr_file_opts *opts)
 	f = file_new(opts, path);
 	if (!f)
 		return NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Not blocking: a FIFO (a pipe's name, a hostile container's
+	 * file) would wait for a writer forever. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0 || fstat(fd, &st)) {
 		err = errno;
 		pr__log(&f->lg, PR_LOG_ERROR, "cannot open %s: %s", path, strerror(err));
@@ -321,6 +323,16 @@ struct pr_file *pr_file_open(const char *path, const struct pr_file_opts *opts)
 			close(fd);
 		pr_file_close(f);
 		errno = err;
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		pr__log(&f->lg, PR_LOG_ERROR, "%s is not a regular file (%s): perf.data is read "
+			"from a file; save a pipe's output to one first", path,
+			S_ISDIR(st.st_mode) ? "a directory" : S_ISFIFO(st.st_mode) ? "a FIFO" :
+			S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "a socket");
+		close(fd);
+		pr_file_close(f);
+		errno = EINVAL;
 		return NULL;
 	}
 	f->len = (size_t)st.st_size;
