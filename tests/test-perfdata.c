@@ -470,9 +470,9 @@ static int walk_fixture(const struct pr_record *rec, void *arg)
 
 /*
  * A capture of several 4 MiB chunks, which a file opened by path is read
- * by (perfdata_walk.c's windows): mappings with paths of 100 to 3 000
+ * by (perfdata_walk.c's windows): mappings with paths of 100 to 3 900
  * bytes among samples, so that records run across every chunk's end;
- * rounds of 50 records in reverse time order, and one of 5 000 (over two
+ * rounds of 50 records in reverse time order, and one of 2 500 (over two
  * chunks) held whole before its first record is handed out.
  */
 static const char *write_windows_file(void)
@@ -480,17 +480,17 @@ static const char *write_windows_file(void)
 	static struct synth s;
 	const char *path;
 	struct pr_writer *w = test_writer("windows.data", &path);
-	char name[3100];
+	char name[4096];
 
-	for (int i = 0; i < 12000; i++) {
-		bool long_round = i >= 4000 && i < 9000;
-		int round = long_round ? 5000 : 50;
-		int base = long_round ? 4000 : i - i % 50;
+	for (int i = 0; i < 6000; i++) {
+		bool long_round = i >= 2000 && i < 4500;
+		int round = long_round ? 2500 : 50;
+		int base = long_round ? 2000 : i - i % 50;
 		uint64_t t = 1000 + (uint64_t)base * 10 + (uint64_t)(round - 1 - (i - base)) * 10;
 
 		s.len = 0;
-		if (i % 2) {
-			int len = 100 + (i * 37) % 2900;
+		if (i % 4) {
+			int len = 100 + (i * 37) % 3800;
 
 			memset(name, 'a' + i % 26, (size_t)len);
 			name[0] = '/';
@@ -543,19 +543,23 @@ START_TEST(a_capture_of_many_windows_reads_as_its_bytes_in_memory_do)
 	ck_assert_ptr_nonnull(f);
 	ck_assert_ptr_nonnull(m);
 	/* Halfway, then again from the start to the end. */
-	ck_assert_int_eq(read_alike(f, m, 6000), 6000);
+	ck_assert_int_eq(read_alike(f, m, 3000), 3000);
 	pr_file_rewind(f);
 	pr_file_rewind(m);
-	ck_assert_int_eq(read_alike(f, m, 20000), 12000);
+	ck_assert_int_eq(read_alike(f, m, 20000), 6000);
 	ck_assert_int_eq(pr_file_stats(f, &st), 0);
-	ck_assert_uint_eq(st.records, 12000);
+	ck_assert_uint_eq(st.records, 6000);
 	ck_assert(!st.truncated && !st.damaged);
+	ck_assert_uint_eq(f->nr_through_mapping, 0);
+	ck_assert_uint_le(f->nr_read_in, 3);
 	/* With one window to read into, the long round's second chunk is
 	 * read through the file's mapping. */
 	pr_file_rewind(f);
 	pr_file_rewind(m);
 	f->max_read_in = 1;
-	ck_assert_int_eq(read_alike(f, m, 20000), 12000);
+	ck_assert_int_eq(read_alike(f, m, 20000), 6000);
+	ck_assert_uint_gt(f->nr_through_mapping, 0);
+	ck_assert_uint_le(f->nr_read_in, 1);
 	ck_assert_str_eq(logtext, "");
 	pr_file_close(f);
 	pr_file_close(m);
@@ -574,19 +578,27 @@ START_TEST(a_capture_cut_short_while_read_gives_what_it_still_has)
 	struct pr_record rec;
 	int n = 0, r;
 
-	logtext[0] = 0;
-	f = pr_file_open(path, &o);
-	ck_assert_ptr_nonnull(f);
-	ck_assert_int_eq(truncate(path, (off_t)6 << 20), 0);
-	while ((r = pr_file_read(f, &rec)) == 1)
-		n++;
-	ck_assert_int_eq(r, 0);
-	ck_assert_int_gt(n, 1000);
-	ck_assert_int_lt(n, 12000);
-	ck_assert_ptr_nonnull(strstr(logtext, "cut short while being read"));
-	ck_assert_int_eq(pr_file_stats(f, &st), 0);
-	ck_assert(st.truncated);
-	pr_file_close(f);
+	/* Cut before the first read, then after the first window's
+	 * records were read (the second window is read after the cut). */
+	for (int after = 0; after <= 1500; after += 1500) {
+		logtext[0] = 0;
+		n = 0;
+		f = pr_file_open(path, &o);
+		ck_assert_ptr_nonnull(f);
+		while (n < after && pr_file_read(f, &rec) == 1)
+			n++;
+		ck_assert_int_eq(truncate(path, (off_t)6 << 20), 0);
+		while ((r = pr_file_read(f, &rec)) == 1)
+			n++;
+		ck_assert_int_eq(r, 0);
+		ck_assert_int_gt(n, 2000);
+		ck_assert_int_lt(n, 6000);
+		ck_assert_ptr_nonnull(strstr(logtext, "cut short while being read"));
+		ck_assert_int_eq(pr_file_stats(f, &st), 0);
+		ck_assert(st.truncated);
+		pr_file_close(f);
+		path = write_windows_file();
+	}
 }
 END_TEST
 

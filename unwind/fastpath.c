@@ -39,10 +39,10 @@ struct uw_frame_info {
 } __attribute__((aligned(64)));
 _Static_assert(sizeof(struct uw_frame_info) == 64, "a frame cache entry is one cache line");
 
-/* Mapped, not allocated and cleared (pr__table_new()): its pages are
- * zero until an entry is filled, so a short run does not fault in 256 KiB
- * (-4 MiB) it never uses (3 % of a one-second profile's CPU went to
- * clearing it), and a long one faults a big table in by huge pages. */
+/* Mapped zero, not allocated and cleared (pr__table_new()): 3 % of a
+ * one-second profile's CPU went to clearing it by memset, page fault by
+ * page fault.  The first 256 KiB are zeroed at once by the kernel, a grown
+ * table of 2 MiB and more (to 4 MiB) faulted in by huge pages. */
 struct uw_frame_info *uw_frame_cache_new(unsigned bits)
 {
 	return pr__table_new(((size_t)1 << bits) * sizeof(struct uw_frame_info));

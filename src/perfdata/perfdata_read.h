@@ -54,11 +54,12 @@ struct pr_file {
 	uint32_t *chunk_left;        /* records of the chunk still queued */
 	size_t nr_chunks, released;  /* chunks [0, released) given back */
 	unsigned char **win;         /* per chunk, NULL while not read in */
-	size_t nr_win;
+	size_t nr_win, win_len;      /* win_len: each window's bytes */
 	unsigned char **spare;       /* windows given back, to be reused */
 	size_t nr_spare;
 	size_t nr_read_in, max_read_in;  /* windows held; past the most,
 					  * chunks are read through the mapping */
+	size_t nr_through_mapping;
 	bool handed;                 /* the record handed out last is at */
 	uint64_t handed_off;         /* ... this offset, in its window */
 	unsigned char *bounce;       /* for records that are not 8-aligned */

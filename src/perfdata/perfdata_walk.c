@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "perfdata/perfdata_read.h"
@@ -42,9 +43,9 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-static unsigned char *window_new(void)
+static unsigned char *window_new(const struct pr_file *f)
 {
-	return pr__table_new(WINDOW_LEN);
+	return pr__table_new(f->win_len);
 }
 
 /* Is `w` a chunk of the file's mapping, read through it (past the
@@ -79,19 +80,20 @@ static void window_put(struct pr_file *f, unsigned char *w)
 	}
 	f->nr_read_in--;
 #ifdef WINDOWS_CHECKED
-	madvise(w, WINDOW_LEN, MADV_DONTNEED);
-	ASAN_POISON_MEMORY_REGION(w, WINDOW_LEN);
+	madvise(w, f->win_len, MADV_DONTNEED);
+	ASAN_POISON_MEMORY_REGION(w, f->win_len);
 	unsigned char **v = realloc(f->spare, (f->nr_spare + 1) * sizeof(*v));
 
 	if (!v) {
-		pr__table_free(w, WINDOW_LEN);
+		ASAN_UNPOISON_MEMORY_REGION(w, f->win_len);
+		pr__table_free(w, f->win_len);
 		return;
 	}
 	f->spare = v;
 	f->spare[f->nr_spare++] = w;
 #else
 	if (f->nr_spare == MAX_SPARE || (!f->spare && !(f->spare = malloc(MAX_SPARE * sizeof(w))))) {
-		pr__table_free(w, WINDOW_LEN);
+		pr__table_free(w, f->win_len);
 		return;
 	}
 	f->spare[f->nr_spare++] = w;
@@ -101,9 +103,9 @@ static void window_put(struct pr_file *f, unsigned char *w)
 static unsigned char *window_get(struct pr_file *f)
 {
 #ifdef WINDOWS_CHECKED
-	return window_new();
+	return window_new(f);
 #else
-	return f->nr_spare ? f->spare[--f->nr_spare] : window_new();
+	return f->nr_spare ? f->spare[--f->nr_spare] : window_new(f);
 #endif
 }
 
@@ -118,9 +120,9 @@ void pr__file_windows_free(struct pr_file *f, bool keep_spares)
 		return;
 	for (size_t i = 0; i < f->nr_spare; i++) {
 #ifdef WINDOWS_CHECKED
-		ASAN_UNPOISON_MEMORY_REGION(f->spare[i], WINDOW_LEN);
+		ASAN_UNPOISON_MEMORY_REGION(f->spare[i], f->win_len);
 #endif
-		pr__table_free(f->spare[i], WINDOW_LEN);
+		pr__table_free(f->spare[i], f->win_len);
 	}
 	free(f->spare);
 	free(f->win);
@@ -132,6 +134,8 @@ void pr__file_windows_free(struct pr_file *f, bool keep_spares)
  * up to the last complete record, as a truncated copy is. */
 static void cut_short(struct pr_file *f, uint64_t at)
 {
+	if (at < f->data_start)
+		at = f->data_start;
 	pr__log(&f->lg, PR_LOG_WARN, "%s: the file was cut short while being read "
 		"(%llu bytes of records of %llu); reading up to the last complete "
 		"record", f->name, (unsigned long long)(at - f->data_start),
@@ -141,6 +145,18 @@ static void cut_short(struct pr_file *f, uint64_t at)
 	f->stats.truncated = true;
 	f->stats.damaged = true;
 	f->stats.data_size = at - f->data_start;
+}
+
+/* Does the file still have [from, to) (to cut at the records' end)?  A
+ * mapping read past a file's end is a SIGBUS; one cut short is read
+ * into a window, which finds its end. */
+static bool still_has(const struct pr_file *f, uint64_t from, uint64_t to)
+{
+	struct stat st;
+
+	if (to > f->data_end)
+		to = f->data_end;
+	return from < f->len && to <= f->len && !fstat(f->fd, &st) && (uint64_t)st.st_size >= to;
 }
 
 /* Read in the window of the chunk the record at `off` starts in. */
@@ -153,6 +169,12 @@ static int window_need(struct pr_file *f, uint64_t off)
 	if (f->fd < 0)
 		return 0;
 	if (!f->win) {
+		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+
+		/* A file of one window has one of its size (no huge page to
+		 * clear for a small file). */
+		f->win_len = f->data_end < WINDOW_LEN ?
+			(size_t)((f->data_end + page - 1) & ~(page - 1)) : WINDOW_LEN;
 		f->nr_win = (size_t)(f->data_end >> CHUNK_SHIFT) + 1;
 		f->win = calloc(f->nr_win, sizeof(*f->win));
 		if (!f->win) {
@@ -165,8 +187,9 @@ static int window_need(struct pr_file *f, uint64_t off)
 	/* A walk holding more (a file without rounds, sorted whole) reads
 	 * the rest through the mapping, whose pages the kernel can take
 	 * back, not from memory of its own. */
-	if (f->nr_read_in >= f->max_read_in && f->mapped && from < f->len) {
+	if (f->nr_read_in >= f->max_read_in && f->mapped && still_has(f, from, to)) {
 		f->win[chunk] = (unsigned char *)f->buf + from;
+		f->nr_through_mapping++;
 		return 0;
 	}
 	w = window_get(f);
@@ -181,8 +204,12 @@ static int window_need(struct pr_file *f, uint64_t off)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
+			int err = errno;
+
 			window_put(f, w);
-			return pr__file_bad(f, at, "cannot read the records: %s", strerror(errno));
+			pr__log(&f->lg, PR_LOG_ERROR, "%s: cannot read the records at byte "
+				"offset %llu: %s", f->name, (unsigned long long)at, strerror(err));
+			return -err;
 		}
 		if (!n) {
 			cut_short(f, at);
@@ -357,8 +384,12 @@ static int queue_record(struct pr_file *f, const struct perf_event_header *hd,
 			b->left++;
 		return err;
 	}
-	err = pr__timeq_push(&f->order, f->prev_time, (uintptr_t)off, NULL);
-	return err ? err : chunk_hold(f, off);
+	/* Held first: a record queued must keep its window. */
+	err = chunk_hold(f, off);
+	if (!err && (err = pr__timeq_push(&f->order, f->prev_time, (uintptr_t)off, NULL)) &&
+	    f->win)
+		f->chunk_left[off >> CHUNK_SHIFT]--;
+	return err;
 }
 
 /* Queue the records inflated from the compressed record at `off`. */
