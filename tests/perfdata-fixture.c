@@ -223,3 +223,18 @@ unsigned char *small_copy(size_t *len, struct perfdata_header *h)
 	memcpy(h, buf, sizeof(*h));
 	return buf;
 }
+
+struct pr_file *open_bytes(const unsigned char *buf, size_t len, bool by_path,
+			   const struct pr_file_opts *opts)
+{
+	const char *path = tmp_path("bytes.data");
+	FILE *out;
+
+	if (!by_path)
+		return pr_file_open_mem(buf, len, opts);
+	out = fopen(path, "w");
+	ck_assert_ptr_nonnull(out);
+	ck_assert_uint_eq(fwrite(buf, 1, len, out), len);
+	ck_assert_int_eq(fclose(out), 0);
+	return pr_file_open(path, opts);
+}

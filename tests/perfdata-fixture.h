@@ -8,6 +8,7 @@
 #define DS_TEST_PERFDATA_FIXTURE_H
 
 #include <check.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -41,6 +42,11 @@ struct pr_writer *test_writer(const char *name, const char **path);
 /* `name` in the test's own directory (made on first use). */
 const char *tmp_path(const char *name);
 const char *write_small_file(void);
+/* Open `len` bytes at `buf` as a perf.data file: in memory, or (by_path)
+ * written to a file of the test's own and opened by its path, whose
+ * records are read into windows. */
+struct pr_file *open_bytes(const unsigned char *buf, size_t len, bool by_path,
+			   const struct pr_file_opts *opts);
 /* The bytes of the file at `path`, in a buffer the caller frees. */
 unsigned char *file_bytes(const char *path, size_t *len);
 /* write_small_file()'s bytes, in a buffer the caller frees, and its

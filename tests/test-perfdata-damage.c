@@ -12,32 +12,34 @@
 
 #include "perfdata-fixture.h"
 
-/* Open a damaged copy; it must either fail with EBADMSG and a message
- * naming `offset`, or (expect_ok) succeed. */
+/* Open a damaged copy (from memory, and by path): it must fail with
+ * EBADMSG and a message naming `offset`. */
 static void check_refused(const unsigned char *buf, size_t len, const char *why,
 			  long offset)
 {
 	PR_OPTS(pr_file_opts, o, .log = keep_log);
-	struct pr_file *f;
 
-	logtext[0] = 0;
-	errno = 0;
-	f = pr_file_open_mem(buf, len, &o);
-	ck_assert_msg(!f, "a damaged file was accepted (expected: %s)", why);
-	ck_assert_int_eq(errno, EBADMSG);
-	ck_assert_msg(strstr(logtext, why), "log lacks '%s': %s", why, logtext);
-	if (offset >= 0) {
-		char at[64];
+	for (int by_path = 0; by_path < 2; by_path++) {
+		struct pr_file *f;
 
-		snprintf(at, sizeof(at), "at byte offset %ld", offset);
-		ck_assert_msg(strstr(logtext, at), "log lacks '%s': %s", at, logtext);
+		logtext[0] = 0;
+		errno = 0;
+		f = open_bytes(buf, len, by_path, &o);
+		ck_assert_msg(!f, "a damaged file was accepted (expected: %s)", why);
+		ck_assert_int_eq(errno, EBADMSG);
+		ck_assert_msg(strstr(logtext, why), "log lacks '%s': %s", why, logtext);
+		if (offset >= 0) {
+			char at[64];
+
+			snprintf(at, sizeof(at), "at byte offset %ld", offset);
+			ck_assert_msg(strstr(logtext, at), "log lacks '%s': %s", at, logtext);
+		}
 	}
 }
 
-/* A damaged record header: the file opens, and reading stops there with
- * an error naming `why` at `offset`, after what came before it. */
-static void check_read_refused(const unsigned char *buf, size_t len,
-			       const char *why, long offset)
+/* One of check_read_refused()'s two reads. */
+static void read_refused(const unsigned char *buf, size_t len, bool by_path,
+			 const char *why, long offset)
 {
 	PR_OPTS(pr_file_opts, o, .log = keep_log);
 	struct pr_file_stats st = { .sz = sizeof(st) };
@@ -46,7 +48,7 @@ static void check_read_refused(const unsigned char *buf, size_t len,
 	int n = 0;
 
 	logtext[0] = 0;
-	f = pr_file_open_mem(buf, len, &o);
+	f = open_bytes(buf, len, by_path, &o);
 	ck_assert_msg(f, "%s", logtext);
 	ck_assert_int_eq(pr_file_consume(f, count_cb, &n), -EBADMSG);
 	ck_assert_msg(strstr(logtext, why), "log lacks '%s': %s", why, logtext);
@@ -67,6 +69,16 @@ static void check_read_refused(const unsigned char *buf, size_t len,
 	}
 	ck_assert_uint_eq(st.corrupt_records, 0);
 	pr_file_close(f);
+}
+
+/* A damaged record header: the file opens (from memory, and by path),
+ * and reading stops there with an error naming `why` at `offset`, after
+ * what came before it. */
+static void check_read_refused(const unsigned char *buf, size_t len,
+			       const char *why, long offset)
+{
+	for (int by_path = 0; by_path < 2; by_path++)
+		read_refused(buf, len, by_path, why, offset);
 }
 
 START_TEST(a_wrong_magic_is_refused)
@@ -226,13 +238,15 @@ START_TEST(every_truncation_is_refused_or_salvaged)
 	unsigned char *buf = small_copy(&len, &h);
 	int salvaged_some = 0;
 
-	for (size_t cut = 0; cut < len; cut++) {
+	/* From memory, and by path (cut + len: the second time round). */
+	for (size_t i = 0; i < 2 * len; i++) {
+		size_t cut = i % len;
 		unsigned char *prefix = malloc(cut ? cut : 1);
 		struct pr_file *f;
 
 		memcpy(prefix, buf, cut);
 		logtext[0] = 0;
-		f = pr_file_open_mem(prefix, cut, &o);
+		f = open_bytes(prefix, cut, i >= len, &o);
 		if (f) {
 			struct pr_file_stats st = { .sz = sizeof(st) };
 			int n = 0;
@@ -278,16 +292,19 @@ START_TEST(an_unfinished_recording_is_read_to_its_last_complete_record)
 	memset(buf + offsetof(struct perfdata_header, features), 0, 32);
 	/* Cut halfway through the last record, as a kill mid-write would. */
 	len = h.data.offset + h.data.size - 100;
-	logtext[0] = 0;
-	f = pr_file_open_mem(buf, len, &o);
-	ck_assert_msg(f, "%s", logtext);
-	ck_assert_msg(strstr(logtext, "did not finish"), "%s", logtext);
-	ck_assert_int_eq(pr_file_consume(f, count_cb, &n), 4);
-	/* Unfinished, not damaged. */
-	ck_assert_int_eq(pr_file_stats(f, &st), 0);
-	ck_assert(st.truncated);
-	ck_assert(!st.damaged);
-	pr_file_close(f);
+	for (int by_path = 0; by_path < 2; by_path++) {
+		logtext[0] = 0;
+		n = 0;
+		f = open_bytes(buf, len, by_path, &o);
+		ck_assert_msg(f, "%s", logtext);
+		ck_assert_msg(strstr(logtext, "did not finish"), "%s", logtext);
+		ck_assert_int_eq(pr_file_consume(f, count_cb, &n), 4);
+		/* Unfinished, not damaged. */
+		ck_assert_int_eq(pr_file_stats(f, &st), 0);
+		ck_assert(st.truncated);
+		ck_assert(!st.damaged);
+		pr_file_close(f);
+	}
 	free(buf);
 }
 END_TEST
