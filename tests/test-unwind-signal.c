@@ -66,6 +66,33 @@ START_TEST(the_interrupted_frame_is_exact_and_its_callers_are_not)
 }
 END_TEST
 
+/*
+ * Through a trampoline of the program's own that has no CFI, right after
+ * a function with some: neither libunwind nor the compiled rules know a
+ * trampoline by its code, so its frame is stepped by the rule of the
+ * function before it, the same from compiled rules as from libunwind
+ * alone (which reading the code in the compiled rules' path did not
+ * change: it handed the sample to libunwind).  The handler's frame is
+ * right; the stack beyond the trampoline is not claimed.
+ */
+START_TEST(a_trampoline_without_cfi_is_stepped_as_libunwind_steps_it)
+{
+	struct pr_unwinder *slow;
+	struct replay r;
+	struct pr_stack st;
+
+	unwind_scenario(ds_unwind_signalled_own_restorer, &r, &st);
+	ck_assert_uint_ge(st.nr, 3);
+	ck_assert_str_eq(name_of(&st.frames[1]), "ds_unwind_on_signal");
+	ck_assert_uint_eq(st.frames[2].ip, (uintptr_t)ds_unwind_restorer - 1);
+	ck_assert_str_eq(name_of(&st.frames[2]), "ds_unwind_before_restorer");
+	slow = new_unwinder(r.model, 0, NO_RULE_CACHE);
+	assert_same(&r, slow);
+	pr_unwinder_free(slow);
+	replay_free(&r);
+}
+END_TEST
+
 /* A signal in a signal handler: each trampoline is marked, each
  * interrupted frame exact, and the stack goes on to main. */
 START_TEST(nested_signal_frames_unwind_to_main)
@@ -109,5 +136,6 @@ void add_signal_tests(TCase *tc)
 {
 	tcase_add_test(tc, the_interrupted_frame_is_exact_and_its_callers_are_not);
 	tcase_add_test(tc, nested_signal_frames_unwind_to_main);
+	tcase_add_test(tc, a_trampoline_without_cfi_is_stepped_as_libunwind_steps_it);
 	tcase_add_test(tc, a_handler_on_an_alternate_stack_reaches_the_interrupted_frame);
 }

@@ -70,6 +70,10 @@ void ds_unwind_on_outer(int sig, siginfo_t *si, void *uc);
 void ds_unwind_interrupted_again(void);
 void ds_unwind_signalled_twice(void);
 void ds_unwind_on_alt_stack(void);
+/* The same through a trampoline of the program's own, without CFI, right
+ * after a function with CFI. */
+void ds_unwind_signalled_own_restorer(void);
+void ds_unwind_restorer(void);
 
 /* ---- replaying a snapshot (unwind-replay.c) ---- */
 

@@ -309,6 +309,49 @@ NOINLINE void ds_unwind_signalled_twice(void)
 }
 
 /*
+ * A signal trampoline of the program's own (SA_RESTORER, as a runtime
+ * without glibc's sigaction installs one), with no CFI of its own, right
+ * after a function that has some: a frame returning into the trampoline
+ * looks its rule up at the address before (the call it seems to return
+ * from), which is that function's last instruction.  (glibc's own
+ * trampoline has an FDE that says 'S', and a nop before it in the FDE.)
+ */
+__asm__(".text\n"
+	".globl ds_unwind_before_restorer\n"
+	".type ds_unwind_before_restorer, @function\n"
+	"ds_unwind_before_restorer:\n"
+	".cfi_startproc\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size ds_unwind_before_restorer, .-ds_unwind_before_restorer\n"
+	".globl ds_unwind_restorer\n"
+	".type ds_unwind_restorer, @function\n"
+	"ds_unwind_restorer:\n"
+	"movq $15, %rax\n" /* rt_sigreturn */
+	"syscall\n"
+	"hlt\n"
+	".size ds_unwind_restorer, .-ds_unwind_restorer\n");
+void ds_unwind_before_restorer(void);
+
+NOINLINE void ds_unwind_signalled_own_restorer(void)
+{
+	/* The kernel's struct sigaction: glibc's sigaction() sets its own
+	 * restorer. */
+	struct {
+		void (*handler)(int, siginfo_t *, void *);
+		unsigned long flags;
+		void (*restorer)(void);
+		uint64_t mask;
+	} sa = { ds_unwind_on_signal, SA_SIGINFO | 0x04000000 /* SA_RESTORER */,
+		 ds_unwind_restorer, 0 };
+
+	ck_assert_int_eq(syscall(SYS_rt_sigaction, SIGUSR1, &sa, NULL, sizeof(sa.mask)), 0);
+	ds_unwind_interrupted();
+	__asm__ volatile("" ::: "memory");
+	signal(SIGUSR1, SIG_DFL);
+}
+
+/*
  * A handler on an alternate stack that lies above the interrupted code:
  * an array in a caller's frame, as a program may keep it in main's.  The
  * snapshot starts on the alternate stack, as the kernel's copy would, so
