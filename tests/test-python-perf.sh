@@ -149,14 +149,17 @@ if [ -e "/tmp/perf-$pid.map" ]; then
 fi
 cp "$1" "/tmp/perf-$pid.map"
 # Every file the workload mapped is linked, by the build-id its MMAP2
-# record carries: perf 7.3 records them there, and its buildid-list (the
-# header's table) names only some of the files, a different set each
-# run. A file left out ended our stacks where perf, reading the root
-# through --symfs, went on: ld.so under a sample in __libc_early_init,
-# libz or libexpat under one in their .fini at exit.
-"$d13/run-perf" script -i "$tmp/perf.data" --show-mmap-events -F comm 2>/dev/null |
-	sed -n 's/.*PERF_RECORD_MMAP2 .* <\([0-9a-f]*\)>\]: [-rwxps]* \(\/.*\)$/\1 \2/p' | sort -u |
-	while read -r id path; do
+# record carries: perf 7.3 records them there (where the kernel gives
+# them), and its buildid-list (the header's table, also read) names only
+# some of the files, a different set each run. A file left out ended our
+# stacks where perf, reading the root through --symfs, went on: ld.so
+# under a sample in __libc_early_init, libz or libexpat under one in
+# their .fini at exit.
+{
+	"$d13/run-perf" script -i "$tmp/perf.data" --show-mmap-events -F comm 2>/dev/null |
+		sed -n 's/.*PERF_RECORD_MMAP2 .* <\([0-9a-f]*\)>\]: [-rwxps]* \(\/.*\)$/\1 \2/p'
+	"$d13/run-perf" buildid-list -i "$tmp/perf.data" 2>/dev/null
+} | sort -u | while read -r id path; do
 	[ -f "$d13$path" ] || continue
 	mkdir -p "$tmp/ids/.build-id/$(echo "$id" | cut -c1-2)"
 	ln -sf "$d13$path" "$tmp/ids/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-)"
