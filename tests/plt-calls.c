@@ -10,7 +10,8 @@
  * Run with SECONDS, it calls through its stubs until that much time has
  * passed, for test-plt-perf.sh's captures: callees that do next to
  * nothing (abs, free(NULL), the IFUNC), so that a good share of the time
- * is the stubs' own jumps.
+ * is the stubs' own jumps.  Time is looked at every BATCH rounds (the
+ * second argument, 100000 by default): at least one batch is run.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +42,12 @@ static double now(void)
 
 static volatile int sink;
 
-static void spin(double seconds)
+static void spin(double seconds, int batch)
 {
 	double end = now() + seconds;
 
 	do {
-		for (int i = 0; i < 100000; i++) {
+		for (int i = 0; i < batch; i++) {
 			sink += abs(i) + twice(i);
 			free(NULL);
 		}
@@ -63,6 +64,6 @@ int main(int argc, char **argv)
 	keep_free(p);
 	free(NULL);
 	if (argc > 1)
-		spin(atof(argv[1]));
+		spin(atof(argv[1]), argc > 2 ? atoi(argv[2]) : 100000);
 	return twice(argc) + (int)n;
 }
