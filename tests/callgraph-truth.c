@@ -21,6 +21,11 @@
  *                  are counted, and whether the stack ended at a frame in
  *                  an object built without frame pointers (--no-fp), past
  *                  which no frame-pointer walk finds a caller
+ * An fp stack is compared only up to its first frame in an object built
+ * without frame pointers ("cut-at-no-fp" counts those cut): past it, the
+ * walk followed a frame pointer that object did not keep, which can skip
+ * a caller (a vDSO function called from libc's clock_gettime, the libc
+ * frame right, main skipped after it) or be anything (ld.so).
  *   contradicted   a frame differs from the truth's at the same depth, or
  *                  a frame beyond the truth's outermost one; such frames
  *                  are counted ("contradicted frames").  Of these,
@@ -69,6 +74,9 @@ struct figures {
 	/* Outside the leaf (--leaf): equal, consistent or early at an
 	 * object without frame pointers, and those samples. */
 	uint64_t reach_outside, outside;
+	/* fp stacks compared only up to a frame in an object without frame
+	 * pointers, which had frames after it. */
+	uint64_t cut_no_fp;
 	/* Frames. */
 	uint64_t frames, contradicted_frames, missing_frames;
 	unsigned shown;
@@ -145,8 +153,16 @@ static void compare(struct run *r, int mode, const struct pr_sink_sample *smp,
 	const struct pr_frame *t = truth->frames + truth->nr_kernel;
 	const struct pr_frame *m = st->frames + st->nr_kernel;
 	size_t nt = truth->nr - truth->nr_kernel, nm = st->nr - st->nr_kernel, first, skip_first;
-	size_t differ = differing(t, nt, m, nm, false, &first);
+	size_t differ;
 	bool complete = truth->end == PR_END_OUTERMOST;
+
+	for (size_t i = 0; mode == MODE_FP && i + 1 < nm; i++) {
+		if (in_no_fp_object(r, &m[i])) {
+			fg->cut_no_fp++;
+			nm = i + 1;
+		}
+	}
+	differ = differing(t, nt, m, nm, false, &first);
 
 	/* Frames past the outermost one cannot be anyone's. */
 	if (complete && nm > nt)
@@ -279,13 +295,13 @@ static void print_figures(const struct run *r, const char *name)
 		       " (%.2f%%) contradicted-frames %" PRIu64 " caller-skipped %" PRIu64
 		       " skipped-else-equal %" PRIu64 " skipped-early-at-no-fp %" PRIu64
 		       " missing-frames %" PRIu64 " (%.2f%% of the truth's) outside-leaf %" PRIu64
-		       " reach-outside-leaf %" PRIu64 " (%.2f%%)\n",
+		       " reach-outside-leaf %" PRIu64 " (%.2f%%) cut-at-no-fp %" PRIu64 "\n",
 		       name, mode_names[m], f->equal, pct(f->equal, r->samples), f->consistent,
 		       f->early, pct(f->early, r->samples), f->early_no_fp, f->contradicted,
 		       pct(f->contradicted, r->samples), f->contradicted_frames, f->skipped,
 		       f->skipped_whole, f->skipped_no_fp, f->missing_frames,
 		       pct(f->missing_frames, r->truth_frames), f->outside, f->reach_outside,
-		       pct(f->reach_outside, f->outside));
+		       pct(f->reach_outside, f->outside), f->cut_no_fp);
 	}
 	if (r->leaf)
 		printf("%s leaf: %s-samples %" PRIu64 " auto-has-%s %" PRIu64 " fp-has-%s %" PRIu64

@@ -15,11 +15,17 @@
 #
 # What a frame-pointer walk cannot do on this machine, measured, and what
 # the thresholds say of it:
-#  - Debian 12's libc keeps no frame pointer: every chain ends at
+#  - Debian 12's libc and ld.so keep no frame pointer: every chain ends at
 #    __libc_start_call_main, two frames short of _start.  fp stacks are
 #    held to "as far as frame pointers reach": every frame the truth's, the
 #    stack ending at the outermost frame or in an object built without
-#    frame pointers.
+#    frame pointers, and compared only up to the first frame in such an
+#    object (callgraph-truth's "cut-at-no-fp").  Past it the walk follows
+#    a frame pointer that object did not keep: in the vDSO's
+#    clock_gettime, called from libc's, main is skipped; in ld.so at
+#    start-up, anything.  How many samples land there follows the cost of
+#    a system call and of page faults, which load changes: counted against
+#    the 99 %, they failed it (1 407 of 1 430 under two agents and CI).
 #  - gcc 12 gives leaf functions no frame even with
 #    -mno-omit-leaf-frame-pointer (clang gives them one): a sample in
 #    one has the kernel's walk skip its caller.  Such stacks are counted
@@ -85,7 +91,7 @@ for cc in gcc clang; do
 		skip_if_refused $rc "$d/err"
 		check "$name: recorded with chains and 64 KiB copies" test $rc -eq 0 ||
 			cat "$d/err"
-		nofp="--no-fp libc.so.6"
+		nofp="--no-fp libc.so.6 --no-fp ld-linux-x86-64.so.2"
 		[ $build = allfp ] || nofp="$nofp --no-fp libfpwl.so"
 		# shellcheck disable=SC2086 # options, in words
 		"$truth" "$d/data" "$name" --process fpwl $nofp --leaf fp_leaf leaf_caller \
