@@ -255,6 +255,9 @@ struct pr_unwind_stats {
 	 * (per return address and the process's code mappings) did not
 	 * hold: mappings of data do not empty it. */
 	uint64_t frame_cache_misses;
+	/* Times the frame cache was emptied because the mappings its frames
+	 * are in reached its bound (processes coming and going). */
+	uint64_t frame_cache_resets;
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL.  A caller

@@ -72,9 +72,8 @@ static void teardown(struct both *t)
 	pr_model_free(t->model);
 }
 
-/* Unwind a sample at `ip` over t->stack (rsp at its first word) both
- * ways, and require the same frames and end. */
-static void unwind(struct both *t, const char *what, uint64_t ip)
+/* t->rec: a sample at `ip` over t->stack (rsp at its first word). */
+static void sample(struct both *t, uint64_t ip)
 {
 	uint64_t regs[PR_REG_MAX] = { 0 };
 	size_t n = 0;
@@ -95,6 +94,13 @@ static void unwind(struct both *t, const char *what, uint64_t ip)
 	t->rec.u.sample.stack_addr = (uintptr_t)t->stack;
 	t->rec.u.sample.stack = (const uint8_t *)t->stack;
 	t->rec.u.sample.stack_size = t->rec.u.sample.stack_dyn_size = sizeof(t->stack);
+}
+
+/* Unwind a sample at `ip` over t->stack both ways, and require the same
+ * frames and end. */
+static void unwind(struct both *t, const char *what, uint64_t ip)
+{
+	sample(t, ip);
 	ck_assert_int_eq(pr_unwinder_unwind(t->fast, &t->rec, &t->a), 0);
 	ck_assert_int_eq(pr_unwinder_unwind(t->slow, &t->rec, &t->b), 0);
 	ck_assert_msg(t->a.nr == t->b.nr && t->a.end == t->b.end,
@@ -391,8 +397,9 @@ START_TEST(mappings_of_data_leave_the_frame_cache_as_it_was)
 		}
 	}
 	ck_assert_uint_eq(cache_misses(&t), misses);
-	/* Code mapped anywhere is looked up anew. */
-	map_anon(&t, low + 0x100000, 0x1000, PROT_READ | PROT_EXEC);
+	/* Code mapped anywhere is looked up anew.  (Below every mapping
+	 * too: valgrind loads this program at 0x108000.) */
+	map_anon(&t, low + 0x90000, 0x1000, PROT_READ | PROT_EXEC);
 	unwind(&t, "after a code mapping", A(cfi_leaf));
 	expect(&t, "after a code mapping", PR_END_OUTERMOST, 2, ips);
 	ck_assert_uint_eq(cache_misses(&t), misses + 2);
@@ -402,6 +409,80 @@ START_TEST(mappings_of_data_leave_the_frame_cache_as_it_was)
 	unwind(&t, "data over the code", A(cfi_leaf));
 	ck_assert_uint_gt(cache_misses(&t), misses);
 	ck_assert_ptr_ne(t.a.frames[0].dso, before[0].dso);
+	teardown(&t);
+}
+END_TEST
+
+/* Processes whose mappings of this program's code differ, one after
+ * another, as an agent sees programs come and go: more of them than the
+ * frame cache keeps the mappings of (UW_FRAME_MAPS_MAX, 16384, in
+ * unwind-int.h).  Each process's frames are placed in its own mapping,
+ * and those of one that stays (this one) in its, before the cache is
+ * emptied for them and after. */
+#define CHURNED_PROCESSES 20000
+START_TEST(processes_coming_and_going_keep_the_frame_cache_bounded)
+{
+	unsigned long long lo = 0, hi = 0, off = 0, ino = 0;
+	unsigned maj = 0, min = 0;
+	char line[4096], path[4096] = "";
+	FILE *f = fopen("/proc/self/maps", "r");
+	struct pr_unwind_stats st = { .sz = sizeof(st) };
+	uint32_t self;
+	struct both t;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		int at = 0;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &lo, &hi, &off, &maj, &min,
+			   &ino, &at) >= 6 && lo <= A(cfi_leaf) && A(cfi_leaf) < hi && at) {
+			line[strcspn(line, "\n")] = '\0';
+			snprintf(path, sizeof(path), "%s", line + at);
+			break;
+		}
+	}
+	fclose(f);
+	ck_assert_msg(path[0] == '/', "this program's code is in no file of /proc/self/maps");
+	setup(&t);
+	self = t.pid;
+	t.stack[0] = A(cfi_top_ret);
+	for (uint32_t i = 0; i < CHURNED_PROCESSES; i++) {
+		uint64_t end = hi + (uint64_t)i * 4096;
+		struct pr_record r;
+
+		memset(&r, 0, sizeof(r));
+		r.type = PR_RECORD_MMAP2;
+		r.pid = r.tid = 0x400000 + i;
+		r.u.mmap = (struct pr_mmap){ .addr = lo, .len = end - lo, .pgoff = off,
+					     .filename = path, .is_mmap2 = true, .maj = maj,
+					     .min = min, .ino = ino,
+					     .prot = PROT_READ | PROT_EXEC };
+		ck_assert_int_eq(pr_model_apply(t.model, &r), 0);
+		/* The compiled rules alone (libunwind's way is the other
+		 * tests'): 40 000 samples, under valgrind too. */
+		t.pid = r.pid;
+		sample(&t, A(cfi_leaf));
+		ck_assert_int_eq(pr_unwinder_unwind(t.fast, &t.rec, &t.a), 0);
+		expect(&t, "a process of its own", PR_END_OUTERMOST, 2,
+		       (uint64_t[]){ A(cfi_leaf), A(cfi_top_ret) - 1 });
+		for (int fr = 0; fr < 2; fr++)
+			ck_assert_msg(t.a.frames[fr].map_end == end && t.a.frames[fr].map_start == lo,
+				      "process %u: frame %d placed in 0x%llx-0x%llx, not in its "
+				      "mapping 0x%llx-0x%llx", i, fr,
+				      (unsigned long long)t.a.frames[fr].map_start,
+				      (unsigned long long)t.a.frames[fr].map_end, lo,
+				      (unsigned long long)end);
+		t.pid = self;
+		sample(&t, A(cfi_leaf));
+		ck_assert_int_eq(pr_unwinder_unwind(t.fast, &t.rec, &t.a), 0);
+		ck_assert_msg(t.a.nr == 2 && t.a.frames[0].map_end == hi &&
+			      t.a.frames[1].map_end == hi, "after process %u, this one's frames "
+			      "are placed in a mapping ending at 0x%llx, not 0x%llx", i,
+			      (unsigned long long)t.a.frames[0].map_end, hi);
+	}
+	ck_assert_int_eq(pr_unwinder_stats(t.fast, &st), 0);
+	ck_assert_uint_ge(st.frame_cache_resets, 1);
+	ck_assert_uint_eq(st.ends[PR_END_OUTERMOST], 2 * CHURNED_PROCESSES);
 	teardown(&t);
 }
 END_TEST
@@ -492,6 +573,7 @@ int main(void)
 	tcase_add_test(tc, code_without_cfi_steps_to_the_stack_pointer_its_frame_pointer_gives);
 	tcase_add_test(tc, frames_are_cached_by_their_whole_address);
 	tcase_add_test(tc, mappings_of_data_leave_the_frame_cache_as_it_was);
+	tcase_add_test(tc, processes_coming_and_going_keep_the_frame_cache_bounded);
 	tcase_add_test(tc, unwind_information_need_not_be_mapped);
 	tcase_add_test(tc, absurd_mapping_offsets_are_harmless);
 	suite_add_tcase(s, tc);

@@ -17,27 +17,38 @@
 /* What the fast path knows of a frame at `ip` (a return address, or the
  * sampled address of a leaf) in a process's mappings of code generation
  * `generation` (struct pr_proc): the mapping it is attributed to and the
- * compiled rule that unwinds it.  The mapping is a copy, not a pointer:
- * the process's array of mappings moves as data mappings come and go,
- * which leave the code generation, and so this entry, as they were. */
+ * compiled rule that unwinds it.  Half a cache line, the mapping kept
+ * apart: the lookup of each frame is one load that depends on the frame
+ * before, and at 64 bytes a compiler's return addresses filled 2 MiB,
+ * past this machine's 1 MiB L2 (that load was two thirds of the loop's
+ * time on cc1's capture; at 32 bytes the loop took 10-15 % less). */
 struct uw_frame_info {
 	uint64_t generation;       /* 0: empty (model generations start at 1) */
 	uint64_t ip;
-	struct pr_dso *dso;        /* the mapping's file; NULL: no mapping */
-	uint64_t map_start, map_end, map_pgoff;
 	/* The compiled rule's steps (struct uw_rule without its range, rbp's
 	 * and the return address's offsets narrowed: a rule whose offsets do
 	 * not fit is libunwind's); usable false: leave the sample to
 	 * libunwind. */
 	int32_t cfa_off;
 	int16_t rbp_off, ra_off;
-	uint8_t usable, cfa_rbp, rbp, ra;
-	bool leaf;
-	bool top;                  /* the stack ends here (uw_elf_is_top()) */
+	/* The mapping, in u->frame_maps (0: none): a copy, not a pointer to
+	 * the process's, whose array moves as data mappings come and go,
+	 * which leave the code generation, and so this entry, as they were. */
+	uint32_t map;
+	uint8_t rbp, ra;
+	bool usable : 1, cfa_rbp : 1;
+	bool leaf : 1;
+	bool top : 1;              /* the stack ends here (uw_elf_is_top()) */
+};
+_Static_assert(sizeof(struct uw_frame_info) == 32, "two frame cache entries to a cache line");
+
+/* A mapping frames are in, kept once for every entry in it. */
+struct uw_frame_map {
+	struct pr_dso *dso;        /* the mapping's file */
+	uint64_t start, end, pgoff;
 	bool jit;                  /* executable memory no file backs */
 	bool at_address;           /* uw_dso_delta() is 0 */
-} __attribute__((aligned(64)));
-_Static_assert(sizeof(struct uw_frame_info) == 64, "a frame cache entry is one cache line");
+};
 
 /* Mapped zero, not allocated and cleared (pr__table_new()): 3 % of a
  * one-second profile's CPU went to clearing it by memset, page fault by
@@ -65,17 +76,49 @@ static void set_rule(struct uw_frame_info *fi, const struct uw_rule *r)
 	fi->ra = r->ra;
 }
 
-/* Mapping `m` (or none), into `fi`. */
-static void set_map(struct uw_frame_info *fi, const struct pr_map *m)
+void uw_frame_maps_free(struct pr_unwinder *u)
 {
-	if (!m)
-		return;
-	fi->dso = m->dso;
-	fi->map_start = m->start;
-	fi->map_end = m->end;
-	fi->map_pgoff = m->pgoff;
-	fi->jit = (m->prot & PROT_EXEC) && !uw_has_image(m);
-	fi->at_address = !uw_dso_delta(m);
+	free(u->frame_maps);
+	u->frame_maps = NULL;
+	u->nr_frame_maps = u->cap_frame_maps = 0;
+	pr__hashmap_free(&u->frame_map_ids);
+}
+
+/* Mapping `m`'s index in u->frame_maps, added the first time: 0 when out
+ * of memory (or for none).  At UW_FRAME_MAPS_MAX, the cache (whose
+ * entries name them) and they start again empty. */
+static uint32_t map_index(struct pr_unwinder *u, const struct pr_map *m)
+{
+	uint64_t h = pr__hash_mix(pr__hash_mix(pr__hash_mix((uintptr_t)m->dso, m->start),
+					       m->end), m->pgoff);
+	struct uw_frame_map *fm;
+	size_t it = 0;
+	void *v;
+
+	while ((v = pr__hashmap_next(&u->frame_map_ids, h, &it))) {
+		fm = &u->frame_maps[(uintptr_t)v];
+		if (fm->dso == m->dso && fm->start == m->start && fm->end == m->end &&
+		    fm->pgoff == m->pgoff)
+			return (uint32_t)(uintptr_t)v;
+	}
+	if (u->nr_frame_maps >= UW_FRAME_MAPS_MAX) {
+		memset(u->frame_cache, 0, ((size_t)1 << u->frame_cache_bits) *
+		       sizeof(*u->frame_cache));
+		uw_frame_maps_free(u);
+		u->stats.frame_cache_resets++;
+	}
+	/* Index 0 stands for no mapping. */
+	if (!u->nr_frame_maps)
+		u->nr_frame_maps = 1;
+	if (PR_ARRAY_RESERVE(u->frame_maps, u->cap_frame_maps, u->nr_frame_maps + 1) ||
+	    pr__hashmap_add(&u->frame_map_ids, h, (void *)(uintptr_t)u->nr_frame_maps))
+		return 0;
+	fm = &u->frame_maps[u->nr_frame_maps];
+	*fm = (struct uw_frame_map){
+		.dso = m->dso, .start = m->start, .end = m->end, .pgoff = m->pgoff,
+		.jit = (m->prot & PROT_EXEC) && !uw_has_image(m),
+		.at_address = !uw_dso_delta(m) };
+	return (uint32_t)u->nr_frame_maps++;
 }
 
 /* What the frame at `ip` needs, from the cache or found once. */
@@ -90,6 +133,7 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 	struct uw_rule rule;
 	struct uw_elf *e;
 	uint64_t bias;
+	uint32_t map;
 
 	if (fi->generation == gen && fi->ip == ip && fi->leaf == leaf)
 		return fi;
@@ -105,9 +149,13 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 		u->frame_fills = 0;
 		fi = &u->frame_cache[h >> (64 - u->frame_cache_bits)];
 	}
-	memset(fi, 0, sizeof(*fi));
 	m = pr__proc_find(c->proc, addr);
-	set_map(fi, m);
+	/* (Which may empty the cache, and so `fi`.) */
+	map = m ? map_index(u, m) : 0;
+	if (m && !map)
+		return NULL;
+	memset(fi, 0, sizeof(*fi));
+	fi->map = map;
 	if (!m || !uw_has_image(m) || !(e = uw_resolve(u, c->pid, m)))
 		goto done;
 	bias = pr__elf_bias(e->img, m);
@@ -131,15 +179,20 @@ done:
 	return fi;
 }
 
-/* Frame `f` placed in the mapping `fi` holds a copy of. */
+/* Frame `f` placed in the mapping `fm` holds a copy of (NULL, or one of
+ * no file: none). */
 static inline void place(struct pr_frame *f, const struct pr_proc *proc,
-			 const struct uw_frame_info *fi)
+			 const struct uw_frame_map *fm)
 {
-	struct pr_map m = { .start = fi->map_start, .end = fi->map_end, .pgoff = fi->map_pgoff,
-			    .dso = fi->dso };
+	struct pr_map m;
 
-	uw_place_in(f, proc, fi->dso ? &m : NULL,
-		    fi->dso && !fi->at_address ? fi->map_pgoff - fi->map_start : 0);
+	if (!fm || !fm->dso) {
+		uw_place_in(f, proc, NULL, 0);
+		return;
+	}
+	m = (struct pr_map){ .start = fm->start, .end = fm->end, .pgoff = fm->pgoff,
+			     .dso = fm->dso };
+	uw_place_in(f, proc, &m, fm->at_address ? 0 : fm->pgoff - fm->start);
 }
 
 enum { BP_VALUE, BP_SAVED, BP_UNDEF };
@@ -179,6 +232,7 @@ bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *ou
 		bool leaf = out->nr == first;
 		struct pr_frame *f = &u->frames[out->nr];
 		const struct uw_frame_info *fi;
+		const struct uw_frame_map *fm;
 		struct uw_frame_info tramp;
 
 		/* Code is never in the copied stack; a sample that says so
@@ -186,7 +240,8 @@ bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *ou
 		if (ip - c->sp < c->stack_size + 16)
 			return false;
 		fi = frame_info(u, c, ip, leaf);
-		if (fi && !fi->usable && fi->jit) {
+		fm = fi && fi->map ? &u->frame_maps[fi->map] : NULL;
+		if (fi && !fi->usable && fm && fm->jit) {
 			/* JIT code: a CPython trampoline is stepped by its
 			 * template's row, checked against this stack (not
 			 * cached: the check is the stack's). */
@@ -198,7 +253,7 @@ bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *ou
 			return false;
 		f->ip = leaf ? ip : ip - 1;
 		f->flags = 0;
-		place(f, c->proc, fi);
+		place(f, c->proc, fm);
 		u->pcs[out->nr] = ip;
 		u->sps[out->nr] = sp;
 		out->nr++;

@@ -376,14 +376,19 @@ int uw_one_fde_read(struct pr_unwinder *u, uint64_t addr, uint64_t *val);
 /* The kernel's part of a call chain is capped at perf_event_max_stack. */
 #define UW_MAX_KERNEL_FRAMES 512
 /* The fast path's cache of frames by address, direct-mapped: it starts
- * small and doubles, up to 2^MAX entries of a cache line each, while it
- * keeps missing (a large program has tens of thousands of return
+ * small and doubles, up to 2^MAX entries of half a cache line each, while
+ * it keeps missing (a large program has tens of thousands of return
  * addresses: a compiler's run, 29 000). */
 #define UW_FRAME_CACHE_MIN_BITS 12
 #define UW_FRAME_CACHE_MAX_BITS 16
+/* The mappings its entries are in, each kept once (struct uw_frame_map):
+ * at this many, the cache and they are emptied, so that an agent's
+ * processes coming and going do not grow them. */
+#define UW_FRAME_MAPS_MAX 16384
 
 struct uw_synth;
 struct uw_frame_info;
+struct uw_frame_map;
 
 /* The unwinder, shared by unwinder.c (its files, address spaces and the
  * libunwind step loop) and fastpath.c (the compiled rules' frame cache). */
@@ -409,6 +414,11 @@ struct pr_unwinder {
 	struct uw_frame_info *frame_cache;
 	unsigned frame_cache_bits;
 	uint64_t frame_fills;       /* misses since the cache last grew */
+	/* The mappings the cache's entries name by index (fastpath.c);
+	 * index 0 is none. */
+	struct uw_frame_map *frame_maps;
+	size_t nr_frame_maps, cap_frame_maps;
+	struct pr_hashmap frame_map_ids; /* the mapping's hash -> index */
 
 	struct pr_model_user user; /* told what a trim evicts */
 
@@ -449,11 +459,12 @@ void uw_place(struct pr_frame *f, const struct pr_proc *proc);
 
 /* ---- fastpath.c ---- */
 
-/* A frame cache of 2^bits empty entries, each on a cache line; NULL when
- * out of memory.  Freed with uw_frame_cache_free() and the same bits
- * (NULL: nothing). */
+/* A frame cache of 2^bits empty entries; NULL when out of memory.  Freed
+ * with uw_frame_cache_free() and the same bits (NULL: nothing). */
 struct uw_frame_info *uw_frame_cache_new(unsigned bits);
 void uw_frame_cache_free(struct uw_frame_info *fc, unsigned bits);
+/* The mappings the frame cache's entries are in (at exit). */
+void uw_frame_maps_free(struct pr_unwinder *u);
 /*
  * Unwind the user stack from compiled rules, exactly as libunwind would
  * (the same tables, the same reads, the same ends).  true when done;

@@ -426,6 +426,7 @@ void pr_unwinder_free(struct pr_unwinder *u)
 		free(u->synth[i].image);
 	free(u->synth);
 	uw_frame_cache_free(u->frame_cache, u->frame_cache_bits);
+	uw_frame_maps_free(u);
 	free(u);
 }
 
