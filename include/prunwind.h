@@ -258,6 +258,10 @@ struct pr_unwind_stats {
 	/* Times the frame cache was emptied because the mappings its frames
 	 * are in reached its bound (processes coming and going). */
 	uint64_t frame_cache_resets;
+	/* Not a count: the bytes of processes' jitdumps held now (read for
+	 * the unwind information of their JIT code; dropped when the model
+	 * forgets the process, at a trim). */
+	uint64_t jitdump_bytes;
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL.  A caller

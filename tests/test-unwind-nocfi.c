@@ -5,6 +5,7 @@
  * after it was loaded; a leaf that keeps its return address in a register.
  */
 #include <check.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -185,6 +186,35 @@ static const unsigned char jit_nofp_code[11] = {
 	0x48, 0x83, 0xec, 0x18, 0xff, 0xd7, 0x48, 0x83, 0xc4, 0x18, 0xc3,
 };
 
+static uint64_t jitdump_bytes(const struct pr_unwinder *u)
+{
+	struct pr_unwind_stats st = { .sz = sizeof(st) };
+
+	ck_assert_int_eq(pr_unwinder_stats(u, &st), 0);
+	return st.jitdump_bytes;
+}
+
+/* Every thread of the replayed process exits, as EXIT records say. */
+static void exit_process(struct replay *r)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", r->rec.pid);
+	d = opendir(path);
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d))) {
+		struct pr_record e = { .type = PR_RECORD_EXIT, .pid = r->rec.pid };
+
+		if (de->d_name[0] == '.')
+			continue;
+		e.tid = (uint32_t)strtoul(de->d_name, NULL, 10);
+		ck_assert_int_eq(pr_model_apply(r->model, &e), 0);
+	}
+	closedir(d);
+}
+
 START_TEST(jit_code_is_unwound_by_the_unwind_information_in_its_jitdump)
 {
 	/* CFA = %rsp + 32 from the call on, %rsp + 8 again after the add. */
@@ -236,6 +266,14 @@ START_TEST(jit_code_is_unwound_by_the_unwind_information_in_its_jitdump)
 			ck_assert_uint_eq(st.frames[i].flags & PR_FRAME_FP, 0);
 		assert_reaches_main(&r, &st, 4);
 		ck_assert_msg(st.end == PR_END_OUTERMOST, "ended: %s", pr_stack_end_name(st.end));
+		/* Held while the process is; its exit, and a trim, drop it
+		 * (an agent sees runtimes come and go). */
+		ck_assert_uint_ge(jitdump_bytes(u), w.len);
+		ck_assert_int_eq(pr_model_trim(r.model, 0), 0);
+		ck_assert_uint_ge(jitdump_bytes(u), w.len);
+		exit_process(&r);
+		ck_assert_int_eq(pr_model_trim(r.model, 0), 0);
+		ck_assert_uint_eq(jitdump_bytes(u), 0);
 		pr_unwinder_free(u);
 		replay_free(&r);
 	}

@@ -59,6 +59,40 @@ void uw_jits_free(struct pr_unwinder *u)
 	pr__hashmap_free(&u->jits);
 }
 
+/* Read whole (tens of MB for a long-running runtime): kept while its
+ * process is, and no longer. */
+static bool jit_stays(uint64_t key, void *value, void *arg)
+{
+	struct pr_unwinder *u = arg;
+	struct uw_jit *j = value;
+	const struct pr_proc *p = pr__model_proc(u->model, (uint32_t)key, false);
+
+	if (p && p->serial == j->serial)
+		return true;
+	jit_clear(j);
+	free(j);
+	return false;
+}
+
+uint64_t uw_jits_bytes(const struct pr_unwinder *u)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < u->jits.cap; i++) {
+		const struct uw_jit *j = u->jits.slots[i].value;
+
+		if (j)
+			n += j->jd.cap + j->jd.cap_codes * sizeof(*j->jd.codes) +
+			     j->jd.cap_lines * sizeof(*j->jd.lines);
+	}
+	return n;
+}
+
+void uw_jits_trim(struct pr_unwinder *u)
+{
+	pr__hashmap_filter(&u->jits, jit_stays, u);
+}
+
 static void jit_read(struct pr_unwinder *u, uint32_t pid, struct uw_jit *j)
 {
 	int fd;

@@ -492,6 +492,11 @@ int uw_jit_proc_info(struct uw_ctx *c, unw_addr_space_t as, uint64_t ip,
  * them out: 0, or -1 when `addr` is not in them. */
 int uw_jit_read(struct uw_ctx *c, uint64_t addr, uint64_t *val);
 void uw_jits_free(struct pr_unwinder *u);
+/* The jitdumps of processes the model no longer has (or whose pid a new
+ * process took) dropped: at a trim. */
+void uw_jits_trim(struct pr_unwinder *u);
+/* The bytes of the jitdumps read that are held (pr_unwind_stats). */
+uint64_t uw_jits_bytes(const struct pr_unwinder *u);
 
 /* ---- unwinder.c (for the accessors) ---- */
 

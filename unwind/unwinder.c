@@ -226,6 +226,7 @@ static void trim_files(void *arg)
 	pr__hashmap_filter(&u->by_dso, dso_stays, u);
 	pr__hashmap_filter(&u->by_img, file_stays, u);
 	pr__hashmap_filter(&u->procs, proc_stays, u);
+	uw_jits_trim(u);
 	if (u->joiner)
 		uw_joiner_trim(u->joiner);
 }
@@ -738,8 +739,12 @@ int pr_unwinder_stats(const struct pr_unwinder *u, struct pr_unwind_stats *st)
 
 	if (!u || !st)
 		return -EINVAL;
-	if (st->sz <= head || st->sz > STATS_2_0_SIZE)
-		return pr__stats_copy(st, &u->stats, sizeof(*st));
+	if (st->sz <= head || st->sz > STATS_2_0_SIZE) {
+		struct pr_unwind_stats now = u->stats;
+
+		now.jitdump_bytes = uw_jits_bytes(u);
+		return pr__stats_copy(st, &now, sizeof(*st));
+	}
 	/* A caller built against 2.0 gets its layout: the counters after
 	 * ends[] where they were. */
 	memcpy(tail, u->stats.ends, STATS_2_0_ENDS * sizeof(uint64_t));
