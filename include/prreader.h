@@ -459,7 +459,9 @@ struct pr_ring_stats {
 	uint64_t sample_bytes;
 	/* Samples whose call chain holds as many entries as the kernel
 	 * walks (pr_reader_max_stack(), context markers not counted): the
-	 * walk stopped there, and their outermost callers are missing. */
+	 * walk stopped there, and their outermost callers are missing.  Not
+	 * those whose last entry is 0: that walk was going round memory
+	 * that holds no frames, not deeper. */
 	uint64_t chains_at_limit;
 };
 

@@ -64,8 +64,11 @@ check "fp: a chain, no registers or stack" test "$(cat "$tmp/ours.attrs")" = CAL
 chains_read fp
 check "fp: with user entries" grep -q "^callchain [0-9]*: user: 0x" "$tmp/our.chains"
 check "fp: and no copy (dump -i)" sh -c "\"$ds\" dump -i \"$tmp/fp.data\" | grep ' SAMPLE ' | grep -q 'no-user-regs stack 0/0 callchain'"
+# (A sample whose chain is a leaf and zeros up to the limit, which the
+# kernel's walk gives at a process's exit in libc now and then under load,
+# is not said to be at it: drain.c.)
 check "fp: below the kernel's limit nothing is said about it" \
-	sh -c "! grep -q perf_event_max_stack \"$tmp/err\""
+	sh -c "! grep -q perf_event_max_stack \"$tmp/err\"" || cat "$tmp/err"
 
 # auto: the chain and a copy of 4096 bytes by default, registers too.
 "$ds" record -F 999 --call-graph auto -o "$tmp/auto.data" -- "$wl" flat 0.6 2>"$tmp/err"
@@ -118,7 +121,13 @@ said=$(sed -n "s/^dwarfsample: \([0-9]*\) call chains (\([0-9.]*\)% of samples) 
 check "record says chains reached the kernel's limit of $max (${said:+${said%% *} chains, ${said#* }%})" \
 	test -n "$said" ||
 	cat "$tmp/err"
-at_limit=$(perf report -D -i "$tmp/deep.data" 2>/dev/null | grep -c "^\.\.\. FP chain: nr:$((max + 1))\$")
+# Those perf's dump shows that long, the context marker counted, but for
+# one whose last entry is 0: a walk round a frame pointer of code that
+# keeps none (libc at the exit, under load), which record does not count.
+at_limit=$(perf report -D -i "$tmp/deep.data" 2>/dev/null | awk -v n=$((max + 1)) '
+	/^\.\.\. FP chain: nr:/ { split($0, a, "nr:"); left = a[2] + 0 == n ? n : 0; next }
+	left > 0 && /^\.\.\.\.\. / { left--; if (!left && $3 !~ /^0+$/) c++ }
+	END { print c + 0 }')
 check "and they did: $max entries each, as perf report -D reads them (in $at_limit samples)" \
 	test "${said%% *}" = "$at_limit"
 check "nearly every sample: the workload spends its time that deep (${said#* }%)" \

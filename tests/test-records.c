@@ -659,12 +659,16 @@ static size_t put_fp_sample(struct synth *s, uint64_t time, const uint64_t *chai
 
 /* The kernel stops walking at sample_max_stack entries (its setting when
  * the attr says 0), context markers not counted: chains that long are
- * counted as cut there, and every sample's bytes. */
+ * counted as cut there, and every sample's bytes.  Not one that long
+ * whose last entry is 0: the kernel walked round a frame pointer of code
+ * that keeps none (libc at a process's exit gave 126 zeros after its
+ * leaf), which a higher limit would not end. */
 START_TEST(chains_at_the_kernels_depth_limit_and_sample_bytes_are_counted)
 {
 	PR_OPTS(pr_event_opts, o, .call_graph = PR_CALL_GRAPH_FP);
 	static const uint64_t user4[] = { PERF_CONTEXT_USER, 1, 2, 3, 4 };
 	static const uint64_t user3[] = { PERF_CONTEXT_USER, 1, 2, 3 };
+	static const uint64_t zeros4[] = { PERF_CONTEXT_USER, 1, 0, 0, 0 };
 	static const uint64_t both4[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000000ull,
 					  0xffffffff81000010ull, PERF_CONTEXT_USER, 1, 2 };
 	struct pr_ring_stats st = { .sz = sizeof(st) };
@@ -681,12 +685,13 @@ START_TEST(chains_at_the_kernels_depth_limit_and_sample_bytes_are_counted)
 	bytes = put_fp_sample(&s, 1, user4, PR_ARRAY_SIZE(user4));
 	bytes += put_fp_sample(&s, 2, user3, PR_ARRAY_SIZE(user3));
 	bytes += put_fp_sample(&s, 3, both4, PR_ARRAY_SIZE(both4));
+	bytes += put_fp_sample(&s, 4, zeros4, PR_ARRAY_SIZE(zeros4));
 	fakering_init(&f, 4096, 0);
 	fakering_put(&f, s.buf, s.len);
 	r = reader_on(&f, &attr, 0);
 	ck_assert_uint_eq(pr_reader_max_stack(r), 4);
 
-	ck_assert_int_eq(pr_reader_consume(r, collect, &c), 3);
+	ck_assert_int_eq(pr_reader_consume(r, collect, &c), 4);
 	ck_assert_uint_eq(c.recs[1].u.sample.nr_callchain, 4);
 	ck_assert_ptr_null(c.recs[1].u.sample.regs);
 	pr_reader_ring_stats(r, 0, &st);

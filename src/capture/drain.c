@@ -203,8 +203,14 @@ static int take_record(struct pr_reader *r, struct pr_ring *ring,
 	}
 	rec->ring_cpu = ring->cpu;
 	pr__ring_count(ring, rec);
+	/* A chain whose last entry is 0 did not stop for the limit: the
+	 * walk went round frame pointers of code that keeps none (rbp
+	 * pointing at a word that holds its own address, and a 0 after it:
+	 * a process's exit in libc, under load), and a higher limit would
+	 * only add zeros. */
 	if (rec->type == PR_RECORD_SAMPLE && r->max_stack &&
 	    rec->u.sample.nr_callchain >= r->max_stack &&
+	    rec->u.sample.callchain[rec->u.sample.nr_callchain - 1] &&
 	    chain_entries(&rec->u.sample) >= r->max_stack)
 		pr__ring_count_chain_at_limit(ring);
 	return 1;
