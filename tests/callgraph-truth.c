@@ -160,6 +160,7 @@ static void compare(struct run *r, int mode, const struct pr_sink_sample *smp,
 		if (in_no_fp_object(r, &m[i])) {
 			fg->cut_no_fp++;
 			nm = i + 1;
+			break;
 		}
 	}
 	differ = differing(t, nt, m, nm, false, &first);
