@@ -33,6 +33,7 @@ struct sample {
 	unsigned long long ns;
 	char *header;     /* "TID TIME:" as perf printed it */
 	char *frames;     /* user frame lines, each ending in '\n' */
+	int nr_lines;     /* frame lines read, kernel and pseudo frames too */
 	int paired;
 	/* A wait under way when the capture started ("[off-cpu: blocked
 	 * since before the start]", from the snapshot taken at attach):
@@ -133,11 +134,17 @@ static void read_listing(const char *path, struct listing *l)
 			fprintf(stderr, "%s: a frame outside a sample: %s\n", path, line);
 			exit(2);
 		}
-		/* Its frame: the label with sym in the fields, else address 0
-		 * in no file (no frame of code is there). */
+		/* Its frame, the sample's first (the leaf's place): the label
+		 * with sym in the fields, else address 0 in no file (no frame
+		 * of code is there).  The same "0 ([unknown])" last, after a
+		 * stack's frames, is the "[truncated]" mark of a stack the copy
+		 * cut: a thread preempted before its first instruction, whose
+		 * fresh stack the kernel could not copy, has clone3's frame and
+		 * that mark, and its switch is one perf sampled too. */
 		if (strstr(line, "blocked since before the start") ||
-		    !strcmp(line + strspn(line, "\t "), "0 ([unknown])"))
+		    (!cur->nr_lines && !strcmp(line + strspn(line, "\t "), "0 ([unknown])")))
 			cur->before_start = 1;
+		cur->nr_lines++;
 		if (strstr(line, "([kernel.kallsyms])") || strstr(line, "off-cpu"))
 			continue;
 		append(&cur->frames, line);
