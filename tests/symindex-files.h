@@ -239,6 +239,10 @@ static inline struct pr__ixcache_stats name_with_cache(struct opened *o, const c
 	 * opened with libdwfl, nor held for its names. */
 	ck_assert_msg(!st.mapped || (!c.m->dwfl && !c.m->mod && !c.m->nr_elves),
 		      "%s: a mapped index, and the file opened all the same", path);
+	/* And its symbols are looked up where the index is mapped, not
+	 * copied out of it. */
+	ck_assert_msg(!st.mapped || (c.m->ixsyms && !c.m->syms.nr && !c.m->syms.v),
+		      "%s: a mapped index, and its %zu symbols copied", path, c.m->syms.nr);
 	close_file(&c);
 	return st;
 }

@@ -152,7 +152,7 @@ static size_t module_bytes(const struct sym_module *m)
 {
 	/* Its resolved frames: a slot each, in a table at most half full. */
 	return sizeof(*m) + m->syms.cap * sizeof(*m->syms.v) +
-	       (m->names ? m->syms.nr * sizeof(*m->names) : 0) + m->arena.bytes +
+	       (m->names ? pr__sym_nr_symbols(m) * sizeof(*m->names) : 0) + m->arena.bytes +
 	       (m->cus.cap + m->func_names.cap + m->files.cap) * sizeof(*m->cus.slots) +
 	       m->nr_spans * 16 + m->zbytes + m->index_bytes +
 	       2 * m->nr_results * sizeof(struct sym_slot);

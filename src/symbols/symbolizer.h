@@ -39,6 +39,7 @@ struct a2l_sym {
 	const char *name;            /* in an ELF file the module holds, or its index */
 };
 struct pr__ixshare;
+struct pr__ixsyms;
 struct pr__ixshare_file;
 
 /* Functions inlined into each other at one address, at most. */
@@ -84,7 +85,10 @@ struct sym_module {
 	size_t nr_a2l;
 	bool a2l_read;
 	struct pr_symtab syms;
-	const char **names;          /* syms' names demangled, as asked for */
+	/* Or, named from its cached index, the index's own table, searched
+	 * where it is mapped (symindex_syms.c), syms left empty. */
+	const struct pr__ixsyms *ixsyms;
+	const char **names;          /* its symbols' names demangled, as asked for */
 	bool dwarf_checked, has_dwarf;
 	Dwarf *dwarf;                /* its DWARF (libdwfl's), once checked */
 	Dwarf_Addr dwarf_bias;
@@ -256,6 +260,8 @@ void pr__sym_module_free(struct sym_module *m);
 void pr__sym_dwarf_free(struct sym_module *m);
 /* The symbols addr2line picks among, read from the session once. */
 void pr__sym_addr2line_read(struct sym_module *m);
+/* How many symbols the module has: its table's, or its index's. */
+size_t pr__sym_nr_symbols(const struct sym_module *m);
 /* The ELF symbol addr2line takes link-time `vaddr` to be in (its start
  * in *start), or NULL (symfile.c). */
 const char *pr__sym_addr2line_symbol(struct sym_module *m, uint64_t vaddr, uint64_t *start);

@@ -86,12 +86,23 @@ static void read_symbols(struct sym_module *m)
 	free(ifuncs);
 }
 
+size_t pr__sym_nr_symbols(const struct sym_module *m)
+{
+	return m->ixsyms ? m->ixsyms->nr_syms : m->syms.nr;
+}
+
 void pr__sym_addr2line_read(struct sym_module *m)
 {
 	int n;
 	size_t cap = 0;
 
-	if (m->a2l_read || !m->mod)
+	if (m->a2l_read)
+		return;
+	if (m->ixsyms) {
+		pr__ixsyms_load_a2l(m->ixsyms, m);
+		return;
+	}
+	if (!m->mod)
 		return;
 	m->a2l_read = true;
 	n = dwfl_module_getsymtab(m->mod);
@@ -191,13 +202,7 @@ static bool from_index(struct pr_symbolizer *s, struct sym_module *m)
 		return false;
 	if (!(ix = pr__sym_index_shared(s, m, cached_index, &shared, &taken, &bias)))
 		return false;
-	if (pr__ixsyms_load(pr__symindex_syms(ix), m)) {
-		if (shared)
-			pr__ixshare_file_put(shared);
-		else
-			pr__symindex_free(ix);
-		return false;
-	}
+	pr__ixsyms_attach(pr__symindex_syms(ix), m);
 	m->shared = shared;
 	m->dwarf_bias = bias;
 	m->index_tried = m->dwarf_checked = true;
@@ -377,14 +382,27 @@ static const char *plt_name(struct pr_symbolizer *s, struct pr_arena *a, const c
 	return out;
 }
 
-/* A symbol's name, demangled the first time it is asked for. */
-static const char *symbol_name(struct pr_symbolizer *s, struct sym_module *m,
-			       const struct pr_sym *sym)
+/* The symbol at `vaddr` into *out, and its place among the module's
+ * (its index's, when it was named from one): false for none. */
+static bool symbol_at(const struct sym_module *m, uint64_t vaddr, struct pr_sym *out, size_t *i)
 {
-	size_t i = (size_t)(sym - m->syms.v);
+	const struct pr_sym *sym;
 
+	if (m->ixsyms)
+		return pr__ixsyms_find(m->ixsyms, vaddr, out, i);
+	if (!(sym = pr__symtab_find(&m->syms, vaddr)))
+		return false;
+	*out = *sym;
+	*i = (size_t)(sym - m->syms.v);
+	return true;
+}
+
+/* The `i`th symbol's name, demangled the first time it is asked for. */
+static const char *symbol_name(struct pr_symbolizer *s, struct sym_module *m,
+			       const struct pr_sym *sym, size_t i)
+{
 	if (!m->names) {
-		m->names = calloc(m->syms.nr, sizeof(*m->names));
+		m->names = calloc(pr__sym_nr_symbols(m), sizeof(*m->names));
 		if (!m->names)
 			return NULL;
 	}
@@ -398,23 +416,24 @@ int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t
 			 struct pr_symbol *out)
 {
 	struct pr_sym_func chain[MAX_INLINE], *funcs;
-	const struct pr_sym *sym;
+	struct pr_sym sym;
 	uint64_t vaddr;
-	size_t nr = 0;
+	size_t nr = 0, i;
+	bool found;
 
 	out->module = m->origin;
 	if (!m->opened || !offset_to_vaddr(m, off, &vaddr))
 		return 0;
-	sym = pr__symtab_find(&m->syms, vaddr);
-	if (sym && (out->name = symbol_name(s, m, sym)) && out->name[0]) {
-		out->offset = vaddr - sym->start;
+	found = symbol_at(m, vaddr, &sym, &i);
+	if (found && (out->name = symbol_name(s, m, &sym, i)) && out->name[0]) {
+		out->offset = vaddr - sym.start;
 		out->source = PR_SYM_SYMTAB;
 		s->stats.named++;
 	} else {
 		out->name = NULL;
 	}
 	if (!s->no_inline)
-		nr = pr__sym_inline_chain(s, m, vaddr, out->name, out->name ? sym->start : 0,
+		nr = pr__sym_inline_chain(s, m, vaddr, out->name, out->name ? sym.start : 0,
 					  chain);
 	if (!nr)
 		return 0;

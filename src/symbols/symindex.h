@@ -18,6 +18,7 @@ struct sym_module;
 struct pr__symindex;
 struct ixs_sym;
 struct ixs_a2l;
+struct pr_sym;
 
 /*
  * The index of module `m`'s DWARF, built with libdw as the symbolizer
@@ -136,10 +137,22 @@ bool pr__ixsyms_sound(const struct pr__ixsyms *x, const char **why);
 /* The index's symbols, every index has them. */
 const struct pr__ixsyms *pr__symindex_syms(const struct pr__symindex *ix);
 /*
- * Module `m`'s symbol table and addr2line's candidates made from `x`, in
- * place of reading its ELF files: names point into `x`'s, which must
- * outlive the module's tables.  0 or -ENOMEM (`m` as it was).
+ * Module `m` named from `x`, in place of reading its ELF files: its own
+ * tables emptied, its symbols looked up in `x` where it is mapped
+ * (pr__ixsyms_find()), addr2line's candidates taken from it when first
+ * asked for (pr__ixsyms_load_a2l()).  `x` must outlive the module's use
+ * of it.
  */
-int pr__ixsyms_load(const struct pr__ixsyms *x, struct sym_module *m);
+void pr__ixsyms_attach(const struct pr__ixsyms *x, struct sym_module *m);
+/* The symbol at `addr`, as pr__symtab_find() picks it from the table
+ * the index was made of, into *out (its name in `x`), and its place in
+ * the table into *i: false for none. */
+bool pr__ixsyms_find(const struct pr__ixsyms *x, uint64_t addr, struct pr_sym *out, size_t *i);
+/* The `i`th symbol of its table (i below nr_syms), as pr__ixsyms_find()
+ * gives it. */
+void pr__ixsyms_get(const struct pr__ixsyms *x, size_t i, struct pr_sym *out);
+/* addr2line's candidates copied into the module's table (their names
+ * point into `x`): 0 or -ENOMEM (`m` as it was). */
+int pr__ixsyms_load_a2l(const struct pr__ixsyms *x, struct sym_module *m);
 
 #endif /* PR_SYMINDEX_H */

@@ -8,6 +8,7 @@
  * local, fewer leading underscores, the longer name, the earlier in the
  * table.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -186,20 +187,30 @@ void pr__symtab_sort(struct pr_symtab *t)
 	t->sorted = t->nr;
 }
 
-const struct pr_sym *pr__symtab_find(const struct pr_symtab *t, uint64_t addr)
+size_t pr__symtab_find_in(const void *base, size_t nr, size_t size, uint64_t addr)
 {
-	size_t lo = pr__upper_bound(t->v, t->nr, sizeof(*t->v), addr);
+	size_t lo = pr__upper_bound(base, nr, size, addr);
 
 	/* A sized symbol may end before the next starts: gaps are no one's.
 	 * One that ends early may sit inside a longer one before it.  A
 	 * symbol without room matches its own address. */
 	for (size_t i = lo, back = 0; i > 0 && back < 4; i--, back++) {
-		const struct pr_sym *s = &t->v[i - 1];
+		uint64_t se[2];
 
-		if (addr < s->end || addr == s->start)
-			return s;
+		memcpy(se, (const char *)base + (i - 1) * size, sizeof(se));
+		if (addr < se[1] || addr == se[0])
+			return i - 1;
 	}
-	return NULL;
+	return nr;
+}
+
+const struct pr_sym *pr__symtab_find(const struct pr_symtab *t, uint64_t addr)
+{
+	size_t i = pr__symtab_find_in(t->v, t->nr, sizeof(*t->v), addr);
+
+	_Static_assert(offsetof(struct pr_sym, start) == 0 &&
+		       offsetof(struct pr_sym, end) == sizeof(uint64_t), "start, end first");
+	return i < t->nr ? &t->v[i] : NULL;
 }
 
 void pr__symtab_free(struct pr_symtab *t)

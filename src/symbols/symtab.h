@@ -36,6 +36,10 @@ void pr__symtab_finish(struct pr_symtab *t);
  * overlap, the later start wins). */
 void pr__symtab_sort(struct pr_symtab *t);
 const struct pr_sym *pr__symtab_find(const struct pr_symtab *t, uint64_t addr);
+/* The same search over `nr` entries of `size` bytes at `base`, finished
+ * as a table is, each starting with its start and end (uint64_t, as
+ * struct pr_sym does): the index of the one that has `addr`, or `nr`. */
+size_t pr__symtab_find_in(const void *base, size_t nr, size_t size, uint64_t addr);
 void pr__symtab_free(struct pr_symtab *t);
 
 #endif /* PR_SYMTAB_H */

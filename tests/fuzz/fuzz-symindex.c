@@ -46,18 +46,26 @@ static void look_up(const struct pr__symindex *ix, uint64_t pc)
 /* Every name of the file's symbols, as a module takes them. */
 static void names(const struct pr__symindex *ix)
 {
+	const struct pr__ixsyms *x = pr__symindex_syms(ix);
 	struct sym_module *m = calloc(1, sizeof(*m));
+	struct pr_sym sym;
+	size_t at;
 
-	if (!m || pr__ixsyms_load(pr__symindex_syms(ix), m)) {
-		free(m);
+	if (!m)
 		return;
+	pr__ixsyms_attach(x, m);
+	for (size_t i = 0; i < x->nr_syms; i++) {
+		pr__ixsyms_get(x, i, &sym);
+		sink += strlen(sym.name) + sym.binding;
+		/* Its own start finds it, or one of the symbols that share
+		 * or cover it. */
+		if (pr__ixsyms_find(x, sym.start, &sym, &at))
+			sink += at;
 	}
-	for (size_t i = 0; i < m->syms.nr; i++)
-		sink += strlen(m->syms.v[i].name) + m->syms.v[i].binding;
-	for (size_t i = 0; i < m->nr_a2l; i++)
-		sink += strlen(m->a2l[i].name);
-	sink += pr__symtab_find(&m->syms, sink) != NULL;
-	pr__symtab_free(&m->syms);
+	if (!pr__ixsyms_load_a2l(x, m))
+		for (size_t i = 0; i < m->nr_a2l; i++)
+			sink += strlen(m->a2l[i].name);
+	sink += pr__ixsyms_find(x, sink, &sym, &at);
 	free(m->a2l);
 	free(m);
 }
