@@ -204,7 +204,10 @@ struct pr_reader_opts {
 	 * PR_DEFAULT_RING_PAGES, more (up to 4x) so that a ring holds
 	 * about 250 samples of the larger stack copy (1000 with off_cpu:
 	 * switches come in bursts), or less to fit perf_event_mlock_kb
-	 * (see there). */
+	 * (see there).  Sampled by frequency (every event, none a `desc`
+	 * one) at fewer than 250 samples a second per CPU in all, and
+	 * without off_cpu, it holds a second of samples instead, at least
+	 * 128 pages: 256 pages at 99 Hz with 8 KiB stacks. */
 	uint32_t ring_pages;
 	/* Where diagnostics go; may be NULL (they are dropped). */
 	pr_log_fn log;

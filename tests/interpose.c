@@ -57,7 +57,7 @@ static void note(enum call what, unsigned long req, const struct perf_event_attr
 		calls[nr_calls++] = (struct call_log){
 			what, req, a ? a->disabled : false, a ? a->type : 0,
 			a ? a->config : 0, a && a->exclude_kernel, a && a->exclude_user,
-			group_fd };
+			group_fd, 0 };
 }
 
 long __real_syscall(long n, ...);
@@ -115,6 +115,8 @@ void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t o
 void *__wrap_mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
 	note(CALL_MMAP, 0, NULL, -1);
+	if (nr_calls)
+		calls[nr_calls - 1].len = len;
 	if (should_fail()) {
 		errno = fail_errno;
 		return MAP_FAILED;

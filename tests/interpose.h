@@ -26,6 +26,7 @@ struct call_log {
 	bool exclude_kernel;      /* open: attr->exclude_kernel */
 	bool exclude_user;        /* open: attr->exclude_user */
 	int group_fd;             /* open: its group_fd argument */
+	size_t len;               /* mmap: the length mapped */
 };
 
 extern struct call_log calls[4096];

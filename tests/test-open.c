@@ -269,6 +269,63 @@ START_TEST(a_ring_too_small_for_one_sample_is_refused)
 }
 END_TEST
 
+/* The pages of the rings one reader of every CPU mapped, each the same
+ * size (0: none, or not all alike). */
+static size_t ring_pages_of(const struct pr_event_opts *ev)
+{
+	PR_OPTS(pr_reader_opts, o, .event = ev, .log = keep_log);
+	struct pr_reader *r;
+	size_t len = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+
+	reset_hooks();
+	r = pr_reader_open_cpus(NULL, 0, &o);
+	ck_assert_msg(r, "%s", logtext);
+	for (int i = 0; i < nr_calls; i++) {
+		if (calls[i].what != CALL_MMAP)
+			continue;
+		if (len && calls[i].len != len)
+			len = SIZE_MAX;
+		else if (!len)
+			len = calls[i].len;
+	}
+	pr_reader_close(r);
+	reset_hooks();
+	/* One page of each mapping is the ring's control page. */
+	return len && len != SIZE_MAX ? len / page - 1 : 0;
+}
+
+/* A ring holds about 250 samples of the stack copy, at least 2 MiB; a
+ * rate too slow to fill that in a second gets a ring of a second of
+ * samples, at least 128 pages, where the mapping's cost (the kernel
+ * zeroes every page) would be most of its use.  A period or an event of
+ * its own has no rate known in advance. */
+START_TEST(a_ring_holds_a_second_of_samples_at_a_low_rate)
+{
+	PR_OPTS(pr_event_opts, slow, .freq = 99);
+	PR_OPTS(pr_event_opts, fast, .freq = 999);
+	PR_OPTS(pr_event_opts, big, .freq = 99, .stack_size = 32768);
+	PR_OPTS(pr_event_opts, tiny, .freq = 99, .stack_size = 512);
+	PR_OPTS(pr_event_opts, period, .period = 10000000);
+	size_t s = ring_pages_of(&slow), f = ring_pages_of(&fast), b = ring_pages_of(&big),
+	       t = ring_pages_of(&tiny), p = ring_pages_of(&period);
+
+	ck_assert_msg(s && f && b && t && p, "rings of %zu %zu %zu %zu %zu pages", s, f, b, t,
+		      p);
+	if (geteuid() != 0) {
+		/* Under perf_event_mlock_kb, all may be cut to what fits. */
+		ck_assert_uint_le(s, f);
+		return;
+	}
+	ck_assert_uint_eq(f, PR_DEFAULT_RING_PAGES);
+	ck_assert_uint_eq(p, PR_DEFAULT_RING_PAGES);
+	/* 99 samples of 8 KiB and their headers: past 128 pages. */
+	ck_assert_uint_eq(s, 256);
+	ck_assert_uint_eq(t, 128);
+	/* 99 of 32 KiB: 3.2 MB, still under the 250 samples' 8 MiB. */
+	ck_assert_uint_eq(b, 1024);
+}
+END_TEST
+
 START_TEST(offline_cpus_are_skipped_silently)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -501,6 +558,7 @@ int main(void)
 	tcase_add_test(tc, enabling_a_command_that_died_first_is_an_error_not_a_sigpipe);
 	tcase_add_test(tc, the_callers_signal_handlers_do_not_run_in_the_waiting_command);
 	tcase_add_test(tc, a_ring_too_small_for_one_sample_is_refused);
+	tcase_add_test(tc, a_ring_holds_a_second_of_samples_at_a_low_rate);
 	tcase_add_test(tc, offline_cpus_are_skipped_silently);
 	tcase_add_test(tc, no_cpu_at_all_is_an_error);
 	tcase_add_test(tc, hardware_cycles_are_used_when_the_pmu_answers);

@@ -32,13 +32,28 @@ static bool has_cap_ipc_lock(void)
  * 250 samples whatever their size: at 10 kHz, 32 KiB stacks filled 512
  * pages in 6 ms and lost 4.6% (BENCHMARKS.md).  `stack` is the largest
  * copy of any event: switch-out samples come at up to 20 000/s per CPU
- * on a switch-heavy program, faster than CPU samples. */
-static uint32_t default_ring_pages(uint32_t stack, uint32_t samples)
+ * on a switch-heavy program, faster than CPU samples.
+ *
+ * Sampled at a known `rate` (per CPU, 0: unknown) too slow to fill that
+ * in a second, the ring holds a second of samples, and no less than
+ * perf record's default (128 pages): at 99 Hz with 8 KiB stacks, 1 MiB
+ * instead of 2 MiB per CPU (each tolerating a reader late by 0.6 s, where
+ * the 10 kHz ring above tolerates 12 ms).  The kernel zeroes every page
+ * of a ring when it is mapped: 6-10 % of a five-second live run's CPU at
+ * 99 Hz on two CPUs went to that; and an agent on a host of many CPUs
+ * holds them all. */
+#define MIN_RING_PAGES 128
+
+static uint32_t default_ring_pages(uint32_t stack, uint32_t samples, uint64_t rate)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	long kb;
 	uint32_t pages = PR_DEFAULT_RING_PAGES;
 
+	if (rate && rate < samples) {
+		samples = (uint32_t)rate;
+		pages = MIN_RING_PAGES;
+	}
 	while (pages < 4 * PR_DEFAULT_RING_PAGES &&
 	       (uint64_t)pages * (uint64_t)page < (uint64_t)stack * samples)
 		pages *= 2;
@@ -95,6 +110,23 @@ static size_t nr_sampling(const struct pr_reader_opts *opts)
 	size_t n = nr_sampled(opts);
 
 	return PR_OPTS_GET(opts, read_group, false) && n ? 1 : n;
+}
+
+/* The samples per second per CPU the sampled events ask for together: 0
+ * (unknown) when one samples by period, or is an event of its own
+ * (a tracepoint's rate is the program's). */
+static uint64_t asked_rate(const struct pr_reader_opts *opts)
+{
+	uint64_t rate = 0;
+
+	for (size_t i = 0; i < nr_sampling(opts); i++) {
+		const struct pr_event_opts *ev = sampled_opts(opts, i);
+
+		if (PR_OPTS_GET(ev, period, 0) || PR_OPTS_GET(ev, desc, NULL))
+			return 0;
+		rate += PR_OPTS_GET(ev, freq, PR_DEFAULT_FREQ);
+	}
+	return rate;
 }
 
 /* The stack an event copies: none with the kernel's chain alone. */
@@ -200,7 +232,8 @@ int pr__reader_check_opts(struct pr_reader *r, const struct pr_reader_opts *opts
 	 * switches/s, rings of 250 8 KiB samples lost 0-2 %, of 1000 none
 	 * (BENCHMARKS.md). */
 	if (!pages)
-		pages = default_ring_pages(stack, off_cpu_opts(opts) ? 1024 : 256);
+		pages = off_cpu_opts(opts) ? default_ring_pages(stack, 1024, 0) :
+					     default_ring_pages(stack, 256, asked_rate(opts));
 	if (pages & (pages - 1) || pages > PR_MAX_RING_PAGES) {
 		pr__log(&r->lg, PR_LOG_ERROR,
 			"ring size of %u pages is invalid: use a power of two up to %u",
