@@ -14,6 +14,9 @@
  *        test-symindex-file --seeds DIR FILE...   (tests/fuzz/make-seeds.sh:
  * each FILE's index file into DIR, for the fuzzer)
  */
+#include <dwarf.h>
+
+#include "symbols/symdwarf.h"
 #include "symindex-files.h"
 
 /* The file's layout, as symindex_file.c's comment gives it. */
@@ -523,14 +526,33 @@ START_TEST(write_seeds)
 
 		open_file(&o, path, NULL, true);
 		k = key_of(o.m);
-		ck_assert_ptr_nonnull(ix = pr__symindex_build(o.s, o.m));
-		b = file_bytes(ix, &k, &len);
-		snprintf(name, sizeof(name), "%s/%s.dsix", seeds_dir, base + 1);
-		ck_assert_ptr_nonnull(f = fopen(name, "wb"));
-		ck_assert_uint_eq(fwrite(b, 1, len, f), len);
-		ck_assert_int_eq(fclose(f), 0);
-		free(b);
-		pr__symindex_free(ix);
+		/* Whole, and partial: of its first unit alone. */
+		for (int partial = 0; partial < 2; partial++) {
+			Dwarf_CU *cu;
+			Dwarf_Die cudie;
+			Dwarf_Half version;
+			uint8_t type;
+			uint64_t first;
+
+			if (!partial) {
+				ck_assert_ptr_nonnull(ix = pr__symindex_build(o.s, o.m));
+			} else {
+				ck_assert(pr__sym_dwarf_open(o.s, o.m));
+				ck_assert_int_eq(dwarf_get_units(o.m->dwarf, NULL, &cu, &version,
+								 &type, &cudie, NULL), 0);
+				first = dwarf_dieoffset(&cudie);
+				ck_assert_ptr_nonnull(ix = pr__symindex_build_units(o.s, o.m, &first,
+										    1));
+			}
+			b = file_bytes(ix, &k, &len);
+			snprintf(name, sizeof(name), "%s/%s%s.dsix", seeds_dir, base + 1,
+				 partial ? ".partial" : "");
+			ck_assert_ptr_nonnull(f = fopen(name, "wb"));
+			ck_assert_uint_eq(fwrite(b, 1, len, f), len);
+			ck_assert_int_eq(fclose(f), 0);
+			free(b);
+			pr__symindex_free(ix);
+		}
 		close_file(&o);
 		free(path);
 	}

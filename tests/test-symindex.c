@@ -13,6 +13,7 @@
  * damaged copies.  @FILE: a file without DWARF, named from its symbols.
  */
 #include <check.h>
+#include <dwarf.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #include "checkmain.h"
 #include "opened-files.h"
+#include "symbols/symcache.h"
 #include "symbols/symdwarf.h"
 #include "symbols/symindex.h"
 
@@ -30,6 +32,7 @@ struct tally {
 	size_t only_index;           /* named by the index alone (damaged files) */
 	size_t lines, lines_differ;  /* addresses with a line; with another one */
 	size_t named;                /* frames with a symbol's name */
+	size_t uncovered;            /* addresses a partial index does not answer */
 };
 
 static void say_chain(const char *what, const struct pr_sym_func *f, size_t nr)
@@ -55,12 +58,85 @@ static bool same_chain(const struct pr_sym_func *a, size_t na, const struct pr_s
 	return true;
 }
 
+/* The units of module `m`'s DWARF (compile units' DIE offsets, in order),
+ * into *out: how many. */
+static size_t units_of(struct sym_module *m, uint64_t **out)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Die cudie;
+	Dwarf_Half version;
+	uint8_t type;
+	size_t nr = 0;
+
+	*out = NULL;
+	while (dwarf_get_units(m->dwarf, cu, &next, &version, &type, &cudie, NULL) == 0) {
+		cu = next;
+		if (type != DW_UT_compile && type != DW_UT_skeleton)
+			continue;
+		ck_assert_ptr_nonnull(*out = realloc(*out, (nr + 1) * sizeof(**out)));
+		(*out)[nr++] = dwarf_dieoffset(&cudie);
+	}
+	return nr;
+}
+
+/* The tables of the index partial_index() made, which it does not own. */
+static void *adopted[PR_IX_MAX_TABLES];
+static size_t nr_adopted;
+
+static void free_adopted(void)
+{
+	while (nr_adopted)
+		free(adopted[--nr_adopted]);
+}
+
+/* Module `m`'s partial index of every other unit (the first, third ...),
+ * read back from its tables as a file's are (pr__symindex_adopt()). */
+static struct pr__symindex *partial_index(struct pr_symbolizer *s, struct sym_module *m)
+{
+	struct pr__ix_table t[PR_IX_MAX_TABLES];
+	struct pr__symindex *built, *read;
+	uint64_t *units, *some;
+	size_t nr, k = 0, n;
+	const uint64_t *got;
+	const char *why = NULL;
+	void *copy;
+
+	if (!pr__sym_dwarf_open(s, m)) {
+		errno = ENOENT;
+		return NULL;
+	}
+	nr = units_of(m, &units);
+	ck_assert_ptr_nonnull(some = malloc((nr + 1) * sizeof(*some)));
+	for (size_t i = 0; i < nr; i += 2)
+		some[k++] = units[i];
+	ck_assert_ptr_nonnull(built = pr__symindex_build_units(s, m, some, k));
+	ck_assert(pr__symindex_partial(built));
+	/* The tables copied into one block, as a mapped file's are. */
+	n = pr__symindex_tables(built, t);
+	for (size_t i = 0; i < n; i++) {
+		ck_assert_ptr_nonnull(copy = malloc(t[i].count * t[i].entry_size + 1));
+		memcpy(copy, t[i].base, t[i].count * t[i].entry_size);
+		t[i].base = copy;
+	}
+	for (size_t i = 0; i < n; i++)
+		adopted[nr_adopted++] = (void *)t[i].base;
+	read = pr__symindex_adopt(t, n, NULL, 0, &why);
+	ck_assert_msg(read, "a partial index's tables refused: %s", why);
+	ck_assert(pr__symindex_partial(read));
+	ck_assert_uint_eq(pr__symindex_units(read, &got), k);
+	ck_assert(!k || !memcmp(got, some, k * sizeof(*got)));
+	pr__symindex_free(built);
+	free(units);
+	free(some);
+	return read;
+}
+
 /* Every STEP-th address of `path`'s executable segments, both ways; in
  * symbols named `fake` (NULL: their own names).  `damaged`: an address
  * libdw's path names nothing at may have the index's name (counted in
  * only_index, not in differ). */
 static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
-				 const char *fake, bool damaged)
+				 const char *fake, bool damaged, bool partial)
 {
 	struct pr_model *model = pr_model_new(NULL);
 	struct pr_record r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
@@ -80,7 +156,7 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 			       .map_end = map->end };
 	ck_assert_ptr_nonnull(m = pr__sym_module_of(s, PID, &f));
 	ck_assert_msg(m->mod && m->elf, "%s: not opened", path);
-	ix = pr__symindex_build(s, m);
+	ix = partial ? partial_index(s, m) : pr__symindex_build(s, m);
 	/* None only for a file libdw finds no DWARF in. */
 	ck_assert_msg(ix || (errno == ENOENT && !m->has_dwarf), "%s: no index: %s", path,
 		      strerror(errno));
@@ -97,12 +173,19 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 			/* In the fake symbols, every other address is in one
 			 * starting elsewhere. */
 			uint64_t start = !sym ? 0 : sym->start + (fake && (a & 1));
-			size_t nw = pr__sym_dwarf_chain(s, m, a, sym_name, start, want);
-			size_t ng = pr__symindex_chain(ix, a - m->dwarf_bias, no_lines, sym_name,
-						       start - m->dwarf_bias, got);
+			size_t nw, ng;
 			const char *file;
 			uint32_t line;
-			bool has = pr__symindex_line(ix, a - m->dwarf_bias, &file, &line);
+			bool has;
+
+			if (!pr__symindex_covers(ix, a - m->dwarf_bias)) {
+				t.uncovered++;
+				continue;
+			}
+			nw = pr__sym_dwarf_chain(s, m, a, sym_name, start, want);
+			ng = pr__symindex_chain(ix, a - m->dwarf_bias, no_lines, sym_name,
+						start - m->dwarf_bias, got);
+			has = pr__symindex_line(ix, a - m->dwarf_bias, &file, &line);
 
 			/* Built without lines, the index has no line table. */
 			ck_assert(has == !no_lines);
@@ -131,9 +214,11 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 		}
 	}
 	fprintf(stderr, "%s: %zu addresses, %zu in functions, %zu in inlined calls, %zu differ; "
-		"%zu with a line, %zu differ; index %zu bytes\n", path, t.addrs, t.covered,
-		t.inlined, t.differ, t.lines, t.lines_differ, ix ? pr__symindex_bytes(ix) : 0);
+		"%zu with a line, %zu differ; %zu not covered; index %zu bytes\n", path, t.addrs,
+		t.covered, t.inlined, t.differ, t.lines, t.lines_differ, t.uncovered,
+		ix ? pr__symindex_bytes(ix) : 0);
 	pr__symindex_free(ix);
+	free_adopted();
 	pr_symbolizer_free(s);
 	pr_model_free(model);
 	return t;
@@ -224,9 +309,11 @@ static struct tally compare_symbolizers(const char *path, uint64_t step, bool no
 	return t;
 }
 
-static void compare_all(bool no_lines, const char *fake)
+/* Every file given, both ways; with `partial`, its index of every other
+ * unit, where that covers. */
+static void compare_all(bool no_lines, const char *fake, bool partial)
 {
-	size_t renamed = 0, inlined = 0;
+	size_t renamed = 0, inlined = 0, uncovered = 0;
 
 	for (int i = 0; i < nr_files; i++) {
 		uint64_t step;
@@ -236,10 +323,11 @@ static void compare_all(bool no_lines, const char *fake)
 		if (symbols_only(i))
 			continue;
 		path = file_arg(i, &step, NULL);
-		t = compare_file(path, step, no_lines, fake, false);
+		t = compare_file(path, step, no_lines, fake, false, partial);
 
 		renamed += t.renamed;
 		inlined += t.inlined;
+		uncovered += t.uncovered;
 		/* The files hold functions (and but for the assembly,
 		 * inlined calls): empty chains compared would prove nothing. */
 		ck_assert_msg(t.covered > t.addrs / 4, "%s: %zu of %zu addresses in functions",
@@ -255,6 +343,7 @@ static void compare_all(bool no_lines, const char *fake)
 	}
 	ck_assert_msg(inlined, "no address in an inlined call");
 	ck_assert_msg(!fake || renamed, "no function took the symbol's name");
+	ck_assert_msg(!partial || uncovered, "every address covered: no unit left out");
 }
 
 /* Where section `want` of ELF image `buf` is; false when absent. */
@@ -337,7 +426,7 @@ START_TEST(a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw)
 			ck_assert_ptr_nonnull(out = fopen(copy, "wb"));
 			ck_assert_uint_eq(fwrite(work, 1, len, out), len);
 			ck_assert_int_eq(fclose(out), 0);
-			t = compare_file(copy, 1, false, NULL, true);
+			t = compare_file(copy, 1, false, NULL, true, false);
 			damaged++;
 			differ += t.differ + t.lines_differ;
 			if (t.differ || t.only_index)
@@ -455,7 +544,7 @@ END_TEST
 
 START_TEST(the_index_names_every_address_as_libdw_does)
 {
-	compare_all(false, NULL);
+	compare_all(false, NULL, false);
 }
 END_TEST
 
@@ -464,13 +553,184 @@ END_TEST
  * that starts elsewhere does not. */
 START_TEST(a_symbol_starting_where_a_qualified_function_does_names_it_in_both)
 {
-	compare_all(false, "ds::from_the_symbol_table");
+	compare_all(false, "ds::from_the_symbol_table", false);
+}
+END_TEST
+
+/* File offset `off` of module `m`'s code as a DWARF address. */
+static uint64_t vaddr_of(const struct sym_module *m, uint64_t off)
+{
+	for (size_t i = 0; i < m->elf->nr_seg; i++) {
+		const struct pr_elf_segment *seg = &m->elf->seg[i];
+
+		if (off >= seg->offset && off - seg->offset < seg->filesz)
+			return seg->vaddr + (off - seg->offset) - m->dwarf_bias;
+	}
+	ck_abort_msg("offset 0x%llx in no segment", (unsigned long long)off);
+	return 0;
+}
+
+/* A partial index answers, where it says it does, as libdw does, lines
+ * and all; and it does not answer everywhere. */
+START_TEST(a_partial_index_names_what_it_covers_as_libdw_does)
+{
+	compare_all(false, NULL, true);
+}
+END_TEST
+
+/* A symbolizer that named addresses in a few units of a file through
+ * libdw, and could not afford the whole file's index at its end, stores a
+ * partial one; the next symbolizer maps it and names every frame as one
+ * on libdw alone does: from the index where it covers them, through libdw
+ * (the file's DWARF opened then) where it does not.  And the one after
+ * that maps an index grown by the units of what one more named through
+ * libdw.  (Their index costs less than the whole file's, which the
+ * budget set leaves out.) */
+START_TEST(a_cached_partial_index_and_libdw_name_every_frame_as_libdw_alone)
+{
+	char dir[] = "/tmp/test-symindex-partial-XXXXXX", cmd[64];
+	size_t partial = 0;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	for (int i = 0; i < nr_files; i++) {
+		PR_OPTS(pr_symbolizer_opts, cached, .index_cache_dir = dir);
+		PR_OPTS(pr_symbolizer_opts, bare, .no_index_cache = true);
+		struct pr_model *model;
+		struct pr_record r;
+		struct pr_symbolizer *first, *dw, *ix;
+		const struct pr_map *map;
+		struct sym_module *m;
+		struct pr_frame f;
+		uint64_t step, lo = 1, hi = 0, budget, grow[8];
+		size_t nr_grow = 0;
+		size_t addrs = 0, differ = 0, from_index = 0;
+		char *path;
+
+		if (symbols_only(i))
+			continue;
+		path = file_arg(i, &step, NULL);
+		ck_assert_ptr_nonnull(model = pr_model_new(NULL));
+		r = mmap2(PID, MAP_AT, 1ull << 30, 0, path);
+		ck_assert_int_eq(pr_model_apply(model, &r), 0);
+		ck_assert_ptr_nonnull(map = pr__model_find(model, PID, MAP_AT));
+		f = (struct pr_frame){ .dso = map->dso, .map_start = map->start,
+				       .map_end = map->end };
+		ck_assert_ptr_nonnull(first = pr_symbolizer_new(model, &cached));
+		pr__symbolizer_use_index(first, false);
+		/* Past what the fill rule builds at once, and just under what
+		 * the whole file's index is estimated to cost. */
+		first->index_fill_max = 0;
+		ck_assert_ptr_nonnull(m = pr__sym_module_of(first, PID, &f));
+		budget = pr__sym_dwarf_open(first, m) ? pr__sym_index_whole_ns(m) - 1 : 1;
+		first->fill_budget_ns = budget;
+		for (size_t k = 0; k < m->elf->nr_seg; k++) {
+			const struct pr_elf_segment *seg = &m->elf->seg[k];
+
+			/* Its largest code segment. */
+			if ((seg->flags & PF_X) && (hi < lo || seg->filesz > hi - lo)) {
+				lo = seg->offset;
+				hi = seg->offset + seg->filesz;
+			}
+		}
+		/* A few addresses, in its first tenth. */
+		for (uint64_t off = lo; off < lo + (hi - lo) / 10; off += (hi - lo) / 200 + 1) {
+			struct pr_symbol sym;
+
+			f.dso_ip = off;
+			f.ip = MAP_AT + off;
+			ck_assert_int_eq(pr_symbolizer_symbolize(first, PID, &f, &sym), 0);
+		}
+		pr_symbolizer_free(first);
+
+		ck_assert_ptr_nonnull(dw = pr_symbolizer_new(model, &bare));
+		ck_assert_ptr_nonnull(ix = pr_symbolizer_new(model, &cached));
+		pr__symbolizer_use_index(dw, false);
+		pr__symbolizer_use_index(ix, false);
+		ix->index_fill_max = 0;
+		ix->fill_budget_ns = budget;
+		ck_assert_ptr_nonnull(m = pr__sym_module_of(ix, PID, &f));
+		if (!m->index || !pr__symindex_partial(m->index)) {
+			fprintf(stderr, "%s: no partial index (%s)\n", path,
+				m->index ? "a whole one" : "none");
+			pr_symbolizer_free(ix);
+			pr_symbolizer_free(dw);
+			pr_model_free(model);
+			free(path);
+			continue;
+		}
+		partial++;
+		ck_assert_msg(!m->dwarf, "%s: its DWARF opened with a partial index mapped", path);
+		for (uint64_t off = lo; off < hi; off += step) {
+			struct pr_symbol want, got;
+
+			f.dso_ip = off;
+			f.ip = MAP_AT + off;
+			ck_assert_int_eq(pr_symbolizer_symbolize(dw, PID, &f, &want), 0);
+			ck_assert_int_eq(pr_symbolizer_symbolize(ix, PID, &f, &got), 0);
+			addrs++;
+			from_index += pr__symindex_covers(m->index, vaddr_of(m, off));
+			if (same_symbol(&want, &got))
+				continue;
+			if (differ++ < 10) {
+				fprintf(stderr, "%s: offset 0x%llx named differently\n", path,
+					(unsigned long long)off);
+				say_chain("libdw", want.funcs, want.nr);
+				say_chain("partial index", got.funcs, got.nr);
+			}
+		}
+		fprintf(stderr, "%s, a partial index: %zu addresses, %zu covered by it, %zu differ\n",
+			path, addrs, from_index, differ);
+		ck_assert_msg(!differ, "%s: %zu of %zu addresses named differently", path, differ,
+			      addrs);
+		ck_assert_msg(from_index && from_index < addrs, "%s: %zu of %zu addresses covered",
+			      path, from_index, addrs);
+		/* What it did not cover was named through libdw. */
+		ck_assert_msg(m->dwarf, "%s: its DWARF not opened", path);
+		pr_symbolizer_free(ix);
+
+		/* It named most units through libdw: their index would cost
+		 * more than the whole file's, and none was stored.  One that
+		 * names a few addresses the index does not cover grows it by
+		 * their units, within the budget. */
+		ck_assert_ptr_nonnull(ix = pr_symbolizer_new(model, &cached));
+		ix->index_fill_max = 0;
+		ix->fill_budget_ns = budget;
+		ck_assert_ptr_nonnull(m = pr__sym_module_of(ix, PID, &f));
+		ck_assert(m->index && pr__symindex_partial(m->index));
+		for (uint64_t off = hi - 1; off >= lo && nr_grow < PR_ARRAY_SIZE(grow);
+		     off -= (hi - lo) / 64 + 1) {
+			struct pr_symbol sym;
+
+			if (pr__symindex_covers(m->index, vaddr_of(m, off)))
+				continue;
+			grow[nr_grow++] = off;
+			f.dso_ip = off;
+			f.ip = MAP_AT + off;
+			ck_assert_int_eq(pr_symbolizer_symbolize(ix, PID, &f, &sym), 0);
+		}
+		ck_assert(nr_grow);
+		pr_symbolizer_free(ix);
+		ck_assert_ptr_nonnull(ix = pr_symbolizer_new(model, &cached));
+		ck_assert_ptr_nonnull(m = pr__sym_module_of(ix, PID, &f));
+		ck_assert_msg(m->index && pr__symindex_partial(m->index), "%s: not grown", path);
+		for (size_t k = 0; k < nr_grow; k++)
+			ck_assert_msg(pr__symindex_covers(m->index, vaddr_of(m, grow[k])),
+				      "%s: offset 0x%llx still not covered", path,
+				      (unsigned long long)grow[k]);
+		pr_symbolizer_free(ix);
+		pr_symbolizer_free(dw);
+		pr_model_free(model);
+		free(path);
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+	ck_assert_msg(partial, "no file's index was partial");
 }
 END_TEST
 
 START_TEST(without_lines_the_index_gives_no_call_sites_as_libdw_gives_none)
 {
-	compare_all(true, NULL);
+	compare_all(true, NULL, false);
 }
 END_TEST
 
@@ -487,6 +747,8 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw);
 	tcase_add_loop_test(tc, a_symbolizer_on_the_index_names_every_frame_as_on_libdw, 0, 2);
 	tcase_add_test(tc, without_lines_the_index_gives_no_call_sites_as_libdw_gives_none);
+	tcase_add_test(tc, a_partial_index_names_what_it_covers_as_libdw_does);
+	tcase_add_test(tc, a_cached_partial_index_and_libdw_name_every_frame_as_libdw_alone);
 	tcase_add_test(tc, a_file_without_dwarf_is_named_from_its_symbols_with_libdwfl_closed);
 	tcase_add_test(tc, ds_symindex_in_the_environment_picks_the_path);
 	suite_add_tcase(s, tc);

@@ -109,6 +109,10 @@ struct sym_module {
 	struct pr__ixshare_file *shared;
 	bool cache_looked;           /* the index cache asked when it was opened */
 	bool index_tried;
+	bool reopen_failed;          /* pr__sym_module_reopen() */
+	/* The units libdw's path named addresses in (by DIE offset, to 1),
+	 * for the partial index built at the end (symcache.c). */
+	struct pr_hashmap units_seen;
 	/* Per unit (by DIE offset + 1, shifted left, | 1 for a type unit):
 	 * its functions' address ranges, sorted, and its scopes (symdwarf.c). */
 	struct pr_hashmap cus;
@@ -183,6 +187,8 @@ struct pr_symbolizer {
 	/* CLOCK_MONOTONIC when it was made: a tenth of its life is what
 	 * pr__sym_index_fill_late() may spend. */
 	uint64_t born_ns;
+	/* Or, when not 0, what it may spend (tests). */
+	uint64_t fill_budget_ns;
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
 
@@ -273,6 +279,12 @@ void pr__sym_module_hold_elf(struct sym_module *m, Elf *elf);
  * names its frames no longer needs it: its symbols, and its address
  * index with what the symbolizer shows (symdwarf.c). */
 void pr__sym_module_close(struct sym_module *m);
+/*
+ * Module `m`, named from its cached partial index, its file and DWARF
+ * opened with libdwfl after all, for an address that index does not
+ * cover: whether its DWARF is open.  Tried once.
+ */
+bool pr__sym_module_reopen(struct pr_symbolizer *s, struct sym_module *m);
 /* Resolve file offset `off` of `m` into `sym`: 0 or -ENOMEM. */
 int pr__sym_resolve_file(struct pr_symbolizer *s, struct sym_module *m, uint64_t off,
 			 struct pr_symbol *sym);

@@ -344,7 +344,14 @@ static void keep(struct pr_symbolizer *s, struct sym_module *m, const struct pr_
 
 struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_module *m)
 {
-	struct pr__symindex *ix = pr__symindex_build(s, m);
+	return pr__sym_index_build_units(s, m, NULL, 0);
+}
+
+struct pr__symindex *pr__sym_index_build_units(struct pr_symbolizer *s, struct sym_module *m,
+					       const uint64_t *units, size_t nr)
+{
+	struct pr__symindex *ix = units ? pr__symindex_build_units(s, m, units, nr) :
+				  pr__symindex_build(s, m);
 
 	keep(s, m, ix);
 	return ix;
@@ -397,10 +404,113 @@ static bool build_now(struct pr_symbolizer *s, struct sym_module *m)
 	       (s->ixcache && !s->libdw_only && debug_info_size(m) <= s->index_fill_max);
 }
 
+/* Bytes of the units `units` (sorted DIE offsets) of the module's DWARF,
+ * as debug_info_size() counts the whole. */
+static uint64_t units_size(struct sym_module *m, const uint64_t *units, size_t nr)
+{
+	Dwarf_Off off = 0, next;
+	size_t header;
+	uint64_t total = 0;
+
+	while (dwarf_next_unit(m->dwarf, off, &next, &header, NULL, NULL, NULL, NULL, NULL,
+			       NULL) == 0) {
+		if (pr__sym_unit_in(units, nr, off + header))
+			total += next - off;
+		off = next;
+	}
+	return total;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The units of module `m`'s partial index to build: those libdw's path
+ * named addresses in, and those of the partial indexes `had` (its own)
+ * and `stored` (another worker's or run's), either NULL; sorted, without
+ * repeats, into *out (malloc'd).  How many; 0 when none is new (or out
+ * of memory). */
+static size_t units_wanted(struct sym_module *m, const struct pr__symindex *had,
+			   const struct pr__symindex *stored, uint64_t **out)
+{
+	const uint64_t *u[2] = { NULL, NULL };
+	size_t nr_u[2] = { 0, 0 }, nr = 0, k = 0, cap = m->units_seen.n;
+	uint64_t *v;
+	bool fresh = false;
+
+	if (had)
+		cap += nr_u[0] = pr__symindex_units(had, &u[0]);
+	if (stored)
+		cap += nr_u[1] = pr__symindex_units(stored, &u[1]);
+	if (!m->units_seen.n || !(v = malloc(cap * sizeof(*v))))
+		return 0;
+	for (size_t i = 0; i < m->units_seen.cap; i++)
+		if (m->units_seen.slots[i].value) {
+			uint64_t unit = m->units_seen.slots[i].key;
+
+			/* (NULL to pr__sym_unit_in() is every unit.) */
+			fresh |= !(u[0] && pr__sym_unit_in(u[0], nr_u[0], unit)) &&
+				 !(u[1] && pr__sym_unit_in(u[1], nr_u[1], unit));
+			v[nr++] = unit;
+		}
+	for (int j = 0; j < 2; j++)
+		for (size_t i = 0; i < nr_u[j]; i++)
+			v[nr++] = u[j][i];
+	qsort(v, nr, sizeof(*v), cmp_u64);
+	for (size_t i = 0; i < nr; i++)
+		if (!k || v[k - 1] != v[i])
+			v[k++] = v[i];
+	if (!fresh) {
+		free(v);
+		return 0;
+	}
+	*out = v;
+	return k;
+}
+
 /* What building an index whole costs per byte of .debug_info, rounded up
  * from the figures in symbolizer.h (libc's debug file 55 ns, the churn
- * workload's C++ 76 ns): an estimate, to decide by, never shown. */
+ * workload's C++ 76 ns): an estimate, to decide by, never shown.  A
+ * partial one costs as much per byte of its units, and the reading of
+ * every unit's ranges and of the symbols besides (libc's debug file: about
+ * PARTIAL_NS). */
 #define BUILD_NS_PER_BYTE 80
+#define PARTIAL_NS 10000000
+
+/* Module `m`'s partial index, of the units it named addresses in through
+ * libdw and those its earlier one had, when that fits `budget` (ns, less
+ * what it spends).  `stored`: the cache's, another worker's or run's,
+ * partial too. */
+static void fill_partial(struct pr_symbolizer *s, struct sym_module *m,
+			 const struct pr__symindex *stored, uint64_t now, uint64_t *budget)
+{
+	const struct pr__symindex *had = m->index && pr__symindex_partial(m->index) ?
+					 m->index : NULL;
+	uint64_t *units = NULL, cost;
+	size_t nr = units_wanted(m, had, stored, &units);
+
+	if (!nr)
+		return;
+	cost = units_size(m, units, nr) * BUILD_NS_PER_BYTE + PARTIAL_NS;
+	if (cost <= *budget) {
+		*budget -= cost;
+		pr__log(&s->lg, PR_LOG_DEBUG, "%s: its partial address index (%zu units) built at "
+			"the end, for the next run (%.0f ms estimated, a tenth of the run is %.0f "
+			"ms)", m->origin, nr, (double)cost / 1e6, (double)(now - s->born_ns) / 1e7);
+		pr__symindex_free(pr__sym_index_build_units(s, m, units, nr));
+	}
+	free(units);
+}
+
+uint64_t pr__sym_index_whole_ns(struct sym_module *m)
+{
+	uint64_t size = debug_info_size(m);
+
+	return size > UINT64_MAX / BUILD_NS_PER_BYTE ? UINT64_MAX : size * BUILD_NS_PER_BYTE;
+}
 
 void pr__sym_index_fill_late(struct pr_symbolizer *s)
 {
@@ -408,30 +518,34 @@ void pr__sym_index_fill_late(struct pr_symbolizer *s)
 
 	if (!s->ixcache || s->libdw_only || s->use_index)
 		return;
-	budget = now > s->born_ns ? (now - s->born_ns) / 10 : 0;
+	budget = s->fill_budget_ns ? s->fill_budget_ns :
+		 now > s->born_ns ? (now - s->born_ns) / 10 : 0;
 	for (size_t i = 0; i < s->modules.cap && budget; i++) {
 		struct sym_module *m = s->modules.slots[i].value;
-		struct pr__symindex *ix;
-		uint64_t size, cost;
+		struct pr__symindex *stored;
+		uint64_t cost;
 
 		/* Its DWARF named frames through libdw, still open, and left
-		 * out by the fill rule. */
-		if (!m || m->index || !m->has_dwarf || !m->dwarf || !m->index_tried)
+		 * out by the fill rule; or named some through libdw where its
+		 * partial index did not. */
+		if (!m || (m->index && !pr__symindex_partial(m->index)) || !m->has_dwarf ||
+		    !m->dwarf || !m->index_tried)
 			continue;
-		size = debug_info_size(m);
-		if (size == UINT64_MAX || size > budget / BUILD_NS_PER_BYTE)
-			continue;
-		cost = size * BUILD_NS_PER_BYTE;
-		budget -= cost;
-		/* Another worker's symbolizer, or another run, stored it. */
-		if ((ix = pr__sym_index_cached(s, m))) {
-			pr__symindex_free(ix);
+		/* Another worker's symbolizer, or another run, stored it whole. */
+		if ((stored = pr__sym_index_cached(s, m)) && !pr__symindex_partial(stored)) {
+			pr__symindex_free(stored);
 			continue;
 		}
-		pr__log(&s->lg, PR_LOG_DEBUG, "%s: its address index built at the end, for "
-			"the next run (%.0f ms estimated, a tenth of the run is %.0f ms)",
-			m->origin, (double)cost / 1e6, (double)(now - s->born_ns) / 1e7);
-		pr__symindex_free(pr__sym_index_build(s, m));
+		if ((cost = pr__sym_index_whole_ns(m)) <= budget) {
+			budget -= cost;
+			pr__log(&s->lg, PR_LOG_DEBUG, "%s: its address index built at the end, for "
+				"the next run (%.0f ms estimated, a tenth of the run is %.0f ms)",
+				m->origin, (double)cost / 1e6, (double)(now - s->born_ns) / 1e7);
+			pr__symindex_free(pr__sym_index_build(s, m));
+		} else {
+			fill_partial(s, m, stored, now, &budget);
+		}
+		pr__symindex_free(stored);
 	}
 }
 

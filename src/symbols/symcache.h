@@ -68,6 +68,10 @@ struct pr__symindex *pr__sym_index_cached(struct pr_symbolizer *s, struct sym_mo
  * cache when there is one.  NULL with errno set, as pr__symindex_build().
  */
 struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_module *m);
+/* The same of some units alone (pr__symindex_build_units()); `units`
+ * NULL: the whole file. */
+struct pr__symindex *pr__sym_index_build_units(struct pr_symbolizer *s, struct sym_module *m,
+					       const uint64_t *units, size_t nr);
 /*
  * Module `m`'s own index (NULL for none): mapped from the cache when it
  * holds one, without opening the file's DWARF or its debug file at all
@@ -113,6 +117,9 @@ struct pr__symindex *pr__sym_index_shared(struct pr_symbolizer *s, struct sym_mo
  * second or two builds none of them; a run of ten, libc's.
  */
 void pr__sym_index_fill_late(struct pr_symbolizer *s);
+/* What building module `m`'s index whole is estimated to cost, in ns (its
+ * DWARF open; UINT64_MAX when unknown). */
+uint64_t pr__sym_index_whole_ns(struct sym_module *m);
 
 /*
  * Module `m`, found to have no DWARF, its symbols read: an index of them

@@ -410,6 +410,7 @@ void pr__sym_dwarf_free_units(struct sym_module *m)
 void pr__sym_dwarf_free(struct sym_module *m)
 {
 	pr__sym_dwarf_free_units(m);
+	pr__hashmap_free(&m->units_seen);
 	if (m->shared) {
 		pr__ixshare_file_put(m->shared);
 	} else {
@@ -619,6 +620,10 @@ size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64
 	if (!pr__sym_dwarf_open(s, m))
 		return 0;
 	cu = unit_and_line(s, m, vaddr, &own_cu, &bias, &file, &lineno);
+	/* Not kept when the table cannot grow: the partial index built at
+	 * the end leaves the unit out, and the next run finds it here. */
+	if (cu && s->ixcache && !s->use_index)
+		pr__hashmap_put(&m->units_seen, dwarf_dieoffset(cu), (void *)1);
 	if (cu)
 		cu = pr__sym_unit_with_functions(cu, &split);
 	/* The functions around the address, as they nest where they were
@@ -734,6 +739,23 @@ static size_t index_chain(struct pr_symbolizer *s, struct sym_module *m,
 	return nr;
 }
 
+struct units_at {
+	uint64_t pc;
+	struct pr_hashmap *seen;
+};
+
+/* pr__symindex_range_fn: every unit holding the address a partial index
+ * did not cover, for the next one to: not only the unit libdw's path
+ * named it in, which the index may have had. */
+static int note_unit_at(uint64_t lo, uint64_t hi, uint64_t unit, void *arg)
+{
+	struct units_at *u = arg;
+
+	if (u->pc >= lo && u->pc < hi && unit != UINT64_MAX)
+		pr__hashmap_put(u->seen, unit, (void *)1);
+	return 0;
+}
+
 size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint64_t vaddr,
 			    const char *sym_name, uint64_t sym_start, struct pr_sym_func *funcs)
 {
@@ -751,6 +773,15 @@ size_t pr__sym_inline_chain(struct pr_symbolizer *s, struct sym_module *m, uint6
 	if (s->use_index && m->dwfl &&
 	    (ix ? s->no_lines || pr__symindex_has_lines(ix) : !m->has_dwarf))
 		pr__sym_module_close(m);
+	/* Where a partial index does not answer, libdw's path does, the
+	 * file opened for it the first time. */
+	if (ix && !pr__symindex_covers(ix, vaddr - m->dwarf_bias)) {
+		ix = NULL;
+		if (!pr__sym_module_reopen(s, m))
+			return 0;
+		pr__symindex_unit_ranges(m, note_unit_at,
+					 &(struct units_at){ vaddr - m->dwarf_bias, &m->units_seen });
+	}
 	nr = ix ? index_chain(s, m, ix, vaddr, sym_name, sym_start, funcs) :
 	     pr__sym_dwarf_chain(s, m, vaddr, sym_name, sym_start, funcs);
 	if (nr || !m->has_dwarf)

@@ -100,10 +100,31 @@ struct sym_line {
 	uint32_t line;
 };
 
+/* Entry `i` of the `nr` of .debug_aranges `ar`: its start *lo and end
+ * *end, its unit's DIE offset, and where libdwfl keeps that unit up to
+ * (the next entry's start; past the last one's end) in *hi.  false when
+ * it cannot be read. */
+bool pr__sym_arange(Dwarf_Aranges *ar, size_t nr, size_t i, uint64_t *lo, uint64_t *hi,
+		    uint64_t *end, Dwarf_Off *unit);
+
+/* Whether unit `off` (its DIE's offset) is among `units` (sorted, `nr`;
+ * NULL: all of them). */
+static inline bool pr__sym_unit_in(const uint64_t *units, size_t nr, uint64_t off)
+{
+	size_t i;
+
+	if (!units)
+		return true;
+	i = pr__upper_bound(units, nr, sizeof(*units), off);
+	return i && units[i - 1] == off;
+}
+
 /* The innermost line at every DWARF address of `m`, as libdw's path
  * finds it (unit_and_line()), sorted by address, in *out (malloc'd): 0
- * or -ENOMEM. */
-int pr__sym_lines_read(struct sym_module *m, struct sym_line **out, size_t *nr);
+ * or -ENOMEM.  With `units` (sorted DIE offsets; NULL: all), only at
+ * the addresses those units hold. */
+int pr__sym_lines_read(struct sym_module *m, const uint64_t *units, size_t nr_units,
+		       struct sym_line **out, size_t *nr);
 
 /* Whether the module has DWARF, read (and inflated) the first time. */
 bool pr__sym_dwarf_open(struct pr_symbolizer *s, struct sym_module *m);

@@ -17,6 +17,7 @@
 #include "symbols/symbolizer.h"
 #include "symbols/ixshare.h"
 #include "symbols/symcache.h"
+#include "symbols/symdwarf.h"
 #include "symbols/symindex.h"
 
 /* Whether perf keeps an ELF symbol: functions; objects in loaded
@@ -174,14 +175,68 @@ static struct pr__symindex *cached_index(struct pr_symbolizer *s, struct sym_mod
 {
 	struct pr__symindex *ix = pr__sym_index_cached(s, m);
 
-	if (ix && !pr__symindex_has_dwarf(ix) &&
-	    (m->elf->has_debug_info || pr__elfcache_debug(s->elves, m->elf, &s->lg))) {
+	/* On the index's path the whole file is indexed (and stored over
+	 * the partial one) when its DWARF is first needed. */
+	if (ix && ((s->use_index && pr__symindex_partial(ix)) ||
+		   (!pr__symindex_has_dwarf(ix) &&
+		    (m->elf->has_debug_info || pr__elfcache_debug(s->elves, m->elf, &s->lg))))) {
 		pr__symindex_free(ix);
 		ix = NULL;
 	}
 	m->cache_looked = true;
 	*mapped = true;
 	return ix;
+}
+
+/* Module `m`'s file, open as `fd` (libdwfl's from here), as a libdwfl
+ * session's one module: m->mod NULL when that fails. */
+static void report_file(struct pr_symbolizer *s, struct sym_module *m, int fd)
+{
+	m->dwfl = dwfl_begin(&s->callbacks);
+	if (!m->dwfl) {
+		close(fd);
+		return;
+	}
+	/* At its link-time addresses (bias 0), whatever the process: with
+	 * add_p_vaddr, libdwfl adds the first PT_LOAD's p_vaddr to the base
+	 * for an ET_DYN file as it does for ET_EXEC; without, an ET_DYN
+	 * whose first segment is not at 0 (Go's -buildmode=pie at 0x400000,
+	 * lld's --image-base, prelinked libraries) would be moved down by
+	 * that much, and none of its link-time addresses
+	 * (offset_to_vaddr()) would be in it. */
+	m->mod = dwfl_report_elf(m->dwfl, m->dso->path, m->elf->path, fd, 0, true);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (m->mod) {
+		void **ud = NULL;
+
+		dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		if (ud)
+			*ud = m;
+	}
+}
+
+bool pr__sym_module_reopen(struct pr_symbolizer *s, struct sym_module *m)
+{
+	int fd;
+
+	if (m->dwarf)
+		return true;
+	if (m->mod || m->reopen_failed || !m->elf || (fd = pr__elf_fd(m->elf)) < 0) {
+		m->reopen_failed = true;
+		return false;
+	}
+	report_file(s, m, fd);
+	/* Counted once, when its index was mapped. */
+	m->dwarf_checked = false;
+	if (m->mod && pr__sym_dwarf_open(s, m)) {
+		s->stats.debug_files--;
+		return true;
+	}
+	pr__log(&s->lg, PR_LOG_INFO, "%s: its DWARF could not be opened again (%s): frames its "
+		"partial index does not cover are named from its symbols", m->origin,
+		m->dwfl ? dwfl_errmsg(-1) : "out of memory");
+	m->reopen_failed = m->dwarf_checked = m->has_dwarf = true;
+	return false;
 }
 
 /*
@@ -257,27 +312,7 @@ struct sym_module *pr__sym_module_of(struct pr_symbolizer *s, uint32_t pid,
 		m->opened = true;
 		return m;
 	}
-	m->dwfl = dwfl_begin(&s->callbacks);
-	if (m->dwfl) {
-		/* At its link-time addresses (bias 0), whatever the process:
-		 * with add_p_vaddr, libdwfl adds the first PT_LOAD's p_vaddr
-		 * to the base for an ET_DYN file as it does for ET_EXEC;
-		 * without, an ET_DYN whose first segment is not at 0 (Go's
-		 * -buildmode=pie at 0x400000, lld's --image-base, prelinked
-		 * libraries) would be moved down by that much, and none of
-		 * its link-time addresses (offset_to_vaddr()) would be in it. */
-		m->mod = dwfl_report_elf(m->dwfl, d->path, m->elf->path, fd, 0, true);
-		dwfl_report_end(m->dwfl, NULL, NULL);
-		if (m->mod) {
-			void **ud = NULL;
-
-			dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
-			if (ud)
-				*ud = m;
-		}
-	} else {
-		close(fd);
-	}
+	report_file(s, m, fd);
 	if (!m->mod) {
 		pr__log(&s->lg, PR_LOG_INFO, "%s: %s; its frames keep their addresses",
 			m->elf->path, m->dwfl ? dwfl_errmsg(-1) : "out of memory");

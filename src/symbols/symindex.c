@@ -39,6 +39,9 @@
  *             the header's IX_HAS_LINES says whether it was.
  *   symbols   the file's ELF symbols, as symfile.c reads them, and
  *             addr2line's candidates: symindex_syms.c, which says why
+ *   cover     of a partial index alone (below): the address ranges it
+ *             answers for, sorted and disjoint
+ *   units     ... and the units it was built from, by DIE offset, sorted
  *
  * Whole-file or lazy: whole.  Measured 2026-11-27 (bench/bench-symindex,
  * BENCHMARKS.md, issue 32): a build per compilation unit would walk most
@@ -52,6 +55,22 @@
  * more than libdw's lazy path (libasan: 0.25 s against 0.09 s), so
  * libdw's path stays the default (-Dsymindex=false) and builds only the
  * indexes of files whose .debug_info is small (PR_IX_FILL_MAX).
+ *
+ * Partial, once named.  What an uncached one-shot run cannot afford, its
+ * end can in part: the units libdw's path named addresses in, a few of a
+ * large file's (a one-second run of the demo names 4-12 of libc's 2 063;
+ * bench-symindex: 50 addresses walk 44).  symcache.c's fill at the end
+ * builds the whole index when its estimated cost fits a tenth of the run,
+ * else an index of those units (pr__symindex_build_units()).  It answers
+ * only where no unit left out could hold the address (`cover`: the
+ * complement of the left-out units' .debug_aranges entries, as libdwfl
+ * extends them, and their own ranges; assuming, as DWARF requires, that a
+ * unit's functions lie in its ranges), and there exactly as the whole
+ * index does.  Elsewhere the symbolizer opens the file's DWARF after all
+ * (symfile.c's pr__sym_module_reopen()) and names through libdw, and the
+ * next fill grows the partial index by every unit holding those
+ * addresses.  The index's path never serves a partial index: it builds
+ * the whole one over it.
  *
  * Memory.  Closing the session (below) frees libdw's per-unit state: 1-2
  * MB of anonymous memory per file in bench-symindex -r 7 (every 7th byte
@@ -87,7 +106,7 @@
 #include "symbols/symindex.h"
 
 #define IX_MAGIC "DSIX"
-#define IX_VERSION 3
+#define IX_VERSION 4
 #define IX_NONE UINT32_MAX
 
 enum {
@@ -131,6 +150,12 @@ struct ix_line {
 	uint32_t file, line;
 };
 
+/* A partial index's: addresses [lo, hi) it answers for, sorted and
+ * disjoint; `lo` first (pr__upper_bound). */
+struct ix_cover {
+	uint64_t lo, hi;
+};
+
 struct pr__symindex {
 	struct ix_header h;
 	char *strs;
@@ -143,6 +168,11 @@ struct pr__symindex {
 	size_t map_len;
 	struct ix_line *lines;
 	struct pr__ixsyms syms;
+	/* Of a partial index (else NULL): where it answers, and the units
+	 * it was built from. */
+	struct ix_cover *cover;
+	uint64_t *units;
+	size_t nr_cover, nr_units;
 };
 
 /* ---- building ---- */
@@ -181,6 +211,12 @@ struct build {
 	struct pr_hashmap by_str;    /* an arena string's address -> offset + 1 */
 	struct ix_line *lines;
 	size_t nr_lines;
+	/* A partial build's units (sorted DIE offsets; NULL: every one),
+	 * and where the index answers. */
+	const uint64_t *units;
+	size_t nr_units;
+	struct ix_cover *cover;
+	size_t nr_cover, cap_cover;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -283,10 +319,17 @@ static int read_units(struct build *b)
 		cu = next;
 		if (type != DW_UT_compile && type != DW_UT_skeleton && type != DW_UT_partial)
 			continue;
+		/* Numbered as in a whole build: it breaks ties by the order. */
+		unit++;
+		/* A partial build's: of its compile units, no imported one
+		 * (libdw's path finds an address's unit by its ranges, which
+		 * an imported unit has none of). */
+		if (b->units && (type == DW_UT_partial ||
+				 !pr__sym_unit_in(b->units, b->nr_units, dwarf_dieoffset(&cudie))))
+			continue;
 		u = pr__sym_unit_with_functions(&cudie, &split);
 		if (!(x = pr__sym_cu_index(b->m, u)))
 			return -ENOMEM;
-		unit++;
 		for (size_t i = 0; i < x->nr; i++) {
 			if (x->r[i].lo >= x->r[i].hi)
 				continue;
@@ -465,7 +508,7 @@ static int read_lines(struct build *b)
 {
 	struct sym_line *v;
 	size_t nr;
-	int err = pr__sym_lines_read(b->m, &v, &nr);
+	int err = pr__sym_lines_read(b->m, b->units, b->nr_units, &v, &nr);
 
 	_Static_assert(sizeof(struct sym_line) >= sizeof(struct ix_line), "converted in place");
 	if (err)
@@ -485,6 +528,79 @@ static int read_lines(struct build *b)
 	return 0;
 }
 
+int pr__symindex_unit_ranges(struct sym_module *m, pr__symindex_range_fn fn, void *arg)
+{
+	Dwarf_Aranges *ar;
+	size_t nr = 0, nr_spans;
+	const struct cu_span *sp = pr__sym_cu_spans(m, &nr_spans);
+	int err = 0;
+
+	if (dwarf_getaranges(m->dwarf, &ar, &nr))
+		nr = 0;
+	for (size_t i = 0; !err && i < nr; i++) {
+		uint64_t lo, hi, end;
+		Dwarf_Off off;
+
+		if (!pr__sym_arange(ar, nr, i, &lo, &hi, &end, &off))
+			return -EINVAL;
+		err = fn(lo, hi > end ? hi : end, off, arg);
+	}
+	for (size_t i = 0; !err && i < nr_spans; i++)
+		err = fn(sp[i].lo, sp[i].hi, sp[i].die, arg);
+	return err;
+}
+
+/* pr__symindex_range_fn: [lo, hi) into b->cover when unit `off` is
+ * left out (made where the index answers by read_cover()). */
+static int left_out(uint64_t lo, uint64_t hi, uint64_t off, void *arg)
+{
+	struct build *b = arg;
+
+	if (lo >= hi || pr__sym_unit_in(b->units, b->nr_units, off))
+		return 0;
+	if (PR_ARRAY_RESERVE(b->cover, b->cap_cover, b->nr_cover + 1))
+		return -ENOMEM;
+	b->cover[b->nr_cover++] = (struct ix_cover){ lo, hi };
+	return 0;
+}
+
+static int by_cover_lo(const void *a, const void *b)
+{
+	const struct ix_cover *x = a, *y = b;
+
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Where a partial index answers: every address no unit left out holds
+ * (pr__symindex_unit_ranges()).  b->cover holds what those units hold
+ * first, then what is between. */
+static int read_cover(struct build *b)
+{
+	uint64_t from = 0;
+	size_t k = 0;
+	int err = pr__symindex_unit_ranges(b->m, left_out, b);
+
+	if (err)
+		return err;
+	if (b->nr_cover)
+		qsort(b->cover, b->nr_cover, sizeof(*b->cover), by_cover_lo);
+	/* The gaps between, in place: entry i is read before gap k <= i is
+	 * written.  One more for the gap after the last. */
+	if (PR_ARRAY_RESERVE(b->cover, b->cap_cover, b->nr_cover + 1))
+		return -ENOMEM;
+	for (size_t i = 0; i < b->nr_cover; i++) {
+		struct ix_cover c = b->cover[i];
+
+		if (c.lo > from)
+			b->cover[k++] = (struct ix_cover){ from, c.lo };
+		from = c.hi > from ? c.hi : from;
+	}
+	if (from < UINT64_MAX)
+		b->cover[k++] = (struct ix_cover){ from, UINT64_MAX };
+	b->nr_cover = k;
+	return 0;
+}
+
 static int by_seg_lo(const void *a, const void *b)
 {
 	const struct ix_seg *x = a, *y = b;
@@ -500,6 +616,7 @@ static void build_free(struct build *b)
 	free(b->segs);
 	free(b->strs);
 	free(b->lines);
+	free(b->cover);
 	pr__hashmap_free(&b->by_die);
 	pr__hashmap_free(&b->by_str);
 }
@@ -535,7 +652,13 @@ bool pr__symindex_has_dwarf(const struct pr__symindex *ix)
 
 struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_module *m)
 {
-	struct build b = { .s = s, .m = m };
+	return pr__symindex_build_units(s, m, NULL, 0);
+}
+
+struct pr__symindex *pr__symindex_build_units(struct pr_symbolizer *s, struct sym_module *m,
+					      const uint64_t *units, size_t nr)
+{
+	struct build b = { .s = s, .m = m, .units = units, .nr_units = nr };
 	struct pr__symindex *ix = NULL;
 	struct owned *own = NULL;
 	size_t nr_own = 0, k = 0;
@@ -545,7 +668,9 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 		errno = ENOENT;
 		return NULL;
 	}
-	err = read_units(&b);
+	err = units ? read_cover(&b) : 0;
+	if (!err)
+		err = read_units(&b);
 	if (!err)
 		err = own_code(&b, &own, &nr_own);
 	for (size_t i = 0; !err && i < nr_own; i++)
@@ -555,6 +680,16 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 		err = read_lines(&b);
 	if (err || !(ix = calloc(1, sizeof(*ix))) || pr__ixsyms_build(m, true, &ix->syms))
 		goto fail;
+	if (units) {
+		if (!(ix->units = malloc((nr ? nr : 1) * sizeof(*units))))
+			goto fail;
+		if (nr)
+			memcpy(ix->units, units, nr * sizeof(*units));
+		ix->nr_units = nr;
+		ix->cover = b.cover;
+		ix->nr_cover = b.nr_cover;
+		b.cover = NULL;
+	}
 	/* Sorted, and neighbours with the same node made one. */
 	if (b.nr_segs)
 		qsort(b.segs, b.nr_segs, sizeof(*b.segs), by_seg_lo);
@@ -585,8 +720,11 @@ struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_modu
 	return ix;
 fail:
 	build_free(&b);
+	if (ix)
+		pr__ixsyms_free(&ix->syms);
+	free(ix ? ix->units : NULL);
 	free(ix);
-	errno = ENOMEM;
+	errno = err == -EINVAL ? EINVAL : ENOMEM;
 	return NULL;
 }
 
@@ -605,6 +743,8 @@ void pr__symindex_free(struct pr__symindex *ix)
 	free(ix->nodes);
 	free(ix->segs);
 	free(ix->lines);
+	free(ix->cover);
+	free(ix->units);
 	free(ix);
 }
 
@@ -612,6 +752,7 @@ size_t pr__symindex_bytes(const struct pr__symindex *ix)
 {
 	return sizeof(*ix) + ix->h.strs_len + ix->h.nr_nodes * sizeof(*ix->nodes) +
 	       ix->h.nr_segs * sizeof(*ix->segs) + ix->h.nr_lines * sizeof(*ix->lines) +
+	       ix->nr_cover * sizeof(*ix->cover) + ix->nr_units * sizeof(*ix->units) +
 	       pr__ixsyms_bytes(&ix->syms);
 }
 
@@ -629,13 +770,23 @@ uint32_t pr__symindex_layout(void)
 
 size_t pr__symindex_tables(const struct pr__symindex *ix, struct pr__ix_table *t)
 {
-	t[0] = (struct pr__ix_table){ PR_IX_STRINGS, 1, ix->h.strs_len, ix->strs };
-	t[1] = (struct pr__ix_table){ PR_IX_NODES, sizeof(*ix->nodes), ix->h.nr_nodes, ix->nodes };
-	t[2] = (struct pr__ix_table){ PR_IX_SEGMENTS, sizeof(*ix->segs), ix->h.nr_segs, ix->segs };
-	if (!pr__symindex_has_lines(ix))
-		return 3 + pr__ixsyms_tables(&ix->syms, t + 3);
-	t[3] = (struct pr__ix_table){ PR_IX_LINES, sizeof(*ix->lines), ix->h.nr_lines, ix->lines };
-	return 4 + pr__ixsyms_tables(&ix->syms, t + 4);
+	size_t nr = 0;
+
+	t[nr++] = (struct pr__ix_table){ PR_IX_STRINGS, 1, ix->h.strs_len, ix->strs };
+	t[nr++] = (struct pr__ix_table){ PR_IX_NODES, sizeof(*ix->nodes), ix->h.nr_nodes,
+					 ix->nodes };
+	t[nr++] = (struct pr__ix_table){ PR_IX_SEGMENTS, sizeof(*ix->segs), ix->h.nr_segs,
+					 ix->segs };
+	if (pr__symindex_has_lines(ix))
+		t[nr++] = (struct pr__ix_table){ PR_IX_LINES, sizeof(*ix->lines), ix->h.nr_lines,
+						 ix->lines };
+	if (ix->cover) {
+		t[nr++] = (struct pr__ix_table){ PR_IX_COVER, sizeof(*ix->cover), ix->nr_cover,
+						 ix->cover };
+		t[nr++] = (struct pr__ix_table){ PR_IX_UNITS, sizeof(*ix->units), ix->nr_units,
+						 ix->units };
+	}
+	return nr + pr__ixsyms_tables(&ix->syms, t + nr);
 }
 
 /* A string offset of an entry: none, or inside the table (whose last
@@ -682,6 +833,17 @@ static bool tables_sound(const struct pr__symindex *ix, const char **why)
 			return false;
 		}
 	}
+	for (size_t i = 0; i < ix->nr_cover; i++)
+		if (ix->cover[i].lo >= ix->cover[i].hi ||
+		    (i && ix->cover[i].lo < ix->cover[i - 1].hi)) {
+			*why = "where it answers is not sorted, disjoint ranges";
+			return false;
+		}
+	for (size_t i = 1; i < ix->nr_units; i++)
+		if (ix->units[i] <= ix->units[i - 1]) {
+			*why = "its units are not in order";
+			return false;
+		}
 	return true;
 }
 
@@ -697,7 +859,9 @@ struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr,
 	for (size_t i = 0; i < nr; i++) {
 		size_t want = t[i].kind == PR_IX_STRINGS ? 1 : t[i].kind == PR_IX_NODES ?
 			      sizeof(*ix->nodes) : t[i].kind == PR_IX_SEGMENTS ? sizeof(*ix->segs) :
-			      t[i].kind == PR_IX_LINES ? sizeof(*ix->lines) : 0;
+			      t[i].kind == PR_IX_LINES ? sizeof(*ix->lines) :
+			      t[i].kind == PR_IX_COVER ? sizeof(*ix->cover) :
+			      t[i].kind == PR_IX_UNITS ? sizeof(*ix->units) : 0;
 
 		if (t[i].kind >= PR_IX_MAX_TABLES || seen[t[i].kind] ||
 		    (want ? t[i].entry_size != want : pr__ixsyms_adopt(&ix->syms, &t[i]))) {
@@ -720,6 +884,12 @@ struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr,
 		} else if (t[i].kind == PR_IX_SEGMENTS) {
 			ix->segs = (struct ix_seg *)t[i].base;
 			ix->h.nr_segs = t[i].count;
+		} else if (t[i].kind == PR_IX_COVER) {
+			ix->cover = (struct ix_cover *)t[i].base;
+			ix->nr_cover = t[i].count;
+		} else if (t[i].kind == PR_IX_UNITS) {
+			ix->units = (uint64_t *)t[i].base;
+			ix->nr_units = t[i].count;
 		} else {
 			ix->lines = (struct ix_line *)t[i].base;
 			ix->h.nr_lines = t[i].count;
@@ -729,9 +899,17 @@ struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr,
 	/* Without addr2line's table, of a file without DWARF: no functions. */
 	if (!seen[PR_IX_STRINGS] || !seen[PR_IX_NODES] || !seen[PR_IX_SEGMENTS] ||
 	    !seen[PR_IX_SYMBOLS] || !seen[PR_IX_SYMBOL_NAMES] ||
-	    (!seen[PR_IX_A2L] && (ix->h.nr_nodes || ix->h.nr_segs || ix->h.nr_lines))) {
+	    (!seen[PR_IX_A2L] && (ix->h.nr_nodes || ix->h.nr_segs || ix->h.nr_lines)) ||
+	    seen[PR_IX_COVER] != seen[PR_IX_UNITS]) {
 		*why = "a table is missing";
 		goto bad;
+	}
+	/* A partial index's tables are there, maybe empty: never NULL. */
+	if (seen[PR_IX_COVER] && (!ix->cover || !ix->units)) {
+		static const uint64_t none[2];
+
+		ix->cover = ix->cover ? ix->cover : (struct ix_cover *)none;
+		ix->units = ix->units ? ix->units : (uint64_t *)none;
 	}
 	if (!tables_sound(ix, why) || !pr__ixsyms_sound(&ix->syms, why))
 		goto bad;
@@ -792,6 +970,27 @@ bool pr__symindex_line(const struct pr__symindex *ix, uint64_t pc, const char **
 	if (i && (*file = str_at(ix, ix->lines[i - 1].file)))
 		*line = ix->lines[i - 1].line;
 	return true;
+}
+
+bool pr__symindex_partial(const struct pr__symindex *ix)
+{
+	return ix->cover != NULL;
+}
+
+bool pr__symindex_covers(const struct pr__symindex *ix, uint64_t pc)
+{
+	size_t i;
+
+	if (!ix->cover)
+		return true;
+	i = pr__upper_bound(ix->cover, ix->nr_cover, sizeof(*ix->cover), pc);
+	return i && pc < ix->cover[i - 1].hi;
+}
+
+size_t pr__symindex_units(const struct pr__symindex *ix, const uint64_t **units)
+{
+	*units = ix->units;
+	return ix->nr_units;
 }
 
 bool pr__symindex_has_lines(const struct pr__symindex *ix)

@@ -28,6 +28,37 @@ struct pr_sym;
  */
 struct pr__symindex *pr__symindex_build(struct pr_symbolizer *s, struct sym_module *m);
 /*
+ * A partial index: built from the units whose DIE offsets are in `units`
+ * (sorted, `nr` of them) alone, answering only where no other unit could
+ * (pr__symindex_covers()), for the units a run named addresses in when the
+ * whole file costs more than it can afford.  As pr__symindex_build()
+ * otherwise.
+ */
+struct pr__symindex *pr__symindex_build_units(struct pr_symbolizer *s, struct sym_module *m,
+					      const uint64_t *units, size_t nr);
+/* Whether it was built from some of its file's units alone. */
+bool pr__symindex_partial(const struct pr__symindex *ix);
+/*
+ * Whether its answers at DWARF address `pc` are the whole file's: always
+ * for a whole index; for a partial one, where every unit that holds `pc`
+ * (by .debug_aranges, as libdwfl reads them, or by its own ranges) was
+ * among those it was built from.  Elsewhere libdw's path answers.
+ */
+bool pr__symindex_covers(const struct pr__symindex *ix, uint64_t pc);
+/*
+ * Each address range a unit of module `m` (its DWARF open) holds, by
+ * either way libdw's path finds an address's unit (symlines.c says how):
+ * a .debug_aranges entry, whose unit keeps the addresses up to the next
+ * entry's start (or its own end, if later); or the unit's own ranges.
+ * fn(lo, hi, the unit's DIE offset, arg) for each, until one returns
+ * non-zero: that, or 0, or -EINVAL for an entry that cannot be read.
+ */
+typedef int (*pr__symindex_range_fn)(uint64_t lo, uint64_t hi, uint64_t unit, void *arg);
+int pr__symindex_unit_ranges(struct sym_module *m, pr__symindex_range_fn fn, void *arg);
+/* The units a partial index was built from (DIE offsets, sorted): how
+ * many, into *units. */
+size_t pr__symindex_units(const struct pr__symindex *ix, const uint64_t **units);
+/*
  * The index of module `m`, a file without DWARF, its symbols read: those
  * alone, so that the next run names it without reading them again.  NULL
  * with errno ENOMEM.
@@ -78,7 +109,9 @@ enum {
 	PR_IX_SYMBOLS = 5,          /* the ELF symbols (symindex_syms.c) */
 	PR_IX_A2L = 6,
 	PR_IX_SYMBOL_NAMES = 7,
-	PR_IX_MAX_TABLES = 8,
+	PR_IX_COVER = 8,            /* a partial index's: where it answers */
+	PR_IX_UNITS = 9,            /* ... and the units it was built from */
+	PR_IX_MAX_TABLES = 10,
 };
 
 struct pr__ix_table {

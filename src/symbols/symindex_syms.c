@@ -76,12 +76,42 @@ static uint32_t name_of(struct names *n, const char *name)
 	return (uint32_t)at;
 }
 
+/* A copy of `len` bytes at `p` (never NULL for none). */
+static void *bytes_of(const void *p, size_t len)
+{
+	void *v = malloc(len ? len : 1);
+
+	if (v && len)
+		memcpy(v, p, len);
+	return v;
+}
+
+/* `x`, a mapped index's, copied whole into *out. */
+static int copy_of(const struct pr__ixsyms *x, struct pr__ixsyms *out)
+{
+	*out = (struct pr__ixsyms){ .syms = bytes_of(x->syms, x->nr_syms * sizeof(*x->syms)),
+				    .nr_syms = x->nr_syms,
+				    .a2l = bytes_of(x->a2l, x->nr_a2l * sizeof(*x->a2l)),
+				    .nr_a2l = x->nr_a2l,
+				    .names = bytes_of(x->names, x->names_len),
+				    .names_len = x->names_len, .dwarf = x->dwarf, .owned = true };
+	if (out->syms && out->a2l && out->names)
+		return 0;
+	pr__ixsyms_free(out);
+	return -ENOMEM;
+}
+
 int pr__ixsyms_build(struct sym_module *m, bool dwarf, struct pr__ixsyms *out)
 {
 	struct names n = { 0 };
 	struct ixs_sym *syms;
 	struct ixs_a2l *a2l;
 	int err;
+
+	/* Named from a partial index (its DWARF opened since for what that
+	 * did not cover): the file's symbols are that index's. */
+	if (m->ixsyms)
+		return copy_of(m->ixsyms, out);
 
 	/* A file with DWARF: read while its session is open.  A table
 	 * short of what the file has (memory ran out) is not kept. */

@@ -103,7 +103,8 @@ static int add_piece(struct sym_module *m, struct lines *t, uint64_t lo, uint64_
 
 /* The units' own ranges (cu_by_ranges()) over [lo, hi): each range
  * holds from its start up to the next one's (they are sorted). */
-static int add_by_ranges(struct sym_module *m, struct lines *t, uint64_t lo, uint64_t hi)
+static int add_by_ranges(struct sym_module *m, const uint64_t *units, size_t nr_units,
+			 struct lines *t, uint64_t lo, uint64_t hi)
 {
 	size_t nr;
 	const struct cu_span *sp = pr__sym_cu_spans(m, &nr);
@@ -117,13 +118,31 @@ static int add_by_ranges(struct sym_module *m, struct lines *t, uint64_t lo, uin
 			b = sp[i + 1].lo;
 		a = a > lo ? a : lo;
 		b = b < hi ? b : hi;
-		if (a < b && dwarf_offdie(m->dwarf, sp[i].die, &cu))
+		if (a < b && pr__sym_unit_in(units, nr_units, sp[i].die) &&
+		    dwarf_offdie(m->dwarf, sp[i].die, &cu))
 			err = add_piece(m, t, a, b, &cu);
 	}
 	return err;
 }
 
-int pr__sym_lines_read(struct sym_module *m, struct sym_line **out, size_t *nr_out)
+bool pr__sym_arange(Dwarf_Aranges *ar, size_t nr, size_t i, uint64_t *lo, uint64_t *hi,
+		    uint64_t *end, Dwarf_Off *unit)
+{
+	Dwarf_Addr next;
+	Dwarf_Word len;
+
+	if (dwarf_getarangeinfo(dwarf_onearange(ar, i), lo, &len, unit))
+		return false;
+	*end = *lo + len;
+	if (i + 1 < nr && !dwarf_getarangeinfo(dwarf_onearange(ar, i + 1), &next, NULL, NULL))
+		*hi = next;
+	else
+		*hi = *lo + len + 1 > *lo ? *lo + len + 1 : UINT64_MAX;
+	return true;
+}
+
+int pr__sym_lines_read(struct sym_module *m, const uint64_t *units, size_t nr_units,
+		       struct sym_line **out, size_t *nr_out)
 {
 	struct lines t = { 0 };
 	Dwarf_Aranges *ar;
@@ -134,28 +153,22 @@ int pr__sym_lines_read(struct sym_module *m, struct sym_line **out, size_t *nr_o
 	if (dwarf_getaranges(m->dwarf, &ar, &nr))
 		nr = 0;
 	for (size_t i = 0; !err && i < nr; i++) {
-		Dwarf_Addr lo, hi, next;
-		Dwarf_Word len;
+		uint64_t lo, hi, end;
 		Dwarf_Off off;
 		Dwarf_Die cu;
 
-		if (dwarf_getarangeinfo(dwarf_onearange(ar, i), &lo, &len, &off))
+		if (!pr__sym_arange(ar, nr, i, &lo, &hi, &end, &off))
 			continue;
-		if (i + 1 < nr && !dwarf_getarangeinfo(dwarf_onearange(ar, i + 1), &next, NULL,
-							NULL))
-			hi = next;
-		else
-			hi = lo + len + 1 > lo ? lo + len + 1 : UINT64_MAX;
 		if (!dwarf_offdie(m->dwarf, off, &cu))
 			continue;
 		if (lo > from)
-			err = add_by_ranges(m, &t, from, lo);
-		if (!err)
+			err = add_by_ranges(m, units, nr_units, &t, from, lo);
+		if (!err && pr__sym_unit_in(units, nr_units, off))
 			err = add_piece(m, &t, lo, hi, &cu);
 		from = hi > from ? hi : from;
 	}
 	if (!err)
-		err = add_by_ranges(m, &t, from, UINT64_MAX);
+		err = add_by_ranges(m, units, nr_units, &t, from, UINT64_MAX);
 	if (err) {
 		free(t.v);
 		return err;

@@ -37,6 +37,11 @@ static void look_up(const struct pr__symindex *ix, uint64_t pc)
 {
 	struct pr_sym_func f[MAX_INLINE];
 	size_t nr = pr__symindex_chain(ix, pc, pc & 1, (pc & 2) ? "ns::renamed" : NULL, pc, f);
+	const uint64_t *units;
+
+	sink += pr__symindex_covers(ix, pc) + pr__symindex_units(ix, &units);
+	if (pr__symindex_units(ix, &units))
+		sink += units[0];
 
 	for (size_t i = 0; i < nr; i++)
 		sink += (f[i].name ? strlen(f[i].name) : 0) + (f[i].file ? strlen(f[i].file) : 0) +
