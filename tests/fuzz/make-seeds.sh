@@ -145,7 +145,8 @@ ls -l "$out"
 
 # The index cache's reader: the index files of test-symindex's small
 # builds (C and C++ by gcc and clang, and the assembly's aliases), as
-# test-symindex-file writes them.
+# test-symindex-file writes them: each whole, and partial (of its first
+# unit: its cover and units tables).
 out=$src/tests/fuzz/seeds-symindex
 mkdir -p "$out"
 # (Not the one without DWARF: it has no index.)
