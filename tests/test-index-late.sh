@@ -76,6 +76,20 @@ check "a capture named with libc's partial index mapped" \
 check "... names as libdw alone does, lines and all" cmp -s "$tmp/libdw.txt" "$tmp/partial.txt"
 check "... and names libc's frames" grep -q "libc.so.6" "$tmp/partial.txt"
 
+# libc's debug file kept inflated in the cache, cut short (its section
+# headers gone, its build-id note still there): made again, not read as
+# DWARF.
+copy=$tmp/short/dwarfsample/debug/$id.debug
+check "libc's debug file (compressed) is kept inflated in the cache" test -s "$copy"
+if [ -s "$copy" ]; then
+	truncate -s 1000000 "$copy"
+	XDG_CACHE_HOME="$tmp/short" "$ds" report -i "$tmp/cap.data" -vv --no-index-cache \
+		-F comm,tid,time,ip,sym,dso,srcline >"$tmp/cut.txt" 2>"$tmp/cut.err"
+	check "a debug file's inflated copy cut short is made again" \
+		grep -q "$id.debug: not of this file, or cut short: made again" "$tmp/cut.err"
+	check "... and names as before" cmp -s "$tmp/libdw.txt" "$tmp/cut.txt"
+fi
+
 run long 6 long
 check "a six-second run names libc through libdw" said "its DWARF opened" long
 check "... and stores its index at the end, by its build-id" \

@@ -30,6 +30,31 @@ static bool has_build_id(int fd, const void *want, size_t len)
 	return !pr__build_id_fd(fd, id, &n) && n == len && !memcmp(id, want, len);
 }
 
+/* Whether the ELF file open as `fd` holds every section its headers say
+ * it has: a copy cut short (a full disk, a damaged one) does not, and
+ * libdw would read what is left of it as DWARF without a word. */
+static bool sections_within(int fd)
+{
+	struct stat st;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	uint64_t size;
+	bool ok;
+
+	if (fstat(fd, &st) || !(elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)))
+		return false;
+	size = (uint64_t)st.st_size;
+	ok = gelf_getehdr(elf, &eh) && eh.e_shoff <= size &&
+	     (uint64_t)eh.e_shnum * eh.e_shentsize <= size - eh.e_shoff;
+	while (ok && (scn = elf_nextscn(elf, scn)))
+		ok = gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_NOBITS ||
+						 (sh.sh_offset <= size && sh.sh_size <= size - sh.sh_offset));
+	elf_end(elf);
+	return ok;
+}
+
 /*
  * Debug files from distributions keep their DWARF compressed, and libdw
  * inflates every debug section of a file before it answers anything:
@@ -161,11 +186,15 @@ int pr__sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modnam
 		pr__hex(hexid, m->elf->build_id, m->elf->build_id_size);
 		if (pr__path_fmt(cached, sizeof(cached), "%s/debug/%s.debug", s->cache_dir, hexid) &&
 		    (fd = open(cached, O_RDONLY | O_CLOEXEC)) >= 0) {
-			/* What another program left under the name is checked. */
-			if (has_build_id(fd, m->elf->build_id, m->elf->build_id_size)) {
+			/* What another program left under the name is checked,
+			 * and that it is whole. */
+			if (has_build_id(fd, m->elf->build_id, m->elf->build_id_size) &&
+			    sections_within(fd)) {
 				*debuginfo_file_name = strdup(cached);
 				return fd;
 			}
+			pr__log(&s->lg, PR_LOG_DEBUG, "%s: not of this file, or cut short: made "
+				"again", cached);
 			close(fd);
 			unlink(cached);
 		}
