@@ -9,6 +9,25 @@ import json
 import sys
 
 TAIL = 40
+# Lines kept after a "not ok" line: its detail, indented.
+DETAIL = 12
+
+
+def failed_checks(text):
+    """Each "not ok" line with the indented detail after it: a TAP-like
+    test that prints its failure early and goes on would otherwise show
+    only its last, passing, lines."""
+    out, keep = [], 0
+    for l in text.splitlines():
+        if l.lstrip().startswith("not ok"):
+            out.append(l)
+            keep = DETAIL
+        elif keep and l.startswith(" "):
+            out.append(l)
+            keep -= 1
+        else:
+            keep = 0
+    return out
 
 
 def said(text):
@@ -30,7 +49,14 @@ def main(path):
             print(f"--- {test['name']}: {test['result']}, exit {test.get('returncode')}, "
                   f"{test['duration']:.1f} s")
             for key in ("stdout", "stderr"):
-                for l in said(test.get(key) or ""):
+                text = test.get(key) or ""
+                bad = failed_checks(text)
+                if bad:
+                    print(f"  ({key}: the checks that failed)")
+                    for l in bad:
+                        print(f"  {l}")
+                    print(f"  ({key}: its last lines)")
+                for l in said(text):
                     print(f"  {l}")
     if not failed:
         print("(the log names no failed test)")

@@ -250,6 +250,10 @@ struct pr_session_stats {
 	 * once among them; and the times one was taken as made already (by
 	 * another worker, mostly) rather than made again. */
 	uint64_t index_built, index_mapped, index_shared;
+	/* Since 2.1.  With workers: the most bytes of samples that waited at
+	 * once for one worker (queued_bytes is what waits now); at most
+	 * pr_session_opts.max_bytes over the number of workers. */
+	uint64_t queued_peak_bytes;
 };
 PR_API int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st);
 

@@ -310,6 +310,43 @@ START_TEST(every_sink_sees_every_sample_on_every_worker)
 }
 END_TEST
 
+/* What waits for the workers stays within max_bytes: a sample that would
+ * pass it is dropped and counted, and the most that waited (what the
+ * agent's health line says) is at least one sample and at most each
+ * worker's share.  How many are dropped depends on how fast the workers
+ * take them; that every sample is either copied or dropped does not. */
+START_TEST(what_waits_for_the_workers_stays_within_its_bound)
+{
+	struct pr_session_stats st = { .sz = sizeof(st) };
+	struct bench b;
+	struct seen s = { 0 };
+	size_t one, bound;
+
+	open_bench(&b, 40, 4, false);
+	one = b.s.len; /* the last sample's record: all are the same size */
+	bound = 2 * (3 * one + one / 2);
+	{
+		PR_OPTS(pr_session_opts, so, .workers = 2, .max_bytes = bound);
+		struct pr_session *ses = pr_session_new_reader(b.r, &so);
+		struct pr_sink k = sink_of(&s);
+
+		ck_assert_ptr_nonnull(ses);
+		ck_assert_int_eq(pr_session_add_sink(ses, &k), 0);
+		pr_reader_consume(b.r, pr_session_add, ses);
+		ck_assert_int_eq(pr_session_round(ses), 0);
+		ck_assert_int_eq(pr_session_finish(ses, 0), 0);
+		ck_assert_int_eq(pr_session_stats(ses, &st), 0);
+		pr_session_free(ses);
+	}
+	ck_assert_uint_eq(st.copied + st.dropped, 40);
+	ck_assert_uint_eq(st.samples, st.copied);
+	ck_assert_uint_eq(st.queued_bytes, 0);
+	ck_assert_uint_ge(st.queued_peak_bytes, one / 2);
+	ck_assert_uint_le(st.queued_peak_bytes, bound / 2);
+	close_bench(&b);
+}
+END_TEST
+
 START_TEST(sinks_are_checked_before_records_come)
 {
 	PR_OPTS(pr_session_opts, so, .workers = 2);
@@ -493,6 +530,7 @@ static Suite *session_suite(void)
 	tcase_add_loop_test(tc, a_sinks_other_error_ends_the_run, 0, 2);
 	tcase_add_test(tc, every_sink_sees_every_sample_on_every_worker);
 	tcase_add_loop_test(tc, user_frames_are_counted_by_where_they_came_from, 0, 2);
+	tcase_add_test(tc, what_waits_for_the_workers_stays_within_its_bound);
 	tcase_add_test(tc, sinks_are_checked_before_records_come);
 	tcase_add_test(tc, the_filter_leaves_samples_out_before_unwinding);
 	tcase_add_test(tc, a_file_replays_alike_on_one_worker_and_on_three);

@@ -96,6 +96,9 @@ struct pr__pipeline {
 	/* Written by the capture thread, one per record: on a cache line of
 	 * their own. */
 	alignas(64) _Atomic uint64_t copied, dropped_full, cut, cut_bytes;
+	/* The most one worker's order held once a sample was added (only the
+	 * capture thread writes it). */
+	_Atomic uint64_t queued_peak;
 };
 
 /* The worker whose record `rec` is: its thread's, else the first.
@@ -377,6 +380,10 @@ int pr__pipeline_copy(const struct pr_record *rec, void *arg)
 		if (err)
 			return err;
 		atomic_fetch_add_explicit(&pl->copied, 1, memory_order_relaxed);
+		if (st.held_bytes + rec->size > atomic_load_explicit(&pl->queued_peak,
+								     memory_order_relaxed))
+			atomic_store_explicit(&pl->queued_peak, st.held_bytes + rec->size,
+					      memory_order_relaxed);
 		if (keep != UINT64_MAX) {
 			atomic_fetch_add_explicit(&pl->cut, 1, memory_order_relaxed);
 			atomic_fetch_add_explicit(&pl->cut_bytes,
@@ -446,6 +453,7 @@ void pr__pipeline_counts(struct pr__pipeline *pl, struct pr__pipeline_counts *c)
 		.dropped = atomic_load(&pl->dropped_full),
 		.cut = atomic_load(&pl->cut),
 		.cut_bytes = atomic_load(&pl->cut_bytes),
+		.queued_peak = atomic_load(&pl->queued_peak),
 	};
 	for (size_t i = 0; i < pl->nr; i++) {
 		struct pr_order_stats st = { .sz = sizeof(st) };

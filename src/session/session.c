@@ -715,6 +715,7 @@ int pr_session_stats(const struct pr_session *s, struct pr_session_stats *st)
 		c.dropped = pc.dropped;
 		c.processed = pc.processed;
 		c.queued_bytes = pc.queued_bytes;
+		c.queued_peak_bytes = pc.queued_peak;
 		c.cut = pc.cut;
 		c.cut_bytes = pc.cut_bytes;
 		c.cut_short = pc.cut_short;

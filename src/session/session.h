@@ -94,6 +94,8 @@ bool pr__pipeline_stack_used(struct pr__pipeline *pl, const struct pr_record *re
 struct pr__pipeline_counts {
 	uint64_t copied, dropped, processed;
 	size_t queued_bytes;
+	/* The most one worker had waiting at once. */
+	uint64_t queued_peak;
 	/* Samples whose stack was copied only up to where their thread's
 	 * stacks end (pr__pipeline_stack_used()), the bytes that spared, and
 	 * those an unwind found cut too short. */

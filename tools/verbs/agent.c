@@ -204,14 +204,16 @@ static void health(struct agent *ag, enum pr_log_level level)
 	done = ss.complete;
 	pr_uploader_stats(ag->up, &us);
 	ds_logf(level, "health: %" PRIu64 " samples, %" PRIu64 " lost, %" PRIu64 " skipped, "
-		"%.1f%% complete stacks; windows: %" PRIu64 " written, %" PRIu64 " sent, %" PRIu64
+		"%.1f%% complete stacks, %" PRIu64 " MiB waiting to be unwound (at most %" PRIu64
+		"); windows: %" PRIu64 " written, %" PRIu64 " sent, %" PRIu64
 		" spooled, %" PRIu64 " dropped, %" PRIu64 " refused, %" PRIu64 " given up, %" PRIu64
 		" unconfirmed, %" PRIu64 " lost, %zu queued; backend %.0f ms; %"
 		PRIu64 " KiB uploaded; cache %" PRIu64 " files, %" PRIu64 " MiB, %" PRIu64
 		" evicted, %" PRIu64 " renewed, %" PRIu64 " of containers not in their roots; "
 		"holding %" PRIu64 " processes, %" PRIu64 " DSOs; RSS %" PRIu64 " MiB", n,
 		pr_reader_lost(ag->r) + ss.dropped,
-		ss.skipped, n ? 100.0 * (double)done / (double)n : 0.0, us.written, us.sent,
+		ss.skipped, n ? 100.0 * (double)done / (double)n : 0.0, ss.queued_bytes >> 20,
+		ss.queued_peak_bytes >> 20, us.written, us.sent,
 		us.spooled, us.dropped, us.refused, us.given_up, us.unconfirmed, us.lost, us.queued,
 		us.last_latency_s * 1e3,
 		us.bytes_sent / 1024, ss.cache_files, ss.cache_bytes >> 20, ss.cache_evicted,
