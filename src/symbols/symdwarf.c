@@ -273,6 +273,16 @@ const struct fn_scopes *pr__sym_fn_scopes(struct sym_module *m, struct cu_index 
 	return f;
 }
 
+void pr__sym_fn_scopes_drop(struct sym_module *m, struct cu_index *x, Dwarf_Off fn)
+{
+	struct fn_scopes *f = pr__hashmap_del(&x->fns, fn + 1);
+
+	if (!f)
+		return;
+	m->index_bytes -= sizeof(*f) + f->cap * sizeof(*f->s) + f->cap_r * sizeof(*f->r);
+	fn_scopes_free(f);
+}
+
 /* The unit's function around `pc`, through its index `x`: 1 and *fn, 0
  * when no function has it, -1 when its DIE cannot be read. */
 static int top_function(const struct cu_index *x, Dwarf_Die *cu, Dwarf_Addr pc, Dwarf_Die *fn)

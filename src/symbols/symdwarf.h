@@ -134,6 +134,9 @@ struct cu_index *pr__sym_cu_index(struct sym_module *m, Dwarf_Die *cu);
  * first time; NULL when out of memory. */
 const struct fn_scopes *pr__sym_fn_scopes(struct sym_module *m, struct cu_index *x,
 					  Dwarf_Die *fn);
+/* Those scopes freed (a whole build is done with the function): made
+ * again if asked for. */
+void pr__sym_fn_scopes_drop(struct sym_module *m, struct cu_index *x, Dwarf_Off fn);
 /* The name function (or inlined call) `die` goes by, whole; in m's arena. */
 const char *pr__sym_func_name(struct pr_symbolizer *s, struct sym_module *m, Dwarf_Die *die);
 /* The call site of inlined call `die` in unit `cu`: its file (interned
