@@ -81,6 +81,15 @@ check "... is said once, at debug level" \
 	test "$(grep -c "its cached address index $file is not used (its size is not the one written): built again" "$tmp/err")" -eq 1
 check "... and replaced by a whole one" test "$(stat -c %s "$file")" -eq "$size"
 
+# Empty (a write cut short by a full disk or a crash before rename): the
+# same, and the note says empty.
+: >"$file"
+report -vv >"$tmp/empty" 2>"$tmp/err"
+check "an empty index file changes no name" cmp -s "$tmp/first" "$tmp/empty"
+check "... and the note says it is empty" \
+	grep -q "its cached address index $file is not used (empty: a write cut short, or a full disk): built again" "$tmp/err"
+check "... and it is replaced by a whole one" test "$(stat -c %s "$file")" -eq "$size"
+
 # Lines: an index kept without them does not serve a run that shows them,
 # which builds it again, with them, in its place, and names as libdw does.
 report -F ip,sym,srcline -vv >"$tmp/lines-cold" 2>"$tmp/err"

@@ -170,8 +170,9 @@ struct pr__symindex *pr__ixcache_get(struct pr__ixcache *c, const struct pr__ix_
 		why = "not a regular file";
 	else if (st.st_uid != geteuid())
 		why = "owned by another user";
-	else if (st.st_size <= 0 || (uint64_t)st.st_size > c->max_bytes ||
-		 (uint64_t)st.st_size > SIZE_MAX)
+	else if (st.st_size <= 0)
+		why = "empty: a write cut short, or a full disk";
+	else if ((uint64_t)st.st_size > c->max_bytes || (uint64_t)st.st_size > SIZE_MAX)
 		why = "larger than the cache";
 	/* Populated at once: its checksum reads every page right away, and
 	 * a fault per 64 KiB (the kernel's fault-around) is slower. */
