@@ -154,7 +154,7 @@ static double unit_walks(struct opened *o, const uint64_t *addrs, size_t n, size
 								     f->s[j].die, &sc))
 					continue;
 				pr__sym_func_name(o->s, m, &sc);
-				pr__sym_call_site(m, u, &sc, &file, &line);
+				pr__sym_call_site(m, NULL, u, &sc, &file, &line);
 			}
 		}
 	}

@@ -135,6 +135,11 @@ static struct pr__symindex *partial_index(struct pr_symbolizer *s, struct sym_mo
  * symbols named `fake` (NULL: their own names).  `damaged`: an address
  * libdw's path names nothing at may have the index's name (counted in
  * only_index, not in differ). */
+/* What compare_file()'s builds may hold of libdw's line tables (0: the
+ * default), and how often they began reading them anew. */
+static uint64_t side_max;
+static uint64_t side_begun;
+
 static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 				 const char *fake, bool damaged, bool partial)
 {
@@ -156,7 +161,9 @@ static struct tally compare_file(const char *path, uint64_t step, bool no_lines,
 			       .map_end = map->end };
 	ck_assert_ptr_nonnull(m = pr__sym_module_of(s, PID, &f));
 	ck_assert_msg(m->mod && m->elf, "%s: not opened", path);
+	s->side_max_bytes = side_max;
 	ix = partial ? partial_index(s, m) : pr__symindex_build(s, m);
+	side_begun += s->side_begun;
 	/* None only for a file libdw finds no DWARF in. */
 	ck_assert_msg(ix || (errno == ENOENT && !m->has_dwarf), "%s: no index: %s", path,
 		      strerror(errno));
@@ -548,6 +555,22 @@ START_TEST(the_index_names_every_address_as_libdw_does)
 }
 END_TEST
 
+/* A build reads the units' line tables and file names through a Dwarf of
+ * its own, begun anew once it holds more than a bound (libdw keeps what
+ * it read until then): with the bound at a byte, anew at every next
+ * unit, the index still names every address as libdw does, lines and
+ * call sites and all. */
+START_TEST(a_build_reading_each_units_lines_anew_names_as_libdw_does)
+{
+	side_max = 1;
+	side_begun = 0;
+	compare_all(false, NULL, false);
+	ck_assert_msg(side_begun > 20, "the line tables were read anew only %llu times",
+		      (unsigned long long)side_begun);
+	side_max = 0;
+}
+END_TEST
+
 /* A symbol that starts where a qualified function does names it (gcc
  * writes no linkage name for what involves an anonymous namespace); one
  * that starts elsewhere does not. */
@@ -743,6 +766,7 @@ int main(int argc, char **argv)
 		return EXIT_FAILURE;
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, the_index_names_every_address_as_libdw_does);
+	tcase_add_test(tc, a_build_reading_each_units_lines_anew_names_as_libdw_does);
 	tcase_add_test(tc, a_symbol_starting_where_a_qualified_function_does_names_it_in_both);
 	tcase_add_test(tc, a_damaged_files_index_is_built_or_refused_and_agrees_with_libdw);
 	tcase_add_loop_test(tc, a_symbolizer_on_the_index_names_every_frame_as_on_libdw, 0, 2);

@@ -189,6 +189,10 @@ struct pr_symbolizer {
 	uint64_t born_ns;
 	/* Or, when not 0, what it may spend (tests). */
 	uint64_t fill_budget_ns;
+	/* When not 0, what a whole build's side Dwarf may hold (struct
+	 * sym_side; tests), and how often builds began one anew. */
+	uint64_t side_max_bytes;
+	uint64_t side_begun;
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
 

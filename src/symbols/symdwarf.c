@@ -23,8 +23,8 @@
 #include "model/zsection.h"
 
 /* The call site of an inlined scope: DW_AT_call_file and _line. */
-void pr__sym_call_site(struct sym_module *m, Dwarf_Die *cu, Dwarf_Die *die,
-		      const char **file, uint32_t *line)
+void pr__sym_call_site(struct sym_module *m, struct sym_side *sd, Dwarf_Die *cu, Dwarf_Die *die,
+		       const char **file, uint32_t *line)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word idx, ln;
@@ -37,7 +37,7 @@ void pr__sym_call_site(struct sym_module *m, Dwarf_Die *cu, Dwarf_Die *die,
 	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &attr), &ln) == 0)
 		*line = (uint32_t)ln;
 	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) == 0 &&
-	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && idx < nfiles &&
+	    pr__sym_side_files(sd, cu, &files, &nfiles) == 0 && idx < nfiles &&
 	    (name = dwarf_filesrc(files, idx, NULL, NULL)))
 		*file = pr__sym_intern_file(m, name);
 }
@@ -684,7 +684,7 @@ size_t pr__sym_dwarf_chain(struct pr_symbolizer *s, struct sym_module *m, uint64
 		/* The caller's line is where it inlined this one (reading
 		 * the unit's file names reads its whole line table). */
 		if (t == DW_TAG_inlined_subroutine && !s->no_lines)
-			pr__sym_call_site(m, cu, &path[k], &file, (uint32_t *)&lineno);
+			pr__sym_call_site(m, NULL, cu, &path[k], &file, (uint32_t *)&lineno);
 	}
 	if (!nr)
 		funcs[0] = (struct pr_sym_func){ .file = file, .line = (uint32_t)lineno };

@@ -119,12 +119,36 @@ static inline bool pr__sym_unit_in(const uint64_t *units, size_t nr, uint64_t of
 	return i && units[i - 1] == off;
 }
 
+/*
+ * Where a build of a file's index reads the units' line tables and file
+ * names: a Dwarf of its own over the module's ELF file, ended and begun
+ * again once what it read passes a few MiB.  libdw keeps every line table
+ * read until its Dwarf ends, and reading a unit's file names reads its
+ * whole line table: through the module's own Dwarf, a whole build held
+ * all of them at once (31 of the 80 MB libpython3.11's build peaked at).
+ * A unit of another Dwarf (a split unit, a dwz file's) is read through
+ * that one, as before.  What it gives is used before the next call.
+ */
+struct sym_side {
+	Dwarf *main, *dbg;
+	uint64_t bytes;              /* libdw's, estimated, since dbg began */
+	Dwarf_Off unit;              /* the last unit asked for */
+	uint64_t max;                /* 0: SIDE_MAX_BYTES */
+	uint64_t begun;              /* times dbg was begun */
+};
+/* Unit `cu`'s line table through `sd` (NULL: `cu`'s own Dwarf): 0 or -1,
+ * as dwarf_getsrclines(). */
+int pr__sym_side_lines(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Lines **lines, size_t *nr);
+/* Its file names, likewise, as dwarf_getsrcfiles(). */
+int pr__sym_side_files(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Files **files, size_t *nr);
+void pr__sym_side_end(struct sym_side *sd);
+
 /* The innermost line at every DWARF address of `m`, as libdw's path
  * finds it (unit_and_line()), sorted by address, in *out (malloc'd): 0
  * or -ENOMEM.  With `units` (sorted DIE offsets; NULL: all), only at
- * the addresses those units hold. */
-int pr__sym_lines_read(struct sym_module *m, const uint64_t *units, size_t nr_units,
-		       struct sym_line **out, size_t *nr);
+ * the addresses those units hold.  Line tables are read through `sd`. */
+int pr__sym_lines_read(struct sym_module *m, struct sym_side *sd, const uint64_t *units,
+		       size_t nr_units, struct sym_line **out, size_t *nr);
 
 /* Whether the module has DWARF, read (and inflated) the first time. */
 bool pr__sym_dwarf_open(struct pr_symbolizer *s, struct sym_module *m);
@@ -140,8 +164,9 @@ void pr__sym_fn_scopes_drop(struct sym_module *m, struct cu_index *x, Dwarf_Off 
 /* The name function (or inlined call) `die` goes by, whole; in m's arena. */
 const char *pr__sym_func_name(struct pr_symbolizer *s, struct sym_module *m, Dwarf_Die *die);
 /* The call site of inlined call `die` in unit `cu`: its file (interned
- * in `m`, or NULL) and line (or 0). */
-void pr__sym_call_site(struct sym_module *m, Dwarf_Die *cu, Dwarf_Die *die,
+ * in `m`, or NULL; the unit's file names read through `sd`, NULL: its
+ * own Dwarf) and line (or 0). */
+void pr__sym_call_site(struct sym_module *m, struct sym_side *sd, Dwarf_Die *cu, Dwarf_Die *die,
 		       const char **file, uint32_t *line);
 /* `cu`, or the split unit its skeleton stands for, in *split. */
 Dwarf_Die *pr__sym_unit_with_functions(Dwarf_Die *cu, Dwarf_Die *split);

@@ -217,6 +217,8 @@ struct build {
 	size_t nr_units;
 	struct ix_cover *cover;
 	size_t nr_cover, cap_cover;
+	/* Where line tables and file names are read. */
+	struct sym_side side;
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -271,7 +273,7 @@ static uint32_t node_of(struct build *b, const struct top *t, Dwarf_Off off, uin
 		n.name = str_of(b, name);
 		if (dwarf_tag(&die) == DW_TAG_inlined_subroutine) {
 			n.flags |= IX_INLINED;
-			pr__sym_call_site(b->m, &cu, &die, &file, &n.call_line);
+			pr__sym_call_site(b->m, &b->side, &cu, &die, &file, &n.call_line);
 			n.call_file = str_of(b, file);
 		}
 		if (parent == IX_NONE && name &&
@@ -541,7 +543,7 @@ static int read_lines(struct build *b)
 {
 	struct sym_line *v;
 	size_t nr;
-	int err = pr__sym_lines_read(b->m, b->units, b->nr_units, &v, &nr);
+	int err = pr__sym_lines_read(b->m, &b->side, b->units, b->nr_units, &v, &nr);
 
 	_Static_assert(sizeof(struct sym_line) >= sizeof(struct ix_line), "converted in place");
 	if (err)
@@ -652,6 +654,7 @@ static void build_free(struct build *b)
 	free(b->cover);
 	pr__hashmap_free(&b->by_die);
 	pr__hashmap_free(&b->by_str);
+	pr__sym_side_end(&b->side);
 }
 
 /* The header of module `m`'s index. */
@@ -701,6 +704,8 @@ struct pr__symindex *pr__symindex_build_units(struct pr_symbolizer *s, struct sy
 		errno = ENOENT;
 		return NULL;
 	}
+	b.side.main = m->dwarf;
+	b.side.max = s->side_max_bytes;
 	err = units ? read_cover(&b) : 0;
 	if (!err)
 		err = read_units(&b);
@@ -749,6 +754,7 @@ struct pr__symindex *pr__symindex_build_units(struct pr_symbolizer *s, struct sy
 	b.nodes = NULL;
 	b.segs = NULL;
 	b.lines = NULL;
+	s->side_begun += b.side.begun;
 	build_free(&b);
 	return ix;
 fail:

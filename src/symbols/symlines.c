@@ -62,9 +62,74 @@ static int add_row(struct sym_module *m, struct lines *t, uint64_t lo, Dwarf_Lin
 	return add(t, lo, file, (uint32_t)lineno);
 }
 
+/* What libdw holds for a line table, per row, estimated (Dwarf_Line
+ * and its sorting), and what a side Dwarf may hold before it is begun
+ * again. */
+#define SIDE_ROW_BYTES 48
+#define SIDE_MAX_BYTES ((uint64_t)4 << 20)
+
+/* `cu` in the side Dwarf, in *out; `cu` itself when it is of another
+ * Dwarf or the side cannot be had. */
+static Dwarf_Die *side_unit(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Die *out)
+{
+	Dwarf *alt;
+
+	if (!sd || !sd->main || dwarf_cu_getdwarf(cu->cu) != sd->main)
+		return cu;
+	/* Begun again between units only: a unit whose table alone is over
+	 * the bound would be read again at every call. */
+	if (sd->dbg && sd->bytes > (sd->max ? sd->max : SIDE_MAX_BYTES) &&
+	    dwarf_dieoffset(cu) != sd->unit)
+		pr__sym_side_end(sd);
+	sd->unit = dwarf_dieoffset(cu);
+	if (!sd->dbg) {
+		if (!(sd->dbg = dwarf_begin_elf(dwarf_getelf(sd->main), DWARF_C_READ, NULL)))
+			return cu;
+		sd->begun++;
+		if ((alt = dwarf_getalt(sd->main)))
+			dwarf_setalt(sd->dbg, alt);
+	}
+	return dwarf_offdie(sd->dbg, dwarf_dieoffset(cu), out) ? out : cu;
+}
+
+int pr__sym_side_lines(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Lines **lines, size_t *nr)
+{
+	Dwarf_Die in;
+	Dwarf_Die *u = side_unit(sd, cu, &in);
+
+	if (dwarf_getsrclines(u, lines, nr))
+		return -1;
+	if (sd && u == &in)
+		sd->bytes += *nr * SIDE_ROW_BYTES;
+	return 0;
+}
+
+int pr__sym_side_files(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Files **files, size_t *nr)
+{
+	Dwarf_Die in;
+	Dwarf_Die *u = side_unit(sd, cu, &in);
+	Dwarf_Lines *lines;
+	size_t rows;
+
+	/* libdw reads the whole line table for the file names: its rows
+	 * are counted as held. */
+	if (sd && u == &in && !dwarf_getsrclines(u, &lines, &rows))
+		sd->bytes += rows * SIDE_ROW_BYTES;
+	return dwarf_getsrcfiles(u, files, nr);
+}
+
+void pr__sym_side_end(struct sym_side *sd)
+{
+	if (sd && sd->dbg) {
+		dwarf_end(sd->dbg);
+		sd->dbg = NULL;
+		sd->bytes = 0;
+	}
+}
+
 /* Addresses [lo, hi) in unit `cu` (NULL: none), then no line from hi. */
-static int add_piece(struct sym_module *m, struct lines *t, uint64_t lo, uint64_t hi,
-		     Dwarf_Die *cu)
+static int add_piece(struct sym_module *m, struct sym_side *sd, struct lines *t, uint64_t lo,
+		     uint64_t hi, Dwarf_Die *cu)
 {
 	Dwarf_Lines *lines;
 	size_t nr = 0, i;
@@ -73,7 +138,7 @@ static int add_piece(struct sym_module *m, struct lines *t, uint64_t lo, uint64_
 
 	if (lo >= hi)
 		return 0;
-	if (cu && dwarf_getsrclines(cu, &lines, &nr))
+	if (cu && pr__sym_side_lines(sd, cu, &lines, &nr))
 		nr = 0;
 	/* The last row at or below lo (rows at one address: the last). */
 	for (i = 0; i < nr; i++) {
@@ -103,8 +168,8 @@ static int add_piece(struct sym_module *m, struct lines *t, uint64_t lo, uint64_
 
 /* The units' own ranges (cu_by_ranges()) over [lo, hi): each range
  * holds from its start up to the next one's (they are sorted). */
-static int add_by_ranges(struct sym_module *m, const uint64_t *units, size_t nr_units,
-			 struct lines *t, uint64_t lo, uint64_t hi)
+static int add_by_ranges(struct sym_module *m, struct sym_side *sd, const uint64_t *units,
+			 size_t nr_units, struct lines *t, uint64_t lo, uint64_t hi)
 {
 	size_t nr;
 	const struct cu_span *sp = pr__sym_cu_spans(m, &nr);
@@ -120,7 +185,7 @@ static int add_by_ranges(struct sym_module *m, const uint64_t *units, size_t nr_
 		b = b < hi ? b : hi;
 		if (a < b && pr__sym_unit_in(units, nr_units, sp[i].die) &&
 		    dwarf_offdie(m->dwarf, sp[i].die, &cu))
-			err = add_piece(m, t, a, b, &cu);
+			err = add_piece(m, sd, t, a, b, &cu);
 	}
 	return err;
 }
@@ -141,8 +206,8 @@ bool pr__sym_arange(Dwarf_Aranges *ar, size_t nr, size_t i, uint64_t *lo, uint64
 	return true;
 }
 
-int pr__sym_lines_read(struct sym_module *m, const uint64_t *units, size_t nr_units,
-		       struct sym_line **out, size_t *nr_out)
+int pr__sym_lines_read(struct sym_module *m, struct sym_side *sd, const uint64_t *units,
+		       size_t nr_units, struct sym_line **out, size_t *nr_out)
 {
 	struct lines t = { 0 };
 	Dwarf_Aranges *ar;
@@ -162,13 +227,13 @@ int pr__sym_lines_read(struct sym_module *m, const uint64_t *units, size_t nr_un
 		if (!dwarf_offdie(m->dwarf, off, &cu))
 			continue;
 		if (lo > from)
-			err = add_by_ranges(m, units, nr_units, &t, from, lo);
+			err = add_by_ranges(m, sd, units, nr_units, &t, from, lo);
 		if (!err && pr__sym_unit_in(units, nr_units, off))
-			err = add_piece(m, &t, lo, hi, &cu);
+			err = add_piece(m, sd, &t, lo, hi, &cu);
 		from = hi > from ? hi : from;
 	}
 	if (!err)
-		err = add_by_ranges(m, units, nr_units, &t, from, UINT64_MAX);
+		err = add_by_ranges(m, sd, units, nr_units, &t, from, UINT64_MAX);
 	if (err) {
 		free(t.v);
 		return err;
