@@ -192,7 +192,7 @@ struct pr_symbolizer {
 	/* When not 0, what a whole build's side Dwarf may hold (struct
 	 * sym_side; tests), and how often builds began one anew. */
 	uint64_t side_max_bytes;
-	uint64_t side_begun;
+	uint64_t side_begun, side_again;
 	struct pr_elfcache *elves;   /* the model's ELF cache */
 	Dwfl_Callbacks callbacks;
 

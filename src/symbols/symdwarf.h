@@ -122,7 +122,9 @@ static inline bool pr__sym_unit_in(const uint64_t *units, size_t nr, uint64_t of
 /*
  * Where a build of a file's index reads the units' line tables and file
  * names: a Dwarf of its own over the module's ELF file, ended and begun
- * again once what it read passes a few MiB.  libdw keeps every line table
+ * again before a unit it has not read once what it holds passes a few
+ * MiB, as long as reading units again costs at most twice the first
+ * reading (symlines.c's side_unit()).  libdw keeps every line table
  * read until its Dwarf ends, and reading a unit's file names reads its
  * whole line table: through the module's own Dwarf, a whole build held
  * all of them at once (31 of the 80 MB libpython3.11's build peaked at).
@@ -132,15 +134,20 @@ static inline bool pr__sym_unit_in(const uint64_t *units, size_t nr, uint64_t of
 struct sym_side {
 	Dwarf *main, *dbg;
 	uint64_t bytes;              /* libdw's, estimated, since dbg began */
-	Dwarf_Off unit;              /* the last unit asked for */
 	uint64_t max;                /* 0: SIDE_MAX_BYTES */
-	uint64_t begun;              /* times dbg was begun */
+	struct pr_hashmap live;      /* units dbg holds (DIE offset) */
+	struct pr_hashmap seen;      /* units read in this pass */
+	uint64_t first_bytes, again_bytes; /* this pass's: read first, again */
+	uint64_t begun, again;       /* times dbg was begun; units read again */
 };
 /* Unit `cu`'s line table through `sd` (NULL: `cu`'s own Dwarf): 0 or -1,
  * as dwarf_getsrclines(). */
 int pr__sym_side_lines(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Lines **lines, size_t *nr);
 /* Its file names, likewise, as dwarf_getsrcfiles(). */
 int pr__sym_side_files(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Files **files, size_t *nr);
+/* A new pass over the units begins (each unit read once more is not a
+ * unit read again): the bound is the first one again. */
+void pr__sym_side_pass(struct sym_side *sd);
 void pr__sym_side_end(struct sym_side *sd);
 
 /* The innermost line at every DWARF address of `m`, as libdw's path

@@ -507,10 +507,11 @@ static int index_piece(struct build *b, const struct owned *o)
  * indexed: held for every function at once, they were a fifth of a
  * large file's build (13 of libpython3.11's 80 MB; libdw's line tables
  * are most of the rest, and stay until the file's DWARF is closed).
- * Pieces are counted by their function's DIE offset alone: two
- * functions of different units at the same offset are freed together,
- * after the later one's last piece, and a function's scopes asked for
- * again are made again. */
+ * Pieces are counted by their function's DIE offset alone: of two
+ * functions of different units at the same offset (split units), the
+ * scopes of the one whose piece comes last are freed after the last
+ * piece of either, the other's stay until the file's DWARF closes; a
+ * function's scopes asked for again are made again. */
 static int index_pieces(struct build *b, const struct owned *own, size_t nr)
 {
 	struct pr_hashmap left = { 0 };
@@ -543,7 +544,10 @@ static int read_lines(struct build *b)
 {
 	struct sym_line *v;
 	size_t nr;
-	int err = pr__sym_lines_read(b->m, &b->side, b->units, b->nr_units, &v, &nr);
+	int err;
+
+	pr__sym_side_pass(&b->side);
+	err = pr__sym_lines_read(b->m, &b->side, b->units, b->nr_units, &v, &nr);
 
 	_Static_assert(sizeof(struct sym_line) >= sizeof(struct ix_line), "converted in place");
 	if (err)
@@ -755,6 +759,7 @@ struct pr__symindex *pr__symindex_build_units(struct pr_symbolizer *s, struct sy
 	b.segs = NULL;
 	b.lines = NULL;
 	s->side_begun += b.side.begun;
+	s->side_again += b.side.again;
 	build_free(&b);
 	return ix;
 fail:

@@ -68,20 +68,42 @@ static int add_row(struct sym_module *m, struct lines *t, uint64_t lo, Dwarf_Lin
 #define SIDE_ROW_BYTES 48
 #define SIDE_MAX_BYTES ((uint64_t)4 << 20)
 
-/* `cu` in the side Dwarf, in *out; `cu` itself when it is of another
- * Dwarf or the side cannot be had. */
+/* The side's Dwarf ended (what libdw read with it goes), to be begun
+ * again at the next unit. */
+static void side_restart(struct sym_side *sd)
+{
+	dwarf_end(sd->dbg);
+	sd->dbg = NULL;
+	sd->bytes = 0;
+	pr__hashmap_free(&sd->live);
+	sd->live = (struct pr_hashmap){ 0 };
+}
+
+/*
+ * `cu` in the side Dwarf, in *out; `cu` itself when it is of another
+ * Dwarf or the side cannot be had.  Begun again only before a unit it has
+ * not read (one it holds costs nothing more), once what it holds is over
+ * the bound.  Units come in address order, and a file whose units' code
+ * is interleaved comes back to a unit after the side let it go: gcc's
+ * cold parts (.text.unlikely) bring every unit back once, a linker's
+ * symbol ordering once per piece.  Tables read again may cost up to
+ * twice what the pass read first (and one bound's worth); past that the
+ * side is not begun again in this pass, which then holds what it reads,
+ * as a build did before there was a side, at three times the reading.
+ */
 static Dwarf_Die *side_unit(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Die *out)
 {
+	Dwarf_Off off = dwarf_dieoffset(cu);
+	Dwarf_Die unit;
 	Dwarf *alt;
+	uint64_t bound;
 
 	if (!sd || !sd->main || dwarf_cu_getdwarf(cu->cu) != sd->main)
 		return cu;
-	/* Begun again between units only: a unit whose table alone is over
-	 * the bound would be read again at every call. */
-	if (sd->dbg && sd->bytes > (sd->max ? sd->max : SIDE_MAX_BYTES) &&
-	    dwarf_dieoffset(cu) != sd->unit)
-		pr__sym_side_end(sd);
-	sd->unit = dwarf_dieoffset(cu);
+	bound = sd->max ? sd->max : SIDE_MAX_BYTES;
+	if (sd->dbg && sd->bytes > bound && !pr__hashmap_get(&sd->live, off) &&
+	    sd->again_bytes <= 2 * sd->first_bytes + bound)
+		side_restart(sd);
 	if (!sd->dbg) {
 		if (!(sd->dbg = dwarf_begin_elf(dwarf_getelf(sd->main), DWARF_C_READ, NULL)))
 			return cu;
@@ -89,7 +111,31 @@ static Dwarf_Die *side_unit(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Die *out)
 		if ((alt = dwarf_getalt(sd->main)))
 			dwarf_setalt(sd->dbg, alt);
 	}
-	return dwarf_offdie(sd->dbg, dwarf_dieoffset(cu), out) ? out : cu;
+	/* The same unit, not a DIE of another at that offset (a type
+	 * unit's offsets are in a section of their own). */
+	if (!dwarf_offdie(sd->dbg, off, out) || !dwarf_diecu(out, &unit, NULL, NULL) ||
+	    dwarf_dieoffset(&unit) != off)
+		return cu;
+	return out;
+}
+
+/* Unit `u` of the side read (its table of `rows`): counted once while
+ * the side holds it, as read first or again in this pass. */
+static void side_read(struct sym_side *sd, Dwarf_Die *u, size_t rows)
+{
+	Dwarf_Off off = dwarf_dieoffset(u);
+	uint64_t bytes = rows * SIDE_ROW_BYTES;
+
+	if (pr__hashmap_get(&sd->live, off) || pr__hashmap_put(&sd->live, off, (void *)1))
+		return;
+	sd->bytes += bytes;
+	if (pr__hashmap_get(&sd->seen, off)) {
+		sd->again++;
+		sd->again_bytes += bytes;
+	} else {
+		sd->first_bytes += bytes;
+		pr__hashmap_put(&sd->seen, off, (void *)1);
+	}
 }
 
 int pr__sym_side_lines(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Lines **lines, size_t *nr)
@@ -99,8 +145,8 @@ int pr__sym_side_lines(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Lines **lines, 
 
 	if (dwarf_getsrclines(u, lines, nr))
 		return -1;
-	if (sd && u == &in)
-		sd->bytes += *nr * SIDE_ROW_BYTES;
+	if (u == &in)
+		side_read(sd, u, *nr);
 	return 0;
 }
 
@@ -113,18 +159,27 @@ int pr__sym_side_files(struct sym_side *sd, Dwarf_Die *cu, Dwarf_Files **files, 
 
 	/* libdw reads the whole line table for the file names: its rows
 	 * are counted as held. */
-	if (sd && u == &in && !dwarf_getsrclines(u, &lines, &rows))
-		sd->bytes += rows * SIDE_ROW_BYTES;
+	if (u == &in && !dwarf_getsrclines(u, &lines, &rows))
+		side_read(sd, u, rows);
 	return dwarf_getsrcfiles(u, files, nr);
+}
+
+void pr__sym_side_pass(struct sym_side *sd)
+{
+	pr__hashmap_free(&sd->seen);
+	sd->seen = (struct pr_hashmap){ 0 };
+	sd->first_bytes = sd->again_bytes = 0;
 }
 
 void pr__sym_side_end(struct sym_side *sd)
 {
-	if (sd && sd->dbg) {
-		dwarf_end(sd->dbg);
-		sd->dbg = NULL;
-		sd->bytes = 0;
-	}
+	if (!sd)
+		return;
+	if (sd->dbg)
+		side_restart(sd);
+	pr__hashmap_free(&sd->live);
+	pr__hashmap_free(&sd->seen);
+	sd->live = sd->seen = (struct pr_hashmap){ 0 };
 }
 
 /* Addresses [lo, hi) in unit `cu` (NULL: none), then no line from hi. */
