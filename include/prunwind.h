@@ -262,6 +262,11 @@ struct pr_unwind_stats {
 	 * the unwind information of their JIT code; dropped when the model
 	 * forgets the process, at a trim). */
 	uint64_t jitdump_bytes;
+	/* Stacks that ended in an unwinder error in their sampled frame's
+	 * epilogue (registers its CFI says are saved below the stack
+	 * pointer, out of the copy), unwound again with that frame stepped
+	 * by its code. */
+	uint64_t leaf_exits;
 };
 
 /* Copy the counters; set st->sz first.  Returns 0 or -EINVAL.  A caller

@@ -210,6 +210,119 @@ cfi_framed_ret:
 	.cfi_endproc
 	.size cfi_framed, .-cfi_framed
 
+/* Epilogues as GCC writes their CFI: each pop moves the CFA, none says
+ * the register popped is back, so past `pop %rbp` the row has rbp saved
+ * below the stack pointer, where no copy of the stack reaches.  They are
+ * sampled there (cfi_epi_*), called from cfi_fp (which keeps rbp as its
+ * frame pointer: the step out of it needs rbp), each on its way out by
+ * a ret, a jump to a ret and a tail call, an indirect tail call.
+ * cfi_epi_clobber writes rbx past its pop, as no epilogue does;
+ * cfi_epi_stack its return address. */
+	.globl cfi_epi, cfi_epi_mov, cfi_epi_ret, cfi_epi_tail_at, cfi_epi_ind_at
+	.globl cfi_epi_clobber_at, cfi_epi_stack_at
+	.p2align 4
+	.type cfi_epi, @function
+cfi_epi:
+	.cfi_startproc
+	push %r12
+	.cfi_def_cfa_offset 16
+	.cfi_offset r12, -16
+	push %rbp
+	.cfi_def_cfa_offset 24
+	.cfi_offset rbp, -24
+	push %rbx
+	.cfi_def_cfa_offset 32
+	.cfi_offset rbx, -32
+	sub $16, %rsp
+	.cfi_def_cfa_offset 48
+	nop
+	add $16, %rsp
+	.cfi_def_cfa_offset 32
+	pop %rbx
+	.cfi_def_cfa_offset 24
+	pop %rbp
+	.cfi_def_cfa_offset 16
+cfi_epi_mov:
+	lea (%rax,%rdx), %eax
+	mov %rax, 8(%rdi)
+	test %eax, %eax
+	movzbl %al, %eax
+	vzeroupper
+	pop %r12
+	.cfi_def_cfa_offset 8
+cfi_epi_ret:
+	ret
+	.cfi_endproc
+	.size cfi_epi, .-cfi_epi
+
+	.type cfi_epi_tail, @function
+cfi_epi_tail:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset rbp, -16
+	push %rbx
+	.cfi_def_cfa_offset 24
+	.cfi_offset rbx, -24
+	pop %rbx
+	.cfi_def_cfa_offset 16
+	pop %rbp
+	.cfi_def_cfa_offset 8
+cfi_epi_tail_at:
+	xor %eax, %eax
+	jmp .Lepi_tail_jmp
+	nop
+.Lepi_tail_jmp:
+	jmp cfi_leaf
+	.cfi_endproc
+	.size cfi_epi_tail, .-cfi_epi_tail
+
+	.type cfi_epi_ind, @function
+cfi_epi_ind:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset rbp, -16
+	pop %rbp
+	.cfi_def_cfa_offset 8
+cfi_epi_ind_at:
+	jmp *%rcx
+	.cfi_endproc
+	.size cfi_epi_ind, .-cfi_epi_ind
+
+	.type cfi_epi_clobber, @function
+cfi_epi_clobber:
+	.cfi_startproc
+	push %r12
+	.cfi_def_cfa_offset 16
+	.cfi_offset r12, -16
+	push %rbp
+	.cfi_def_cfa_offset 24
+	.cfi_offset rbp, -24
+	pop %rbp
+	.cfi_def_cfa_offset 16
+cfi_epi_clobber_at:
+	mov %eax, %ebx
+	pop %r12
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size cfi_epi_clobber, .-cfi_epi_clobber
+
+	.type cfi_epi_stack, @function
+cfi_epi_stack:
+	.cfi_startproc
+	push %rbp
+	.cfi_def_cfa_offset 16
+	.cfi_offset rbp, -16
+	pop %rbp
+	.cfi_def_cfa_offset 8
+cfi_epi_stack_at:
+	mov %rax, (%rsp)
+	ret
+	.cfi_endproc
+	.size cfi_epi_stack, .-cfi_epi_stack
+
 /* Functions whose FDEs are written out below, by hand. */
 	.p2align 4
 	.globl cfi_past, cfi_past_at, cfi_after

@@ -29,6 +29,8 @@ extern char cfi_entry[], cfi_rbpundef_at[], cfi_past_at[], cfi_after[];
 extern char cfi_augb_at[], cfi_auglong_at[];
 extern char cfi_plt[], cfi_plt_early[], cfi_plt_late[], cfi_pltoff_at[];
 extern char cfi_nocfi[], cfi_fp_ret[], cfi_framed_ret[];
+extern char cfi_epi_mov[], cfi_epi_ret[], cfi_epi_tail_at[], cfi_epi_ind_at[];
+extern char cfi_epi_clobber_at[], cfi_epi_stack_at[];
 
 #define A(sym) ((uint64_t)(uintptr_t)(sym))
 
@@ -329,6 +331,73 @@ START_TEST(code_without_cfi_steps_to_the_stack_pointer_its_frame_pointer_gives)
 END_TEST
 
 /* The same address with bit 63 set is another address: no mapping. */
+/*
+ * A leaf at `at` in an epilogue, `pending` words still to pop above its
+ * stack pointer, called from cfi_fp (rbp its frame pointer, restored
+ * already), called from cfi_framed, called from the outermost caller.
+ */
+static void epilogue_under_fp(struct both *t, const char *what, const char *at, int pending)
+{
+	uint64_t *s = t->stack + pending;
+
+	memset(t->stack, 0, sizeof(t->stack));
+	for (int w = 0; w < pending; w++)
+		t->stack[w] = 0x5a5a0000 + (uint64_t)w;
+	s[0] = A(cfi_fp_ret);
+	for (int w = 1; w <= 4; w++)
+		s[w] = A(&s[w + 20]);
+	s[5] = A(&s[40]);                /* cfi_framed's rbp: anything */
+	s[6] = A(cfi_framed_ret);
+	s[10] = A(cfi_top_ret);
+	t->bp = A(&s[5]);
+	unwind(t, what, A(at));
+}
+
+START_TEST(a_leaf_in_its_epilogue_is_stepped_by_its_code)
+{
+	const uint64_t callers[] = { A(cfi_fp_ret) - 1, A(cfi_framed_ret) - 1,
+				     A(cfi_top_ret) - 1 };
+	struct both t;
+	struct pr_unwind_stats st = { .sz = sizeof(st) };
+	struct {
+		const char *what, *at;
+		int pending;
+	} cases[] = {
+		{ "past pop %rbp, r12 to pop, through lea, a store, test, movzbl, vzeroupper",
+		  cfi_epi_mov, 1 },
+		{ "at its ret", cfi_epi_ret, 0 },
+		{ "past its pops, a jump, then a tail call", cfi_epi_tail_at, 0 },
+		{ "past its pop, an indirect tail call", cfi_epi_ind_at, 0 },
+	};
+
+	setup(&t);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t ips[4] = { A(cases[i].at), callers[0], callers[1], callers[2] };
+
+		epilogue_under_fp(&t, cases[i].what, cases[i].at, cases[i].pending);
+		expect(&t, cases[i].what, PR_END_OUTERMOST, 4, ips);
+	}
+	/* Each stepped by its code once in each unwinder: by the compiled
+	 * rules themselves, and by libunwind after its CFI ended the stack
+	 * in an error. */
+	ck_assert_uint_eq(fast_samples(&t), 4);
+	ck_assert_int_eq(pr_unwinder_stats(t.fast, &st), 0);
+	ck_assert_uint_eq(st.leaf_exits, 4);
+	ck_assert_int_eq(pr_unwinder_stats(t.slow, &st), 0);
+	ck_assert_uint_eq(st.leaf_exits, 4);
+	/* Code that writes rbx after its pop, or the stack words the step
+	 * reads, is no epilogue this knows: the stack ends where the CFI
+	 * could not go on, as it did, guessing nothing. */
+	epilogue_under_fp(&t, "rbx written past the pops", cfi_epi_clobber_at, 1);
+	expect(&t, "rbx written past the pops", PR_END_ERROR, 2,
+	       (uint64_t[]){ A(cfi_epi_clobber_at), callers[0] });
+	epilogue_under_fp(&t, "a store over the return address", cfi_epi_stack_at, 0);
+	expect(&t, "a store over the return address", PR_END_ERROR, 2,
+	       (uint64_t[]){ A(cfi_epi_stack_at), callers[0] });
+	teardown(&t);
+}
+END_TEST
+
 START_TEST(frames_are_cached_by_their_whole_address)
 {
 	struct both t;
@@ -571,6 +640,7 @@ int main(void)
 	tcase_add_test(tc, a_plt_entry_is_unwound_from_the_compiled_rules);
 	tcase_add_test(tc, a_row_ends_with_its_fde);
 	tcase_add_test(tc, code_without_cfi_steps_to_the_stack_pointer_its_frame_pointer_gives);
+	tcase_add_test(tc, a_leaf_in_its_epilogue_is_stepped_by_its_code);
 	tcase_add_test(tc, frames_are_cached_by_their_whole_address);
 	tcase_add_test(tc, mappings_of_data_leave_the_frame_cache_as_it_was);
 	tcase_add_test(tc, processes_coming_and_going_keep_the_frame_cache_bounded);

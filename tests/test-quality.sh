@@ -124,16 +124,19 @@ check "stacks of the start end in ld.so ($in_ldso)" test "$in_ldso" -ge 5
 cut=$(awk -v ldso="$ldso" '
 	$3 " " $4 == "page missing" && $NF == ldso { n += $1 }
 	END { print n + 0 }' "$tmp/l.quality")
-# And, about once in 1 000 stacks of ld.so's start (seen in the
-# sanitizer build, in _dl_relocate_object called with LD_BIND_NOW; not
-# understood yet), libunwind fails a step there: --quality shows it as an
-# "unwinder error" row, asking for a report.  Such stacks are counted and
-# allowed up to 1 % of them; no other end elsewhere is.
+# And a stack whose sampled frame is in an epilogue that the unwinder
+# cannot step by its code: GCC's CFI has the registers popped still saved
+# below the stack pointer, out of the copy, and _dl_relocate_object, which
+# keeps rbp as its frame pointer, needs rbp back (its callees' epilogues,
+# _dl_lookup_symbol_x's: 2 stacks in 60 such runs before leafexit.c, none
+# in 80 after).  Epilogues it does not decode (a conditional branch past
+# the pops) still end so, as an "unwinder error" row: at most one, or 1 %.
 err=$(awk -v ldso="$ldso" '
 	$3 " " $4 == "unwinder error" && $NF == ldso { n += $1 }
 	END { print n + 0 }' "$tmp/l.quality")
 check "each at its entry point, $entry, as readelf reads it ($not_entry elsewhere, $cut of them cut short by the kernel's copy, $err by an unwinder error)" \
-	test "$not_entry" -le $((cut + err)) -a $((err * 100)) -le "$in_ldso" || cat "$tmp/l.quality"
+	test "$not_entry" -le $((cut + err)) -a \( "$err" -le 1 -o $((err * 100)) -le "$in_ldso" \) ||
+	cat "$tmp/l.quality"
 check "report --quality does not call them cut short for want of unwind information" \
 	sh -c "! grep -q 'no unwind info.*ld-linux' '$tmp/l.quality'"
 

@@ -104,6 +104,8 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	uint64_t bias;
 	int ret = -UNW_ENOINFO;
 
+	if (c->exit_step && ip == c->regs[PR_REG_IP])
+		return uw_one_fde_row_proc_info(as, c, &c->exit, ip, pi, need_unwind_info);
 	if (!m || !uw_has_image(m)) {
 		/* JIT code whose runtime wrote its unwind information. */
 		if (m && (m->prot & PROT_EXEC) &&

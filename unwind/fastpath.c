@@ -214,6 +214,28 @@ static bool trampoline_info(struct pr_unwinder *u, struct uw_ctx *c,
 	return true;
 }
 
+/* The sampled frame's step worked out from its code, where its CFI has
+ * rbp saved below the stack pointer: its CFA, and where rbp is (its value
+ * already, unless still to be popped).  False when the code is no
+ * epilogue this decodes. */
+static bool exit_step(struct pr_unwinder *u, struct uw_ctx *c, uint64_t ip, uint64_t *cfa,
+		      int *bp_state, uint64_t *bp_at)
+{
+	struct uw_row x;
+
+	if (!uw_leaf_exit(c, ip, &x))
+		return false;
+	u->stats.leaf_exits++;
+	*cfa = c->sp + (uint64_t)(int64_t)x.cfa_off;
+	*bp_state = BP_VALUE;
+	for (unsigned i = 0; i < x.nr; i++)
+		if (x.at[i].reg == UW_DWARF_RBP) {
+			*bp_state = BP_SAVED;
+			*bp_at = *cfa + (uint64_t)(int64_t)x.at[i].off;
+		}
+	return true;
+}
+
 bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *out)
 {
 	uint64_t ip = c->regs[PR_REG_IP], sp = c->regs[PR_REG_SP], bp = c->regs[PR_REG_BP];
@@ -277,6 +299,11 @@ bool uw_fast_frames(struct pr_unwinder *u, struct uw_ctx *c, struct pr_stack *ou
 		if (fi->rbp == UW_LOC_AT_CFA) {
 			bp_state = BP_SAVED;
 			bp_at = cfa + (uint64_t)(int64_t)fi->rbp_off;
+			/* Popped already, by a leaf in its epilogue: stepped
+			 * by its code (leafexit.c). */
+			if (leaf && bp_at < sp && (fi->ra != UW_LOC_AT_CFA || fi->ra_off != -8 ||
+						   !exit_step(u, c, ip, &cfa, &bp_state, &bp_at)))
+				return false;
 		} else if (fi->rbp == UW_LOC_UNDEF) {
 			bp_state = BP_UNDEF;
 		}

@@ -16,7 +16,7 @@
 
 /* x86-64 DWARF registers, and the CFA instructions written here. */
 #define DW_RBX 3
-#define DW_RBP 6
+#define DW_RBP UW_DWARF_RBP
 #define DW_RSP 7
 #define DW_R12 12
 #define DW_R15 15
@@ -45,13 +45,13 @@ static void put32(unsigned char *p, uint32_t v)
 
 /*
  * The image: one index entry (as .eh_frame_hdr's table lays them out), a
- * CIE whose initial instructions are the rule's row, and an FDE of
+ * CIE whose initial instructions are the row, and an FDE of
  * [addr, addr + 1) with absolute addresses (no augmentation), then the
- * terminator.  `guessed`: rbx and r12-r15, which the rule does not know
+ * terminator.  `guessed`: rbx and r12-r15, which the row does not say
  * where its frame left, are undefined (libunwind's own guesses forget
  * them too), not taken as unchanged.
  */
-static size_t build_cfi(unsigned char *img, const struct uw_rule *r, bool guessed,
+static size_t build_cfi(unsigned char *img, const struct uw_row *row, bool guessed,
 			uint64_t addr)
 {
 	unsigned char *cie = img + 8, *fde;
@@ -69,13 +69,13 @@ static size_t build_cfi(unsigned char *img, const struct uw_rule *r, bool guesse
 	cie[12] = DW_RA;
 	n = 13;
 	cie[n++] = DW_CFA_def_cfa;
-	cie[n++] = r->cfa_rbp ? DW_RBP : DW_RSP;
-	n += put_uleb(cie + n, (uint64_t)r->cfa_off);
+	cie[n++] = row->cfa_reg;
+	n += put_uleb(cie + n, (uint64_t)row->cfa_off);
 	cie[n++] = DW_CFA_offset | DW_RA;
-	n += put_uleb(cie + n, (uint64_t)(-r->ra_off / 8));
-	if (r->rbp == UW_LOC_AT_CFA) {
-		cie[n++] = DW_CFA_offset | DW_RBP;
-		n += put_uleb(cie + n, (uint64_t)(-r->rbp_off / 8));
+	n += put_uleb(cie + n, (uint64_t)(-row->ra_off / 8));
+	for (unsigned i = 0; i < row->nr; i++) {
+		cie[n++] = (unsigned char)(DW_CFA_offset | row->at[i].reg);
+		n += put_uleb(cie + n, (uint64_t)(-row->at[i].off / 8));
 	}
 	if (guessed) {
 		cie[n++] = DW_CFA_undefined;
@@ -101,12 +101,12 @@ static size_t build_cfi(unsigned char *img, const struct uw_rule *r, bool guesse
 	return (size_t)(fde + 4 + fde_len - img) + 4 + 8;
 }
 
-int uw_one_fde_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct uw_rule *r,
-			 bool guessed, uint64_t ip, unw_proc_info_t *pi, int need_unwind_info)
+static int proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct uw_row *row,
+		     bool guessed, uint64_t ip, unw_proc_info_t *pi, int need_unwind_info)
 {
 	unw_dyn_info_t di;
 
-	c->u->one_fde_size = build_cfi(c->u->one_fde, r, guessed, ip);
+	c->u->one_fde_size = build_cfi(c->u->one_fde, row, guessed, ip);
 	memset(&di, 0, sizeof(di));
 	di.start_ip = ip;
 	di.end_ip = ip + 1;
@@ -115,6 +115,23 @@ int uw_one_fde_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct uw_
 	di.u.rti.table_len = sizeof(struct uw_fde) / sizeof(unw_word_t);
 	di.u.rti.segbase = UW_ONE_FDE_ADDR + 8;
 	return dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, c);
+}
+
+int uw_one_fde_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct uw_rule *r,
+			 bool guessed, uint64_t ip, unw_proc_info_t *pi, int need_unwind_info)
+{
+	struct uw_row row = { .cfa_reg = r->cfa_rbp ? DW_RBP : DW_RSP, .cfa_off = r->cfa_off,
+			      .ra_off = r->ra_off };
+
+	if (r->rbp == UW_LOC_AT_CFA)
+		row.at[row.nr++] = (typeof(row.at[0])){ .reg = DW_RBP, .off = r->rbp_off };
+	return proc_info(as, c, &row, guessed, ip, pi, need_unwind_info);
+}
+
+int uw_one_fde_row_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct uw_row *row,
+			     uint64_t ip, unw_proc_info_t *pi, int need_unwind_info)
+{
+	return proc_info(as, c, row, false, ip, pi, need_unwind_info);
 }
 
 int uw_one_fde_read(struct pr_unwinder *u, uint64_t addr, uint64_t *val)

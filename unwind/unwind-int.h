@@ -181,6 +181,22 @@ bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr,
 
 /* ---- accessors.c ---- */
 
+/* rbp's DWARF register number. */
+#define UW_DWARF_RBP 6
+
+/* A step as a CFI row: the CFA is DWARF register `cfa_reg` plus
+ * `cfa_off`, the return address at CFA + `ra_off`, registers `at` saved
+ * at their CFA offsets, every other one unchanged. */
+struct uw_row {
+	uint8_t cfa_reg;
+	int32_t cfa_off, ra_off;
+	uint8_t nr;
+	struct {
+		uint8_t reg;
+		int32_t off;
+	} at[16];
+};
+
 /* What one unwind needs from the accessors (the `arg` libunwind passes). */
 struct uw_ctx {
 	struct pr_unwinder *u;
@@ -218,6 +234,10 @@ struct uw_ctx {
 	 * frame-pointer step of find_proc_info). */
 	uint64_t frame_ip, frame_sp, frame_bp;
 	bool frame_bp_known;
+	/* While the sampled frame is stepped: step it by `exit`, worked out
+	 * from its code (uw_leaf_exit()), not by its CFI. */
+	bool exit_step;
+	struct uw_row exit;
 };
 
 extern unw_accessors_t uw_accessors;
@@ -351,6 +371,17 @@ int uw_py_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct pr_map *
 int uw_py_keeps_fp(struct pr_unwinder *u, const struct pr_proc *proc, const struct pr_map *m,
 		   uint64_t ra);
 
+/* ---- leafexit.c ---- */
+
+/*
+ * The step out of the sampled frame at `ip` (c->regs, c->sp) worked out
+ * from its code, for a frame in its epilogue: decoded to its ret or its
+ * tail call, through pops and instructions that leave the callee-saved
+ * registers alone.  True with the step in *out; false when the code is
+ * not such a way out (or not one this decodes).
+ */
+bool uw_leaf_exit(struct uw_ctx *c, uint64_t ip, struct uw_row *out);
+
 /* ---- onefde.c ---- */
 
 /*
@@ -362,6 +393,9 @@ int uw_py_keeps_fp(struct pr_unwinder *u, const struct pr_proc *proc, const stru
  */
 int uw_one_fde_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct uw_rule *r,
 			 bool guessed, uint64_t ip, unw_proc_info_t *pi, int need_unwind_info);
+/* The same for a step given as a row. */
+int uw_one_fde_row_proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct uw_row *row,
+			     uint64_t ip, unw_proc_info_t *pi, int need_unwind_info);
 /* Read from that FDE's image: 0, or -1 when `addr` is not in it. */
 int uw_one_fde_read(struct pr_unwinder *u, uint64_t addr, uint64_t *val);
 
@@ -371,7 +405,7 @@ int uw_one_fde_read(struct pr_unwinder *u, uint64_t addr, uint64_t *val);
  * the built tables' range (UW_SYNTHETIC_BASE), at no address a process
  * has. */
 #define UW_ONE_FDE_ADDR UINT64_C(0x5000000000000000)
-#define UW_ONE_FDE_SIZE 96
+#define UW_ONE_FDE_SIZE 160
 
 /* The kernel's part of a call chain is capped at perf_event_max_stack. */
 #define UW_MAX_KERNEL_FRAMES 512

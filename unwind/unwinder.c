@@ -515,15 +515,12 @@ static enum pr_stack_end classify(const struct uw_ctx *c, int ret, int *error)
 	return PR_END_ERROR;
 }
 
-/* The user frames, into `out`; what of the stack copy they took, into
- * u->stack_used. */
-static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
-			struct pr_stack *out)
+/* The user frames through libunwind, from c's registers and copy. */
+static void libunwind_frames(struct pr_unwinder *u, const struct pr_record *rec,
+			     struct uw_ctx *c, struct pr_stack *out)
 {
-	const struct pr_sample *s = &rec->u.sample;
-	struct pr_proc *proc = pr__model_proc(u->model, rec->pid, false);
-	uint64_t regs[PR_REG_MAX] = { 0 }, sp_prev = 0, ip_prev = 0;
-	struct uw_ctx c;
+	const struct pr_proc *proc = c->proc;
+	uint64_t sp_prev = 0, ip_prev = 0;
 	struct uw_proc *p;
 	unw_cursor_t cur;
 	size_t first = out->nr;
@@ -531,36 +528,10 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	bool guessed = false;
 	int ret;
 
-	/* The registers, packed in ascending bit order, spread out. */
-	for (uint64_t m = s->regs_mask & ((UINT64_C(1) << PR_REG_MAX) - 1), i = 0; m;
-	     m &= m - 1)
-		regs[__builtin_ctzll(m)] = s->regs[i++];
-	memset(&c, 0, sizeof(c));
-	c.u = u;
-	c.proc = proc;
-	c.pid = rec->pid;
-	c.regs = regs;
-	c.reg_mask = s->regs_mask;
-	c.sp = s->stack_addr;
-	c.stack = s->stack;
-	c.stack_size = s->stack ? s->stack_dyn_size : 0;
-
-	if (u->rule_cache) {
-		if (uw_fast_frames(u, &c, out)) {
-			u->stats.fast_samples++;
-			u->stack_used = c.stack_read;
-			return;
-		}
-		/* Start again, all through libunwind. */
-		out->nr = first;
-		out->end = PR_END_OUTERMOST;
-		c.stack_exhausted = false;
-	}
 	p = address_space(u, rec->pid);
-	if (!p || (ret = unw_init_remote(&cur, p->as, &c)) < 0) {
+	if (!p || (ret = unw_init_remote(&cur, p->as, c)) < 0) {
 		out->end = PR_END_ERROR;
 		out->error = p ? -ret : ENOMEM;
-		u->stack_used = c.stack_read;
 		return;
 	}
 	for (;;) {
@@ -615,7 +586,7 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		out->nr++;
 		/* A stack whose outermost frame is the limit's last is
 		 * complete, as the fast path finds it. */
-		if (top_frame(u, &c, f->ip)) {
+		if (top_frame(u, c, f->ip)) {
 			out->end = PR_END_OUTERMOST;
 			break;
 		}
@@ -625,17 +596,18 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		}
 		sp_prev = sp;
 		ip_prev = ip;
-		c.stack_exhausted = false;
-		c.no_info = c.no_info_unmapped = c.not_code = c.file_missing = false;
-		c.cfi_elf = NULL;
-		c.jit_code = NULL;
-		c.frame_ip = ip;
-		c.frame_sp = sp;
-		c.frame_bp_known = !unw_get_reg(&cur, UNW_X86_64_RBP, &bp);
-		c.frame_bp = bp;
+		c->stack_exhausted = false;
+		c->no_info = c->no_info_unmapped = c->not_code = c->file_missing = false;
+		c->cfi_elf = NULL;
+		c->jit_code = NULL;
+		c->frame_ip = ip;
+		c->frame_sp = sp;
+		c->frame_bp_known = !unw_get_reg(&cur, UNW_X86_64_RBP, &bp);
+		c->frame_bp = bp;
 		ret = unw_step(&cur);
+		c->exit_step = false;
 		if (ret <= 0) {
-			out->end = classify(&c, ret, &out->error);
+			out->end = classify(c, ret, &out->error);
 			if (out->end == PR_END_ERROR)
 				pr__log(&u->lg, PR_LOG_DEBUG, "pid %u: unwinding stopped at "
 					"0x%llx: %s", rec->pid, (unsigned long long)ip,
@@ -648,16 +620,66 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 		 * address that is not code (the stack went wrong before), nor
 		 * from a file we could not find (whose CFI would have said;
 		 * its code is as likely as not built without frame pointers). */
-		guessed = c.no_info;
-		guess_end = c.no_info_unmapped ? PR_END_NO_MAPPING : PR_END_NO_UNWIND_INFO;
-		if (guessed && (!u->frame_pointers || c.not_code || c.file_missing)) {
+		guessed = c->no_info;
+		guess_end = c->no_info_unmapped ? PR_END_NO_MAPPING : PR_END_NO_UNWIND_INFO;
+		if (guessed && (!u->frame_pointers || c->not_code || c->file_missing)) {
 			out->end = guess_end;
 			break;
 		}
 	}
-	u->stack_used = c.stack_read;
 }
 
+/* The user frames, into `out`; what of the stack copy they took, into
+ * u->stack_used. */
+static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
+			struct pr_stack *out)
+{
+	const struct pr_sample *s = &rec->u.sample;
+	struct pr_proc *proc = pr__model_proc(u->model, rec->pid, false);
+	uint64_t regs[PR_REG_MAX] = { 0 };
+	struct uw_ctx c;
+	size_t first = out->nr;
+
+	/* The registers, packed in ascending bit order, spread out. */
+	for (uint64_t m = s->regs_mask & ((UINT64_C(1) << PR_REG_MAX) - 1), i = 0; m;
+	     m &= m - 1)
+		regs[__builtin_ctzll(m)] = s->regs[i++];
+	memset(&c, 0, sizeof(c));
+	c.u = u;
+	c.proc = proc;
+	c.pid = rec->pid;
+	c.regs = regs;
+	c.reg_mask = s->regs_mask;
+	c.sp = s->stack_addr;
+	c.stack = s->stack;
+	c.stack_size = s->stack ? s->stack_dyn_size : 0;
+
+	if (u->rule_cache) {
+		if (uw_fast_frames(u, &c, out)) {
+			u->stats.fast_samples++;
+			u->stack_used = c.stack_read;
+			return;
+		}
+		/* Start again, all through libunwind. */
+		out->nr = first;
+		out->end = PR_END_OUTERMOST;
+		c.stack_exhausted = false;
+	}
+	libunwind_frames(u, rec, &c, out);
+	/* A sampled frame in its epilogue, whose CFI has the registers it
+	 * popped still below the stack pointer, out of the copy: stepped
+	 * again by its code (leafexit.c).  Only after an error, which
+	 * that is: reading the code of every sampled address costs. */
+	if (out->end == PR_END_ERROR && uw_leaf_exit(&c, regs[PR_REG_IP], &c.exit)) {
+		out->nr = first;
+		out->end = PR_END_OUTERMOST;
+		out->error = 0;
+		c.exit_step = true;
+		libunwind_frames(u, rec, &c, out);
+		u->stats.leaf_exits++;
+	}
+	u->stack_used = c.stack_read;
+}
 int pr_unwinder_unwind(struct pr_unwinder *u, const struct pr_record *rec,
 		       struct pr_stack *out)
 {

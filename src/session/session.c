@@ -763,6 +763,7 @@ int pr_session_unwind_stats(const struct pr_session *s, struct pr_unwind_stats *
 		c.chain_frames += st.chain_frames;
 		c.chain_depth += st.chain_depth;
 		c.joins_unconfirmed += st.joins_unconfirmed;
+		c.leaf_exits += st.leaf_exits;
 	}
 	return pr__stats_copy(sum_st, &c, sizeof(c));
 }

@@ -10,6 +10,9 @@
 # (and, from report, source lines) as llvm-symbolizer gives them.
 #   gcc-ld, gcc-lld, clang-lld, clang-ld   C, -O2 -g -fomit-frame-pointer,
 #                                          by each compiler and linker
+#   gcc-fp, clang-fp     C, -O2 -g -fno-omit-frame-pointer
+#                        -mno-omit-leaf-frame-pointer (GNU ld), as
+#                        distributions that keep frame pointers build
 #   gcc-gz-debug-frame   no .eh_frame of our own: the only CFI is a
 #                        zlib-compressed .debug_frame
 #   static-pie           gcc -static-pie (the library linked in: a
@@ -78,6 +81,12 @@ gcc-ld) build_c gcc "" ;;
 gcc-lld) build_c gcc -fuse-ld=lld ;;
 clang-lld) build_c clang -fuse-ld=lld ;;
 clang-ld) build_c clang -fuse-ld=bfd ;;
+gcc-fp | clang-fp)
+	# As distributions that keep frame pointers build (Fedora, Ubuntu
+	# 24.04): every epilogue ends in pop %rbp, past which GCC's and
+	# clang's CFI still have rbp saved below the stack pointer.
+	cflags="-O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer"
+	build_c "${build%-fp}" "" ;;
 gcc-gz-debug-frame)
 	# (The .eh_frame left is the C library's start files'.)
 	build_c gcc "" -gz=zlib -fno-asynchronous-unwind-tables -fno-unwind-tables &&

@@ -77,6 +77,11 @@ static void summary(const struct report *r, int verbose, bool names)
 			"rules, the rest through libunwind; %" PRIu64 " files opened\n",
 			100.0 * (double)st.fast_samples / (double)st.samples,
 			st.files_opened);
+	if (verbose && st.leaf_exits)
+		fprintf(stderr, "dwarfsample: %" PRIu64 " sampled frame%s in an epilogue stepped "
+			"by %s code: %s CFI has the registers popped below the stack pointer\n",
+			st.leaf_exits, st.leaf_exits == 1 ? "" : "s",
+			st.leaf_exits == 1 ? "its" : "their", st.leaf_exits == 1 ? "its" : "their");
 	if (verbose) {
 		struct pr_symbolizer_stats sy = { .sz = sizeof(sy) };
 
