@@ -262,10 +262,9 @@ struct pr_unwind_stats {
 	 * the unwind information of their JIT code; dropped when the model
 	 * forgets the process, at a trim). */
 	uint64_t jitdump_bytes;
-	/* Stacks that ended in an unwinder error in their sampled frame's
-	 * epilogue (registers its CFI says are saved below the stack
-	 * pointer, out of the copy), unwound again with that frame stepped
-	 * by its code. */
+	/* Stacks whose sampled frame, in its epilogue, was stepped by its
+	 * code: its CFI has registers saved below the stack pointer, out of
+	 * the copy, where the step out of its caller needs them. */
 	uint64_t leaf_exits;
 };
 

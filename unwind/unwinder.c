@@ -655,12 +655,15 @@ static void user_frames(struct pr_unwinder *u, const struct pr_record *rec,
 	c.stack_size = s->stack ? s->stack_dyn_size : 0;
 
 	if (u->rule_cache) {
+		uint64_t exits = u->stats.leaf_exits;
+
 		if (uw_fast_frames(u, &c, out)) {
 			u->stats.fast_samples++;
 			u->stack_used = c.stack_read;
 			return;
 		}
 		/* Start again, all through libunwind. */
+		u->stats.leaf_exits = exits;
 		out->nr = first;
 		out->end = PR_END_OUTERMOST;
 		c.stack_exhausted = false;
