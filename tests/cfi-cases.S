@@ -216,10 +216,11 @@ cfi_framed_ret:
  * sampled there (cfi_epi_*), called from cfi_fp (which keeps rbp as its
  * frame pointer: the step out of it needs rbp), each on its way out by
  * a ret, a jump to a ret and a tail call, an indirect tail call.
- * cfi_epi_clobber writes rbx past its pop, as no epilogue does;
+ * cfi_epi_clobber and cfi_epi_clobber_ebx write rbx past its pop (bh, ebx), as no
+ * epilogue does;
  * cfi_epi_stack its return address. */
 	.globl cfi_epi, cfi_epi_mov, cfi_epi_ret, cfi_epi_tail_at, cfi_epi_ind_at
-	.globl cfi_epi_clobber_at, cfi_epi_stack_at
+	.globl cfi_epi_clobber_at, cfi_epi_clobber_ebx_at, cfi_epi_stack_at
 	.p2align 4
 	.type cfi_epi, @function
 cfi_epi:
@@ -290,8 +291,10 @@ cfi_epi_ind_at:
 	.cfi_endproc
 	.size cfi_epi_ind, .-cfi_epi_ind
 
-	.type cfi_epi_clobber, @function
-cfi_epi_clobber:
+/* (pushes r12 and rbp, pops rbp, then \insn before popping r12) */
+.macro clobber name, at, insn:vararg
+	.type \name, @function
+\name:
 	.cfi_startproc
 	push %r12
 	.cfi_def_cfa_offset 16
@@ -301,13 +304,16 @@ cfi_epi_clobber:
 	.cfi_offset rbp, -24
 	pop %rbp
 	.cfi_def_cfa_offset 16
-cfi_epi_clobber_at:
-	mov %eax, %ebx
+\at:
+	\insn
 	pop %r12
 	.cfi_def_cfa_offset 8
 	ret
 	.cfi_endproc
-	.size cfi_epi_clobber, .-cfi_epi_clobber
+	.size \name, .-\name
+.endm
+	clobber cfi_epi_clobber, cfi_epi_clobber_at, mov %al, %bh
+	clobber cfi_epi_clobber_ebx, cfi_epi_clobber_ebx_at, mov %eax, %ebx
 
 	.type cfi_epi_stack, @function
 cfi_epi_stack:

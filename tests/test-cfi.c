@@ -30,7 +30,7 @@ extern char cfi_augb_at[], cfi_auglong_at[];
 extern char cfi_plt[], cfi_plt_early[], cfi_plt_late[], cfi_pltoff_at[];
 extern char cfi_nocfi[], cfi_fp_ret[], cfi_framed_ret[];
 extern char cfi_epi_mov[], cfi_epi_ret[], cfi_epi_tail_at[], cfi_epi_ind_at[];
-extern char cfi_epi_clobber_at[], cfi_epi_stack_at[];
+extern char cfi_epi_clobber_at[], cfi_epi_clobber_ebx_at[], cfi_epi_stack_at[];
 
 #define A(sym) ((uint64_t)(uintptr_t)(sym))
 
@@ -388,9 +388,12 @@ START_TEST(a_leaf_in_its_epilogue_is_stepped_by_its_code)
 	/* Code that writes rbx after its pop, or the stack words the step
 	 * reads, is no epilogue this knows: the stack ends where the CFI
 	 * could not go on, as it did, guessing nothing. */
-	epilogue_under_fp(&t, "rbx written past the pops", cfi_epi_clobber_at, 1);
-	expect(&t, "rbx written past the pops", PR_END_ERROR, 2,
+	epilogue_under_fp(&t, "bh written past the pops", cfi_epi_clobber_at, 1);
+	expect(&t, "bh written past the pops", PR_END_ERROR, 2,
 	       (uint64_t[]){ A(cfi_epi_clobber_at), callers[0] });
+	epilogue_under_fp(&t, "ebx written past the pops", cfi_epi_clobber_ebx_at, 1);
+	expect(&t, "ebx written past the pops", PR_END_ERROR, 2,
+	       (uint64_t[]){ A(cfi_epi_clobber_ebx_at), callers[0] });
 	epilogue_under_fp(&t, "a store over the return address", cfi_epi_stack_at, 0);
 	expect(&t, "a store over the return address", PR_END_ERROR, 2,
 	       (uint64_t[]){ A(cfi_epi_stack_at), callers[0] });

@@ -104,23 +104,33 @@ struct insn {
 	uint64_t target;
 };
 
+/* Register `r` (with its REX bit) written, as a mask.  A byte operand
+ * without a REX prefix numbered 4-7 is ah, ch, dh, bh: a part of rax,
+ * rcx, rdx, rbx. */
+static uint32_t written(unsigned r, bool byte, uint8_t rex)
+{
+	if (byte && !rex && r >= 4)
+		r -= 4;
+	return 1u << r;
+}
+
 /* The register a ModRM's r/m names when it is one (mod 3), as a mask.
  * A memory operand is written: `*stack` when it is based on rsp, where
  * the words still to be popped are (a store elsewhere -- an out
  * parameter, a global -- is no concern of the step). */
-static uint32_t rm_dest(const uint8_t *m, uint8_t rex, bool *stack)
+static uint32_t rm_dest(const uint8_t *m, bool byte, uint8_t rex, bool *stack)
 {
 	if (m[0] >> 6 != 3) {
 		if ((m[0] & 7) == 4 && ((m[1] & 7) | (rex & 1) << 3) == RSP)
 			*stack = true;
 		return 0;
 	}
-	return 1u << ((m[0] & 7) | (rex & 1) << 3);
+	return written((m[0] & 7) | (rex & 1) << 3, byte, rex);
 }
 
-static uint32_t reg_dest(uint8_t modrm, uint8_t rex)
+static uint32_t reg_dest(uint8_t modrm, bool byte, uint8_t rex)
 {
-	return 1u << ((modrm >> 3 & 7) | (rex & 4) << 1);
+	return written((modrm >> 3 & 7) | (rex & 4) << 1, byte, rex);
 }
 
 /* Decode the instruction at `p` (`n` bytes there, at address `addr`). */
@@ -129,7 +139,7 @@ static struct insn decode(const uint8_t *p, size_t n, uint64_t addr)
 	struct insn in = { .kind = INSN_UNKNOWN };
 	size_t i = 0, ms;
 	uint8_t rex = 0, op;
-	bool opsize = false, rep = false, stack = false, two = false;
+	bool opsize = false, rep = false, stack = false, two = false, byte;
 
 	for (; i < n && i < 8; i++) {
 		if (p[i] == 0x66)
@@ -240,10 +250,11 @@ static struct insn decode(const uint8_t *p, size_t n, uint64_t addr)
 				in.imm = d32;
 				return in;
 			}
+			byte = op < 0x40 || op == 0x88 || op == 0x8a ? !(op & 1) : false;
 			if (op == 0x63 || op == 0x8d || (op & 2))
-				in.writes = reg_dest(p[i], rex);
+				in.writes = reg_dest(p[i], byte, rex);
 			else
-				in.writes = rm_dest(p + i, rex, &stack);
+				in.writes = rm_dest(p + i, byte, rex, &stack);
 			return stack ? (struct insn){ .kind = INSN_UNKNOWN } : in;
 		}
 		/* Immediate forms: 83 /op ib, 81 /op iz; add or sub to rsp
@@ -258,7 +269,7 @@ static struct insn decode(const uint8_t *p, size_t n, uint64_t addr)
 			sub = p[i] >> 3 & 7;
 			if (sub == 7)
 				return in;
-			in.writes = rm_dest(p + i, rex, &stack);
+			in.writes = rm_dest(p + i, false, rex, &stack);
 			if (stack)
 				return (struct insn){ .kind = INSN_UNKNOWN };
 			if (in.writes == 1u << RSP && (rex & 8) && (sub == 0 || sub == 5)) {
@@ -294,9 +305,9 @@ static struct insn decode(const uint8_t *p, size_t n, uint64_t addr)
 		if (op == 0x1f)
 			return in;
 		if (op >= 0x90 && op <= 0x9f)
-			in.writes = rm_dest(p + i, rex, &stack);
+			in.writes = rm_dest(p + i, true, rex, &stack);
 		else
-			in.writes = reg_dest(p[i], rex);
+			in.writes = reg_dest(p[i], false, rex);
 		return stack ? (struct insn){ .kind = INSN_UNKNOWN } : in;
 	}
 	return (struct insn){ .kind = INSN_UNKNOWN };
