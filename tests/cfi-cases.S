@@ -216,9 +216,8 @@ cfi_framed_ret:
  * sampled there (cfi_epi_*), called from cfi_fp (which keeps rbp as its
  * frame pointer: the step out of it needs rbp), each on its way out by
  * a ret, a jump to a ret and a tail call, an indirect tail call.
- * cfi_epi_clobber and cfi_epi_clobber_ebx write rbx past its pop (bh, ebx), as no
- * epilogue does;
- * cfi_epi_stack its return address. */
+ * cfi_epi_clobber and cfi_epi_clobber_ebx write rbx (bh, ebx) past its
+ * pop, as no epilogue does; cfi_epi_stack its return address. */
 	.globl cfi_epi, cfi_epi_mov, cfi_epi_ret, cfi_epi_tail_at, cfi_epi_ind_at
 	.globl cfi_epi_clobber_at, cfi_epi_clobber_ebx_at, cfi_epi_stack_at
 	.p2align 4
