@@ -219,7 +219,7 @@ cfi_framed_ret:
  * cfi_epi_clobber and cfi_epi_clobber_ebx write rbx (bh, ebx) past its
  * pop, as no epilogue does; cfi_epi_stack its return address. */
 	.globl cfi_epi, cfi_epi_mov, cfi_epi_ret, cfi_epi_tail_at, cfi_epi_ind_at
-	.globl cfi_epi_clobber_at, cfi_epi_clobber_ebx_at, cfi_epi_stack_at
+	.globl cfi_epi_clobber_at, cfi_epi_clobber_ebx_at, cfi_epi_stack_at, cfi_thunk_at
 	.p2align 4
 	.type cfi_epi, @function
 cfi_epi:
@@ -289,6 +289,18 @@ cfi_epi_ind_at:
 	jmp *%rcx
 	.cfi_endproc
 	.size cfi_epi_ind, .-cfi_epi_ind
+
+/* A ret that is no return, as a retpoline thunk's (its CFI says the
+ * return address is a word further up): never stepped as one. */
+	.type cfi_thunk, @function
+cfi_thunk:
+	.cfi_startproc
+	sub $8, %rsp
+	.cfi_def_cfa_offset 16
+cfi_thunk_at:
+	ret
+	.cfi_endproc
+	.size cfi_thunk, .-cfi_thunk
 
 /* (pushes r12 and rbp, pops rbp, then \insn before popping r12) */
 .macro clobber name, at, insn:vararg

@@ -31,6 +31,7 @@ extern char cfi_plt[], cfi_plt_early[], cfi_plt_late[], cfi_pltoff_at[];
 extern char cfi_nocfi[], cfi_fp_ret[], cfi_framed_ret[];
 extern char cfi_epi_mov[], cfi_epi_ret[], cfi_epi_tail_at[], cfi_epi_ind_at[];
 extern char cfi_epi_clobber_at[], cfi_epi_clobber_ebx_at[], cfi_epi_stack_at[];
+extern char cfi_thunk_at[];
 
 #define A(sym) ((uint64_t)(uintptr_t)(sym))
 
@@ -397,6 +398,17 @@ START_TEST(a_leaf_in_its_epilogue_is_stepped_by_its_code)
 	epilogue_under_fp(&t, "a store over the return address", cfi_epi_stack_at, 0);
 	expect(&t, "a store over the return address", PR_END_ERROR, 2,
 	       (uint64_t[]){ A(cfi_epi_stack_at), callers[0] });
+	/* A ret whose CFI has the return address a word up, under a frame
+	 * whose rbp is lost (the stack ends in an error there): the ret is
+	 * not taken for the way out, which would make the word at the stack
+	 * pointer a caller. */
+	memset(t.stack, 0, sizeof(t.stack));
+	t.stack[0] = A(cfi_top_ret);
+	t.stack[1] = A(cfi_fp_ret);
+	t.bp = 0;
+	unwind(&t, "a retpoline's ret", A(cfi_thunk_at));
+	expect(&t, "a retpoline's ret", PR_END_ERROR, 2,
+	       (uint64_t[]){ A(cfi_thunk_at), callers[0] });
 	teardown(&t);
 }
 END_TEST

@@ -50,9 +50,10 @@ static size_t code_at(struct uw_ctx *c, uint64_t addr, uint8_t *buf)
 
 	if (uw_read_mem(c, addr, &w[0]))
 		return 0;
+	memcpy(buf, &w[0], 8);
 	if (uw_read_mem(c, addr + 8, &w[1]))
 		return 8;
-	memcpy(buf, w, 16);
+	memcpy(buf + 8, &w[1], 8);
 	return 16;
 }
 
@@ -171,12 +172,12 @@ static struct insn decode(const uint8_t *p, size_t n, uint64_t addr)
 				in.kind = INSN_UNKNOWN;
 			in.size = i;
 			return in;
-		case 0xc3:
-			in.kind = INSN_RET;
+		case 0xc3:               /* (66 c3, 66 c9: 16-bit, no) */
+			in.kind = opsize ? INSN_UNKNOWN : INSN_RET;
 			in.size = i;
 			return in;
 		case 0xc9:
-			in.kind = INSN_LEAVE;
+			in.kind = opsize ? INSN_UNKNOWN : INSN_LEAVE;
 			in.size = i;
 			return in;
 		case 0x90:
@@ -260,7 +261,7 @@ static struct insn decode(const uint8_t *p, size_t n, uint64_t addr)
 		/* Immediate forms: 83 /op ib, 81 /op iz; add or sub to rsp
 		 * is the frame's deallocation. */
 		if (op == 0x83 || op == 0x81) {
-			size_t imm = op == 0x83 ? 1 : opsize ? 2 : 4;
+			size_t imm = op == 0x83 ? 1 : (rex & 8) || !opsize ? 4 : 2;
 			uint8_t sub;
 
 			if (i >= n || !(ms = modrm_size(p + i, n - i)) || i + ms + imm > n)
@@ -313,6 +314,20 @@ static struct insn decode(const uint8_t *p, size_t n, uint64_t addr)
 	return (struct insn){ .kind = INSN_UNKNOWN };
 }
 
+/* The compiled CFI row at `addr`, when there is a usable one. */
+static bool row_at(struct uw_ctx *c, uint64_t addr, struct uw_rule *r)
+{
+	const struct pr_map *m = pr__proc_find(c->proc, addr);
+	struct uw_elf *e;
+	uint64_t bias;
+
+	if (!m || !uw_has_image(m) || !(e = uw_resolve(c->u, c->pid, m)))
+		return false;
+	bias = pr__elf_bias(e->img, m);
+	return addr >= e->img->text_lo + bias && addr < e->img->text_hi + bias &&
+	       uw_rule_find(c->u, e, addr - bias, r) && r->usable;
+}
+
 /* Whether the CFI at `target` has the frame as at a function's entry:
  * the return address at the stack pointer.  (Where rbp is saved it does
  * not say: past the pops, GCC's rows still have it below the stack
@@ -320,19 +335,10 @@ static struct insn decode(const uint8_t *p, size_t n, uint64_t addr)
  * indirect jump from there leaves the function. */
 static bool exits_at(struct uw_ctx *c, uint64_t target)
 {
-	const struct pr_map *m = pr__proc_find(c->proc, target);
 	struct uw_rule r;
-	struct uw_elf *e;
-	uint64_t bias;
 
-	if (!m || !uw_has_image(m) || !(e = uw_resolve(c->u, c->pid, m)))
-		return false;
-	bias = pr__elf_bias(e->img, m);
-	if (target < e->img->text_lo + bias || target >= e->img->text_hi + bias ||
-	    !uw_rule_find(c->u, e, target - bias, &r))
-		return false;
-	return r.usable && !r.cfa_rbp && r.cfa_off == 8 && r.ra == UW_LOC_AT_CFA &&
-	       r.ra_off == -8;
+	return row_at(c, target, &r) && !r.cfa_rbp && r.cfa_off == 8 &&
+	       r.ra == UW_LOC_AT_CFA && r.ra_off == -8;
 }
 
 /* The step out of the frame: its return address at `sp`, where the way
@@ -342,8 +348,13 @@ static bool way_out(const struct uw_ctx *c, uint64_t sp, uint32_t popped, const 
 {
 	uint64_t cfa = sp + 8;
 
-	if (cfa - c->sp > INT32_MAX)
+	/* No frame is larger than the largest copy; a slot is below the
+	 * return address. */
+	if (cfa - c->sp > PR_MAX_STACK_SIZE + 8)
 		return false;
+	for (unsigned r = 0; r < 16; r++)
+		if ((popped >> r & 1) && slot[r] >= sp)
+			return false;
 	memset(out, 0, sizeof(*out));
 	out->cfa_reg = dwarf_reg[RSP];
 	out->cfa_off = (int32_t)(cfa - c->sp);
@@ -358,15 +369,26 @@ static bool way_out(const struct uw_ctx *c, uint64_t sp, uint32_t popped, const 
 	return true;
 }
 
+/* Whether step `out` has the CFA the sampled frame's own row gives, where
+ * that row counts it from rsp (the CFA is what GCC's rows keep right in
+ * an epilogue; from rbp, before a leave, the row is not checked). */
+static bool agrees(const struct uw_rule *leaf, const struct uw_row *out)
+{
+	return !leaf->usable || leaf->cfa_rbp || leaf->cfa_off == out->cfa_off;
+}
+
 bool uw_leaf_exit(struct uw_ctx *c, uint64_t ip, struct uw_row *out)
 {
 	uint64_t sp = c->sp, bp = c->regs[PR_REG_BP];
 	uint64_t slot[16];
 	uint32_t popped = 0;
+	struct uw_rule leaf;
 	bool left_bp = false;
 
 	if (!(c->reg_mask >> PR_REG_BP & 1))
 		return false;
+	if (!row_at(c, ip, &leaf))
+		leaf.usable = 0;
 	for (int step = 0; step < MAX_STEPS; step++) {
 		uint8_t buf[16];
 		size_t n = code_at(c, ip, buf);
@@ -389,7 +411,9 @@ bool uw_leaf_exit(struct uw_ctx *c, uint64_t ip, struct uw_row *out)
 			sp += 8;
 			break;
 		case INSN_RSP_ADD:
-			if (in.imm % 8)
+			/* (A sub would put the words popped next above the
+			 * CFA: no epilogue's.) */
+			if (in.imm % 8 || in.imm < 0)
 				return false;
 			sp += (uint64_t)in.imm;
 			break;
@@ -413,11 +437,14 @@ bool uw_leaf_exit(struct uw_ctx *c, uint64_t ip, struct uw_row *out)
 				ip = in.target;
 				continue;
 			}
-			return way_out(c, sp, popped, slot, out);        /* a tail call */
+			/* a tail call */
+			return way_out(c, sp, popped, slot, out) && agrees(&leaf, out);
 		case INSN_JMP_OUT:
-			return exits_at(c, ip) && way_out(c, sp, popped, slot, out);
+			return exits_at(c, ip) && way_out(c, sp, popped, slot, out) && agrees(&leaf, out);
 		case INSN_RET:
-			return way_out(c, sp, popped, slot, out);
+			/* A ret the CFI does not take for a return (a
+			 * retpoline's, push; ret) is not one. */
+			return exits_at(c, ip) && way_out(c, sp, popped, slot, out) && agrees(&leaf, out);
 		}
 		ip += in.size;
 	}

@@ -73,7 +73,13 @@ static size_t build_cfi(unsigned char *img, const struct uw_row *row, bool guess
 	n += put_uleb(cie + n, (uint64_t)row->cfa_off);
 	cie[n++] = DW_CFA_offset | DW_RA;
 	n += put_uleb(cie + n, (uint64_t)(-row->ra_off / 8));
+	/* Room for the widest row: 16 registers, every offset within a
+	 * stack copy (uw_leaf_exit() and the rules give no other). */
+	if (row->nr > 16 || row->cfa_off < 0 || row->cfa_off > PR_MAX_STACK_SIZE + 8)
+		return 0;
 	for (unsigned i = 0; i < row->nr; i++) {
+		if (row->at[i].off >= 0 || -row->at[i].off > PR_MAX_STACK_SIZE + 8)
+			return 0;
 		cie[n++] = (unsigned char)(DW_CFA_offset | row->at[i].reg);
 		n += put_uleb(cie + n, (uint64_t)(-row->at[i].off / 8));
 	}
@@ -107,6 +113,8 @@ static int proc_info(unw_addr_space_t as, struct uw_ctx *c, const struct uw_row 
 	unw_dyn_info_t di;
 
 	c->u->one_fde_size = build_cfi(c->u->one_fde, row, guessed, ip);
+	if (!c->u->one_fde_size)
+		return -UNW_ENOINFO;
 	memset(&di, 0, sizeof(di));
 	di.start_ip = ip;
 	di.end_ip = ip + 1;
