@@ -64,7 +64,7 @@ START_TEST(writers_racing_on_one_index_leave_a_whole_file)
 			struct pr__ixcache_stats cs;
 
 			for (int n = 0; n < 200; n++)
-				pr__ixcache_put(c, &sm.k, sm.ix, sm.path);
+				pr__ixcache_put(c, &sm.k, sm.ix, sm.path, NULL);
 			pr__ixcache_stats(c, &cs);
 			_exit(cs.stored == 200 ? 0 : 1);
 		}
@@ -128,6 +128,9 @@ START_TEST(the_cache_stays_under_its_bound_least_recently_used_going_first)
 {
 	struct pr__symindex *got;
 	struct pr__ix_key keys[10];
+	struct pr__symindex *written = NULL;
+	unsigned char *a, *b;
+	size_t la, lb;
 	uint64_t bytes;
 	char other[4300];
 	struct pr__ixcache *c = pr__ixcache_new(sm.dir, 3 * sm.len + sm.len / 2, true, NULL);
@@ -144,21 +147,30 @@ START_TEST(the_cache_stays_under_its_bound_least_recently_used_going_first)
 	fputs("not an index\n", f);
 	fclose(f);
 	for (int i = 0; i < 3; i++) {
-		pr__ixcache_put(c, &keys[i], sm.ix, sm.path);
+		pr__ixcache_put(c, &keys[i], sm.ix, sm.path, i == 1 ? &written : NULL);
 		set_age(sm.dir, &keys[i], 100 - 10 * i);
 	}
+	ck_assert_ptr_nonnull(written);
 	/* 0 is used: 1 is then the least recent. */
 	ck_assert_ptr_nonnull(got = pr__ixcache_get(c, &keys[0], sm.path));
 	pr__symindex_free(got);
-	pr__ixcache_put(c, &keys[3], sm.ix, sm.path);
+	pr__ixcache_put(c, &keys[3], sm.ix, sm.path, NULL);
 	ck_assert(kept(sm.dir, &keys[0]) && !kept(sm.dir, &keys[1]) && kept(sm.dir, &keys[2]) &&
 		  kept(sm.dir, &keys[3]));
+	/* Where 1 was written, it is still mapped after it went: its bytes
+	 * are still the index's. */
+	a = file_bytes(sm.ix, &keys[1], &la);
+	b = file_bytes(written, &keys[1], &lb);
+	ck_assert_msg(la == lb && !memcmp(a, b, la), "its file gone, the mapping changed");
+	free(a);
+	free(b);
+	pr__symindex_free(written);
 	set_age(sm.dir, &keys[3], 50);
-	pr__ixcache_put(c, &keys[4], sm.ix, sm.path);
+	pr__ixcache_put(c, &keys[4], sm.ix, sm.path, NULL);
 	ck_assert(kept(sm.dir, &keys[0]) && !kept(sm.dir, &keys[2]) && kept(sm.dir, &keys[3]) &&
 		  kept(sm.dir, &keys[4]));
 	for (int i = 5; i < 10; i++) {
-		pr__ixcache_put(c, &keys[i], sm.ix, sm.path);
+		pr__ixcache_put(c, &keys[i], sm.ix, sm.path, NULL);
 		ck_assert_uint_le(dir_files(sm.dir, &bytes), 4);
 		ck_assert_uint_le(bytes - 13, 3 * sm.len + sm.len / 2);
 	}
@@ -189,7 +201,7 @@ START_TEST(the_cache_stays_under_its_bound_least_recently_used_going_first)
 	remove_dir(sm.dir);
 	ck_assert_int_eq(mkdir(sm.dir, 0700), 0);
 	c = pr__ixcache_new(sm.dir, sm.len / 2, true, NULL);
-	pr__ixcache_put(c, &sm.k, sm.ix, sm.path);
+	pr__ixcache_put(c, &sm.k, sm.ix, sm.path, NULL);
 	ck_assert_uint_eq(dir_files(sm.dir, &bytes), 0);
 	pr__ixcache_free(c);
 

@@ -86,20 +86,25 @@ START_TEST(an_index_read_from_its_file_answers_as_the_index_built)
 		bool small;
 		char *path = file_arg(i, &step, &small);
 		struct opened o;
-		struct pr__symindex *built, *mapped;
+		struct pr__symindex *built, *mapped, *written;
 		struct pr__ix_key k;
-		unsigned char *a, *b;
-		size_t la, lb, covered, differ;
+		unsigned char *a, *b, *w;
+		size_t la, lb, lw, covered, differ, written_differ, written_covered;
 
 		open_file(&o, path, NULL, true);
 		k = key_of(o.m);
 		ck_assert_ptr_nonnull(built = pr__symindex_build(o.s, o.m));
 		ck_assert_ptr_null(pr__ixcache_get(c, &k, path));
-		pr__ixcache_put(c, &k, built, path);
+		pr__ixcache_put(c, &k, built, path, &written);
+		/* The file as kept, mapped in the built index's place. */
+		ck_assert_msg(written, "%s: not mapped where it was written", path);
 		ck_assert_ptr_nonnull(mapped = pr__ixcache_get(c, &k, path));
 		/* Its line table too, read back and compared below. */
 		ck_assert(pr__symindex_has_lines(built) && pr__symindex_has_lines(mapped));
 		differ = compare_indexes(o.m, step, built, mapped, &covered);
+		written_differ = compare_indexes(o.m, step, built, written, &written_covered);
+		ck_assert_msg(!written_differ && written_covered == covered,
+			      "%s: %zu addresses differ where it was written", path, written_differ);
 		fprintf(stderr, "%s: %zu addresses in functions, %zu answered differently; "
 			"%zu bytes\n", path, covered, differ, pr__symindex_bytes(built));
 		ck_assert_msg(covered > 10, "%s: only %zu addresses compared", path, covered);
@@ -107,9 +112,13 @@ START_TEST(an_index_read_from_its_file_answers_as_the_index_built)
 		ck_assert_msg(!differ, "%s: %zu addresses differ", path, differ);
 		a = file_bytes(built, &k, &la);
 		b = file_bytes(mapped, &k, &lb);
+		w = file_bytes(written, &k, &lw);
 		ck_assert_msg(la == lb && !memcmp(a, b, la), "%s: written again, other bytes", path);
+		ck_assert_msg(la == lw && !memcmp(a, w, la), "%s: as written, other bytes", path);
 		free(a);
 		free(b);
+		free(w);
+		pr__symindex_free(written);
 		pr__symindex_free(mapped);
 		pr__symindex_free(built);
 		close_file(&o);

@@ -120,7 +120,7 @@ static struct pr__symindex *partial_index(struct pr_symbolizer *s, struct sym_mo
 	}
 	for (size_t i = 0; i < n; i++)
 		adopted[nr_adopted++] = (void *)t[i].base;
-	read = pr__symindex_adopt(t, n, NULL, 0, &why);
+	read = pr__symindex_adopt(t, n, NULL, 0, false, &why);
 	ck_assert_msg(read, "a partial index's tables refused: %s", why);
 	ck_assert(pr__symindex_partial(read));
 	ck_assert_uint_eq(pr__symindex_units(read, &got), k);

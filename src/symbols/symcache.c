@@ -179,10 +179,17 @@ struct pr__symindex *pr__ixcache_get(struct pr__ixcache *c, const struct pr__ix_
 	else if ((map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd,
 			     0)) == MAP_FAILED)
 		why = strerror(errno);
-	else if (!(ix = pr__symindex_read(map, (size_t)st.st_size, map, key, &why)))
+	else if (!(ix = pr__symindex_read(map, (size_t)st.st_size, map, key, &why))) {
 		munmap(map, (size_t)st.st_size);
-	else
+	} else {
+		/* Checked, its pages leave this process's resident set: they
+		 * stay in the page cache, and a lookup maps again the few it
+		 * reads.  Left in, every index of an agent's cache counted
+		 * whole in its RSS (BENCHMARKS.md, issue 32, fourteenth
+		 * pass). */
+		madvise(map, (size_t)st.st_size, MADV_DONTNEED);
 		futimens(fd, touch);
+	}
 	close(fd);
 out:
 	if (ix) {
@@ -198,18 +205,22 @@ out:
 }
 
 void pr__ixcache_put(struct pr__ixcache *c, const struct pr__ix_key *key,
-		     const struct pr__symindex *ix, const char *what)
+		     const struct pr__symindex *ix, const char *what,
+		     struct pr__symindex **written)
 {
 	static atomic_uint seq;
 	char name[128], tmp[192];
+	struct pr__symindex *own = NULL;
 	int fd, err;
 
+	if (written)
+		*written = NULL;
 	if (c->no_writes || pr__symindex_bytes(ix) > c->max_bytes || !dir_ready(c, true))
 		return;
 	file_name(key, name, sizeof(name));
 	snprintf(tmp, sizeof(tmp), "%s" IXC_TMP "%d.%u", name, (int)getpid(),
 		 atomic_fetch_add(&seq, 1));
-	fd = openat(c->fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = openat(c->fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		if (errno == EACCES || errno == EROFS || errno == EPERM || errno == ENOSPC ||
 		    errno == EDQUOT) {
@@ -219,17 +230,25 @@ void pr__ixcache_put(struct pr__ixcache *c, const struct pr__ix_key *key,
 		return;
 	}
 	err = pr__symindex_write(ix, key, fd);
+	/* Mapped through the descriptor it was written by (opened to read
+	 * too for it): the bytes are these, whatever the directory holds by
+	 * the time it is used. */
+	if (!err && written)
+		own = pr__symindex_map_written(fd, key);
 	if (close(fd) && !err)
 		err = -EIO;
 	if (!err && renameat(c->fd, tmp, c->fd, name))
 		err = -errno;
 	if (err) {
+		pr__symindex_free(own);
 		unlinkat(c->fd, tmp, 0);
 		pr__log(c->lg, PR_LOG_DEBUG, "%s: its address index not kept in %s: %s", what,
 			c->dir, strerror(-err));
 		return;
 	}
 	c->stats.stored++;
+	if (written)
+		*written = own;
 	pr__ixcache_evict(c);
 }
 
@@ -335,12 +354,23 @@ struct pr__symindex *pr__sym_index_cached(struct pr_symbolizer *s, struct sym_mo
 
 /* Kept only at the file's own addresses: a cached index is used without
  * opening the DWARF, so without the bias it would give. */
-static void keep(struct pr_symbolizer *s, struct sym_module *m, const struct pr__symindex *ix)
+/* `ix` kept in the cache, when it has one: the file kept, mapped, in its
+ * place (the built index freed), else `ix`.  What an index built by an
+ * agent holds is then its pages in the page cache, mapped as lookups read
+ * them, not all of its bytes on the heap (BENCHMARKS.md, issue 32,
+ * fourteenth pass). */
+static struct pr__symindex *keep(struct pr_symbolizer *s, struct sym_module *m,
+				 struct pr__symindex *ix)
 {
+	struct pr__symindex *written = NULL;
 	struct pr__ix_key key;
 
 	if (ix && s->ixcache && !m->dwarf_bias && pr__sym_index_key(s, m, &key))
-		pr__ixcache_put(s->ixcache, &key, ix, m->origin);
+		pr__ixcache_put(s->ixcache, &key, ix, m->origin, &written);
+	if (!written)
+		return ix;
+	pr__symindex_free(ix);
+	return written;
 }
 
 struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_module *m)
@@ -351,11 +381,8 @@ struct pr__symindex *pr__sym_index_build(struct pr_symbolizer *s, struct sym_mod
 struct pr__symindex *pr__sym_index_build_units(struct pr_symbolizer *s, struct sym_module *m,
 					       const uint64_t *units, size_t nr)
 {
-	struct pr__symindex *ix = units ? pr__symindex_build_units(s, m, units, nr) :
-				  pr__symindex_build(s, m);
-
-	keep(s, m, ix);
-	return ix;
+	return keep(s, m, units ? pr__symindex_build_units(s, m, units, nr) :
+			  pr__symindex_build(s, m));
 }
 
 void pr__sym_index_keep_symbols(struct pr_symbolizer *s, struct sym_module *m)
@@ -365,8 +392,7 @@ void pr__sym_index_keep_symbols(struct pr_symbolizer *s, struct sym_module *m)
 	if (!s->ixcache || s->libdw_only || !pr__sym_index_key(s, m, &(struct pr__ix_key){ 0 }) ||
 	    !(ix = pr__symindex_build_symbols(m)))
 		return;
-	keep(s, m, ix);
-	pr__symindex_free(ix);
+	pr__symindex_free(keep(s, m, ix));
 }
 
 /* Bytes of the module's .debug_info (its DWARF open): what building its

@@ -46,9 +46,13 @@ void pr__ixcache_free(struct pr__ixcache *c);
 struct pr__symindex *pr__ixcache_get(struct pr__ixcache *c, const struct pr__ix_key *key,
 				     const char *what);
 /* Keep `ix`, made for `key`, in the directory (written whole under
- * another name, then renamed), then keep the directory under its bound. */
+ * another name, then renamed), then keep the directory under its bound.
+ * With `written` not NULL, *written is the file kept, mapped
+ * (pr__symindex_map_written(); NULL when not kept), to use in `ix`'s
+ * place. */
 void pr__ixcache_put(struct pr__ixcache *c, const struct pr__ix_key *key,
-		     const struct pr__symindex *ix, const char *what);
+		     const struct pr__symindex *ix, const char *what,
+		     struct pr__symindex **written);
 /* The directory kept under its bound: the files least recently used go. */
 void pr__ixcache_evict(struct pr__ixcache *c);
 void pr__ixcache_stats(const struct pr__ixcache *c, struct pr__ixcache_stats *st);

@@ -892,7 +892,7 @@ static bool tables_sound(const struct pr__symindex *ix, const char **why)
 }
 
 struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr, void *map,
-					size_t map_len, const char **why)
+					size_t map_len, bool written, const char **why)
 {
 	struct pr__symindex *ix = calloc(1, sizeof(*ix));
 	bool seen[PR_IX_MAX_TABLES] = { false };
@@ -955,7 +955,7 @@ struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr,
 		ix->cover = ix->cover ? ix->cover : (struct ix_cover *)none;
 		ix->units = ix->units ? ix->units : (uint64_t *)none;
 	}
-	if (!tables_sound(ix, why) || !pr__ixsyms_sound(&ix->syms, why))
+	if (!written && (!tables_sound(ix, why) || !pr__ixsyms_sound(&ix->syms, why)))
 		goto bad;
 	memcpy(ix->h.magic, IX_MAGIC, 4);
 	ix->h.version = IX_VERSION;

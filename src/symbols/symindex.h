@@ -130,12 +130,14 @@ size_t pr__symindex_tables(const struct pr__symindex *ix, struct pr__ix_table *t
  * An index over tables read from a file, pointing into them, once every
  * entry is checked: each reference inside its table, each string ending
  * inside the strings, each node's parent before it, the segments sorted
- * and disjoint.  pr__symindex_free() unmaps `map` (`map_len` bytes; NULL:
- * the tables are the caller's, and must outlive the index).  NULL with
- * errno set: EINVAL (*why says what is wrong), ENOMEM.
+ * and disjoint; with `written` not: tables this process wrote from an
+ * index it built (pr__symindex_map_written()).  pr__symindex_free()
+ * unmaps `map` (`map_len` bytes; NULL: the tables are the caller's, and
+ * must outlive the index).  NULL with errno set: EINVAL (*why says what
+ * is wrong), ENOMEM.
  */
 struct pr__symindex *pr__symindex_adopt(const struct pr__ix_table *t, size_t nr, void *map,
-					size_t map_len, const char **why);
+					size_t map_len, bool written, const char **why);
 
 /*
  * The file's ELF symbols an index holds (symindex_syms.c): the module's

@@ -26,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -206,5 +208,29 @@ struct pr__symindex *pr__symindex_read(const void *buf, size_t len, void *map,
 		*why = "its checksum does not match";
 		return NULL;
 	}
-	return pr__symindex_adopt(t, h.nr_tables, map, len, why);
+	return pr__symindex_adopt(t, h.nr_tables, map, len, false, why);
+}
+
+struct pr__symindex *pr__symindex_map_written(int fd, const struct pr__ix_key *key)
+{
+	struct pr__ix_table t[PR_IX_MAX_TABLES];
+	struct pr__symindex *ix = NULL;
+	struct ixf_header h;
+	const char *why = NULL;
+	struct stat st;
+	void *map;
+
+	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(h) || (uint64_t)st.st_size > SIZE_MAX)
+		return NULL;
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	memcpy(&h, map, sizeof(h));
+	/* The header and directory alone: a page or two. */
+	if (header_sound(&h, (size_t)st.st_size, key, &why) &&
+	    tables_placed(map, (size_t)st.st_size, h.nr_tables, t, &why))
+		ix = pr__symindex_adopt(t, h.nr_tables, map, (size_t)st.st_size, true, &why);
+	if (!ix)
+		munmap(map, (size_t)st.st_size);
+	return ix;
 }

@@ -48,5 +48,15 @@ int pr__symindex_write(const struct pr__symindex *ix, const struct pr__ix_key *k
  */
 struct pr__symindex *pr__symindex_read(const void *buf, size_t len, void *map,
 				       const struct pr__ix_key *key, const char **why);
+/*
+ * The index pr__symindex_write() just wrote to `fd` (still open, a file
+ * of this process's own, not yet renamed into the cache), mapped in its
+ * place: its header and directory checked, its entries and checksum not
+ * (they are the built index's, written by this process).  Its pages are
+ * the page cache's, mapped into the process as lookups read them, where
+ * the index it was written from held all of its bytes on the heap.
+ * NULL when it cannot be mapped.
+ */
+struct pr__symindex *pr__symindex_map_written(int fd, const struct pr__ix_key *key);
 
 #endif /* PR_SYMINDEX_FILE_H */
