@@ -65,6 +65,22 @@ static inline bool same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/* Whether two frames are named alike, field by field: the symbol, its
+ * module, where in it, and each function of its inline chain, lines and
+ * all. */
+static inline bool same_symbol(const struct pr_symbol *a, const struct pr_symbol *b)
+{
+	if (!same_str(a->name, b->name) || !same_str(a->module, b->module) ||
+	    a->offset != b->offset || a->source != b->source || a->nr != b->nr)
+		return false;
+	for (size_t i = 0; i < a->nr; i++)
+		if (!same_str(a->funcs[i].name, b->funcs[i].name) ||
+		    !same_str(a->funcs[i].file, b->funcs[i].file) ||
+		    a->funcs[i].line != b->funcs[i].line || a->funcs[i].inlined != b->funcs[i].inlined)
+			return false;
+	return true;
+}
+
 /* A file opened as a symbolizer opens it, mapped whole at MAP_AT; f is
  * a frame at its first byte. */
 struct opened {

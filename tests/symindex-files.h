@@ -73,21 +73,6 @@ static inline unsigned char *file_bytes(const struct pr__symindex *ix,
 	return b;
 }
 
-/* The same frame: its symbol, where in it, and each function and line of
- * its inline chain. */
-static inline bool same_symbol(const struct pr_symbol *a, const struct pr_symbol *b)
-{
-	if (!same_str(a->name, b->name) || a->offset != b->offset || a->source != b->source ||
-	    a->nr != b->nr)
-		return false;
-	for (size_t i = 0; i < a->nr; i++)
-		if (!same_str(a->funcs[i].name, b->funcs[i].name) ||
-		    !same_str(a->funcs[i].file, b->funcs[i].file) ||
-		    a->funcs[i].line != b->funcs[i].line)
-			return false;
-	return true;
-}
-
 static inline char *make_dir(void)
 {
 	char tmpl[] = "/tmp/test-symindex-file-XXXXXX";

@@ -238,20 +238,6 @@ static bool symbols_only(int i)
 	return files[i][0] == '@';
 }
 
-/* Whether two frames are named alike, field by field, lines and all. */
-static bool same_symbol(const struct pr_symbol *a, const struct pr_symbol *b)
-{
-	if (!same_str(a->name, b->name) || !same_str(a->module, b->module) ||
-	    a->offset != b->offset || a->source != b->source || a->nr != b->nr)
-		return false;
-	for (size_t i = 0; i < a->nr; i++)
-		if (!same_str(a->funcs[i].name, b->funcs[i].name) ||
-		    !same_str(a->funcs[i].file, b->funcs[i].file) ||
-		    a->funcs[i].line != b->funcs[i].line || a->funcs[i].inlined != b->funcs[i].inlined)
-			return false;
-	return true;
-}
-
 /* Every STEP-th address of `path`'s code named by a symbolizer on libdw's
  * lookups and one on the index (pr__symbolizer_use_index()), through the
  * API, as a report names frames. */

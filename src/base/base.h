@@ -221,6 +221,20 @@ void pr__table_free(void *table, size_t size);
 int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need);
 #define PR_ARRAY_RESERVE(arr, cap, need)                                      \
 	pr__array_reserve((void **)&(arr), sizeof(*(arr)), &(cap), (need))
+/* This process's mappings of files (an inode behind them, from
+ * /proc/self/maps), sorted, to ask whether memory is a file's mapping
+ * (pr__file_maps_has()) before giving its pages back with
+ * MADV_DONTNEED, which zeroes anonymous memory. */
+struct pr_file_maps {
+	struct pr_file_map { uint64_t lo, hi; } *v;
+	size_t nr, cap;
+};
+/* 0, or a negative errno (the maps left empty). */
+int pr__file_maps_read(struct pr_file_maps *fm);
+/* Whether [p, p + len) lies in one mapping of a file. */
+bool pr__file_maps_has(const struct pr_file_maps *fm, const void *p, size_t len);
+void pr__file_maps_free(struct pr_file_maps *fm);
+
 /* Read a small integer from a /proc/sys file; returns `fallback` when the
  * file is missing or unreadable. */
 long pr__read_sysctl(const char *path, long fallback);

@@ -187,6 +187,56 @@ void pr__hex(char *out, const uint8_t *id, size_t len)
 	out[2 * len] = '\0';
 }
 
+int pr__file_maps_read(struct pr_file_maps *fm)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[4608];
+	int err = 0;
+
+	fm->nr = 0;
+	if (!f)
+		return -errno;
+	/* lo-hi perms offset dev inode [path]; listed in address order. */
+	while (!err && fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off, inode;
+
+		if (sscanf(line, "%llx-%llx %*s %llx %*s %llu", &lo, &hi, &off, &inode) != 4 ||
+		    !inode)
+			continue;
+		if (PR_ARRAY_RESERVE(fm->v, fm->cap, fm->nr + 1))
+			err = -ENOMEM;
+		else
+			fm->v[fm->nr++] = (struct pr_file_map){ lo, hi };
+	}
+	fclose(f);
+	if (err)
+		fm->nr = 0;
+	return err;
+}
+
+bool pr__file_maps_has(const struct pr_file_maps *fm, const void *p, size_t len)
+{
+	uint64_t lo = (uintptr_t)p, hi = lo + len;
+	size_t a = 0, b = fm->nr;
+
+	/* The last mapping starting at or below lo. */
+	while (a < b) {
+		size_t mid = a + (b - a) / 2;
+
+		if (fm->v[mid].lo <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a && hi >= lo && hi <= fm->v[a - 1].hi;
+}
+
+void pr__file_maps_free(struct pr_file_maps *fm)
+{
+	free(fm->v);
+	*fm = (struct pr_file_maps){ 0 };
+}
+
 long pr__read_sysctl(const char *path, long fallback)
 {
 	char buf[64];

@@ -117,6 +117,9 @@ struct pr_model_user {
 	 * marked `going` (both freed once every user returns), and what is
 	 * kept of processes the model no longer has. */
 	void (*trim)(void *arg);
+	/* Optional: the pages of what it mapped from files leave the
+	 * resident set (pr__model_release_pages()); nothing is freed. */
+	void (*release)(void *arg);
 	void *arg;
 	/* What the user handed out is held elsewhere for the model's life
 	 * (a symbolizer sharing a pool): pr_model_trim() refuses. */
@@ -162,6 +165,11 @@ uint64_t pr__dso_key(const char *path, uint32_t maj, uint32_t min, uint64_t ino)
 /* Tell `u` what goes at each trim, until pr__model_unlisten(). */
 void pr__model_listen(struct pr_model *m, struct pr_model_user *u);
 void pr__model_unlisten(struct pr_model *m, struct pr_model_user *u);
+/* Between trims: the pages of the files held leave the resident set, as
+ * a trim's last step does (they stay in the page cache, and are mapped
+ * again as they are read).  Nothing is freed: it may run while what the
+ * model handed out is held. */
+void pr__model_release_pages(struct pr_model *m);
 
 
 struct pr_model *pr__model_new(void);

@@ -20,7 +20,11 @@
  * found again at its next sample.  The pages of the files kept are then
  * unmapped (they stay in the page cache): a file read once in full (its
  * symbol table, a DWARF index built) would otherwise stay in the resident
- * size for as long as it is held.
+ * size for as long as it is held.  That is this cache's mappings and the
+ * users' own (a symbolizer's: libelf's of each file and debug file, the
+ * address indexes), and it is done between trims too
+ * (pr__model_release_pages()), where a session is asked to give memory
+ * back: what a window read stayed resident until its end.
  */
 #include <errno.h>
 #include <signal.h>
@@ -42,6 +46,15 @@ void pr__model_unlisten(struct pr_model *m, struct pr_model_user *u)
 			*p = u->next;
 			return;
 		}
+}
+
+void pr__model_release_pages(struct pr_model *m)
+{
+	if (m->elves)
+		pr__elfcache_release_pages(m->elves);
+	for (const struct pr_model_user *u = m->users; u; u = u->next)
+		if (u->release)
+			u->release(u->arg);
 }
 
 int pr_model_set_cache(struct pr_model *m, const struct pr_cache_opts *opts)
@@ -327,10 +340,9 @@ int pr_model_trim(struct pr_model *m, uint64_t time)
 		m->cache.files += c.v[i].reached && !c.v[i].e->going;
 	for (struct pr_model_user *u = m->users; u; u = u->next)
 		u->trim(u->arg);
-	if (m->elves) {
+	if (m->elves)
 		pr__elfcache_drop(m->elves);
-		pr__elfcache_release_pages(m->elves);
-	}
+	pr__model_release_pages(m);
 	free_dsos(m);
 
 	m->cache.trims++;

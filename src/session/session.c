@@ -34,6 +34,7 @@ struct shard {
 	struct pr_symbolizer *sym;
 	void **ctxs;                 /* per sink: its share */
 	uint64_t hot;                /* cache_evicted_hot when last warned */
+	uint64_t released_ns;        /* when release_between() last ran */
 	alignas(64) _Atomic uint64_t samples, complete, skipped, no_memory;
 	_Atomic uint64_t frames_dwarf, frames_chain, frames_joined;
 	_Atomic uint64_t first_time, last_time, end_time;
@@ -319,10 +320,42 @@ static int handle_piped(const struct pr_record *rec, bool own, void *arg)
 	return failed(sh->s, handle(rec, own, arg));
 }
 
+/* How often, between a window's trims, the files' pages and the freed
+ * heap go back (release_between()). */
+#define RELEASE_EVERY_NS UINT64_C(2000000000)
+
+/*
+ * Within a window, when asked to release memory: the pages of the files
+ * the model holds leave the resident set, and freed heap goes back, every
+ * RELEASE_EVERY_NS.  A window's trim does both, but only at its end, and
+ * on a host starting new programs the files read in one window (their
+ * symbol tables, their DWARF read for an index) were most of the agent's
+ * peak (BENCHMARKS.md, issue 32, fourteenth pass).  Nothing is freed that
+ * the window holds: a page released is read again from the page cache.
+ */
+static void release_between(struct shard *sh)
+{
+	uint64_t now;
+
+	if (!sh->s->release_memory || !sh->s->cache)
+		return;
+	now = pr__monotonic_ns();
+	if (now - sh->released_ns < RELEASE_EVERY_NS)
+		return;
+	sh->released_ns = now;
+	pr__model_release_pages(sh->model);
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
+
 /* The worker, after each batch (one worker: pipeline.c). */
 static int tick(uint64_t horizon, void *arg)
 {
-	return sinks_clock(arg, true, horizon);
+	int err = sinks_clock(arg, true, horizon);
+
+	release_between(arg);
+	return err;
 }
 
 /* Without workers, on the caller's thread. */

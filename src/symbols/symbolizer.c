@@ -257,6 +257,20 @@ static void trim_files(void *arg)
 	pr__hashmap_filter(&s->jitdumps, jitdump_stays, s);
 }
 
+/* Between trims and at their end: the pages of every module's files. */
+static void release_files(void *arg)
+{
+	struct pr_symbolizer *s = arg;
+	struct pr_file_maps fm = { 0 };
+
+	if (pr__file_maps_read(&fm))
+		return;
+	for (size_t i = 0; i < s->modules.cap; i++)
+		if (s->modules.slots[i].value)
+			pr__sym_module_release_pages(s->modules.slots[i].value, &fm);
+	pr__file_maps_free(&fm);
+}
+
 /* ---- the API ---- */
 
 /* The address index cache the options ask for, if any: -ENOMEM. */
@@ -333,7 +347,8 @@ struct pr_symbolizer *pr_symbolizer_new(struct pr_model *model,
 		goto fail;
 	s->callbacks.find_elf = dwfl_build_id_find_elf;
 	s->callbacks.find_debuginfo = pr__sym_find_debuginfo;
-	s->user = (struct pr_model_user){ .weigh = weigh_file, .trim = trim_files, .arg = s,
+	s->user = (struct pr_model_user){ .weigh = weigh_file, .trim = trim_files,
+					  .release = release_files, .arg = s,
 					  .pins = s->pool != NULL };
 	pr__model_listen(model, &s->user);
 	return s;

@@ -284,6 +284,17 @@ void pr__sym_module_hold_elf(struct sym_module *m, Elf *elf);
  * index with what the symbolizer shows (symdwarf.c). */
 void pr__sym_module_close(struct sym_module *m);
 /*
+ * The pages of `m`'s files that libelf mapped for it (the file, its debug
+ * file, those held for its names) and of its mapped address index leave
+ * the resident set; they stay in the page cache and are mapped again as
+ * they are read.  Only whole pages inside a section of a file's mapping
+ * (`fm`: this process's file mappings), never of a relocatable file,
+ * whose sections libdwfl relocates in place, nor of the headers, which
+ * libelf may change in place (a section inflated): those pages are what
+ * is read again.
+ */
+void pr__sym_module_release_pages(struct sym_module *m, const struct pr_file_maps *fm);
+/*
  * Module `m`, named from its cached partial index, its file and DWARF
  * opened with libdwfl after all, for an address that index does not
  * cover: whether its DWARF is open.  Tried once.

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "symbols/symbolizer.h"
@@ -367,6 +368,55 @@ void pr__sym_module_close(struct sym_module *m)
 	m->zbufs = NULL;
 	m->nr_zbufs = m->zbytes = 0;
 	pr__sym_dwarf_free_units(m);
+}
+
+/* pr__sym_module_release_pages() for ELF file `elf`. */
+static void release_elf(Elf *elf, const struct pr_file_maps *fm)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	size_t size;
+	char *base;
+
+	/* libelf reads a native file's tables where they are mapped, and
+	 * converts a foreign one's in place. */
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    !(base = elf_rawfile(elf, &size)) || !pr__file_maps_has(fm, base, size))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		uint64_t end;
+		uintptr_t lo, hi;
+
+		/* The header libelf has may be changed since (an inflated
+		 * section's size): the range is kept before the section
+		 * headers, which it changes in the mapping itself. */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || sh.sh_offset >= size ||
+		    sh.sh_offset >= eh.e_shoff)
+			continue;
+		end = sh.sh_size < size - sh.sh_offset ? sh.sh_offset + sh.sh_size : size;
+		end = end < eh.e_shoff ? end : eh.e_shoff;
+		lo = ((uintptr_t)base + sh.sh_offset + page - 1) / page * page;
+		hi = ((uintptr_t)base + end) / page * page;
+		if (lo < hi)
+			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+	}
+}
+
+void pr__sym_module_release_pages(struct sym_module *m, const struct pr_file_maps *fm)
+{
+	Dwarf_Addr bias;
+
+	if (m->mod)
+		release_elf(dwfl_module_getelf(m->mod, &bias), fm);
+	if (m->dwarf)
+		release_elf(dwarf_getelf(m->dwarf), fm);
+	for (size_t i = 0; i < m->nr_elves; i++)
+		release_elf(m->elves[i], fm);
+	if (m->index)
+		pr__symindex_release_pages(m->index);
 }
 
 void pr__sym_module_free(struct sym_module *m)

@@ -792,6 +792,12 @@ void pr__symindex_free(struct pr__symindex *ix)
 	free(ix);
 }
 
+void pr__symindex_release_pages(const struct pr__symindex *ix)
+{
+	if (ix->read && ix->map)
+		madvise(ix->map, ix->map_len, MADV_DONTNEED);
+}
+
 size_t pr__symindex_bytes(const struct pr__symindex *ix)
 {
 	return sizeof(*ix) + ix->h.strs_len + ix->h.nr_nodes * sizeof(*ix->nodes) +

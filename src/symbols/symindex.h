@@ -67,6 +67,9 @@ struct pr__symindex *pr__symindex_build_symbols(struct sym_module *m);
 /* Whether the file it is of has DWARF (else it holds only symbols). */
 bool pr__symindex_has_dwarf(const struct pr__symindex *ix);
 void pr__symindex_free(struct pr__symindex *ix);
+/* Of an index read from a file (mapped shared, read-only): its pages leave
+ * the resident set, mapped again as lookups read them. */
+void pr__symindex_release_pages(const struct pr__symindex *ix);
 /* Its size in bytes, all tables together. */
 size_t pr__symindex_bytes(const struct pr__symindex *ix);
 
