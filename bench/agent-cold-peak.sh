@@ -5,7 +5,8 @@
 # builds), start together, each `agent -a -F 99` with an index cache of its
 # own, empty, beside the same load for SECONDS: python3 runs (a libpython
 # with DWARF, when PYTHON is one) and gcc compiling this tree's sources.
-# Their VmHWM, RssAnon and RssFile at the end, per round.  Run as root.
+# Their VmHWM, RssAnon and RssFile at the end, and the CPU time each used
+# (user and system), per round.  Run as root.
 # usage: agent-cold-peak.sh DWARFSAMPLE-A DWARFSAMPLE-B [ROUNDS [SECONDS]]
 set -u
 a=$1
@@ -35,7 +36,7 @@ for ((r = 1; r <= rounds; r++)); do
 	for i in 0 1; do
 		v=A
 		[ $i = 1 ] && v=B
-		echo "round $r $v: $(grep -E 'VmHWM|RssAnon|RssFile' "/proc/${pids[$i]}/status" | tr -s ' \t\n' ' ')"
+		echo "round $r $v: $(grep -E 'VmHWM|RssAnon|RssFile' "/proc/${pids[$i]}/status" | tr -s ' \t\n' ' ')CPU $(awk -v hz="$(getconf CLK_TCK)" '{printf "%.2f s", ($14 + $15) / hz}' "/proc/${pids[$i]}/stat")"
 	done
 	kill $load1 $load2 2>/dev/null
 	pkill -P $load2 2>/dev/null
