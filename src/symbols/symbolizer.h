@@ -288,10 +288,10 @@ void pr__sym_module_close(struct sym_module *m);
  * file, those held for its names) and of its mapped address index leave
  * the resident set; they stay in the page cache and are mapped again as
  * they are read.  Only whole pages inside a section of a file's mapping
- * (`fm`: this process's file mappings), never of a relocatable file,
- * whose sections libdwfl relocates in place, nor of the headers, which
- * libelf may change in place (a section inflated): those pages are what
- * is read again.
+ * (`fm`: this process's file mappings), never of a relocatable module's
+ * files, which libdwfl relocates in place, nor of the section headers,
+ * which libelf may change in place (a section inflated): nothing libelf
+ * wrote is lost, and what goes is read again from the file.
  */
 void pr__sym_module_release_pages(struct sym_module *m, const struct pr_file_maps *fm);
 /*

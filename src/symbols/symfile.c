@@ -375,14 +375,17 @@ static void release_elf(Elf *elf, const struct pr_file_maps *fm)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
 	Elf_Scn *scn = NULL;
+	Elf64_Ehdr *mapped;
 	GElf_Ehdr eh;
 	size_t size;
 	char *base;
 
-	/* libelf reads a native file's tables where they are mapped, and
-	 * converts a foreign one's in place. */
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL ||
-	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	/* Mapped: libelf's header is where the file is (elf_rawfile() would
+	 * read a file it could not map whole into memory).  And a native
+	 * file, whose tables libelf reads where they are mapped. */
+	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
+	    !(mapped = elf64_getehdr(elf)) || !pr__file_maps_has(fm, mapped, sizeof(*mapped)) ||
+	    !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
 	    !(base = elf_rawfile(elf, &size)) || !pr__file_maps_has(fm, base, size))
 		return;
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -409,14 +412,19 @@ void pr__sym_module_release_pages(struct sym_module *m, const struct pr_file_map
 {
 	Dwarf_Addr bias;
 
+	if (m->index)
+		pr__symindex_release_pages(m->index);
+	/* libdwfl relocates in place every file of a relocatable module (its
+	 * debug file too, whatever that says it is), by the main file's
+	 * type (elfutils 0.188, libdwfl/relocate.c). */
+	if (!m->elf || m->elf->type == ET_REL)
+		return;
 	if (m->mod)
 		release_elf(dwfl_module_getelf(m->mod, &bias), fm);
 	if (m->dwarf)
 		release_elf(dwarf_getelf(m->dwarf), fm);
 	for (size_t i = 0; i < m->nr_elves; i++)
 		release_elf(m->elves[i], fm);
-	if (m->index)
-		pr__symindex_release_pages(m->index);
 }
 
 void pr__sym_module_free(struct sym_module *m)
