@@ -290,6 +290,43 @@ START_TEST(a_file_held_gives_its_pages_back_between_trims_and_stays_named)
 }
 END_TEST
 
+/* A file held, cut short on disk (rewritten in place: cp, rsync
+ * --inplace): giving its pages back, between trims and at one, reads
+ * nothing past its new end (which would be a SIGBUS), and leaves it be. */
+START_TEST(a_file_cut_short_while_held_is_left_alone_by_the_release)
+{
+	struct pr_model *self = self_model(), *m = pr_model_new(NULL);
+	struct pr_frame f = outer_frame(self), g;
+	const struct pr_map *map = pr__model_find(self, (uint32_t)getpid(), f.ip);
+	char copy[] = "/tmp/ds-cut-XXXXXX", cmd[4200];
+	struct pr_record r;
+	struct pr_symbolizer *s;
+	struct pr_symbol sym;
+	int fd = mkstemp(copy);
+
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	snprintf(cmd, sizeof(cmd), "cp /proc/%d/exe %s", (int)getpid(), copy);
+	ck_assert_int_eq(system(cmd), 0);
+	r = mmap2(4200002, map->start, map->end - map->start, map->pgoff, copy);
+	ck_assert_ptr_nonnull(m);
+	ck_assert_int_eq(pr_model_apply(m, &r), 0);
+	s = offline_symbolizer(m);
+	g = f;
+	g.dso = pr__model_find(m, 4200002, g.ip)->dso;
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, 4200002, &g, &sym), 0);
+	ck_assert_msg(sym.name && !strcmp(sym.name, "ds_sym_outer"), "%s",
+		      sym.name ? sym.name : "(none)");
+	ck_assert_int_eq(truncate(copy, 4096), 0);
+	pr__model_release_pages(m);
+	ck_assert_int_eq(pr_model_trim(m, 1), 0);
+	pr_symbolizer_free(s);
+	pr_model_free(m);
+	pr_model_free(self);
+	unlink(copy);
+}
+END_TEST
+
 /* A process's perf map is read while it runs, and dropped with its
  * results at the first trim after it exits. */
 START_TEST(the_perf_map_of_a_process_that_exited_is_dropped)
@@ -378,6 +415,7 @@ TCase *symbolize_trim_tests(void)
 	tcase_add_test(tc, many_files_cycle_through_a_small_budget_and_stay_named);
 	tcase_add_test(tc, a_file_held_past_its_age_is_read_anew_and_named_the_same);
 	tcase_add_test(tc, a_file_held_gives_its_pages_back_between_trims_and_stays_named);
+	tcase_add_test(tc, a_file_cut_short_while_held_is_left_alone_by_the_release);
 	tcase_add_test(tc, the_perf_map_of_a_process_that_exited_is_dropped);
 	tcase_add_test(tc, a_process_whose_exit_was_lost_is_forgotten);
 	return tc;

@@ -226,13 +226,20 @@ int pr__array_reserve(void **arr, size_t size, size_t *cap, size_t need);
  * (pr__file_maps_has()) before giving its pages back with
  * MADV_DONTNEED, which zeroes anonymous memory. */
 struct pr_file_maps {
-	struct pr_file_map { uint64_t lo, hi; } *v;
+	struct pr_file_map { uint64_t lo, hi, off; } *v;
 	size_t nr, cap;
 };
 /* 0, or a negative errno (the maps left empty). */
 int pr__file_maps_read(struct pr_file_maps *fm);
+/* The mapping of a file [p, p + len) lies in, or NULL. */
+const struct pr_file_map *pr__file_maps_find(const struct pr_file_maps *fm, const void *p,
+					     size_t len);
 /* Whether [p, p + len) lies in one mapping of a file. */
 bool pr__file_maps_has(const struct pr_file_maps *fm, const void *p, size_t len);
+/* Whether the file mapped by `map` still has every byte that [p, p +
+ * len) maps (its size now, through /proc/self/map_files): a file cut
+ * short since has pages past its end, and reading them is a SIGBUS. */
+bool pr__file_maps_whole(const struct pr_file_map *map, const void *p, size_t len);
 void pr__file_maps_free(struct pr_file_maps *fm);
 
 /* Read a small integer from a /proc/sys file; returns `fallback` when the

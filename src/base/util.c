@@ -206,7 +206,7 @@ int pr__file_maps_read(struct pr_file_maps *fm)
 		if (PR_ARRAY_RESERVE(fm->v, fm->cap, fm->nr + 1))
 			err = -ENOMEM;
 		else
-			fm->v[fm->nr++] = (struct pr_file_map){ lo, hi };
+			fm->v[fm->nr++] = (struct pr_file_map){ lo, hi, off };
 	}
 	fclose(f);
 	if (err)
@@ -215,6 +215,23 @@ int pr__file_maps_read(struct pr_file_maps *fm)
 }
 
 bool pr__file_maps_has(const struct pr_file_maps *fm, const void *p, size_t len)
+{
+	return pr__file_maps_find(fm, p, len) != NULL;
+}
+
+bool pr__file_maps_whole(const struct pr_file_map *map, const void *p, size_t len)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/self/map_files/%llx-%llx",
+		 (unsigned long long)map->lo, (unsigned long long)map->hi);
+	return !stat(path, &st) && st.st_size >= 0 &&
+	       (uint64_t)st.st_size >= map->off + ((uintptr_t)p - map->lo) + len;
+}
+
+const struct pr_file_map *pr__file_maps_find(const struct pr_file_maps *fm, const void *p,
+					     size_t len)
 {
 	uint64_t lo = (uintptr_t)p, hi = lo + len;
 	size_t a = 0, b = fm->nr;
@@ -228,7 +245,7 @@ bool pr__file_maps_has(const struct pr_file_maps *fm, const void *p, size_t len)
 		else
 			b = mid;
 	}
-	return a && hi >= lo && hi <= fm->v[a - 1].hi;
+	return a && hi >= lo && hi <= fm->v[a - 1].hi ? &fm->v[a - 1] : NULL;
 }
 
 void pr__file_maps_free(struct pr_file_maps *fm)

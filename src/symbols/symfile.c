@@ -374,6 +374,7 @@ void pr__sym_module_close(struct sym_module *m)
 static void release_elf(Elf *elf, const struct pr_file_maps *fm)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	const struct pr_file_map *map;
 	Elf_Scn *scn = NULL;
 	Elf64_Ehdr *mapped;
 	GElf_Ehdr eh;
@@ -381,12 +382,16 @@ static void release_elf(Elf *elf, const struct pr_file_maps *fm)
 	char *base;
 
 	/* Mapped: libelf's header is where the file is (elf_rawfile() would
-	 * read a file it could not map whole into memory).  And a native
-	 * file, whose tables libelf reads where they are mapped. */
+	 * read a file it could not map whole into memory); and the file not
+	 * cut short since, or reading its headers below would be a SIGBUS
+	 * (a file held while it is rewritten in place, by cp or rsync
+	 * --inplace).  And a native file, whose tables libelf reads where
+	 * they are mapped. */
 	if (!elf || elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64 ||
 	    !(mapped = elf64_getehdr(elf)) || !pr__file_maps_has(fm, mapped, sizeof(*mapped)) ||
-	    !gelf_getehdr(elf, &eh) || eh.e_type == ET_REL || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
-	    !(base = elf_rawfile(elf, &size)) || !pr__file_maps_has(fm, base, size))
+	    !(base = elf_rawfile(elf, &size)) || !(map = pr__file_maps_find(fm, base, size)) ||
+	    !pr__file_maps_whole(map, base, size) || !gelf_getehdr(elf, &eh) ||
+	    eh.e_type == ET_REL || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
