@@ -352,13 +352,13 @@ struct pr__symindex *pr__sym_index_cached(struct pr_symbolizer *s, struct sym_mo
 	return ix;
 }
 
-/* Kept only at the file's own addresses: a cached index is used without
- * opening the DWARF, so without the bias it would give. */
 /* `ix` kept in the cache, when it has one: the file kept, mapped, in its
  * place (the built index freed), else `ix`.  What an index built by an
  * agent holds is then its pages in the page cache, mapped as lookups read
  * them, not all of its bytes on the heap (BENCHMARKS.md, issue 32,
- * fourteenth pass). */
+ * fourteenth pass).  Kept only at the file's own addresses: a cached
+ * index is used without opening the DWARF, so without the bias it would
+ * give. */
 static struct pr__symindex *keep(struct pr_symbolizer *s, struct sym_module *m,
 				 struct pr__symindex *ix)
 {
