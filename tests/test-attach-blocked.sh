@@ -225,12 +225,15 @@ check "node: its loop's wait in epoll_pwait is there, its stack complete to _sta
 	grep -q "^node;_start;.*;node::Start;.*;uv_run;uv__io_poll;epoll_pwait;\\[off-cpu: blocked since before the start\\] [0-9]*$" \
 	"$tmp/nd.folded" || cat "$tmp/nd.folded" "$tmp/nd.err"
 check "node: its main thread was not even woken" test "$(switches)" = "$before"
-check "node: it still answers" /usr/bin/python3.11 -c "
-import urllib.request
-urllib.request.urlopen('http://127.0.0.1:$(cat "$tmp/nport")/', timeout=20).read()"
+# gdb's stack is taken before the request below: answering it, node
+# compiles its handler lazily, and a gdb attached just after could catch
+# it there rather than back in epoll_pwait.
 timeout 60 gdb -p "$nd" -batch -ex 'set backtrace past-main on' -ex 'bt' 2>/dev/null |
 	awk '/^#[0-9]/ { sub(/^#[0-9]+ +/, ""); sub(/^0x[0-9a-f]+ in /, ""); sub(/[ (].*/, "")
 			 s = s (s == "" ? "" : ";") $0 } END { print s }' >"$tmp/nd.gdb"
+check "node: it still answers" /usr/bin/python3.11 -c "
+import urllib.request
+urllib.request.urlopen('http://127.0.0.1:$(cat "$tmp/nport")/', timeout=20).read()"
 grep '^node;_start;' "$tmp/nd.folded" >"$tmp/nd.main"
 before_start_stacks "$tmp/nd.main" >"$tmp/nd.ours"
 check "node: gdb sees the same stack" same_stacks "$tmp/nd.gdb" "$tmp/nd.ours"
