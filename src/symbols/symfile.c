@@ -370,6 +370,17 @@ void pr__sym_module_close(struct sym_module *m)
 	pr__sym_dwarf_free_units(m);
 }
 
+/* The whole pages of bytes [from, to) of the file mapped at `base`
+ * dropped from this process (read again from the file when touched). */
+static void release_range(char *base, uint64_t from, uint64_t to, uintptr_t page)
+{
+	uintptr_t lo = ((uintptr_t)base + from + page - 1) / page * page;
+	uintptr_t hi = ((uintptr_t)base + to) / page * page;
+
+	if (from < to && lo < hi)
+		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+}
+
 /* pr__sym_module_release_pages() for ELF file `elf`. */
 static void release_elf(Elf *elf, const struct pr_file_maps *fm)
 {
@@ -378,7 +389,8 @@ static void release_elf(Elf *elf, const struct pr_file_maps *fm)
 	Elf_Scn *scn = NULL;
 	Elf64_Ehdr *mapped;
 	GElf_Ehdr eh;
-	size_t size;
+	uint64_t shdrs_end;
+	size_t size, nr_shdrs;
 	char *base;
 
 	/* Mapped: libelf's header is where the file is (elf_rawfile() would
@@ -393,23 +405,24 @@ static void release_elf(Elf *elf, const struct pr_file_maps *fm)
 	    !pr__file_maps_whole(map, base, size) || !gelf_getehdr(elf, &eh) ||
 	    eh.e_type == ET_REL || eh.e_ident[EI_DATA] != ELFDATA2LSB)
 		return;
+	/* The section headers, which libelf changes in the mapping itself
+	 * (an inflated section's size), are never given back: a section's
+	 * range is cut where it meets their table, wherever that is (a Go
+	 * program's is before its sections). */
+	if (elf_getshdrnum(elf, &nr_shdrs))
+		return;
+	shdrs_end = eh.e_shoff + (uint64_t)nr_shdrs * eh.e_shentsize;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		uint64_t end;
-		uintptr_t lo, hi;
 
-		/* The header libelf has may be changed since (an inflated
-		 * section's size): the range is kept before the section
-		 * headers, which it changes in the mapping itself. */
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || sh.sh_offset >= size ||
-		    sh.sh_offset >= eh.e_shoff)
+		/* (A size libelf changed since is cut to the file's all the
+		 * same.) */
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || sh.sh_offset >= size)
 			continue;
 		end = sh.sh_size < size - sh.sh_offset ? sh.sh_offset + sh.sh_size : size;
-		end = end < eh.e_shoff ? end : eh.e_shoff;
-		lo = ((uintptr_t)base + sh.sh_offset + page - 1) / page * page;
-		hi = ((uintptr_t)base + end) / page * page;
-		if (lo < hi)
-			madvise((void *)lo, hi - lo, MADV_DONTNEED);
+		release_range(base, sh.sh_offset, end < eh.e_shoff ? end : eh.e_shoff, page);
+		release_range(base, sh.sh_offset > shdrs_end ? sh.sh_offset : shdrs_end, end, page);
 	}
 }
 
