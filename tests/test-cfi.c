@@ -503,48 +503,70 @@ END_TEST
  * unwind-int.h).  Each process's frames are placed in its own mapping,
  * and those of one that stays (this one) in its, before the cache is
  * emptied for them and after. */
-#define CHURNED_PROCESSES 20000
-START_TEST(processes_coming_and_going_keep_the_frame_cache_bounded)
+/* This program's mapping of its code, as /proc/self/maps has it. */
+struct code_map {
+	unsigned long long lo, hi, off, ino;
+	unsigned maj, min;
+	char path[4096];
+};
+
+static void code_map(struct code_map *c)
 {
-	unsigned long long lo = 0, hi = 0, off = 0, ino = 0;
-	unsigned maj = 0, min = 0;
-	char line[4096], path[4096] = "";
+	char line[4096];
 	FILE *f = fopen("/proc/self/maps", "r");
-	struct pr_unwind_stats st = { .sz = sizeof(st) };
-	uint32_t self;
-	struct both t;
 
 	ck_assert_ptr_nonnull(f);
+	c->path[0] = '\0';
 	while (fgets(line, sizeof(line), f)) {
 		int at = 0;
 
-		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &lo, &hi, &off, &maj, &min,
-			   &ino, &at) >= 6 && lo <= A(cfi_leaf) && A(cfi_leaf) < hi && at) {
+		if (sscanf(line, "%llx-%llx %*s %llx %x:%x %llu %n", &c->lo, &c->hi, &c->off,
+			   &c->maj, &c->min, &c->ino, &at) >= 6 && c->lo <= A(cfi_leaf) &&
+		    A(cfi_leaf) < c->hi && at) {
 			line[strcspn(line, "\n")] = '\0';
-			snprintf(path, sizeof(path), "%s", line + at);
+			snprintf(c->path, sizeof(c->path), "%s", line + at);
 			break;
 		}
 	}
 	fclose(f);
-	ck_assert_msg(path[0] == '/', "this program's code is in no file of /proc/self/maps");
+	ck_assert_msg(c->path[0] == '/', "this program's code is in no file of /proc/self/maps");
+}
+
+/* Process `pid` of t's model given the code mapping `c`, `extra` bytes
+ * longer (so that each process's mappings differ). */
+static void map_code_as(struct both *t, const struct code_map *c, uint32_t pid, uint64_t extra)
+{
+	struct pr_record r;
+
+	memset(&r, 0, sizeof(r));
+	r.type = PR_RECORD_MMAP2;
+	r.pid = r.tid = pid;
+	r.u.mmap = (struct pr_mmap){ .addr = c->lo, .len = c->hi + extra - c->lo,
+				     .pgoff = c->off, .filename = c->path, .is_mmap2 = true,
+				     .maj = c->maj, .min = c->min, .ino = c->ino,
+				     .prot = PROT_READ | PROT_EXEC };
+	ck_assert_int_eq(pr_model_apply(t->model, &r), 0);
+}
+
+#define CHURNED_PROCESSES 20000
+START_TEST(processes_coming_and_going_keep_the_frame_cache_bounded)
+{
+	struct pr_unwind_stats st = { .sz = sizeof(st) };
+	struct code_map c;
+	uint32_t self;
+	struct both t;
+
+	code_map(&c);
 	setup(&t);
 	self = t.pid;
 	t.stack[0] = A(cfi_top_ret);
 	for (uint32_t i = 0; i < CHURNED_PROCESSES; i++) {
-		uint64_t end = hi + (uint64_t)i * 4096;
-		struct pr_record r;
+		unsigned long long lo = c.lo, hi = c.hi, end = hi + (uint64_t)i * 4096;
 
-		memset(&r, 0, sizeof(r));
-		r.type = PR_RECORD_MMAP2;
-		r.pid = r.tid = 0x400000 + i;
-		r.u.mmap = (struct pr_mmap){ .addr = lo, .len = end - lo, .pgoff = off,
-					     .filename = path, .is_mmap2 = true, .maj = maj,
-					     .min = min, .ino = ino,
-					     .prot = PROT_READ | PROT_EXEC };
-		ck_assert_int_eq(pr_model_apply(t.model, &r), 0);
+		map_code_as(&t, &c, 0x400000 + i, (uint64_t)i * 4096);
 		/* The compiled rules alone (libunwind's way is the other
 		 * tests'): 40 000 samples, under valgrind too. */
-		t.pid = r.pid;
+		t.pid = 0x400000 + i;
 		sample(&t, A(cfi_leaf));
 		ck_assert_int_eq(pr_unwinder_unwind(t.fast, &t.rec, &t.a), 0);
 		expect(&t, "a process of its own", PR_END_OUTERMOST, 2,
@@ -567,6 +589,47 @@ START_TEST(processes_coming_and_going_keep_the_frame_cache_bounded)
 	ck_assert_int_eq(pr_unwinder_stats(t.fast, &st), 0);
 	ck_assert_uint_ge(st.frame_cache_resets, 1);
 	ck_assert_uint_eq(st.ends[PR_END_OUTERMOST], 2 * CHURNED_PROCESSES);
+	teardown(&t);
+}
+END_TEST
+
+/* The frame cache grows (from 2^12 entries, unwind-int.h) after missing
+ * twice as often as it has entries, and keeps what it held: the frames
+ * of the processes unwound last before it grew are found in it after. */
+#define BEFORE_GROWING 4096
+#define LOOKED_AGAIN 100
+START_TEST(the_frame_cache_keeps_its_frames_when_it_grows)
+{
+	uint64_t misses;
+	struct code_map c;
+	struct both t;
+
+	code_map(&c);
+	setup(&t);
+	t.stack[0] = A(cfi_top_ret);
+	/* Two frames each, each a miss: 8 192 misses, then one more. */
+	for (uint32_t i = 0; i <= BEFORE_GROWING; i++) {
+		map_code_as(&t, &c, 0x400000 + i, (uint64_t)i * 4096);
+		t.pid = 0x400000 + i;
+		sample(&t, A(cfi_leaf));
+		ck_assert_int_eq(pr_unwinder_unwind(t.fast, &t.rec, &t.a), 0);
+	}
+	misses = cache_misses(&t);
+	ck_assert_uint_eq(misses, 2 * (BEFORE_GROWING + 1));
+	for (uint32_t i = BEFORE_GROWING - LOOKED_AGAIN; i < BEFORE_GROWING; i++) {
+		t.pid = 0x400000 + i;
+		sample(&t, A(cfi_leaf));
+		ck_assert_int_eq(pr_unwinder_unwind(t.fast, &t.rec, &t.a), 0);
+		expect(&t, "again", PR_END_OUTERMOST, 2,
+		       (uint64_t[]){ A(cfi_leaf), A(cfi_top_ret) - 1 });
+	}
+	/* Frames that shared a slot of the smaller cache with a later one
+	 * were gone before it grew: 11 and 16 of the 200 in two runs (where
+	 * this program is loaded moves the slots), all 200 when the grown
+	 * cache started empty. */
+	ck_assert_msg(cache_misses(&t) - misses <= LOOKED_AGAIN / 2,
+		      "%llu of the %d frames looked up again missed",
+		      (unsigned long long)(cache_misses(&t) - misses), 2 * LOOKED_AGAIN);
 	teardown(&t);
 }
 END_TEST
@@ -659,6 +722,7 @@ int main(void)
 	tcase_add_test(tc, frames_are_cached_by_their_whole_address);
 	tcase_add_test(tc, mappings_of_data_leave_the_frame_cache_as_it_was);
 	tcase_add_test(tc, processes_coming_and_going_keep_the_frame_cache_bounded);
+	tcase_add_test(tc, the_frame_cache_keeps_its_frames_when_it_grows);
 	tcase_add_test(tc, unwind_information_need_not_be_mapped);
 	tcase_add_test(tc, absurd_mapping_offsets_are_harmless);
 	suite_add_tcase(s, tc);

@@ -121,6 +121,26 @@ static uint32_t map_index(struct pr_unwinder *u, const struct pr_map *m)
 	return (uint32_t)u->nr_frame_maps++;
 }
 
+/* The frame cache moved into `bigger`, of twice as many entries, with
+ * what it held: each grown cache started empty, and refilling it was
+ * most of a compiler's misses (cc1's capture: 80 000 of them, of 30 000
+ * return addresses, each a rule looked up again). */
+static void grow(struct pr_unwinder *u, struct uw_frame_info *bigger)
+{
+	unsigned bits = u->frame_cache_bits + 1;
+
+	for (size_t i = 0; i < (size_t)1 << u->frame_cache_bits; i++) {
+		const struct uw_frame_info *fi = &u->frame_cache[i];
+
+		if (fi->generation)
+			bigger[pr__hash_mix(fi->generation, fi->ip + fi->leaf) >> (64 - bits)] = *fi;
+	}
+	uw_frame_cache_free(u->frame_cache, u->frame_cache_bits);
+	u->frame_cache = bigger;
+	u->frame_cache_bits = bits;
+	u->frame_fills = 0;
+}
+
 /* What the frame at `ip` needs, from the cache or found once. */
 static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_ctx *c,
 					      uint64_t ip, bool leaf)
@@ -143,10 +163,7 @@ static const struct uw_frame_info *frame_info(struct pr_unwinder *u, struct uw_c
 	if (++u->frame_fills > ((uint64_t)2 << u->frame_cache_bits) &&
 	    u->frame_cache_bits < UW_FRAME_CACHE_MAX_BITS &&
 	    (bigger = uw_frame_cache_new(u->frame_cache_bits + 1))) {
-		uw_frame_cache_free(u->frame_cache, u->frame_cache_bits);
-		u->frame_cache = bigger;
-		u->frame_cache_bits++;
-		u->frame_fills = 0;
+		grow(u, bigger);
 		fi = &u->frame_cache[h >> (64 - u->frame_cache_bits)];
 	}
 	m = pr__proc_find(c->proc, addr);
