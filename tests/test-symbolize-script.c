@@ -217,6 +217,64 @@ START_TEST(after_a_trim_the_frames_of_a_repeated_stack_are_named_again)
 }
 END_TEST
 
+/* Without a symbolizer (perf script's fields without sym: addresses and
+ * files) the lines are copied as well, and a stack still prints as it
+ * does alone. */
+START_TEST(without_a_symbolizer_a_stack_sharing_outer_frames_prints_as_it_does_alone)
+{
+	struct self_sym me = self_sym_new();
+	struct pr_frame outer = outer_frame(me.m), leaf = in(me.m, (uintptr_t)leaf_fn),
+			cxx = in(me.m, (uintptr_t)ds_sym_cxx), joined = outer;
+	struct pr_frame a[] = { leaf, outer, cxx }, b[] = { cxx, outer, cxx }, c[] = { leaf, joined, cxx };
+	struct pr_stack st[] = { { .frames = a, .nr = 3 }, { .frames = b, .nr = 3 },
+				 { .frames = c, .nr = 3 }, { .frames = a, .nr = 3 } };
+	char *together, *alone;
+
+	joined.flags |= PR_FRAME_JOINED;
+	c[1] = joined;
+	together = render(NULL, st, 4);
+	alone = render_alone(NULL, st, 4);
+	ck_assert_str_eq(together, alone);
+	ck_assert_msg(strstr(together, "[unknown]_[joined]+0x0 ("), "%s", together);
+	free(together);
+	free(alone);
+	self_sym_free(&me);
+}
+END_TEST
+
+/* Without a symbolizer a frame's line is its file's path: a DSO freed by
+ * a trim and another made at its address (here: the same struct given a
+ * new path and serial, as the allocator may) is printed by its own. */
+START_TEST(without_a_symbolizer_a_dso_made_again_at_the_address_of_one_freed_prints_its_path)
+{
+	struct pr_dso d = { .path = "/usr/lib/first.so", .serial = 1 };
+	struct pr_frame f[] = { { .ip = 0x1000, .dso_ip = 0x1000, .dso = &d },
+				{ .ip = 0x2000, .dso_ip = 0x2000, .dso = &d } };
+	struct pr_stack st = { .frames = f, .nr = 2 };
+	PR_OPTS(pr_script_opts, o, .fields = PR_SCRIPT_IP | PR_SCRIPT_DSO);
+	struct pr_record smp = { .type = PR_RECORD_SAMPLE, .pid = 7, .tid = 7,
+				 .fields = PR_ID_TID };
+	char *text = NULL, *second;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct pr_script *w = pr_script_new(out, &o);
+
+	ck_assert_ptr_nonnull(w);
+	ck_assert_int_eq(pr_script_sample(w, NULL, &smp, &st, "app", "app", NULL), 0);
+	ck_assert_int_eq(pr_script_sample(w, NULL, &smp, &st, "app", "app", NULL), 0);
+	d.path = "/usr/lib/second.so";
+	d.serial = 2;
+	ck_assert_int_eq(pr_script_sample(w, NULL, &smp, &st, "app", "app", NULL), 0);
+	pr_script_free(w);
+	ck_assert_int_eq(fclose(out), 0);
+	second = strstr(text, "second.so");
+	ck_assert_msg(second && !strstr(second, "first.so") &&
+			      strstr(second + 1, "\t            2000 (/usr/lib/second.so)\n"),
+		      "%s", text);
+	free(text);
+}
+END_TEST
+
 TCase *symbolize_script_tests(void)
 {
 	TCase *tc = tcase_create("script");
@@ -226,5 +284,7 @@ TCase *symbolize_script_tests(void)
 	tcase_add_test(tc, a_frame_marked_otherwise_is_not_copied_from_the_stack_before);
 	tcase_add_test(tc, jit_code_in_a_repeated_stack_is_named_from_its_perf_map_as_it_grows);
 	tcase_add_test(tc, after_a_trim_the_frames_of_a_repeated_stack_are_named_again);
+	tcase_add_test(tc, without_a_symbolizer_a_stack_sharing_outer_frames_prints_as_it_does_alone);
+	tcase_add_test(tc, without_a_symbolizer_a_dso_made_again_at_the_address_of_one_freed_prints_its_path);
 	return tc;
 }

@@ -8,6 +8,7 @@
  * them, by name otherwise.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,9 @@ int pr_model_use_file(struct pr_model *m, const struct pr_file *f)
 	return 0;
 }
 
+/* The serials DSOs have been given (struct pr_dso), across models. */
+static _Atomic uint64_t dso_serials;
+
 /* The DSO of the file at `path` on device maj:min, inode `ino`, and with
  * build-id `id` (`len` bytes; 0: any), created when none is; NULL when
  * out of memory. */
@@ -222,6 +226,7 @@ static struct pr_dso *dso_of(struct pr_model *m, const char *path, uint32_t maj,
 	d->min = min;
 	d->ino = ino;
 	d->anon = !strncmp(path, "//anon", 6);
+	d->serial = atomic_fetch_add_explicit(&dso_serials, 1, memory_order_relaxed) + 1;
 	if (len) {
 		memcpy(d->build_id, id, len);
 		d->build_id_size = (uint8_t)len;

@@ -47,6 +47,9 @@ struct pr_dso {
 	uint64_t mapped_epoch;       /* the last trim that found it mapped */
 	uint64_t unmapped_at;        /* event time no mapping had it since; 0: mapped */
 	bool going;                  /* forgotten by the trim under way (trim.c) */
+	/* Which DSO of this process's this is, never reused: one freed by
+	 * a trim and another made at its address are told apart. */
+	uint64_t serial;
 	struct pr_dso *next_same_key;
 };
 

@@ -81,6 +81,7 @@ struct script_pid {
 struct script_memo_frame {
 	uint64_t ip, dso_ip;
 	const struct pr_dso *dso;
+	uint64_t dso_serial;         /* the DSO's then (struct pr_dso) */
 	uint32_t flags;
 	uint32_t at;
 	bool kept;                   /* its lines may be copied */

@@ -382,20 +382,21 @@ static const char *marked_name(struct pr_script *s, const struct pr_frame *f, co
 
 /* Frame `f`'s lines, appended to s->buf; whether the next sample may
  * copy them for a frame with the same key (same_frame()): whether they
- * are what the symbolizer keeps, not JIT code's (named anew every time,
- * and after its process) nor a failed lookup's. */
+ * are what the symbolizer keeps (or, without one, the file's path), not
+ * JIT code's (named anew every time, and after its process, its module
+ * the process's perf map) nor a failed lookup's. */
 static bool frame_lines(struct pr_script *s, const struct pr_record *rec,
 			const struct pr_frame *f, struct pr_symbolizer *sym)
 {
 	struct pr_symbol sy = { 0 };
 	const char *module;
 	size_t module_len;
-	bool expand, kept = sym && !(f->dso && f->dso->anon);
+	bool expand, kept = !(f->dso && f->dso->anon);
 
 	if (!sym || pr_symbolizer_symbolize(sym, rec->pid, f, &sy)) {
 		sy = (struct pr_symbol){ 0 };
 		module = frame_module(s, f, rec->pid);
-		kept = false;
+		kept = kept && !sym;
 	} else {
 		module = sy.module ? sy.module : "[unknown]";
 	}
@@ -435,12 +436,19 @@ static bool frame_lines(struct pr_script *s, const struct pr_record *rec,
  * rather than named and formatted again.  A frame's lines depend on
  * nothing but its key below, the writer's options and what the
  * symbolizer keeps for (file or kernel, address), which stands while its
- * epoch does.
+ * epoch does; without a symbolizer, on the DSO's path, which stands while
+ * the DSO does (its serial: a trim may free it, and another be made at
+ * its address).
  */
 static bool same_frame(const struct pr_frame *f, const struct script_memo_frame *m)
 {
 	return m->kept && f->dso == m->dso && f->dso_ip == m->dso_ip && f->ip == m->ip &&
-	       f->flags == m->flags;
+	       f->flags == m->flags && (!f->dso || f->dso->serial == m->dso_serial);
+}
+
+static uint64_t sym_epoch(const struct pr_symbolizer *sym)
+{
+	return sym ? pr__symbolizer_epoch(sym) : 0;
 }
 
 /* How many outermost frames of `st` the frames before have. */
@@ -450,7 +458,7 @@ static size_t memo_shared(const struct pr_script *s, const struct pr_stack *st,
 	const struct script_memo *m = &s->memo[s->cur ^ 1];
 	size_t k = 0;
 
-	if (!s->memo_valid || !sym || sym != s->memo_sym || epoch != s->memo_epoch)
+	if (!s->memo_valid || sym != s->memo_sym || epoch != s->memo_epoch)
 		return 0;
 	while (k < st->nr && k < m->nr &&
 	       same_frame(&st->frames[st->nr - 1 - k], &m->v[m->nr - 1 - k]))
@@ -462,9 +470,9 @@ void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 		       const struct pr_stack *st, struct pr_symbolizer *sym)
 {
 	struct script_memo *m = &s->memo[s->cur], *prev = &s->memo[s->cur ^ 1];
-	uint64_t flushes, epoch = sym ? pr__symbolizer_epoch(sym) : 0;
+	uint64_t flushes, epoch = sym_epoch(sym);
 	size_t shared = memo_shared(s, st, sym, epoch), from = 0, i;
-	bool keep = sym && !PR_ARRAY_RESERVE(m->v, m->cap, st->nr);
+	bool keep = !PR_ARRAY_RESERVE(m->v, m->cap, st->nr);
 
 	make_room(s);
 	flushes = s->flushes;
@@ -483,7 +491,7 @@ void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 			 * names kept may have changed (naming the frames
 			 * above trimmed). */
 			if (s->len + (s->memo_len - from) <= SCRIPT_BUF - 4 * 4096 &&
-			    pr__symbolizer_epoch(sym) == epoch)
+			    sym_epoch(sym) == epoch)
 				break;
 			shared = 0;
 		}
@@ -491,9 +499,10 @@ void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 		at = (uint32_t)s->len;
 		kept = frame_lines(s, rec, f, sym);
 		if (keep)
-			m->v[i] = (struct script_memo_frame){ .ip = f->ip, .dso_ip = f->dso_ip,
-							      .dso = f->dso, .flags = f->flags,
-							      .at = at, .kept = kept };
+			m->v[i] = (struct script_memo_frame){
+				.ip = f->ip, .dso_ip = f->dso_ip, .dso = f->dso,
+				.dso_serial = f->dso ? f->dso->serial : 0, .flags = f->flags,
+				.at = at, .kept = kept };
 	}
 	if (shared) {
 		uint32_t at = (uint32_t)s->len;
@@ -514,7 +523,7 @@ void pr__script_frames(struct pr_script *s, const struct pr_record *rec,
 	s->buf[s->len++] = '\n';
 	/* Lines written out before the end (a stack too long for the
 	 * buffer) are not there to copy. */
-	s->memo_valid = keep && s->flushes == flushes && pr__symbolizer_epoch(sym) == epoch;
+	s->memo_valid = keep && s->flushes == flushes && sym_epoch(sym) == epoch;
 	s->memo_sym = sym;
 	s->memo_epoch = epoch;
 	flush(s);
