@@ -23,7 +23,9 @@ make_tmp
 
 # sum FILE REGEX: the total value of a folded profile's lines matching REGEX.
 sum() {
-	awk -v re="$2" '$0 ~ re { s += $NF } END { printf "%.0f\n", s }' "$1"
+	# (The pattern through the environment: awk -v reads escapes in
+	# it, which gawk and mawk read differently.)
+	re=$2 awk '$0 ~ ENVIRON["re"] { s += $NF } END { printf "%.0f\n", s }' "$1"
 }
 # within VALUE LO HI
 within() {

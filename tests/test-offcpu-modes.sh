@@ -17,7 +17,9 @@ trap 'rc=$?; kill $wpid 2>/dev/null; leave_tmp $rc' EXIT
 
 # sum FILE REGEX: the total value of a folded profile's lines matching REGEX.
 sum() {
-	awk -v re="$2" '$0 ~ re { s += $NF } END { printf "%.0f\n", s }' "$1"
+	# (The pattern through the environment: awk -v reads escapes in
+	# it, which gawk and mawk read differently.)
+	re=$2 awk '$0 ~ ENVIRON["re"] { s += $NF } END { printf "%.0f\n", s }' "$1"
 }
 
 # --- -a: a thread blocked in read() on a pipe, among everything else ---
