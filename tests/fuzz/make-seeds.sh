@@ -152,3 +152,108 @@ mkdir -p "$out"
 # (Not the one without DWARF: it has no index.)
 "$build/tests/test-symindex-file" --seeds "$out" $(ls "$build"/tests/symindex-*.so | grep -v nodwarf)
 ls -l "$out"
+
+# The epilogue decoder's seeds: functions sampled in their epilogues, as
+# GCC lays them out, packed as fuzz-leafexit.c reads its input.  Each is
+# assembled here behind a caller whose return address is on the stack,
+# the outermost frame; a line ".cfi OP ARG" is one of the target's CFI
+# operations at that point (GCC's .cfi_* directives for the same code),
+# "at:" the sampled address.  Behind a caller that keeps rbp as its frame
+# pointer, the rbp the leaf popped is needed: its CFI alone ends the
+# stack in an error, and libunwind's path steps the leaf by its code too.
+out=$src/tests/fuzz/seeds-leafexit
+mkdir -p "$out"
+python3 - "$out" "$tmp" <<'PY'
+import re, struct, subprocess, sys
+out, tmp = sys.argv[1], sys.argv[2]
+OPS = ['FUNCTION', 'GAP', 'CFA_RSP', 'CFA_RBP', 'RBP_AT', 'RBP_SAME', 'RA_AT']
+CODE = 0x555555554000 + 0x1c00   # where the target maps the code
+SP = 0x7ffd12345000
+CALLER = ['caller:', 'call f', 'ret_to:', 'ret', 'f:', '.cfi FUNCTION 0']
+FRAMED = ['caller:', 'push %rbp', '.cfi CFA_RSP 2', '.cfi RBP_AT 2', 'mov %rsp,%rbp',
+          '.cfi CFA_RBP 2', 'call f', 'ret_to:', 'pop %rbp', '.cfi CFA_RSP 1', 'ret', 'f:',
+          '.cfi FUNCTION 0']
+
+def assemble(caller, lines):
+    src, cfi = [], []
+    for line in caller + lines:
+        m = re.match(r'\.cfi (\w+) (\d+)$', line)
+        if m:
+            src.append('c%d:' % len(cfi))
+            cfi.append((OPS.index(m.group(1)), int(m.group(2))))
+        else:
+            src.append(line)
+    # The file ends with the code: int3 up to the next function's alignment
+    # behind it, a word at least, so that the last instruction can be read.
+    src += ['.fill 8, 1, 0xcc', '.balign 16, 0xcc']
+    open(tmp + '/e.s', 'w').write('\n'.join(src) + '\n')
+    subprocess.run(['as', '--64', '-o', tmp + '/e.o', tmp + '/e.s'], check=True)
+    subprocess.run(['objcopy', '-O', 'binary', '-j', '.text', tmp + '/e.o', tmp + '/e.bin'],
+                   check=True)
+    nm = subprocess.run(['nm', tmp + '/e.o'], stdout=subprocess.PIPE, check=True, text=True)
+    at = {name: int(addr, 16) for addr, _, name in map(str.split, nm.stdout.splitlines())}
+    ops, pos = b'', 0
+    for k, (op, arg) in enumerate(cfi):
+        ops += bytes([at['c%d' % k] - pos, op, arg])
+        pos = at['c%d' % k]
+    return open(tmp + '/e.bin', 'rb').read(), ops, at
+
+def seed(name, lines, rbp, stack, caller=CALLER):
+    code, ops, at = assemble(caller, lines)
+    words = [CODE + at['ret_to'] if w == 'ret_to' else w for w in stack]
+    head = struct.pack('<QQBBB', SP, (rbp - SP) % 2**64, at['at'], len(code), len(ops) // 3)
+    open('%s/%s' % (out, name), 'wb').write(head + ops + code +
+                                            struct.pack('<%dQ' % len(words), *words))
+
+# rbp and rbx saved, and 8 bytes of frame.
+entry = ['push %rbp', '.cfi CFA_RSP 2', '.cfi RBP_AT 2', 'push %rbx', '.cfi CFA_RSP 3',
+         'sub $8,%rsp', '.cfi CFA_RSP 4']
+frame_gone = ['add $8,%rsp', '.cfi CFA_RSP 3']
+pops = ['pop %rbx', '.cfi CFA_RSP 2', 'pop %rbp', '.cfi CFA_RSP 1']
+body = entry + ['mov %edi,%eax'] + frame_gone
+seed('pop-rbx-rbp-ret', body + pops + ['at: ret'], SP + 0x80, ['ret_to', 0])
+seed('pop-rbx-rbp-ret-framed', body + pops + ['at: ret'], SP + 8, ['ret_to', 0, 0], FRAMED)
+seed('pop-rbx-rbp-ret-at-pop', body + ['at:'] + pops + ['ret'],
+     0x1234, [0x5a5a, SP + 0x80, 'ret_to', 0])
+# Sampled at the endbr64 -fcf-protection puts after a call that returns
+# twice (setjmp's), on the way out.
+seed('endbr64-after-call',
+     entry + ['call f', 'at: endbr64', 'mov %ebx,%eax'] + frame_gone + pops + ['ret'],
+     0x1234, [0, 0x5a5a, SP + 0x80, 'ret_to', 0])
+# Tail calls: a jump to the next function's entry, and through a register.
+tail = body + pops + ['at: jmp g', 'g:', '.cfi FUNCTION 0', 'mov %edi,%eax', 'ret']
+seed('jmp-tail-call', tail, SP + 0x80, ['ret_to', 0])
+seed('jmp-tail-call-framed', tail, SP + 8, ['ret_to', 0, 0], FRAMED)
+seed('jmp-indirect', body + pops + ['at: jmp *%rax'], SP + 0x80, ['ret_to', 0])
+seed('add-pop-r12-ret', ['push %r12', '.cfi CFA_RSP 2', 'sub $0x18,%rsp', '.cfi CFA_RSP 5',
+                         'mov %edi,%eax', 'at: add $0x18,%rsp', '.cfi CFA_RSP 2', 'pop %r12',
+                         '.cfi CFA_RSP 1', 'ret'],
+     0x1234, [1, 2, 3, 0x5a5a, 'ret_to', 0])
+# rbp popped, r12 still to pop: the row has rbp below the stack pointer.
+r12_last = ['push %r12', '.cfi CFA_RSP 2', 'push %rbp', '.cfi CFA_RSP 3', '.cfi RBP_AT 3',
+            'push %rbx', '.cfi CFA_RSP 4', 'mov %edi,%eax', 'pop %rbx', '.cfi CFA_RSP 3',
+            'pop %rbp', '.cfi CFA_RSP 2', 'at: pop %r12', '.cfi CFA_RSP 1', 'ret']
+seed('pop-rbp-pop-r12-ret', r12_last, SP + 0x80, [0x5a5a, 'ret_to', 0])
+seed('pop-rbp-pop-r12-ret-framed', r12_last, SP + 0x10, [0x5a5a, 'ret_to', 0, 0], FRAMED)
+leave = ['push %rbp', '.cfi CFA_RSP 2', '.cfi RBP_AT 2', 'mov %rsp,%rbp', '.cfi CFA_RBP 2',
+         'sub $0x20,%rsp', 'mov %edi,-4(%rbp)', 'mov -4(%rbp),%eax']
+seed('leave-ret', leave + ['at: leave', '.cfi CFA_RSP 1', 'ret'],
+     SP + 0x20, [0, 0, 0, 0, SP + 0x80, 'ret_to', 0])
+seed('leave-ret-at-ret', leave + ['leave', '.cfi CFA_RSP 1', 'at: ret'],
+     SP + 0x80, ['ret_to', 0])
+seed('lea-pops-ret', ['push %rbp', '.cfi CFA_RSP 2', '.cfi RBP_AT 2', 'mov %rsp,%rbp',
+                      '.cfi CFA_RBP 2', 'push %r12', 'push %rbx', 'sub $0x10,%rsp',
+                      'mov %edi,%eax', 'at: lea -0x10(%rbp),%rsp', 'pop %rbx', 'pop %r12',
+                      'pop %rbp', '.cfi CFA_RSP 1', 'ret'],
+     SP + 0x20, [0, 0, 0x5a5a, 0x5a5b, SP + 0x80, 'ret_to', 0])
+# The return value moved after the pops; and rbx written after its pop,
+# which is no epilogue.
+pop_rbp = ['push %rbp', '.cfi CFA_RSP 2', '.cfi RBP_AT 2', 'mov %edi,%ebx', 'pop %rbp',
+           '.cfi CFA_RSP 1']
+seed('pop-rbp-mov-ret', pop_rbp + ['at: mov %ebx,%eax', 'ret'], SP + 0x80, ['ret_to', 0])
+seed('pop-rbp-mov-rbx-ret', pop_rbp + ['at: mov %eax,%ebx', 'ret'], SP + 0x80, ['ret_to', 0])
+seed('pop-rbp-movzbl-vzeroupper-ret', pop_rbp + ['at: movzbl %al,%eax', 'vzeroupper', 'cltq',
+                                                 'nopw 0x0(%rax,%rax,1)', 'ret'],
+     SP + 0x80, ['ret_to', 0])
+PY
+ls -l "$out"
