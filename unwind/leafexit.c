@@ -348,12 +348,13 @@ static bool way_out(const struct uw_ctx *c, uint64_t sp, uint32_t popped, const 
 {
 	uint64_t cfa = sp + 8;
 
-	/* No frame is larger than the largest copy; a slot is below the
-	 * return address. */
-	if (cfa - c->sp > PR_MAX_STACK_SIZE + 8)
+	/* The return address and every slot in the copy, which starts at
+	 * the sampled rsp: no frame is larger than the largest copy; a slot
+	 * is below the return address. */
+	if (sp < c->sp || cfa - c->sp > PR_MAX_STACK_SIZE + 8)
 		return false;
 	for (unsigned r = 0; r < 16; r++)
-		if ((popped >> r & 1) && slot[r] >= sp)
+		if ((popped >> r & 1) && (slot[r] < c->sp || slot[r] >= sp))
 			return false;
 	memset(out, 0, sizeof(*out));
 	out->cfa_reg = dwarf_reg[RSP];
@@ -418,7 +419,9 @@ bool uw_leaf_exit(struct uw_ctx *c, uint64_t ip, struct uw_row *out)
 			sp += (uint64_t)in.imm;
 			break;
 		case INSN_RSP_FROM_BP:
-			if (popped >> RBP & 1)
+			/* As leave's: not below the copy, whose words the
+			 * pops would read. */
+			if ((popped >> RBP & 1) || bp + (uint64_t)in.imm < c->sp)
 				return false;
 			sp = bp + (uint64_t)in.imm;
 			break;

@@ -246,6 +246,14 @@ seed('lea-pops-ret', ['push %rbp', '.cfi CFA_RSP 2', '.cfi RBP_AT 2', 'mov %rsp,
                       'mov %edi,%eax', 'at: lea -0x10(%rbp),%rsp', 'pop %rbx', 'pop %r12',
                       'pop %rbp', '.cfi CFA_RSP 1', 'ret'],
      SP + 0x20, [0, 0, 0x5a5a, 0x5a5b, SP + 0x80, 'ret_to', 0])
+# rbp just above the sampled rsp, as no compiled frame has it: the lea
+# would put rsp below the copy, where no step may take its return address
+# or a register from (the decoder once gave cfa_off 0 here).
+seed('lea-below-sp', ['push %rbp', '.cfi CFA_RSP 2', '.cfi RBP_AT 2', 'mov %rsp,%rbp',
+                      '.cfi CFA_RBP 2', 'push %r12', 'push %rbx', 'sub $0x10,%rsp',
+                      'mov %edi,%eax', 'at: lea -0x10(%rbp),%rsp', 'nop', 'nop', 'nop', 'nop',
+                      '.cfi CFA_RSP 1', 'ret'],
+     SP + 8, [0x5a5a, 0x5a5b, SP + 0x80, 'ret_to', 0])
 # The return value moved after the pops; and rbx written after its pop,
 # which is no epilogue.
 pop_rbp = ['push %rbp', '.cfi CFA_RSP 2', '.cfi RBP_AT 2', 'mov %edi,%ebx', 'pop %rbp',
