@@ -419,9 +419,7 @@ bool uw_leaf_exit(struct uw_ctx *c, uint64_t ip, struct uw_row *out)
 			sp += (uint64_t)in.imm;
 			break;
 		case INSN_RSP_FROM_BP:
-			/* As leave's: not below the copy, whose words the
-			 * pops would read. */
-			if ((popped >> RBP & 1) || bp + (uint64_t)in.imm < c->sp)
+			if (popped >> RBP & 1)
 				return false;
 			sp = bp + (uint64_t)in.imm;
 			break;
