@@ -36,6 +36,15 @@ static double cpu_seconds(pid_t pid)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static double elapsed(const struct timespec *since)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)(ts.tv_sec - since->tv_sec) +
+	       (double)(ts.tv_nsec - since->tv_nsec) / 1e9;
+}
+
 static const char *workload_path(void)
 {
 	const char *p = getenv("DS_WORKLOAD");
@@ -468,11 +477,13 @@ static void check_threads_born_while_attaching(const struct pr_reader_opts *o)
 	struct child c;
 	struct seen *s;
 	struct pr_reader *r;
+	struct timespec began;
 	pid_t pid;
 
 	child_start(&c);
 	pid = c.pid;
 	s = seen_new(pid);
+	clock_gettime(CLOCK_MONOTONIC, &began);
 	fputc('T', c.in);
 	usleep(5000);
 	r = pr_reader_open_pids(&pid, 1, o);
@@ -483,8 +494,14 @@ static void check_threads_born_while_attaching(const struct pr_reader_opts *o)
 	 * took (under valgrind, from 0.2 s to more than a second).  It fills
 	 * a ring in tens of milliseconds at 4 kHz: drain while it lasts, until
 	 * a hundred (thread, CPU, event) have been sampled, then stop it. */
-	while (s->nr_tid_ids < 100)
+	while (s->nr_tid_ids < 100) {
 		ck_assert_int_ge(pr_reader_poll(r, 20, on_record, s), 0);
+		/* Without fork (as under valgrind) Check's timeout does not
+		 * run: a storm that stopped must fail here, not hang. */
+		ck_assert_msg(elapsed(&began) < 600,
+			      "%d (thread, CPU, event) sampled in %.0f s",
+			      s->nr_tid_ids, elapsed(&began));
+	}
 	fputc('x', c.in);
 	while (!child_has_line(&c))
 		ck_assert_int_ge(pr_reader_poll(r, 20, on_record, s), 0);
