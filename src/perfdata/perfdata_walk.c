@@ -8,14 +8,19 @@
  * holding just those of the last two rounds.  Files without round marks
  * are sorted whole, which is the same rule with one round.
  *
- * A file opened by path has its records read with pread() into windows,
- * one per 4 MiB chunk of the file (and the most a record starting in it
- * runs into the next), made of huge pages where the kernel has them: on
- * a mapping of the file every 4 KiB page cost a page fault and a TLB
- * miss, a third of a replay's CPU on a virtual machine.  A window is
- * given back once the walk has passed its chunk and every record
- * starting in it has been handed out, and reused for the next, so a
- * multi-gigabyte capture stays at a few windows of resident memory.
+ * A file opened by path has its records read a 4 MiB chunk at a time
+ * (with the most a record starting in it runs into the next), through
+ * the file's mapping, each chunk's pages mapped in one call ahead of the
+ * walk: with the page cache in large folios (ext4 and xfs on current
+ * kernels) that costs neither a fault per page nor a copy.  A chunk the
+ * mapping cannot give (the file cut short since it was opened) is read
+ * with pread() into a window of memory of its own instead, made of huge
+ * pages where the kernel has them, which finds where the file now ends.
+ * (With the page cache in 4 KiB pages the copy was the cheaper of the
+ * two, BENCHMARKS.md's seventh pass; map_first false reads so.)  A
+ * chunk is given back once the walk has passed it and every record
+ * starting in it has been handed out, so a multi-gigabyte capture stays
+ * at a few chunks of resident memory.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -56,7 +61,9 @@ static bool in_mapping(const struct pr_file *f, const unsigned char *w)
 }
 
 /* Hand the pages of chunk `w` of the mapping back to the page cache:
- * still mapped, read again if touched. */
+ * still mapped, read again if touched.  Under AddressSanitizer the
+ * chunk is poisoned until it is read again (window_need()), as a
+ * window given back is. */
 static void mapping_release(const struct pr_file *f, const unsigned char *w)
 {
 	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
@@ -66,6 +73,33 @@ static void mapping_release(const struct pr_file *f, const unsigned char *w)
 	hi = (hi < end ? hi : end) & ~(page - 1);
 	if (hi > lo)
 		madvise((void *)lo, hi - lo, MADV_DONTNEED);
+#ifdef WINDOWS_CHECKED
+	/* (Its records only: the header and features stay readable.) */
+	lo = (uintptr_t)w > (uintptr_t)f->buf + f->data_start ? (uintptr_t)w :
+	     (uintptr_t)f->buf + f->data_start;
+	hi = (uintptr_t)w + CHUNK < (uintptr_t)f->buf + f->data_end ? (uintptr_t)w + CHUNK :
+	     (uintptr_t)f->buf + f->data_end;
+	if (hi > lo)
+		ASAN_POISON_MEMORY_REGION((void *)lo, hi - lo);
+#endif
+}
+
+/* Map in the pages of [from, to) of the file in one call: false when
+ * the file no longer has them all (cut short after still_has() looked),
+ * for a window to find where it ends.  A kernel without the call
+ * (before Linux 5.14) maps them as they are touched. */
+static bool mapping_populate(const struct pr_file *f, uint64_t from, uint64_t to)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t lo = (uintptr_t)(f->buf + from) & ~(page - 1);
+
+	if (to > f->len)
+		to = f->len;
+#ifdef WINDOWS_CHECKED
+	ASAN_UNPOISON_MEMORY_REGION(f->buf + from, to - from);
+#endif
+	return !madvise((void *)lo, (uintptr_t)(f->buf + to) - lo, MADV_POPULATE_READ) ||
+	       errno == EINVAL;
 }
 
 /* Keep `w` for the next chunk.  Under AddressSanitizer a window given
@@ -118,6 +152,10 @@ void pr__file_windows_free(struct pr_file *f, bool keep_spares)
 	}
 	if (keep_spares)
 		return;
+#ifdef WINDOWS_CHECKED
+	if (f->mapped)
+		ASAN_UNPOISON_MEMORY_REGION(f->buf, f->len);
+#endif
 	for (size_t i = 0; i < f->nr_spare; i++) {
 #ifdef WINDOWS_CHECKED
 		ASAN_UNPOISON_MEMORY_REGION(f->spare[i], f->win_len);
@@ -184,10 +222,11 @@ static int window_need(struct pr_file *f, uint64_t off)
 	}
 	if (f->win[chunk])
 		return 0;
-	/* A walk holding more (a file without rounds, sorted whole) reads
-	 * the rest through the mapping, whose pages the kernel can take
-	 * back, not from memory of its own. */
-	if (f->nr_read_in >= f->max_read_in && f->mapped && still_has(f, from, to)) {
+	/* Through the mapping, or, reading into windows first, once the
+	 * walk holds more than their budget (a file without rounds, sorted
+	 * whole): pages the kernel can take back, not memory of our own. */
+	if ((f->map_first || f->nr_read_in >= f->max_read_in) && f->mapped &&
+	    still_has(f, from, to) && mapping_populate(f, from, to < f->data_end ? to : f->data_end)) {
 		f->win[chunk] = (unsigned char *)f->buf + from;
 		f->nr_through_mapping++;
 		return 0;
