@@ -350,10 +350,10 @@ struct pr_file *pr_file_open(const char *path, const struct pr_file_opts *opts)
 		f->buf = p;
 		f->mapped = true;
 	}
-	/* The header, attrs and features are read through the mapping, and
-	 * the records too while the file has them (perfdata_walk.c). */
+	/* The header, attrs and features are read through the mapping; the
+	 * records with pread() into windows (perfdata_walk.c), which costs a
+	 * copy but neither a page fault nor a TLB entry per 4 KiB page. */
 	f->fd = fd;
-	f->map_first = true;
 	f->max_read_in = PR__FILE_MAX_READ_IN;
 	return file_load(f);
 }

@@ -48,16 +48,15 @@ struct pr_file {
 	uint64_t prev_time;          /* for records without a time */
 	/* Records walked but not handed out, by their offsets. */
 	struct pr_timeq order;
-	/* A file opened by path is read a 4 MiB chunk at a time, through
-	 * its mapping or into windows of memory (perfdata_walk.c); chunks
-	 * are given back behind the walk. */
+	/* A file opened by path is read into windows, one per 4 MiB chunk
+	 * of the file (perfdata_walk.c); they are given back behind the
+	 * walk. */
 	uint32_t *chunk_left;        /* records of the chunk still queued */
 	size_t nr_chunks, released;  /* chunks [0, released) given back */
-	unsigned char **win;         /* per chunk: where it is read, or NULL */
+	unsigned char **win;         /* per chunk, NULL while not read in */
 	size_t nr_win, win_len;      /* win_len: each window's bytes */
 	unsigned char **spare;       /* windows given back, to be reused */
 	size_t nr_spare;
-	bool map_first;              /* every chunk the mapping has through it */
 	size_t nr_read_in, max_read_in;  /* windows held; past the most,
 					  * chunks are read through the mapping */
 	size_t nr_through_mapping;

@@ -8,19 +8,21 @@
  * holding just those of the last two rounds.  Files without round marks
  * are sorted whole, which is the same rule with one round.
  *
- * A file opened by path has its records read a 4 MiB chunk at a time
- * (with the most a record starting in it runs into the next), through
- * the file's mapping, each chunk's pages mapped in one call ahead of the
- * walk: with the page cache in large folios (ext4 and xfs on current
- * kernels) that costs neither a fault per page nor a copy.  A chunk the
- * mapping cannot give (the file cut short since it was opened) is read
- * with pread() into a window of memory of its own instead, made of huge
- * pages where the kernel has them, which finds where the file now ends.
- * (With the page cache in 4 KiB pages the copy was the cheaper of the
- * two, BENCHMARKS.md's seventh pass; map_first false reads so.)  A
- * chunk is given back once the walk has passed it and every record
- * starting in it has been handed out, so a multi-gigabyte capture stays
- * at a few chunks of resident memory.
+ * A file opened by path has its records read with pread() into windows,
+ * one per 4 MiB chunk of the file (and the most a record starting in it
+ * runs into the next), made of huge pages where the kernel has them.  A
+ * window is given back once the walk has passed its chunk and every
+ * record starting in it has been handed out, and reused for the next, so
+ * a multi-gigabyte capture stays at a few windows of resident memory.
+ *
+ * Through the file's mapping instead, its chunk's pages mapped in one
+ * call, reading cc1's capture cost half the CPU here once the page cache
+ * held large folios (and more than the copy with 4 KiB pages:
+ * BENCHMARKS.md, sixteenth and seventh passes).  But a file cut short
+ * under a mapping is a SIGBUS where the reader touches it, and prfile.h
+ * promises that a capture cut short while read is read to its last
+ * complete record: only a walk past the windows' budget reads through
+ * the mapping.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -222,10 +224,10 @@ static int window_need(struct pr_file *f, uint64_t off)
 	}
 	if (f->win[chunk])
 		return 0;
-	/* Through the mapping, or, reading into windows first, once the
-	 * walk holds more than their budget (a file without rounds, sorted
-	 * whole): pages the kernel can take back, not memory of our own. */
-	if ((f->map_first || f->nr_read_in >= f->max_read_in) && f->mapped &&
+	/* A walk holding more (a file without rounds, sorted whole) reads
+	 * the rest through the mapping, whose pages the kernel can take
+	 * back, not from memory of its own. */
+	if (f->nr_read_in >= f->max_read_in && f->mapped &&
 	    still_has(f, from, to) && mapping_populate(f, from, to < f->data_end ? to : f->data_end)) {
 		f->win[chunk] = (unsigned char *)f->buf + from;
 		f->nr_through_mapping++;
