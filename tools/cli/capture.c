@@ -523,14 +523,18 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 		 * records reach the workers once the next drain has come (time
 		 * order), so with 200 ms waits from the start the first sample
 		 * was named ~450 ms in (BENCHMARKS.md, "Start-up to the first
-		 * named sample").  The first waits are short and double up to
-		 * 200 ms, from 1 ms (a sample period at 999 Hz): a sample
-		 * taken 1 ms in reaches a worker with the drain at 7 ms, not
-		 * 15 (from 5 ms), for two more wakeups than that and a dozen
-		 * more than 200 ms waits in the first half second. */
+		 * named sample").  The first waits are short and double, from
+		 * 1 ms (a sample period at 999 Hz): a sample taken 1 ms in
+		 * reaches a worker with the drain at 7 ms, not 15 (from 5 ms).
+		 * They stop at 500 ms, when a ring sized for the rate (a second
+		 * of samples under 250 a second) is about half full anyway: each
+		 * drain costs wakeups and caches the workload has since taken,
+		 * and a 10-second run at 99 Hz cost 43 ms of CPU with 200 ms
+		 * waits, 36 with 500 (BENCHMARKS.md, sixteenth pass).  A faster
+		 * rate's rings wake the reader sooner. */
 		int timeout = wait_ms;
 
-		wait_ms = wait_ms < 100 ? wait_ms * 2 : 200;
+		wait_ms = wait_ms < 256 ? wait_ms * 2 : 500;
 
 		if (deadline) {
 			double left = deadline - ds_now();
