@@ -526,15 +526,16 @@ int ds_capture_run(const struct ds_capture *c, struct pr_reader *r,
 		 * named sample").  The first waits are short and double, from
 		 * 1 ms (a sample period at 999 Hz): a sample taken 1 ms in
 		 * reaches a worker with the drain at 7 ms, not 15 (from 5 ms).
-		 * They stop at 500 ms, when a ring sized for the rate (a second
-		 * of samples under 250 a second) is about half full anyway: each
-		 * drain costs wakeups and caches the workload has since taken,
-		 * and a 10-second run at 99 Hz cost 43 ms of CPU with 200 ms
-		 * waits, 36 with 500 (BENCHMARKS.md, sixteenth pass).  A faster
-		 * rate's rings wake the reader sooner. */
+		 * They stop at a second: a ring sized for the rate (a second of
+		 * samples under 250 a second) wakes the reader half full before
+		 * that, and faster rates' rings sooner; the limit is for rings
+		 * that never fill (a slow tracepoint).  Each drain costs
+		 * wakeups and caches the workload has since taken: a 10-second
+		 * run at 99 Hz cost 51 ms of CPU with 200 ms waits, 43 with 500
+		 * and 38 with 1000 (BENCHMARKS.md, sixteenth pass). */
 		int timeout = wait_ms;
 
-		wait_ms = wait_ms < 256 ? wait_ms * 2 : 500;
+		wait_ms = wait_ms < 512 ? wait_ms * 2 : 1000;
 
 		if (deadline) {
 			double left = deadline - ds_now();
