@@ -48,12 +48,12 @@ struct pr_file {
 	uint64_t prev_time;          /* for records without a time */
 	/* Records walked but not handed out, by their offsets. */
 	struct pr_timeq order;
-	/* A file opened by path is read into windows, one per 4 MiB chunk
-	 * of the file (perfdata_walk.c); they are given back behind the
-	 * walk. */
+	/* A file opened by path is read into windows, one per chunk of the
+	 * file (perfdata_walk.c); they are given back behind the walk. */
 	uint32_t *chunk_left;        /* records of the chunk still queued */
 	size_t nr_chunks, released;  /* chunks [0, released) given back */
 	unsigned char **win;         /* per chunk, NULL while not read in */
+	uint64_t *win_to;            /* per chunk, the file read into it up to */
 	size_t nr_win, win_len;      /* win_len: each window's bytes */
 	unsigned char **spare;       /* windows given back, to be reused */
 	size_t nr_spare;
@@ -102,14 +102,14 @@ void pr__file_free_features(struct pr_file *f);
  * as long as `f`), *sec NULL when none: their size. */
 size_t pr__file_jit_files(const struct pr_file *f, const unsigned char **sec);
 
-/* The chunks the records are read by, and what of the next chunk each
- * window holds too: a record's size is 16 bits, so every record that
- * starts in a chunk is whole in its window. */
-#define PR__FILE_CHUNK_SHIFT 22
+/* The chunks the records are read by (256 KiB), and the most of the next
+ * chunk a window holds too: a record's size is 16 bits, so every record
+ * that starts in a chunk is whole in its window. */
+#define PR__FILE_CHUNK_SHIFT 18
 #define PR__FILE_WINDOW_TAIL ((uint64_t)1 << 16)
-/* Windows read in at most (128 MiB): perf record's rounds need two or
- * three. */
-#define PR__FILE_MAX_READ_IN 32
+/* Windows read in at most (128 MiB of chunks): perf record's rounds need
+ * a few. */
+#define PR__FILE_MAX_READ_IN 512
 
 /* The bytes of the data section at `off`, whose chunk the walk has read
  * in (or the file's own bytes, for one in memory). */

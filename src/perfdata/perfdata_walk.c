@@ -9,11 +9,17 @@
  * are sorted whole, which is the same rule with one round.
  *
  * A file opened by path has its records read with pread() into windows,
- * one per 4 MiB chunk of the file (and the most a record starting in it
- * runs into the next), made of huge pages where the kernel has them.  A
- * window is given back once the walk has passed its chunk and every
- * record starting in it has been handed out, and reused for the next, so
- * a multi-gigabyte capture stays at a few windows of resident memory.
+ * one per 256 KiB chunk of the file (and as much of the next as the
+ * record starting last in it runs into).  A window is given back once
+ * the walk has passed its chunk and every record starting in it has been
+ * handed out, and reused for the next, so a multi-gigabyte capture stays
+ * at a few windows of resident memory.  Small, so that what a window was
+ * read into is still in the CPU's cache when its records are handed out
+ * two rounds later (perf record's rounds are about 256 KiB): with 4 MiB
+ * chunks, each read pushed the last one's records out of the cache before
+ * the walk got to them, and the unwinder waited on its stack copies
+ * (cc1's capture, BENCHMARKS.md's seventeenth pass: 10 % of the CPU of
+ * a report of addresses, 6 % with names).
  *
  * Through the file's mapping instead, its chunk's pages mapped in one
  * call, reading cc1's capture cost half the CPU here once the page cache
@@ -36,8 +42,8 @@
 #define CHUNK_SHIFT PR__FILE_CHUNK_SHIFT
 #define CHUNK ((uint64_t)1 << CHUNK_SHIFT)
 #define WINDOW_LEN ((size_t)(CHUNK + PR__FILE_WINDOW_TAIL))
-/* Windows kept for reuse: a walk holds two or three at a time. */
-#define MAX_SPARE 4
+/* Windows kept for reuse: a walk holds two rounds, a few windows. */
+#define MAX_SPARE 16
 
 #if defined(__SANITIZE_ADDRESS__)
 #define WINDOWS_CHECKED 1
@@ -166,6 +172,8 @@ void pr__file_windows_free(struct pr_file *f, bool keep_spares)
 	}
 	free(f->spare);
 	free(f->win);
+	free(f->win_to);
+	f->win_to = NULL;
 	f->spare = f->win = NULL;
 	f->nr_spare = f->nr_win = 0;
 }
@@ -199,15 +207,51 @@ static bool still_has(const struct pr_file *f, uint64_t from, uint64_t to)
 	return from < f->len && to <= f->len && !fstat(f->fd, &st) && (uint64_t)st.st_size >= to;
 }
 
-/* Read in the window of the chunk the record at `off` starts in. */
-static int window_need(struct pr_file *f, uint64_t off)
+/* The file's [at, to) into window `w`, which holds the file from `base`:
+ * 0, or -errno.  A file that ends first was cut short while read. */
+static int window_fill(struct pr_file *f, unsigned char *w, uint64_t base, uint64_t at,
+		       uint64_t to)
+{
+	while (at < to) {
+		ssize_t n = pread(f->fd, w + (at - base), (size_t)(to - at), (off_t)at);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			pr__log(&f->lg, PR_LOG_ERROR, "%s: cannot read the records at byte "
+				"offset %llu: %s", f->name, (unsigned long long)at, strerror(err));
+			return -err;
+		}
+		if (!n) {
+			cut_short(f, at);
+			break;
+		}
+		at += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* Have the first `len` bytes of the record at `off` in the window of the
+ * chunk it starts in: the chunk read in whole, and of the next chunk as
+ * much as a record starting in it runs into (not the most a record
+ * could: read twice, that tail cost a quarter more copying in chunks of
+ * 256 KiB). */
+static int window_need(struct pr_file *f, uint64_t off, uint64_t len)
 {
 	size_t chunk = (size_t)(off >> CHUNK_SHIFT);
 	uint64_t from = (uint64_t)chunk << CHUNK_SHIFT, to = from + WINDOW_LEN;
+	uint64_t want = from + CHUNK;
 	unsigned char *w;
+	int err;
 
 	if (f->fd < 0)
 		return 0;
+	if (off + len > want)
+		want = off + len;
+	if (want > f->data_end)
+		want = f->data_end;
 	if (!f->win) {
 		uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 
@@ -217,13 +261,23 @@ static int window_need(struct pr_file *f, uint64_t off)
 			(size_t)((f->data_end + page - 1) & ~(page - 1)) : WINDOW_LEN;
 		f->nr_win = (size_t)(f->data_end >> CHUNK_SHIFT) + 1;
 		f->win = calloc(f->nr_win, sizeof(*f->win));
-		if (!f->win) {
+		f->win_to = calloc(f->nr_win, sizeof(*f->win_to));
+		if (!f->win || !f->win_to) {
+			free(f->win);
+			free(f->win_to);
+			f->win = NULL;
+			f->win_to = NULL;
 			f->nr_win = 0;
 			return -ENOMEM;
 		}
 	}
-	if (f->win[chunk])
-		return 0;
+	if ((w = f->win[chunk])) {
+		if (f->win_to[chunk] >= want || in_mapping(f, w))
+			return 0;
+		err = window_fill(f, w, from, f->win_to[chunk], want);
+		f->win_to[chunk] = want;
+		return err;
+	}
 	/* A walk holding more (a file without rounds, sorted whole) reads
 	 * the rest through the mapping, whose pages the kernel can take
 	 * back, not from memory of its own. */
@@ -237,28 +291,13 @@ static int window_need(struct pr_file *f, uint64_t off)
 	if (!w)
 		return -ENOMEM;
 	f->nr_read_in++;
-	if (to > f->data_end)
-		to = f->data_end;
-	for (uint64_t at = from; at < to; ) {
-		ssize_t n = pread(f->fd, w + (at - from), (size_t)(to - at), (off_t)at);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = errno;
-
-			window_put(f, w);
-			pr__log(&f->lg, PR_LOG_ERROR, "%s: cannot read the records at byte "
-				"offset %llu: %s", f->name, (unsigned long long)at, strerror(err));
-			return -err;
-		}
-		if (!n) {
-			cut_short(f, at);
-			break;
-		}
-		at += (uint64_t)n;
+	err = window_fill(f, w, from, from, want);
+	if (err) {
+		window_put(f, w);
+		return err;
 	}
 	f->win[chunk] = w;
+	f->win_to[chunk] = want;
 	return 0;
 }
 
@@ -465,10 +504,16 @@ static int walk_one(struct pr_file *f)
 		size = pr__file_inflate_end(f);
 		off = f->zrest_at;
 	} else {
-		size = window_need(f, off);
+		/* The header, and an AUX record's size after it. */
+		size = window_need(f, off, 16);
 		/* (The file may have been found cut short before `off`.) */
 		if (!size && off < f->data_end)
 			size = record_extent(f, off, &hd);
+		if (size > 0 && (err = window_need(f, off, hd.size)))
+			size = err;
+		/* Cut short within the record, the file's end is before it. */
+		if (size > 0 && off + hd.size > f->data_end)
+			size = 0;
 	}
 	if (size < 0 && size != -ENOMEM) {
 		f->stats.damaged = true;
