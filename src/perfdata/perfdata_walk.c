@@ -275,7 +275,8 @@ static int window_need(struct pr_file *f, uint64_t off, uint64_t len)
 		if (f->win_to[chunk] >= want || in_mapping(f, w))
 			return 0;
 		err = window_fill(f, w, from, f->win_to[chunk], want);
-		f->win_to[chunk] = want;
+		if (!err)
+			f->win_to[chunk] = want;
 		return err;
 	}
 	/* A walk holding more (a file without rounds, sorted whole) reads
