@@ -18,8 +18,8 @@
  * two rounds later (perf record's rounds are about 256 KiB): with 4 MiB
  * chunks, each read pushed the last one's records out of the cache before
  * the walk got to them, and the unwinder waited on its stack copies
- * (cc1's capture, BENCHMARKS.md's seventeenth pass: 10 % of the CPU of
- * a report of addresses, 6 % with names).
+ * (cc1's capture, BENCHMARKS.md's seventeenth pass: 8-10 % of the CPU of
+ * a report of addresses, 3-6 % with names).
  *
  * Through the file's mapping instead, its chunk's pages mapped in one
  * call, reading cc1's capture cost half the CPU here once the page cache
