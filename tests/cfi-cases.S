@@ -30,6 +30,19 @@ cfi_top_ret:
 	.cfi_endproc
 	.size cfi_top, .-cfi_top
 
+/* An outermost caller with 72 return addresses, one a byte: a stack
+ * holding cfi_tops + 1 + w in word w tells by its second frame which
+ * word a row took the return address from. */
+	.globl cfi_tops
+	.type cfi_tops, @function
+cfi_tops:
+	.cfi_startproc
+	.cfi_undefined rip
+	.fill 72, 1, 0x90
+	ret
+	.cfi_endproc
+	.size cfi_tops, .-cfi_tops
+
 /* A row begins exactly at the return address: the caller's row is the
  * one before it (looked up at the return address minus one). */
 	.globl cfi_rowat, cfi_rowat_ret

@@ -31,7 +31,7 @@ extern char cfi_plt[], cfi_plt_early[], cfi_plt_late[], cfi_pltoff_at[];
 extern char cfi_nocfi[], cfi_fp_ret[], cfi_framed_ret[];
 extern char cfi_epi_mov[], cfi_epi_ret[], cfi_epi_tail_at[], cfi_epi_ind_at[];
 extern char cfi_epi_clobber_at[], cfi_epi_clobber_ebx_at[], cfi_epi_stack_at[];
-extern char cfi_thunk_at[];
+extern char cfi_thunk_at[], cfi_tops[];
 
 #define A(sym) ((uint64_t)(uintptr_t)(sym))
 
@@ -706,6 +706,65 @@ START_TEST(absurd_mapping_offsets_are_harmless)
 }
 END_TEST
 
+/* [*lo, *hi): the C library's code as this process maps it. */
+static void libc_code(uint64_t *lo, uint64_t *hi)
+{
+	FILE *maps = fopen("/proc/self/maps", "r");
+	char line[4096];
+
+	ck_assert_ptr_nonnull(maps);
+	*lo = *hi = 0;
+	while (fgets(line, sizeof(line), maps)) {
+		unsigned long long a, b;
+		char perms[8];
+
+		if (sscanf(line, "%llx-%llx %7s", &a, &b, perms) == 3 && perms[2] == 'x' &&
+		    strstr(line, "/libc.so")) {
+			*lo = a;
+			*hi = b;
+		}
+	}
+	fclose(maps);
+	ck_assert_uint_gt(*hi, *lo);
+}
+
+/* A file whose rows are compiled by the thousand (a compiler, a C
+ * library) has them looked up through a directory of its pages, made
+ * again as new rows are merged into its table (rules.c): at 1 200
+ * addresses across the C library's code, in two passes (the second's
+ * between the first's, their rows mostly in the table by then), the row
+ * found is the row libunwind steps by.  Each address is sampled as a
+ * leaf over a stack whose every word is a return address of its own into
+ * the outermost caller (cfi_tops): the second frame says which word the
+ * row's CFA took the return address from. */
+START_TEST(rows_looked_up_among_thousands_are_those_libunwind_finds)
+{
+	enum { ADDRS = 600 };
+	uint64_t lo, hi, stride, two = 0;
+	struct both t;
+
+	libc_code(&lo, &hi);
+	stride = (hi - lo) / ADDRS;
+	setup(&t);
+	for (int w = 0; w < STACK_WORDS; w++)
+		t.stack[w] = A(cfi_tops) + 1 + (uint64_t)w;
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint64_t i = 0; i < ADDRS; i++) {
+			uint64_t ip = lo + i * stride + (uint64_t)pass * (stride / 2);
+
+			unwind(&t, "a leaf in the C library", ip);
+			two += t.a.nr == 2 && t.a.end == PR_END_OUTERMOST;
+		}
+	}
+	/* Most found their caller, by the compiled rules, each address a
+	 * lookup of its own. */
+	ck_assert_uint_gt(two, ADDRS);
+	ck_assert_uint_gt(fast_samples(&t), ADDRS);
+	ck_assert_uint_gt(cache_misses(&t), 2 * ADDRS - 10);
+	teardown(&t);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cfi");
@@ -725,6 +784,7 @@ int main(void)
 	tcase_add_test(tc, the_frame_cache_keeps_its_frames_when_it_grows);
 	tcase_add_test(tc, unwind_information_need_not_be_mapped);
 	tcase_add_test(tc, absurd_mapping_offsets_are_harmless);
+	tcase_add_test(tc, rows_looked_up_among_thousands_are_those_libunwind_finds);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

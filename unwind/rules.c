@@ -368,24 +368,73 @@ static void compute(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, stru
 	r->hi = eh.found == 0 ? eh.gap_hi : addr + 1;
 }
 
-/* The row of `v` (nr rows, sorted) holding addr, into *out. */
-static bool row_in(const struct uw_rule *v, size_t nr, uint64_t addr, struct uw_rule *out)
+/* How many of e's table's rows start at or before addr: those of the
+ * pages before addr's, counted by the page directory, and of its page,
+ * searched.  The table is a few hundred kilobytes for a compiler, and
+ * a lookup is one frame cache miss: searched whole, the lookups were
+ * 6 % of a report of cc1's capture (BENCHMARKS.md, seventeenth pass). */
+static size_t rules_upto(const struct uw_elf *e, uint64_t addr)
 {
-	size_t lo = pr__upper_bound(v, nr, sizeof(*v), addr);
+	uint64_t page = (addr - e->img->text_lo) >> e->rule_dir_shift;
+	size_t from, to;
 
-	/* v[lo - 1] is the last row starting at or before addr. */
-	if (lo && addr < v[lo - 1].hi) {
-		*out = v[lo - 1];
+	if (!e->rule_dir || addr < e->img->text_lo || page + 1 >= e->nr_rule_dir)
+		return pr__upper_bound(e->rules, e->nr_rules, sizeof(*e->rules), addr);
+	from = e->rule_dir[page];
+	to = e->rule_dir[page + 1];
+	return from + pr__upper_bound(e->rules + from, to - from, sizeof(*e->rules), addr);
+}
+
+/* Count, for each page of the text, the table's rows starting at or
+ * before its first byte (rules_upto()).  Pages of 4 KiB, or larger for a
+ * text over 256 MiB, so that the directory stays at 256 KiB at most. */
+static void index_rules(struct uw_elf *e)
+{
+	uint64_t lo = e->img->text_lo, span = e->img->text_hi > lo ? e->img->text_hi - lo : 0;
+	unsigned shift = 12;
+	size_t n, k = 0;
+	uint32_t *dir;
+
+	while ((span >> shift) >= 65536)
+		shift++;
+	n = (size_t)(span >> shift) + 2;
+	if (n != e->nr_rule_dir) {
+		dir = realloc(e->rule_dir, n * sizeof(*dir));
+		if (!dir) {
+			free(e->rule_dir);
+			e->rule_dir = NULL;
+			e->nr_rule_dir = 0;
+			return;
+		}
+		e->rule_dir = dir;
+		e->nr_rule_dir = n;
+	}
+	e->rule_dir_shift = shift;
+	for (size_t i = 0; i < n; i++) {
+		uint64_t at = lo + ((uint64_t)i << shift);
+
+		while (k < e->nr_rules && e->rules[k].lo <= at)
+			k++;
+		e->rule_dir[i] = (uint32_t)k;
+	}
+}
+
+/* The row in v[0, nr) (sorted) holding addr, into *out, given how many
+ * of them start at or before it. */
+static bool row_at(const struct uw_rule *v, size_t upto, uint64_t addr, struct uw_rule *out)
+{
+	/* v[upto - 1] is the last row starting at or before addr. */
+	if (upto && addr < v[upto - 1].hi) {
+		*out = v[upto - 1];
 		return true;
 	}
 	return false;
 }
 
-/* `r`, a row found for addr, cut so that it overlaps none of `v`'s. */
-static void cut_to(const struct uw_rule *v, size_t nr, uint64_t addr, struct uw_rule *r)
+/* `r`, a row found for addr, cut so that it overlaps none of v[0, nr)'s,
+ * `lo` of which start at or before addr. */
+static void cut_to(const struct uw_rule *v, size_t nr, size_t lo, struct uw_rule *r)
 {
-	size_t lo = pr__upper_bound(v, nr, sizeof(*v), addr);
-
 	/* Rows are disjoint by construction; this only guards against a
 	 * table that contradicts itself. */
 	if (lo && r->lo < v[lo - 1].hi)
@@ -425,19 +474,23 @@ static int keep(struct uw_elf *e, const struct uw_rule *r)
 	}
 	e->nr_rules += e->nr_new_rules;
 	e->nr_new_rules = 0;
+	index_rules(e);
 	return 0;
 }
 
 bool uw_rule_find(struct pr_unwinder *u, struct uw_elf *e, uint64_t addr, struct uw_rule *out)
 {
+	size_t upto = rules_upto(e, addr), new_upto;
 	struct uw_rule r;
 
-	if (row_in(e->rules, e->nr_rules, addr, out) ||
-	    row_in(e->new_rules, e->nr_new_rules, addr, out))
+	if (row_at(e->rules, upto, addr, out))
+		return true;
+	new_upto = pr__upper_bound(e->new_rules, e->nr_new_rules, sizeof(*e->new_rules), addr);
+	if (row_at(e->new_rules, new_upto, addr, out))
 		return true;
 	compute(u, e, addr, &r);
-	cut_to(e->rules, e->nr_rules, addr, &r);
-	cut_to(e->new_rules, e->nr_new_rules, addr, &r);
+	cut_to(e->rules, e->nr_rules, upto, &r);
+	cut_to(e->new_rules, e->nr_new_rules, new_upto, &r);
 	if (r.lo > addr || r.hi <= addr) {
 		r.lo = addr;
 		r.hi = addr + 1;

@@ -122,6 +122,13 @@ struct uw_elf {
 	size_t nr_rules, cap_rules;
 	struct uw_rule *new_rules;
 	size_t nr_new_rules;
+	/* For each page of the text (2^rule_dir_shift bytes from text_lo),
+	 * how many of `rules` start at or before its first byte: a lookup
+	 * searches only the rows of its page.  Made again at each merge;
+	 * NULL when there was no memory for it. */
+	uint32_t *rule_dir;
+	size_t nr_rule_dir;
+	unsigned rule_dir_shift;
 	struct uw_pytemplate py;
 };
 

@@ -75,6 +75,7 @@ void uw_elf_free(struct uw_elf *e)
 	uw_cfi_table_free(&e->eh);
 	uw_cfi_table_free(&e->dbg);
 	free(e->rules);
+	free(e->rule_dir);
 	free(e->new_rules);
 	free(e);
 }
@@ -171,7 +172,7 @@ static size_t weigh_file(void *arg, const struct pr_elf *img)
 	if (!e)
 		return 0;
 	bytes = sizeof(*e) + table_bytes(&e->eh) + table_bytes(&e->dbg) +
-		e->cap_rules * sizeof(*e->rules) +
+		e->cap_rules * sizeof(*e->rules) + e->nr_rule_dir * sizeof(*e->rule_dir) +
 		(e->new_rules ? UW_NEW_RULES * sizeof(*e->new_rules) : 0);
 	for (size_t i = 0; i < u->nr_synth; i++)
 		if (u->synth[i].table == &e->eh || u->synth[i].table == &e->dbg)
