@@ -466,6 +466,14 @@ struct pr_ring_stats {
 	 * those whose last entry is 0: that walk was going round memory
 	 * that holds no frames, not deeper. */
 	uint64_t chains_at_limit;
+	/* Samples bearing the id of an event this reader did not open:
+	 * another program samples the same software event on the same
+	 * threads, and Linux 6.3+ gives the samples of both one id.
+	 * Adopted: counted under the one event of the reader's that can
+	 * have taken them, their id made its own.  Dropped: the reader has
+	 * several such events, and which took them cannot be told. */
+	uint64_t foreign_adopted;
+	uint64_t foreign_dropped;
 };
 
 /*

@@ -262,6 +262,133 @@ START_TEST(a_launched_command_gets_both_events_in_one_ring)
 }
 END_TEST
 
+/* The samples a reader's rings took with another program's event id:
+ * adopted by its one event that can have taken them, or dropped. */
+static void foreign_ids(const struct pr_reader *r, uint64_t *adopted, uint64_t *dropped)
+{
+	*adopted = *dropped = 0;
+	for (size_t i = 0; i < pr_reader_nr_rings(r); i++) {
+		struct pr_ring_stats st = { .sz = sizeof(st) };
+
+		ck_assert_int_eq(pr_reader_ring_stats(r, i, &st), 0);
+		*adopted += st.foreign_adopted;
+		*dropped += st.foreign_dropped;
+	}
+}
+
+/* The least period of event 0's samples, what `note` counts besides. */
+struct seen_periods {
+	struct seen s;
+	uint64_t least_period0;
+};
+
+static int note_period(const struct pr_record *rec, void *arg)
+{
+	struct seen_periods *sp = arg;
+
+	if (rec->type == PR_RECORD_SAMPLE && rec->pid == (uint32_t)sp->s.pid &&
+	    pr_reader_event_of(sp->s.r, rec) == 0 && rec->u.sample.period < sp->least_period0)
+		sp->least_period0 = rec->u.sample.period;
+	return note(rec, &sp->s);
+}
+
+/*
+ * Two programs sample context switches on one thread: `first` (the
+ * reader under test, opened first) and an off-CPU reader opened after
+ * it, whose event the kernel then hands each switch first.  Linux 6.3+
+ * gives `first`'s switch samples that reader's id.  Drain `first`.
+ */
+static struct seen_periods beside_another_reader(const struct pr_reader_opts *first, int sleeps,
+						 struct pr_reader **rp)
+{
+	PR_OPTS(pr_event_opts, off, .stack_size = 512);
+	PR_OPTS(pr_reader_opts, o2, .off_cpu = &off, .no_cpu_samples = true, .log = keep_log);
+	struct seen_periods sp = { .least_period0 = UINT64_MAX };
+	struct pr_reader *r, *other;
+	int go, status;
+	pid_t pid = sleeper(sleeps, &go);
+
+	r = pr_reader_open_pids(&pid, 1, first);
+	skip_unless_allowed(r, last_log);
+	other = pr_reader_open_pids(&pid, 1, &o2);
+	skip_unless_allowed(other, last_log);
+	sp.s.r = r;
+	sp.s.pid = pid;
+	sp.s.off_event = 1;
+	ck_assert_int_eq(pr_reader_enable(r), 0);
+	ck_assert_int_eq(pr_reader_enable(other), 0);
+	ck_assert_int_eq(write(go, "g", 1), 1);
+	close(go);
+	while (!pr_reader_done(r))
+		ck_assert_int_ge(pr_reader_poll(r, 100, note_period, &sp), 0);
+	ck_assert_int_ge(pr_reader_consume(r, note_period, &sp), 0);
+	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+	ck_assert_int_eq(status, 0);
+	pr_reader_close(other);
+	*rp = r;
+	return sp;
+}
+
+START_TEST(a_switch_sample_bearing_another_programs_id_is_still_this_readers_off_cpu_one)
+{
+	PR_OPTS(pr_event_opts, off, .stack_size = 512);
+	PR_OPTS(pr_reader_opts, o, .off_cpu = &off, .ring_pages = 256, .log = keep_log);
+	struct pr_reader *r;
+	struct seen_periods sp = beside_another_reader(&o, 200, &r);
+	uint64_t adopted, dropped, switches;
+
+	foreign_ids(r, &adopted, &dropped);
+	ck_assert_int_eq(pr_reader_count(r, 1, &switches), 0);
+	ck_assert_uint_eq(pr_reader_lost(r), 0);
+	/* Every switch sample under the off-CPU event, as many as the
+	 * kernel counted switches out; none under cpu-clock, whose every
+	 * sample stands for its period of 10 ms (at 99 Hz), a switch
+	 * sample for 1 switch. */
+	ck_assert_int_eq(sp.s.unknown_event, 0);
+	ck_assert_uint_eq(dropped, 0);
+	ck_assert_int_ge(sp.s.samples[1], 200);
+	ck_assert_uint_eq((uint64_t)sp.s.samples[1], switches);
+	ck_assert_msg(!sp.s.samples[0] || sp.least_period0 >= 1000000,
+		      "a sample of period %llu among cpu-clock's %d",
+		      (unsigned long long)sp.least_period0, sp.s.samples[0]);
+	printf("# %llu of %d switch samples bore the other reader's id\n",
+	       (unsigned long long)adopted, sp.s.samples[1]);
+	pr_reader_close(r);
+}
+END_TEST
+
+static const struct pr_event_desc page_faults = {
+	.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_PAGE_FAULTS, .name = "page-faults"
+};
+
+START_TEST(a_sample_bearing_another_programs_id_is_dropped_when_two_events_could_own_it)
+{
+	PR_OPTS(pr_event_opts, faults, .period = 1, .stack_size = 64, .desc = &page_faults);
+	PR_OPTS(pr_event_opts, off, .stack_size = 512);
+	PR_OPTS(pr_reader_opts, o, .events = &faults, .nr_events = 1, .off_cpu = &off,
+		.ring_pages = 256, .log = keep_log);
+	struct pr_reader *r;
+	struct seen_periods sp = beside_another_reader(&o, 200, &r);
+	uint64_t adopted, dropped, faulted, switches;
+
+	foreign_ids(r, &adopted, &dropped);
+	ck_assert_int_eq(pr_reader_count(r, 0, &faulted), 0);
+	ck_assert_int_eq(pr_reader_count(r, 1, &switches), 0);
+	ck_assert_uint_eq(pr_reader_lost(r), 0);
+	/* Page faults and switches both may take such a sample: none is
+	 * counted under either event beyond what the kernel counted, and
+	 * every switch is a sample or a dropped one. */
+	ck_assert_int_eq(sp.s.unknown_event, 0);
+	ck_assert_uint_eq(adopted, 0);
+	ck_assert_uint_le((uint64_t)sp.s.samples[0], faulted);
+	ck_assert_uint_eq((uint64_t)sp.s.samples[1] + dropped, switches);
+	ck_assert_uint_ge(switches, 200);
+	printf("# %llu of %llu switch samples bore the other reader's id, dropped\n",
+	       (unsigned long long)dropped, (unsigned long long)switches);
+	pr_reader_close(r);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("offcpu-live");
@@ -272,6 +399,8 @@ int main(void)
 	tcase_add_test(tc, a_blocking_thread_gives_switch_out_samples_and_switch_records);
 	tcase_add_test(tc, a_thread_preempted_while_runnable_is_marked_so);
 	tcase_add_test(tc, a_launched_command_gets_both_events_in_one_ring);
+	tcase_add_test(tc, a_switch_sample_bearing_another_programs_id_is_still_this_readers_off_cpu_one);
+	tcase_add_test(tc, a_sample_bearing_another_programs_id_is_dropped_when_two_events_could_own_it);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

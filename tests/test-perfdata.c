@@ -227,6 +227,71 @@ START_TEST(two_events_and_the_end_time_read_back)
 }
 END_TEST
 
+/* The event of each sample of a file whose samples bear ids 42 (cpu-clock),
+ * 43 (the second event) and 99 (listed by no event: another program's,
+ * which Linux 6.3+ gives the samples of a software event both sample). */
+static void events_of_foreign_samples(const struct perf_event_attr *second, int *events)
+{
+	struct perf_event_attr cpu = test_attr();
+	uint64_t ids[] = { 42, 43 };
+	struct pr_writer_event evs[] = { { &cpu, ids, 1, NULL }, { second, ids + 1, 1, NULL } };
+	static struct synth s;
+	const char *path = tmp_path("foreign.data");
+	struct pr_writer *w = pr_writer_open_events(path, evs, 2, NULL);
+	struct pr_record rec;
+	struct pr_file *f;
+
+	ck_assert_ptr_nonnull(w);
+	for (int i = 0; i < 3; i++) {
+		s.len = 0;
+		put_sample_of(&s, (uint64_t[]){ 42, 43, 99 }[i], PERF_RECORD_MISC_USER, GHOST_PID,
+			      0x401000, 10 * (uint64_t)i);
+		write_built(w, &s, 0);
+	}
+	ck_assert_int_eq(pr_writer_close(w), 0);
+	f = pr_file_open(path, NULL);
+	ck_assert_ptr_nonnull(f);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_eq(pr_file_read(f, &rec), 1);
+		ck_assert_uint_eq(rec.type, PR_RECORD_SAMPLE);
+		events[i] = pr_file_event_of(f, &rec);
+	}
+	ck_assert_int_eq(pr_file_read(f, &rec), 0);
+	pr_file_close(f);
+}
+
+/* A sample bearing another program's id is the file's one software
+ * event's whose hits the kernel shares among programs
+ * (pr__attr_takes_foreign_ids()): context switches, or page faults
+ * sampled beside the clock.  With none (task-clock, an hrtimer, beside
+ * it), it is the first event's, as perf decides. */
+START_TEST(a_sample_bearing_an_unlisted_id_is_the_one_software_events)
+{
+	struct perf_event_attr off, faults = test_attr(), clock2 = test_attr();
+	int ev[3];
+
+	ck_assert_int_eq(pr_event_attr(NULL, PR_SOURCE_CONTEXT_SWITCH,
+				       PR_ATTR_SHARED_RING | PR_ATTR_NO_SIDEBAND, &off), 0);
+	events_of_foreign_samples(&off, ev);
+	ck_assert_int_eq(ev[0], 0);
+	ck_assert_int_eq(ev[1], 1);
+	ck_assert_int_eq(ev[2], 1);
+
+	faults.config = PERF_COUNT_SW_PAGE_FAULTS;
+	faults.freq = 0;
+	faults.sample_period = 1;
+	events_of_foreign_samples(&faults, ev);
+	ck_assert_int_eq(ev[1], 1);
+	ck_assert_int_eq(ev[2], 1);
+
+	/* task-clock takes a sample of its own (an hrtimer): no foreign id. */
+	clock2.config = PERF_COUNT_SW_TASK_CLOCK;
+	events_of_foreign_samples(&clock2, ev);
+	ck_assert_int_eq(ev[1], 1);
+	ck_assert_int_eq(ev[2], 0);
+}
+END_TEST
+
 /* Names given are what EVENT_DESC says; an unnamed event is named as
  * perf's parser spells its attr, modifier included. */
 START_TEST(event_names_given_or_made_read_back)
@@ -664,6 +729,7 @@ int main(void)
 	tcase_add_test(tc, features_describe_the_recording);
 	tcase_add_test(tc, samples_name_their_event);
 	tcase_add_test(tc, two_events_and_the_end_time_read_back);
+	tcase_add_test(tc, a_sample_bearing_an_unlisted_id_is_the_one_software_events);
 	tcase_add_test(tc, event_names_given_or_made_read_back);
 	tcase_add_test(tc, a_file_without_samples_or_end_says_so);
 	add_damage_tests(tc);

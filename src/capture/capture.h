@@ -86,6 +86,9 @@ void pr__ring_count_corrupt(struct pr_ring *ring, uint64_t bytes);
 
 /* Account a sample dropped as a duplicate (see struct pr_late_thread). */
 void pr__ring_count_duplicate(struct pr_ring *ring);
+/* Account a sample bearing an event id not the reader's, adopted by its
+ * stray event or dropped (struct pr_reader.stray_event). */
+void pr__ring_count_foreign(struct pr_ring *ring, bool adopted);
 
 /* Account a sample whose call chain reached the kernel's depth limit. */
 void pr__ring_count_chain_at_limit(struct pr_ring *ring);

@@ -104,6 +104,28 @@ static int cmp_id_event(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* The event that takes samples bearing an id not ours (reader.h): the
+ * only sampling event of a kind whose samples may carry one. */
+static void find_stray_event(struct pr_reader *r)
+{
+	r->stray_event = -1;
+	for (size_t k = 0; k < r->nr_attrs; k++) {
+		if (!pr__attr_takes_foreign_ids(&r->attrs[k]) || (k > 0 && k < r->nr_group))
+			continue;
+		if (r->stray_event >= 0) {
+			r->stray_event = -1;
+			return;
+		}
+		r->stray_event = (int)k;
+	}
+	for (size_t i = 0; r->stray_event >= 0 && i < r->nr_evs; i++)
+		if (r->evs[i].event == r->stray_event) {
+			r->stray_id = r->evs[i].id;
+			return;
+		}
+	r->stray_event = -1;
+}
+
 int pr__reader_index_ids(struct pr_reader *r)
 {
 	if (r->nr_attrs < 2)
@@ -114,6 +136,7 @@ int pr__reader_index_ids(struct pr_reader *r)
 	for (size_t i = 0; i < r->nr_evs; i++)
 		r->id_events[i] = (struct pr_id_event){ r->evs[i].id, r->evs[i].event };
 	qsort(r->id_events, r->nr_evs, sizeof(*r->id_events), cmp_id_event);
+	find_stray_event(r);
 	return 0;
 }
 
@@ -153,14 +176,58 @@ const struct pr_parse_cfg *pr__reader_cfg_of(const struct pr_reader *r, const vo
 
 	if (r->nr_attrs == 1 || size < sizeof(*h) + 8)
 		return &r->cfgs[0];
-	if (h->type == PERF_RECORD_SAMPLE)
+	if (h->type == PERF_RECORD_SAMPLE) {
 		memcpy(&id, p + sizeof(*h), 8);
-	else if (r->cfgs[0].sample_id_all)
+		if ((event = event_of_id(r, id)) < 0)
+			event = r->stray_event;
+	} else if (r->cfgs[0].sample_id_all) {
 		memcpy(&id, p + size - 8, 8);
-	else
+		event = event_of_id(r, id);
+	} else {
 		return &r->cfgs[0];
-	event = event_of_id(r, id);
+	}
 	return &r->cfgs[event < 0 ? 0 : event];
+}
+
+/*
+ * A sample in this reader's ring bearing an id this reader did not open
+ * (reader.h, pr__attr_takes_foreign_ids()): it is the stray event's, so
+ * it gets that event's id, in a copy of its bytes (a capture written
+ * from them names the right event), `rec` parsed from the copy.  False
+ * when no one event can be told to be its: the sample is dropped, and
+ * counted.  The log says which, once.
+ */
+static bool adopt_foreign_id(struct pr_reader *r, struct pr_ring *ring, struct pr_record *rec,
+			     const void *raw, size_t size)
+{
+	bool adopt = r->stray_event >= 0;
+	const char *why;
+
+	if (!r->told_foreign) {
+		r->told_foreign = true;
+		pr__log(&r->lg, adopt ? PR_LOG_INFO : PR_LOG_WARN,
+			"samples on CPU %d carry the id %llu of an event this program did not "
+			"open: another program samples the same software event on the same "
+			"threads, and this kernel gives both programs' samples one id; %s",
+			ring->cpu, (unsigned long long)rec->id,
+			adopt ? "they are counted as this program's own (it samples no other "
+			       "event of that kind)"
+			     : "which of this program's events took them cannot be told, so "
+			       "they are dropped; stop the other program, or sample one "
+			       "software event at a time");
+	}
+	if (adopt && (r->adopted || (r->adopted = malloc(PR_MAX_RECORD_SIZE + 1)))) {
+		memcpy(r->adopted, raw, size);
+		/* The reader's events carry PERF_SAMPLE_IDENTIFIER once
+		 * there are several: the word after the header. */
+		r->adopted[1] = r->stray_id;
+		if (!pr__record_parse(&r->cfgs[r->stray_event], r->adopted, size, rec, &why)) {
+			pr__ring_count_foreign(ring, true);
+			return true;
+		}
+	}
+	pr__ring_count_foreign(ring, false);
+	return false;
 }
 
 /* A call chain's entries the kernel counts against its depth limit:
@@ -196,9 +263,11 @@ static int take_record(struct pr_reader *r, struct pr_ring *ring,
 			pr__ring_advance(ring, *size);
 			return -EBADMSG;
 		}
-		if (!is_duplicate(r, rec))
+		if (is_duplicate(r, rec))
+			pr__ring_count_duplicate(ring);
+		else if (rec->type != PR_RECORD_SAMPLE || !r->id_events ||
+			 event_of_id(r, rec->id) >= 0 || adopt_foreign_id(r, ring, rec, p, *size))
 			break;
-		pr__ring_count_duplicate(ring);
 		pr__ring_advance(ring, *size);
 	}
 	rec->ring_cpu = ring->cpu;

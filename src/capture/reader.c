@@ -397,6 +397,7 @@ static struct pr_reader *reader_alloc(enum target_kind kind,
 	r->cmd.pid = -1;
 	r->cmd.fd = -1;
 	r->cgroup_fd = -1;
+	r->stray_event = -1;
 	if (PR_OPTS_HAS(opts, log_ctx)) {
 		r->lg.fn = opts->log;
 		r->lg.ctx = opts->log_ctx;
@@ -650,6 +651,7 @@ void pr_reader_close(struct pr_reader *r)
 	free(r->evs);
 	free(r->late);
 	free(r->id_events);
+	free(r->adopted);
 	free(r->cmd_name);
 	free(r);
 }

@@ -73,6 +73,17 @@ struct pr_reader {
 	struct pr_late_thread *late;     /* sorted by tid */
 	size_t nr_late, cap_late;
 	struct pr_id_event *id_events;   /* nr_evs of them, by id */
+	/* The one event whose samples may carry another program's event id
+	 * (pr__attr_takes_foreign_ids()), and an id of its own to give them
+	 * back; -1 when none or several may, which leaves such a sample no
+	 * event to be counted under.  Whether the log has said so. */
+	int stray_event;
+	uint64_t stray_id;
+	bool told_foreign;
+	/* The last such sample, its id made the stray event's: a ring's
+	 * data pages cannot be written (PR_MAX_RECORD_SIZE bytes, 8-aligned,
+	 * allocated on the first). */
+	uint64_t *adopted;
 	struct pr_command cmd;
 	char *cmd_name;
 	bool enabled;

@@ -201,6 +201,14 @@ void pr__ring_count_duplicate(struct pr_ring *ring)
 	STAT_ADD(ring, duplicates, 1);
 }
 
+void pr__ring_count_foreign(struct pr_ring *ring, bool adopted)
+{
+	if (adopted)
+		STAT_ADD(ring, foreign_adopted, 1);
+	else
+		STAT_ADD(ring, foreign_dropped, 1);
+}
+
 void pr__ring_count_chain_at_limit(struct pr_ring *ring)
 {
 	STAT_ADD(ring, chains_at_limit, 1);
@@ -227,6 +235,8 @@ void pr__ring_stats_load(const struct pr_ring *ring, struct pr_ring_stats *st)
 		LOAD(by_type[i]);
 	LOAD(sample_bytes);
 	LOAD(chains_at_limit);
+	LOAD(foreign_adopted);
+	LOAD(foreign_dropped);
 #undef LOAD
 	/* A caller built against an older header gets the prefix it knows. */
 	memcpy(st, &tmp, sz < sizeof(tmp) ? sz : sizeof(tmp));

@@ -151,10 +151,28 @@ static void locate_ids(struct pr_file *f)
 	}
 }
 
+/* pr_file.stray_attr. */
+static int stray_attr(const struct pr_file *f)
+{
+	int found = -1;
+
+	for (size_t i = 0; i < f->nr_attrs; i++) {
+		if (!f->attrs[i].nr_ids)
+			return -1;
+		if (!pr__attr_takes_foreign_ids(&f->attrs[i].attr))
+			continue;
+		if (found >= 0)
+			return -1;
+		found = (int)i;
+	}
+	return found;
+}
+
 static int index_ids(struct pr_file *f)
 {
 	size_t total = 0, k = 0;
 
+	f->stray_attr = -1;
 	if (f->nr_attrs == 1)
 		return 0;
 	for (size_t i = 0; i < f->nr_attrs; i++)
@@ -170,6 +188,7 @@ static int index_ids(struct pr_file *f)
 	}
 	f->nr_ids = k;
 	qsort(f->ids, k, sizeof(*f->ids), cmp_id);
+	f->stray_attr = stray_attr(f);
 	return 0;
 }
 
@@ -199,9 +218,13 @@ const struct pr_file_attr *pr__file_attr_of(const struct pr_file *f,
 		return a0;
 	memcpy(&key.id, p + off, 8);
 	hit = bsearch(&key, f->ids, f->nr_ids, sizeof(key), cmp_id);
-	/* Records of no listed event (synthesized ones carry 0) belong to
+	if (hit)
+		return &f->attrs[hit->attr];
+	/* A sample bearing another program's id is the stray attr's; other
+	 * records of no listed event (synthesized ones carry 0) belong to
 	 * the first, as perf decides. */
-	return hit ? &f->attrs[hit->attr] : a0;
+	return type == PERF_RECORD_SAMPLE && key.id && f->stray_attr >= 0
+		? &f->attrs[f->stray_attr] : a0;
 }
 
 /* Where the records are, salvaging files whose recorder did not finish. */

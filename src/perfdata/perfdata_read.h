@@ -37,6 +37,11 @@ struct pr_file {
 	size_t nr_ids;
 	int64_t sample_id_word;      /* id's u64 index after a sample's header */
 	int64_t other_id_word;       /* ... before the end of other records */
+	/* The attr a sample bearing an id the file does not list belongs
+	 * to: the only one whose samples may carry another program's id
+	 * (pr__attr_takes_foreign_ids()), when every attr lists its ids;
+	 * -1 for none (the first attr's, as perf decides). */
+	int stray_attr;
 
 	/* The records, [data_start, data_end). */
 	uint64_t data_start, data_end;

@@ -52,6 +52,21 @@ static void take_u32_pair(struct cursor *c, uint32_t *a, uint32_t *b,
 	}
 }
 
+bool pr__attr_takes_foreign_ids(const struct perf_event_attr *attr)
+{
+	if (attr->type != PERF_TYPE_SOFTWARE || !attr->sample_period)
+		return false;
+	switch (attr->config) {
+	case PERF_COUNT_SW_CPU_CLOCK:
+	case PERF_COUNT_SW_TASK_CLOCK:
+	case PERF_COUNT_SW_DUMMY:
+	case PERF_COUNT_SW_BPF_OUTPUT:
+		return false;
+	default:
+		return true;
+	}
+}
+
 void pr__parse_cfg_from_attr(struct pr_parse_cfg *cfg,
 			     const struct perf_event_attr *attr)
 {

@@ -32,6 +32,19 @@ void pr__parse_cfg_from_attr(struct pr_parse_cfg *cfg,
 			     const struct perf_event_attr *attr);
 
 /*
+ * Whether samples of `attr` may carry another event's id.  The kernel
+ * hands one software event's hit (a context switch, a page fault) to
+ * every event of that kind on the CPU with one perf_sample_data, and
+ * since Linux 6.3 (perf_prepare_sample() marking PERF_SAMPLE_ID_ALL as
+ * done) the second event's sample keeps the first's id, stream_id
+ * included.  So a reader's context-switch samples may carry the id of
+ * another program's context-switch event on the same thread: a sampling
+ * software event hit through that path (not the hrtimer clocks, which
+ * take a sample of their own) may receive such an id.
+ */
+bool pr__attr_takes_foreign_ids(const struct perf_event_attr *attr);
+
+/*
  * Decode one record of `size` bytes at `buf` (8-byte aligned, header
  * included; `size` equals the header's size).  Returns 0, or -EBADMSG with
  * *why set to a static description when the body does not match the
