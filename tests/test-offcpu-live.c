@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -276,47 +277,90 @@ static void foreign_ids(const struct pr_reader *r, uint64_t *adopted, uint64_t *
 	}
 }
 
-/* The least period of event 0's samples, what `note` counts besides. */
+/* The least period of event 0's samples, and the first and last times
+ * of the switch records and of event 1's samples, what `note` counts
+ * besides. */
 struct seen_periods {
 	struct seen s;
 	uint64_t least_period0;
+	uint64_t switches[2], samples1[2];
 };
+
+static void widen(uint64_t *range, uint64_t t)
+{
+	if (!range[0] || t < range[0])
+		range[0] = t;
+	if (t > range[1])
+		range[1] = t;
+}
 
 static int note_period(const struct pr_record *rec, void *arg)
 {
 	struct seen_periods *sp = arg;
+	int ev = pr_reader_event_of(sp->s.r, rec);
 
-	if (rec->type == PR_RECORD_SAMPLE && rec->pid == (uint32_t)sp->s.pid &&
-	    pr_reader_event_of(sp->s.r, rec) == 0 && rec->u.sample.period < sp->least_period0)
+	if (rec->pid != (uint32_t)sp->s.pid)
+		return 0;
+	if (rec->type == PR_RECORD_SAMPLE && ev == 0 && rec->u.sample.period < sp->least_period0)
 		sp->least_period0 = rec->u.sample.period;
+	if (rec->type == PR_RECORD_SAMPLE && ev == 1)
+		widen(sp->samples1, rec->time);
+	if (rec->type == PR_RECORD_SWITCH)
+		widen(sp->switches, rec->time);
 	return note(rec, &sp->s);
+}
+
+/* The other program of beside_another(), when it is not a reader of
+ * ours: as perf record samples context switches by default, in its clock
+ * (here CLOCK_REALTIME, decades from CLOCK_MONOTONIC) with its user
+ * registers (20, more than ours) and 1 KiB stacks. */
+static int open_perf_like(pid_t pid)
+{
+	struct perf_event_attr a = {
+		.size = sizeof(a), .type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CONTEXT_SWITCHES, .sample_period = 1,
+		.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			       PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER,
+		.sample_regs_user = 0xff0fff, .sample_stack_user = 1024,
+		.use_clockid = 1, .clockid = CLOCK_REALTIME, .inherit = 1, .sample_id_all = 1,
+	};
+	int fd = (int)syscall(__NR_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+
+	ck_assert_msg(fd >= 0, "perf_event_open: %s", strerror(errno));
+	return fd;
 }
 
 /*
  * Two programs sample context switches on one thread: `first` (the
- * reader under test, opened first) and an off-CPU reader opened after
- * it, whose event the kernel then hands each switch first.  Linux 6.3+
- * gives `first`'s switch samples that reader's id.  Drain `first`.
+ * reader under test, opened first) and another opened after it, whose
+ * event the kernel then hands each switch first: an off-CPU reader of
+ * ours, or with `perf_like`, open_perf_like()'s event.  Linux 6.3+
+ * gives `first`'s switch samples that one's id.  Drain `first`; the
+ * times of its switch records go to `switches` (their first and last).
  */
-static struct seen_periods beside_another_reader(const struct pr_reader_opts *first, int sleeps,
-						 struct pr_reader **rp)
+static struct seen_periods beside_another(const struct pr_reader_opts *first, int sleeps,
+					  bool perf_like, struct pr_reader **rp)
 {
 	PR_OPTS(pr_event_opts, off, .stack_size = 512);
 	PR_OPTS(pr_reader_opts, o2, .off_cpu = &off, .no_cpu_samples = true, .log = keep_log);
 	struct seen_periods sp = { .least_period0 = UINT64_MAX };
-	struct pr_reader *r, *other;
-	int go, status;
+	struct pr_reader *r, *other = NULL;
+	int go, status, fd = -1;
 	pid_t pid = sleeper(sleeps, &go);
 
 	r = pr_reader_open_pids(&pid, 1, first);
 	skip_unless_allowed(r, last_log);
-	other = pr_reader_open_pids(&pid, 1, &o2);
-	skip_unless_allowed(other, last_log);
+	if (perf_like) {
+		fd = open_perf_like(pid);
+	} else {
+		other = pr_reader_open_pids(&pid, 1, &o2);
+		skip_unless_allowed(other, last_log);
+		ck_assert_int_eq(pr_reader_enable(other), 0);
+	}
 	sp.s.r = r;
 	sp.s.pid = pid;
 	sp.s.off_event = 1;
 	ck_assert_int_eq(pr_reader_enable(r), 0);
-	ck_assert_int_eq(pr_reader_enable(other), 0);
 	ck_assert_int_eq(write(go, "g", 1), 1);
 	close(go);
 	while (!pr_reader_done(r))
@@ -325,6 +369,8 @@ static struct seen_periods beside_another_reader(const struct pr_reader_opts *fi
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
 	ck_assert_int_eq(status, 0);
 	pr_reader_close(other);
+	if (fd >= 0)
+		close(fd);
 	*rp = r;
 	return sp;
 }
@@ -334,7 +380,7 @@ START_TEST(a_switch_sample_bearing_another_programs_id_is_still_this_readers_off
 	PR_OPTS(pr_event_opts, off, .stack_size = 512);
 	PR_OPTS(pr_reader_opts, o, .off_cpu = &off, .ring_pages = 256, .log = keep_log);
 	struct pr_reader *r;
-	struct seen_periods sp = beside_another_reader(&o, 200, &r);
+	struct seen_periods sp = beside_another(&o, 200, false, &r);
 	uint64_t adopted, dropped, switches;
 
 	foreign_ids(r, &adopted, &dropped);
@@ -357,6 +403,35 @@ START_TEST(a_switch_sample_bearing_another_programs_id_is_still_this_readers_off
 }
 END_TEST
 
+/* The same beside an event as perf's, in another clock, with more user
+ * registers: the kernel sizes the record for its registers and writes
+ * ours, and stamps it in its clock.  Every switch sample is still ours,
+ * whole, at the time of its switch out in our clock. */
+START_TEST(a_switch_sample_stamped_in_another_programs_clock_gets_its_switch_outs_time)
+{
+	PR_OPTS(pr_event_opts, off, .stack_size = 512);
+	PR_OPTS(pr_reader_opts, o, .off_cpu = &off, .ring_pages = 256, .log = keep_log);
+	struct pr_reader *r;
+	struct seen_periods sp = beside_another(&o, 200, true, &r);
+	uint64_t adopted, dropped, switches;
+
+	foreign_ids(r, &adopted, &dropped);
+	ck_assert_int_eq(pr_reader_count(r, 1, &switches), 0);
+	ck_assert_uint_eq(pr_reader_lost(r), 0);
+	ck_assert_int_eq(sp.s.unknown_event, 0);
+	ck_assert_uint_eq(dropped, 0);
+	ck_assert_uint_eq((uint64_t)sp.s.samples[1], switches);
+	ck_assert_int_eq(sp.s.off_with_stack, sp.s.samples[1]);
+	ck_assert_msg(sp.samples1[0] >= sp.switches[0] && sp.samples1[1] <= sp.switches[1],
+		      "switch samples at [%llu, %llu], switch records at [%llu, %llu]",
+		      (unsigned long long)sp.samples1[0], (unsigned long long)sp.samples1[1],
+		      (unsigned long long)sp.switches[0], (unsigned long long)sp.switches[1]);
+	printf("# %llu of %d switch samples bore the other program's id\n",
+	       (unsigned long long)adopted, sp.s.samples[1]);
+	pr_reader_close(r);
+}
+END_TEST
+
 static const struct pr_event_desc page_faults = {
 	.type = PERF_TYPE_SOFTWARE, .config = PERF_COUNT_SW_PAGE_FAULTS, .name = "page-faults"
 };
@@ -368,7 +443,7 @@ START_TEST(a_sample_bearing_another_programs_id_is_dropped_when_two_events_could
 	PR_OPTS(pr_reader_opts, o, .events = &faults, .nr_events = 1, .off_cpu = &off,
 		.ring_pages = 256, .log = keep_log);
 	struct pr_reader *r;
-	struct seen_periods sp = beside_another_reader(&o, 200, &r);
+	struct seen_periods sp = beside_another(&o, 200, false, &r);
 	uint64_t adopted, dropped, faulted, switches;
 
 	foreign_ids(r, &adopted, &dropped);
@@ -401,6 +476,7 @@ int main(void)
 	tcase_add_test(tc, a_launched_command_gets_both_events_in_one_ring);
 	tcase_add_test(tc, a_switch_sample_bearing_another_programs_id_is_still_this_readers_off_cpu_one);
 	tcase_add_test(tc, a_sample_bearing_another_programs_id_is_dropped_when_two_events_could_own_it);
+	tcase_add_test(tc, a_switch_sample_stamped_in_another_programs_clock_gets_its_switch_outs_time);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

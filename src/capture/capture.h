@@ -74,6 +74,11 @@ void pr__ring_refresh(struct pr_ring *ring);
  */
 int pr__ring_peek(struct pr_ring *ring, const void **rec, size_t *size,
 		  const struct pr_logger *lg);
+/* A copy of the record `skip` bytes past the one pr__ring_peek() gives,
+ * into `buf` (8-aligned, `max` bytes): its size, or 0 when it is not in
+ * the head snapshot whole, or is larger than `max`, or its header is
+ * bad. */
+size_t pr__ring_copy_after(const struct pr_ring *ring, size_t skip, void *buf, size_t max);
 
 /* Release `size` bytes to the kernel (release store of data_tail). */
 void pr__ring_advance(struct pr_ring *ring, size_t size);

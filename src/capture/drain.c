@@ -72,16 +72,22 @@ static int cmp_late(const void *a, const void *b)
 
 /* A sample of a thread found late that came through an event inherited
  * from its creator rather than its own (see struct pr_late_thread). */
+static const struct pr_late_thread *late_thread(const struct pr_reader *r, uint32_t tid)
+{
+	struct pr_late_thread key = { .tid = (int)tid };
+
+	return r->nr_late ? bsearch(&key, r->late, r->nr_late, sizeof(key), cmp_late) : NULL;
+}
+
 static bool is_duplicate(const struct pr_reader *r, const struct pr_record *rec)
 {
-	struct pr_late_thread key = { .tid = (int)rec->tid };
 	const struct pr_late_thread *t;
 
 	/* The switch records of the off-CPU event come twice too. */
 	if (!r->nr_late ||
 	    (rec->type != PERF_RECORD_SAMPLE && rec->type != PERF_RECORD_SWITCH))
 		return false;
-	t = bsearch(&key, r->late, r->nr_late, sizeof(key), cmp_late);
+	t = late_thread(r, rec->tid);
 	if (!t)
 		return false;
 	for (size_t i = 0; i < t->n; i++)
@@ -189,45 +195,115 @@ const struct pr_parse_cfg *pr__reader_cfg_of(const struct pr_reader *r, const vo
 	return &r->cfgs[event < 0 ? 0 : event];
 }
 
+/* A sample bearing an id this reader did not open (reader.h). */
+static bool is_foreign_sample(const struct pr_reader *r, const void *raw, size_t size)
+{
+	const struct perf_event_header *h = raw;
+	uint64_t id;
+
+	if (!r->id_events || h->type != PERF_RECORD_SAMPLE || size < sizeof(*h) + 8)
+		return false;
+	memcpy(&id, (const unsigned char *)raw + sizeof(*h), 8);
+	return event_of_id(r, id) < 0;
+}
+
+/*
+ * An adopted switch sample's time in this reader's clock: the time of the
+ * switch out the kernel writes next into the ring, for the same thread,
+ * microseconds later.  The sample's own time is in the other program's
+ * clock (perf's is not CLOCK_MONOTONIC unless it is run with -k), where
+ * the switch records are ours, and the waits are told from the order of
+ * the two.  False when the next record is not that switch out.
+ */
+static bool switch_out_after(const struct pr_reader *r, const struct pr_ring *ring, size_t size,
+			     uint32_t tid, uint64_t *time)
+{
+	uint64_t buf[16];
+	struct pr_record next;
+	const char *why;
+	size_t n = pr__ring_copy_after(ring, size, buf, sizeof(buf));
+
+	if (!n || pr__record_parse(pr__reader_cfg_of(r, buf, n), buf, n, &next, &why) ||
+	    next.type != PR_RECORD_SWITCH || !(next.misc & PERF_RECORD_MISC_SWITCH_OUT) ||
+	    !(next.fields & PR_ID_TIME) || next.tid != tid)
+		return false;
+	*time = next.time;
+	return true;
+}
+
+/* Where a sample of `t` (its sample_type) holds its time, in words after
+ * the header. */
+static size_t time_word(uint64_t t)
+{
+	return !!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID);
+}
+
+/* adopt_foreign_id()'s copy of the sample at `raw`, made the stray
+ * event's, parsed into `rec`: false when it cannot be. */
+static bool adopt(struct pr_reader *r, const struct pr_ring *ring, struct pr_record *rec,
+		  const void *raw, size_t size)
+{
+	const struct pr_parse_cfg *cfg = &r->cfgs[r->stray_event];
+	const char *why;
+	uint64_t time;
+	size_t used;
+
+	if (!r->adopted && !(r->adopted = malloc(PR_MAX_RECORD_SIZE + 1)))
+		return false;
+	memcpy(r->adopted, raw, size);
+	/* The reader's events carry PERF_SAMPLE_IDENTIFIER once there are
+	 * several: the word after the header. */
+	r->adopted[1] = r->stray_id;
+	if (pr__sample_parse_used(cfg, r->adopted, size, rec, &why, &used) ||
+	    late_thread(r, rec->tid))
+		return false;
+	((struct perf_event_header *)r->adopted)->size = (uint16_t)used;
+	if ((cfg->sample_type & PERF_SAMPLE_TIME) &&
+	    pr_event_source_of(&r->attrs[r->stray_event]) == PR_SOURCE_CONTEXT_SWITCH &&
+	    switch_out_after(r, ring, size, rec->tid, &time))
+		r->adopted[1 + time_word(cfg->sample_type)] = time;
+	return !pr__record_parse(cfg, r->adopted, used, rec, &why);
+}
+
 /*
  * A sample in this reader's ring bearing an id this reader did not open
- * (reader.h, pr__attr_takes_foreign_ids()): it is the stray event's, so
- * it gets that event's id, in a copy of its bytes (a capture written
- * from them names the right event), `rec` parsed from the copy.  False
- * when no one event can be told to be its: the sample is dropped, and
- * counted.  The log says which, once.
+ * (reader.h, pr__attr_takes_foreign_ids()): it is the stray event's.  It
+ * gets that event's id in a copy of its bytes (a ring's data pages
+ * cannot be written), so a capture written from them names the right
+ * event, and `rec` is parsed from the copy.  The kernel sized the record
+ * for the other program's user registers and wrote this event's: what
+ * is past the sample is cut.  A switch sample takes the time of the
+ * switch out after it, which is in this reader's clock (switch_out_after()).
+ * False when no one event can be told to be
+ * its, when the other program's registers were fewer (the sample is cut
+ * short), or for a thread that may carry its creator's events too
+ * (struct pr_late_thread: which of its samples is a duplicate cannot be
+ * told): the sample is dropped, and counted.  The log says so, once.
  */
 static bool adopt_foreign_id(struct pr_reader *r, struct pr_ring *ring, struct pr_record *rec,
 			     const void *raw, size_t size)
 {
-	bool adopt = r->stray_event >= 0;
-	const char *why;
+	bool adopted = r->stray_event >= 0 && adopt(r, ring, rec, raw, size);
 
 	if (!r->told_foreign) {
+		uint64_t id;
+
 		r->told_foreign = true;
-		pr__log(&r->lg, adopt ? PR_LOG_INFO : PR_LOG_WARN,
+		memcpy(&id, (const unsigned char *)raw + sizeof(struct perf_event_header), 8);
+		pr__log(&r->lg, r->stray_event >= 0 ? PR_LOG_INFO : PR_LOG_WARN,
 			"samples on CPU %d carry the id %llu of an event this program did not "
 			"open: another program samples the same software event on the same "
 			"threads, and this kernel gives both programs' samples one id; %s",
-			ring->cpu, (unsigned long long)rec->id,
-			adopt ? "they are counted as this program's own (it samples no other "
-			       "event of that kind)"
-			     : "which of this program's events took them cannot be told, so "
-			       "they are dropped; stop the other program, or sample one "
-			       "software event at a time");
+			ring->cpu, (unsigned long long)id,
+			r->stray_event >= 0
+				? "they are counted as this program's own (it samples no other "
+				  "event of that kind)"
+				: "which of this program's events took them cannot be told, so "
+				  "they are dropped; stop the other program, or sample one "
+				  "software event at a time");
 	}
-	if (adopt && (r->adopted || (r->adopted = malloc(PR_MAX_RECORD_SIZE + 1)))) {
-		memcpy(r->adopted, raw, size);
-		/* The reader's events carry PERF_SAMPLE_IDENTIFIER once
-		 * there are several: the word after the header. */
-		r->adopted[1] = r->stray_id;
-		if (!pr__record_parse(&r->cfgs[r->stray_event], r->adopted, size, rec, &why)) {
-			pr__ring_count_foreign(ring, true);
-			return true;
-		}
-	}
-	pr__ring_count_foreign(ring, false);
-	return false;
+	pr__ring_count_foreign(ring, adopted);
+	return adopted;
 }
 
 /* A call chain's entries the kernel counts against its depth limit:
@@ -254,6 +330,12 @@ static int take_record(struct pr_reader *r, struct pr_ring *ring,
 		n = pr__ring_peek(ring, &p, size, &r->lg);
 		if (n <= 0)
 			return n;
+		if (is_foreign_sample(r, p, *size)) {
+			if (adopt_foreign_id(r, ring, rec, p, *size))
+				break;
+			pr__ring_advance(ring, *size);
+			continue;
+		}
 		if (pr__record_parse(pr__reader_cfg_of(r, p, *size), p, *size, rec, &why)) {
 			pr__log(&r->lg, PR_LOG_ERROR,
 				"corrupt %s record on CPU %d at ring offset %llu: %s; record skipped",
@@ -263,11 +345,9 @@ static int take_record(struct pr_reader *r, struct pr_ring *ring,
 			pr__ring_advance(ring, *size);
 			return -EBADMSG;
 		}
-		if (is_duplicate(r, rec))
-			pr__ring_count_duplicate(ring);
-		else if (rec->type != PR_RECORD_SAMPLE || !r->id_events ||
-			 event_of_id(r, rec->id) >= 0 || adopt_foreign_id(r, ring, rec, p, *size))
+		if (!is_duplicate(r, rec))
 			break;
+		pr__ring_count_duplicate(ring);
 		pr__ring_advance(ring, *size);
 	}
 	rec->ring_cpu = ring->cpu;

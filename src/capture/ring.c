@@ -166,6 +166,21 @@ int pr__ring_peek(struct pr_ring *ring, const void **rec, size_t *size,
 	return 1;
 }
 
+size_t pr__ring_copy_after(const struct pr_ring *ring, size_t skip, void *buf, size_t max)
+{
+	struct perf_event_header h;
+	uint64_t pos = ring->tail + skip;
+
+	if (ring->head - ring->tail > ring->data_size || ring->head < pos ||
+	    ring->head - pos < sizeof(h))
+		return 0;
+	copy_out(ring, pos, &h, sizeof(h));
+	if (h.size < sizeof(h) || h.size % 8 || h.size > max || h.size > ring->head - pos)
+		return 0;
+	copy_out(ring, pos, buf, h.size);
+	return h.size;
+}
+
 void pr__ring_count(struct pr_ring *ring, const struct pr_record *rec)
 {
 	STAT_ADD(ring, records, 1);

@@ -13,6 +13,7 @@ struct cursor {
 	const unsigned char *p;
 	const unsigned char *end;
 	const char *why;  /* first failure */
+	bool tail_ok;     /* a sample may end before the record does */
 };
 
 static bool take(struct cursor *c, size_t n, const void **out,
@@ -298,7 +299,7 @@ static int parse_sample(const struct pr_parse_cfg *cfg, struct cursor *c,
 	if (t & PERF_SAMPLE_CODE_PAGE_SIZE)
 		take(c, 8, NULL, "code_page_size");
 
-	if (!c->why && c->p != c->end)
+	if (!c->why && c->p != c->end && !c->tail_ok)
 		c->why = "record longer than its sample_type describes";
 	if (s->regs) {
 		/* The copied stack starts at the user SP. */
@@ -336,7 +337,7 @@ static int parse_other(const struct pr_parse_cfg *cfg, struct cursor *c,
 	/* Fixed-size trailer: the variable part (a file name or comm) ends
 	 * where the trailer begins. */
 	body_end = c->end - cfg->sample_id_size;
-	body = (struct cursor){ c->p, body_end, NULL };
+	body = (struct cursor){ c->p, body_end, NULL, false };
 
 	switch (rec->type) {
 	case PERF_RECORD_MMAP:
@@ -424,8 +425,8 @@ static int parse_other(const struct pr_parse_cfg *cfg, struct cursor *c,
 	return c->why ? -EBADMSG : 0;
 }
 
-int pr__record_parse(const struct pr_parse_cfg *cfg, const void *buf,
-		     size_t size, struct pr_record *rec, const char **why)
+static int record_parse(const struct pr_parse_cfg *cfg, const void *buf, size_t size,
+			struct pr_record *rec, const char **why, size_t *used)
 {
 	const struct perf_event_header *h = buf;
 	struct cursor c;
@@ -445,13 +446,34 @@ int pr__record_parse(const struct pr_parse_cfg *cfg, const void *buf,
 	c.p = (const unsigned char *)buf + sizeof(*h);
 	c.end = (const unsigned char *)buf + size;
 	c.why = NULL;
+	c.tail_ok = used != NULL;
 	if (h->type == PERF_RECORD_SAMPLE)
 		err = parse_sample(cfg, &c, rec);
 	else
 		err = parse_other(cfg, &c, rec);
 	if (err)
 		*why = c.why;
+	else if (used)
+		*used = (size_t)(c.p - (const unsigned char *)buf);
 	return err;
+}
+
+int pr__record_parse(const struct pr_parse_cfg *cfg, const void *buf,
+		     size_t size, struct pr_record *rec, const char **why)
+{
+	return record_parse(cfg, buf, size, rec, why, NULL);
+}
+
+int pr__sample_parse_used(const struct pr_parse_cfg *cfg, const void *buf, size_t size,
+			  struct pr_record *rec, const char **why, size_t *used)
+{
+	const struct perf_event_header *h = buf;
+
+	if (size < sizeof(*h) || h->type != PERF_RECORD_SAMPLE) {
+		*why = "not a sample";
+		return -EBADMSG;
+	}
+	return record_parse(cfg, buf, size, rec, why, used);
 }
 
 int pr_sample_reg(const struct pr_sample *s, enum pr_reg reg, uint64_t *val)

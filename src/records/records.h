@@ -53,6 +53,16 @@ bool pr__attr_takes_foreign_ids(const struct perf_event_attr *attr);
 int pr__record_parse(const struct pr_parse_cfg *cfg, const void *buf,
 		     size_t size, struct pr_record *rec, const char **why);
 
+/*
+ * The same for a sample that may end before its record does, and the
+ * bytes it fills through `used`.  The kernel writes such a sample when
+ * it gave the sample another program's id (pr__attr_takes_foreign_ids()):
+ * the record's size counts that program's user registers, the body
+ * holds this event's.
+ */
+int pr__sample_parse_used(const struct pr_parse_cfg *cfg, const void *buf, size_t size,
+			  struct pr_record *rec, const char **why, size_t *used);
+
 /* ---- timeq.c: records in time order, by perf's round rule ---- */
 
 /* A record waiting for its turn: `ref` and `owner` are the caller's (a
