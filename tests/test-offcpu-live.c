@@ -375,60 +375,53 @@ static struct seen_periods beside_another(const struct pr_reader_opts *first, in
 	return sp;
 }
 
-START_TEST(a_switch_sample_bearing_another_programs_id_is_still_this_readers_off_cpu_one)
+/*
+ * A --wall reader beside another program's switch event (beside_another()):
+ * every switch sample is under the off-CPU event, with its stack, as many
+ * as the kernel counted switches out, between the first and last switch
+ * records in time; none under cpu-clock, whose every sample stands for its
+ * period of 10 ms (at 99 Hz), a switch sample for 1 switch.
+ */
+static void every_switch_is_ours(bool perf_like)
 {
 	PR_OPTS(pr_event_opts, off, .stack_size = 512);
 	PR_OPTS(pr_reader_opts, o, .off_cpu = &off, .ring_pages = 256, .log = keep_log);
 	struct pr_reader *r;
-	struct seen_periods sp = beside_another(&o, 200, false, &r);
+	struct seen_periods sp = beside_another(&o, 200, perf_like, &r);
 	uint64_t adopted, dropped, switches;
 
 	foreign_ids(r, &adopted, &dropped);
 	ck_assert_int_eq(pr_reader_count(r, 1, &switches), 0);
 	ck_assert_uint_eq(pr_reader_lost(r), 0);
-	/* Every switch sample under the off-CPU event, as many as the
-	 * kernel counted switches out; none under cpu-clock, whose every
-	 * sample stands for its period of 10 ms (at 99 Hz), a switch
-	 * sample for 1 switch. */
 	ck_assert_int_eq(sp.s.unknown_event, 0);
 	ck_assert_uint_eq(dropped, 0);
 	ck_assert_int_ge(sp.s.samples[1], 200);
 	ck_assert_uint_eq((uint64_t)sp.s.samples[1], switches);
+	ck_assert_int_eq(sp.s.off_with_stack, sp.s.samples[1]);
 	ck_assert_msg(!sp.s.samples[0] || sp.least_period0 >= 1000000,
 		      "a sample of period %llu among cpu-clock's %d",
 		      (unsigned long long)sp.least_period0, sp.s.samples[0]);
-	printf("# %llu of %d switch samples bore the other reader's id\n",
-	       (unsigned long long)adopted, sp.s.samples[1]);
+	ck_assert_msg(sp.samples1[0] >= sp.switches[0] && sp.samples1[1] <= sp.switches[1],
+		      "switch samples at [%llu, %llu], switch records at [%llu, %llu]",
+		      (unsigned long long)sp.samples1[0], (unsigned long long)sp.samples1[1],
+		      (unsigned long long)sp.switches[0], (unsigned long long)sp.switches[1]);
+	printf("# %llu of %d switch samples bore the other %s's id\n",
+	       (unsigned long long)adopted, sp.s.samples[1], perf_like ? "program" : "reader");
 	pr_reader_close(r);
+}
+
+START_TEST(a_switch_sample_bearing_another_programs_id_is_still_this_readers_off_cpu_one)
+{
+	every_switch_is_ours(false);
 }
 END_TEST
 
 /* The same beside an event as perf's, in another clock, with more user
  * registers: the kernel sizes the record for its registers and writes
- * ours, and stamps it in its clock.  Every switch sample is still ours,
- * whole, at the time of its switch out in our clock. */
+ * ours, and stamps it in its clock. */
 START_TEST(a_switch_sample_stamped_in_another_programs_clock_gets_its_switch_outs_time)
 {
-	PR_OPTS(pr_event_opts, off, .stack_size = 512);
-	PR_OPTS(pr_reader_opts, o, .off_cpu = &off, .ring_pages = 256, .log = keep_log);
-	struct pr_reader *r;
-	struct seen_periods sp = beside_another(&o, 200, true, &r);
-	uint64_t adopted, dropped, switches;
-
-	foreign_ids(r, &adopted, &dropped);
-	ck_assert_int_eq(pr_reader_count(r, 1, &switches), 0);
-	ck_assert_uint_eq(pr_reader_lost(r), 0);
-	ck_assert_int_eq(sp.s.unknown_event, 0);
-	ck_assert_uint_eq(dropped, 0);
-	ck_assert_uint_eq((uint64_t)sp.s.samples[1], switches);
-	ck_assert_int_eq(sp.s.off_with_stack, sp.s.samples[1]);
-	ck_assert_msg(sp.samples1[0] >= sp.switches[0] && sp.samples1[1] <= sp.switches[1],
-		      "switch samples at [%llu, %llu], switch records at [%llu, %llu]",
-		      (unsigned long long)sp.samples1[0], (unsigned long long)sp.samples1[1],
-		      (unsigned long long)sp.switches[0], (unsigned long long)sp.switches[1]);
-	printf("# %llu of %d switch samples bore the other program's id\n",
-	       (unsigned long long)adopted, sp.s.samples[1]);
-	pr_reader_close(r);
+	every_switch_is_ours(true);
 }
 END_TEST
 
