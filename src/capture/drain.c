@@ -70,8 +70,7 @@ static int cmp_late(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* A sample of a thread found late that came through an event inherited
- * from its creator rather than its own (see struct pr_late_thread). */
+/* Thread `tid`'s entry if it was found late (struct pr_late_thread). */
 static const struct pr_late_thread *late_thread(const struct pr_reader *r, uint32_t tid)
 {
 	struct pr_late_thread key = { .tid = (int)tid };
@@ -79,6 +78,8 @@ static const struct pr_late_thread *late_thread(const struct pr_reader *r, uint3
 	return r->nr_late ? bsearch(&key, r->late, r->nr_late, sizeof(key), cmp_late) : NULL;
 }
 
+/* A sample of a thread found late that came through an event inherited
+ * from its creator rather than its own (see struct pr_late_thread). */
 static bool is_duplicate(const struct pr_reader *r, const struct pr_record *rec)
 {
 	const struct pr_late_thread *t;
@@ -170,41 +171,41 @@ int pr_reader_event_of(const struct pr_reader *r, const struct pr_record *rec)
 	return event_of_id(r, rec->id);
 }
 
-/* Several events carry PERF_SAMPLE_IDENTIFIER (PR_ATTR_SHARED_RING): the
- * first word of a sample, the last of any other record's sample_id. */
-const struct pr_parse_cfg *pr__reader_cfg_of(const struct pr_reader *r, const void *raw,
-					     size_t size)
+/* The event that wrote the record at `raw`: 0 with one event (or a record
+ * without an id), else by the id several events carry
+ * (PERF_SAMPLE_IDENTIFIER, PR_ATTR_SHARED_RING): the first word of a
+ * sample, the last of any other record's sample_id.  -ENOENT for an id
+ * this reader did not open: a sample's is another program's (reader.h). */
+static int event_of_raw(const struct pr_reader *r, const void *raw, size_t size)
 {
 	const struct perf_event_header *h = raw;
 	const unsigned char *p = raw;
 	uint64_t id;
-	int event;
 
-	if (r->nr_attrs == 1 || size < sizeof(*h) + 8)
-		return &r->cfgs[0];
-	if (h->type == PERF_RECORD_SAMPLE) {
+	if (r->nr_attrs == 1 || !r->id_events || size < sizeof(*h) + 8)
+		return 0;
+	if (h->type == PERF_RECORD_SAMPLE)
 		memcpy(&id, p + sizeof(*h), 8);
-		if ((event = event_of_id(r, id)) < 0)
-			event = r->stray_event;
-	} else if (r->cfgs[0].sample_id_all) {
+	else if (r->cfgs[0].sample_id_all)
 		memcpy(&id, p + size - 8, 8);
-		event = event_of_id(r, id);
-	} else {
-		return &r->cfgs[0];
-	}
-	return &r->cfgs[event < 0 ? 0 : event];
+	else
+		return 0;
+	return event_of_id(r, id);
 }
 
-/* A sample bearing an id this reader did not open (reader.h). */
-static bool is_foreign_sample(const struct pr_reader *r, const void *raw, size_t size)
+static bool is_sample(const void *raw)
 {
-	const struct perf_event_header *h = raw;
-	uint64_t id;
+	return ((const struct perf_event_header *)raw)->type == PERF_RECORD_SAMPLE;
+}
 
-	if (!r->id_events || h->type != PERF_RECORD_SAMPLE || size < sizeof(*h) + 8)
-		return false;
-	memcpy(&id, (const unsigned char *)raw + sizeof(*h), 8);
-	return event_of_id(r, id) < 0;
+const struct pr_parse_cfg *pr__reader_cfg_of(const struct pr_reader *r, const void *raw,
+					     size_t size)
+{
+	int event = event_of_raw(r, raw, size);
+
+	if (event < 0 && is_sample(raw))
+		event = r->stray_event;
+	return &r->cfgs[event < 0 ? 0 : event];
 }
 
 /*
@@ -273,9 +274,9 @@ static bool adopt(struct pr_reader *r, const struct pr_ring *ring, struct pr_rec
  * event, and `rec` is parsed from the copy.  The kernel sized the record
  * for the other program's user registers and wrote this event's: what
  * is past the sample is cut.  A switch sample takes the time of the
- * switch out after it, which is in this reader's clock (switch_out_after()).
- * False when no one event can be told to be
- * its, when the other program's registers were fewer (the sample is cut
+ * switch out after it, which is in this reader's clock
+ * (switch_out_after()).  False when no one event can be told to be its,
+ * when the other program's registers were fewer (the sample is cut
  * short), or for a thread that may carry its creator's events too
  * (struct pr_late_thread: which of its samples is a duplicate cannot be
  * told): the sample is dropped, and counted.  The log says so, once.
@@ -324,19 +325,20 @@ static int take_record(struct pr_reader *r, struct pr_ring *ring,
 {
 	const void *p;
 	const char *why = NULL;
-	int n;
+	int n, event;
 
 	for (;;) {
 		n = pr__ring_peek(ring, &p, size, &r->lg);
 		if (n <= 0)
 			return n;
-		if (is_foreign_sample(r, p, *size)) {
+		event = event_of_raw(r, p, *size);
+		if (event < 0 && is_sample(p)) {
 			if (adopt_foreign_id(r, ring, rec, p, *size))
 				break;
 			pr__ring_advance(ring, *size);
 			continue;
 		}
-		if (pr__record_parse(pr__reader_cfg_of(r, p, *size), p, *size, rec, &why)) {
+		if (pr__record_parse(&r->cfgs[event < 0 ? 0 : event], p, *size, rec, &why)) {
 			pr__log(&r->lg, PR_LOG_ERROR,
 				"corrupt %s record on CPU %d at ring offset %llu: %s; record skipped",
 				pr_record_type_name(rec->type), ring->cpu,

@@ -116,7 +116,8 @@ void pr__reader_sort_late(struct pr_reader *r);
 /* drain.c: the id -> event table behind pr_reader_event_of(). */
 int pr__reader_index_ids(struct pr_reader *r);
 /* drain.c: the parse configuration of the event that wrote the record of
- * `size` bytes at `raw` (the first event's when it names none). */
+ * `size` bytes at `raw`: for a sample bearing an id not the reader's, the
+ * stray event's; the first event's when it names none. */
 const struct pr_parse_cfg *pr__reader_cfg_of(const struct pr_reader *r, const void *raw,
 					     size_t size);
 
