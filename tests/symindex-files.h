@@ -176,9 +176,10 @@ static inline void plant(const char *dir, const struct pr__ix_key *k,
 	ck_assert_int_eq(fclose(f), 0);
 }
 
-/* Every 7th address of `c`'s file named as `o`'s: how many had a symbol,
- * and in *chains how many a DWARF chain. */
-static inline size_t name_alike(struct opened *o, struct opened *c, size_t *chains)
+/* Every `step`-th address of `c`'s file named as `o`'s: how many had a
+ * symbol, and in *chains how many a DWARF chain. */
+static inline size_t name_alike_every(struct opened *o, struct opened *c, uint64_t step,
+				      size_t *chains)
 {
 	size_t named = 0;
 
@@ -188,7 +189,7 @@ static inline size_t name_alike(struct opened *o, struct opened *c, size_t *chai
 
 		if (!(seg->flags & PF_X))
 			continue;
-		for (uint64_t off = seg->offset; off < seg->offset + seg->filesz; off += 7) {
+		for (uint64_t off = seg->offset; off < seg->offset + seg->filesz; off += step) {
 			struct pr_symbol want, got;
 
 			o->f.dso_ip = c->f.dso_ip = off;
@@ -203,6 +204,11 @@ static inline size_t name_alike(struct opened *o, struct opened *c, size_t *chai
 		}
 	}
 	return named;
+}
+
+static inline size_t name_alike(struct opened *o, struct opened *c, size_t *chains)
+{
+	return name_alike_every(o, c, 7, chains);
 }
 
 /* A symbolizer with its index cache in `dir` names every address of `o`'s

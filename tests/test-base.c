@@ -1,9 +1,18 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The base every stage builds on: the hash function and the hash table. */
+/* The base every stage builds on: the hash function, the hash table, the
+ * array, and mappings guarded against their file cut short. */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "base/base.h"
 #include "checkmain.h"
@@ -291,6 +300,148 @@ START_TEST(an_array_that_would_overflow_is_refused_and_left_as_it_was)
 }
 END_TEST
 
+/* A file of `pages` pages, page i filled with i + 1, mapped shared and
+ * read-only; its path in `path` (unlinked by the caller). */
+static unsigned char *map_pages(size_t pages, char *path, size_t *len)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	unsigned char *buf = malloc(page), *m;
+	int fd;
+
+	strcpy(path, "/tmp/test-base-map-XXXXXX");
+	ck_assert_int_ge(fd = mkstemp(path), 0);
+	for (size_t i = 0; i < pages; i++) {
+		memset(buf, (int)(i + 1), page);
+		ck_assert_int_eq(write(fd, buf, page), (ssize_t)page);
+	}
+	*len = pages * page;
+	m = mmap(NULL, *len, PROT_READ, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	close(fd);
+	free(buf);
+	return m;
+}
+
+/* A file cut short under a guarded mapping: the page it now ends in
+ * keeps its bytes up to there (the kernel zeroes the rest of that page,
+ * no fault); a read past it finds zeros where it was a SIGBUS, says so,
+ * and mends the rest of the mapping with it. */
+START_TEST(a_read_past_a_guarded_files_new_end_finds_zeros_and_says_so)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len;
+	char path[64];
+	unsigned char *m = map_pages(4, path, &len);
+	uint64_t before = pr__busguard_hits();
+	int g = pr__busguard_add(m, len);
+
+	ck_assert_int_ge(g, 0);
+	ck_assert(!pr__busguard_hit(g));
+	ck_assert_int_eq(m[3 * page], 4);
+	ck_assert_int_eq(truncate(path, (off_t)page + 100), 0);
+	ck_assert_int_eq(m[0], 1);
+	ck_assert_int_eq(m[page + 99], 2);
+	ck_assert_int_eq(m[page + 100], 0);
+	ck_assert(!pr__busguard_hit(g));
+	ck_assert_int_eq(m[2 * page + 5], 0);
+	ck_assert(pr__busguard_hit(g));
+	ck_assert_uint_eq(pr__busguard_hits(), before + 1);
+	ck_assert_int_eq(m[3 * page + 7], 0);
+	ck_assert_uint_eq(pr__busguard_hits(), before + 1);
+	/* The file's own bytes are still read through the mapping. */
+	ck_assert_int_eq(m[page], 2);
+	pr__busguard_remove(g);
+	ck_assert(!pr__busguard_hit(g));
+	ck_assert_int_eq(munmap(m, len), 0);
+	unlink(path);
+}
+END_TEST
+
+static void exit_42(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si, (void)uc;
+	_exit(42);
+}
+
+/* In a child, what `how` does: 0, read past the end of a file cut short
+ * under an unguarded mapping; 1, the same with a SIGBUS handler of the
+ * program's installed first; 2, send itself SIGBUS; 3, read past the end
+ * under a mapping whose guard was removed.  The guard is installed in
+ * each first. */
+static int sigbus_in_child(int how)
+{
+	int status;
+	pid_t kid = fork();
+
+	ck_assert_int_ge(kid, 0);
+	if (!kid) {
+		size_t page = (size_t)sysconf(_SC_PAGESIZE), len, other_len;
+		struct rlimit none = { 0, 0 };
+		struct sigaction sa = { .sa_sigaction = exit_42, .sa_flags = SA_SIGINFO };
+		char path[64], other[64];
+		unsigned char *m, *o;
+		int g;
+
+		setrlimit(RLIMIT_CORE, &none);
+		if (how == 1)
+			sigaction(SIGBUS, &sa, NULL);
+		m = map_pages(2, path, &len);
+		o = map_pages(2, other, &other_len);
+		if ((g = pr__busguard_add(o, other_len)) < 0)
+			_exit(3);
+		if (how == 3)
+			pr__busguard_remove(g);
+		if (truncate(path, 0) || truncate(other, 0))
+			_exit(4);
+		unlink(path);
+		unlink(other);
+		if (how == 2)
+			kill(getpid(), SIGBUS);
+		else
+			(void)*(volatile unsigned char *)(how == 3 ? o + page : m + page);
+		_exit(0);
+	}
+	ck_assert_int_eq(waitpid(kid, &status, 0), kid);
+	return status;
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN_BEFORE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN_BEFORE 1
+#endif
+#endif
+
+/* Killed by the SIGBUS's default action; or, under AddressSanitizer,
+ * whose own handler is the one installed before, by its report (an
+ * abort, or exit status 1). */
+static bool died_of_sigbus(int st)
+{
+#ifdef ASAN_BEFORE
+	return (WIFSIGNALED(st) && (WTERMSIG(st) == SIGBUS || WTERMSIG(st) == SIGABRT)) ||
+	       (WIFEXITED(st) && WEXITSTATUS(st) == 1);
+#else
+	return WIFSIGNALED(st) && WTERMSIG(st) == SIGBUS;
+#endif
+}
+
+/* Every other SIGBUS goes where it went without the guard: to the
+ * default action (a core dump) or to the handler installed before. */
+START_TEST(any_other_sigbus_goes_where_it_went_before)
+{
+	int st;
+
+	st = sigbus_in_child(0);
+	ck_assert_msg(died_of_sigbus(st), "unguarded: status %#x", st);
+	st = sigbus_in_child(1);
+	ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 42, "handler before: status %#x", st);
+	st = sigbus_in_child(2);
+	ck_assert_msg(died_of_sigbus(st), "sent: status %#x", st);
+	st = sigbus_in_child(3);
+	ck_assert_msg(died_of_sigbus(st), "guard removed: status %#x", st);
+}
+END_TEST
+
 static Suite *base_suite(void)
 {
 	Suite *s = suite_create("base");
@@ -307,6 +458,10 @@ static Suite *base_suite(void)
 	tcase_add_test(tc, deleting_in_a_run_that_wraps_the_end_keeps_the_rest_findable);
 	tcase_add_test(tc, a_filter_removes_exactly_what_it_is_told_even_across_the_end);
 	tcase_add_test(tc, deleting_from_crowded_probe_runs_keeps_the_rest_findable);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("busguard");
+	tcase_add_test(tc, a_read_past_a_guarded_files_new_end_finds_zeros_and_says_so);
+	tcase_add_test(tc, any_other_sigbus_goes_where_it_went_before);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("array");
 	tcase_add_test(tc, an_array_grows_by_doubling_and_keeps_what_it_held);

@@ -454,7 +454,9 @@ END_TEST
 
 /* A file held, cut short on disk (rewritten in place: cp, rsync
  * --inplace): giving its pages back, between trims and at one, reads
- * nothing past its new end (which would be a SIGBUS), and leaves it be. */
+ * nothing past its new end (which would be a SIGBUS), and leaves it be;
+ * a frame named from it then reads zeros there, not a SIGBUS, and the
+ * module is set aside and the file opened again. */
 START_TEST(a_file_cut_short_while_held_is_left_alone_by_the_release)
 {
 	struct pr_model *self = self_model(), *m = pr_model_new(NULL);
@@ -484,6 +486,27 @@ START_TEST(a_file_cut_short_while_held_is_left_alone_by_the_release)
 	ck_assert_int_eq(truncate(copy, 4096), 0);
 	pr__model_release_pages(m);
 	ck_assert_int_eq(pr_model_trim(m, 1), 0);
+	/* Named past its new end: zeros read (base/busguard.c), where it
+	 * was a SIGBUS; then named from what the file holds now: nothing. */
+	ds_sym_cxx(1);
+	g = caller_frame(m, 4200002, (uint64_t)(uintptr_t)ds_sym_ret);
+	ck_assert_int_eq(pr_symbolizer_symbolize(s, 4200002, &g, &sym), 0);
+	/* Unnamed, its module set aside after reading zeros; or, of a
+	 * stripped build, named from the debug file found apart, whole. */
+	if (!sym.name) {
+		ck_assert_uint_eq(s->nr_cut, 1);
+	} else {
+		struct pr_symbolizer *whole = offline_symbolizer(self);
+		struct pr_frame h = caller_frame(self, (uint32_t)getpid(),
+						  (uint64_t)(uintptr_t)ds_sym_ret);
+		struct pr_symbol want;
+
+		ck_assert_int_eq(pr_symbolizer_symbolize(whole, (uint32_t)getpid(), &h, &want), 0);
+		ck_assert_msg(want.name && !strcmp(sym.name, want.name),
+			      "named %s from a file cut to 4 KiB, %s from the file", sym.name,
+			      want.name ? want.name : "(none)");
+		pr_symbolizer_free(whole);
+	}
 	pr_symbolizer_free(s);
 	pr_model_free(m);
 	pr_model_free(self);

@@ -12,6 +12,8 @@
  * usage: test-symcache FILE[:STEP]...   (test-symindex's files: the first
  * without STEP is the one indexed)
  */
+#include <dirent.h>
+
 #include "symindex-files.h"
 
 /* Named twice, by two symbolizers with the cache: the first builds and
@@ -317,6 +319,89 @@ START_TEST(an_unusable_cache_directory_leaves_naming_as_it_is)
 }
 END_TEST
 
+static int nr_cut_logged;
+
+static void count_cut(enum pr_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level == PR_LOG_WARN && strstr(msg, "cut short while this process had it mapped"))
+		nr_cut_logged++;
+}
+
+/*
+ * An index file cut short while a symbolizer has it mapped (by truncate
+ * or a cp over it, not by the cache, which replaces files whole): the
+ * reads past its new end, a SIGBUS without the guard (base/busguard.c),
+ * find zeros and are noticed; every address is then named as before,
+ * the index made again from the file and stored whole, with one warning.
+ * Cut at a page, so that every byte lost is a fault: the page the file
+ * now ends in keeps its bytes up to the end and zeros after, which no
+ * fault tells (symbolizer.c).
+ */
+START_TEST(an_index_cut_short_under_its_mapping_is_made_again)
+{
+	char *path = NULL, name[4300] = "";
+	PR_OPTS(pr_symbolizer_opts, opts, .index_cache_dir = sm.dir, .log = count_cut);
+	struct pr__ixcache_stats st;
+	struct opened ref, c;
+	struct dirent *de;
+	size_t chains;
+	struct stat sb;
+	off_t whole;
+	long page = sysconf(_SC_PAGESIZE);
+	DIR *d;
+
+	/* The large file: an index of many pages. */
+	for (int i = 0; i < nr_files && !path; i++) {
+		uint64_t step;
+		bool small;
+
+		path = file_arg(i, &step, &small);
+		if (small) {
+			free(path);
+			path = NULL;
+		}
+	}
+	ck_assert_ptr_nonnull(path);
+	open_file(&ref, path, NULL, true);
+	/* Stored by one symbolizer, mapped by the next. */
+	open_file(&c, path, &opts, true);
+	name_alike_every(&ref, &c, 101, &chains);
+	close_file(&c);
+	ck_assert_ptr_nonnull(d = opendir(sm.dir));
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".dsix"))
+			snprintf(name, sizeof(name), "%s/%s", sm.dir, de->d_name);
+	closedir(d);
+	ck_assert_int_eq(stat(name, &sb), 0);
+	whole = sb.st_size;
+	ck_assert_int_gt(whole, 8 * page);
+	nr_cut_logged = 0;
+	open_file(&c, path, &opts, true);
+	name_alike_every(&ref, &c, 101, &chains);
+	st = stats_of(c.s);
+	ck_assert_msg(st.mapped == 1 && !st.stored, "mapped %llu stored %llu",
+		      (unsigned long long)st.mapped, (unsigned long long)st.stored);
+	ck_assert_int_eq(truncate(name, page), 0);
+	/* Every answer kept points into the index: each is named again. */
+	ck_assert_uint_gt(name_alike_every(&ref, &c, 101, &chains), 100);
+	ck_assert_msg(chains > 10, "%zu frames with DWARF chains", chains);
+	ck_assert_int_eq(nr_cut_logged, 1);
+	ck_assert_int_eq(stat(name, &sb), 0);
+	ck_assert_int_eq(sb.st_size, whole);
+	/* The index made again is the file stored, mapped: cut again, it
+	 * is noticed again. */
+	ck_assert_int_eq(truncate(name, 2 * page), 0);
+	ck_assert_uint_gt(name_alike_every(&ref, &c, 101, &chains), 100);
+	ck_assert_int_eq(nr_cut_logged, 2);
+	ck_assert_int_eq(stat(name, &sb), 0);
+	ck_assert_int_eq(sb.st_size, whole);
+	close_file(&c);
+	close_file(&ref);
+	free(path);
+}
+END_TEST
+
 /*
  * A file without DWARF: its symbols kept in the cache once that is known,
  * and taken from there by the next symbolizer, which opens nothing of the
@@ -397,6 +482,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, a_link_fifo_or_other_users_file_in_the_cache_is_not_read);
 	tcase_add_test(tc, an_unusable_cache_directory_leaves_naming_as_it_is);
 	tcase_add_test(tc, a_file_without_dwarf_has_its_symbols_kept_until_its_debug_file_appears);
+	tcase_add_test(tc, an_index_cut_short_under_its_mapping_is_made_again);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }

@@ -298,6 +298,27 @@ static inline size_t pr__lower_bound_u32(const void *base, size_t nr, size_t siz
 	return key ? pr__upper_bound_key(base, nr, size, sizeof(uint32_t), key - 1) : 0;
 }
 
+/* ---- busguard.c: file mappings that survive their file cut short ---- */
+
+/* Guard the mapping [start, start + len) of a file: a read past the
+ * file's end once it is cut short finds zeros instead of a SIGBUS, and
+ * pr__busguard_hit() says so from then on.  The first call installs a
+ * SIGBUS handler for the process (other SIGBUS signals go on to the one
+ * before).  Returns the guard's slot, or -ENOSPC (too many guarded) or
+ * another -errno: the mapping is then not guarded.  Remove the guard
+ * before unmapping. */
+int pr__busguard_add(const void *start, size_t len);
+void pr__busguard_remove(int slot);
+bool pr__busguard_hit(int slot);
+/* Faults mended so far, in every guarded mapping: a cheap "did any?",
+ * asked at every frame named (symbolizer.c), so inline. */
+extern uint64_t pr__busguard_nr_hits;  /* __atomic_* only */
+
+static inline uint64_t pr__busguard_hits(void)
+{
+	return __atomic_load_n(&pr__busguard_nr_hits, __ATOMIC_RELAXED);
+}
+
 /* ---- suggest.c: "did you mean" ---- */
 
 #define PR_SUGGEST_MAX 3

@@ -281,6 +281,8 @@ struct pr_elf *pr__elf_open(int fd, const char *path, bool keep_fd, const struct
 	e->data = data;
 	e->size = (size_t)st.st_size;
 	e->owns_mapping = true;
+	if ((e->guard = pr__busguard_add(data, e->size)) >= 0)
+		e->guarded = true;
 	e->dev = st.st_dev;
 	e->ino = st.st_ino;
 	return parse(e, lg);
@@ -307,6 +309,8 @@ void pr__elf_free(struct pr_elf *e)
 {
 	if (!e)
 		return;
+	if (e->guarded)
+		pr__busguard_remove(e->guard);
 	if (e->owns_mapping)
 		munmap((void *)e->data, e->size);
 	else

@@ -34,6 +34,11 @@ struct pr_elf {
 	const unsigned char *data;
 	size_t size;
 	bool owns_mapping;           /* munmap on free (else a malloc'd copy) */
+	/* The mapping guarded against its file cut short (base/busguard.c:
+	 * a cp or rsync --inplace over a library or debug file): zeros read
+	 * past its new end, not a SIGBUS; its slot, when `guarded`. */
+	bool guarded;
+	int guard;
 	uint64_t dev, ino;           /* 0, 0 for an image from memory */
 	/* Kept open when the file was found through a path of a process
 	 * (/proc/PID/...), which goes with it: see pr__elf_fd(). */

@@ -372,6 +372,14 @@ struct pr_file *pr_file_open(const char *path, const struct pr_file_opts *opts)
 		}
 		f->buf = p;
 		f->mapped = true;
+		/* Read past where the file now ends, once cut short (a
+		 * truncate, a cp over it), the mapping gives zeros and the
+		 * walk reads up to that end (perfdata_walk.c), where it was
+		 * a SIGBUS.  Unguarded (thousands of files mapped at once),
+		 * records are read into windows as ever; the header's
+		 * sections are read at once, below. */
+		if ((f->guard = pr__busguard_add(p, f->len)) >= 0)
+			f->guarded = true;
 	}
 	/* The header, attrs and features are read through the mapping; the
 	 * records with pread() into windows (perfdata_walk.c), which costs a
@@ -386,6 +394,8 @@ void pr_file_close(struct pr_file *f)
 	if (!f)
 		return;
 	pr__file_windows_free(f, false);
+	if (f->guarded)
+		pr__busguard_remove(f->guard);
 	if (f->mapped)
 		munmap((void *)f->buf, f->len);
 	if (f->fd >= 0)

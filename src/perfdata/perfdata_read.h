@@ -28,6 +28,11 @@ struct pr_file {
 	const unsigned char *buf;
 	size_t len;
 	bool mapped;
+	/* The mapping guarded against the file cut short under it
+	 * (base/busguard.c): its slot; and whether the walk has taken the
+	 * cut its reads found into account. */
+	bool guarded, cut_noticed;
+	int guard;
 	int fd;                      /* a file opened by path; else -1 */
 	struct perfdata_header h;
 

@@ -196,15 +196,48 @@ static void cut_short(struct pr_file *f, uint64_t at)
 }
 
 /* Does the file still have [from, to) (to cut at the records' end)?  A
- * mapping read past a file's end is a SIGBUS; one cut short is read
- * into a window, which finds its end. */
+ * mapping read past a file's end finds zeros (base/busguard.c); a chunk
+ * the file no longer has is read into a window, which finds its end. */
 static bool still_has(const struct pr_file *f, uint64_t from, uint64_t to)
 {
 	struct stat st;
 
 	if (to > f->data_end)
 		to = f->data_end;
-	return from < f->len && to <= f->len && !fstat(f->fd, &st) && (uint64_t)st.st_size >= to;
+	return f->guarded && !pr__busguard_hit(f->guard) && from < f->len && to <= f->len &&
+	       !fstat(f->fd, &st) && (uint64_t)st.st_size >= to;
+}
+
+/* Has a read through the mapping found the file cut short (zeros where
+ * it was a SIGBUS)?  Then the records are read up to where it now ends,
+ * as a window's short read would have them.  Whether the file is known
+ * to be cut short. */
+static bool cut_by_now(struct pr_file *f)
+{
+	struct stat st;
+
+	if (f->guarded && !f->cut_noticed && pr__busguard_hit(f->guard)) {
+		f->cut_noticed = true;
+		if (!fstat(f->fd, &st) && (uint64_t)st.st_size < f->data_end)
+			cut_short(f, (uint64_t)st.st_size);
+	}
+	return f->truncated;
+}
+
+/* A record read through the mapping that now runs past the file's end
+ * (found cut short since it was queued): its bytes are zeros there. */
+static bool past_cut(struct pr_file *f, uint64_t off, const unsigned char *p)
+{
+	const unsigned char *w;
+	uint16_t size;
+
+	if (!cut_by_now(f) || !f->win || (size_t)(off >> CHUNK_SHIFT) >= f->nr_win ||
+	    !(w = f->win[off >> CHUNK_SHIFT]) || !in_mapping(f, w))
+		return false;
+	if (off + 8 > f->data_end)
+		return true;
+	memcpy(&size, p + 6, 2);
+	return off + size > f->data_end;
 }
 
 /* The file's [at, to) into window `w`, which holds the file from `base`:
@@ -405,13 +438,18 @@ static int64_t record_extent(struct pr_file *f, uint64_t off,
 	uint64_t end = f->data_end, size;
 
 	if (end - off < sizeof(*hd)) {
-		if (f->truncated)
+		if (cut_by_now(f))
 			return 0;
 		return pr__file_bad(f, off, "truncated record header (%llu bytes left)",
 				    (unsigned long long)(end - off));
 	}
 	memcpy(hd, pr__file_data(f, off), sizeof(*hd));
 	size = hd->size;
+	/* (Zeros read where the file was cut short under its mapping end
+	 * the walk as its end does.) */
+	if (cut_by_now(f) && off + sizeof(*hd) > f->data_end)
+		return 0;
+	end = f->data_end;
 	if (size < sizeof(*hd)) {
 		if (f->truncated)
 			return 0;
@@ -602,11 +640,18 @@ int pr_file_read(struct pr_file *f, struct pr_record *rec)
 		f->handed = false;
 		chunk_done(f, f->handed_off);
 	}
-	n = next_record(f, &p, &off, &inflated);
-	if (n > 0 && !inflated)
-		f->handed_off = off;
-	if (n <= 0)
-		return n;
+	for (;;) {
+		n = next_record(f, &p, &off, &inflated);
+		if (n > 0 && !inflated)
+			f->handed_off = off;
+		if (n <= 0)
+			return n;
+		if (inflated || !past_cut(f, off, p))
+			break;
+		/* Queued before the file was found cut short: gone. */
+		f->handed = false;
+		chunk_done(f, off);
+	}
 	memcpy(&size, p + 6, 2);
 	/* Records are 8-aligned in every file perf writes; a foreign one
 	 * gets copied so the typed views stay aligned. */

@@ -116,12 +116,23 @@ static bool same_id(const struct pr__ixshare_id *a, const struct pr__ixshare_id 
 
 /* Under the lock: the listed file for `id` that serves a symbolizer
  * showing lines when `lines` (one with them serves one without). */
+static void unlist(struct pr__ixshare_file *f);
+
+/* Under the lock.  An index whose file was cut short under its mapping
+ * (pr__symindex_cut()) leaves the list: its holders drop it as they find
+ * out (symbolizer.c), and the next to ask makes it again. */
 static struct pr__ixshare_file *lookup(struct pr__ixshare *set, const struct pr__ixshare_id *id,
 				       uint64_t hash, bool lines)
 {
-	for (struct pr__ixshare_file *f = set->files; f; f = f->next)
+	for (struct pr__ixshare_file *f = set->files, *next; f; f = next) {
+		next = f->next;
+		if (f->ix && pr__symindex_cut(f->ix)) {
+			unlist(f);
+			continue;
+		}
 		if (f->hash == hash && same_id(&f->id, id) && (f->lines || !lines))
 			return f;
+	}
 	return NULL;
 }
 

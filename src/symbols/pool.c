@@ -134,6 +134,29 @@ void pr__sym_pool_put(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t ad
 	pthread_mutex_unlock(&p->lock);
 }
 
+struct forget {
+	const struct pr_dso *dso;
+	uint64_t file;
+};
+
+static bool not_of(uint64_t key, void *value, void *arg)
+{
+	const struct pool_entry *e = value;
+	const struct forget *fg = arg;
+
+	(void)key;
+	return e->file != fg->file || !same_file(e->dso, fg->dso);
+}
+
+void pr__sym_pool_forget(struct pr_sym_pool *p, const struct pr_dso *d)
+{
+	struct forget fg = { d, file_hash(d) };
+
+	pthread_mutex_lock(&p->lock);
+	pr__hashmap_filter(&p->entries, not_of, &fg);
+	pthread_mutex_unlock(&p->lock);
+}
+
 int pr_sym_pool_stats(struct pr_sym_pool *p, uint64_t *hits, uint64_t *lookups)
 {
 	if (!p)

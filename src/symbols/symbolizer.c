@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "symbols/symbolizer.h"
+#include "symbols/symindex.h"
 #include "symbols/symcache.h"
 #include "symbols/ixshare.h"
 
@@ -174,7 +175,7 @@ static size_t weigh_file(void *arg, const struct pr_elf *e)
 
 static bool module_goes(const struct sym_module *m)
 {
-	return m->dso->going || (m->elf && m->elf->going);
+	return m->dso->going || (m->elf && m->elf->going) || m->cut;
 }
 
 static bool module_stays(uint64_t key, void *value, void *arg)
@@ -358,6 +359,69 @@ fail:
 	return NULL;
 }
 
+/* ---- an index's file cut short under its mapping (base/busguard.c) ---- */
+
+static bool index_cut(const struct sym_module *m)
+{
+	return (m->index && pr__symindex_cut(m->index)) ||
+	       (m->names_index && pr__symindex_cut(m->names_index)) || pr__sym_module_file_cut(m);
+}
+
+static bool module_uncut(uint64_t key, void *value, void *arg)
+{
+	struct pr_symbolizer *s = arg;
+	struct sym_module *m = value;
+
+	(void)key;
+	if (!m->cut)
+		return true;
+	if (m->dso && s->pool && pr__sym_pool_eligible(m->dso))
+		pr__sym_pool_forget(s->pool, m->dso);
+	s->cut[s->nr_cut++] = m;
+	return false;
+}
+
+/* Set aside every module whose index read zeros where its file was cut
+ * short (by a program other than the cache, which replaces files whole),
+ * and forget what they named: the next frame in the file opens it anew,
+ * the cache refuses the cut file, and the index is made again.  Nothing
+ * is freed: what they named may still be pointed to.  Whether any was. */
+static bool drop_cut(struct pr_symbolizer *s)
+{
+	size_t nr = 0;
+
+	s->bus_hits = pr__busguard_hits();
+	for (size_t i = 0; i < s->modules.cap; i++) {
+		struct sym_module *m = s->modules.slots[i].value;
+
+		if (m && !m->cut && index_cut(m))
+			nr++;
+	}
+	if (!nr || PR_ARRAY_RESERVE(s->cut, s->cap_cut, s->nr_cut + nr))
+		return false;
+	for (size_t i = 0; i < s->modules.cap; i++) {
+		struct sym_module *m = s->modules.slots[i].value;
+
+		if (m && !m->cut && index_cut(m)) {
+			m->cut = true;
+			if (pr__sym_module_file_cut(m))
+				pr__log(&s->lg, PR_LOG_WARN, "%s: the file (or its debug file) "
+					"was cut short while this process had it mapped (rewritten "
+					"in place: a cp over it?); named from what it holds now",
+					m->origin);
+			else
+				pr__log(&s->lg, PR_LOG_WARN, "%s: its address index in the "
+					"cache was cut short while this process had it mapped (by "
+					"a program other than dwarfsample: the cache replaces its "
+					"files whole); named from the file again", m->origin);
+		}
+	}
+	new_epoch(s);
+	trim_slots(s);
+	pr__hashmap_filter(&s->modules, module_uncut, s);
+	return true;
+}
+
 void pr_symbolizer_free(struct pr_symbolizer *s)
 {
 	if (!s)
@@ -368,6 +432,9 @@ void pr_symbolizer_free(struct pr_symbolizer *s)
 	for (size_t i = 0; i < s->modules.cap; i++)
 		pr__sym_module_free(s->modules.slots[i].value);
 	pr__hashmap_free(&s->modules);
+	for (size_t i = 0; i < s->nr_cut; i++)
+		pr__sym_module_free(s->cut[i]);
+	free(s->cut);
 	for (size_t i = 0; i < s->perf_maps.cap; i++)
 		pr__sym_perf_map_free(s->perf_maps.slots[i].value);
 	pr__hashmap_free(&s->perf_maps);
@@ -421,8 +488,48 @@ void pr__symbolizer_prefetch(const struct pr_symbolizer *s, const struct pr_fram
 		__builtin_prefetch(&s->slots[slot_home(s, owner, addr)]);
 }
 
+static int symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
+		     struct pr_symbol *out);
+
+/* The first byte of every name the answer points to, read here: one in
+ * a page of an index whose file was cut short since is found now (the
+ * read mended, pr__busguard_hits() moved), and the frame named again,
+ * rather than printed with the zeros its caller would read.  (The
+ * caller reads these bytes next: no load is wasted.) */
+static void touch_names(const struct pr_symbolizer *s, const struct pr_symbol *sy)
+{
+	if (sy->name)
+		(void)*(const volatile char *)sy->name;
+	for (size_t k = 0; k < sy->nr; k++) {
+		if (sy->funcs[k].name)
+			(void)*(const volatile char *)sy->funcs[k].name;
+		/* (Call sites' files are read when lines are shown.) */
+		if (!s->no_lines && sy->funcs[k].file)
+			(void)*(const volatile char *)sy->funcs[k].file;
+	}
+}
+
 int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
 			struct pr_symbol *out)
+{
+	int err;
+
+	if (!s || !f || !out)
+		return -EINVAL;
+	if (pr__busguard_hits() != s->bus_hits)
+		drop_cut(s);
+	err = symbolize(s, pid, f, out);
+	if (!err)
+		touch_names(s, out);
+	/* Cut short while this frame was named: named again, from the
+	 * file. */
+	if (pr__busguard_hits() != s->bus_hits && drop_cut(s))
+		err = symbolize(s, pid, f, out);
+	return err;
+}
+
+static int symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
+		     struct pr_symbol *out)
 {
 	const struct pr_dso *d;
 	const void *owner;
@@ -431,8 +538,6 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 	struct pr_symbol sym = { 0 };
 	int err = 0;
 
-	if (!s || !f || !out)
-		return -EINVAL;
 	s->stats.lookups++;
 	d = f->dso;
 	owner = frame_owner(s, f, &addr);

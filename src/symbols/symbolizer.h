@@ -79,6 +79,12 @@ struct sym_module {
 	Elf *elves[4];
 	size_t nr_elves;
 	bool hold_failed;            /* one could not be: the session stays */
+	/* The mappings of its files libelf made (the file's, its debug
+	 * file's), guarded against a file cut short under them
+	 * (base/busguard.c): their starts and guards' slots. */
+	const void *guard_at[4];
+	int guards[4];
+	size_t nr_guards;
 	/* Its function and untyped symbols as addr2line picks among them,
 	 * in the table's order, read once (symfile.c). */
 	struct a2l_sym *a2l;
@@ -109,6 +115,7 @@ struct sym_module {
 	struct pr__ixshare_file *shared;
 	bool cache_looked;           /* the index cache asked when it was opened */
 	bool index_tried;
+	bool cut;                    /* its index's file cut short: set aside */
 	bool reopen_failed;          /* pr__sym_module_reopen() */
 	/* The units libdw's path named addresses in (by DIE offset, to 1),
 	 * for the partial index built at the end (symcache.c). */
@@ -230,6 +237,13 @@ struct pr_symbolizer {
 	struct pr_symbolizer_stats stats;
 	struct pr_sym_pool *pool;    /* shared resolved frames (pool.c), or NULL */
 	uint64_t epoch;              /* pr__symbolizer_epoch() */
+	/* Modules whose cached index was cut short under its mapping, set
+	 * aside until the symbolizer goes (what they named may still be
+	 * pointed to: a pool's entries, a caller's last answer); and
+	 * pr__busguard_hits() when last looked. */
+	struct sym_module **cut;
+	size_t nr_cut, cap_cut;
+	uint64_t bus_hits;
 };
 
 /* pool.c: may a file's frames be shared, and sharing them. */
@@ -238,6 +252,8 @@ bool pr__sym_pool_get(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t ad
 		      struct pr_symbol *out);
 void pr__sym_pool_put(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t addr,
 		      const struct pr_symbol *sym);
+/* Every frame of `d`'s file the pool holds, dropped. */
+void pr__sym_pool_forget(struct pr_sym_pool *p, const struct pr_dso *d);
 
 /* symbolizer.c */
 
@@ -294,6 +310,10 @@ void pr__sym_module_close(struct sym_module *m);
  * wrote is lost, and what goes is read again from the file.
  */
 void pr__sym_module_release_pages(struct sym_module *m, const struct pr_file_maps *fm);
+/* Guard libelf's mapping of `elf`, one of m's files (NULL: none); and
+ * whether a file of m's was cut short under such a mapping since. */
+void pr__sym_module_guard(struct sym_module *m, Elf *elf);
+bool pr__sym_module_file_cut(const struct sym_module *m);
 /*
  * Module `m`, named from its cached partial index, its file and DWARF
  * opened with libdwfl after all, for an address that index does not

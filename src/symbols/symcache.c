@@ -155,7 +155,7 @@ struct pr__symindex *pr__ixcache_get(struct pr__ixcache *c, const struct pr__ix_
 	char name[128];
 	struct stat st;
 	void *map;
-	int fd;
+	int fd, guard;
 
 	if (!dir_ready(c, false))
 		return NULL;
@@ -179,9 +179,24 @@ struct pr__symindex *pr__ixcache_get(struct pr__ixcache *c, const struct pr__ix_
 	else if ((map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED | MAP_POPULATE, fd,
 			     0)) == MAP_FAILED)
 		why = strerror(errno);
-	else if (!(ix = pr__symindex_read(map, (size_t)st.st_size, map, key, &why))) {
+	/* Guarded from here on: the file cut short (by anything but this
+	 * cache, which replaces files whole) reads as zeros, and the index
+	 * is dropped (symbolizer.c), where it would have been a SIGBUS. */
+	else if ((guard = pr__busguard_add(map, (size_t)st.st_size)) < 0) {
+		why = "too many files mapped to guard another";
 		munmap(map, (size_t)st.st_size);
+	} else if (!(ix = pr__symindex_read(map, (size_t)st.st_size, map, key, &why)) ||
+		   pr__busguard_hit(guard)) {
+		if (ix)
+			why = "cut short while read";
+		pr__busguard_remove(guard);
+		if (ix)
+			pr__symindex_free(ix);
+		else
+			munmap(map, (size_t)st.st_size);
+		ix = NULL;
 	} else {
+		pr__symindex_guarded(ix, guard);
 		/* Checked, its pages leave this process's resident set: they
 		 * stay in the page cache, and a lookup maps again the few it
 		 * reads.  Left in, every index of an agent's cache counted

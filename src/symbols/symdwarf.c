@@ -580,6 +580,8 @@ bool pr__sym_dwarf_open(struct pr_symbolizer *s, struct sym_module *m)
 		inflate_zstd(s, m);
 		m->dwarf = dwfl_module_getdwarf(m->mod, &m->dwarf_bias);
 		m->has_dwarf = m->dwarf != NULL;
+		if (m->dwarf)
+			pr__sym_module_guard(m, dwarf_getelf(m->dwarf));
 		if (m->has_dwarf) {
 			s->stats.debug_files++;
 			pr__log(&s->lg, PR_LOG_DEBUG, "%s: its DWARF opened", m->origin);

@@ -191,8 +191,65 @@ static struct pr__symindex *cached_index(struct pr_symbolizer *s, struct sym_mod
 
 /* Module `m`'s file, open as `fd` (libdwfl's from here), as a libdwfl
  * session's one module: m->mod NULL when that fails. */
+/* ---- libelf's mappings of a module's files, guarded ---- */
+
+/* Read past its end once a file is cut short under them (a cp over a
+ * library or a debug file while this runs), libelf's mappings give zeros
+ * where they gave a SIGBUS; the symbolizer then sets the module aside
+ * and opens the file again (symbolizer.c). */
+void pr__sym_module_guard(struct sym_module *m, Elf *elf)
+{
+	size_t size = 0;
+	char *base;
+	int g;
+
+	if (!elf || m->nr_guards == PR_ARRAY_SIZE(m->guards) ||
+	    !(base = elf_rawfile(elf, &size)) || !size)
+		return;
+	for (size_t i = 0; i < m->nr_guards; i++)
+		if (m->guard_at[i] == base)
+			return;
+	if ((g = pr__busguard_add(base, size)) < 0)
+		return;
+	m->guard_at[m->nr_guards] = base;
+	m->guards[m->nr_guards++] = g;
+}
+
+bool pr__sym_module_file_cut(const struct sym_module *m)
+{
+	for (size_t i = 0; i < m->nr_guards; i++)
+		if (pr__busguard_hit(m->guards[i]))
+			return true;
+	return false;
+}
+
+/* The guards of mappings none of `keep` (n of them) still holds. */
+static void unguard(struct sym_module *m, Elf *const *keep, size_t n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->nr_guards; i++) {
+		bool held = false;
+
+		for (size_t j = 0; j < n && !held; j++) {
+			size_t size;
+
+			held = elf_rawfile(keep[j], &size) == m->guard_at[i];
+		}
+		if (held) {
+			m->guard_at[k] = m->guard_at[i];
+			m->guards[k++] = m->guards[i];
+		} else {
+			pr__busguard_remove(m->guards[i]);
+		}
+	}
+	m->nr_guards = k;
+}
+
 static void report_file(struct pr_symbolizer *s, struct sym_module *m, int fd)
 {
+	GElf_Addr bias;
+
 	m->dwfl = dwfl_begin(&s->callbacks);
 	if (!m->dwfl) {
 		close(fd);
@@ -213,6 +270,7 @@ static void report_file(struct pr_symbolizer *s, struct sym_module *m, int fd)
 		dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 		if (ud)
 			*ud = m;
+		pr__sym_module_guard(m, dwfl_module_getelf(m->mod, &bias));
 	}
 }
 
@@ -358,6 +416,8 @@ void pr__sym_module_close(struct sym_module *m)
 	/* Names in a file that could not be held would go with it. */
 	if (m->hold_failed)
 		return;
+	/* (Before the session goes: its mappings may go with it.) */
+	unguard(m, m->elves, m->nr_elves);
 	dwfl_end(m->dwfl);
 	m->dwfl = NULL;
 	m->mod = NULL;
@@ -450,6 +510,7 @@ void pr__sym_module_free(struct sym_module *m)
 	if (!m)
 		return;
 	pr__sym_dwarf_free(m);
+	unguard(m, NULL, 0);
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	for (size_t i = 0; i < m->nr_elves; i++)

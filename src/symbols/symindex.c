@@ -166,6 +166,10 @@ struct pr__symindex {
 	bool read;
 	void *map;
 	size_t map_len;
+	/* The mapping guarded against its file cut short (pr__busguard_add()):
+	 * its slot, when `guarded`. */
+	bool guarded;
+	int guard;
 	struct ix_line *lines;
 	struct pr__ixsyms syms;
 	/* Of a partial index (else NULL): where it answers, and the units
@@ -778,6 +782,8 @@ void pr__symindex_free(struct pr__symindex *ix)
 		return;
 	pr__ixsyms_free(&ix->syms);
 	if (ix->read) {
+		if (ix->guarded)
+			pr__busguard_remove(ix->guard);
 		if (ix->map)
 			munmap(ix->map, ix->map_len);
 		free(ix);
@@ -790,6 +796,17 @@ void pr__symindex_free(struct pr__symindex *ix)
 	free(ix->cover);
 	free(ix->units);
 	free(ix);
+}
+
+void pr__symindex_guarded(struct pr__symindex *ix, int slot)
+{
+	ix->guarded = true;
+	ix->guard = slot;
+}
+
+bool pr__symindex_cut(const struct pr__symindex *ix)
+{
+	return ix->guarded && pr__busguard_hit(ix->guard);
 }
 
 void pr__symindex_release_pages(const struct pr__symindex *ix)

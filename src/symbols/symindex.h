@@ -70,6 +70,11 @@ void pr__symindex_free(struct pr__symindex *ix);
 /* Of an index read from a file (mapped shared, read-only): its pages leave
  * the resident set, mapped again as lookups read them. */
 void pr__symindex_release_pages(const struct pr__symindex *ix);
+/* A mapped index's guard (pr__busguard_add()'s slot), removed when the
+ * index is freed; and whether its file was cut short under it since,
+ * which makes what it answered since untrustworthy (zeros read). */
+void pr__symindex_guarded(struct pr__symindex *ix, int slot);
+bool pr__symindex_cut(const struct pr__symindex *ix);
 /* Its size in bytes, all tables together. */
 size_t pr__symindex_bytes(const struct pr__symindex *ix);
 

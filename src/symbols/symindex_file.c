@@ -219,18 +219,31 @@ struct pr__symindex *pr__symindex_map_written(int fd, const struct pr__ix_key *k
 	const char *why = NULL;
 	struct stat st;
 	void *map;
+	int guard;
 
 	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(h) || (uint64_t)st.st_size > SIZE_MAX)
 		return NULL;
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
 	if (map == MAP_FAILED)
 		return NULL;
+	/* Guarded as an index mapped from the cache is (symcache.c). */
+	if ((guard = pr__busguard_add(map, (size_t)st.st_size)) < 0) {
+		munmap(map, (size_t)st.st_size);
+		return NULL;
+	}
 	memcpy(&h, map, sizeof(h));
 	/* The header and directory alone: a page or two. */
 	if (header_sound(&h, (size_t)st.st_size, key, &why) &&
 	    tables_placed(map, (size_t)st.st_size, h.nr_tables, t, &why))
 		ix = pr__symindex_adopt(t, h.nr_tables, map, (size_t)st.st_size, true, &why);
-	if (!ix)
+	if (ix && !pr__busguard_hit(guard)) {
+		pr__symindex_guarded(ix, guard);
+		return ix;
+	}
+	pr__busguard_remove(guard);
+	if (ix)
+		pr__symindex_free(ix);
+	else
 		munmap(map, (size_t)st.st_size);
-	return ix;
+	return NULL;
 }
