@@ -82,6 +82,17 @@
  *    without an object (pr_strerror(), pr_event_attr(), the name lookups)
  *    are thread-safe.  Log callbacks run on the thread that made the call.
  *
+ *  - SIGBUS.  Files are read through mappings (perf.data, ELF and debug
+ *    files, address indexes from the cache).  A file cut short under one
+ *    (truncate, a cp over it) makes a read past its new end a SIGBUS.  So
+ *    the first mapping made installs a SIGBUS handler for the process: a
+ *    fault in one of the library's mappings reads zeros instead, and the
+ *    object that mapped it notices (a capture is read up to where it now
+ *    ends, a file named again from what it holds).  Every other SIGBUS
+ *    goes to the handler that was installed before, or to the default
+ *    action.  A program that installs its own SIGBUS handler later should
+ *    pass on, as this one does, the signals it does not expect.
+ *
  * The headers are C99 and do not include <linux/perf_event.h>; include it
  * yourself before calling pr_event_attr() or reading a perf_event_attr.
  */
