@@ -518,14 +518,16 @@ int pr_symbolizer_symbolize(struct pr_symbolizer *s, uint32_t pid, const struct 
 		return -EINVAL;
 	if (pr__busguard_hits() != s->bus_hits)
 		drop_cut(s);
-	err = symbolize(s, pid, f, out);
-	if (!err)
-		touch_names(s, out);
-	/* Cut short while this frame was named: named again, from the
-	 * file. */
-	if (pr__busguard_hits() != s->bus_hits && drop_cut(s))
+	/* (One call of symbolize(), which is then inlined here.) */
+	for (bool again = false;; again = true) {
 		err = symbolize(s, pid, f, out);
-	return err;
+		if (!err)
+			touch_names(s, out);
+		/* Cut short while this frame was named: named again, from
+		 * the file. */
+		if (again || pr__busguard_hits() == s->bus_hits || !drop_cut(s))
+			return err;
+	}
 }
 
 static int symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_frame *f,
