@@ -365,8 +365,8 @@ static void exit_42(int sig, siginfo_t *si, void *uc)
 /* In a child, what `how` does: 0, read past the end of a file cut short
  * under an unguarded mapping; 1, the same with a SIGBUS handler of the
  * program's installed first; 2, send itself SIGBUS; 3, read past the end
- * under a mapping whose guard was removed.  The guard is installed in
- * each first. */
+ * under a mapping whose guard was removed; 4, send itself SIGBUS, which
+ * the program ignored before.  The guard is installed in each first. */
 static int sigbus_in_child(int how)
 {
 	int status;
@@ -384,6 +384,8 @@ static int sigbus_in_child(int how)
 		setrlimit(RLIMIT_CORE, &none);
 		if (how == 1)
 			sigaction(SIGBUS, &sa, NULL);
+		if (how == 4)
+			signal(SIGBUS, SIG_IGN);
 		m = map_pages(2, path, &len);
 		o = map_pages(2, other, &other_len);
 		if ((g = pr__busguard_add(o, other_len)) < 0)
@@ -394,7 +396,7 @@ static int sigbus_in_child(int how)
 			_exit(4);
 		unlink(path);
 		unlink(other);
-		if (how == 2)
+		if (how == 2 || how == 4)
 			kill(getpid(), SIGBUS);
 		else
 			(void)*(volatile unsigned char *)(how == 3 ? o + page : m + page);
@@ -439,6 +441,8 @@ START_TEST(any_other_sigbus_goes_where_it_went_before)
 	ck_assert_msg(died_of_sigbus(st), "sent: status %#x", st);
 	st = sigbus_in_child(3);
 	ck_assert_msg(died_of_sigbus(st), "guard removed: status %#x", st);
+	st = sigbus_in_child(4);
+	ck_assert_msg(WIFEXITED(st) && !WEXITSTATUS(st), "ignored, sent: status %#x", st);
 }
 END_TEST
 

@@ -310,6 +310,10 @@ static inline size_t pr__lower_bound_u32(const void *base, size_t nr, size_t siz
 int pr__busguard_add(const void *start, size_t len);
 void pr__busguard_remove(int slot);
 bool pr__busguard_hit(int slot);
+/* Where the zeros a hit put in begin, from the mapping's start (they run
+ * to its end): the file may have grown back since (a cp over it writes
+ * it again).  SIZE_MAX when not hit. */
+size_t pr__busguard_zeroed(int slot);
 /* Faults mended so far, in every guarded mapping: a cheap "did any?",
  * asked at every frame named (symbolizer.c), so inline. */
 extern uint64_t pr__busguard_nr_hits;  /* __atomic_* only */

@@ -41,6 +41,7 @@ static struct guard_slot {
 	_Atomic uintptr_t start;
 	_Atomic size_t len;
 	atomic_bool hit;
+	_Atomic size_t zeroed;        /* zeros from this offset on (len: none) */
 } slots[GUARD_SLOTS];
 static _Atomic size_t nr_slots;          /* slots ever used: the handler's scan */
 uint64_t pr__busguard_nr_hits;  /* base.h; __atomic_* only */
@@ -69,6 +70,10 @@ static bool mend(uintptr_t addr)
 		if (mmap((void *)from, to - from, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
 			return false;
+		/* (The lowest: a later fault is past an earlier one's zeros.) */
+		for (size_t z = atomic_load(&g->zeroed);
+		     from - start < z && !atomic_compare_exchange_weak(&g->zeroed, &z, from - start);)
+			;
 		atomic_store(&g->hit, true);
 		__atomic_fetch_add(&pr__busguard_nr_hits, 1, __ATOMIC_RELAXED);
 		return true;
@@ -78,21 +83,36 @@ static bool mend(uintptr_t addr)
 
 static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
+	bool sent = !si || si->si_code <= 0;
+	sigset_t mask;
+
 	/* A fault (si_code > 0), not a SIGBUS sent by kill(). */
-	if (si && si->si_code > 0 && mend((uintptr_t)si->si_addr))
+	if (!sent && mend((uintptr_t)si->si_addr))
 		return;
-	if (before.sa_flags & SA_SIGINFO) {
-		before.sa_sigaction(sig, si, uc);
+	if (before.sa_handler == SIG_IGN && !(before.sa_flags & SA_SIGINFO) && sent)
 		return;
-	}
-	if (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN) {
-		before.sa_handler(sig);
+	if ((before.sa_flags & SA_SIGINFO) ||
+	    (before.sa_handler != SIG_DFL && before.sa_handler != SIG_IGN)) {
+		/* As the kernel would have run it: its mask added, and
+		 * SIGBUS left unblocked if it asked for that (a handler that
+		 * jumps out of a fault with SA_NODEFER). */
+		pthread_sigmask(SIG_BLOCK, &before.sa_mask, NULL);
+		if (before.sa_flags & SA_NODEFER) {
+			sigemptyset(&mask);
+			sigaddset(&mask, sig);
+			pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+		}
+		if (before.sa_flags & SA_SIGINFO)
+			before.sa_sigaction(sig, si, uc);
+		else
+			before.sa_handler(sig);
 		return;
 	}
 	/* The default action, as without this handler: a fault is taken
-	 * again on return, a signal sent is raised again. */
+	 * again on return (a fault cannot be ignored), a signal sent is
+	 * raised again. */
 	signal(sig, SIG_DFL);
-	if (!si || si->si_code <= 0)
+	if (sent)
 		raise(sig);
 }
 
@@ -104,7 +124,13 @@ static void install(void)
 	sa.sa_sigaction = on_sigbus;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGBUS, &sa, &before))
+	if (sigaction(SIGBUS, NULL, &before)) {
+		install_err = -errno;
+		return;
+	}
+	/* The one before's restart of calls a SIGBUS sent interrupts. */
+	sa.sa_flags |= before.sa_flags & SA_RESTART;
+	if (sigaction(SIGBUS, &sa, NULL))
 		install_err = -errno;
 }
 
@@ -122,6 +148,7 @@ int pr__busguard_add(const void *start, size_t len)
 		if (!atomic_compare_exchange_strong(&g->start, &free_slot, 1))
 			continue;
 		atomic_store(&g->hit, false);
+		atomic_store(&g->zeroed, len);
 		atomic_store(&g->len, len);
 		atomic_store(&g->start, (uintptr_t)start);
 		/* (Grown, never shrunk: a free slot below it is skipped.) */
@@ -145,4 +172,10 @@ void pr__busguard_remove(int slot)
 bool pr__busguard_hit(int slot)
 {
 	return slot >= 0 && slot < GUARD_SLOTS && atomic_load(&slots[slot].hit);
+}
+
+size_t pr__busguard_zeroed(int slot)
+{
+	return slot >= 0 && slot < GUARD_SLOTS && atomic_load(&slots[slot].hit) ?
+		       atomic_load(&slots[slot].zeroed) : SIZE_MAX;
 }

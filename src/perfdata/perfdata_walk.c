@@ -217,9 +217,15 @@ static bool cut_by_now(struct pr_file *f)
 	struct stat st;
 
 	if (f->guarded && !f->cut_noticed && pr__busguard_hit(f->guard)) {
+		/* Where it ends now, or where the zeros begin, if it grew
+		 * back since (written again, by a cp over it). */
+		uint64_t end = pr__busguard_zeroed(f->guard);
+
 		f->cut_noticed = true;
-		if (!fstat(f->fd, &st) && (uint64_t)st.st_size < f->data_end)
-			cut_short(f, (uint64_t)st.st_size);
+		if (!fstat(f->fd, &st) && (uint64_t)st.st_size < end)
+			end = (uint64_t)st.st_size;
+		if (end < f->data_end)
+			cut_short(f, end);
 	}
 	return f->truncated;
 }
@@ -231,13 +237,18 @@ static bool past_cut(struct pr_file *f, uint64_t off, const unsigned char *p)
 	const unsigned char *w;
 	uint16_t size;
 
-	if (!cut_by_now(f) || !f->win || (size_t)(off >> CHUNK_SHIFT) >= f->nr_win ||
+	if (!f->guarded || !f->win || (size_t)(off >> CHUNK_SHIFT) >= f->nr_win ||
 	    !(w = f->win[off >> CHUNK_SHIFT]) || !in_mapping(f, w))
 		return false;
-	if (off + 8 > f->data_end)
-		return true;
-	memcpy(&size, p + 6, 2);
-	return off + size > f->data_end;
+	/* Its size and last byte read first: a cut since it was queued
+	 * faults there (the cut takes the file's tail), and is known
+	 * below, before the record is. */
+	size = *(const volatile uint16_t *)(p + 6);
+	if (size >= 8)
+		(void)*(const volatile unsigned char *)(p + size - 1);
+	if (!cut_by_now(f))
+		return false;
+	return off + 8 > f->data_end || off + size > f->data_end;
 }
 
 /* The file's [at, to) into window `w`, which holds the file from `base`:
@@ -565,6 +576,10 @@ static int walk_one(struct pr_file *f)
 		err = queue_inflated(f, off, (uint64_t)size, hd.type);
 	else
 		err = queue_record(f, &hd, pr__file_data(f, off), (uint64_t)size, off, NULL);
+	/* Zeros inflated where the file was cut short under its mapping:
+	 * its end, not damage. */
+	if (err && err != -ENOMEM && cut_by_now(f) && off + (uint64_t)size > f->data_end)
+		return 0;
 	if (err) {
 		/* A method other than zstd is not damage: this reader cannot
 		 * read it (the stats say so). */

@@ -30,6 +30,10 @@ struct pool_entry {
 	uint64_t file;               /* hash of the file's identity */
 	uint64_t addr;
 	struct pr_symbol sym;
+	/* Where the module that resolved it read it (a sharing symbolizer's,
+	 * which lives as long as the pool): the answer is zeros once that
+	 * index or file was cut short under its mapping (base/busguard.c). */
+	struct sym_cut_marks from;
 };
 
 struct pr_sym_pool {
@@ -110,6 +114,8 @@ bool pr__sym_pool_get(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t ad
 	pthread_mutex_lock(&p->lock);
 	p->lookups++;
 	e = find(p, d, file, addr);
+	if (e && pr__sym_cut_marks_hit(&e->from))
+		e = NULL;
 	if (e) {
 		*out = e->sym;
 		p->hits++;
@@ -119,16 +125,25 @@ bool pr__sym_pool_get(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t ad
 }
 
 void pr__sym_pool_put(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t addr,
-		      const struct pr_symbol *sym)
+		      const struct pr_symbol *sym, const struct sym_module *from)
 {
 	uint64_t file = file_hash(d);
 	struct pool_entry *e;
+	struct sym_cut_marks marks = { 0 };
 
+	if (from)
+		pr__sym_module_cut_marks(from, &marks);
 	pthread_mutex_lock(&p->lock);
+	e = (struct pool_entry *)find(p, d, file, addr);
+	/* One from a module cut since: this answer in its place. */
+	if (e && pr__sym_cut_marks_hit(&e->from)) {
+		*e = (struct pool_entry){ .dso = d, .file = file, .addr = addr, .sym = *sym,
+					  .from = marks };
 	/* Out of memory: the others resolve it themselves. */
-	if (!find(p, d, file, addr) && !pr__hashmap_reserve(&p->entries, 1) &&
-	    (e = pr__arena_alloc(&p->arena, sizeof(*e)))) {
-		*e = (struct pool_entry){ .dso = d, .file = file, .addr = addr, .sym = *sym };
+	} else if (!e && !pr__hashmap_reserve(&p->entries, 1) &&
+		   (e = pr__arena_alloc(&p->arena, sizeof(*e)))) {
+		*e = (struct pool_entry){ .dso = d, .file = file, .addr = addr, .sym = *sym,
+					  .from = marks };
 		pr__hashmap_add(&p->entries, pr__hash_mix(file, addr), e);
 	}
 	pthread_mutex_unlock(&p->lock);

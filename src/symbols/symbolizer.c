@@ -247,12 +247,15 @@ static void trim_slots(struct pr_symbolizer *s)
 	pr__table_free(old, nr_old * sizeof(*old));
 }
 
+static void free_cut(struct pr_symbolizer *s);
+
 static void trim_files(void *arg)
 {
 	struct pr_symbolizer *s = arg;
 
 	new_epoch(s);
 	trim_slots(s);
+	free_cut(s);
 	pr__hashmap_filter(&s->modules, module_stays, s);
 	pr__hashmap_filter(&s->perf_maps, perf_map_stays, s);
 	pr__hashmap_filter(&s->jitdumps, jitdump_stays, s);
@@ -361,10 +364,30 @@ fail:
 
 /* ---- an index's file cut short under its mapping (base/busguard.c) ---- */
 
-static bool index_cut(const struct sym_module *m)
+void pr__sym_module_cut_marks(const struct sym_module *m, struct sym_cut_marks *out)
 {
-	return (m->index && pr__symindex_cut(m->index)) ||
-	       (m->names_index && pr__symindex_cut(m->names_index)) || pr__sym_module_file_cut(m);
+	*out = (struct sym_cut_marks){ .ix = { m->index, m->names_index },
+				       .nr_guards = m->nr_guards };
+	memcpy(out->guards, m->guards, m->nr_guards * sizeof(*m->guards));
+}
+
+bool pr__sym_cut_marks_hit(const struct sym_cut_marks *k)
+{
+	for (size_t i = 0; i < 2; i++)
+		if (k->ix[i] && pr__symindex_cut(k->ix[i]))
+			return true;
+	for (size_t i = 0; i < k->nr_guards; i++)
+		if (pr__busguard_hit(k->guards[i]))
+			return true;
+	return false;
+}
+
+bool pr__sym_module_cut(const struct sym_module *m)
+{
+	struct sym_cut_marks k;
+
+	pr__sym_module_cut_marks(m, &k);
+	return pr__sym_cut_marks_hit(&k);
 }
 
 static bool module_uncut(uint64_t key, void *value, void *arg)
@@ -381,45 +404,72 @@ static bool module_uncut(uint64_t key, void *value, void *arg)
 	return false;
 }
 
-/* Set aside every module whose index read zeros where its file was cut
- * short (by a program other than the cache, which replaces files whole),
- * and forget what they named: the next frame in the file opens it anew,
- * the cache refuses the cut file, and the index is made again.  Nothing
- * is freed: what they named may still be pointed to.  Whether any was. */
+/* Set aside every module whose index or file read zeros where the file
+ * was cut short under its mapping, and forget what they named: the next
+ * frame in the file opens it anew, the cache refuses a cut index, and the
+ * index is made again.  Nothing is freed here: what they named may still
+ * be pointed to (the next trim frees them, without a pool).  A symbolizer
+ * sharing a pool forgets every answer it kept: some may be another
+ * worker's, from a module of its that was cut.  Whether anything was
+ * forgotten. */
 static bool drop_cut(struct pr_symbolizer *s)
 {
 	size_t nr = 0;
 
 	s->bus_hits = pr__busguard_hits();
+	/* Marked once: another worker's fault may cut more meanwhile. */
 	for (size_t i = 0; i < s->modules.cap; i++) {
 		struct sym_module *m = s->modules.slots[i].value;
 
-		if (m && !m->cut && index_cut(m))
-			nr++;
-	}
-	if (!nr || PR_ARRAY_RESERVE(s->cut, s->cap_cut, s->nr_cut + nr))
-		return false;
-	for (size_t i = 0; i < s->modules.cap; i++) {
-		struct sym_module *m = s->modules.slots[i].value;
-
-		if (m && !m->cut && index_cut(m)) {
+		if (m && !m->cut && pr__sym_module_cut(m)) {
 			m->cut = true;
-			if (pr__sym_module_file_cut(m))
-				pr__log(&s->lg, PR_LOG_WARN, "%s: the file (or its debug file) "
-					"was cut short while this process had it mapped (rewritten "
-					"in place: a cp over it?); named from what it holds now",
-					m->origin);
-			else
-				pr__log(&s->lg, PR_LOG_WARN, "%s: its address index in the "
-					"cache was cut short while this process had it mapped (by "
-					"a program other than dwarfsample: the cache replaces its "
-					"files whole); named from the file again", m->origin);
+			nr++;
 		}
 	}
+	if (nr && PR_ARRAY_RESERVE(s->cut, s->cap_cut, s->nr_cut + nr)) {
+		for (size_t i = 0; i < s->modules.cap; i++)
+			if (s->modules.slots[i].value)
+				((struct sym_module *)s->modules.slots[i].value)->cut = false;
+		nr = 0;
+	}
+	if (!nr && !s->pool)
+		return false;
+	for (size_t i = 0; i < s->modules.cap; i++) {
+		const struct sym_module *m = s->modules.slots[i].value;
+
+		if (!m || !m->cut)
+			continue;
+		if (pr__sym_module_file_cut(m))
+			pr__log(&s->lg, PR_LOG_WARN, "%s: the file (or its debug file) was cut "
+				"short while this process had it mapped (rewritten in place: a cp "
+				"over it?); named from what it holds now", m->origin);
+		else
+			pr__log(&s->lg, PR_LOG_WARN, "%s: its address index in the cache was "
+				"cut short while this process had it mapped (by a program other "
+				"than dwarfsample: the cache replaces its files whole); named from "
+				"the file again", m->origin);
+	}
 	new_epoch(s);
-	trim_slots(s);
+	if (s->pool) {
+		pr__table_free(s->slots, s->nr_slots * sizeof(*s->slots));
+		s->slots = NULL;
+		s->nr_slots = s->used_slots = 0;
+	} else {
+		trim_slots(s);
+	}
 	pr__hashmap_filter(&s->modules, module_uncut, s);
 	return true;
+}
+
+/* At a trim, without a pool, the modules set aside go: nothing points
+ * into them past it. */
+static void free_cut(struct pr_symbolizer *s)
+{
+	if (s->pool)
+		return;
+	for (size_t i = 0; i < s->nr_cut; i++)
+		pr__sym_module_free(s->cut[i]);
+	s->nr_cut = 0;
 }
 
 void pr_symbolizer_free(struct pr_symbolizer *s)
@@ -568,7 +618,8 @@ static int symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_fram
 		bool shared = s->pool && pr__sym_pool_eligible(d);
 		struct sym_module *m;
 
-		/* Resolved by another worker's symbolizer: its answer. */
+		/* Resolved by another worker's symbolizer: its answer (none
+		 * from a module of its whose file was cut since). */
 		if (shared && pr__sym_pool_get(s->pool, d, addr, &sym))
 			return keep(s, owner, addr, &sym, out);
 		m = pr__sym_module_of(s, pid, f);
@@ -576,7 +627,7 @@ static int symbolize(struct pr_symbolizer *s, uint32_t pid, const struct pr_fram
 		if (m)
 			m->nr_results++;
 		if (!err && shared)
-			pr__sym_pool_put(s->pool, d, addr, &sym);
+			pr__sym_pool_put(s->pool, d, addr, &sym, m);
 		if (!err)
 			s->stats.resolved++;
 		return err ? err : keep(s, owner, addr, &sym, out);

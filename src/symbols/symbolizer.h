@@ -251,7 +251,7 @@ bool pr__sym_pool_eligible(const struct pr_dso *d);
 bool pr__sym_pool_get(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t addr,
 		      struct pr_symbol *out);
 void pr__sym_pool_put(struct pr_sym_pool *p, const struct pr_dso *d, uint64_t addr,
-		      const struct pr_symbol *sym);
+		      const struct pr_symbol *sym, const struct sym_module *from);
 /* Every frame of `d`'s file the pool holds, dropped. */
 void pr__sym_pool_forget(struct pr_sym_pool *p, const struct pr_dso *d);
 
@@ -314,6 +314,19 @@ void pr__sym_module_release_pages(struct sym_module *m, const struct pr_file_map
  * whether a file of m's was cut short under such a mapping since. */
 void pr__sym_module_guard(struct sym_module *m, Elf *elf);
 bool pr__sym_module_file_cut(const struct sym_module *m);
+/* Whether m's index, or one of its files, was cut short under its
+ * mapping (symbolizer.c): what it answers is zeros there. */
+bool pr__sym_module_cut(const struct sym_module *m);
+/* What pr__sym_module_cut() looks at, copied when an answer is shared
+ * (pool.c): asked from another thread, it reads nothing the module's
+ * own thread may change meanwhile. */
+struct sym_cut_marks {
+	const struct pr__symindex *ix[2];
+	int guards[4];
+	size_t nr_guards;
+};
+void pr__sym_module_cut_marks(const struct sym_module *m, struct sym_cut_marks *out);
+bool pr__sym_cut_marks_hit(const struct sym_cut_marks *k);
 /*
  * Module `m`, named from its cached partial index, its file and DWARF
  * opened with libdwfl after all, for an address that index does not
