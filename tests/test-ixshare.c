@@ -11,7 +11,9 @@
  * usage: test-ixshare FILE[:STEP]... @FILE...   (test-symindex's files:
  * @ marks one without DWARF)
  */
+#include <dirent.h>
 #include <pthread.h>
+#include <sys/sysmacros.h>
 
 #include "symindex-files.h"
 
@@ -552,6 +554,89 @@ START_TEST(a_trim_puts_the_files_it_drops)
 }
 END_TEST
 
+static int nr_cut_logged;
+
+static void count_cut(enum pr_log_level level, const char *msg, void *ctx)
+{
+	(void)ctx;
+	if (level == PR_LOG_WARN && strstr(msg, "cut short while this process had it mapped"))
+		nr_cut_logged++;
+}
+
+static void give_inode(const struct pr_dso *dso, const struct stat *sb)
+{
+	struct pr_dso *d = (struct pr_dso *)dso;
+
+	d->maj = major(sb->st_dev);
+	d->min = minor(sb->st_dev);
+	d->ino = sb->st_ino;
+}
+
+/*
+ * An index in the cache cut short (truncate, a cp over it) while two
+ * symbolizers sharing it, and a pool of answers, have it mapped: the one
+ * that had not named the file takes the other's pooled answers, reads
+ * zeros in them (base/busguard.c), and names the file again; both then
+ * name every address as a lone symbolizer, each noticing once.
+ */
+START_TEST(an_index_cut_under_symbolizers_sharing_it_and_a_pool_names_as_before)
+{
+	char *dir = make_dir(), name[4300] = "";
+	struct pr_sym_pool *pool = pr_sym_pool_new();
+	PR_OPTS(pr_symbolizer_opts, store, .index_cache_dir = dir);
+	PR_OPTS(pr_symbolizer_opts, opts, .index_cache_dir = dir, .pool = pool, .log = count_cut);
+	struct pr__ixshare *set = pr__ixshare_new();
+	struct opened lone, a, b;
+	uint64_t step, hits, lookups;
+	struct dirent *de;
+	struct stat sb;
+	size_t nr, differ;
+	bool small;
+	char *path = file_arg(0, &step, &small);
+	DIR *d;
+
+	ck_assert_ptr_nonnull(pool);
+	ck_assert_ptr_nonnull(set);
+	open_file(&lone, path, NULL, true);
+	/* Stored first, then mapped by the two. */
+	open_file(&a, path, &store, true);
+	ck_assert_uint_eq(name_like(&a, &lone, 0, 16 * step, &nr), 0);
+	close_file(&a);
+	ck_assert_ptr_nonnull(d = opendir(dir));
+	while ((de = readdir(d)))
+		if (strstr(de->d_name, ".dsix"))
+			snprintf(name, sizeof(name), "%s/%s", dir, de->d_name);
+	closedir(d);
+	nr_cut_logged = 0;
+	open_file_shared(&a, path, &opts, set);
+	open_file_shared(&b, path, &opts, set);
+	ck_assert_msg(a.m->index && a.m->index == b.m->index, "%s: not one mapped index", path);
+	/* One file to the pool, as a live MMAP2 record's device and inode
+	 * say (this test's records have none). */
+	ck_assert_int_eq(stat(path, &sb), 0);
+	give_inode(a.f.dso, &sb);
+	give_inode(b.f.dso, &sb);
+	ck_assert_uint_eq(name_like(&a, &lone, 0, 8 * step, &nr), 0);
+	ck_assert_int_eq(truncate(name, sysconf(_SC_PAGESIZE)), 0);
+	differ = name_like(&b, &lone, 0, 8 * step, &nr);
+	ck_assert_msg(nr > 10 && !differ, "b: %zu of %zu named otherwise", differ, nr);
+	ck_assert_int_eq(pr_sym_pool_stats(pool, &hits, &lookups), 0);
+	ck_assert_msg(hits > 0, "b took no pooled answer (%llu lookups)",
+		      (unsigned long long)lookups);
+	differ = name_like(&a, &lone, 0, 8 * step, &nr);
+	ck_assert_msg(!differ, "a: %zu of %zu named otherwise", differ, nr);
+	ck_assert_int_eq(nr_cut_logged, 2);
+	close_file(&a);
+	close_file(&b);
+	close_file(&lone);
+	pr__ixshare_put(set);
+	pr_sym_pool_free(pool);
+	remove_dir(dir);
+	free(dir);
+	free(path);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	Suite *s = suite_create("ixshare");
@@ -568,6 +653,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, one_asking_while_another_makes_waits_for_what_it_publishes);
 	tcase_add_test(tc, an_index_outlives_the_holder_that_made_it);
 	tcase_add_test(tc, a_trim_puts_the_files_it_drops);
+	tcase_add_test(tc, an_index_cut_under_symbolizers_sharing_it_and_a_pool_names_as_before);
 	suite_add_tcase(s, tc);
 	return run_suite(s);
 }
